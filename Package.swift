@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Flags every bundled C plugin builds with: only `skill_plugin_entry` is exported (SKILL_ABI.md rule 1).
+let pluginCSettings: [CSetting] = [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra"])]
+
+let package = Package(
+    name: "skillhost",
+    products: [
+        .executable(name: "skillhost", targets: ["skillhost"]),
+        .executable(name: "skillhost-bench", targets: ["skillhost-bench"]),
+        .library(name: "SkillHost", targets: ["SkillHost"]),
+        .library(name: "SkillSDKSwift", targets: ["SkillSDKSwift"]),
+        // Bundled plugins: built next to the executable as libskill-<name>.so and loaded from there by default.
+        .library(name: "skill-calculator", type: .dynamic, targets: ["PluginCalculator"]),
+        .library(name: "skill-units", type: .dynamic, targets: ["PluginUnits"]),
+        .library(name: "skill-text", type: .dynamic, targets: ["PluginText"]),
+        .library(name: "skill-clock", type: .dynamic, targets: ["PluginClock"]),
+    ],
+    targets: [
+        // The C ABI: SkillSDK/include/skill_sdk.h (+ the optional skill_json.h helpers).
+        .target(name: "SkillSDK", path: "SkillSDK", exclude: ["Swift"], sources: ["src"], publicHeadersPath: "include"),
+        // The Swift helper for plugin authors who write skills in Swift.
+        .target(name: "SkillSDKSwift", dependencies: ["SkillSDK"], path: "SkillSDK/Swift"),
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
+        .target(name: "SkillJSON"),
+        .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI"]),
+        .executableTarget(name: "skillhost", dependencies: ["SkillHost", "SkillJSON"]),
+        .executableTarget(
+            name: "skillhost-bench", dependencies: ["SkillHost", "SkillJSON", "CFFI"],
+            swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
+
+        .target(
+            name: "PluginCalculator", dependencies: ["SkillSDK"], path: "Plugins/calculator", publicHeadersPath: ".",
+            cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("m")]),
+        .target(
+            name: "PluginUnits", dependencies: ["SkillSDK"], path: "Plugins/units", publicHeadersPath: ".",
+            cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "PluginText", dependencies: ["SkillSDK"], path: "Plugins/text", publicHeadersPath: ".",
+            cSettings: pluginCSettings),
+        .target(name: "PluginClock", dependencies: ["SkillSDKSwift"], path: "Plugins/clock"),
+
+        .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
+        .testTarget(name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON"]),
+    ]
+)

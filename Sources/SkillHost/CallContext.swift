@@ -1,0 +1,105 @@
+import Foundation
+import SkillJSON
+import SkillSDK
+import Synchronization
+
+/// The host's per-invocation record behind the opaque `skill_call *` a JSON skill receives.
+///
+/// It outlives the caller's wait when a call is abandoned: the worker thread keeps it alive until `invoke`
+/// returns, so late callbacks from the plugin land here harmlessly.
+final class CallContext: Sendable {
+    struct Recorded {
+        var result: [UInt8]?
+        var error: String?
+        var undo: UndoAction?
+    }
+
+    let skill: Skill
+    let cancelled = Atomic<Bool>(false)
+    let recorded = Mutex(Recorded())
+    let onProgress: (@Sendable (SkillProgress) -> Void)?
+    let log: @Sendable (LogRecord) -> Void
+
+    init(skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void) {
+        self.skill = skill
+        self.onProgress = onProgress
+        self.log = log
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    func cancel() { cancelled.store(true, ordering: .releasing) }
+
+    /// The context behind a `skill_call *` handed to a plugin.
+    static func from(_ call: OpaquePointer?) -> CallContext? {
+        guard let call else { return nil }
+        return Unmanaged<CallContext>.fromOpaque(UnsafeRawPointer(call)).takeUnretainedValue()
+    }
+
+    /// Passes `self` to plugin code as a `skill_call *`. The caller keeps `self` alive for the duration.
+    var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+}
+
+/// Reads a C string the plugin passed to a callback (NULL reads as empty; invalid UTF-8 is repaired).
+func pluginString(_ pointer: UnsafePointer<CChar>?) -> String {
+    guard let pointer else { return "" }
+    return String(decoding: UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
+}
+
+/// The `skill_call_api` table every JSON skill receives. Built once; never freed.
+///
+/// - Important: `@unchecked Sendable` is safe because the table is written once in `init` and never changed,
+///   and its functions capture nothing (they find their state through the `skill_call *` argument).
+final class CallAPITable: @unchecked Sendable {
+    static let shared = CallAPITable()
+
+    let pointer: UnsafeMutablePointer<skill_call_api>
+
+    private init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(
+            to: skill_call_api(
+                struct_size: UInt32(MemoryLayout<skill_call_api>.size),
+                is_cancelled: { call in CallContext.from(call)?.isCancelled == true ? 1 : 0 },
+                report_progress: { call, done, total, message in
+                    guard let context = CallContext.from(call) else { return }
+                    let text = message.map { pluginString($0) }
+                    context.onProgress?(SkillProgress(done: done, total: total > 0 ? total : nil, message: text))
+                },
+                log: { call, level, message in
+                    guard let context = CallContext.from(call) else { return }
+                    context.log(
+                        LogRecord(
+                            level: LogRecord.Level(code: level), source: context.skill.info.plugin,
+                            message: "\(context.skill.info.id): \(pluginString(message))"))
+                },
+                set_result: { call, data, length in
+                    guard let context = CallContext.from(call) else { return }
+                    let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+                    context.recorded.withLock { $0.result = bytes }
+                },
+                set_error: { call, message in
+                    guard let context = CallContext.from(call) else { return }
+                    let text = pluginString(message)
+                    context.recorded.withLock { $0.error = text }
+                },
+                set_undo: { call, skillID, arguments in
+                    guard let context = CallContext.from(call) else { return }
+                    let id = pluginString(skillID)
+                    guard let parsed = try? JSONValue(parsing: pluginString(arguments)), parsed.objectValue != nil
+                    else {
+                        context.log(
+                            LogRecord(
+                                level: .warning, source: context.skill.info.plugin,
+                                message: "\(context.skill.info.id): set_undo ignored: its arguments are not a JSON "
+                                    + "object"))
+                        return
+                    }
+                    context.recorded.withLock { $0.undo = UndoAction(skillID: id, arguments: parsed) }
+                },
+                skill_id: { call in
+                    guard let context = CallContext.from(call) else { return nil }
+                    return UnsafePointer(context.skill.cID)
+                }))
+    }
+}

@@ -1,0 +1,186 @@
+import SkillJSON
+import SkillSDK
+
+/// Checks a plugin's descriptors against ABI v1 and compiles what the host needs to call its skills.
+/// Collects every problem it can find, so `skillhost check` can show them all at once.
+enum DescriptorValidator {
+    struct Validated {
+        let name: String
+        let version: String
+        let description: String
+        let skills: [ValidatedSkill]
+    }
+
+    static let minimumPluginSize = MemoryLayout<skill_plugin>.size
+    static let minimumDescriptorSize = MemoryLayout<skill_descriptor>.size
+    static let maximumSkills: UInt32 = 4096
+
+    static func validate(_ pointer: UnsafePointer<skill_plugin>) -> Result<Validated, ProblemList> {
+        let plugin = pointer.pointee
+        // struct_size and the ABI fields sit in the first 8 bytes, which every version has.
+        guard Int(plugin.struct_size) >= minimumPluginSize else {
+            return .failure(
+                ProblemList([
+                    .structTooSmall(structName: "skill_plugin", size: Int(plugin.struct_size), minimum: minimumPluginSize)
+                ]))
+        }
+        guard plugin.abi_major == SKILL_ABI_MAJOR else {
+            return .failure(ProblemList([.abiMajorMismatch(plugin: Int(plugin.abi_major), host: Int(SKILL_ABI_MAJOR))]))
+        }
+        var problems: [PluginProblem] = []
+        if plugin.abi_minor > SKILL_ABI_MINOR {
+            problems.append(.abiMinorTooNew(plugin: Int(plugin.abi_minor), host: Int(SKILL_ABI_MINOR)))
+        }
+        let name = plugin.name.map { pluginString($0) }
+        if let name, isValidPluginName(name) {
+        } else {
+            problems.append(.invalidPluginName(name))
+        }
+        let version = plugin.version.map { pluginString($0) } ?? ""
+        if version.isEmpty { problems.append(.missingVersion) }
+
+        var skills: [ValidatedSkill] = []
+        if plugin.skill_count == 0 || plugin.skills == nil {
+            problems.append(.noSkills)
+        } else if plugin.skill_count > maximumSkills {
+            problems.append(.other("declares \(plugin.skill_count) skills; at most \(maximumSkills) are supported"))
+        } else if let descriptors = plugin.skills {
+            var seen: Set<String> = []
+            for index in 0..<Int(plugin.skill_count) {
+                switch validateSkill(descriptors + index, index: index, freeString: plugin.free_string) {
+                case .success(let skill):
+                    if !seen.insert(skill.id).inserted {
+                        problems.append(.duplicateSkillID(skill.id))
+                    } else {
+                        skills.append(skill)
+                    }
+                case .failure(let skillProblems): problems.append(contentsOf: skillProblems.problems)
+                }
+            }
+        }
+        guard problems.isEmpty, let name else { return .failure(ProblemList(problems)) }
+        return .success(
+            Validated(
+                name: name, version: version, description: plugin.description.map { pluginString($0) } ?? "",
+                skills: skills))
+    }
+
+    // swiftlint:disable:next function_body_length cyclomatic_complexity
+    static func validateSkill(
+        _ pointer: UnsafePointer<skill_descriptor>, index: Int,
+        freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
+    ) -> Result<ValidatedSkill, ProblemList> {
+        let descriptor = pointer.pointee
+        guard Int(descriptor.struct_size) >= minimumDescriptorSize else {
+            return .failure(
+                ProblemList([
+                    .structTooSmall(
+                        structName: "skill_descriptor", size: Int(descriptor.struct_size), minimum: minimumDescriptorSize)
+                ]))
+        }
+        let id = descriptor.id.map { pluginString($0) }
+        var problems: [PluginProblem] = []
+        func problem(_ reason: String) { problems.append(.skill(index: index, id: id, reason: reason)) }
+
+        if let id {
+            if !isValidSkillID(id) {
+                problem("id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _")
+            }
+        } else {
+            problem("id is missing; set skill_descriptor.id")
+        }
+        let description = descriptor.description.map { pluginString($0) } ?? ""
+        if description.isEmpty { problem("description is missing; the model needs it to decide when to call the skill") }
+        let risk = SkillRisk(code: descriptor.risk)
+        if risk == nil { problem("risk \(descriptor.risk) is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE") }
+        let flags = SkillFlags(rawValue: descriptor.flags)
+        if !SkillFlags.known.isSuperset(of: flags) {
+            problem("flags 0x\(String(descriptor.flags, radix: 16)) contain unknown bits; use SKILL_IDEMPOTENT, "
+                + "SKILL_OPEN_WORLD and SKILL_SERIAL")
+        }
+
+        // The declared schema, if any.
+        var declared: JSONValue?
+        if let text = descriptor.input_schema.map({ pluginString($0) }) {
+            do {
+                let parsed = try JSONValue(parsing: text)
+                if parsed["type"] != .string("object") {
+                    problem("input schema must be an object schema (\"type\": \"object\")")
+                } else {
+                    declared = parsed
+                }
+            } catch {
+                problem("input schema is not valid JSON: \(error)")
+            }
+        }
+
+        var implementation: Skill.Implementation?
+        var schemaDocument = declared
+        var kind = SkillKind.json
+        let signatureText = descriptor.signature.map { pluginString($0) }
+        switch (descriptor.invoke, signatureText) {
+        case (.some, .some):
+            problem("sets both invoke and signature; a skill is either a JSON skill or a typed skill")
+        case (.some(let invoke), nil):
+            if descriptor.input_schema == nil {
+                problem("JSON skill has no input_schema; describe its arguments as a JSON Schema object")
+            }
+            implementation = .json(invoke)
+        case (nil, .some(let text)):
+            kind = .typed(signature: text)
+            do {
+                let signature = try TypedSignature.parse(text)
+                if let declared {
+                    for disagreement in signature.disagreements(with: declared) {
+                        problem("declared input schema disagrees with the signature: \(disagreement)")
+                    }
+                } else {
+                    schemaDocument = signature.generatedSchema
+                }
+                if let function = descriptor.function {
+                    do {
+                        implementation = .typed(
+                            try TypedFunction(signature: signature, function: function, freeString: freeString))
+                    } catch {
+                        problem(error.description)
+                    }
+                } else {
+                    problem("typed skill has a signature but no function pointer")
+                }
+            } catch {
+                problem("signature \"\(text)\" is invalid: \(error)")
+            }
+        case (nil, nil):
+            problem(
+                "JSON skill without invoke: set invoke, or make it a typed skill with signature and function")
+        }
+
+        var schema: JSONSchema?
+        if let schemaDocument {
+            do { schema = try JSONSchema(schemaDocument) } catch { problem("input schema is invalid: \(error)") }
+        }
+        guard problems.isEmpty, let id, let risk, let schema, let implementation else {
+            return .failure(ProblemList(problems))
+        }
+        let title = descriptor.title.map { pluginString($0) } ?? ""
+        return .success(
+            ValidatedSkill(
+                id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
+                timeout: descriptor.timeout_ms == 0 ? nil : .milliseconds(Int(descriptor.timeout_ms)), schema: schema,
+                schemaIsGenerated: declared == nil, kind: kind, implementation: implementation))
+    }
+
+    /// `[a-z0-9_-]{1,48}`
+    static func isValidPluginName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        return (1...48).contains(bytes.count)
+            && bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    /// `^[a-z][a-z0-9_]{0,63}$`
+    static func isValidSkillID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard let first = bytes.first, (0x61...0x7A).contains(first), bytes.count <= 64 else { return false }
+        return bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }
+    }
+}

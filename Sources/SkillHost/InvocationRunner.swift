@@ -1,0 +1,381 @@
+import Dispatch
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// Runs plugin code on its own bounded pool of threads, never on the Swift cooperative pool.
+///
+/// Each call has a deadline. The awaiting task resumes exactly once: with the outcome, at the deadline (status
+/// `timeout`) or when it is cancelled — even if the plugin never returns. A call that outlives its deadline is
+/// *abandoned*: its thread no longer counts against the pool (a replacement may start), `is_cancelled` turns true
+/// for it, and when it finally returns its result is dropped. A plugin with too many abandoned calls still stuck
+/// is unhealthy and refuses new calls until they return.
+///
+/// Scheduling rules: at most `maximumThreads` live threads; at most `perPluginConcurrency` running calls per
+/// plugin; a `SKILL_SERIAL` skill runs one call at a time (a stuck serial call keeps the skill busy). Excess calls
+/// wait in FIFO order.
+final class InvocationRunner: Sendable {
+    /// Limits of the pool.
+    struct Limits: Sendable {
+        var maximumThreads = 64
+        var perPluginConcurrency = 8
+        /// Abandoned calls still stuck in one plugin before it refuses new calls.
+        var unhealthyAfterStuckCalls = 4
+    }
+
+    /// Counters for `skillhost list --json` and tests.
+    struct Statistics: Sendable, Equatable {
+        var liveThreads: Int
+        var idleThreads: Int
+        var abandonedThreads: Int
+        var queued: Int
+    }
+
+    private struct State {
+        var idle: [Worker] = []
+        var liveThreads = 0
+        var abandonedThreads = 0
+        var queue: [Job] = []
+        var running: Set<ObjectIdentifier> = []
+        var abandoned: Set<ObjectIdentifier> = []
+        var inFlight: [ObjectIdentifier: Int] = [:]
+        var stuck: [ObjectIdentifier: Int] = [:]
+        var serialBusy: Set<ObjectIdentifier> = []
+    }
+
+    private enum Action {
+        case assign(Worker, Job)
+        case spawn(Job)
+    }
+
+    let limits: Limits
+    private let state = Mutex(State())
+    private let deadlines = DispatchQueue(label: "skillhost.deadlines", qos: .userInteractive)
+
+    init(limits: Limits = Limits()) { self.limits = limits }
+
+    var statistics: Statistics {
+        state.withLock {
+            Statistics(
+                liveThreads: $0.liveThreads, idleThreads: $0.idle.count, abandonedThreads: $0.abandonedThreads,
+                queued: $0.queue.count)
+        }
+    }
+
+    /// Abandoned calls of `plugin` that have not returned yet.
+    func stuckCalls(of plugin: LoadedPlugin) -> Int {
+        state.withLock { $0.stuck[ObjectIdentifier(plugin), default: 0] }
+    }
+
+    /// Running and queued calls of `plugin`, for draining before unload.
+    func activeCalls(of plugin: LoadedPlugin) -> Int {
+        let key = ObjectIdentifier(plugin)
+        return state.withLock { state in
+            state.inFlight[key, default: 0] + state.queue.filter { ObjectIdentifier($0.skill.plugin) == key }.count
+        }
+    }
+
+    /// Runs `job` on a pool thread and waits for its outcome, the deadline or cancellation of the calling task.
+    func run(_ job: Job) async -> SkillOutcome {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SkillOutcome, Never>) in
+                guard job.install(continuation) else { return }
+                let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
+                    guard let self, let job else { return }
+                    self.finish(job, .timeout)
+                }
+                job.attach(timer)
+                submit(job)
+            }
+        } onCancel: {
+            finish(job, .cancelled)
+        }
+    }
+
+    private func submit(_ job: Job) {
+        let key = ObjectIdentifier(job.skill.plugin)
+        let (rejection, actions) = state.withLock { state -> (String?, [Action]) in
+            let stuck = state.stuck[key, default: 0]
+            if stuck >= limits.unhealthyAfterStuckCalls {
+                return (
+                    "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuck) calls are still stuck after timing "
+                        + "out; fix or remove the plugin, then reload it", []
+                )
+            }
+            state.queue.append(job)
+            return (nil, dispatch(&state))
+        }
+        if let rejection {
+            finish(job, outcome: .failure(.error, rejection))
+            return
+        }
+        perform(actions)
+    }
+
+    /// Hands eligible queued jobs to idle workers or new threads. Called with the lock held.
+    private func dispatch(_ state: inout State) -> [Action] {
+        var actions: [Action] = []
+        var index = 0
+        while index < state.queue.count {
+            let job = state.queue[index]
+            if job.isFinished {
+                state.queue.remove(at: index)
+                continue
+            }
+            guard isEligible(job, state) else {
+                index += 1
+                continue
+            }
+            let worker = state.idle.popLast()
+            if worker == nil {
+                guard state.liveThreads < limits.maximumThreads else { break }
+                state.liveThreads += 1
+            }
+            state.queue.remove(at: index)
+            markRunning(job, &state)
+            actions.append(worker.map { .assign($0, job) } ?? .spawn(job))
+        }
+        return actions
+    }
+
+    private func isEligible(_ job: Job, _ state: State) -> Bool {
+        if state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] >= limits.perPluginConcurrency { return false }
+        if job.skill.info.flags.contains(.serial), state.serialBusy.contains(ObjectIdentifier(job.skill)) { return false }
+        return true
+    }
+
+    private func markRunning(_ job: Job, _ state: inout State) {
+        state.running.insert(ObjectIdentifier(job))
+        state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] += 1
+        if job.skill.info.flags.contains(.serial) { state.serialBusy.insert(ObjectIdentifier(job.skill)) }
+        job.markStarted()
+    }
+
+    private func perform(_ actions: [Action]) {
+        for action in actions {
+            switch action {
+            case .assign(let worker, let job): worker.hand(job)
+            case .spawn(let job):
+                let worker = Worker()
+                let thread = Thread { [self] in self.workerLoop(worker, first: job) }
+                thread.name = "skillhost.call"
+                thread.stackSize = 8 << 20
+                thread.start()
+            }
+        }
+    }
+
+    private enum Next {
+        case run(Job)
+        case wait
+        case exit
+    }
+
+    private func workerLoop(_ worker: Worker, first: Job) {
+        var current: Job? = first
+        while let job = current {
+            // A job that ended between dispatch and now (deadline, cancellation) is not started at all.
+            if !job.isFinished { finish(job, outcome: job.execute()) }
+            let (next, actions) = state.withLock { state -> (Next, [Action]) in
+                let next = release(job, worker: worker, &state)
+                return (next, dispatch(&state))
+            }
+            perform(actions)
+            switch next {
+            case .run(let following): current = following
+            case .exit: current = nil
+            case .wait: current = worker.waitForJob()
+            }
+        }
+    }
+
+    /// Accounts for a job whose plugin code returned, and picks this worker's next step. Lock held.
+    private func release(_ job: Job, worker: Worker, _ state: inout State) -> Next {
+        let key = ObjectIdentifier(job)
+        let plugin = ObjectIdentifier(job.skill.plugin)
+        if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
+        if state.abandoned.remove(key) != nil {
+            state.stuck[plugin, default: 1] -= 1
+            state.abandonedThreads -= 1
+            guard state.liveThreads < limits.maximumThreads else { return .exit }
+            state.liveThreads += 1
+        } else {
+            state.running.remove(key)
+            state.inFlight[plugin, default: 1] -= 1
+        }
+        // Take the first eligible job directly, without a round trip through the idle list.
+        if let index = state.queue.firstIndex(where: { !$0.isFinished && isEligible($0, state) }) {
+            let next = state.queue.remove(at: index)
+            markRunning(next, &state)
+            return .run(next)
+        }
+        state.idle.append(worker)
+        return .wait
+    }
+
+    enum Ending {
+        case timeout
+        case cancelled
+    }
+
+    /// Ends `job` at its deadline or on cancellation: the caller resumes now; a running call is abandoned.
+    private func finish(_ job: Job, _ ending: Ending) {
+        let started = job.hasStarted
+        let message: String
+        switch ending {
+        case .timeout:
+            message = "\(job.skill.info.id) timed out after \(humanDuration(job.timeout))"
+                + (started ? "" : " while waiting for a free slot (too many calls to plugin \"\(job.skill.info.plugin)\")")
+        case .cancelled:
+            message = "\(job.skill.info.id) was cancelled"
+        }
+        guard finish(job, outcome: .failure(ending == .timeout ? .timeout : .cancelled, message)) else { return }
+        job.context.cancel()
+        let actions = state.withLock { state -> [Action] in
+            let key = ObjectIdentifier(job)
+            if state.running.remove(key) != nil {
+                let plugin = ObjectIdentifier(job.skill.plugin)
+                state.abandoned.insert(key)
+                state.inFlight[plugin, default: 1] -= 1
+                state.stuck[plugin, default: 0] += 1
+                state.liveThreads -= 1
+                state.abandonedThreads += 1
+            } else if let index = state.queue.firstIndex(where: { $0 === job }) {
+                state.queue.remove(at: index)
+            }
+            return dispatch(&state)
+        }
+        perform(actions)
+    }
+
+    /// Resumes the caller with `outcome` unless someone else already did. Returns whether this call won.
+    @discardableResult
+    private func finish(_ job: Job, outcome: SkillOutcome) -> Bool {
+        job.complete(outcome)
+    }
+}
+
+/// One pool thread's mailbox.
+final class Worker: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let mailbox = Mutex<Job?>(nil)
+
+    func hand(_ job: Job) {
+        mailbox.withLock { $0 = job }
+        semaphore.signal()
+    }
+
+    func waitForJob() -> Job? {
+        semaphore.wait()
+        return mailbox.withLock { box in
+            let job = box
+            box = nil
+            return job
+        }
+    }
+}
+
+/// One invocation on its way through the runner.
+final class Job: Sendable {
+    private struct Completion {
+        var continuation: CheckedContinuation<SkillOutcome, Never>?
+        var outcome: SkillOutcome?
+        var timer: DeadlineTimer?
+        var started = false
+    }
+
+    let skill: Skill
+    let arguments: JSONValue
+    let argumentText: String?
+    let context: CallContext
+    let timeout: Duration
+    let start: ContinuousClock.Instant
+    private let completion = Mutex(Completion())
+
+    init(skill: Skill, arguments: JSONValue, argumentText: String?, context: CallContext, timeout: Duration) {
+        self.skill = skill
+        self.arguments = arguments
+        self.argumentText = argumentText
+        self.context = context
+        self.timeout = timeout
+        self.start = .now
+    }
+
+    var isFinished: Bool { completion.withLock { $0.outcome != nil } }
+    var hasStarted: Bool { completion.withLock { $0.started } }
+
+    func markStarted() { completion.withLock { $0.started = true } }
+
+    /// Runs the plugin code on the current (pool) thread.
+    func execute() -> SkillOutcome {
+        skill.execute(arguments: arguments, argumentText: argumentText, context: context)
+    }
+
+    /// Stores the continuation; returns false (after resuming it) if the job already ended.
+    func install(_ continuation: CheckedContinuation<SkillOutcome, Never>) -> Bool {
+        let finished = completion.withLock { state -> SkillOutcome? in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            return nil
+        }
+        if let finished {
+            continuation.resume(returning: finished)
+            return false
+        }
+        return true
+    }
+
+    func attach(_ timer: DeadlineTimer) {
+        let alreadyDone = completion.withLock { state -> Bool in
+            if state.outcome != nil { return true }
+            state.timer = timer
+            return false
+        }
+        if alreadyDone { timer.cancel() }
+    }
+
+    /// Sets the outcome once (later attempts are ignored) and resumes the caller. Returns whether this call won.
+    func complete(_ outcome: SkillOutcome) -> Bool {
+        var final = outcome
+        final.duration = ContinuousClock.now - start
+        let (won, continuation, timer) = completion.withLock { state in
+            guard state.outcome == nil else {
+                return (false, nil, nil) as (Bool, CheckedContinuation<SkillOutcome, Never>?, DeadlineTimer?)
+            }
+            state.outcome = final
+            let pending = (true, state.continuation, state.timer)
+            state.continuation = nil
+            state.timer = nil
+            return pending
+        }
+        timer?.cancel()
+        continuation?.resume(returning: final)
+        return won
+    }
+}
+
+/// A one-shot timer on a Dispatch queue (not the cooperative pool), cancelled when the call ends first.
+///
+/// - Important: `@unchecked Sendable` is safe because Dispatch sources are thread-safe objects: `cancel()` may be
+///   called from any thread, and the source is configured completely in `init` before it is shared.
+final class DeadlineTimer: @unchecked Sendable {
+    private let source: DispatchSourceTimer
+
+    init(after duration: Duration, on queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
+        source.setEventHandler(handler: handler)
+        source.resume()
+    }
+
+    func cancel() { source.cancel() }
+}
+
+extension Duration {
+    /// The duration as a Dispatch interval (nanosecond precision, clamped to a year).
+    var dispatchInterval: DispatchTimeInterval {
+        let components = self.components
+        let nanoseconds = min(components.seconds, 365 * 24 * 3600) * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        return .nanoseconds(Int(max(0, nanoseconds)))
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import SkillJSON
+import SkillSDK
+import Synchronization
+
+/// A plugin image that is open and fully validated but not yet initialised or registered.
+struct PluginCandidate {
+    let file: String
+    let handle: UnsafeMutableRawPointer
+    let descriptor: UnsafePointer<skill_plugin>
+    let name: String
+    let version: String
+    let description: String
+    let skills: [ValidatedSkill]
+    let keepsMapped: Bool
+    let imageSize: Int
+    /// SHA-like identity of the file content (FNV-1a 64), to recognise unchanged files.
+    let contentHash: UInt64
+}
+
+/// A descriptor that passed validation, with its compiled schema and implementation.
+struct ValidatedSkill {
+    let id: String
+    let title: String
+    let description: String
+    let risk: SkillRisk
+    let flags: SkillFlags
+    let timeout: Duration?
+    let schema: JSONSchema
+    let schemaIsGenerated: Bool
+    let kind: SkillKind
+    let implementation: Skill.Implementation
+}
+
+/// Opens plugin files from private copies, validates them against the ABI, and initialises them.
+///
+/// Every step that can fail produces `PluginProblem`s; nothing here throws past a rejected file.
+final class PluginLoader: Sendable {
+    /// Where private copies go (a directory only this process uses).
+    let copyDirectory: URL
+    let hostVersion: String
+    private let counter = Atomic<Int>(0)
+
+    init(copyDirectory: URL, hostVersion: String) {
+        self.copyDirectory = copyDirectory
+        self.hostVersion = hostVersion
+    }
+
+    /// Reads, checks, copies, `dlopen`s and validates `file`. On failure the image is closed again.
+    func open(_ file: String) -> Result<PluginCandidate, PluginLoadError> {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            return .failure(PluginLoadError(file: file, problems: [.unreadable(reason)]))
+        }
+        let summary: ELFSummary
+        switch ELFInspector.inspect(bytes) {
+        case .success(let s): summary = s
+        case .failure(let problem): return .failure(PluginLoadError(file: file, problems: [problem]))
+        }
+
+        // A private copy with a unique path: glibc would hand back an already-loaded image for the same path or
+        // inode, and a file overwritten in place under a live mapping crashes the process.
+        let number = counter.add(1, ordering: .relaxed).newValue
+        let base = (file as NSString).lastPathComponent
+        let copy = copyDirectory.appendingPathComponent("\(number)-\(base)").path
+        guard FileManager.default.createFile(atPath: copy, contents: Data(bytes)) else {
+            return .failure(PluginLoadError(file: file, problems: [.unreadable("cannot write a private copy to \(copy)")]))
+        }
+        defer { unlink(copy) }  // the mapping keeps the inode alive; nothing is left behind on disk
+
+        var flags = RTLD_NOW | RTLD_LOCAL
+        if summary.containsSwift { flags |= RTLD_NODELETE }
+        guard let handle = dlopen(copy, flags) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
+            return .failure(PluginLoadError(file: file, problems: [.dlopenFailed(reason.replacingOccurrences(of: copy, with: base))]))
+        }
+        guard let symbol = dlsym(handle, SKILL_PLUGIN_ENTRY_SYMBOL) else {
+            dlclose(handle)
+            return .failure(PluginLoadError(file: file, problems: [.missingEntry]))
+        }
+        let entry = unsafeBitCast(symbol, to: skill_plugin_entry_fn.self)
+        guard let descriptor = entry() else {
+            dlclose(handle)
+            return .failure(PluginLoadError(file: file, problems: [.entryReturnedNull]))
+        }
+        switch DescriptorValidator.validate(descriptor) {
+        case .failure(let list):
+            dlclose(handle)
+            return .failure(PluginLoadError(file: file, problems: list.problems))
+        case .success(let validated):
+            return .success(
+                PluginCandidate(
+                    file: file, handle: handle, descriptor: descriptor, name: validated.name,
+                    version: validated.version, description: validated.description, skills: validated.skills,
+                    keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes)))
+        }
+    }
+
+    /// Calls the plugin's `init` with its data directory and builds the registered objects.
+    func initialize(_ candidate: PluginCandidate, dataDirectory: URL) -> Result<(LoadedPlugin, [Skill]), PluginLoadError> {
+        do {
+            try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            discard(candidate)
+            return .failure(
+                PluginLoadError(
+                    file: candidate.file,
+                    problems: [.other("cannot create the data directory \(dataDirectory.path): \(error.localizedDescription)")]))
+        }
+        let host = HostRecord(dataDirectory: dataDirectory.path, hostVersion: hostVersion)
+        var state: UnsafeMutableRawPointer?
+        if let initFunction = candidate.descriptor.pointee.`init` {
+            var errorBuffer = [CChar](repeating: 0, count: 1024)
+            let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
+                initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
+            }
+            if code != 0 {
+                discard(candidate)
+                let message = errorBuffer.withUnsafeBufferPointer { pluginString($0.baseAddress) }
+                return .failure(PluginLoadError(file: candidate.file, problems: [.initFailed(code: code, message: message)]))
+            }
+        }
+        let plugin = LoadedPlugin(
+            name: candidate.name, version: candidate.version, description: candidate.description, file: candidate.file,
+            handle: candidate.handle, descriptor: candidate.descriptor, state: state,
+            keepsMapped: candidate.keepsMapped, imageSize: candidate.imageSize, host: host)
+        let skills = candidate.skills.map { validated in
+            Skill(
+                info: SkillInfo(
+                    id: validated.id, title: validated.title, description: validated.description, plugin: candidate.name,
+                    pluginVersion: candidate.version, file: candidate.file, risk: validated.risk, flags: validated.flags,
+                    timeout: validated.timeout, inputSchema: validated.schema.document,
+                    schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind),
+                schema: validated.schema, implementation: validated.implementation, plugin: plugin)
+        }
+        return .success((plugin, skills))
+    }
+
+    /// Closes a candidate that will not be registered.
+    func discard(_ candidate: PluginCandidate) {
+        dlclose(candidate.handle)
+    }
+}
+
+/// The `skill_host` record handed to `init`, with the strings it points to. Lives as long as the plugin.
+///
+/// - Important: `@unchecked Sendable` is safe because the record and its strings are written once in `init` and
+///   only read (by plugin code) afterwards; they are freed in `deinit`, after the plugin's `deinit` ran.
+final class HostRecord: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<skill_host>
+    private let strings: [UnsafeMutablePointer<CChar>]
+
+    init(dataDirectory: String, hostVersion: String) {
+        let copies = [strdup("skillhost"), strdup(hostVersion), strdup(dataDirectory)].compactMap { $0 }
+        strings = copies
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(
+            to: skill_host(
+                struct_size: UInt32(MemoryLayout<skill_host>.size), abi_major: UInt16(SKILL_ABI_MAJOR),
+                abi_minor: UInt16(SKILL_ABI_MINOR), host_name: copies.count == 3 ? UnsafePointer(copies[0]) : nil,
+                host_version: copies.count == 3 ? UnsafePointer(copies[1]) : nil,
+                data_dir: copies.count == 3 ? UnsafePointer(copies[2]) : nil,
+                log: { level, message in
+                    HostLog.emit(LogRecord(level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message)))
+                }))
+    }
+
+    deinit {
+        pointer.deallocate()
+        strings.forEach { free($0) }
+    }
+}
+
+/// Where `skill_host.log` lines go. The C callback carries no context, so this is the one process-wide sink;
+/// the registry installs its handler.
+enum HostLog {
+    private static let sink = Mutex<(@Sendable (LogRecord) -> Void)?>(nil)
+
+    static func install(_ handler: @escaping @Sendable (LogRecord) -> Void) { sink.withLock { $0 = handler } }
+
+    static func emit(_ record: LogRecord) { sink.withLock { $0 }?(record) }
+}
+
+/// FNV-1a, 64 bit: a fast content fingerprint (not a security hash).
+func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    return hash
+}

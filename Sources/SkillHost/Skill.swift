@@ -1,0 +1,126 @@
+import Foundation
+import SkillJSON
+import SkillSDK
+
+/// A loaded plugin image: the `dlopen` handle, its descriptor and the state `init` returned.
+///
+/// - Important: `@unchecked Sendable` is safe because every property is set once in `init` and never mutated;
+///   the C pointers refer to memory owned by the plugin image, which stays mapped until `unload()` runs, and the
+///   registry calls `unload()` only after the plugin's skills are unregistered and its calls have drained.
+final class LoadedPlugin: @unchecked Sendable {
+    let name: String
+    let version: String
+    let description: String
+    /// The file as the user placed it.
+    let file: String
+    let handle: UnsafeMutableRawPointer
+    let descriptor: UnsafePointer<skill_plugin>
+    let state: UnsafeMutableRawPointer?
+    /// Images with Swift code are opened with RTLD_NODELETE and never really unmapped.
+    let keepsMapped: Bool
+    /// Size of the file, for the accounting of kept images.
+    let imageSize: Int
+    /// The `skill_host` record `init` received; must outlive `deinit`.
+    let host: HostRecord
+
+    init(
+        name: String, version: String, description: String, file: String, handle: UnsafeMutableRawPointer,
+        descriptor: UnsafePointer<skill_plugin>, state: UnsafeMutableRawPointer?, keepsMapped: Bool, imageSize: Int,
+        host: HostRecord
+    ) {
+        self.name = name
+        self.version = version
+        self.description = description
+        self.file = file
+        self.handle = handle
+        self.descriptor = descriptor
+        self.state = state
+        self.keepsMapped = keepsMapped
+        self.imageSize = imageSize
+        self.host = host
+    }
+
+    /// Calls `deinit` and closes the image (a no-op close for RTLD_NODELETE images). [load-thread]
+    func unload() {
+        if let deinitFunction = descriptor.pointee.deinit { deinitFunction(state) }
+        dlclose(handle)
+    }
+}
+
+/// A registered skill: its description and how to call it.
+///
+/// - Important: `@unchecked Sendable` is safe because all properties are immutable after `init`; `cID` is a
+///   private copy of the id freed only in `deinit`, and the `invoke` pointer belongs to an image that outlives
+///   every call (see `LoadedPlugin`).
+final class Skill: @unchecked Sendable {
+    enum Implementation {
+        case json(skill_invoke_fn)
+        case typed(TypedFunction)
+    }
+
+    let info: SkillInfo
+    let schema: JSONSchema
+    let implementation: Implementation
+    let plugin: LoadedPlugin
+    /// The id as a C string, for `skill_call_api.skill_id`.
+    let cID: UnsafeMutablePointer<CChar>
+
+    init(info: SkillInfo, schema: JSONSchema, implementation: Implementation, plugin: LoadedPlugin) {
+        self.info = info
+        self.schema = schema
+        self.implementation = implementation
+        self.plugin = plugin
+        let bytes = info.id.utf8CString
+        cID = .allocate(capacity: bytes.count)
+        bytes.withUnsafeBufferPointer { cID.initialize(from: $0.baseAddress.unsafelyUnwrapped, count: bytes.count) }
+    }
+
+    deinit { cID.deallocate() }
+
+    /// Runs the skill on the current thread with arguments that already passed validation.
+    ///
+    /// - Important: executes plugin code; never call it on the Swift cooperative pool (the runner calls it on
+    ///   its own threads; benchmarks call it directly).
+    func execute(arguments: JSONValue, argumentText: String?, context: CallContext) -> SkillOutcome {
+        switch implementation {
+        case .typed(let function):
+            guard case .object(let object) = arguments else {
+                return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
+            }
+            switch function.call(object) {
+            case .success(let value): return SkillOutcome(status: .ok, result: value)
+            case .failure(let error): return .failure(error.isArgumentError ? .invalidArgs : .error, error.description)
+            }
+        case .json(let invoke):
+            let text = argumentText ?? arguments.jsonText
+            let code = text.withCString { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, $0) }
+            return outcome(code: code, context: context)
+        }
+    }
+
+    private func outcome(code: Int32, context: CallContext) -> SkillOutcome {
+        let recorded = context.recorded.withLock { $0 }
+        guard Int(code) == SKILL_OK else {
+            let message = recorded.error.flatMap { $0.isEmpty ? nil : $0 }
+            switch Int(code) {
+            case SKILL_ERR_INVALID_ARGS:
+                return .failure(.invalidArgs, message ?? "the skill rejected its arguments (no message given)")
+            case SKILL_ERR_CANCELLED: return .failure(.cancelled, message ?? "the skill stopped after cancellation")
+            case SKILL_ERR_UNAVAILABLE: return .failure(.error, message ?? "the skill is unavailable (no message given)")
+            case SKILL_ERR_FAILED: return .failure(.error, message ?? "the skill failed without a message")
+            default: return .failure(.error, message ?? "the skill failed with unknown status \(code)")
+            }
+        }
+        var result = SkillOutcome(status: .ok, result: .null, undo: recorded.undo)
+        if let bytes = recorded.result {
+            if let parsed = try? JSONValue(parsing: bytes) {
+                result.result = parsed
+            } else if let text = String(validating: bytes, as: UTF8.self) {
+                result.result = .string(text)
+            } else {
+                return .failure(.error, "the skill's result is not valid UTF-8")
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,96 @@
+import SkillJSON
+
+/// What a call can change; the agent asks before mutating and destructive calls.
+public enum SkillRisk: String, Sendable, CaseIterable {
+    case readOnly = "read-only"
+    case mutating
+    case destructive
+
+    init?(code: UInt32) {
+        switch code {
+        case 0: self = .readOnly
+        case 1: self = .mutating
+        case 2: self = .destructive
+        default: return nil
+        }
+    }
+}
+
+/// Skill flags from the descriptor.
+public struct SkillFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Repeating the call with the same arguments changes nothing more.
+    public static let idempotent = SkillFlags(rawValue: 1 << 0)
+    /// Talks to the world outside this machine.
+    public static let openWorld = SkillFlags(rawValue: 1 << 1)
+    /// Never two invocations at once.
+    public static let serial = SkillFlags(rawValue: 1 << 2)
+
+    static let known: SkillFlags = [.idempotent, .openWorld, .serial]
+
+    /// `idempotent, serial` — or `-` when none.
+    public var names: [String] {
+        var result: [String] = []
+        if contains(.idempotent) { result.append("idempotent") }
+        if contains(.openWorld) { result.append("open-world") }
+        if contains(.serial) { result.append("serial") }
+        return result
+    }
+}
+
+/// How a skill is implemented.
+public enum SkillKind: Sendable, Equatable {
+    /// `invoke` receives the argument JSON.
+    case json
+    /// A C function called through libffi; the payload is the signature.
+    case typed(signature: String)
+}
+
+/// Everything the host knows about a registered skill, as plain Swift values (no C pointers).
+public struct SkillInfo: Sendable {
+    /// `^[a-z][a-z0-9_]{0,63}$`, unique across the registry.
+    public let id: String
+    /// Short, for people (the id when the plugin gives none).
+    public let title: String
+    /// For the model: what it does, when to use it, side effects.
+    public let description: String
+    /// The plugin's name and version.
+    public let plugin: String
+    public let pluginVersion: String
+    /// The plugin file as the user placed it.
+    public let file: String
+    public let risk: SkillRisk
+    public let flags: SkillFlags
+    /// The descriptor's `timeout_ms`, nil for the host default.
+    public let timeout: Duration?
+    /// The JSON Schema arguments are validated against (declared, or generated from the signature).
+    public let inputSchema: JSONValue
+    /// Whether the schema was generated from a typed signature.
+    public let schemaIsGenerated: Bool
+    public let kind: SkillKind
+
+    /// One line: `expression: string` / `value: number, unit?: "c"|"f"`. Optional arguments end in `?`.
+    public var argumentSummary: String {
+        guard let properties = inputSchema["properties"]?.objectValue, properties.count > 0 else { return "(none)" }
+        let required = Set((inputSchema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+        return properties.members.map { member in
+            let optional = required.contains(member.key) ? "" : "?"
+            return "\(member.key)\(optional): \(Self.typeSummary(member.value))"
+        }.joined(separator: ", ")
+    }
+
+    static func typeSummary(_ schema: JSONValue) -> String {
+        if let values = schema["enum"]?.arrayValue, !values.isEmpty {
+            return values.prefix(6).map(\.jsonText).joined(separator: "|") + (values.count > 6 ? "|…" : "")
+        }
+        switch schema["type"] {
+        case .string(let name)?:
+            if name == "array", let items = schema["items"] { return "[\(typeSummary(items))]" }
+            return name
+        case .array(let names)?: return names.compactMap(\.stringValue).joined(separator: "|")
+        default: return "any"
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import SkillJSON
+
+/// The result of one invocation, whatever happened. Exactly one of `result` (status ok) and `error` is set.
+public struct SkillOutcome: Sendable, Equatable {
+    /// How the call ended.
+    public enum Status: String, Sendable, CaseIterable {
+        case ok
+        case error
+        case timeout
+        case cancelled
+        case invalidArgs = "invalid_args"
+    }
+
+    public var status: Status
+    /// The skill's result for `.ok` (a string when the plugin returned plain text).
+    public var result: JSONValue?
+    /// A sentence for every other status.
+    public var error: String?
+    /// Wall time from the start of `invoke` until the caller resumed.
+    public var duration: Duration
+    /// The reversing call a mutating skill registered with `set_undo`.
+    public var undo: UndoAction?
+
+    public init(
+        status: Status, result: JSONValue? = nil, error: String? = nil, duration: Duration = .zero,
+        undo: UndoAction? = nil
+    ) {
+        self.status = status
+        self.result = result
+        self.error = error
+        self.duration = duration
+        self.undo = undo
+    }
+
+    static func failure(_ status: Status, _ message: String) -> SkillOutcome {
+        SkillOutcome(status: status, error: message)
+    }
+
+    /// Milliseconds, as a double.
+    public var durationMilliseconds: Double {
+        let components = duration.components
+        return Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+
+    /// `{"status":"ok","result":60,"duration_ms":0.41}` — the shape `skillhost call --json` prints.
+    public var envelope: JSONValue {
+        var object = JSONObject([(key: "status", value: .string(status.rawValue))])
+        if status == .ok {
+            object["result"] = result ?? .null
+        } else {
+            object["error"] = .string(error ?? status.rawValue)
+        }
+        object["duration_ms"] = .double((durationMilliseconds * 1000).rounded() / 1000)
+        if let undo {
+            object["undo"] = ["skill": .string(undo.skillID), "arguments": undo.arguments]
+        }
+        return .object(object)
+    }
+}
+
+/// A call that reverses a mutating call: run `skillID` with `arguments`.
+public struct UndoAction: Sendable, Equatable {
+    public let skillID: String
+    public let arguments: JSONValue
+}
+
+/// Progress reported by a running skill.
+public struct SkillProgress: Sendable, Equatable {
+    public let done: Double
+    /// nil when the total is unknown.
+    public let total: Double?
+    public let message: String?
+}
+
+/// One line for the host's log.
+public struct LogRecord: Sendable, Equatable {
+    public enum Level: Int, Sendable, Comparable {
+        case debug = 0, info, warning, error
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        init(code: Int32) { self = Level(rawValue: Int(max(0, min(3, code)))) ?? .info }
+    }
+
+    public let level: Level
+    /// The plugin (or "host") the line comes from.
+    public let source: String
+    public let message: String
+
+    public init(level: Level, source: String, message: String) {
+        self.level = level
+        self.source = source
+        self.message = message
+    }
+}
+
+/// Formats durations for messages: `250 ms`, `10 s`, `1.5 s`.
+func humanDuration(_ duration: Duration) -> String {
+    let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    if milliseconds < 1000 { return "\(Int(milliseconds.rounded())) ms" }
+    let seconds = milliseconds / 1000
+    if seconds.rounded() == seconds { return "\(Int(seconds)) s" }
+    return "\((seconds * 10).rounded() / 10) s"
+}

@@ -1,0 +1,320 @@
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// The host's registry of loaded plugins and their skills, and the one way to invoke a skill.
+///
+/// Loading is serialised; lookups and invocations are concurrent. The registry owns a private directory for
+/// plugin copies and removes it in `shutdown()`.
+///
+/// ```swift
+/// let registry = try SkillRegistry(configuration: .init(dataDirectory: dataURL))
+/// _ = registry.loadFolder("/path/to/plugins")
+/// let outcome = await registry.invoke("calculator", arguments: #"{"expression":"(23+7)*2"}"#)
+/// ```
+public final class SkillRegistry: Sendable {
+    /// What the registry needs from its host program.
+    public struct Configuration: Sendable {
+        /// Parent of the per-plugin data directories (`<dataDirectory>/<plugin>`).
+        public var dataDirectory: URL
+        /// Deadline of calls whose skill declares none and whose caller passes none.
+        public var defaultTimeout: Duration = .seconds(10)
+        /// Threads in the invocation pool.
+        public var maximumThreads = 64
+        /// Concurrent calls per plugin before calls queue.
+        public var perPluginConcurrency = 8
+        /// Abandoned calls still stuck before a plugin refuses new calls.
+        public var unhealthyAfterStuckCalls = 4
+        /// Receives host and plugin log lines.
+        public var log: @Sendable (LogRecord) -> Void = { _ in }
+
+        public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
+    }
+
+    private struct Entry {
+        let plugin: LoadedPlugin
+        let skills: [Skill]
+    }
+
+    private struct State {
+        var plugins: [String: Entry] = [:]
+        var skills: [String: Skill] = [:]
+        var failures: [String: PluginLoadError] = [:]
+    }
+
+    /// The version this host reports to plugins.
+    public static let hostVersion = "0.1.0"
+
+    public let configuration: Configuration
+    private let loader: PluginLoader
+    private let runner: InvocationRunner
+    private let copyDirectory: URL
+    private let state = Mutex(State())
+    private let loading = Mutex(())
+
+    /// Creates an empty registry and its private copy directory.
+    /// - Throws: `RegistryError.cannotCreateDirectory` when the temporary directory is not writable.
+    public init(configuration: Configuration) throws(RegistryError) {
+        self.configuration = configuration
+        var template = Array((NSTemporaryDirectory() + "/skillhost-XXXXXX").utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
+            throw .cannotCreateDirectory(NSTemporaryDirectory(), String(cString: strerror(errno)))
+        }
+        copyDirectory = URL(fileURLWithPath: String(cString: created))
+        loader = PluginLoader(copyDirectory: copyDirectory, hostVersion: Self.hostVersion)
+        runner = InvocationRunner(
+            limits: .init(
+                maximumThreads: configuration.maximumThreads, perPluginConcurrency: configuration.perPluginConcurrency,
+                unhealthyAfterStuckCalls: configuration.unhealthyAfterStuckCalls))
+        HostLog.install(configuration.log)
+    }
+
+    // MARK: Loading
+
+    /// Loads every `*.so` in `folder` (sorted by name; hidden files skipped) that `include` accepts.
+    /// Failures are returned and remembered in `failures`.
+    @discardableResult
+    public func loadFolder(_ folder: String, include: (String) -> Bool = { _ in true }) -> [PluginLoadError] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var errors: [PluginLoadError] = []
+        for name in names.sorted() where name.hasSuffix(".so") && !name.hasPrefix(".") && include(name) {
+            if case .failure(let error) = load(file: (folder as NSString).appendingPathComponent(name)) {
+                errors.append(error)
+            }
+        }
+        return errors
+    }
+
+    /// Loads one plugin file and registers its skills, or records why not. Other plugins are unaffected.
+    @discardableResult
+    public func load(file: String) -> Result<PluginSummary, PluginLoadError> {
+        loading.withLock { _ in
+            let result = loadLocked(file)
+            state.withLock { state in
+                switch result {
+                case .success: state.failures[file] = nil
+                case .failure(let error): state.failures[file] = error
+                }
+            }
+            if case .failure(let error) = result {
+                configuration.log(LogRecord(level: .warning, source: "host", message: error.description))
+            }
+            return result
+        }
+    }
+
+    private func loadLocked(_ file: String) -> Result<PluginSummary, PluginLoadError> {
+        let candidate: PluginCandidate
+        switch loader.open(file) {
+        case .success(let c): candidate = c
+        case .failure(let error): return .failure(error)
+        }
+        let conflicts = state.withLock { state -> [PluginProblem] in
+            var problems: [PluginProblem] = []
+            if let other = state.plugins[candidate.name] {
+                problems.append(.duplicatePluginName(candidate.name, otherFile: other.plugin.file))
+            }
+            for skill in candidate.skills {
+                if let owner = state.skills[skill.id] { problems.append(.skillIDTaken(skill.id, plugin: owner.info.plugin)) }
+            }
+            return problems
+        }
+        guard conflicts.isEmpty else {
+            loader.discard(candidate)
+            return .failure(PluginLoadError(file: file, problems: conflicts))
+        }
+        let dataDirectory = configuration.dataDirectory.appendingPathComponent(candidate.name, isDirectory: true)
+        switch loader.initialize(candidate, dataDirectory: dataDirectory) {
+        case .failure(let error): return .failure(error)
+        case .success(let (plugin, skills)):
+            state.withLock { state in
+                state.plugins[plugin.name] = Entry(plugin: plugin, skills: skills)
+                for skill in skills { state.skills[skill.info.id] = skill }
+            }
+            return .success(PluginSummary(plugin, skills: skills))
+        }
+    }
+
+    /// Validates a plugin file without registering it: opens a private copy, runs `init` with a throw-away data
+    /// directory, then `deinit`s and closes it. Returns the skills it would register, or every problem found.
+    public func check(file: String) -> Result<(PluginSummary, [SkillInfo]), PluginLoadError> {
+        loading.withLock { _ in
+            let candidate: PluginCandidate
+            switch loader.open(file) {
+            case .success(let c): candidate = c
+            case .failure(let error): return .failure(error)
+            }
+            let scratch = copyDirectory.appendingPathComponent("check-data-\(candidate.name)", isDirectory: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            switch loader.initialize(candidate, dataDirectory: scratch) {
+            case .failure(let error): return .failure(error)
+            case .success(let (plugin, skills)):
+                plugin.unload()
+                return .success((PluginSummary(plugin, skills: skills), skills.map(\.info)))
+            }
+        }
+    }
+
+    /// Unloads every plugin (`deinit`, then `dlclose` where safe) and removes the private directory.
+    /// Calls still running are abandoned; call this at exit.
+    public func shutdown() {
+        loading.withLock { _ in
+            let entries = state.withLock { state -> [Entry] in
+                let entries = Array(state.plugins.values)
+                state = State()
+                return entries
+            }
+            for entry in entries where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0 {
+                entry.plugin.unload()
+            }
+            try? FileManager.default.removeItem(at: copyDirectory)
+        }
+    }
+
+    // MARK: Queries
+
+    /// Registered skills, sorted by id.
+    public var skills: [SkillInfo] {
+        state.withLock { $0.skills.values.map(\.info) }.sorted { $0.id < $1.id }
+    }
+
+    /// Loaded plugins, sorted by name.
+    public var plugins: [PluginSummary] {
+        state.withLock { $0.plugins.values.map { PluginSummary($0.plugin, skills: $0.skills) } }.sorted {
+            $0.name < $1.name
+        }
+    }
+
+    /// Files that failed to load, sorted by file.
+    public var failures: [PluginLoadError] {
+        state.withLock { Array($0.failures.values) }.sorted { $0.file < $1.file }
+    }
+
+    /// The skill with this id.
+    public func skill(_ id: String) -> SkillInfo? { state.withLock { $0.skills[id]?.info } }
+
+    /// Counters of the invocation pool.
+    public var poolStatistics: (liveThreads: Int, idleThreads: Int, abandonedThreads: Int, queued: Int) {
+        let s = runner.statistics
+        return (s.liveThreads, s.idleThreads, s.abandonedThreads, s.queued)
+    }
+
+    // MARK: Invocation
+
+    /// Invokes a skill: looks it up, parses and validates the arguments, then runs it on the pool under its
+    /// deadline. Never throws; every failure is an outcome with a sentence.
+    ///
+    /// - Parameters:
+    ///   - id: the skill id.
+    ///   - arguments: a JSON object as text (`""` means `{}`).
+    ///   - timeout: overrides the skill's `timeout_ms` and the host default.
+    ///   - onProgress: receives `report_progress` calls, on the plugin's thread.
+    /// - Returns: the outcome; cancelling the calling task ends the call with `.cancelled` promptly.
+    public func invoke(
+        _ id: String, arguments: String, timeout: Duration? = nil,
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil
+    ) async -> SkillOutcome {
+        let start = ContinuousClock.now
+        switch prepare(id, arguments) {
+        case .failure(let outcome):
+            var failed = outcome.outcome
+            failed.duration = .now - start
+            return failed
+        case .success(let prepared):
+            let context = CallContext(skill: prepared.skill, onProgress: onProgress, log: configuration.log)
+            let job = Job(
+                skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
+                timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
+            return await runner.run(job)
+        }
+    }
+
+    /// Invokes a skill synchronously on the calling thread, with no deadline: the cost of a call without the
+    /// thread hand-off. For benchmarks and worker processes.
+    ///
+    /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
+    public func invokeOnCurrentThread(_ id: String, arguments: String) -> SkillOutcome {
+        let start = ContinuousClock.now
+        var outcome: SkillOutcome
+        switch prepare(id, arguments) {
+        case .failure(let failed): outcome = failed.outcome
+        case .success(let prepared):
+            let context = CallContext(skill: prepared.skill, onProgress: nil, log: configuration.log)
+            outcome = prepared.skill.execute(arguments: prepared.arguments, argumentText: prepared.text, context: context)
+        }
+        outcome.duration = .now - start
+        return outcome
+    }
+
+    private struct Prepared {
+        let skill: Skill
+        let arguments: JSONValue
+        /// The original text when validation changed nothing (saves re-serialising for JSON skills).
+        let text: String?
+    }
+
+    private struct Rejected: Error {
+        let outcome: SkillOutcome
+    }
+
+    private func prepare(_ id: String, _ arguments: String) -> Result<Prepared, Rejected> {
+        guard let skill = state.withLock({ $0.skills[id] }) else {
+            return .failure(Rejected(outcome: .failure(.error, unknownSkillMessage(id))))
+        }
+        let text = arguments.allSatisfy(\.isWhitespace) ? "{}" : arguments
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue(parsing: text)
+        } catch {
+            return .failure(Rejected(outcome: .failure(.invalidArgs, "arguments are not valid JSON: \(error)")))
+        }
+        switch skill.schema.validate(parsed) {
+        case .invalid(let issues):
+            return .failure(Rejected(outcome: .failure(.invalidArgs, issues.summary)))
+        case .valid(let value):
+            return .success(Prepared(skill: skill, arguments: value, text: value == parsed ? text : nil))
+        }
+    }
+
+    func unknownSkillMessage(_ id: String) -> String {
+        let ids = state.withLock { Array($0.skills.keys) }
+        if let suggestion = EditDistance.closest(to: id, among: ids) {
+            return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
+        }
+        return "unknown skill \"\(id)\"; run skillhost list to see the available skills"
+    }
+}
+
+/// A loaded plugin, as plain values.
+public struct PluginSummary: Sendable, Equatable {
+    public let name: String
+    public let version: String
+    public let description: String
+    public let file: String
+    public let skillIDs: [String]
+    /// True when the image contains Swift code and is never unmapped.
+    public let keepsMapped: Bool
+    public let imageSize: Int
+
+    init(_ plugin: LoadedPlugin, skills: [Skill]) {
+        name = plugin.name
+        version = plugin.version
+        description = plugin.description
+        file = plugin.file
+        skillIDs = skills.map(\.info.id)
+        keepsMapped = plugin.keepsMapped
+        imageSize = plugin.imageSize
+    }
+}
+
+/// Why a registry cannot start.
+public enum RegistryError: Error, CustomStringConvertible {
+    case cannotCreateDirectory(String, String)
+
+    public var description: String {
+        switch self {
+        case .cannotCreateDirectory(let path, let reason):
+            return "cannot create a private directory in \(path): \(reason); set TMPDIR to a writable directory"
+        }
+    }
+}

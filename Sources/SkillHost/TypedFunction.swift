@@ -1,0 +1,191 @@
+import CFFI
+import Foundation
+import SkillJSON
+
+/// A typed skill's C function with its `ffi_cif`, prepared once at load and read-only afterwards.
+///
+/// - Important: `@unchecked Sendable` is safe because the cif, the argument-type array and the function pointer
+///   are written once in `init` and only read afterwards (`ffi_call` does not modify the cif), and the memory is
+///   freed in `deinit`, when no call can hold a reference any more.
+final class TypedFunction: @unchecked Sendable {
+    let signature: TypedSignature
+    private let function: @convention(c) () -> Void
+    private let cif: UnsafeMutablePointer<ffi_cif>
+    private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+    private let freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
+
+    /// Prepares the call interface. Returns nil (with a reason) when libffi refuses it.
+    init(
+        signature: TypedSignature, function: @escaping @convention(c) () -> Void,
+        freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
+    ) throws(TypedCallError) {
+        self.signature = signature
+        self.function = function
+        self.freeString = freeString
+        cif = .allocate(capacity: 1)
+        argumentTypes = .allocate(capacity: max(1, signature.parameters.count))
+        for (index, parameter) in signature.parameters.enumerated() {
+            argumentTypes[index] = Self.ffiType(parameter.type)
+        }
+        let status = ffi_prep_cif(
+            cif, skillhost_ffi_default_abi(), UInt32(signature.parameters.count), Self.ffiType(signature.returnType),
+            argumentTypes)
+        guard status == FFI_OK else {
+            cif.deallocate()
+            argumentTypes.deallocate()
+            throw .prepareFailed(Int(status.rawValue))
+        }
+    }
+
+    deinit {
+        cif.deallocate()
+        argumentTypes.deallocate()
+    }
+
+    static func ffiType(_ type: CType) -> UnsafeMutablePointer<ffi_type>? {
+        switch type {
+        case .void: return skillhost_ffi_type_void()
+        case .bool: return skillhost_ffi_type_uint8()
+        case .int32: return skillhost_ffi_type_sint32()
+        case .int64: return skillhost_ffi_type_sint64()
+        case .double: return skillhost_ffi_type_double()
+        case .string: return skillhost_ffi_type_pointer()
+        }
+    }
+
+    /// Converts validated arguments to exactly-typed C values, calls the function, converts the result.
+    ///
+    /// Runs on the caller's thread: the function executes plugin code.
+    func call(_ arguments: JSONObject) -> Result<JSONValue, TypedCallError> {
+        let count = signature.parameters.count
+        // One 8-byte slot per argument (every supported type fits), plus the pointer array libffi wants.
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, count)) { slots in
+            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(1, count)) { pointers in
+                var ownedStrings: [UnsafeMutablePointer<CChar>] = []
+                defer { ownedStrings.forEach { free($0) } }
+                guard let base = UnsafeMutableRawPointer(slots.baseAddress) else {
+                    return .failure(.prepareFailed(-1))
+                }
+                for (index, parameter) in signature.parameters.enumerated() {
+                    let slot = base + index * 8
+                    pointers[index] = slot
+                    guard let value = arguments[parameter.name] else {
+                        return .failure(.argument(parameter.name, ArgumentReason("is missing")))
+                    }
+                    switch Self.store(value, as: parameter.type, into: slot) {
+                    case .success(let owned?): ownedStrings.append(owned)
+                    case .success(nil): break
+                    case .failure(let reason): return .failure(.argument(parameter.name, reason))
+                    }
+                }
+                var returnSlot: UInt64 = 0
+                withUnsafeMutablePointer(to: &returnSlot) { returnPointer in
+                    ffi_call(cif, function, returnPointer, pointers.baseAddress)
+                }
+                return convertResult(returnSlot)
+            }
+        }
+    }
+
+    /// Writes one argument into its slot; returns a C string the caller must free, if one was made.
+    static func store(_ value: JSONValue, as type: CType, into slot: UnsafeMutableRawPointer)
+        -> Result<UnsafeMutablePointer<CChar>?, ArgumentReason>
+    {
+        switch type {
+        case .bool:
+            guard case .bool(let b) = value else { return .failure(.init("expected a boolean, got \(value.typeName)")) }
+            slot.storeBytes(of: b ? 1 : 0, as: UInt8.self)
+        case .int32:
+            switch exactInteger(value) {
+            case .success(let i):
+                guard let narrow = Int32(exactly: i) else {
+                    return .failure(.init("must be between \(Int32.min) and \(Int32.max), got \(value.jsonText)"))
+                }
+                slot.storeBytes(of: narrow, as: Int32.self)
+            case .failure(let reason): return .failure(reason)
+            }
+        case .int64:
+            switch exactInteger(value) {
+            case .success(let i): slot.storeBytes(of: i, as: Int64.self)
+            case .failure(let reason): return .failure(reason)
+            }
+        case .double:
+            guard let d = value.doubleValue else { return .failure(.init("expected a number, got \(value.typeName)")) }
+            slot.storeBytes(of: d, as: Double.self)
+        case .string:
+            guard case .string(let s) = value else {
+                return .failure(.init("expected a string, got \(value.typeName)"))
+            }
+            guard !s.utf8.contains(0) else { return .failure(.init("must not contain NUL characters")) }
+            guard let copy = strdup(s) else { return .failure(.init("cannot be copied (out of memory)")) }
+            slot.storeBytes(of: UnsafeMutableRawPointer(copy), as: UnsafeMutableRawPointer.self)
+            return .success(copy)
+        case .void:
+            return .failure(.init("cannot be void"))
+        }
+        return .success(nil)
+    }
+
+    /// The exact integer a JSON number stands for: fractions and values outside Int64 are errors.
+    static func exactInteger(_ value: JSONValue) -> Result<Int64, ArgumentReason> {
+        switch value {
+        case .int(let i): return .success(i)
+        case .double(let d):
+            guard d.rounded() == d else { return .failure(.init("expected an integer, got \(value.jsonText)")) }
+            guard let i = Int64(exactly: d) else {
+                return .failure(.init("must be between \(Int64.min) and \(Int64.max), got \(value.jsonText)"))
+            }
+            return .success(i)
+        default:
+            return .failure(.init("expected an integer, got \(value.typeName)"))
+        }
+    }
+
+    func convertResult(_ raw: UInt64) -> Result<JSONValue, TypedCallError> {
+        switch signature.returnType {
+        case .void: return .success(.null)
+        case .bool: return .success(.bool(raw & 0xFF != 0))
+        case .int32: return .success(.int(Int64(Int32(truncatingIfNeeded: raw))))
+        case .int64: return .success(.int(Int64(bitPattern: raw)))
+        case .double:
+            let d = Double(bitPattern: raw)
+            guard d.isFinite else { return .failure(.notFinite(d)) }
+            return .success(.double(d))
+        case .string:
+            guard let pointer = UnsafeMutablePointer<CChar>(bitPattern: UInt(raw)) else { return .success(.null) }
+            let text = String(validatingCString: pointer)
+            freeString?(pointer)
+            guard let text else { return .failure(.invalidUTF8) }
+            return .success(.string(text))
+        }
+    }
+}
+
+/// A reason an argument cannot be converted, without the argument's name.
+struct ArgumentReason: Error, Equatable {
+    let text: String
+    init(_ text: String) { self.text = text }
+}
+
+/// Why a typed call failed before or after the C function ran.
+enum TypedCallError: Error, Equatable, CustomStringConvertible {
+    case prepareFailed(Int)
+    case argument(String, ArgumentReason)
+    case notFinite(Double)
+    case invalidUTF8
+
+    var description: String {
+        switch self {
+        case .prepareFailed(let status): return "libffi could not prepare the call (status \(status))"
+        case .argument(let name, let reason): return "$.\(name): \(reason.text)"
+        case .notFinite(let d): return "result is not a finite number (\(d))"
+        case .invalidUTF8: return "result is not valid UTF-8"
+        }
+    }
+
+    /// Argument errors are the caller's fault (`invalid_args`); the others are the skill's.
+    var isArgumentError: Bool {
+        if case .argument = self { return true }
+        return false
+    }
+}

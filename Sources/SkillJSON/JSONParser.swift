@@ -1,0 +1,315 @@
+/// Why a text is not JSON: a sentence with the byte offset where parsing stopped.
+public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// What was wrong, e.g. `expected ',' or '}' after an object member`.
+    public let reason: String
+    /// Byte offset (0-based) in the input.
+    public let offset: Int
+
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSONValue {
+    /// Parses one JSON text (RFC 8259). Rejects trailing content, invalid UTF-8, lone surrogates and nesting
+    /// deeper than 512.
+    ///
+    /// - Throws: `JSONParseError` naming the offset and the reason.
+    public init(parsing text: String) throws(JSONParseError) {
+        var text = text
+        let result = text.withUTF8 { bytes -> Result<JSONValue, JSONParseError> in
+            var parser = JSONParser(bytes: bytes)
+            do throws(JSONParseError) { return .success(try parser.parseDocument()) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
+    /// Parses one JSON text from UTF-8 bytes.
+    public init(parsing bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
+        var parser = JSONParser(bytes: bytes)
+        self = try parser.parseDocument()
+    }
+
+    /// Parses one JSON text from UTF-8 bytes.
+    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+        let result = bytes.withUnsafeBufferPointer { buffer -> Result<JSONValue, JSONParseError> in
+            var parser = JSONParser(bytes: buffer)
+            do throws(JSONParseError) { return .success(try parser.parseDocument()) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+}
+
+/// A recursive-descent parser over UTF-8 bytes.
+struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
+    static let maximumDepth = 512
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        if index < bytes.count { throw fail("unexpected content after the JSON value") }
+        return value
+    }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(reason: reason, offset: index) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        guard index < bytes.count else { throw fail("unexpected end of input, expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default:
+            throw fail("unexpected character '\(Unicode.Scalar(bytes[index]))', expected a value")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("invalid literal, expected '\(literal)'") }
+        let start = literal.utf8Start
+        for offset in 0..<count where bytes[index + offset] != start[offset] {
+            throw fail("invalid literal, expected '\(literal)'")
+        }
+        index += count
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        if depth > Self.maximumDepth { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSONValue {
+        try enter()
+        index += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(JSONObject())
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw fail("expected a member name in double quotes")
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw fail("expected ':' after member name \"\(key)\"")
+            }
+            index += 1
+            skipWhitespace()
+            let value = try parseValue()
+            members.append((key: key, value: value))
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input, expected ',' or '}'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                break
+            }
+            throw fail("expected ',' or '}' after an object member")
+        }
+        depth -= 1
+        return .object(JSONObject(members))
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        try enter()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input, expected ',' or ']'") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                break
+            }
+            throw fail("expected ',' or ']' after an array element")
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        index += 1  // opening quote
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard let string = String(validating: slice, as: UTF8.self) else {
+                    index = start
+                    throw fail("string is not valid UTF-8")
+                }
+                index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in string (escape it as \\u00XX)") }
+            index += 1
+        }
+        var buffer = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let string = String(validating: buffer, as: UTF8.self) else {
+                    throw fail("string is not valid UTF-8")
+                }
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escape)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    let scalar = try parseUnicodeEscape()
+                    buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    index -= 1
+                    throw fail("invalid escape '\\\(Unicode.Scalar(escape))' in string")
+                }
+            default:
+                if byte < 0x20 { throw fail("control character in string (escape it as \\u00XX)") }
+                buffer.append(byte)
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func readHex4() throws(JSONParseError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("incomplete \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseUnicodeEscape() throws(JSONParseError) -> Unicode.Scalar {
+        let high = try readHex4()
+        if (0xD800...0xDBFF).contains(high) {
+            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw fail("lone surrogate \\u\(String(high, radix: 16)) in string") }
+            index += 2
+            let low = try readHex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair in string") }
+            let combined = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+            guard let scalar = Unicode.Scalar(combined) else { throw fail("invalid surrogate pair in string") }
+            return scalar
+        }
+        guard let scalar = Unicode.Scalar(high) else { throw fail("lone surrogate \\u\(String(high, radix: 16))") }
+        return scalar
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit in number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw fail("leading zero in number") }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit in exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        if isInteger, let value = Self.int64(text) { return .int(value) }
+        guard let value = Double(String(decoding: text, as: UTF8.self)) else {
+            index = start
+            throw fail("invalid number")
+        }
+        return .double(value)
+    }
+
+    /// Exact Int64 from ASCII digits with an optional leading '-'; nil on overflow.
+    static func int64(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var negative = false
+        var position = 0
+        if text[0] == UInt8(ascii: "-") {
+            negative = true
+            position = 1
+        }
+        var value: Int64 = 0
+        while position < text.count {
+            let digit = Int64(text[position] - UInt8(ascii: "0"))
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+            if o1 || o2 { return nil }
+            value = next
+            position += 1
+        }
+        return value
+    }
+
+    @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+}

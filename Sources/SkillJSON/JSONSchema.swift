@@ -1,0 +1,96 @@
+import Foundation
+
+/// A compiled JSON Schema (draft 2020-12 subset) that validates arguments before any plugin code runs.
+///
+/// Supported keywords: `type` (incl. unions), `enum`, `const`, `properties`, `patternProperties`,
+/// `additionalProperties`, `required`, `min/maxProperties`, `prefixItems`, `items`, `min/maxItems`,
+/// `uniqueItems`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `min/maxLength`,
+/// `pattern`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `$ref` within the document (`$defs`, `$id`,
+/// `$anchor`), and `default` (filled in for missing properties). Other keywords are annotations and ignored.
+///
+/// ```swift
+/// let schema = try JSONSchema(try JSONValue(parsing: #"{"type":"object","properties":{"n":{"type":"integer"}}}"#))
+/// let checked = schema.validate(try JSONValue(parsing: #"{"n":"23"}"#))   // .valid({"n":23}) with coercion
+/// ```
+public struct JSONSchema: Sendable {
+    /// The schema document as given.
+    public let document: JSONValue
+    let root: SchemaNode
+
+    /// Compiles a schema document.
+    /// - Throws: `SchemaError` naming where the schema is malformed.
+    public init(_ document: JSONValue) throws(SchemaError) {
+        self.document = document
+        self.root = try SchemaCompiler.compile(document)
+    }
+
+    /// Validates `value`.
+    ///
+    /// - Parameters:
+    ///   - value: the instance.
+    ///   - options: `.lenient` (the default) coerces `"23"` → 23 and `"true"` → true where the schema expects a
+    ///     number or boolean and fills in `default`s of missing properties; `.strict` does neither.
+    /// - Returns: the (possibly coerced) value, or every problem found.
+    public func validate(_ value: JSONValue, options: ValidationOptions = .lenient) -> ValidationResult {
+        var validator = Validator(options: options)
+        let replacement = validator.check(value, root)
+        if validator.issues.isEmpty { return .valid(replacement ?? value) }
+        return .invalid(validator.issues)
+    }
+}
+
+/// How forgiving validation is.
+public struct ValidationOptions: Sendable {
+    /// Accept a string holding a number or boolean where the schema wants a number or boolean, and convert it.
+    public var coerceStrings: Bool
+    /// Insert the `default` of a missing, optional property.
+    public var fillDefaults: Bool
+
+    public init(coerceStrings: Bool, fillDefaults: Bool) {
+        self.coerceStrings = coerceStrings
+        self.fillDefaults = fillDefaults
+    }
+
+    /// Coercions and defaults: what models need.
+    public static let lenient = ValidationOptions(coerceStrings: true, fillDefaults: true)
+    /// The letter of the specification.
+    public static let strict = ValidationOptions(coerceStrings: false, fillDefaults: false)
+}
+
+/// The outcome of `JSONSchema.validate`.
+public enum ValidationResult: Sendable, Equatable {
+    /// The value matches; the payload is the value after coercions and defaults.
+    case valid(JSONValue)
+    /// The value does not match; at least one issue.
+    case invalid([ValidationIssue])
+
+    /// True for `.valid`.
+    public var isValid: Bool {
+        if case .valid = self { return true }
+        return false
+    }
+}
+
+/// One reason a value does not match, with the path of the offending part (`$.items[2].name`).
+public struct ValidationIssue: Sendable, Equatable, CustomStringConvertible {
+    /// Where in the instance: `$` is the root.
+    public let path: String
+    /// What is wrong, e.g. `expected string, got number`.
+    public let message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `$.expression: expected string, got number`.
+    public var description: String { "\(path): \(message)" }
+}
+
+extension Array where Element == ValidationIssue {
+    /// The issues as one line: the first three joined by "; ", then "(and N more)".
+    public var summary: String {
+        let shown = prefix(3).map(\.description).joined(separator: "; ")
+        return count > 3 ? "\(shown) (and \(count - 3) more)" : shown
+    }
+}

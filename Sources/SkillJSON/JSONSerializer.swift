@@ -1,0 +1,90 @@
+extension JSONValue {
+    /// Compact JSON text (no spaces), members in stored order.
+    public var jsonText: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        JSONWriter.write(self, into: &out, indent: nil, level: 0)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Indented JSON text (two spaces), for people.
+    public var prettyJSONText: String {
+        var out: [UInt8] = []
+        JSONWriter.write(self, into: &out, indent: 2, level: 0)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The text a person wants to see: strings without quotes, everything else as compact JSON.
+    public var displayText: String {
+        if case .string(let s) = self { return s }
+        return jsonText
+    }
+}
+
+/// Writes JSON text into a byte buffer.
+enum JSONWriter {
+    static func write(_ value: JSONValue, into out: inout [UInt8], indent: Int?, level: Int) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d): out.append(contentsOf: formatDouble(d).utf8)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                newline(&out, indent: indent, level: level + 1)
+                write(element, into: &out, indent: indent, level: level + 1)
+            }
+            if !elements.isEmpty { newline(&out, indent: indent, level: level) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let object):
+            out.append(UInt8(ascii: "{"))
+            for (position, member) in object.members.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                newline(&out, indent: indent, level: level + 1)
+                writeString(member.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if indent != nil { out.append(UInt8(ascii: " ")) }
+                write(member.value, into: &out, indent: indent, level: level + 1)
+            }
+            if object.count > 0 { newline(&out, indent: indent, level: level) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func newline(_ out: inout [UInt8], indent: Int?, level: Int) {
+        guard let indent else { return }
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * level))
+    }
+
+    /// Shortest text that reads back as the same double; integral values without ".0"; non-finite as null.
+    static func formatDouble(_ d: Double) -> String {
+        guard d.isFinite else { return "null" }
+        if d.rounded() == d, abs(d) < 1e15 { return String(Int64(d)) }
+        return d.description
+    }
+
+    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ string: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 15)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

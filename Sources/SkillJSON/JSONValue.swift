@@ -1,0 +1,134 @@
+/// A JSON value.
+///
+/// Numbers keep their integer precision: a literal without fraction or exponent that fits `Int64` is `.int`,
+/// everything else `.double`. Objects keep member order (schemas and envelopes print the way they were written),
+/// but compare without regard to order, and `1` equals `1.0`, as JSON Schema requires.
+public enum JSONValue: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// The JSON Schema type name of this value: `null`, `boolean`, `integer`, `number`, `string`, `array`,
+    /// `object` (a double with no fractional part is an `integer`).
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int: return "integer"
+        case .double(let d): return d.rounded() == d && d.isFinite ? "integer" : "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+
+    /// The value as a `Double` when it is a number.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// The string payload, if this is a string.
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// The object payload, if this is an object.
+    public var objectValue: JSONObject? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    /// The array payload, if this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    /// The member `key` when this is an object.
+    public subscript(key: String) -> JSONValue? {
+        objectValue?[key]
+    }
+}
+
+extension JSONValue: Equatable {
+    /// JSON equality: numbers by value (`1 == 1.0`), objects regardless of member order.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.int, .double), (.double, .int), (.double, .double):
+            return lhs.doubleValue == rhs.doubleValue
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }))
+    }
+}
+
+/// The members of a JSON object, in the order they were written.
+///
+/// Lookups are linear, which is the fastest choice for the small objects that arguments and results are.
+public struct JSONObject: Sendable, Equatable {
+    /// The members in order. Keys are unique.
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    /// Creates an object from members; a later duplicate key replaces the earlier value.
+    public init(_ members: [(key: String, value: JSONValue)] = []) {
+        self.members = []
+        self.members.reserveCapacity(members.count)
+        for member in members { self[member.key] = member.value }
+    }
+
+    /// Number of members.
+    public var count: Int { members.count }
+
+    /// The keys in order.
+    public var keys: [String] { members.map(\.key) }
+
+    /// Reads, replaces, appends (new key) or removes (nil) a member.
+    public subscript(key: String) -> JSONValue? {
+        get {
+            for member in members where member.key == key { return member.value }
+            return nil
+        }
+        set {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            } else if let newValue {
+                members.append((key: key, value: newValue))
+            }
+        }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for member in lhs.members {
+            guard let other = rhs[member.key], other == member.value else { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,329 @@
+import Foundation
+
+/// Walks an instance against a compiled schema, collecting issues. `check` returns a replacement value when a
+/// coercion or default changed the instance, and nil when it is unchanged (the common, allocation-free case).
+struct Validator {
+    enum PathComponent {
+        case key(String)
+        case index(Int)
+    }
+
+    let options: ValidationOptions
+    var issues: [ValidationIssue] = []
+    var path: [PathComponent] = []
+
+    init(options: ValidationOptions) { self.options = options }
+
+    mutating func report(_ message: String) {
+        issues.append(ValidationIssue(path: Self.render(path), message: message))
+    }
+
+    static func render(_ path: [PathComponent]) -> String {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .index(let i): text += "[\(i)]"
+            case .key(let key):
+                let simple = !key.isEmpty && key.utf8.allSatisfy { byte in
+                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                        || byte == 0x5F || byte == 0x2D
+                }
+                text += simple ? ".\(key)" : "[\(JSONValue.string(key).jsonText)]"
+            }
+        }
+        return text
+    }
+
+    /// Does `value` match `node`? Used inside anyOf/oneOf/not/if, where issues are not reported.
+    mutating func matches(_ value: JSONValue, _ node: SchemaNode) -> (Bool, JSONValue?) {
+        var probe = Validator(options: options)
+        probe.path = path
+        let replacement = probe.check(value, node)
+        return (probe.issues.isEmpty, replacement)
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    mutating func check(_ original: JSONValue, _ node: SchemaNode) -> JSONValue? {
+        if node.rejectsEverything {
+            report("no value is allowed here")
+            return nil
+        }
+        var value = original
+        var changed = false
+
+        if let types = node.types, !types.accepts(value) {
+            if options.coerceStrings, case .string(let text) = value, let coerced = Self.coerce(text, to: types) {
+                value = coerced
+                changed = true
+            } else {
+                report("expected \(types.humanName), got \(value.typeName)")
+                return nil
+            }
+        }
+        if let target = node.ref, let replacement = check(value, target) {
+            value = replacement
+            changed = true
+        }
+        if let values = node.enumValues, !values.contains(value) {
+            let shown = values.prefix(10).map(\.jsonText).joined(separator: ", ")
+            report("must be one of \(shown)\(values.count > 10 ? ", …" : ""), got \(value.jsonText)")
+        }
+        if node.hasConst, let constant = node.constValue, value != constant {
+            report("must be exactly \(constant.jsonText), got \(value.jsonText)")
+        }
+
+        switch value {
+        case .object(let object):
+            if let replacement = checkObject(object, node) {
+                value = .object(replacement)
+                changed = true
+            }
+        case .array(let elements):
+            if let replacement = checkArray(elements, node) {
+                value = .array(replacement)
+                changed = true
+            }
+        case .string(let text):
+            checkString(text, node)
+        case .int, .double:
+            checkNumber(value, node)
+        default:
+            break
+        }
+
+        for sub in node.allOf {
+            if let replacement = check(value, sub) {
+                value = replacement
+                changed = true
+            }
+        }
+        if !node.anyOf.isEmpty {
+            var matched = false
+            for sub in node.anyOf {
+                let (ok, replacement) = matches(value, sub)
+                if ok {
+                    if !matched, let replacement {
+                        value = replacement
+                        changed = true
+                    }
+                    matched = true
+                }
+            }
+            if !matched { report("does not match any of the \(node.anyOf.count) alternatives in anyOf") }
+        }
+        if !node.oneOf.isEmpty {
+            var matchCount = 0
+            var firstReplacement: JSONValue?
+            for sub in node.oneOf {
+                let (ok, replacement) = matches(value, sub)
+                if ok {
+                    matchCount += 1
+                    if matchCount == 1 { firstReplacement = replacement }
+                }
+            }
+            if matchCount != 1 {
+                report("must match exactly one schema in oneOf, matched \(matchCount == 0 ? "none" : "\(matchCount)")")
+            } else if let firstReplacement {
+                value = firstReplacement
+                changed = true
+            }
+        }
+        if let sub = node.not, matches(value, sub).0 {
+            report("must not match the schema under \"not\"")
+        }
+        if let condition = node.ifSchema {
+            let branch = matches(value, condition).0 ? node.thenSchema : node.elseSchema
+            if let branch, let replacement = check(value, branch) {
+                value = replacement
+                changed = true
+            }
+        }
+        return changed ? value : nil
+    }
+
+    /// Lenient conversion of a string that holds a number or boolean.
+    static func coerce(_ text: String, to types: SchemaTypes) -> JSONValue? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if types.contains(.integer) || types.contains(.number), !trimmed.isEmpty,
+            let parsed = try? JSONValue(parsing: trimmed), parsed.doubleValue != nil, types.accepts(parsed)
+        {
+            return parsed
+        }
+        if types.contains(.boolean) {
+            switch trimmed.lowercased() {
+            case "true": return .bool(true)
+            case "false": return .bool(false)
+            default: break
+            }
+        }
+        return nil
+    }
+
+    mutating func checkObject(_ object: JSONObject, _ node: SchemaNode) -> JSONObject? {
+        var result = object
+        var changed = false
+        for name in node.required where object[name] == nil {
+            report("missing required property \"\(name)\"")
+        }
+        if let minimum = node.minProperties, object.count < minimum {
+            report("must have at least \(minimum) \(minimum == 1 ? "property" : "properties"), got \(object.count)")
+        }
+        if let maximum = node.maxProperties, object.count > maximum {
+            report("must have at most \(maximum) \(maximum == 1 ? "property" : "properties"), got \(object.count)")
+        }
+        for member in object.members {
+            var evaluated = false
+            var current = member.value
+            path.append(.key(member.key))
+            for property in node.properties where property.name == member.key {
+                evaluated = true
+                if let replacement = check(current, property.schema) {
+                    current = replacement
+                    changed = true
+                }
+            }
+            for entry in node.patternProperties where Self.search(entry.pattern, member.key) {
+                evaluated = true
+                if let replacement = check(current, entry.schema) {
+                    current = replacement
+                    changed = true
+                }
+            }
+            if !evaluated, let additional = node.additionalProperties {
+                if additional.rejectsEverything {
+                    path.removeLast()
+                    report(unknownPropertyMessage(member.key, node))
+                    path.append(.key(member.key))
+                } else if let replacement = check(current, additional) {
+                    current = replacement
+                    changed = true
+                }
+            }
+            path.removeLast()
+            if changed { result[member.key] = current }
+        }
+        if options.fillDefaults {
+            for property in node.properties where object[property.name] == nil {
+                if let defaultValue = property.schema.defaultValue {
+                    result[property.name] = defaultValue
+                    changed = true
+                }
+            }
+        }
+        return changed ? result : nil
+    }
+
+    func unknownPropertyMessage(_ key: String, _ node: SchemaNode) -> String {
+        let known = node.properties.map(\.name)
+        if let suggestion = EditDistance.closest(to: key, among: known) {
+            return "unknown property \"\(key)\" (did you mean \"\(suggestion)\"?)"
+        }
+        if known.isEmpty { return "unknown property \"\(key)\" (no properties are allowed)" }
+        return "unknown property \"\(key)\" (allowed: \(known.map { "\"\($0)\"" }.joined(separator: ", ")))"
+    }
+
+    mutating func checkArray(_ elements: [JSONValue], _ node: SchemaNode) -> [JSONValue]? {
+        var result = elements
+        var changed = false
+        if let minimum = node.minItems, elements.count < minimum {
+            report("must have at least \(minimum) item\(minimum == 1 ? "" : "s"), got \(elements.count)")
+        }
+        if let maximum = node.maxItems, elements.count > maximum {
+            report("must have at most \(maximum) item\(maximum == 1 ? "" : "s"), got \(elements.count)")
+        }
+        for (position, element) in elements.enumerated() {
+            let schema = position < node.prefixItems.count ? node.prefixItems[position] : node.items
+            guard let schema else { continue }
+            path.append(.index(position))
+            if let replacement = check(element, schema) {
+                result[position] = replacement
+                changed = true
+            }
+            path.removeLast()
+        }
+        if node.uniqueItems {
+            outer: for i in result.indices {
+                for j in result.indices where j > i && result[i] == result[j] {
+                    report("items must be unique (items \(i) and \(j) are equal)")
+                    break outer
+                }
+            }
+        }
+        return changed ? result : nil
+    }
+
+    mutating func checkString(_ text: String, _ node: SchemaNode) {
+        if node.minLength != nil || node.maxLength != nil {
+            let length = text.unicodeScalars.count
+            if let minimum = node.minLength, length < minimum {
+                report("must be at least \(minimum) character\(minimum == 1 ? "" : "s") long, got \(length)")
+            }
+            if let maximum = node.maxLength, length > maximum {
+                report("must be at most \(maximum) character\(maximum == 1 ? "" : "s") long, got \(length)")
+            }
+        }
+        if let pattern = node.pattern, !Self.search(pattern.regex, text) {
+            report("must match the pattern \(pattern.source)")
+        }
+    }
+
+    mutating func checkNumber(_ value: JSONValue, _ node: SchemaNode) {
+        guard let number = value.doubleValue else { return }
+        let shown = value.jsonText
+        if let minimum = node.minimum, number < minimum {
+            report("must be >= \(JSONValue.double(minimum).jsonText), got \(shown)")
+        }
+        if let maximum = node.maximum, number > maximum {
+            report("must be <= \(JSONValue.double(maximum).jsonText), got \(shown)")
+        }
+        if let minimum = node.exclusiveMinimum, number <= minimum {
+            report("must be > \(JSONValue.double(minimum).jsonText), got \(shown)")
+        }
+        if let maximum = node.exclusiveMaximum, number >= maximum {
+            report("must be < \(JSONValue.double(maximum).jsonText), got \(shown)")
+        }
+        if let divisor = node.multipleOf {
+            let quotient = number / divisor
+            if quotient.isFinite, quotient.rounded() != quotient {
+                report("must be a multiple of \(JSONValue.double(divisor).jsonText), got \(shown)")
+            }
+        }
+    }
+
+    static func search(_ regex: NSRegularExpression, _ text: String) -> Bool {
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return regex.firstMatch(in: text, options: [], range: range) != nil
+    }
+}
+
+/// "Did you mean" suggestions by Levenshtein distance.
+public enum EditDistance {
+    /// Distance between two strings, counted in Unicode scalars.
+    public static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars)
+        let b = Array(b.unicodeScalars)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+
+    /// The candidate closest to `word`, if it is close enough to be a likely typo (distance ≤ max(2, len/3)).
+    public static func closest(to word: String, among candidates: [String]) -> String? {
+        let limit = Swift.max(2, word.count / 3)
+        var best: (String, Int)?
+        for candidate in candidates {
+            let d = distance(word.lowercased(), candidate.lowercased())
+            if d <= limit, d < (best?.1 ?? Int.max) { best = (candidate, d) }
+        }
+        return best?.0
+    }
+}

@@ -1,0 +1,137 @@
+import SkillJSON
+
+/// A command line problem: rendered as `skillhost: <message>` plus a hint, exit code 2.
+struct UsageError: Error, Equatable {
+    let message: String
+    let hint: String?
+
+    init(_ message: String, hint: String? = nil) {
+        self.message = message
+        self.hint = hint
+    }
+}
+
+/// The subcommands and their options.
+enum Command: Equatable {
+    case help(topic: String?)
+    case version
+    case list(json: Bool)
+    case call(skill: String, arguments: String?, json: Bool, timeout: Duration?)
+    case check(file: String, json: Bool)
+}
+
+/// Everything the command line says.
+struct ParsedCommandLine: Equatable {
+    var command: Command
+    var pluginFolders: [String] = []
+    var defaultFolders = true
+}
+
+/// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
+/// "did you mean" suggestion.
+enum CommandLineParser {
+    static let commands = ["list", "call", "check", "help"]
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
+        var positional: [String] = []
+        var flags: Set<String> = []
+        var folders: [String] = []
+        var defaultFolders = true
+        var timeout: Duration?
+        var index = 0
+        var afterDoubleDash = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if afterDoubleDash || !argument.hasPrefix("-") || argument == "-" {
+                positional.append(argument)
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(UsageError) -> String {
+                if let inlineValue { return inlineValue }
+                guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+                index += 1
+                return arguments[index - 1]
+            }
+            switch name {
+            case "--": afterDoubleDash = true
+            case "--plugins": folders.append(try value())
+            case "--no-default-plugins": defaultFolders = false
+            case "--json", "--help", "-h", "--version": flags.insert(name == "-h" ? "--help" : name)
+            case "--timeout": timeout = try parseDuration(try value())
+            default:
+                let known = ["--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout"]
+                let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
+                throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
+            }
+        }
+
+        var line = ParsedCommandLine(command: .help(topic: nil), pluginFolders: folders, defaultFolders: defaultFolders)
+        if flags.contains("--version") {
+            line.command = .version
+            return line
+        }
+        guard let name = positional.first else {
+            line.command = .help(topic: nil)
+            return line
+        }
+        let rest = Array(positional.dropFirst())
+        if flags.contains("--help") {
+            line.command = .help(topic: name)
+            return line
+        }
+        let json = flags.contains("--json")
+        switch name {
+        case "help":
+            line.command = .help(topic: rest.first)
+        case "list":
+            try expectCount(rest, max: 0, command: name)
+            line.command = .list(json: json)
+        case "call":
+            guard let skill = rest.first else {
+                throw UsageError("call needs a skill id", hint: "usage: skillhost call <skill> '<json arguments>'")
+            }
+            try expectCount(rest, max: 2, command: name)
+            line.command = .call(skill: skill, arguments: rest.count > 1 ? rest[1] : nil, json: json, timeout: timeout)
+        case "check":
+            guard let file = rest.first else {
+                throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")
+            }
+            try expectCount(rest, max: 1, command: name)
+            line.command = .check(file: file, json: json)
+        default:
+            let hint = EditDistance.closest(to: name, among: commands).map { "did you mean skillhost \($0)?" }
+            throw UsageError("unknown command \"\(name)\"", hint: hint ?? "run skillhost --help for the commands")
+        }
+        return line
+    }
+
+    static func expectCount(_ rest: [String], max: Int, command: String) throws(UsageError) {
+        guard rest.count > max else { return }
+        throw UsageError(
+            "too many arguments for \(command): \(rest[max...].joined(separator: " "))",
+            hint: "quote the JSON arguments as one word: skillhost call <skill> '{\"key\": \"value\"}'")
+    }
+
+    /// `500` (milliseconds), `500ms`, `2s`, `1.5s`, `1m`.
+    static func parseDuration(_ text: String) throws(UsageError) -> Duration {
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
+        var number = text
+        var factor = 1.0
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            number = String(text.dropLast(suffix.count))
+            factor = scale
+            break
+        }
+        guard let value = Double(number), value > 0, value.isFinite else {
+            throw UsageError("--timeout \(text) is not a duration", hint: "use milliseconds (500) or 500ms, 2s, 1m")
+        }
+        return .milliseconds(Int64((value * factor).rounded()))
+    }
+}

@@ -1,0 +1,65 @@
+/// `--help` texts, one per subcommand.
+enum Help {
+    static let overview = """
+        skillhost — a native skill host for AI agents: loads skill plugins (.so files) and runs their skills.
+
+        Usage:
+          skillhost list [--json]                    show loaded skills and files that failed to load
+          skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
+                                                     run one skill with JSON arguments
+          skillhost check <plugin.so> [--json]       validate a plugin without registering it
+          skillhost help [<command>]                 show help for a command
+
+        Options for every command:
+          --plugins <dir>         also load plugins from <dir> (repeatable)
+          --no-default-plugins    skip the bundled plugins and the user plugins folder
+          --version               print the version
+
+        Plugins load from the folder of the skillhost executable (bundled libskill-*.so), the user folder
+        ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins, created on first use) and every --plugins <dir>.
+        Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled.
+        """
+
+    static let list = """
+        Usage: skillhost list [--json] [--plugins <dir>]... [--no-default-plugins]
+
+        Shows every loaded skill — id, title, plugin and version, risk, flags and a one-line argument summary
+        (optional arguments end in ?) — and, separately, every plugin file that failed to load with the reason.
+
+          --json    print {"skills": [...], "plugins": [...], "failures": [...], "kept_images": {...}} instead
+        """
+
+    static let call = """
+        Usage: skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
+
+        Runs one skill. Arguments are a JSON object ({} when omitted; "-" reads them from standard input). They are
+        validated against the skill's schema first; strings holding numbers or booleans are accepted ("23" → 23).
+        Prints the result (text as is, anything else as JSON). Ctrl-C cancels the call.
+
+          --json                 print {"status": "ok"|"error"|"timeout"|"cancelled"|"invalid_args",
+                                        "result"|"error": ..., "duration_ms": ...}
+          --timeout <duration>   deadline for this call: 500 (ms), 500ms, 2s, 1m (default: the skill's, else 10s)
+
+        Exit codes: 0 ok, 1 error, 3 invalid arguments, 4 timeout, 5 cancelled.
+        Example: skillhost call calculator '{"expression": "(23+7)*2"}'
+        """
+
+    static let check = """
+        Usage: skillhost check <plugin.so> [--json]
+
+        Validates a plugin file the way the host loads it — ELF checks, ABI version, descriptors, skill ids,
+        schemas, typed signatures, init — without registering it, and prints its skills with their schemas
+        (declared or generated from the signature), or every problem found. Exit code 1 when there are problems.
+        """
+
+    static func text(for topic: String?) -> String? {
+        switch topic {
+        case nil: return overview
+        case "list"?: return list
+        case "call"?: return call
+        case "check"?: return check
+        case "help"?: return overview
+        default: return nil
+        }
+    }
+}

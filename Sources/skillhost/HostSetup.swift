@@ -1,0 +1,72 @@
+import Foundation
+import SkillHost
+
+/// The places on disk (XDG) and the assembled registry.
+struct HostSetup {
+    /// Folders plugins were loaded from, in order, with whether they are the bundled folder.
+    let folders: [(path: String, bundled: Bool)]
+    let registry: SkillRegistry
+
+    /// `$XDG_DATA_HOME/skillhost` (default `~/.local/share/skillhost`).
+    static func dataHome(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/skillhost" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/skillhost"
+    }
+
+    /// `$SKILLHOST_PLUGINS`, else `<data home>/plugins`.
+    static func userPluginFolder(_ environment: [String: String]) -> String {
+        if let folder = environment["SKILLHOST_PLUGINS"], !folder.isEmpty { return folder }
+        return dataHome(environment) + "/plugins"
+    }
+
+    /// The directory of the running executable, where `swift build` puts the bundled `libskill-*.so`.
+    static func executableFolder() -> String? {
+        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return Bundle.main.executablePath.map { ($0 as NSString).deletingLastPathComponent }
+        }
+        return (path as NSString).deletingLastPathComponent
+    }
+
+    /// Creates the registry and loads the default folders (unless disabled) and `extraFolders`.
+    static func assemble(
+        extraFolders: [String], defaultFolders: Bool, environment: [String: String], log: @escaping @Sendable (LogRecord) -> Void
+    ) throws(CLIError) -> HostSetup {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
+        configuration.log = log
+        let registry: SkillRegistry
+        do { registry = try SkillRegistry(configuration: configuration) } catch {
+            throw CLIError.failure(error.description)
+        }
+        var folders: [(String, Bool)] = []
+        if defaultFolders {
+            if let bundled = executableFolder() {
+                registry.loadFolder(bundled) { $0.hasPrefix("libskill-") }
+                folders.append((bundled, true))
+            }
+            let user = userPluginFolder(environment)
+            do {
+                try FileManager.default.createDirectory(atPath: user, withIntermediateDirectories: true)
+                registry.loadFolder(user)
+                folders.append((user, false))
+            } catch {
+                log(LogRecord.warning("cannot create the plugins folder \(user): \(error.localizedDescription)"))
+            }
+        }
+        for folder in extraFolders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw CLIError.usage(UsageError("--plugins \(folder): no such folder", hint: "create it or fix the path"))
+            }
+            registry.loadFolder(folder)
+            folders.append((folder, false))
+        }
+        return HostSetup(folders: folders, registry: registry)
+    }
+}
+
+extension LogRecord {
+    static func warning(_ message: String) -> LogRecord { LogRecord(level: .warning, source: "host", message: message) }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// Renders `skillhost list`.
+enum ListOutput {
+    static func table(_ setup: HostSetup) -> String {
+        let registry = setup.registry
+        let skills = registry.skills
+        let plugins = registry.plugins
+        var out = "\(skills.count) skill\(skills.count == 1 ? "" : "s") from \(plugins.count) "
+            + "plugin\(plugins.count == 1 ? "" : "s")\n"
+        if !skills.isEmpty {
+            let rows = skills.map { skill in
+                [
+                    skill.id, skill.title, "\(skill.plugin) \(skill.pluginVersion)", skill.risk.rawValue,
+                    skill.flags.names.isEmpty ? "-" : skill.flags.names.joined(separator: ","), skill.argumentSummary,
+                ]
+            }
+            out += "\n" + Table.render(header: ["SKILL", "TITLE", "PLUGIN", "RISK", "FLAGS", "ARGUMENTS"], rows: rows)
+        }
+        let failures = registry.failures
+        if !failures.isEmpty {
+            out += "\nFailed to load (\(failures.count)):\n"
+            for failure in failures { out += "  \(failure.description)\n" }
+        }
+        let folders = setup.folders.map { $0.bundled ? "\($0.path) (bundled)" : $0.path }
+        if !folders.isEmpty { out += "\nFolders: \(folders.joined(separator: ", "))\n" }
+        return out
+    }
+
+    static func json(_ setup: HostSetup) -> String {
+        let registry = setup.registry
+        let plugins = registry.plugins
+        let kept = plugins.filter(\.keepsMapped)
+        let document: JSONValue = [
+            "skills": .array(registry.skills.map(skillJSON)),
+            "plugins": .array(
+                plugins.map { plugin in
+                    [
+                        "name": .string(plugin.name), "version": .string(plugin.version),
+                        "description": .string(plugin.description), "file": .string(plugin.file),
+                        "skills": .array(plugin.skillIDs.map { .string($0) }), "keeps_mapped": .bool(plugin.keepsMapped),
+                        "image_bytes": .int(Int64(plugin.imageSize)),
+                    ]
+                }),
+            "failures": .array(registry.failures.map(failureJSON)),
+            "kept_images": ["count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.reduce(0) { $0 + $1.imageSize }))],
+            "folders": .array(setup.folders.map { .string($0.path) }),
+        ]
+        return document.prettyJSONText + "\n"
+    }
+
+    static func skillJSON(_ skill: SkillInfo) -> JSONValue {
+        var object = JSONObject([
+            (key: "id", value: .string(skill.id)), (key: "title", value: .string(skill.title)),
+            (key: "description", value: .string(skill.description)), (key: "plugin", value: .string(skill.plugin)),
+            (key: "version", value: .string(skill.pluginVersion)), (key: "file", value: .string(skill.file)),
+            (key: "risk", value: .string(skill.risk.rawValue)),
+            (key: "flags", value: .array(skill.flags.names.map { .string($0) })),
+        ])
+        if let timeout = skill.timeout {
+            object["timeout_ms"] = .int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        }
+        switch skill.kind {
+        case .json: object["kind"] = "json"
+        case .typed(let signature):
+            object["kind"] = "typed"
+            object["signature"] = .string(signature)
+        }
+        object["arguments"] = .string(skill.argumentSummary)
+        object["input_schema"] = skill.inputSchema
+        object["schema_generated"] = .bool(skill.schemaIsGenerated)
+        return .object(object)
+    }
+
+    static func failureJSON(_ failure: PluginLoadError) -> JSONValue {
+        [
+            "file": .string(failure.file), "error": .string(failure.description),
+            "problems": .array(failure.problems.map { .string($0.description) }),
+        ]
+    }
+}
+
+/// Plain-text columns.
+enum Table {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        var widths = Array(repeating: 0, count: header.count)
+        for row in all {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// Everything that ends a command early. Rendered in one place (`SkillhostCLI.main`).
+enum CLIError: Error {
+    /// Bad command line: exit code 2.
+    case usage(UsageError)
+    /// A failure with a sentence: exit code 1.
+    case failure(String)
+}
+
+/// Exit codes, as documented in `--help` and README.md.
+enum ExitCode: Int32 {
+    case ok = 0, error = 1, usage = 2, invalidArguments = 3, timeout = 4, cancelled = 5
+
+    init(_ status: SkillOutcome.Status) {
+        switch status {
+        case .ok: self = .ok
+        case .error: self = .error
+        case .invalidArgs: self = .invalidArguments
+        case .timeout: self = .timeout
+        case .cancelled: self = .cancelled
+        }
+    }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+@main
+struct SkillhostCLI {
+    static let version = SkillRegistry.hostVersion
+
+    static func main() async {
+        let code: Int32
+        do {
+            code = try await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        } catch {
+            switch error {
+            case .usage(let usage):
+                printError("skillhost: \(usage.message)")
+                if let hint = usage.hint { printError("hint: \(hint)") }
+                code = ExitCode.usage.rawValue
+            case .failure(let message):
+                printError("skillhost: \(message)")
+                code = ExitCode.error.rawValue
+            }
+        }
+        exit(code)
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]) async throws(CLIError) -> Int32 {
+        let line: ParsedCommandLine
+        do { line = try CommandLineParser.parse(arguments) } catch { throw .usage(error) }
+        let threshold = logThreshold(environment)
+        let log: @Sendable (LogRecord) -> Void = { record in
+            guard record.level >= threshold else { return }
+            printError("[\(record.source)] \(record.message)")
+        }
+
+        switch line.command {
+        case .version:
+            print("skillhost \(version)")
+            return ExitCode.ok.rawValue
+        case .help(let topic):
+            guard let text = Help.text(for: topic) else {
+                throw .usage(UsageError("no help for \"\(topic ?? "")\"", hint: "commands: list, call, check"))
+            }
+            print(text)
+            return ExitCode.ok.rawValue
+        case .list(let json):
+            let setup = try HostSetup.assemble(
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+            defer { setup.registry.shutdown() }
+            print(json ? ListOutput.json(setup) : ListOutput.table(setup), terminator: "")
+            return ExitCode.ok.rawValue
+        case .check(let file, let json):
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw .failure("\(file): no such file")
+            }
+            let setup = try HostSetup.assemble(
+                extraFolders: [], defaultFolders: false, environment: environment, log: log)
+            defer { setup.registry.shutdown() }
+            let result = setup.registry.check(file: file)
+            print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
+            if case .failure = result { return ExitCode.error.rawValue }
+            return ExitCode.ok.rawValue
+        case .call(let skill, let arguments, let json, let timeout):
+            let setup = try HostSetup.assemble(
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+            defer { setup.registry.shutdown() }
+            return try await CallCommand.run(
+                registry: setup.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)
+        }
+    }
+
+    /// `SKILLHOST_LOG=debug|info|warning|error` (default warning).
+    static func logThreshold(_ environment: [String: String]) -> LogRecord.Level {
+        switch environment["SKILLHOST_LOG"]?.lowercased() {
+        case "debug"?: return .debug
+        case "info"?: return .info
+        case "error"?: return .error
+        default: return .warning
+        }
+    }
+}
