@@ -41,6 +41,6 @@ let package = Package(
         .target(name: "PluginClock", dependencies: ["SkillSDKSwift"], path: "Plugins/clock"),
 
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
-        .testTarget(name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON"]),
+        .testTarget(name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON"], exclude: ["Fixtures"]),
     ]
 )

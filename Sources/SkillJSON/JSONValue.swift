@@ -68,7 +68,7 @@ extension JSONValue: Equatable {
         case (.int(let a), .int(let b)): return a == b
         case (.int, .double), (.double, .int), (.double, .double):
             return lhs.doubleValue == rhs.doubleValue
-        case (.string(let a), .string(let b)): return a == b
+        case (.string(let a), .string(let b)): return sameScalars(a, b)
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)): return a == b
         default: return false
@@ -112,11 +112,11 @@ public struct JSONObject: Sendable, Equatable {
     /// Reads, replaces, appends (new key) or removes (nil) a member.
     public subscript(key: String) -> JSONValue? {
         get {
-            for member in members where member.key == key { return member.value }
+            for member in members where sameScalars(member.key, key) { return member.value }
             return nil
         }
         set {
-            if let index = members.firstIndex(where: { $0.key == key }) {
+            if let index = members.firstIndex(where: { sameScalars($0.key, key) }) {
                 if let newValue { members[index].value = newValue } else { members.remove(at: index) }
             } else if let newValue {
                 members.append((key: key, value: newValue))
@@ -131,4 +131,11 @@ public struct JSONObject: Sendable, Equatable {
         }
         return true
     }
+}
+
+/// JSON compares strings by code points; Swift's `==` uses canonical equivalence ("é" == "e\u{301}"), which JSON
+/// Schema's `const`/`enum` and member names must not.
+@inline(__always)
+func sameScalars(_ a: String, _ b: String) -> Bool {
+    a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
 }

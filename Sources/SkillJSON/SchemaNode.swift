@@ -11,9 +11,10 @@ struct SchemaTypes: OptionSet, Sendable {
     static let array = SchemaTypes(rawValue: 1 << 5)
     static let object = SchemaTypes(rawValue: 1 << 6)
 
+    /// In the order messages list them ("string or null").
     static let names: [(String, SchemaTypes)] = [
-        ("null", .null), ("boolean", .boolean), ("integer", .integer), ("number", .number), ("string", .string),
-        ("array", .array), ("object", .object),
+        ("boolean", .boolean), ("integer", .integer), ("number", .number), ("string", .string), ("array", .array),
+        ("object", .object), ("null", .null),
     ]
 
     init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -175,7 +175,7 @@ struct Validator {
             var evaluated = false
             var current = member.value
             path.append(.key(member.key))
-            for property in node.properties where property.name == member.key {
+            for property in node.properties where sameScalars(property.name, member.key) {
                 evaluated = true
                 if let replacement = check(current, property.schema) {
                     current = replacement
@@ -316,9 +316,10 @@ public enum EditDistance {
         return previous[b.count]
     }
 
-    /// The candidate closest to `word`, if it is close enough to be a likely typo (distance ≤ max(2, len/3)).
+    /// The candidate closest to `word`, if it is close enough to be a likely typo: at most a third of the word
+    /// changed (at least one edit allowed), and not every character.
     public static func closest(to word: String, among candidates: [String]) -> String? {
-        let limit = Swift.max(2, word.count / 3)
+        let limit = Swift.min(Swift.max(1, word.count / 3), word.count - 1)
         var best: (String, Int)?
         for candidate in candidates {
             let d = distance(word.lowercased(), candidate.lowercased())

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import SkillHost
+
+/// Paths and helpers shared by the host tests: fixtures are C sources compiled with `cc` during the test run.
+enum Paths {
+    /// The package root, found from this file.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let sdkInclude = root.appendingPathComponent("SkillSDK/include").path
+    static let fixtures = root.appendingPathComponent("Tests/SkillHostTests/Fixtures").path
+
+    /// The build products folder (where `skillhost` and the bundled `libskill-*.so` are).
+    static let products: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // On Linux the test runner is <products>/<package>PackageTests.xctest.
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("skillhost").path),
+            folder.path != "/"
+        {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder.path
+    }()
+
+    static var skillhost: String { products + "/skillhost" }
+
+    /// A new empty directory under the system temporary directory.
+    static func temporaryDirectory(_ label: String = "test") -> String {
+        let path = NSTemporaryDirectory() + "skillhost-\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// Runs a program and captures its output.
+struct ProcessResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+@discardableResult
+func runProcess(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    let input = Pipe()
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    // Read both pipes before waiting so a large output cannot block the child.
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self))
+}
+
+enum FixtureError: Error, CustomStringConvertible {
+    case compileFailed(String)
+    var description: String {
+        switch self {
+        case .compileFailed(let output): return "cc failed: \(output)"
+        }
+    }
+}
+
+/// Compiles C plugin sources into shared libraries.
+enum Fixture {
+    /// Compiles `source` to `<directory>/<name>.so` with the SDK headers; returns the path.
+    static func compile(
+        _ source: String, name: String, into directory: String? = nil, flags: [String] = ["-shared", "-fPIC"]
+    ) throws -> String {
+        let folder = directory ?? Paths.temporaryDirectory("fixture")
+        let sourcePath = folder + "/\(name).c"
+        try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let output = folder + "/\(name).so"
+        let result = try runProcess(
+            "/usr/bin/cc",
+            flags + ["-fvisibility=hidden", "-std=c11", "-Wall", "-Werror", "-I", Paths.sdkInclude, sourcePath, "-o", output, "-lm", "-lpthread"])
+        guard result.status == 0 else { throw FixtureError.compileFailed(result.stderr) }
+        return output
+    }
+
+    /// Compiles a fixture file from Tests/SkillHostTests/Fixtures.
+    static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
+        let source = try String(contentsOfFile: Paths.fixtures + "/" + file, encoding: .utf8)
+        return try compile(source, name: (file as NSString).deletingPathExtension, into: directory)
+    }
+}
+
+/// A registry with a private data directory and short limits for tests.
+func makeRegistry(
+    timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4
+) throws -> SkillRegistry {
+    var configuration = SkillRegistry.Configuration(
+        dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("data")))
+    configuration.defaultTimeout = timeout
+    configuration.maximumThreads = maximumThreads
+    configuration.perPluginConcurrency = perPluginConcurrency
+    configuration.unhealthyAfterStuckCalls = unhealthyAfter
+    return try SkillRegistry(configuration: configuration)
+}

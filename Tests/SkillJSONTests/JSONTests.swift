@@ -1,0 +1,131 @@
+import Testing
+
+@testable import SkillJSON
+
+struct JSONParsingTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONValue(parsing: #" {"a": [1, -2.5, 1e3, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
+        #expect(value["a"] == [1, -2.5, 1000, true, false, .null])
+        #expect(value["b"]?["c"] == .string("d\né😀"))
+    }
+
+    @Test func keepsIntegerPrecision() throws {
+        #expect(try JSONValue(parsing: "9007199254740993") == .int(9_007_199_254_740_993))
+        #expect(try JSONValue(parsing: "-9223372036854775808") == .int(Int64.min))
+        #expect(try JSONValue(parsing: "9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try JSONValue(parsing: "1.0") == .int(1))  // equal by value
+    }
+
+    @Test func serialisesCompactlyAndPrettily() throws {
+        let value: JSONValue = ["b": 1, "a": ["x", 2.5, .null], "s": "q\"\\\n\u{1}"]
+        #expect(value.jsonText == #"{"b":1,"a":["x",2.5,null],"s":"q\"\\\n\u0001"}"#)
+        #expect(JSONValue.object(JSONObject()).prettyJSONText == "{}")
+        #expect((["k": [1]] as JSONValue).prettyJSONText == "{\n  \"k\": [\n    1\n  ]\n}")
+        #expect(JSONValue.double(60).jsonText == "60")
+        #expect(JSONValue.double(0.1).jsonText == "0.1")
+        #expect(try JSONValue(parsing: value.jsonText) == value)
+    }
+
+    @Test(arguments: [
+        ("", "invalid JSON at byte 0: unexpected end of input, expected a value"),
+        ("{\"a\" 1}", "invalid JSON at byte 5: expected ':' after member name \"a\""),
+        ("[1,]", "invalid JSON at byte 3: unexpected character ']', expected a value"),
+        ("{\"a\":1 \"b\":2}", "invalid JSON at byte 7: expected ',' or '}' after an object member"),
+        ("\"abc", "invalid JSON at byte 4: unterminated string"),
+        ("01", "invalid JSON at byte 1: leading zero in number"),
+        ("1 2", "invalid JSON at byte 2: unexpected content after the JSON value"),
+        ("tru", "invalid JSON at byte 0: invalid literal, expected 'true'"),
+        ("\"\\x\"", "invalid JSON at byte 2: invalid escape '\\x' in string"),
+        ("\"\\ud800\"", "invalid JSON at byte 7: lone surrogate \\ud800 in string"),
+    ])
+    func rejectsMalformedText(text: String, message: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
+        do {
+            _ = try JSONValue(parsing: text)
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func rejectsInvalidUTF8AndDeepNesting() {
+        let bytes: [UInt8] = [0x22, 0xC3, 0x28, 0x22]
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: JSONParseError(reason: "nesting deeper than 512 levels", offset: 512)) {
+            try JSONValue(parsing: deep)
+        }
+    }
+
+    @Test func comparesStringsByCodePoints() {
+        #expect(JSONValue.string("\u{e9}") != JSONValue.string("e\u{301}"))
+        #expect((["a": 1, "b": 2] as JSONValue) == (["b": 2, "a": 1] as JSONValue))
+    }
+}
+
+struct ValidationMessageTests {
+    let schema: JSONSchema
+
+    init() throws {
+        schema = try JSONSchema(
+            try JSONValue(
+                parsing: """
+                    {"type":"object","properties":{
+                      "expression":{"type":"string","minLength":1,"maxLength":5},
+                      "count":{"type":"integer","minimum":1,"maximum":10},
+                      "ratio":{"type":"number","exclusiveMinimum":0},
+                      "unit":{"enum":["c","f","k"]},
+                      "flag":{"type":"boolean"},
+                      "tags":{"type":"array","items":{"type":"string","pattern":"^[a-z]+$"},"maxItems":2},
+                      "maybe":{"type":["string","null"]},
+                      "mode":{"type":"string","default":"fast"}
+                    },"required":["expression"],"additionalProperties":false}
+                    """))
+    }
+
+    func message(_ json: String) throws -> String {
+        switch schema.validate(try JSONValue(parsing: json)) {
+        case .valid(let value): return "valid \(value.jsonText)"
+        case .invalid(let issues): return issues.summary
+        }
+    }
+
+    @Test func namesThePathAndTheProblem() throws {
+        #expect(try message(#"{"expression":5}"#) == "$.expression: expected string, got integer")
+        #expect(try message(#"{"expression":"1","count":2.5}"#) == "$.count: expected integer, got number")
+        #expect(try message(#"{}"#) == #"$: missing required property "expression""#)
+        #expect(try message(#"{"expression":""}"#) == "$.expression: must be at least 1 character long, got 0")
+        #expect(try message(#"{"expression":"123456"}"#) == "$.expression: must be at most 5 characters long, got 6")
+        #expect(try message(#"{"expression":"1","count":11}"#) == "$.count: must be <= 10, got 11")
+        #expect(try message(#"{"expression":"1","ratio":0}"#) == "$.ratio: must be > 0, got 0")
+        #expect(try message(#"{"expression":"1","unit":"x"}"#) == #"$.unit: must be one of "c", "f", "k", got "x""#)
+        #expect(try message(#"{"expression":"1","tags":["ok","NO"]}"#) == "$.tags[1]: must match the pattern ^[a-z]+$")
+        #expect(try message(#"{"expression":"1","tags":["a","b","c"]}"#) == "$.tags: must have at most 2 items, got 3")
+        #expect(try message(#"{"expression":"1","maybe":3}"#) == "$.maybe: expected string or null, got integer")
+        #expect(try message(#"{"expresion":"1"}"#)
+            == #"$: missing required property "expression"; $: unknown property "expresion" (did you mean "expression"?)"#)
+        #expect(try message(#"{"expression":"1","zzz":1}"#).hasPrefix(#"$: unknown property "zzz" (allowed: "expression", "count""#))
+        #expect(try message("[]") == "$: expected object, got array")
+    }
+
+    @Test func coercesWhatModelsGetWrongAndFillsDefaults() throws {
+        #expect(try message(#"{"expression":"1","count":"3","flag":"true","ratio":" 0.5"}"#)
+            == #"valid {"expression":"1","count":3,"flag":true,"ratio":0.5,"mode":"fast"}"#)
+        #expect(try message(#"{"expression":"1","count":"3.5"}"#) == "$.count: expected integer, got string")
+        let strict = schema.validate(try JSONValue(parsing: #"{"expression":"1","count":"3"}"#), options: .strict)
+        #expect(strict == .invalid([ValidationIssue(path: "$.count", message: "expected integer, got string")]))
+    }
+
+    @Test func rejectsMalformedSchemasWithThePointer() throws {
+        #expect(throws: SchemaError(pointer: "/properties/a", reason: "\"minimum\" must be a number, got string")) {
+            try JSONSchema(try JSONValue(parsing: #"{"properties":{"a":{"minimum":"1"}}}"#))
+        }
+        #expect(throws: SchemaError.self) { try JSONSchema(try JSONValue(parsing: #"{"$ref":"http://elsewhere/x"}"#)) }
+        #expect(throws: SchemaError.self) { try JSONSchema(try JSONValue(parsing: #"{"type":"text"}"#)) }
+    }
+
+    @Test func quotesUnusualKeysInPaths() throws {
+        let schema = try JSONSchema(try JSONValue(parsing: #"{"properties":{"a b":{"type":"string"}}}"#))
+        #expect(schema.validate(try JSONValue(parsing: #"{"a b":1}"#))
+            == .invalid([ValidationIssue(path: #"$["a b"]"#, message: "expected string, got integer")]))
+    }
+}
