@@ -1,6 +1,8 @@
 /// What the loader learns from a plugin file's ELF headers before handing it to `dlopen`.
 struct ELFSummary: Equatable {
-    /// The image carries Swift metadata sections (`swift5_*`): it must never be `dlclose`d.
+    /// The image carries Swift metadata sections (`swift5_*`), even empty ones: it registers itself with the
+    /// Swift runtime when loaded (anything linked by swiftc does, C plugins built by SwiftPM included), and the
+    /// runtime keeps pointers into it, so it must never be unmapped.
     var containsSwift: Bool
 }
 

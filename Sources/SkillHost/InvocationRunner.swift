@@ -229,23 +229,26 @@ final class InvocationRunner: Sendable {
         case .cancelled:
             message = "\(job.skill.info.id) was cancelled"
         }
-        guard finish(job, outcome: .failure(ending == .timeout ? .timeout : .cancelled, message)) else { return }
-        job.context.cancel()
-        let actions = state.withLock { state -> [Action] in
-            let key = ObjectIdentifier(job)
-            if state.running.remove(key) != nil {
-                let plugin = ObjectIdentifier(job.skill.plugin)
-                state.abandoned.insert(key)
-                state.inFlight[plugin, default: 1] -= 1
-                state.stuck[plugin, default: 0] += 1
-                state.liveThreads -= 1
-                state.abandonedThreads += 1
-            } else if let index = state.queue.firstIndex(where: { $0 === job }) {
-                state.queue.remove(at: index)
+        // Account for the abandoned call before the caller resumes, so what it does next sees a consistent pool.
+        var actions: [Action] = []
+        let won = job.complete(.failure(ending == .timeout ? .timeout : .cancelled, message)) {
+            job.context.cancel()
+            actions = state.withLock { state -> [Action] in
+                let key = ObjectIdentifier(job)
+                if state.running.remove(key) != nil {
+                    let plugin = ObjectIdentifier(job.skill.plugin)
+                    state.abandoned.insert(key)
+                    state.inFlight[plugin, default: 1] -= 1
+                    state.stuck[plugin, default: 0] += 1
+                    state.liveThreads -= 1
+                    state.abandonedThreads += 1
+                } else if let index = state.queue.firstIndex(where: { $0 === job }) {
+                    state.queue.remove(at: index)
+                }
+                return dispatch(&state)
             }
-            return dispatch(&state)
         }
-        perform(actions)
+        if won { perform(actions) }
     }
 
     /// Resumes the caller with `outcome` unless someone else already did. Returns whether this call won.
@@ -335,7 +338,8 @@ final class Job: Sendable {
     }
 
     /// Sets the outcome once (later attempts are ignored) and resumes the caller. Returns whether this call won.
-    func complete(_ outcome: SkillOutcome) -> Bool {
+    /// `beforeResuming` runs only for the winner, after the outcome is fixed and before the caller resumes.
+    func complete(_ outcome: SkillOutcome, beforeResuming: () -> Void = {}) -> Bool {
         var final = outcome
         final.duration = ContinuousClock.now - start
         let (won, continuation, timer) = completion.withLock { state in
@@ -348,9 +352,11 @@ final class Job: Sendable {
             state.timer = nil
             return pending
         }
+        guard won else { return false }
         timer?.cancel()
+        beforeResuming()
         continuation?.resume(returning: final)
-        return won
+        return true
     }
 }
 

@@ -14,7 +14,7 @@ enum CheckOutput {
             var out = "\(file): ok — plugin \(plugin.name) \(plugin.version)"
             if !plugin.description.isEmpty { out += " (\(plugin.description))" }
             out += ", \(skills.count) skill\(skills.count == 1 ? "" : "s")"
-            out += plugin.keepsMapped ? ", contains Swift code (kept mapped after unload)\n" : "\n"
+            out += plugin.keepsMapped ? ", carries Swift runtime metadata (kept mapped after unload)\n" : "\n"
             for skill in skills {
                 let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
                 out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue)\(flags)]\n"

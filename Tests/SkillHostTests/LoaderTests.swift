@@ -208,3 +208,23 @@ extension Result {
         return nil
     }
 }
+
+struct ELFInspectionTests {
+    @Test func tellsSwiftImagesFromPlainC() throws {
+        let plain = try Fixture.compileFile("typed.c")
+        let plainBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
+        #expect(ELFInspector.inspect(plainBytes) == .success(ELFSummary(containsSwift: false)))
+        let swift = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Paths.products + "/libskill-clock.so")))
+        #expect(ELFInspector.inspect(swift) == .success(ELFSummary(containsSwift: true)))
+    }
+
+    @Test func plainCPluginsAreNotKeptMapped() throws {
+        let registry = try makeRegistry()
+        let summary = try registry.load(file: try Fixture.compileFile("typed.c")).get()
+        #expect(!summary.keepsMapped)
+        let swift = try registry.load(file: Paths.products + "/libskill-clock.so").get()
+        #expect(swift.keepsMapped)
+        registry.shutdown()
+        #expect(registry.skills.isEmpty)
+    }
+}

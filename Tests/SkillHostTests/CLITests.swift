@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+
+/// Drives the real `skillhost` binary with the bundled plugins and fixtures compiled during the run.
+struct CLITests {
+    let home: String
+    let environment: [String: String]
+
+    init() {
+        home = Paths.temporaryDirectory("home")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["SKILLHOST_PLUGINS"] = nil
+        environment["SKILLHOST_LOG"] = nil
+        self.environment = environment
+    }
+
+    func skillhost(_ arguments: String..., stdin: String? = nil) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: environment, stdin: stdin)
+    }
+
+    @Test func callsTheCalculator() throws {
+        let result = try skillhost("call", "calculator", #"{"expression":"(23+7)*2"}"#)
+        #expect(result.stdout == "60\n")
+        #expect(result.stderr == "")
+        #expect(result.status == 0)
+    }
+
+    @Test func printsTheJSONEnvelopeAndExitCodes() throws {
+        let ok = try skillhost("call", "calculator", #"{"expression":"2^10"}"#, "--json")
+        #expect(ok.status == 0)
+        #expect(ok.stdout.range(of: #"^\{"status":"ok","result":1024,"duration_ms":[0-9.]+\}\n$"#, options: .regularExpression) != nil)
+
+        let error = try skillhost("call", "calculator", #"{"expression":"1/0"}"#, "--json")
+        #expect(error.status == 1)
+        #expect(error.stdout.hasPrefix(#"{"status":"error","error":"division by zero","duration_ms":"#))
+
+        let invalid = try skillhost("call", "calculator", #"{"expression":5}"#)
+        #expect(invalid.status == 3)
+        #expect(invalid.stdout == "")
+        #expect(invalid.stderr == "invalid arguments: $.expression: expected string, got integer\n")
+
+        let syntax = try skillhost("call", "calculator", #"{"expression":"(23+7))*2"}"#)
+        #expect(syntax.stderr == "invalid arguments: unexpected ')' at 7\n")
+
+        let unknown = try skillhost("call", "calculater", "{}")
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr == "error: unknown skill \"calculater\" (did you mean \"calculator\"?)\n")
+    }
+
+    @Test func timesOutWithExitCode4() throws {
+        let folder = Paths.temporaryDirectory("cli-plugins")
+        _ = try Fixture.compileFile("behaviours.c", into: folder)
+        let start = Date()
+        let result = try skillhost("call", "block", #"{"ms":5000}"#, "--timeout", "300ms", "--plugins", folder, "--json")
+        #expect(result.status == 4)
+        #expect(result.stdout.hasPrefix(#"{"status":"timeout","error":"block timed out after 300 ms","duration_ms":"#))
+        #expect(Date().timeIntervalSince(start) < 4, "the process exits without waiting for the stuck call")
+    }
+
+    @Test func readsArgumentsFromStandardInput() throws {
+        let result = try skillhost("call", "text_stats", "-", stdin: #"{"text":"One two. Three!\n"}"#)
+        #expect(result.stdout == #"{"words":3,"characters":16,"lines":1,"sentences":2}"# + "\n")
+    }
+
+    @Test func runsSwiftSkills() throws {
+        #expect(try skillhost("call", "clock_weekday", #"{"date":"2026-11-30"}"#).stdout == "Monday\n")
+        let zone = try skillhost("call", "clock_now", #"{"time_zone":"Mars/Olympus"}"#)
+        #expect(zone.status == 3)
+        #expect(zone.stderr == "invalid arguments: unknown time zone \"Mars/Olympus\"; use an IANA name such as \"Europe/Paris\" or \"America/New_York\"\n")
+    }
+
+    @Test func listsSkillsAndFailures() throws {
+        let folder = Paths.temporaryDirectory("cli-list")
+        try "not a library".write(toFile: folder + "/broken.so", atomically: true, encoding: .utf8)
+        let result = try skillhost("list", "--plugins", folder)
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "14 skills from 4 plugins")
+        #expect(lines.contains { $0.range(of: #"^SKILL +TITLE +PLUGIN +RISK +FLAGS +ARGUMENTS$"#, options: .regularExpression) != nil })
+        #expect(lines.contains { $0.range(of: #"^calculator +Calculator +calculator 1\.0\.0 +read-only +idempotent +expression: string$"#, options: .regularExpression) != nil })
+        #expect(lines.contains { $0.range(of: #"^text_summary .* text: string, sentences\?: integer$"#, options: .regularExpression) != nil })
+        #expect(lines.contains("Failed to load (1):"))
+        #expect(lines.contains("  broken.so: is not a shared library (no ELF header); build it with cc -shared -fPIC"))
+    }
+
+    @Test func listsAsJSON() throws {
+        let result = try skillhost("list", "--json")
+        let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let skills = try #require(document?["skills"] as? [[String: Any]])
+        let units = try #require(skills.first { $0["id"] as? String == "gcd" })
+        #expect(units["kind"] as? String == "typed")
+        #expect(units["signature"] as? String == "int64 gcd(int64 a, int64 b)")
+        #expect(units["risk"] as? String == "read-only")
+        let plugins = try #require(document?["plugins"] as? [[String: Any]])
+        #expect(plugins.map { $0["name"] as? String } == ["calculator", "clock", "text", "units"])
+        let kept = try #require(document?["kept_images"] as? [String: Any])
+        // SwiftPM links every bundled plugin with swiftc, which registers it with the Swift runtime.
+        #expect(kept["count"] as? Int == 4)
+        #expect((document?["failures"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func checksPlugins() throws {
+        let good = try skillhost("check", Paths.products + "/libskill-units.so")
+        #expect(good.status == 0)
+        #expect(good.stdout.hasPrefix(Paths.products + "/libskill-units.so: ok — plugin units 1.0.0 (Unit conversions and small integer helpers), 8 skills, carries Swift runtime metadata (kept mapped after unload)\n"))
+        #expect(good.stdout.contains("gcd — Greatest common divisor [read-only, idempotent]\n  typed skill: int64 gcd(int64 a, int64 b)\n"))
+        #expect(good.stdout.contains("  input schema (generated from the signature):\n    {\n      \"type\": \"object\","))
+
+        let folder = Paths.temporaryDirectory("cli-check")
+        let source = """
+            #include "skill_sdk.h"
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("Bad", "T", "", "{", 0, 0, NULL),
+            };
+            SKILL_PLUGIN("bad", "1.0.0", "broken on purpose", skills)
+            """
+        let bad = try Fixture.compile(source, name: "bad", into: folder)
+        let result = try skillhost("check", bad)
+        #expect(result.status == 1)
+        #expect(result.stdout == """
+            \(bad): rejected, 4 problems:
+              - skill "Bad": id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _
+              - skill "Bad": description is missing; the model needs it to decide when to call the skill
+              - skill "Bad": input schema is not valid JSON: invalid JSON at byte 1: expected a member name in double quotes
+              - skill "Bad": JSON skill without invoke: set invoke, or make it a typed skill with signature and function
+
+            """)
+        let missing = try skillhost("check", folder + "/nothing.so")
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "skillhost: \(folder)/nothing.so: no such file\n")
+    }
+
+    @Test func explainsCommandLineMistakes() throws {
+        let command = try skillhost("lst")
+        #expect(command.status == 2)
+        #expect(command.stderr == "skillhost: unknown command \"lst\"\nhint: did you mean skillhost list?\n")
+        let option = try skillhost("list", "--jsn")
+        #expect(option.stderr == "skillhost: unknown option --jsn\nhint: did you mean --json?\n")
+        let missing = try skillhost("call")
+        #expect(missing.stderr == "skillhost: call needs a skill id\nhint: usage: skillhost call <skill> '<json arguments>'\n")
+        let timeout = try skillhost("call", "calculator", "{}", "--timeout", "soon")
+        #expect(timeout.stderr == "skillhost: --timeout soon is not a duration\nhint: use milliseconds (500) or 500ms, 2s, 1m\n")
+        let folder = try skillhost("list", "--plugins", "/nonexistent/folder")
+        #expect(folder.status == 2)
+        #expect(folder.stderr == "skillhost: --plugins /nonexistent/folder: no such folder\nhint: create it or fix the path\n")
+    }
+
+    @Test(arguments: ["list", "call", "check", "help"])
+    func everyCommandHasHelp(command: String) throws {
+        let result = try skillhost(command, "--help")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Usage:") || result.stdout.contains("skillhost —"))
+    }
+
+    /// The C example in README.md, built with the README's cc line and dropped into the user plugins folder.
+    @Test func theReadmeExampleWorksAsWritten() throws {
+        let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try #require(readme.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)
+        let buildLine = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cc -shared") })
+        #expect(source.split(separator: "\n").count <= 25, "the example stays short")
+        let work = Paths.temporaryDirectory("readme")
+        try source.write(toFile: work + "/hello.c", atomically: true, encoding: .utf8)
+        let command = buildLine.replacingOccurrences(of: "SkillSDK/include", with: Paths.sdkInclude)
+        let build = try runProcess("/bin/sh", ["-c", "cd \(work) && \(command)"])
+        #expect(build.status == 0, "\(build.stderr)")
+        let plugins = home + "/data/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: work + "/hello.so", toPath: plugins + "/hello.so")
+        let list = try skillhost("list")
+        #expect(list.stdout.contains("hypotenuse"))
+        #expect(list.stdout.contains("greet"))
+        #expect(try skillhost("call", "hypotenuse", #"{"a": 3, "b": 4}"#).stdout == "5\n")
+        #expect(try skillhost("call", "greet", #"{"name": "Ada"}"#).stdout == "Hello, Ada!\n")
+    }
+}
