@@ -81,7 +81,8 @@ final class Skill: @unchecked Sendable {
     ///
     /// - Important: executes plugin code; never call it on the Swift cooperative pool (the runner calls it on
     ///   its own threads; benchmarks call it directly).
-    func execute(arguments: JSONValue, argumentText: String?, context: CallContext) -> SkillOutcome {
+    /// `context` is only built for JSON skills (typed skills have no call API).
+    func execute(arguments: JSONValue, argumentText: String?, context: @autoclosure () -> CallContext) -> SkillOutcome {
         switch implementation {
         case .typed(let function):
             guard case .object(let object) = arguments else {
@@ -93,8 +94,9 @@ final class Skill: @unchecked Sendable {
             }
         case .json(let invoke):
             let text = argumentText ?? arguments.jsonText
+            let context = context()
             let code = text.withCString { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, $0) }
-            return outcome(code: code, context: context)
+            return withExtendedLifetime(context) { outcome(code: code, context: context) }
         }
     }
 

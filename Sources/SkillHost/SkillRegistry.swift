@@ -239,8 +239,9 @@ public final class SkillRegistry: Sendable {
         switch prepare(id, arguments) {
         case .failure(let failed): outcome = failed.outcome
         case .success(let prepared):
-            let context = CallContext(skill: prepared.skill, onProgress: nil, log: configuration.log)
-            outcome = prepared.skill.execute(arguments: prepared.arguments, argumentText: prepared.text, context: context)
+            outcome = prepared.skill.execute(
+                arguments: prepared.arguments, argumentText: prepared.text,
+                context: CallContext(skill: prepared.skill, onProgress: nil, log: configuration.log))
         }
         outcome.duration = .now - start
         return outcome
@@ -261,18 +262,19 @@ public final class SkillRegistry: Sendable {
         guard let skill = state.withLock({ $0.skills[id] }) else {
             return .failure(Rejected(outcome: .failure(.error, unknownSkillMessage(id))))
         }
-        let text = arguments.allSatisfy(\.isWhitespace) ? "{}" : arguments
+        let blank = arguments.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let text = blank ? "{}" : arguments
         let parsed: JSONValue
         do {
             parsed = try JSONValue(parsing: text)
         } catch {
             return .failure(Rejected(outcome: .failure(.invalidArgs, "arguments are not valid JSON: \(error)")))
         }
-        switch skill.schema.validate(parsed) {
-        case .invalid(let issues):
-            return .failure(Rejected(outcome: .failure(.invalidArgs, issues.summary)))
-        case .valid(let value):
-            return .success(Prepared(skill: skill, arguments: value, text: value == parsed ? text : nil))
+        switch skill.schema.check(parsed) {
+        case .failure(let invalid):
+            return .failure(Rejected(outcome: .failure(.invalidArgs, invalid.issues.summary)))
+        case .success(let replacement):
+            return .success(Prepared(skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil))
         }
     }
 

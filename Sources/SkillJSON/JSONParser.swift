@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why a text is not JSON: a sentence with the byte offset where parsing stopped.
 public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendable {
     /// What was wrong, e.g. `expected ',' or '}' after an object member`.
@@ -284,9 +290,20 @@ struct JSONParser {
         }
         let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
         if isInteger, let value = Self.int64(text) { return .int(value) }
-        guard let value = Double(String(decoding: text, as: UTF8.self)) else {
-            index = start
-            throw fail("invalid number")
+        // The grammar is already checked, so strtod parses exactly this span; copy it to add the terminator.
+        let value: Double
+        if text.count < 64 {
+            value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+                for offset in 0..<text.count { buffer[offset] = CChar(bitPattern: text[offset]) }
+                buffer[text.count] = 0
+                return strtod(buffer.baseAddress.unsafelyUnwrapped, nil)
+            }
+        } else {
+            guard let parsed = Double(String(decoding: text, as: UTF8.self)) else {
+                index = start
+                throw fail("invalid number")
+            }
+            value = parsed
         }
         return .double(value)
     }

@@ -32,10 +32,18 @@ public struct JSONSchema: Sendable {
     ///     number or boolean and fills in `default`s of missing properties; `.strict` does neither.
     /// - Returns: the (possibly coerced) value, or every problem found.
     public func validate(_ value: JSONValue, options: ValidationOptions = .lenient) -> ValidationResult {
+        switch check(value, options: options) {
+        case .success(let replacement): return .valid(replacement ?? value)
+        case .failure(let issues): return .invalid(issues.issues)
+        }
+    }
+
+    /// Like `validate`, but says whether anything changed: `.success(nil)` means the value is valid as given.
+    public func check(_ value: JSONValue, options: ValidationOptions = .lenient) -> Result<JSONValue?, ValidationIssues> {
         var validator = Validator(options: options)
         let replacement = validator.check(value, root)
-        if validator.issues.isEmpty { return .valid(replacement ?? value) }
-        return .invalid(validator.issues)
+        if validator.issues.isEmpty { return .success(replacement) }
+        return .failure(ValidationIssues(issues: validator.issues))
     }
 }
 
@@ -85,6 +93,11 @@ public struct ValidationIssue: Sendable, Equatable, CustomStringConvertible {
 
     /// `$.expression: expected string, got number`.
     public var description: String { "\(path): \(message)" }
+}
+
+/// The issues of an invalid value, as an error.
+public struct ValidationIssues: Error, Sendable, Equatable {
+    public let issues: [ValidationIssue]
 }
 
 extension Array where Element == ValidationIssue {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON value.
 ///
 /// Numbers keep their integer precision: a literal without fraction or exponent that fits `Int64` is `.int`,
@@ -137,5 +143,13 @@ public struct JSONObject: Sendable, Equatable {
 /// Schema's `const`/`enum` and member names must not.
 @inline(__always)
 func sameScalars(_ a: String, _ b: String) -> Bool {
-    a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+    let count = a.utf8.count
+    guard count == b.utf8.count else { return false }
+    let fast = a.utf8.withContiguousStorageIfAvailable { pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in
+            count == 0 || memcmp(pa.baseAddress.unsafelyUnwrapped, pb.baseAddress.unsafelyUnwrapped, count) == 0
+        }
+    }
+    if let fast, let result = fast { return result }
+    return a.utf8.elementsEqual(b.utf8)
 }
