@@ -36,7 +36,8 @@ let package = Package(
         .target(
             name: "PluginUnits", dependencies: ["SkillSDK"], path: "Plugins/units", publicHeadersPath: ".",
             cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "PluginText", dependencies: ["SkillSDK"], path: "Plugins/text", publicHeadersPath: ".",
+        .target(
+            name: "PluginText", dependencies: ["SkillSDK"], path: "Plugins/text", publicHeadersPath: ".",
             cSettings: pluginCSettings),
         .target(name: "PluginClock", dependencies: ["SkillSDKSwift"], path: "Plugins/clock"),
 

@@ -21,7 +21,8 @@ enum DescriptorValidator {
         guard Int(plugin.struct_size) >= minimumPluginSize else {
             return .failure(
                 ProblemList([
-                    .structTooSmall(structName: "skill_plugin", size: Int(plugin.struct_size), minimum: minimumPluginSize)
+                    .structTooSmall(
+                        structName: "skill_plugin", size: Int(plugin.struct_size), minimum: minimumPluginSize)
                 ]))
         }
         guard plugin.abi_major == SKILL_ABI_MAJOR else {
@@ -75,7 +76,8 @@ enum DescriptorValidator {
             return .failure(
                 ProblemList([
                     .structTooSmall(
-                        structName: "skill_descriptor", size: Int(descriptor.struct_size), minimum: minimumDescriptorSize)
+                        structName: "skill_descriptor", size: Int(descriptor.struct_size),
+                        minimum: minimumDescriptorSize)
                 ]))
         }
         let id = descriptor.id.map { pluginString($0) }
@@ -90,13 +92,18 @@ enum DescriptorValidator {
             problem("id is missing; set skill_descriptor.id")
         }
         let description = descriptor.description.map { pluginString($0) } ?? ""
-        if description.isEmpty { problem("description is missing; the model needs it to decide when to call the skill") }
+        if description.isEmpty {
+            problem("description is missing; the model needs it to decide when to call the skill")
+        }
         let risk = SkillRisk(code: descriptor.risk)
-        if risk == nil { problem("risk \(descriptor.risk) is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE") }
+        if risk == nil {
+            problem("risk \(descriptor.risk) is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE")
+        }
         let flags = SkillFlags(rawValue: descriptor.flags)
         if !SkillFlags.known.isSuperset(of: flags) {
-            problem("flags 0x\(String(descriptor.flags, radix: 16)) contain unknown bits; use SKILL_IDEMPOTENT, "
-                + "SKILL_OPEN_WORLD and SKILL_SERIAL")
+            problem(
+                "flags 0x\(String(descriptor.flags, radix: 16)) contain unknown bits; use SKILL_IDEMPOTENT, "
+                    + "SKILL_OPEN_WORLD and SKILL_SERIAL")
         }
 
         // The declared schema, if any.

@@ -139,8 +139,12 @@ final class InvocationRunner: Sendable {
     }
 
     private func isEligible(_ job: Job, _ state: State) -> Bool {
-        if state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] >= limits.perPluginConcurrency { return false }
-        if job.skill.info.flags.contains(.serial), state.serialBusy.contains(ObjectIdentifier(job.skill)) { return false }
+        if state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] >= limits.perPluginConcurrency {
+            return false
+        }
+        if job.skill.info.flags.contains(.serial), state.serialBusy.contains(ObjectIdentifier(job.skill)) {
+            return false
+        }
         return true
     }
 
@@ -224,8 +228,10 @@ final class InvocationRunner: Sendable {
         let message: String
         switch ending {
         case .timeout:
-            message = "\(job.skill.info.id) timed out after \(humanDuration(job.timeout))"
-                + (started ? "" : " while waiting for a free slot (too many calls to plugin \"\(job.skill.info.plugin)\")")
+            message =
+                "\(job.skill.info.id) timed out after \(humanDuration(job.timeout))"
+                + (started
+                    ? "" : " while waiting for a free slot (too many calls to plugin \"\(job.skill.info.plugin)\")")
         case .cancelled:
             message = "\(job.skill.info.id) was cancelled"
         }
@@ -381,7 +387,8 @@ extension Duration {
     /// The duration as a Dispatch interval (nanosecond precision, clamped to a year).
     var dispatchInterval: DispatchTimeInterval {
         let components = self.components
-        let nanoseconds = min(components.seconds, 365 * 24 * 3600) * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let nanoseconds =
+            min(components.seconds, 365 * 24 * 3600) * 1_000_000_000 + components.attoseconds / 1_000_000_000
         return .nanoseconds(Int(max(0, nanoseconds)))
     }
 }

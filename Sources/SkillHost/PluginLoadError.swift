@@ -49,9 +49,11 @@ public enum PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
         case .unreadable(let reason): return "cannot be read: \(reason)"
         case .notELF:
             return "is not a shared library (no ELF header); build it with cc -shared -fPIC"
-        case .wrongClass: return "is a 32-bit library; rebuild it as 64-bit for \(ELFInspector.machineName(ELFInspector.hostMachine))"
+        case .wrongClass:
+            return "is a 32-bit library; rebuild it as 64-bit for \(ELFInspector.machineName(ELFInspector.hostMachine))"
         case .wrongArchitecture(let found):
-            return "is built for \(found), but this host runs on \(ELFInspector.machineName(ELFInspector.hostMachine)); "
+            return
+                "is built for \(found), but this host runs on \(ELFInspector.machineName(ELFInspector.hostMachine)); "
                 + "rebuild it for this machine"
         case .notSharedLibrary:
             return "is an executable or object file, not a shared library; build it with cc -shared -fPIC"
@@ -116,7 +118,8 @@ public struct PluginLoadError: Error, Equatable, Sendable, CustomStringConvertib
         let name = file.split(separator: "/").last.map(String.init) ?? file
         var line = "\(name): \(problems[0])"
         if problems.count > 1 {
-            line += " (and \(problems.count - 1) more problem\(problems.count == 2 ? "" : "s"); "
+            line +=
+                " (and \(problems.count - 1) more problem\(problems.count == 2 ? "" : "s"); "
                 + "run skillhost check \(file))"
         }
         return line

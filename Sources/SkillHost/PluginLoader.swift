@@ -67,7 +67,8 @@ final class PluginLoader: Sendable {
         let base = (file as NSString).lastPathComponent
         let copy = copyDirectory.appendingPathComponent("\(number)-\(base)").path
         guard FileManager.default.createFile(atPath: copy, contents: Data(bytes)) else {
-            return .failure(PluginLoadError(file: file, problems: [.unreadable("cannot write a private copy to \(copy)")]))
+            return .failure(
+                PluginLoadError(file: file, problems: [.unreadable("cannot write a private copy to \(copy)")]))
         }
         defer { unlink(copy) }  // the mapping keeps the inode alive; nothing is left behind on disk
 
@@ -75,7 +76,9 @@ final class PluginLoader: Sendable {
         if summary.containsSwift { flags |= RTLD_NODELETE }
         guard let handle = dlopen(copy, flags) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
-            return .failure(PluginLoadError(file: file, problems: [.dlopenFailed(reason.replacingOccurrences(of: copy, with: base))]))
+            return .failure(
+                PluginLoadError(
+                    file: file, problems: [.dlopenFailed(reason.replacingOccurrences(of: copy, with: base))]))
         }
         guard let symbol = dlsym(handle, SKILL_PLUGIN_ENTRY_SYMBOL) else {
             dlclose(handle)
@@ -100,7 +103,9 @@ final class PluginLoader: Sendable {
     }
 
     /// Calls the plugin's `init` with its data directory and builds the registered objects.
-    func initialize(_ candidate: PluginCandidate, dataDirectory: URL) -> Result<(LoadedPlugin, [Skill]), PluginLoadError> {
+    func initialize(_ candidate: PluginCandidate, dataDirectory: URL) -> Result<
+        (LoadedPlugin, [Skill]), PluginLoadError
+    > {
         do {
             try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         } catch {
@@ -108,7 +113,9 @@ final class PluginLoader: Sendable {
             return .failure(
                 PluginLoadError(
                     file: candidate.file,
-                    problems: [.other("cannot create the data directory \(dataDirectory.path): \(error.localizedDescription)")]))
+                    problems: [
+                        .other("cannot create the data directory \(dataDirectory.path): \(error.localizedDescription)")
+                    ]))
         }
         let host = HostRecord(dataDirectory: dataDirectory.path, hostVersion: hostVersion)
         var state: UnsafeMutableRawPointer?
@@ -120,7 +127,8 @@ final class PluginLoader: Sendable {
             if code != 0 {
                 discard(candidate)
                 let message = errorBuffer.withUnsafeBufferPointer { pluginString($0.baseAddress) }
-                return .failure(PluginLoadError(file: candidate.file, problems: [.initFailed(code: code, message: message)]))
+                return .failure(
+                    PluginLoadError(file: candidate.file, problems: [.initFailed(code: code, message: message)]))
             }
         }
         let plugin = LoadedPlugin(
@@ -130,8 +138,10 @@ final class PluginLoader: Sendable {
         let skills = candidate.skills.map { validated in
             Skill(
                 info: SkillInfo(
-                    id: validated.id, title: validated.title, description: validated.description, plugin: candidate.name,
-                    pluginVersion: candidate.version, file: candidate.file, risk: validated.risk, flags: validated.flags,
+                    id: validated.id, title: validated.title, description: validated.description,
+                    plugin: candidate.name,
+                    pluginVersion: candidate.version, file: candidate.file, risk: validated.risk,
+                    flags: validated.flags,
                     timeout: validated.timeout, inputSchema: validated.schema.document,
                     schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind),
                 schema: validated.schema, implementation: validated.implementation, plugin: plugin)
@@ -164,7 +174,9 @@ final class HostRecord: @unchecked Sendable {
                 host_version: copies.count == 3 ? UnsafePointer(copies[1]) : nil,
                 data_dir: copies.count == 3 ? UnsafePointer(copies[2]) : nil,
                 log: { level, message in
-                    HostLog.emit(LogRecord(level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message)))
+                    HostLog.emit(
+                        LogRecord(level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message))
+                    )
                 }))
     }
 

@@ -108,7 +108,8 @@ final class Skill: @unchecked Sendable {
             case SKILL_ERR_INVALID_ARGS:
                 return .failure(.invalidArgs, message ?? "the skill rejected its arguments (no message given)")
             case SKILL_ERR_CANCELLED: return .failure(.cancelled, message ?? "the skill stopped after cancellation")
-            case SKILL_ERR_UNAVAILABLE: return .failure(.error, message ?? "the skill is unavailable (no message given)")
+            case SKILL_ERR_UNAVAILABLE:
+                return .failure(.error, message ?? "the skill is unavailable (no message given)")
             case SKILL_ERR_FAILED: return .failure(.error, message ?? "the skill failed without a message")
             default: return .failure(.error, message ?? "the skill failed with unknown status \(code)")
             }

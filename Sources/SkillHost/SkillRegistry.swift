@@ -97,7 +97,7 @@ public final class SkillRegistry: Sendable {
                 }
             }
             if case .failure(let error) = result {
-                configuration.log(LogRecord(level: .warning, source: "host", message: error.description))
+                configuration.log(LogRecord(level: .info, source: "host", message: error.description))
             }
             return result
         }
@@ -115,7 +115,9 @@ public final class SkillRegistry: Sendable {
                 problems.append(.duplicatePluginName(candidate.name, otherFile: other.plugin.file))
             }
             for skill in candidate.skills {
-                if let owner = state.skills[skill.id] { problems.append(.skillIDTaken(skill.id, plugin: owner.info.plugin)) }
+                if let owner = state.skills[skill.id] {
+                    problems.append(.skillIDTaken(skill.id, plugin: owner.info.plugin))
+                }
             }
             return problems
         }
@@ -164,7 +166,8 @@ public final class SkillRegistry: Sendable {
                 state = State()
                 return entries
             }
-            for entry in entries where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0 {
+            for entry in entries
+            where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0 {
                 entry.plugin.unload()
             }
             try? FileManager.default.removeItem(at: copyDirectory)
@@ -274,7 +277,8 @@ public final class SkillRegistry: Sendable {
         case .failure(let invalid):
             return .failure(Rejected(outcome: .failure(.invalidArgs, invalid.issues.summary)))
         case .success(let replacement):
-            return .success(Prepared(skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil))
+            return .success(
+                Prepared(skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil))
         }
     }
 

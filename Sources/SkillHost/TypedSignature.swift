@@ -98,7 +98,8 @@ struct TypedSignature: Equatable, Sendable {
             if types.isEmpty || !Set(types).isSubset(of: parameter.type.compatibleSchemaTypes) {
                 let declaredType = types.isEmpty ? "no type" : "type \"\(types.joined(separator: "\", \""))\""
                 problems.append(
-                    "property \"\(parameter.name)\" has \(declaredType) but the parameter is \(parameter.type.rawValue)")
+                    "property \"\(parameter.name)\" has \(declaredType) but the parameter is \(parameter.type.rawValue)"
+                )
             }
             if !required.contains(parameter.name) {
                 problems.append("parameter \"\(parameter.name)\" must be listed in \"required\"")
@@ -172,8 +173,9 @@ struct SignatureScanner {
         skipSpaces()
         let start = position
         while position < characters.count,
-            characters[position] == "_" || characters[position].isASCII
-                && (characters[position].isLetter || (position > start && characters[position].isNumber))
+            characters[position] == "_"
+                || characters[position].isASCII
+                    && (characters[position].isLetter || (position > start && characters[position].isNumber))
         {
             position += 1
         }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a text is not JSON: a sentence with the byte offset where parsing stopped.
@@ -320,7 +320,8 @@ struct JSONParser {
         while position < text.count {
             let digit = Int64(text[position] - UInt8(ascii: "0"))
             let (times10, o1) = value.multipliedReportingOverflow(by: 10)
-            let (next, o2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+            let (next, o2) =
+                negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
             if o1 || o2 { return nil }
             value = next
             position += 1

@@ -39,7 +39,8 @@ public struct JSONSchema: Sendable {
     }
 
     /// Like `validate`, but says whether anything changed: `.success(nil)` means the value is valid as given.
-    public func check(_ value: JSONValue, options: ValidationOptions = .lenient) -> Result<JSONValue?, ValidationIssues> {
+    public func check(_ value: JSONValue, options: ValidationOptions = .lenient) -> Result<JSONValue?, ValidationIssues>
+    {
         var validator = Validator(options: options)
         let replacement = validator.check(value, root)
         if validator.issues.isEmpty { return .success(replacement) }

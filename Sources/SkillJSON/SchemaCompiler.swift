@@ -55,7 +55,8 @@ struct SchemaCompiler {
             try fill(node, from: object, base: base, localPointer: localPointer, pointer: pointer)
             return node
         default:
-            throw SchemaError(pointer: pointer, reason: "a schema must be an object or a boolean, got \(value.typeName)")
+            throw SchemaError(
+                pointer: pointer, reason: "a schema must be an object or a boolean, got \(value.typeName)")
         }
     }
 
@@ -139,10 +140,13 @@ struct SchemaCompiler {
             }
             for member in members.members {
                 node.patternProperties.append(
-                    (try regex(member.key, "patternProperties"), try sub(member.value, "patternProperties", member.key)))
+                    (try regex(member.key, "patternProperties"), try sub(member.value, "patternProperties", member.key))
+                )
             }
         }
-        if let value = object["additionalProperties"] { node.additionalProperties = try sub(value, "additionalProperties") }
+        if let value = object["additionalProperties"] {
+            node.additionalProperties = try sub(value, "additionalProperties")
+        }
         if let value = object["required"] {
             guard case .array(let names) = value else {
                 throw SchemaError(pointer: pointer, reason: "\"required\" must be an array of property names")

@@ -24,10 +24,13 @@ struct Validator {
             switch component {
             case .index(let i): text += "[\(i)]"
             case .key(let key):
-                let simple = !key.isEmpty && key.utf8.allSatisfy { byte in
-                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-                        || byte == 0x5F || byte == 0x2D
-                }
+                let simple =
+                    !key.isEmpty
+                    && key.utf8.allSatisfy { byte in
+                        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
+                            || (byte >= 0x30 && byte <= 0x39)
+                            || byte == 0x5F || byte == 0x2D
+                    }
                 text += simple ? ".\(key)" : "[\(JSONValue.string(key).jsonText)]"
             }
         }
@@ -309,7 +312,8 @@ public enum EditDistance {
         for i in 1...a.count {
             current[0] = i
             for j in 1...b.count {
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                current[j] = Swift.min(
+                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
             swap(&previous, &current)
         }

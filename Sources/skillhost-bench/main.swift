@@ -73,7 +73,9 @@ struct Row {
         let p10 = runs.map { $0.percentile(0.1) }
         let p90 = runs.map { $0.percentile(0.9) }
         func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        func format(_ ns: Double) -> String { ns >= 10_000 ? String(format: "%.1f µs", ns / 1000) : String(format: "%.2f µs", ns / 1000) }
+        func format(_ ns: Double) -> String {
+            ns >= 10_000 ? String(format: "%.1f µs", ns / 1000) : String(format: "%.2f µs", ns / 1000)
+        }
         let spread = "\(format(medians.min() ?? 0)) – \(format(medians.max() ?? 0))"
         return "| \(name) | \(format(mid(medians))) | \(format(mid(p10))) | \(format(mid(p90))) | \(spread) |"
     }
@@ -111,7 +113,8 @@ func compileFixture() throws -> String {
 }
 
 func bundledPluginFolder() -> String {
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let executable =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     return (executable as NSString).deletingLastPathComponent
 }
 
@@ -160,24 +163,35 @@ func main() async throws {
     _ = try registry.load(file: fixture).get()
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
 
-    print("skillhost-bench: \(options.runs) runs × \(options.calls) calls each; per call: median, p10, p90 (medians across runs); spread = range of run medians")
+    print(
+        "skillhost-bench: \(options.runs) runs × \(options.calls) calls each; per call: median, p10, p90 (medians across runs); spread = range of run medians"
+    )
     print("")
     print("| measurement | median | p10 | p90 | spread of medians |")
     print("|---|---|---|---|---|")
 
-    print(Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture)).line)
+    print(
+        Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture)).line)
 
     var resultBytes = 0
     func call(_ id: String, _ arguments: String) {
         let outcome = registry.invokeOnCurrentThread(id, arguments: arguments)
         resultBytes &+= (outcome.result ?? .null).jsonText.utf8.count  // JSON out
     }
-    print(Row(name: "typed skill bench_add via registry, JSON in → JSON out", runs: measure(options) {
-        call("bench_add", #"{"a":1.5,"b":2.25}"#)
-    }).line)
-    print(Row(name: "calculator \"(23+7)*2\" via registry, JSON in → JSON out", runs: measure(options) {
-        call("calculator", #"{"expression":"(23+7)*2"}"#)
-    }).line)
+    print(
+        Row(
+            name: "typed skill bench_add via registry, JSON in → JSON out",
+            runs: measure(options) {
+                call("bench_add", #"{"a":1.5,"b":2.25}"#)
+            }
+        ).line)
+    print(
+        Row(
+            name: "calculator \"(23+7)*2\" via registry, JSON in → JSON out",
+            runs: measure(options) {
+                call("calculator", #"{"expression":"(23+7)*2"}"#)
+            }
+        ).line)
 
     if options.syncOnly { exit(resultBytes == 0 ? 1 : 0) }
 
@@ -194,7 +208,11 @@ func main() async throws {
         }
         asyncRuns.append(Run(samples: samples))
     }
-    print(Row(name: "typed skill bench_add via `await invoke` (pool thread hand-off, \(asyncOptions.calls) calls/run)", runs: Array(asyncRuns.dropFirst())).line)
+    print(
+        Row(
+            name: "typed skill bench_add via `await invoke` (pool thread hand-off, \(asyncOptions.calls) calls/run)",
+            runs: Array(asyncRuns.dropFirst())
+        ).line)
 
     // Deadline precision: a call that never returns in time; how late does its caller resume?
     var lateness: [Double] = []
@@ -206,8 +224,11 @@ func main() async throws {
     }
     let late = Run(samples: lateness)
     print("")
-    print(String(format: "deadline overshoot of a stuck call (50 ms timeout, 30 calls): median %.2f ms, p90 %.2f ms, max %.2f ms",
-                 late.percentile(0.5) / 1e6, late.percentile(0.9) / 1e6, (lateness.max() ?? 0) / 1e6))
+    print(
+        String(
+            format:
+                "deadline overshoot of a stuck call (50 ms timeout, 30 calls): median %.2f ms, p90 %.2f ms, max %.2f ms",
+            late.percentile(0.5) / 1e6, late.percentile(0.9) / 1e6, (lateness.max() ?? 0) / 1e6))
     if resultBytes == 0 { print("") }
     exit(0)  // the stuck bench_block calls are abandoned, not awaited
 }

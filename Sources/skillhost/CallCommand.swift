@@ -26,8 +26,9 @@ enum CallCommand {
         } else if outcome.status == .ok {
             print((outcome.result ?? .null).displayText)
         } else {
-            printError("\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
-                + (outcome.error ?? "unknown error"))
+            printError(
+                "\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
+                    + (outcome.error ?? "unknown error"))
             if outcome.error?.hasPrefix("unknown skill") == true {
                 let failures = registry.failures
                 if !failures.isEmpty {

@@ -30,7 +30,8 @@ struct HostSetup {
 
     /// Creates the registry and loads the default folders (unless disabled) and `extraFolders`.
     static func assemble(
-        extraFolders: [String], defaultFolders: Bool, environment: [String: String], log: @escaping @Sendable (LogRecord) -> Void
+        extraFolders: [String], defaultFolders: Bool, environment: [String: String],
+        log: @escaping @Sendable (LogRecord) -> Void
     ) throws(CLIError) -> HostSetup {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
@@ -58,7 +59,8 @@ struct HostSetup {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
             else {
-                throw CLIError.usage(UsageError("--plugins \(folder): no such folder", hint: "create it or fix the path"))
+                throw CLIError.usage(
+                    UsageError("--plugins \(folder): no such folder", hint: "create it or fix the path"))
             }
             registry.loadFolder(folder)
             folders.append((folder, false))

@@ -8,7 +8,8 @@ enum ListOutput {
         let registry = setup.registry
         let skills = registry.skills
         let plugins = registry.plugins
-        var out = "\(skills.count) skill\(skills.count == 1 ? "" : "s") from \(plugins.count) "
+        var out =
+            "\(skills.count) skill\(skills.count == 1 ? "" : "s") from \(plugins.count) "
             + "plugin\(plugins.count == 1 ? "" : "s")\n"
         if !skills.isEmpty {
             let rows = skills.map { skill in
@@ -40,12 +41,15 @@ enum ListOutput {
                     [
                         "name": .string(plugin.name), "version": .string(plugin.version),
                         "description": .string(plugin.description), "file": .string(plugin.file),
-                        "skills": .array(plugin.skillIDs.map { .string($0) }), "keeps_mapped": .bool(plugin.keepsMapped),
+                        "skills": .array(plugin.skillIDs.map { .string($0) }),
+                        "keeps_mapped": .bool(plugin.keepsMapped),
                         "image_bytes": .int(Int64(plugin.imageSize)),
                     ]
                 }),
             "failures": .array(registry.failures.map(failureJSON)),
-            "kept_images": ["count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.reduce(0) { $0 + $1.imageSize }))],
+            "kept_images": [
+                "count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.reduce(0) { $0 + $1.imageSize })),
+            ],
             "folders": .array(setup.folders.map { .string($0.path) }),
         ]
         return document.prettyJSONText + "\n"
@@ -60,7 +64,8 @@ enum ListOutput {
             (key: "flags", value: .array(skill.flags.names.map { .string($0) })),
         ])
         if let timeout = skill.timeout {
-            object["timeout_ms"] = .int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            object["timeout_ms"] = .int(
+                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         }
         switch skill.kind {
         case .json: object["kind"] = "json"

@@ -37,7 +37,8 @@ struct SkillhostCLI {
     static func main() async {
         let code: Int32
         do {
-            code = try await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            code = try await run(
+                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         } catch {
             switch error {
             case .usage(let usage):
@@ -73,7 +74,8 @@ struct SkillhostCLI {
             return ExitCode.ok.rawValue
         case .list(let json):
             let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
+                log: log)
             defer { setup.registry.shutdown() }
             print(json ? ListOutput.json(setup) : ListOutput.table(setup), terminator: "")
             return ExitCode.ok.rawValue
@@ -90,7 +92,8 @@ struct SkillhostCLI {
             return ExitCode.ok.rawValue
         case .call(let skill, let arguments, let json, let timeout):
             let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
+                log: log)
             defer { setup.registry.shutdown() }
             return try await CallCommand.run(
                 registry: setup.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)

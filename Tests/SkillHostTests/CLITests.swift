@@ -30,7 +30,9 @@ struct CLITests {
     @Test func printsTheJSONEnvelopeAndExitCodes() throws {
         let ok = try skillhost("call", "calculator", #"{"expression":"2^10"}"#, "--json")
         #expect(ok.status == 0)
-        #expect(ok.stdout.range(of: #"^\{"status":"ok","result":1024,"duration_ms":[0-9.]+\}\n$"#, options: .regularExpression) != nil)
+        #expect(
+            ok.stdout.range(
+                of: #"^\{"status":"ok","result":1024,"duration_ms":[0-9.]+\}\n$"#, options: .regularExpression) != nil)
 
         let error = try skillhost("call", "calculator", #"{"expression":"1/0"}"#, "--json")
         #expect(error.status == 1)
@@ -53,7 +55,8 @@ struct CLITests {
         let folder = Paths.temporaryDirectory("cli-plugins")
         _ = try Fixture.compileFile("behaviours.c", into: folder)
         let start = Date()
-        let result = try skillhost("call", "block", #"{"ms":5000}"#, "--timeout", "300ms", "--plugins", folder, "--json")
+        let result = try skillhost(
+            "call", "block", #"{"ms":5000}"#, "--timeout", "300ms", "--plugins", folder, "--json")
         #expect(result.status == 4)
         #expect(result.stdout.hasPrefix(#"{"status":"timeout","error":"block timed out after 300 ms","duration_ms":"#))
         #expect(Date().timeIntervalSince(start) < 4, "the process exits without waiting for the stuck call")
@@ -68,7 +71,10 @@ struct CLITests {
         #expect(try skillhost("call", "clock_weekday", #"{"date":"2026-11-30"}"#).stdout == "Monday\n")
         let zone = try skillhost("call", "clock_now", #"{"time_zone":"Mars/Olympus"}"#)
         #expect(zone.status == 3)
-        #expect(zone.stderr == "invalid arguments: unknown time zone \"Mars/Olympus\"; use an IANA name such as \"Europe/Paris\" or \"America/New_York\"\n")
+        #expect(
+            zone.stderr
+                == "invalid arguments: unknown time zone \"Mars/Olympus\"; use an IANA name such as \"Europe/Paris\" or \"America/New_York\"\n"
+        )
     }
 
     @Test func listsSkillsAndFailures() throws {
@@ -78,9 +84,21 @@ struct CLITests {
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first == "14 skills from 4 plugins")
-        #expect(lines.contains { $0.range(of: #"^SKILL +TITLE +PLUGIN +RISK +FLAGS +ARGUMENTS$"#, options: .regularExpression) != nil })
-        #expect(lines.contains { $0.range(of: #"^calculator +Calculator +calculator 1\.0\.0 +read-only +idempotent +expression: string$"#, options: .regularExpression) != nil })
-        #expect(lines.contains { $0.range(of: #"^text_summary .* text: string, sentences\?: integer$"#, options: .regularExpression) != nil })
+        #expect(
+            lines.contains {
+                $0.range(of: #"^SKILL +TITLE +PLUGIN +RISK +FLAGS +ARGUMENTS$"#, options: .regularExpression) != nil
+            })
+        #expect(
+            lines.contains {
+                $0.range(
+                    of: #"^calculator +Calculator +calculator 1\.0\.0 +read-only +idempotent +expression: string$"#,
+                    options: .regularExpression) != nil
+            })
+        #expect(
+            lines.contains {
+                $0.range(of: #"^text_summary .* text: string, sentences\?: integer$"#, options: .regularExpression)
+                    != nil
+            })
         #expect(lines.contains("Failed to load (1):"))
         #expect(lines.contains("  broken.so: is not a shared library (no ELF header); build it with cc -shared -fPIC"))
     }
@@ -104,9 +122,16 @@ struct CLITests {
     @Test func checksPlugins() throws {
         let good = try skillhost("check", Paths.products + "/libskill-units.so")
         #expect(good.status == 0)
-        #expect(good.stdout.hasPrefix(Paths.products + "/libskill-units.so: ok — plugin units 1.0.0 (Unit conversions and small integer helpers), 8 skills, carries Swift runtime metadata (kept mapped after unload)\n"))
-        #expect(good.stdout.contains("gcd — Greatest common divisor [read-only, idempotent]\n  typed skill: int64 gcd(int64 a, int64 b)\n"))
-        #expect(good.stdout.contains("  input schema (generated from the signature):\n    {\n      \"type\": \"object\","))
+        #expect(
+            good.stdout.hasPrefix(
+                Paths.products
+                    + "/libskill-units.so: ok — plugin units 1.0.0 (Unit conversions and small integer helpers), 8 skills, carries Swift runtime metadata (kept mapped after unload)\n"
+            ))
+        #expect(
+            good.stdout.contains(
+                "gcd — Greatest common divisor [read-only, idempotent]\n  typed skill: int64 gcd(int64 a, int64 b)\n"))
+        #expect(
+            good.stdout.contains("  input schema (generated from the signature):\n    {\n      \"type\": \"object\","))
 
         let folder = Paths.temporaryDirectory("cli-check")
         let source = """
@@ -119,14 +144,15 @@ struct CLITests {
         let bad = try Fixture.compile(source, name: "bad", into: folder)
         let result = try skillhost("check", bad)
         #expect(result.status == 1)
-        #expect(result.stdout == """
-            \(bad): rejected, 4 problems:
-              - skill "Bad": id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _
-              - skill "Bad": description is missing; the model needs it to decide when to call the skill
-              - skill "Bad": input schema is not valid JSON: invalid JSON at byte 1: expected a member name in double quotes
-              - skill "Bad": JSON skill without invoke: set invoke, or make it a typed skill with signature and function
+        #expect(
+            result.stdout == """
+                \(bad): rejected, 4 problems:
+                  - skill "Bad": id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _
+                  - skill "Bad": description is missing; the model needs it to decide when to call the skill
+                  - skill "Bad": input schema is not valid JSON: invalid JSON at byte 1: expected a member name in double quotes
+                  - skill "Bad": JSON skill without invoke: set invoke, or make it a typed skill with signature and function
 
-            """)
+                """)
         let missing = try skillhost("check", folder + "/nothing.so")
         #expect(missing.status == 1)
         #expect(missing.stderr == "skillhost: \(folder)/nothing.so: no such file\n")
@@ -139,12 +165,18 @@ struct CLITests {
         let option = try skillhost("list", "--jsn")
         #expect(option.stderr == "skillhost: unknown option --jsn\nhint: did you mean --json?\n")
         let missing = try skillhost("call")
-        #expect(missing.stderr == "skillhost: call needs a skill id\nhint: usage: skillhost call <skill> '<json arguments>'\n")
+        #expect(
+            missing.stderr
+                == "skillhost: call needs a skill id\nhint: usage: skillhost call <skill> '<json arguments>'\n")
         let timeout = try skillhost("call", "calculator", "{}", "--timeout", "soon")
-        #expect(timeout.stderr == "skillhost: --timeout soon is not a duration\nhint: use milliseconds (500) or 500ms, 2s, 1m\n")
+        #expect(
+            timeout.stderr
+                == "skillhost: --timeout soon is not a duration\nhint: use milliseconds (500) or 500ms, 2s, 1m\n")
         let folder = try skillhost("list", "--plugins", "/nonexistent/folder")
         #expect(folder.status == 2)
-        #expect(folder.stderr == "skillhost: --plugins /nonexistent/folder: no such folder\nhint: create it or fix the path\n")
+        #expect(
+            folder.stderr
+                == "skillhost: --plugins /nonexistent/folder: no such folder\nhint: create it or fix the path\n")
     }
 
     @Test(arguments: ["list", "call", "check", "help"])
@@ -157,7 +189,8 @@ struct CLITests {
     /// The C example in README.md, built with the README's cc line and dropped into the user plugins folder.
     @Test func theReadmeExampleWorksAsWritten() throws {
         let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try #require(readme.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)
+        let source = try #require(
+            readme.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)
         let buildLine = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cc -shared") })
         #expect(source.split(separator: "\n").count <= 25, "the example stays short")
         let work = Paths.temporaryDirectory("readme")

@@ -36,10 +36,15 @@ struct HeaderTests {
         try Self.source.write(toFile: file, atomically: true, encoding: .utf8)
         let result = try runProcess(
             compiler,
-            language + ["-Wall", "-Wextra", "-pedantic", "-Werror", "-fPIC", "-shared", "-fvisibility=hidden", "-I", Paths.sdkInclude, file, "-o", folder + "/plugin.so"])
+            language + [
+                "-Wall", "-Wextra", "-pedantic", "-Werror", "-fPIC", "-shared", "-fvisibility=hidden", "-I",
+                Paths.sdkInclude, file, "-o", folder + "/plugin.so",
+            ])
         #expect(result.status == 0, "\(result.stderr)")
         let symbols = try runProcess("/usr/bin/nm", ["-D", "--defined-only", folder + "/plugin.so"])
-        let exported = symbols.stdout.split(separator: "\n").filter { $0.contains(" T ") }.map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        let exported = symbols.stdout.split(separator: "\n").filter { $0.contains(" T ") }.map {
+            $0.split(separator: " ").last.map(String.init) ?? ""
+        }
         #expect(exported == ["skill_plugin_entry"], "only the entry point is exported")
     }
 }

@@ -52,11 +52,16 @@ struct TypedSkillTests {
         var slot: UInt64 = 0
         withUnsafeMutableBytes(of: &slot) { buffer in
             let pointer = buffer.baseAddress!
-            #expect(TypedFunction.store(.double(2.5), as: .int64, into: pointer) == .failure(ArgumentReason("expected an integer, got 2.5")))
-            #expect(TypedFunction.store(.double(1e19), as: .int64, into: pointer)
-                == .failure(ArgumentReason("must be between -9223372036854775808 and 9223372036854775807, got 1e+19")))
-            #expect(TypedFunction.store(.int(1 << 40), as: .int32, into: pointer)
-                == .failure(ArgumentReason("must be between -2147483648 and 2147483647, got 1099511627776")))
+            #expect(
+                TypedFunction.store(.double(2.5), as: .int64, into: pointer)
+                    == .failure(ArgumentReason("expected an integer, got 2.5")))
+            #expect(
+                TypedFunction.store(.double(1e19), as: .int64, into: pointer)
+                    == .failure(
+                        ArgumentReason("must be between -9223372036854775808 and 9223372036854775807, got 1e+19")))
+            #expect(
+                TypedFunction.store(.int(1 << 40), as: .int32, into: pointer)
+                    == .failure(ArgumentReason("must be between -2147483648 and 2147483647, got 1099511627776")))
             #expect(TypedFunction.store(.double(3.0), as: .int32, into: pointer) == .success(nil))
         }
         #expect(slot == 3)
@@ -84,13 +89,20 @@ struct TypedSkillTests {
 struct SignatureTests {
     @Test func parsesSignatures() throws {
         let signature = try TypedSignature.parse("  double  f ( double a ,int64 b_2 ) ")
-        #expect(signature == TypedSignature(returnType: .double, name: "f", parameters: [.init(name: "a", type: .double), .init(name: "b_2", type: .int64)]))
+        #expect(
+            signature
+                == TypedSignature(
+                    returnType: .double, name: "f",
+                    parameters: [.init(name: "a", type: .double), .init(name: "b_2", type: .int64)]))
         #expect(try TypedSignature.parse("void g(void)").parameters.isEmpty)
         #expect(try TypedSignature.parse("string h()").returnType == .string)
     }
 
     @Test(arguments: [
-        ("float f(double x)", #"unknown type "float" (use bool, int32, int64, double or string; void only as a return type)"#),
+        (
+            "float f(double x)",
+            #"unknown type "float" (use bool, int32, int64, double or string; void only as a return type)"#
+        ),
         ("double f(double)", "expected a parameter name after double, found ')' at 16"),
         ("double f(double x", "expected ')', found the end"),
         ("double (double x)", "expected the function name, found '(' at 8"),
@@ -116,7 +128,9 @@ struct JSONSkillTests {
         let outcome = await registry.invoke("echo", arguments: #"{"n": "5", "s": [1, {"x": null}]}"#)
         #expect(outcome.status == .ok)
         #expect(outcome.result == ["n": "5", "s": [1, ["x": .null]]])
-        #expect(outcome.envelope.jsonText.hasPrefix(#"{"status":"ok","result":{"n":"5","s":[1,{"x":null}]},"duration_ms":"#))
+        #expect(
+            outcome.envelope.jsonText.hasPrefix(#"{"status":"ok","result":{"n":"5","s":[1,{"x":null}]},"duration_ms":"#)
+        )
     }
 
     @Test func plainTextResultsBecomeStrings() async {
@@ -159,7 +173,9 @@ struct JSONSkillTests {
     @Test func rejectsBadArgumentsBeforeAnyPluginCode() async {
         let notJSON = await registry.invoke("echo", arguments: "{nope")
         #expect(notJSON.status == .invalidArgs)
-        #expect(notJSON.error == "arguments are not valid JSON: invalid JSON at byte 1: expected a member name in double quotes")
+        #expect(
+            notJSON.error
+                == "arguments are not valid JSON: invalid JSON at byte 1: expected a member name in double quotes")
         let array = await registry.invoke("echo", arguments: "[1]")
         #expect(array.error == "$: expected object, got array")
         let unknown = await registry.invoke("ecko", arguments: "{}")

@@ -58,7 +58,9 @@ struct LoaderRejectionTests {
     @Test func rejectsFilesThatAreNotLoadableLibraries() throws {
         let text = folder + "/notes.so"
         try "hello".write(toFile: text, atomically: true, encoding: .utf8)
-        #expect(registry.load(file: text).failure == "notes.so: is not a shared library (no ELF header); build it with cc -shared -fPIC")
+        #expect(
+            registry.load(file: text).failure
+                == "notes.so: is not a shared library (no ELF header); build it with cc -shared -fPIC")
 
         let good = try Fixture.compile(Self.plugin(), name: "good", into: folder)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
@@ -68,8 +70,9 @@ struct LoaderRejectionTests {
         foreign[19] = 0
         let foreignPath = folder + "/foreign.so"
         try Data(foreign).write(to: URL(fileURLWithPath: foreignPath))
-        #expect(registry.load(file: foreignPath).failure
-            == "foreign.so: is built for aarch64, but this host runs on x86_64; rebuild it for this machine")
+        #expect(
+            registry.load(file: foreignPath).failure
+                == "foreign.so: is built for aarch64, but this host runs on x86_64; rebuild it for this machine")
 
         let truncatedPath = folder + "/truncated.so"
         try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: truncatedPath))
@@ -80,53 +83,79 @@ struct LoaderRejectionTests {
         bytes[4] = 1  // ELFCLASS32
         let classPath = folder + "/class32.so"
         try Data(bytes).write(to: URL(fileURLWithPath: classPath))
-        #expect(registry.load(file: classPath).failure == "class32.so: is a 32-bit library; rebuild it as 64-bit for x86_64")
+        #expect(
+            registry.load(file: classPath).failure == "class32.so: is a 32-bit library; rebuild it as 64-bit for x86_64"
+        )
 
         let executable = try Fixture.compile(
             "int main(void) { return 0; }", name: "program", into: folder, flags: ["-no-pie"])
-        #expect(registry.load(file: executable).failure
-            == "program.so: is an executable or object file, not a shared library; build it with cc -shared -fPIC")
+        #expect(
+            registry.load(file: executable).failure
+                == "program.so: is an executable or object file, not a shared library; build it with cc -shared -fPIC")
         #expect(registry.failures.count == 5)
     }
 
     @Test func rejectsBadEntryPoints() throws {
-        #expect(try rejection(Self.prelude + "int unrelated(void) { return 1; }")
-            == "bad.so: does not export skill_plugin_entry; define it with SKILL_PLUGIN(...) from skill_sdk.h (or mark it SKILL_EXPORT)")
-        #expect(try rejection(Self.prelude + "SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) { return NULL; }")
-            == "bad.so: skill_plugin_entry() returned NULL; it must return the plugin's descriptor")
-        #expect(try rejection(Self.prelude + "void unresolved(void); SKILL_EXPORT int x(void) { unresolved(); return 0; }")
-            .hasPrefix("bad.so: cannot be loaded: "))
+        #expect(
+            try rejection(Self.prelude + "int unrelated(void) { return 1; }")
+                == "bad.so: does not export skill_plugin_entry; define it with SKILL_PLUGIN(...) from skill_sdk.h (or mark it SKILL_EXPORT)"
+        )
+        #expect(
+            try rejection(Self.prelude + "SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) { return NULL; }")
+                == "bad.so: skill_plugin_entry() returned NULL; it must return the plugin's descriptor")
+        #expect(
+            try rejection(Self.prelude + "void unresolved(void); SKILL_EXPORT int x(void) { unresolved(); return 0; }")
+                .hasPrefix("bad.so: cannot be loaded: "))
     }
 
     @Test func rejectsVersionAndSizeMismatches() throws {
-        #expect(try rejection(Self.plugin(header: "sizeof(skill_plugin), 2, 0"))
-            == "bad.so: ABI major 2, host 1; rebuild the plugin against this host's skill_sdk.h")
-        #expect(try rejection(Self.plugin(header: "sizeof(skill_plugin), 1, 5"))
-            == "bad.so: ABI minor 5 is newer than the host's 0; update skillhost or rebuild the plugin against this host's skill_sdk.h")
-        #expect(try rejection(Self.plugin(header: "16, 1, 0"))
-            == "bad.so: skill_plugin.struct_size is 16, smaller than the 72 bytes of ABI v1.0; set it to sizeof(skill_plugin)")
-        #expect(try rejection(Self.plugin(skills: "{ 8, \"x\", 0, 0, 0, 0, 0, 0, 0, 0, 0 }"))
-            == "bad.so: skill_descriptor.struct_size is 8, smaller than the 80 bytes of ABI v1.0; set it to sizeof(skill_descriptor)")
+        #expect(
+            try rejection(Self.plugin(header: "sizeof(skill_plugin), 2, 0"))
+                == "bad.so: ABI major 2, host 1; rebuild the plugin against this host's skill_sdk.h")
+        #expect(
+            try rejection(Self.plugin(header: "sizeof(skill_plugin), 1, 5"))
+                == "bad.so: ABI minor 5 is newer than the host's 0; update skillhost or rebuild the plugin against this host's skill_sdk.h"
+        )
+        #expect(
+            try rejection(Self.plugin(header: "16, 1, 0"))
+                == "bad.so: skill_plugin.struct_size is 16, smaller than the 72 bytes of ABI v1.0; set it to sizeof(skill_plugin)"
+        )
+        #expect(
+            try rejection(Self.plugin(skills: "{ 8, \"x\", 0, 0, 0, 0, 0, 0, 0, 0, 0 }"))
+                == "bad.so: skill_descriptor.struct_size is 8, smaller than the 80 bytes of ABI v1.0; set it to sizeof(skill_descriptor)"
+        )
     }
 
     @Test func rejectsBadNames() throws {
         #expect(try rejection(Self.plugin(name: "NULL")) == "bad.so: plugin name is missing; set skill_plugin.name")
-        #expect(try rejection(Self.plugin(name: "\"Bad Name\""))
-            == "bad.so: plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -")
-        #expect(try rejection(Self.plugin(version: "\"\""))
-            == "bad.so: plugin version is missing; set skill_plugin.version (e.g. \"1.0.0\")")
-        #expect(try rejection(Self.plugin(count: "0")) == "bad.so: declares no skills; list at least one skill_descriptor")
-        #expect(try rejection(Self.plugin(skills: "SKILL_JSON(\"Bad-Id\", \"T\", \"D.\", OBJ, 0, 0, invoke)"))
-            == "bad.so: skill \"Bad-Id\": id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _")
-        #expect(try rejection(Self.plugin(skills: "SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke), SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke)"))
-            == "bad.so: skill id \"dup\" is declared twice in this plugin")
+        #expect(
+            try rejection(Self.plugin(name: "\"Bad Name\""))
+                == "bad.so: plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -")
+        #expect(
+            try rejection(Self.plugin(version: "\"\""))
+                == "bad.so: plugin version is missing; set skill_plugin.version (e.g. \"1.0.0\")")
+        #expect(
+            try rejection(Self.plugin(count: "0")) == "bad.so: declares no skills; list at least one skill_descriptor")
+        #expect(
+            try rejection(Self.plugin(skills: "SKILL_JSON(\"Bad-Id\", \"T\", \"D.\", OBJ, 0, 0, invoke)"))
+                == "bad.so: skill \"Bad-Id\": id is invalid; use a lowercase letter followed by up to 63 of a-z, 0-9 and _"
+        )
+        #expect(
+            try rejection(
+                Self.plugin(
+                    skills:
+                        "SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke), SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke)"
+                ))
+                == "bad.so: skill id \"dup\" is declared twice in this plugin")
     }
 
     @Test func rejectsIdsTakenByLoadedPlugins() async throws {
         #expect(try rejection(Self.plugin(), name: "first") == "loaded")
-        #expect(try rejection(Self.plugin(name: "\"other\""), name: "second")
-            == "second.so: skill id \"ok_skill\" is already provided by plugin \"fixture\"; rename one of them")
-        let sameName = try rejection(Self.plugin(skills: "SKILL_JSON(\"another\", \"T\", \"D.\", OBJ, 0, 0, invoke)"), name: "third")
+        #expect(
+            try rejection(Self.plugin(name: "\"other\""), name: "second")
+                == "second.so: skill id \"ok_skill\" is already provided by plugin \"fixture\"; rename one of them")
+        let sameName = try rejection(
+            Self.plugin(skills: "SKILL_JSON(\"another\", \"T\", \"D.\", OBJ, 0, 0, invoke)"), name: "third")
         #expect(sameName.hasPrefix("third.so: plugin name \"fixture\" is already used by "))
         #expect(registry.skills.map(\.id) == ["ok_skill"])
         #expect(await registry.invoke("ok_skill", arguments: "{}").result == .int(1))
@@ -134,40 +163,63 @@ struct LoaderRejectionTests {
 
     @Test func rejectsBadSchemasAndSignatures() throws {
         func skill(_ descriptor: String) throws -> String { try rejection(Self.plugin(skills: descriptor)) }
-        #expect(try skill("SKILL_JSON(\"s\", \"T\", \"D.\", \"{nope\", 0, 0, invoke)")
-            == "bad.so: skill \"s\": input schema is not valid JSON: invalid JSON at byte 1: expected a member name in double quotes")
-        #expect(try skill("SKILL_JSON(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"string\\\"}\", 0, 0, invoke)")
-            == "bad.so: skill \"s\": input schema must be an object schema (\"type\": \"object\")")
-        #expect(try skill("SKILL_JSON(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"object\\\",\\\"minimum\\\":\\\"x\\\"}\", 0, 0, invoke)")
-            == "bad.so: skill \"s\": input schema is invalid: \"minimum\" must be a number, got string")
-        #expect(try skill("SKILL_JSON(\"s\", \"T\", \"D.\", OBJ, 0, 0, NULL)")
-            == "bad.so: skill \"s\": JSON skill without invoke: set invoke, or make it a typed skill with signature and function")
-        #expect(try skill("SKILL_JSON(\"s\", \"T\", \"D.\", NULL, 0, 0, invoke)")
-            == "bad.so: skill \"s\": JSON skill has no input_schema; describe its arguments as a JSON Schema object")
-        #expect(try skill("SKILL_TYPED(\"s\", \"T\", \"D.\", \"double add(double a, double\", add)")
-            == "bad.so: skill \"s\": signature \"double add(double a, double\" is invalid: expected a parameter name after double, found the end")
-        #expect(try skill("SKILL_TYPED(\"s\", \"T\", \"D.\", \"float add(double a, double b)\", add)")
-            == "bad.so: skill \"s\": signature \"float add(double a, double b)\" is invalid: unknown type \"float\" (use bool, int32, int64, double or string; void only as a return type)")
-        #expect(try skill("SKILL_TYPED_SCHEMA(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{\\\"a\\\":{\\\"type\\\":\\\"string\\\"},\\\"b\\\":{\\\"type\\\":\\\"number\\\"}},\\\"required\\\":[\\\"a\\\",\\\"b\\\"]}\", \"double add(double a, double b)\", add)")
-            == "bad.so: skill \"s\": declared input schema disagrees with the signature: property \"a\" has type \"string\" but the parameter is double")
-        #expect(try skill("{ sizeof(skill_descriptor), \"s\", \"T\", \"\", OBJ, 7, 64, 0, invoke, NULL, NULL }")
-            == "bad.so: skill \"s\": description is missing; the model needs it to decide when to call the skill (and 2 more problems; run skillhost check \(folder)/bad.so)")
+        #expect(
+            try skill("SKILL_JSON(\"s\", \"T\", \"D.\", \"{nope\", 0, 0, invoke)")
+                == "bad.so: skill \"s\": input schema is not valid JSON: invalid JSON at byte 1: expected a member name in double quotes"
+        )
+        #expect(
+            try skill("SKILL_JSON(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"string\\\"}\", 0, 0, invoke)")
+                == "bad.so: skill \"s\": input schema must be an object schema (\"type\": \"object\")")
+        #expect(
+            try skill(
+                "SKILL_JSON(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"object\\\",\\\"minimum\\\":\\\"x\\\"}\", 0, 0, invoke)"
+            )
+                == "bad.so: skill \"s\": input schema is invalid: \"minimum\" must be a number, got string")
+        #expect(
+            try skill("SKILL_JSON(\"s\", \"T\", \"D.\", OBJ, 0, 0, NULL)")
+                == "bad.so: skill \"s\": JSON skill without invoke: set invoke, or make it a typed skill with signature and function"
+        )
+        #expect(
+            try skill("SKILL_JSON(\"s\", \"T\", \"D.\", NULL, 0, 0, invoke)")
+                == "bad.so: skill \"s\": JSON skill has no input_schema; describe its arguments as a JSON Schema object"
+        )
+        #expect(
+            try skill("SKILL_TYPED(\"s\", \"T\", \"D.\", \"double add(double a, double\", add)")
+                == "bad.so: skill \"s\": signature \"double add(double a, double\" is invalid: expected a parameter name after double, found the end"
+        )
+        #expect(
+            try skill("SKILL_TYPED(\"s\", \"T\", \"D.\", \"float add(double a, double b)\", add)")
+                == "bad.so: skill \"s\": signature \"float add(double a, double b)\" is invalid: unknown type \"float\" (use bool, int32, int64, double or string; void only as a return type)"
+        )
+        #expect(
+            try skill(
+                "SKILL_TYPED_SCHEMA(\"s\", \"T\", \"D.\", \"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":{\\\"a\\\":{\\\"type\\\":\\\"string\\\"},\\\"b\\\":{\\\"type\\\":\\\"number\\\"}},\\\"required\\\":[\\\"a\\\",\\\"b\\\"]}\", \"double add(double a, double b)\", add)"
+            )
+                == "bad.so: skill \"s\": declared input schema disagrees with the signature: property \"a\" has type \"string\" but the parameter is double"
+        )
+        #expect(
+            try skill("{ sizeof(skill_descriptor), \"s\", \"T\", \"\", OBJ, 7, 64, 0, invoke, NULL, NULL }")
+                == "bad.so: skill \"s\": description is missing; the model needs it to decide when to call the skill (and 2 more problems; run skillhost check \(folder)/bad.so)"
+        )
     }
 
     @Test func collectsEveryProblemForCheck() throws {
         let file = try Fixture.compile(
             Self.plugin(
                 header: "sizeof(skill_plugin), 1, 9", name: "\"Bad Name\"",
-                skills: "SKILL_JSON(\"x\", \"T\", \"\", OBJ, 5, 0, invoke), SKILL_TYPED(\"y\", \"T\", \"D.\", \"int8 f()\", add)"),
+                skills:
+                    "SKILL_JSON(\"x\", \"T\", \"\", OBJ, 5, 0, invoke), SKILL_TYPED(\"y\", \"T\", \"D.\", \"int8 f()\", add)"
+            ),
             name: "many", into: folder)
         let error = try #require(registry.check(file: file).failureValue)
-        #expect(error.problems.map(\.description) == [
-            "ABI minor 9 is newer than the host's 0; update skillhost or rebuild the plugin against this host's skill_sdk.h",
-            "plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -",
-            "skill \"x\": description is missing; the model needs it to decide when to call the skill",
-            "skill \"x\": risk 5 is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE",
-            "skill \"y\": signature \"int8 f()\" is invalid: unknown type \"int8\" (use bool, int32, int64, double or string; void only as a return type)",
-        ])
+        #expect(
+            error.problems.map(\.description) == [
+                "ABI minor 9 is newer than the host's 0; update skillhost or rebuild the plugin against this host's skill_sdk.h",
+                "plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -",
+                "skill \"x\": description is missing; the model needs it to decide when to call the skill",
+                "skill \"x\": risk 5 is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE",
+                "skill \"y\": signature \"int8 f()\" is invalid: unknown type \"int8\" (use bool, int32, int64, double or string; void only as a return type)",
+            ])
         #expect(registry.skills.isEmpty)
     }
 
@@ -179,8 +231,9 @@ struct LoaderRejectionTests {
             }
 
             """
-        #expect(try rejection(Self.plugin(lifecycle: "init, NULL, NULL", extra: extra))
-            == "bad.so: init failed (code 7): cannot open notes.db: permission denied")
+        #expect(
+            try rejection(Self.plugin(lifecycle: "init, NULL, NULL", extra: extra))
+                == "bad.so: init failed (code 7): cannot open notes.db: permission denied")
         #expect(registry.skills.isEmpty)
     }
 

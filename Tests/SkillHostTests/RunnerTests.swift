@@ -125,14 +125,19 @@ struct RunnerTests {
         }
         let second = await registry.invoke("echo", arguments: "{}", timeout: .milliseconds(100))
         #expect(second.status == .timeout)
-        #expect(second.error == #"echo timed out after 100 ms while waiting for a free slot (too many calls to plugin "behaviours")"#)
+        #expect(
+            second.error
+                == #"echo timed out after 100 ms while waiting for a free slot (too many calls to plugin "behaviours")"#
+        )
         #expect(await first.status == .ok)
     }
 
     @Test func abandonedCallsDoNotShrinkThePool() async throws {
         let registry = try Self.registry(threads: 2, unhealthyAfter: 10)
         for _ in 0..<3 {
-            #expect(await registry.invoke("block", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(50)).status == .timeout)
+            #expect(
+                await registry.invoke("block", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(50)).status
+                    == .timeout)
         }
         // Three threads are stuck, yet two live threads still serve new calls.
         #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
@@ -142,11 +147,16 @@ struct RunnerTests {
     @Test func aPluginWithTooManyStuckCallsIsUnhealthy() async throws {
         let registry = try Self.registry(unhealthyAfter: 2)
         for _ in 0..<2 {
-            #expect(await registry.invoke("block", arguments: #"{"ms": 2500}"#, timeout: .milliseconds(50)).status == .timeout)
+            #expect(
+                await registry.invoke("block", arguments: #"{"ms": 2500}"#, timeout: .milliseconds(50)).status
+                    == .timeout)
         }
         let refused = await registry.invoke("echo", arguments: "{}")
         #expect(refused.status == .error)
-        #expect(refused.error == #"plugin "behaviours" is unhealthy: 2 calls are still stuck after timing out; fix or remove the plugin, then reload it"#)
+        #expect(
+            refused.error
+                == #"plugin "behaviours" is unhealthy: 2 calls are still stuck after timing out; fix or remove the plugin, then reload it"#
+        )
         // Once the stuck calls return, the plugin serves again.
         var recovered = false
         for _ in 0..<400 where !recovered {

@@ -13,7 +13,8 @@ enum Paths {
 
     /// The build products folder (where `skillhost` and the bundled `libskill-*.so` are).
     static let products: String = {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
         // On Linux the test runner is <products>/<package>PackageTests.xctest.
         while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("skillhost").path),
@@ -88,7 +89,10 @@ enum Fixture {
         let output = folder + "/\(name).so"
         let result = try runProcess(
             "/usr/bin/cc",
-            flags + ["-fvisibility=hidden", "-std=c11", "-Wall", "-Werror", "-I", Paths.sdkInclude, sourcePath, "-o", output, "-lm", "-lpthread"])
+            flags + [
+                "-fvisibility=hidden", "-std=c11", "-Wall", "-Werror", "-I", Paths.sdkInclude, sourcePath, "-o", output,
+                "-lm", "-lpthread",
+            ])
         guard result.status == 0 else { throw FixtureError.compileFailed(result.stderr) }
         return output
     }

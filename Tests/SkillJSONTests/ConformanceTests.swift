@@ -29,7 +29,8 @@ struct ConformanceTests {
     static func loadCases() throws -> [Case] {
         let folder = try #require(Bundle.module.url(forResource: "Conformance/draft2020-12", withExtension: nil))
         var cases: [Case] = []
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() where file.hasSuffix(".json") {
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        where file.hasSuffix(".json") {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             for group in try #require(try JSONValue(parsing: text).arrayValue) {
                 let groupName = try #require(group["description"]?.stringValue)
@@ -56,7 +57,8 @@ struct ConformanceTests {
                 let schema = try JSONSchema(testCase.schema)
                 let result = schema.validate(testCase.data, options: .strict)
                 if result.isValid != testCase.valid {
-                    failures.append("\(testCase.file) / \(testCase.group) / \(testCase.test): expected \(testCase.valid)")
+                    failures.append(
+                        "\(testCase.file) / \(testCase.group) / \(testCase.test): expected \(testCase.valid)")
                 }
             } catch {
                 failures.append("\(testCase.file) / \(testCase.group): schema rejected: \(error)")
@@ -73,7 +75,8 @@ struct ConformanceTests {
             let lenient = schema.validate(testCase.data, options: .lenient).isValid
             guard strict != lenient else { continue }
             // The only permitted difference: lenient accepts a numeric or boolean string somewhere in the data.
-            #expect(!strict && lenient && Self.containsCoercibleString(testCase.data),
+            #expect(
+                !strict && lenient && Self.containsCoercibleString(testCase.data),
                 "\(testCase.file) / \(testCase.group) / \(testCase.test)")
         }
     }

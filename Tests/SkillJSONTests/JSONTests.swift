@@ -4,7 +4,8 @@ import Testing
 
 struct JSONParsingTests {
     @Test func parsesEveryKindOfValue() throws {
-        let value = try JSONValue(parsing: #" {"a": [1, -2.5, 1e3, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
+        let value = try JSONValue(
+            parsing: #" {"a": [1, -2.5, 1e3, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
         #expect(value["a"] == [1, -2.5, 1000, true, false, .null])
         #expect(value["b"]?["c"] == .string("d\né😀"))
     }
@@ -101,15 +102,20 @@ struct ValidationMessageTests {
         #expect(try message(#"{"expression":"1","tags":["ok","NO"]}"#) == "$.tags[1]: must match the pattern ^[a-z]+$")
         #expect(try message(#"{"expression":"1","tags":["a","b","c"]}"#) == "$.tags: must have at most 2 items, got 3")
         #expect(try message(#"{"expression":"1","maybe":3}"#) == "$.maybe: expected string or null, got integer")
-        #expect(try message(#"{"expresion":"1"}"#)
-            == #"$: missing required property "expression"; $: unknown property "expresion" (did you mean "expression"?)"#)
-        #expect(try message(#"{"expression":"1","zzz":1}"#).hasPrefix(#"$: unknown property "zzz" (allowed: "expression", "count""#))
+        #expect(
+            try message(#"{"expresion":"1"}"#)
+                == #"$: missing required property "expression"; $: unknown property "expresion" (did you mean "expression"?)"#
+        )
+        #expect(
+            try message(#"{"expression":"1","zzz":1}"#).hasPrefix(
+                #"$: unknown property "zzz" (allowed: "expression", "count""#))
         #expect(try message("[]") == "$: expected object, got array")
     }
 
     @Test func coercesWhatModelsGetWrongAndFillsDefaults() throws {
-        #expect(try message(#"{"expression":"1","count":"3","flag":"true","ratio":" 0.5"}"#)
-            == #"valid {"expression":"1","count":3,"flag":true,"ratio":0.5,"mode":"fast"}"#)
+        #expect(
+            try message(#"{"expression":"1","count":"3","flag":"true","ratio":" 0.5"}"#)
+                == #"valid {"expression":"1","count":3,"flag":true,"ratio":0.5,"mode":"fast"}"#)
         #expect(try message(#"{"expression":"1","count":"3.5"}"#) == "$.count: expected integer, got string")
         let strict = schema.validate(try JSONValue(parsing: #"{"expression":"1","count":"3"}"#), options: .strict)
         #expect(strict == .invalid([ValidationIssue(path: "$.count", message: "expected integer, got string")]))
@@ -125,7 +131,8 @@ struct ValidationMessageTests {
 
     @Test func quotesUnusualKeysInPaths() throws {
         let schema = try JSONSchema(try JSONValue(parsing: #"{"properties":{"a b":{"type":"string"}}}"#))
-        #expect(schema.validate(try JSONValue(parsing: #"{"a b":1}"#))
-            == .invalid([ValidationIssue(path: #"$["a b"]"#, message: "expected string, got integer")]))
+        #expect(
+            schema.validate(try JSONValue(parsing: #"{"a b":1}"#))
+                == .invalid([ValidationIssue(path: #"$["a b"]"#, message: "expected string, got integer")]))
     }
 }
