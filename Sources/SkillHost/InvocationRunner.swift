@@ -36,11 +36,18 @@ final class InvocationRunner: Sendable {
         var liveThreads = 0
         var abandonedThreads = 0
         var queue: [Job] = []
-        var running: Set<ObjectIdentifier> = []
+        var running: [ObjectIdentifier: Job] = [:]
         var abandoned: Set<ObjectIdentifier> = []
         var inFlight: [ObjectIdentifier: Int] = [:]
         var stuck: [ObjectIdentifier: Int] = [:]
         var serialBusy: Set<ObjectIdentifier> = []
+
+        /// Decrements a per-plugin counter, dropping it at zero so retired plugins leave nothing behind.
+        mutating func decrement(_ counter: WritableKeyPath<State, [ObjectIdentifier: Int]>, _ plugin: ObjectIdentifier)
+        {
+            let value = self[keyPath: counter][plugin, default: 1] - 1
+            self[keyPath: counter][plugin] = value > 0 ? value : nil
+        }
     }
 
     private enum Action {
@@ -149,7 +156,7 @@ final class InvocationRunner: Sendable {
     }
 
     private func markRunning(_ job: Job, _ state: inout State) {
-        state.running.insert(ObjectIdentifier(job))
+        state.running[ObjectIdentifier(job)] = job
         state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] += 1
         if job.skill.info.flags.contains(.serial) { state.serialBusy.insert(ObjectIdentifier(job.skill)) }
         job.markStarted()
@@ -199,13 +206,13 @@ final class InvocationRunner: Sendable {
         let plugin = ObjectIdentifier(job.skill.plugin)
         if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
         if state.abandoned.remove(key) != nil {
-            state.stuck[plugin, default: 1] -= 1
+            state.decrement(\.stuck, plugin)
             state.abandonedThreads -= 1
             guard state.liveThreads < limits.maximumThreads else { return .exit }
             state.liveThreads += 1
         } else {
-            state.running.remove(key)
-            state.inFlight[plugin, default: 1] -= 1
+            state.running[key] = nil
+            state.decrement(\.inFlight, plugin)
         }
         // Take the first eligible job directly, without a round trip through the idle list.
         if let index = state.queue.firstIndex(where: { !$0.isFinished && isEligible($0, state) }) {
@@ -220,6 +227,19 @@ final class InvocationRunner: Sendable {
     enum Ending {
         case timeout
         case cancelled
+        /// Cancelled by the host (the plugin is being retired); the payload completes "<skill id> …".
+        case cancelledByHost(String)
+    }
+
+    /// Cancels every queued and running call of `plugin` (a replaced or removed plugin whose drain timed out).
+    /// Callers get `cancelled` with "<skill> <message>"; running calls are abandoned.
+    func cancelCalls(of plugin: LoadedPlugin, message: String) {
+        let key = ObjectIdentifier(plugin)
+        let jobs = state.withLock { state in
+            state.running.values.filter { ObjectIdentifier($0.skill.plugin) == key }
+                + state.queue.filter { ObjectIdentifier($0.skill.plugin) == key }
+        }
+        for job in jobs { finish(job, .cancelledByHost(message)) }
     }
 
     /// Ends `job` at its deadline or on cancellation: the caller resumes now; a running call is abandoned.
@@ -234,17 +254,21 @@ final class InvocationRunner: Sendable {
                     ? "" : " while waiting for a free slot (too many calls to plugin \"\(job.skill.info.plugin)\")")
         case .cancelled:
             message = "\(job.skill.info.id) was cancelled"
+        case .cancelledByHost(let reason):
+            message = "\(job.skill.info.id) \(reason)"
         }
         // Account for the abandoned call before the caller resumes, so what it does next sees a consistent pool.
         var actions: [Action] = []
-        let won = job.complete(.failure(ending == .timeout ? .timeout : .cancelled, message)) {
+        let status: SkillOutcome.Status
+        if case .timeout = ending { status = .timeout } else { status = .cancelled }
+        let won = job.complete(.failure(status, message)) {
             job.context.cancel()
             actions = state.withLock { state -> [Action] in
                 let key = ObjectIdentifier(job)
-                if state.running.remove(key) != nil {
+                if state.running.removeValue(forKey: key) != nil {
                     let plugin = ObjectIdentifier(job.skill.plugin)
                     state.abandoned.insert(key)
-                    state.inFlight[plugin, default: 1] -= 1
+                    state.decrement(\.inFlight, plugin)
                     state.stuck[plugin, default: 0] += 1
                     state.liveThreads -= 1
                     state.abandonedThreads += 1

@@ -46,15 +46,18 @@ final class PluginLoader: Sendable {
         self.hostVersion = hostVersion
     }
 
-    /// Reads, checks, copies, `dlopen`s and validates `file`. On failure the image is closed again.
-    func open(_ file: String) -> Result<PluginCandidate, PluginLoadError> {
-        let bytes: [UInt8]
+    /// Reads a plugin file's bytes.
+    static func read(_ file: String) -> Result<[UInt8], PluginLoadError> {
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+            return .success(Array(try Data(contentsOf: URL(fileURLWithPath: file))))
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
             return .failure(PluginLoadError(file: file, problems: [.unreadable(reason)]))
         }
+    }
+
+    /// Checks, copies, `dlopen`s and validates the bytes read from `file`. On failure the image is closed again.
+    func open(_ file: String, bytes: [UInt8]) -> Result<PluginCandidate, PluginLoadError> {
         let summary: ELFSummary
         switch ELFInspector.inspect(bytes) {
         case .success(let s): summary = s

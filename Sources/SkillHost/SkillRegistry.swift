@@ -25,32 +25,49 @@ public final class SkillRegistry: Sendable {
         public var perPluginConcurrency = 8
         /// Abandoned calls still stuck before a plugin refuses new calls.
         public var unhealthyAfterStuckCalls = 4
+        /// How long a replaced or removed plugin's running calls may take to finish before they are cancelled.
+        public var drainTimeout: Duration = .seconds(5)
+        /// Quiet period after a file event before the file is (re)loaded; collapses bursts of writes.
+        public var reloadDebounce: Duration = .milliseconds(30)
         /// Receives host and plugin log lines.
         public var log: @Sendable (LogRecord) -> Void = { _ in }
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
 
-    private struct Entry {
+    struct Entry {
         let plugin: LoadedPlugin
         let skills: [Skill]
+        let contentHash: UInt64
     }
 
-    private struct State {
+    struct State {
+        /// By plugin name.
         var plugins: [String: Entry] = [:]
+        /// File path → plugin name.
+        var owners: [String: String] = [:]
         var skills: [String: Skill] = [:]
-        var failures: [String: PluginLoadError] = [:]
+        /// File path → the failure and the hash of the content that failed (nil when unreadable).
+        var failures: [String: (error: PluginLoadError, hash: UInt64?)] = [:]
+        /// Retired images that stay mapped (Swift code, or calls that never returned).
+        var keptImages = 0
+        var keptBytes = 0
+        /// Replaced or removed plugins still draining.
+        var retiring = 0
+        var isShutDown = false
     }
 
     /// The version this host reports to plugins.
     public static let hostVersion = "0.1.0"
 
     public let configuration: Configuration
-    private let loader: PluginLoader
-    private let runner: InvocationRunner
-    private let copyDirectory: URL
-    private let state = Mutex(State())
-    private let loading = Mutex(())
+    let loader: PluginLoader
+    let runner: InvocationRunner
+    let copyDirectory: URL
+    let state = Mutex(State())
+    /// Serialises loading, unloading and the `init`/`deinit` calls they make ([load-thread] in the ABI).
+    let loading = Mutex(())
+    let broadcaster = ChangeBroadcaster()
 
     /// Creates an empty registry and its private copy directory.
     /// - Throws: `RegistryError.cannotCreateDirectory` when the temporary directory is not writable.
@@ -69,111 +86,6 @@ public final class SkillRegistry: Sendable {
         HostLog.install(configuration.log)
     }
 
-    // MARK: Loading
-
-    /// Loads every `*.so` in `folder` (sorted by name; hidden files skipped) that `include` accepts.
-    /// Failures are returned and remembered in `failures`.
-    @discardableResult
-    public func loadFolder(_ folder: String, include: (String) -> Bool = { _ in true }) -> [PluginLoadError] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        var errors: [PluginLoadError] = []
-        for name in names.sorted() where name.hasSuffix(".so") && !name.hasPrefix(".") && include(name) {
-            if case .failure(let error) = load(file: (folder as NSString).appendingPathComponent(name)) {
-                errors.append(error)
-            }
-        }
-        return errors
-    }
-
-    /// Loads one plugin file and registers its skills, or records why not. Other plugins are unaffected.
-    @discardableResult
-    public func load(file: String) -> Result<PluginSummary, PluginLoadError> {
-        loading.withLock { _ in
-            let result = loadLocked(file)
-            state.withLock { state in
-                switch result {
-                case .success: state.failures[file] = nil
-                case .failure(let error): state.failures[file] = error
-                }
-            }
-            if case .failure(let error) = result {
-                configuration.log(LogRecord(level: .info, source: "host", message: error.description))
-            }
-            return result
-        }
-    }
-
-    private func loadLocked(_ file: String) -> Result<PluginSummary, PluginLoadError> {
-        let candidate: PluginCandidate
-        switch loader.open(file) {
-        case .success(let c): candidate = c
-        case .failure(let error): return .failure(error)
-        }
-        let conflicts = state.withLock { state -> [PluginProblem] in
-            var problems: [PluginProblem] = []
-            if let other = state.plugins[candidate.name] {
-                problems.append(.duplicatePluginName(candidate.name, otherFile: other.plugin.file))
-            }
-            for skill in candidate.skills {
-                if let owner = state.skills[skill.id] {
-                    problems.append(.skillIDTaken(skill.id, plugin: owner.info.plugin))
-                }
-            }
-            return problems
-        }
-        guard conflicts.isEmpty else {
-            loader.discard(candidate)
-            return .failure(PluginLoadError(file: file, problems: conflicts))
-        }
-        let dataDirectory = configuration.dataDirectory.appendingPathComponent(candidate.name, isDirectory: true)
-        switch loader.initialize(candidate, dataDirectory: dataDirectory) {
-        case .failure(let error): return .failure(error)
-        case .success(let (plugin, skills)):
-            state.withLock { state in
-                state.plugins[plugin.name] = Entry(plugin: plugin, skills: skills)
-                for skill in skills { state.skills[skill.info.id] = skill }
-            }
-            return .success(PluginSummary(plugin, skills: skills))
-        }
-    }
-
-    /// Validates a plugin file without registering it: opens a private copy, runs `init` with a throw-away data
-    /// directory, then `deinit`s and closes it. Returns the skills it would register, or every problem found.
-    public func check(file: String) -> Result<(PluginSummary, [SkillInfo]), PluginLoadError> {
-        loading.withLock { _ in
-            let candidate: PluginCandidate
-            switch loader.open(file) {
-            case .success(let c): candidate = c
-            case .failure(let error): return .failure(error)
-            }
-            let scratch = copyDirectory.appendingPathComponent("check-data-\(candidate.name)", isDirectory: true)
-            defer { try? FileManager.default.removeItem(at: scratch) }
-            switch loader.initialize(candidate, dataDirectory: scratch) {
-            case .failure(let error): return .failure(error)
-            case .success(let (plugin, skills)):
-                plugin.unload()
-                return .success((PluginSummary(plugin, skills: skills), skills.map(\.info)))
-            }
-        }
-    }
-
-    /// Unloads every plugin (`deinit`, then `dlclose` where safe) and removes the private directory.
-    /// Calls still running are abandoned; call this at exit.
-    public func shutdown() {
-        loading.withLock { _ in
-            let entries = state.withLock { state -> [Entry] in
-                let entries = Array(state.plugins.values)
-                state = State()
-                return entries
-            }
-            for entry in entries
-            where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0 {
-                entry.plugin.unload()
-            }
-            try? FileManager.default.removeItem(at: copyDirectory)
-        }
-    }
-
     // MARK: Queries
 
     /// Registered skills, sorted by id.
@@ -188,10 +100,20 @@ public final class SkillRegistry: Sendable {
         }
     }
 
-    /// Files that failed to load, sorted by file.
+    /// Files whose current content failed to load, sorted by file.
     public var failures: [PluginLoadError] {
-        state.withLock { Array($0.failures.values) }.sorted { $0.file < $1.file }
+        state.withLock { $0.failures.values.map(\.error) }.sorted { $0.file < $1.file }
     }
+
+    /// Retired plugin images that stay mapped: Swift code is never unmapped, nor is an image whose abandoned calls
+    /// never returned.
+    public var keptImages: (count: Int, bytes: Int) { state.withLock { ($0.keptImages, $0.keptBytes) } }
+
+    /// Replaced or removed plugins whose calls are still draining.
+    public var pendingRetirements: Int { state.withLock { $0.retiring } }
+
+    /// Every change from now on: loads, replacements, unloads and load failures.
+    public func changes() -> AsyncStream<RegistryChange> { broadcaster.subscribe() }
 
     /// The skill with this id.
     public func skill(_ id: String) -> SkillInfo? { state.withLock { $0.skills[id]?.info } }

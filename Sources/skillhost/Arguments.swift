@@ -15,7 +15,7 @@ struct UsageError: Error, Equatable {
 enum Command: Equatable {
     case help(topic: String?)
     case version
-    case list(json: Bool)
+    case list(json: Bool, watch: Bool)
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?)
     case check(file: String, json: Bool)
 }
@@ -63,10 +63,12 @@ enum CommandLineParser {
             case "--": afterDoubleDash = true
             case "--plugins": folders.append(try value())
             case "--no-default-plugins": defaultFolders = false
-            case "--json", "--help", "-h", "--version": flags.insert(name == "-h" ? "--help" : name)
+            case "--json", "--help", "-h", "--version", "--watch": flags.insert(name == "-h" ? "--help" : name)
             case "--timeout": timeout = try parseDuration(try value())
             default:
-                let known = ["--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout"]
+                let known = [
+                    "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
+                ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
             }
@@ -92,7 +94,7 @@ enum CommandLineParser {
             line.command = .help(topic: rest.first)
         case "list":
             try expectCount(rest, max: 0, command: name)
-            line.command = .list(json: json)
+            line.command = .list(json: json, watch: flags.contains("--watch"))
         case "call":
             guard let skill = rest.first else {
                 throw UsageError("call needs a skill id", hint: "usage: skillhost call <skill> '<json arguments>'")

@@ -7,6 +7,18 @@ struct HostSetup {
     let folders: [(path: String, bundled: Bool)]
     let registry: SkillRegistry
 
+    /// The bundled folder holds other libraries too; only `libskill-*.so` there are plugins.
+    static let bundledFilter: @Sendable (String) -> Bool = { $0.hasPrefix("libskill-") }
+
+    /// Starts hot reload on every folder plugins were loaded from.
+    func watch() -> PluginWatch {
+        let everything: @Sendable (String) -> Bool = { _ in true }
+        return registry.watch(
+            folders.map { folder -> (path: String, include: @Sendable (String) -> Bool) in
+                (path: folder.path, include: folder.bundled ? Self.bundledFilter : everything)
+            })
+    }
+
     /// `$XDG_DATA_HOME/skillhost` (default `~/.local/share/skillhost`).
     static func dataHome(_ environment: [String: String]) -> String {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/skillhost" }
@@ -43,7 +55,7 @@ struct HostSetup {
         var folders: [(String, Bool)] = []
         if defaultFolders {
             if let bundled = executableFolder() {
-                registry.loadFolder(bundled) { $0.hasPrefix("libskill-") }
+                registry.loadFolder(bundled, include: bundledFilter)
                 folders.append((bundled, true))
             }
             let user = userPluginFolder(environment)

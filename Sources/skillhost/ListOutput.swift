@@ -30,6 +30,16 @@ enum ListOutput {
         return out
     }
 
+    /// `list --watch`: after the listing, one line per registry change until interrupted.
+    static func follow(_ setup: HostSetup) async {
+        let changes = setup.registry.changes()
+        let watch = setup.watch()
+        let count = setup.folders.count
+        writeOut("\nWatching \(count) folder\(count == 1 ? "" : "s") for changes (Ctrl-C to stop)\n")
+        for await change in changes { writeOut(change.line + "\n") }
+        watch.stop()
+    }
+
     static func json(_ setup: HostSetup) -> String {
         let registry = setup.registry
         let plugins = registry.plugins

@@ -25,6 +25,11 @@ enum ExitCode: Int32 {
     }
 }
 
+/// Writes to standard output at once (no buffering, so piped readers see lines as they happen).
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
 /// Writes to standard error.
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
@@ -72,12 +77,13 @@ struct SkillhostCLI {
             }
             print(text)
             return ExitCode.ok.rawValue
-        case .list(let json):
+        case .list(let json, let watch):
             let setup = try HostSetup.assemble(
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
                 log: log)
             defer { setup.registry.shutdown() }
-            print(json ? ListOutput.json(setup) : ListOutput.table(setup), terminator: "")
+            writeOut(json ? ListOutput.json(setup) : ListOutput.table(setup))
+            if watch { await ListOutput.follow(setup) }
             return ExitCode.ok.rawValue
         case .check(let file, let json):
             guard FileManager.default.fileExists(atPath: file) else {

@@ -208,3 +208,67 @@ struct CLITests {
         #expect(try skillhost("call", "greet", #"{"name": "Ada"}"#).stdout == "Hello, Ada!\n")
     }
 }
+
+/// `skillhost list --watch` prints one line per change as plugins come and go.
+struct ListWatchTests {
+    @Test func printsChangesLive() async throws {
+        let home = Paths.temporaryDirectory("watch-home")
+        let folder = Paths.temporaryDirectory("watch-plugins")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.skillhost)
+        process.arguments = ["list", "--watch", "--no-default-plugins", "--plugins", folder]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = home
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        let lines = LineReader(output.fileHandleForReading)
+        #expect(
+            await lines.next(until: { $0.hasPrefix("Watching") }) == "Watching 1 folder for changes (Ctrl-C to stop)")
+
+        let plugin = try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("watch-staging"))
+        try FileManager.default.copyItem(atPath: plugin, toPath: folder + "/typed.so")
+        let added = await lines.next()
+        #expect(added?.hasPrefix("+ typed 1.0.0: 9 skills added (add, negate32, twice64,") == true)
+        try "junk".write(toFile: folder + "/junk.so", atomically: false, encoding: .utf8)
+        #expect(
+            await lines.next() == "! junk.so: is not a shared library (no ELF header); build it with cc -shared -fPIC")
+        try FileManager.default.removeItem(atPath: folder + "/typed.so")
+        #expect(await lines.next()?.hasPrefix("- typed 1.0.0: 9 skills removed") == true)
+    }
+}
+
+/// Reads lines from a pipe as they arrive, with a deadline.
+final class LineReader: @unchecked Sendable {
+    // @unchecked: `buffer` is only touched from the one task that calls `next`, in sequence.
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line satisfying `until` (default: any), or nil after 10 s.
+    func next(until: (String) -> Bool = { _ in true }) async -> String? {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                if until(line) { return line }
+                continue
+            }
+            // poll with a short timeout, so a silent child cannot hang the test past its deadline
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 50) > 0 else {
+                await Task.yield()
+                continue
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(handle.fileDescriptor, &chunk, chunk.count)
+            if count <= 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+        return nil
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a watched folder reports, after debouncing.
+enum WatchEvent: Sendable, Equatable {
+    /// A file was completely written or moved in; `path` is its full path.
+    case changed(String)
+    /// A file was deleted or moved out.
+    case removed(String)
+    /// The folder's contents must be re-read (queue overflow, or the folder was moved, deleted or recreated).
+    case rescan(String)
+}
+
+/// Watches folders for finished plugin files on a thread of its own and reports debounced events.
+///
+/// Linux: inotify. Loads on `IN_CLOSE_WRITE`/`IN_MOVED_TO`, removals on `IN_DELETE`/`IN_MOVED_FROM` — never on
+/// `IN_CREATE`, when the file is still being written — and a rescan on `IN_Q_OVERFLOW`, `IN_DELETE_SELF` and
+/// `IN_MOVE_SELF`. A folder that disappears is looked for every `recheckInterval` and watched again (with a
+/// rescan) when it comes back. Events for one file within `debounce` of each other collapse into the last one.
+/// Other platforms: a Dispatch file-system source per folder that triggers a rescan on every change.
+final class FolderWatcher: Sendable {
+    private struct Pending {
+        var event: WatchEvent
+        var due: UInt64
+    }
+
+    private struct State {
+        var pending: [String: Pending] = [:]
+        var stopped = false
+    }
+
+    let folders: [String]
+    let debounce: Duration
+    let recheckInterval: Duration
+    private let handler: @Sendable (WatchEvent) -> Void
+    private let state = Mutex(State())
+    private let wake: (read: Int32, write: Int32)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts watching. `handler` runs on the watcher's thread, one event at a time.
+    init(
+        folders: [String], debounce: Duration = .milliseconds(30), recheckInterval: Duration = .milliseconds(200),
+        handler: @escaping @Sendable (WatchEvent) -> Void
+    ) {
+        self.folders = folders
+        self.debounce = debounce
+        self.recheckInterval = recheckInterval
+        self.handler = handler
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // not inherited by plugins' child processes
+        wake = (fds[0], fds[1])
+        // The watches exist before init returns: a file dropped in right afterwards must not be missed.
+        let setup = Self.setUp(folders)
+        let thread = Thread { [self] in
+            self.run(setup)
+            self.finished.signal()
+        }
+        thread.name = "skillhost.watch"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it; no event is delivered afterwards.
+    func stop() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+        finished.wait()
+        close(wake.read)
+        close(wake.write)
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(max(0, duration.components.seconds)) * 1_000_000_000 + UInt64(max(0, duration.components.attoseconds))
+            / 1_000_000_000
+    }
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Records an event; a later event for the same file replaces an earlier one and restarts its quiet period.
+    private func enqueue(_ event: WatchEvent, key: String) {
+        let due = Self.now() + Self.nanoseconds(debounce)
+        state.withLock { $0.pending[key] = Pending(event: event, due: due) }
+    }
+
+    /// Delivers every event whose quiet period is over: removals first, so a rename within a folder frees the
+    /// plugin's name before the new file claims it. Returns milliseconds until the next one is due (or -1).
+    private func flushDue() -> Int32 {
+        let now = Self.now()
+        let (due, next) = state.withLock { state -> ([WatchEvent], UInt64?) in
+            let ready = state.pending.filter { $0.value.due <= now }
+            for key in ready.keys { state.pending[key] = nil }
+            return (ready.values.map(\.event), state.pending.values.map(\.due).min())
+        }
+        let ordered = due.sorted { rank($0) < rank($1) }
+        for event in ordered where !isStopped { handler(event) }
+        guard let next else { return -1 }
+        return Int32(clamping: (next > now ? next - now : 0) / 1_000_000 + 1)
+    }
+
+    private func rank(_ event: WatchEvent) -> Int {
+        switch event {
+        case .rescan: return 0
+        case .removed: return 1
+        case .changed: return 2
+        }
+    }
+
+    #if os(Linux)
+        /// The inotify descriptor and the watches made before the thread starts.
+        struct Setup: Sendable {
+            let fd: Int32
+            let watches: [Int32: String]
+            let missing: Set<String>
+        }
+
+        static let mask = UInt32(
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+        static func setUp(_ folders: [String]) -> Setup {
+            let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            var watches: [Int32: String] = [:]
+            var missing: Set<String> = []
+            for folder in folders {
+                let descriptor = fd >= 0 ? inotify_add_watch(fd, folder, mask) : -1
+                if descriptor >= 0 { watches[descriptor] = folder } else { missing.insert(folder) }
+            }
+            return Setup(fd: fd, watches: watches, missing: missing)
+        }
+
+        private func run(_ setup: Setup) {
+            let fd = setup.fd
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            var watches = setup.watches
+            var missing = setup.missing
+            func watch(_ folder: String) -> Bool {
+                let descriptor = inotify_add_watch(fd, folder, Self.mask)
+                guard descriptor >= 0 else { return false }
+                watches[descriptor] = folder
+                return true
+            }
+
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            let recheck = Int32(Self.nanoseconds(recheckInterval) / 1_000_000)
+            var lastRecheck = Self.now()
+            while !isStopped {
+                let untilDue = flushDue()
+                var timeout = untilDue
+                if !missing.isEmpty { timeout = timeout < 0 ? recheck : min(timeout, recheck) }
+                var fds = [
+                    pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                ]
+                _ = poll(&fds, 2, timeout)
+                if fds[1].revents != 0 || isStopped { break }
+
+                if !missing.isEmpty, Self.now() - lastRecheck >= Self.nanoseconds(recheckInterval) {
+                    lastRecheck = Self.now()
+                    for folder in missing where watch(folder) {
+                        missing.remove(folder)
+                        enqueue(.rescan(folder), key: folder)
+                    }
+                }
+                guard fds[0].revents != 0 else { continue }
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard count > 0 else { continue }
+                var offset = 0
+                while offset + 16 <= count {
+                    let (descriptor, eventMask, nameLength) = buffer.withUnsafeBytes { raw in
+                        (
+                            raw.load(fromByteOffset: offset, as: Int32.self),
+                            raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                            Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
+                        )
+                    }
+                    let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + nameLength)]
+                    let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                    offset += 16 + nameLength
+                    if eventMask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        for folder in watches.values { enqueue(.rescan(folder), key: folder) }
+                        continue
+                    }
+                    guard let folder = watches[descriptor] else { continue }
+                    if eventMask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
+                        // The folder is gone (or moved away): drop the watch, unload its plugins, look for it again.
+                        inotify_rm_watch(fd, descriptor)
+                        watches[descriptor] = nil
+                        missing.insert(folder)
+                        lastRecheck = Self.now()
+                        enqueue(.rescan(folder), key: folder)
+                        continue
+                    }
+                    guard !name.isEmpty, eventMask & UInt32(IN_ISDIR) == 0 else { continue }
+                    let path = folder + "/" + name
+                    if eventMask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
+                        enqueue(.changed(path), key: path)
+                    } else if eventMask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+                        enqueue(.removed(path), key: path)
+                    }
+                }
+            }
+        }
+    #else
+        struct Setup: Sendable {}
+
+        static func setUp(_ folders: [String]) -> Setup { Setup() }
+
+        private func run(_ setup: Setup) {
+            // Fallback for platforms without inotify: a Dispatch source per folder turns any change into a
+            // debounced rescan.
+            let queue = DispatchQueue(label: "skillhost.watch.sources")
+            var sources: [DispatchSourceFileSystemObject] = []
+            for folder in folders {
+                let descriptor = open(folder, O_EVTONLY)
+                guard descriptor >= 0 else { continue }
+                let source = DispatchSource.makeFileSystemObjectSource(
+                    fileDescriptor: descriptor, eventMask: [.write, .delete, .rename], queue: queue)
+                source.setEventHandler { [weak self] in self?.enqueueRescan(folder) }
+                source.setCancelHandler { close(descriptor) }
+                source.resume()
+                sources.append(source)
+            }
+            while !isStopped {
+                let untilDue = flushDue()
+                var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                _ = poll(&fds, 1, untilDue < 0 ? Int32(Self.nanoseconds(recheckInterval) / 1_000_000) : untilDue)
+                if fds[0].revents != 0 { break }
+            }
+            sources.forEach { $0.cancel() }
+        }
+
+        private func enqueueRescan(_ folder: String) { enqueue(.rescan(folder), key: folder) }
+    #endif
+}

@@ -1,0 +1,270 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SkillHost
+@testable import SkillJSON
+
+/// Hot reload with real files in a temporary folder, real inotify and plugins compiled during the test.
+@Suite(.serialized)
+struct HotReloadTests {
+    /// Versions of the fixture, compiled once into a staging folder outside any watched folder.
+    static let versions: [Int: String] = {
+        let folder = Paths.temporaryDirectory("hot-staging")
+        let source = (try? String(contentsOfFile: Paths.fixtures + "/hot.c", encoding: .utf8)) ?? ""
+        var built: [Int: String] = [:]
+        for version in [1, 2, 3] + Array(10...29) {
+            let path = try? Fixture.compile(
+                source, name: "hot-v\(version)", into: folder, flags: ["-shared", "-fPIC", "-DVERSION=\(version)"])
+            built[version] = path
+        }
+        return built
+    }()
+
+    let folder: String
+    let registry: SkillRegistry
+    let watch: PluginWatch
+    let events = EventLog()
+    let listener: Task<Void, Never>
+
+    init() throws {
+        folder = Paths.temporaryDirectory("hot")
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("hot-data")))
+        configuration.drainTimeout = .milliseconds(300)
+        registry = try SkillRegistry(configuration: configuration)
+        let stream = registry.changes()
+        let events = self.events
+        listener = Task { for await change in stream { events.withLock { $0.append(change) } } }
+        watch = registry.watch([(path: folder, include: { @Sendable _ in true })])
+    }
+
+    func version(_ n: Int) throws -> String { try #require(Self.versions[n]) }
+
+    /// Copies a file into place the way an author's `install`/`mv` does: written elsewhere, renamed in.
+    func install(_ source: String, as name: String = "hot.so") throws {
+        let temporary = folder + "/.\(name).partial"
+        try? FileManager.default.removeItem(atPath: temporary)
+        try FileManager.default.copyItem(atPath: source, toPath: temporary)
+        guard rename(temporary, folder + "/" + name) == 0 else { throw POSIXError(.EIO) }
+    }
+
+    func currentVersion() async -> JSONValue? { await registry.invoke("hot_version", arguments: "{}").result }
+
+    /// Polls until `condition` holds (fails the test after 5 s).
+    func eventually(_ what: String, _ condition: () async -> Bool) async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if await condition() { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting until \(what)")
+    }
+
+    func stop() {
+        watch.stop()
+        listener.cancel()
+    }
+
+    @Test func dropInAndRenameIn() async throws {
+        defer { stop() }
+        try FileManager.default.copyItem(atPath: try version(1), toPath: folder + "/hot.so")  // written in place
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        try install(try version(1), as: "renamed.so")  // same plugin name from another file: rejected
+        await eventually("the duplicate is reported") { registry.failures.count == 1 }
+        #expect(
+            registry.failures.first?.description.hasPrefix("renamed.so: plugin name \"hot\" is already used by") == true
+        )
+        #expect(events.withLock { $0.first } == .loaded(try #require(registry.plugins.first)))
+    }
+
+    @Test func replacementUnderLoadSwitchesOnceAndNeverBack() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        let stopCalling = Flag()
+        defer { stopCalling.set() }  // also when an expectation below throws
+        let callers = (0..<4).map { _ in
+            Task { () -> (failures: Int, sequence: [Int64]) in
+                var failures = 0
+                var sequence: [Int64] = []
+                while !stopCalling.isSet {
+                    let outcome = await registry.invoke("hot_version", arguments: "{}")
+                    if case .int(let v)? = outcome.result { sequence.append(v) } else { failures += 1 }
+                    await Task.yield()  // an unknown skill answers without suspending; let other tasks run
+                }
+                return (failures, sequence)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        // Overwrite in place while calls run: the host runs private copies, so this must not crash.
+        try Data(contentsOf: URL(fileURLWithPath: try version(2))).write(to: URL(fileURLWithPath: folder + "/hot.so"))
+        await eventually("v2 answers") { await currentVersion() == .int(2) }
+        try await Task.sleep(for: .milliseconds(100))
+        stopCalling.set()
+        for caller in callers {
+            let (failures, sequence) = await caller.value
+            #expect(failures == 0)
+            #expect(sequence.first == 1)
+            #expect(sequence.last == 2)
+            #expect(sequence == sequence.sorted(), "a caller saw v2, then v1 again")
+        }
+        await eventually("v1 is retired") { registry.pendingRetirements == 0 }
+        #expect(registry.keptImages.count == 0, "a plain C plugin is closed after draining")
+    }
+
+    @Test func runningCallsFinishOnTheOldVersion() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        async let slow = registry.invoke("hot_slow", arguments: #"{"ms": 150}"#)
+        try await Task.sleep(for: .milliseconds(30))
+        try install(try version(2))
+        await eventually("v2 answers") { await currentVersion() == .int(2) }
+        #expect(await slow.result == .int(1))
+    }
+
+    @Test func aDrainTimeoutCancelsWhatIsLeft() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        async let slow = registry.invoke("hot_slow", arguments: #"{"ms": 5000}"#)
+        try await Task.sleep(for: .milliseconds(30))
+        try install(try version(2))
+        let outcome = await slow
+        #expect(outcome.status == .cancelled)
+        #expect(outcome.error == "hot_slow was cancelled: plugin \"hot\" 1.1 was replaced or removed")
+        await eventually("v1 is retired") { registry.pendingRetirements == 0 }
+    }
+
+    @Test func aBrokenReplacementKeepsTheWorkingVersion() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        let broken = Paths.temporaryDirectory("hot-broken") + "/broken.so"
+        try Data(contentsOf: URL(fileURLWithPath: try version(2))).prefix(3000).write(to: URL(fileURLWithPath: broken))
+        try install(broken)
+        await eventually("the failure is reported") { registry.failures.count == 1 }
+        try await Task.sleep(for: .milliseconds(100))
+        try install(broken)  // the same content again: not reported again
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await currentVersion() == .int(1))
+        let failures = events.withLock { $0.filter { if case .failed = $0 { return true } else { return false } } }
+        #expect(failures.count == 1)
+        #expect(failures.first?.line.hasPrefix("! hot.so: is truncated: its headers describe") == true)
+        try install(try version(2))  // a good build afterwards replaces v1 and clears the failure
+        await eventually("v2 answers") { await currentVersion() == .int(2) }
+        #expect(registry.failures.isEmpty)
+    }
+
+    @Test func replacementsAddDropAndUpdateSkillsExactly() async throws {
+        defer { stop() }
+        try install(try version(2))
+        await eventually("v2 is loaded") { await currentVersion() == .int(2) }
+        #expect(registry.skills.map(\.id) == ["hot_old", "hot_slow", "hot_version"])
+        try install(try version(3))
+        await eventually("v3 answers") { await currentVersion() == .int(3) }
+        #expect(registry.skills.map(\.id) == ["hot_extra", "hot_slow", "hot_version"])
+        let last = events.withLock { $0.last }
+        #expect(last?.line == "~ hot 1.2 → 1.3: 1 added (hot_extra), 1 removed (hot_old), 2 updated")
+    }
+
+    @Test func deleteAndRenameOutUnregister() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        try FileManager.default.removeItem(atPath: folder + "/hot.so")
+        await eventually("deleting unloads") { registry.skills.isEmpty }
+        #expect(events.withLock { $0.last?.line } == "- hot 1.1: 3 skills removed (hot_version, hot_slow, hot_old)")
+        try install(try version(2))
+        await eventually("v2 is loaded") { await currentVersion() == .int(2) }
+        let outside = Paths.temporaryDirectory("hot-outside") + "/moved.so"
+        guard rename(folder + "/hot.so", outside) == 0 else { throw POSIXError(.EIO) }
+        await eventually("moving out unloads") { registry.skills.isEmpty }
+        #expect(await registry.invoke("hot_version", arguments: "{}").status == .error)
+    }
+
+    @Test func aBurstOfRewritesLoadsTheFinalVersion() async throws {
+        defer { stop() }
+        for version in 10...29 {
+            try Data(contentsOf: URL(fileURLWithPath: try self.version(version)))
+                .write(to: URL(fileURLWithPath: folder + "/hot.so"))
+        }
+        await eventually("v29 answers") { await currentVersion() == .int(29) }
+        try await Task.sleep(for: .milliseconds(150))
+        let loads = events.withLock { $0.filter { if case .failed = $0 { return false } else { return true } } }
+        #expect(loads.count <= 3, "\(loads.count) loads for one burst")
+        #expect(await currentVersion() == .int(29))
+    }
+
+    @Test func theFolderCanBeDeletedAndRecreated() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        try FileManager.default.removeItem(atPath: folder)
+        await eventually("the folder's plugins are unloaded") { registry.skills.isEmpty }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try version(2), toPath: folder + "/hot.so")
+        await eventually("v2 is loaded from the recreated folder") { await currentVersion() == .int(2) }
+    }
+
+    @Test func swiftImagesStayMappedAfterReplacement() async throws {
+        defer { stop() }
+        let clock = Paths.products + "/libskill-clock.so"
+        try install(clock, as: "clock.so")
+        await eventually("clock is loaded") { registry.skill("clock_now") != nil }
+        var changed = try Data(contentsOf: URL(fileURLWithPath: clock))
+        changed.append(0)  // trailing bytes: same code, different content
+        let copy = Paths.temporaryDirectory("hot-clock") + "/clock.so"
+        try changed.write(to: URL(fileURLWithPath: copy))
+        try install(copy, as: "clock.so")
+        await eventually("the old image is retired") {
+            registry.keptImages.count == 1 && registry.pendingRetirements == 0
+        }
+        #expect(registry.keptImages.bytes > 100_000)
+        #expect(await registry.invoke("clock_weekday", arguments: #"{"date":"2026-11-30"}"#).result == "Monday")
+    }
+}
+
+/// The rescan path, without a watcher: what hot reload does after a queue overflow.
+struct RescanTests {
+    @Test func rescanBringsTheRegistryInLineWithTheFolder() async throws {
+        let folder = Paths.temporaryDirectory("rescan")
+        let registry = try makeRegistry()
+        let versions = HotReloadTests.versions
+        try FileManager.default.copyItem(atPath: try #require(versions[1]), toPath: folder + "/hot.so")
+        _ = try Fixture.compileFile("typed.c", into: folder)
+        try FileManager.default.removeItem(atPath: folder + "/typed.c")
+        registry.rescan(folder: folder)
+        #expect(registry.plugins.map(\.name) == ["hot", "typed"])
+
+        try FileManager.default.removeItem(atPath: folder + "/typed.so")
+        try FileManager.default.removeItem(atPath: folder + "/hot.so")
+        try FileManager.default.copyItem(atPath: try #require(versions[2]), toPath: folder + "/hot.so")
+        try "junk".write(toFile: folder + "/.hidden.so", atomically: true, encoding: .utf8)
+        try "notes".write(toFile: folder + "/README.txt", atomically: true, encoding: .utf8)
+        registry.rescan(folder: folder)
+        #expect(registry.plugins.map(\.name) == ["hot"])
+        #expect(registry.plugins.first?.version == "1.2")
+        #expect(registry.failures.isEmpty)
+        #expect(await registry.invoke("hot_version", arguments: "{}").result == .int(2))
+
+        let before = registry.plugins
+        registry.rescan(folder: folder)  // nothing changed: nothing reloads
+        #expect(registry.plugins == before)
+    }
+}
+
+/// Registry changes collected by a listener task.
+final class EventLog: Sendable {
+    private let changes = Mutex<[RegistryChange]>([])
+
+    func withLock<T>(_ body: (inout [RegistryChange]) -> T) -> T { changes.withLock { body(&$0) } }
+}
+
+/// A flag one task sets and others read.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
