@@ -30,11 +30,22 @@ let benchSource = """
     SKILL_PLUGIN("bench", "1.0.0", "benchmark fixture", skills)
     """
 
+let reloadSource = """
+    #include "skill_sdk.h"
+    static int reload_version(void) { return VERSION; }
+    static const skill_descriptor skills[] = {
+        SKILL_TYPED("reload_version", "Version", "The build's version.", "int32 reload_version()", reload_version),
+    };
+    SKILL_PLUGIN("reload", "1.0.0", "reload benchmark fixture", skills)
+    """
+
 struct Options {
     var calls = 100_000
     var runs = 5
     /// Skip the asynchronous and deadline measurements (for profiling the call path).
     var syncOnly = false
+    /// Only the hot reload measurements.
+    var reloadOnly = false
 
     init(_ arguments: [String]) {
         var index = 0
@@ -45,6 +56,9 @@ struct Options {
             case "--runs": runs = value ?? runs
             case "--sync-only":
                 syncOnly = true
+                index -= 1
+            case "--reload-only":
+                reloadOnly = true
                 index -= 1
             default: break
             }
@@ -94,23 +108,28 @@ func measure(_ options: Options, _ body: () -> Void) -> [Run] {
     }
 }
 
-func compileFixture() throws -> String {
-    let folder = NSTemporaryDirectory() + "skillhost-bench-\(getpid())"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+let workFolder = NSTemporaryDirectory() + "skillhost-bench-\(getpid())"
+
+/// Compiles `source` into `<workFolder>/<name>.so` with cc -O2 and the SDK headers.
+func compile(_ source: String, name: String, defines: [String] = []) throws -> String {
+    try FileManager.default.createDirectory(atPath: workFolder, withIntermediateDirectories: true)
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    try benchSource.write(toFile: folder + "/bench.c", atomically: true, encoding: .utf8)
+    try source.write(toFile: workFolder + "/\(name).c", atomically: true, encoding: .utf8)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-    process.arguments = [
-        "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-I", root.path + "/SkillSDK/include", folder + "/bench.c",
-        "-o", folder + "/bench.so",
-    ]
+    process.arguments =
+        ["-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-I", root.path + "/SkillSDK/include"]
+        + defines.map {
+            "-D" + $0
+        } + [workFolder + "/\(name).c", "-o", workFolder + "/\(name).so"]
     try process.run()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
-    return folder + "/bench.so"
+    return workFolder + "/\(name).so"
 }
+
+func compileFixture() throws -> String { try compile(benchSource, name: "bench") }
 
 func bundledPluginFolder() -> String {
     let executable =
@@ -152,9 +171,111 @@ func rawFFIRuns(_ options: Options, fixture: String) -> [Run] {
     return runs
 }
 
+/// Hot reload: latency from rename() to the first call answered by the new version, and call throughput on the
+/// reloading skill during a reload storm compared with no reloads.
+func reloadBenchmarks() async throws {
+    let versions = try (1...2).map { try compile(reloadSource, name: "reload-v\($0)", defines: ["VERSION=\($0)"]) }
+    let folder = workFolder + "/plugins"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    var configuration = SkillRegistry.Configuration(
+        dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
+    configuration.drainTimeout = .seconds(1)
+    let registry = try SkillRegistry(configuration: configuration)
+    let watch = registry.watch([(path: folder, include: { @Sendable _ in true })])
+    defer { watch.stop() }
+
+    /// Installs version `v` the safe way (copy beside, rename in); returns the rename instant.
+    func install(_ v: Int) throws -> UInt64 {
+        let staged = folder + "/.reload.so.partial"
+        try? FileManager.default.removeItem(atPath: staged)
+        try FileManager.default.copyItem(atPath: versions[v - 1], toPath: staged)
+        let start = now()
+        guard rename(staged, folder + "/reload.so") == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return start
+    }
+    func waitFor(_ v: Int) -> UInt64 {
+        while registry.invokeOnCurrentThread("reload_version", arguments: "{}").result != .int(Int64(v)) {
+            usleep(200)
+        }
+        return now()
+    }
+
+    _ = try install(1)
+    _ = waitFor(1)
+    var latencies: [Double] = []
+    for index in 0..<40 {
+        let v = index % 2 == 0 ? 2 : 1
+        let start = try install(v)
+        latencies.append(Double(waitFor(v) - start))
+        usleep(20_000)
+    }
+    let run = Run(samples: latencies)
+    print("")
+    print(
+        String(
+            format: "reload latency, rename() → first call answered by the new version (40 reloads): "
+                + "median %.1f ms, p10 %.1f ms, p90 %.1f ms, max %.1f ms", run.percentile(0.5) / 1e6,
+            run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6, (latencies.max() ?? 0) / 1e6))
+
+    // Throughput: 4 tasks call the skill for 2 s, without and then with a reload every 100 ms.
+    func throughput(storm: Bool) async throws -> (perSecond: Double, failures: Int, reloads: Int) {
+        let seconds = 2.0
+        let end = now() + UInt64(seconds * 1e9)
+        var reloads = 0
+        async let counts: [(Int, Int)] = withTaskGroup(of: (Int, Int).self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var ok = 0
+                    var failed = 0
+                    while now() < end {
+                        let outcome = await registry.invoke("reload_version", arguments: "{}")
+                        if outcome.status == .ok { ok += 1 } else { failed += 1 }
+                    }
+                    return (ok, failed)
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        if storm {
+            var v = 1
+            while now() < end {
+                v = v == 1 ? 2 : 1
+                _ = try install(v)
+                reloads += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let totals = await counts
+        return (Double(totals.map(\.0).reduce(0, +)) / seconds, totals.map(\.1).reduce(0, +), reloads)
+    }
+    var quiet: [Double] = []
+    var stormy: [Double] = []
+    var failures = 0
+    var reloads = 0
+    for _ in 0..<3 {
+        quiet.append(try await throughput(storm: false).perSecond)
+        let result = try await throughput(storm: true)
+        stormy.append(result.perSecond)
+        failures += result.failures
+        reloads += result.reloads
+    }
+    let quietMedian = quiet.sorted()[1]
+    let stormMedian = stormy.sorted()[1]
+    print(
+        String(
+            format: "calls/s on the reloading skill (4 callers, 3 × 2 s each): no reloads %.0f (range %.0f–%.0f), "
+                + "reload every 100 ms %.0f (range %.0f–%.0f) = %.0f %%; %d reloads, %d failed calls",
+            quietMedian, quiet.min() ?? 0, quiet.max() ?? 0, stormMedian, stormy.min() ?? 0, stormy.max() ?? 0,
+            100 * stormMedian / quietMedian, reloads, failures))
+}
+
 @MainActor
 func main() async throws {
     let options = Options(Array(CommandLine.arguments.dropFirst()))
+    if options.reloadOnly {
+        try await reloadBenchmarks()
+        exit(0)
+    }
     let fixture = try compileFixture()
     var configuration = SkillRegistry.Configuration(
         dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
@@ -230,6 +351,7 @@ func main() async throws {
                 "deadline overshoot of a stuck call (50 ms timeout, 30 calls): median %.2f ms, p90 %.2f ms, max %.2f ms",
             late.percentile(0.5) / 1e6, late.percentile(0.9) / 1e6, (lateness.max() ?? 0) / 1e6))
     if resultBytes == 0 { print("") }
+    try await reloadBenchmarks()
     exit(0)  // the stuck bench_block calls are abandoned, not awaited
 }
 

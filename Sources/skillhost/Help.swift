@@ -4,7 +4,7 @@ enum Help {
         skillhost — a native skill host for AI agents: loads skill plugins (.so files) and runs their skills.
 
         Usage:
-          skillhost list [--json]                    show loaded skills and files that failed to load
+          skillhost list [--json] [--watch]          show loaded skills and files that failed to load
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
                                                      run one skill with JSON arguments
           skillhost check <plugin.so> [--json]       validate a plugin without registering it
@@ -21,12 +21,14 @@ enum Help {
         """
 
     static let list = """
-        Usage: skillhost list [--json] [--plugins <dir>]... [--no-default-plugins]
+        Usage: skillhost list [--json] [--watch] [--plugins <dir>]... [--no-default-plugins]
 
         Shows every loaded skill — id, title, plugin and version, risk, flags and a one-line argument summary
         (optional arguments end in ?) — and, separately, every plugin file that failed to load with the reason.
 
           --json    print {"skills": [...], "plugins": [...], "failures": [...], "kept_images": {...}} instead
+          --watch   then keep watching the plugins folders and print one line per change (loaded, replaced,
+                    unloaded, failed) until Ctrl-C; with --json, one JSON object per line
         """
 
     static let call = """

@@ -30,20 +30,59 @@ enum ListOutput {
         return out
     }
 
-    /// `list --watch`: after the listing, one line per registry change until interrupted.
-    static func follow(_ setup: HostSetup) async {
+    /// `list --watch`: after the listing, one line per registry change until interrupted (with `--json`, one
+    /// JSON object per line).
+    static func follow(_ setup: HostSetup, json: Bool) async {
         let changes = setup.registry.changes()
         let watch = setup.watch()
         let count = setup.folders.count
-        writeOut("\nWatching \(count) folder\(count == 1 ? "" : "s") for changes (Ctrl-C to stop)\n")
-        for await change in changes { writeOut(change.line + "\n") }
+        if !json { writeOut("\nWatching \(count) folder\(count == 1 ? "" : "s") for changes (Ctrl-C to stop)\n") }
+        for await change in changes {
+            writeOut((json ? changeJSON(change, registry: setup.registry).jsonText : change.line) + "\n")
+        }
         watch.stop()
+    }
+
+    static func changeJSON(_ change: RegistryChange, registry: SkillRegistry) -> JSONValue {
+        var object = JSONObject()
+        switch change {
+        case .loaded(let plugin):
+            object["change"] = "loaded"
+            object["plugin"] = .string(plugin.name)
+            object["version"] = .string(plugin.version)
+            object["added"] = .array(plugin.skillIDs.map { .string($0) })
+        case .replaced(let old, let new, let added, let removed, let updated):
+            object["change"] = "replaced"
+            object["plugin"] = .string(new.name)
+            object["old_version"] = .string(old.version)
+            object["version"] = .string(new.version)
+            object["added"] = .array(added.map { .string($0) })
+            object["removed"] = .array(removed.map { .string($0) })
+            object["updated"] = .array(updated.map { .string($0) })
+        case .unloaded(let plugin):
+            object["change"] = "unloaded"
+            object["plugin"] = .string(plugin.name)
+            object["version"] = .string(plugin.version)
+            object["removed"] = .array(plugin.skillIDs.map { .string($0) })
+        case .failed(let error):
+            object["change"] = "failed"
+            object["file"] = .string(error.file)
+            object["error"] = .string(error.description)
+        }
+        object["line"] = .string(change.line)
+        object["kept_images"] = keptImagesJSON(registry)
+        return .object(object)
+    }
+
+    /// Retired images that stay mapped (Swift code, or calls that never returned).
+    static func keptImagesJSON(_ registry: SkillRegistry) -> JSONValue {
+        let kept = registry.keptImages
+        return ["count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.bytes))]
     }
 
     static func json(_ setup: HostSetup) -> String {
         let registry = setup.registry
         let plugins = registry.plugins
-        let kept = plugins.filter(\.keepsMapped)
         let document: JSONValue = [
             "skills": .array(registry.skills.map(skillJSON)),
             "plugins": .array(
@@ -57,9 +96,7 @@ enum ListOutput {
                     ]
                 }),
             "failures": .array(registry.failures.map(failureJSON)),
-            "kept_images": [
-                "count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.reduce(0) { $0 + $1.imageSize })),
-            ],
+            "kept_images": keptImagesJSON(registry),
             "folders": .array(setup.folders.map { .string($0.path) }),
         ]
         return document.prettyJSONText + "\n"

@@ -83,7 +83,7 @@ struct SkillhostCLI {
                 log: log)
             defer { setup.registry.shutdown() }
             writeOut(json ? ListOutput.json(setup) : ListOutput.table(setup))
-            if watch { await ListOutput.follow(setup) }
+            if watch { await ListOutput.follow(setup, json: json) }
             return ExitCode.ok.rawValue
         case .check(let file, let json):
             guard FileManager.default.fileExists(atPath: file) else {
