@@ -25,9 +25,10 @@ let package = Package(
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
         .target(name: "SkillJSON"),
         .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI"]),
-        .executableTarget(name: "skillhost", dependencies: ["SkillHost", "SkillJSON"]),
+        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
+        .executableTarget(name: "skillhost", dependencies: ["Agent", "SkillHost", "SkillJSON"]),
         .executableTarget(
-            name: "skillhost-bench", dependencies: ["SkillHost", "SkillJSON", "CFFI"],
+            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(
@@ -41,7 +42,10 @@ let package = Package(
             cSettings: pluginCSettings),
         .target(name: "PluginClock", dependencies: ["SkillSDKSwift"], path: "Plugins/clock"),
 
+        .target(name: "TestSupport", dependencies: ["SkillHost"], path: "Tests/TestSupport"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
-        .testTarget(name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
     ]
 )

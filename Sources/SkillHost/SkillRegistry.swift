@@ -115,6 +115,15 @@ public final class SkillRegistry: Sendable {
     /// Every change from now on: loads, replacements, unloads and load failures.
     public func changes() -> AsyncStream<RegistryChange> { broadcaster.subscribe() }
 
+    /// Validates `arguments` for skill `id` exactly as `invoke` will (lenient coercions, defaults filled in), so a
+    /// front end can show the exact arguments before asking the user. An unknown id is an issue at `$`.
+    public func validate(_ id: String, arguments: JSONValue) -> Result<JSONValue, ValidationIssues> {
+        guard let skill = state.withLock({ $0.skills[id] }) else {
+            return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: unknownSkillMessage(id))]))
+        }
+        return skill.schema.check(arguments).map { $0 ?? arguments }
+    }
+
     /// The skill with this id.
     public func skill(_ id: String) -> SkillInfo? { state.withLock { $0.skills[id]?.info } }
 

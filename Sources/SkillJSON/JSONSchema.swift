@@ -99,6 +99,8 @@ public struct ValidationIssue: Sendable, Equatable, CustomStringConvertible {
 /// The issues of an invalid value, as an error.
 public struct ValidationIssues: Error, Sendable, Equatable {
     public let issues: [ValidationIssue]
+
+    public init(issues: [ValidationIssue]) { self.issues = issues }
 }
 
 extension Array where Element == ValidationIssue {

@@ -1,18 +1,17 @@
 import Foundation
-import Testing
 
-@testable import SkillHost
+import SkillHost
 
 /// Paths and helpers shared by the host tests: fixtures are C sources compiled with `cc` during the test run.
-enum Paths {
+public enum Paths {
     /// The package root, found from this file.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    static let sdkInclude = root.appendingPathComponent("SkillSDK/include").path
-    static let fixtures = root.appendingPathComponent("Tests/SkillHostTests/Fixtures").path
+    public static let sdkInclude = root.appendingPathComponent("SkillSDK/include").path
+    public static let fixtures = root.appendingPathComponent("Tests/SkillHostTests/Fixtures").path
 
     /// The build products folder (where `skillhost` and the bundled `libskill-*.so` are).
-    static let products: String = {
+    public static let products: String = {
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
@@ -25,10 +24,10 @@ enum Paths {
         return folder.path
     }()
 
-    static var skillhost: String { products + "/skillhost" }
+    public static var skillhost: String { products + "/skillhost" }
 
     /// A new empty directory under the system temporary directory.
-    static func temporaryDirectory(_ label: String = "test") -> String {
+    public static func temporaryDirectory(_ label: String = "test") -> String {
         let path = NSTemporaryDirectory() + "skillhost-\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -36,14 +35,14 @@ enum Paths {
 }
 
 /// Runs a program and captures its output.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
 }
 
 @discardableResult
-func runProcess(
+public func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
     let process = Process()
@@ -68,9 +67,9 @@ func runProcess(
         stderr: String(decoding: errData, as: UTF8.self))
 }
 
-enum FixtureError: Error, CustomStringConvertible {
+public enum FixtureError: Error, CustomStringConvertible {
     case compileFailed(String)
-    var description: String {
+    public var description: String {
         switch self {
         case .compileFailed(let output): return "cc failed: \(output)"
         }
@@ -78,9 +77,9 @@ enum FixtureError: Error, CustomStringConvertible {
 }
 
 /// Compiles C plugin sources into shared libraries.
-enum Fixture {
+public enum Fixture {
     /// Compiles `source` to `<directory>/<name>.so` with the SDK headers; returns the path.
-    static func compile(
+    public static func compile(
         _ source: String, name: String, into directory: String? = nil, flags: [String] = ["-shared", "-fPIC"]
     ) throws -> String {
         let folder = directory ?? Paths.temporaryDirectory("fixture")
@@ -98,14 +97,14 @@ enum Fixture {
     }
 
     /// Compiles a fixture file from Tests/SkillHostTests/Fixtures.
-    static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
+    public static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
         let source = try String(contentsOfFile: Paths.fixtures + "/" + file, encoding: .utf8)
         return try compile(source, name: (file as NSString).deletingPathExtension, into: directory)
     }
 }
 
 /// A registry with a private data directory and short limits for tests.
-func makeRegistry(
+public func makeRegistry(
     timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4
 ) throws -> SkillRegistry {
     var configuration = SkillRegistry.Configuration(

@@ -1,0 +1,85 @@
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// How the agent behaves.
+public struct AgentConfiguration: Sendable {
+    /// Model requests per turn before the turn stops (the shell offers to continue).
+    public var stepLimit = 8
+    /// With more enabled skills than this, only the most relevant are sent to the model.
+    public var maximumTools = 24
+    /// Skills the model never sees.
+    public var disabledSkills: Set<String> = []
+    public var policy = Policy()
+    /// The system message that starts every conversation.
+    public var systemPrompt =
+        "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "
+        + "they can answer or act; never guess what a tool can compute. Answer briefly from the tool results."
+
+    public init() {}
+}
+
+/// Asks the user about a mutating or destructive call. Supplied by interactive front ends.
+public typealias ConfirmationHook = @Sendable (ConfirmationRequest) async -> ConfirmationAnswer
+
+/// A conversation with a model that calls skills: think → call skills → observe → answer.
+///
+/// One turn runs at a time. Each turn is an `AsyncStream` of `AgentEvent`s; cancelling the task that consumes it
+/// (or abandoning the stream) stops the model request and the running skill calls promptly and leaves the
+/// conversation consistent: every tool call gets a result, a cancelled one says so.
+///
+/// ```swift
+/// let session = AgentSession(registry: registry, provider: OfflineRouter())
+/// for await event in session.send("what is (23+7)*2") { print(event) }
+/// ```
+public final class AgentSession: Sendable {
+    public let registry: SkillRegistry
+    public let provider: any ModelProvider
+    public let configuration: AgentConfiguration
+    let confirm: ConfirmationHook?
+    let state: Mutex<State>
+
+    struct State {
+        var conversation: Conversation
+        /// Skills the user allowed for the rest of the session.
+        var allowedForSession: Set<String> = []
+    }
+
+    public init(
+        registry: SkillRegistry, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
+        confirm: ConfirmationHook? = nil, conversation: Conversation? = nil
+    ) {
+        self.registry = registry
+        self.provider = provider
+        self.configuration = configuration
+        self.confirm = confirm
+        state = Mutex(State(conversation: conversation ?? Conversation(system: configuration.systemPrompt)))
+    }
+
+    /// The conversation so far.
+    public var conversation: Conversation { state.withLock { $0.conversation } }
+
+    /// Adds the user's message and runs one turn.
+    public func send(_ text: String) -> AsyncStream<AgentEvent> {
+        append(Message(role: .user, content: text))
+        return runTurn()
+    }
+
+    /// Runs another turn without a new user message (after the step limit stopped one).
+    public func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
+
+    @discardableResult
+    func append(_ message: Message) -> Message { state.withLock { $0.conversation.append(message) } }
+
+    private func runTurn() -> AsyncStream<AgentEvent> {
+        let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
+        let task = Task {
+            let reason = await TurnRunner(session: self, emit: { continuation.yield($0) }).run()
+            continuation.yield(.finished(reason))
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

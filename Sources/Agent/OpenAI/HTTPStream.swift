@@ -1,0 +1,66 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a streaming HTTP request delivers, in order: the response head, then body chunks as they arrive.
+enum HTTPEvent: Sendable {
+    case head(status: Int, headers: [String: String])
+    case body(Data)
+}
+
+/// Streams an HTTP response through a `URLSessionDataDelegate` (swift-corelibs-foundation has no
+/// `URLSession.bytes(for:)`). Ending the stream — the consumer stops or its task is cancelled — cancels the task,
+/// which closes the connection.
+enum HTTPStream {
+    static func start(_ request: URLRequest, timeout: TimeInterval) -> AsyncThrowingStream<HTTPEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let delegate = StreamingDelegate(continuation: continuation)
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = timeout
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            let task = session.dataTask(with: request)
+            continuation.onTermination = { _ in
+                task.cancel()
+                session.invalidateAndCancel()
+            }
+            task.resume()
+        }
+    }
+}
+
+/// Forwards delegate callbacks into the stream.
+///
+/// - Important: `@unchecked Sendable` is safe because the only stored property is the continuation, which is
+///   Sendable; NSObject (needed for the delegate protocol) is what the compiler cannot see through.
+private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let continuation: AsyncThrowingStream<HTTPEvent, any Error>.Continuation
+
+    init(continuation: AsyncThrowingStream<HTTPEvent, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (key, value) in http?.allHeaderFields ?? [:] {
+            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+        }
+        continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        continuation.yield(.body(data))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        continuation.finish(throwing: error)
+        session.finishTasksAndInvalidate()
+    }
+}

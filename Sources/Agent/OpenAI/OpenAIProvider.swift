@@ -1,0 +1,252 @@
+import Foundation
+import SkillJSON
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Where and how to reach an OpenAI-compatible chat-completions server.
+public struct OpenAIConfiguration: Sendable {
+    /// E.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`; `/chat/completions` is appended.
+    public var baseURL: URL
+    /// Sent as `Authorization: Bearer …` when set. Never logged or shown.
+    public var apiKey: String?
+    public var model: String
+    /// Seconds without any data before a request fails.
+    public var requestTimeout: TimeInterval = 120
+    /// Attempts for connection failures, 429 and 5xx (so 3 means two retries).
+    public var maximumAttempts = 3
+    /// First retry delay; doubles each time. A `Retry-After` header takes precedence.
+    public var retryDelay: Duration = .milliseconds(500)
+    /// Upper bound of any retry delay, including `Retry-After`.
+    public var maximumRetryDelay: Duration = .seconds(20)
+
+    public init(baseURL: URL, apiKey: String?, model: String) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.model = model
+    }
+}
+
+/// A model behind an OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, llama.cpp, vLLM, LM Studio…),
+/// streamed over Server-Sent Events.
+public final class OpenAIProvider: ModelProvider {
+    public let configuration: OpenAIConfiguration
+
+    public init(configuration: OpenAIConfiguration) { self.configuration = configuration }
+
+    public var displayName: String { "\(configuration.model) at \(configuration.baseURL.absoluteString)" }
+
+    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await self.run(request) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private enum Attempt {
+        case done
+        case retry(after: Duration?, reason: String)
+    }
+
+    private func run(_ request: ModelRequest, yield: (ModelChunk) -> Void) async throws {
+        let urlRequest = try makeRequest(request)
+        var delay = configuration.retryDelay
+        for attempt in 1...max(1, configuration.maximumAttempts) {
+            switch try await attemptOnce(urlRequest, yield: yield) {
+            case .done: return
+            case .retry(let after, let reason):
+                guard attempt < configuration.maximumAttempts else {
+                    throw ModelError("\(reason) (gave up after \(attempt) attempts)")
+                }
+                let wait = min(after ?? delay, configuration.maximumRetryDelay)
+                delay = delay * 2
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    private func attemptOnce(_ urlRequest: URLRequest, yield: (ModelChunk) -> Void) async throws -> Attempt {
+        var iterator = HTTPStream.start(urlRequest, timeout: configuration.requestTimeout).makeAsyncIterator()
+        let status: Int
+        let headers: [String: String]
+        do {
+            guard case .head(let s, let h)? = try await iterator.next() else {
+                return .retry(after: nil, reason: "the model server at \(host) closed the connection without answering")
+            }
+            (status, headers) = (s, h)
+        } catch {
+            try Task.checkCancellation()
+            if let urlError = error as? URLError, urlError.code == .timedOut {
+                throw ModelError("the model server at \(host) did not answer within \(Int(configuration.requestTimeout)) s")
+            }
+            return .retry(after: nil, reason: "cannot reach the model server at \(host): \(Self.describe(error))")
+        }
+
+        guard (200..<300).contains(status) else {
+            var body = Data()
+            while body.count < 65_536, case .body(let data)? = try? await iterator.next() { body.append(data) }
+            let message = Self.serverMessage(body)
+            let answered = "the model server answered \(status) \(Self.reason(status))\(message.isEmpty ? "" : ": \(message)")"
+            if status == 429 || status >= 500 {
+                return .retry(after: Self.retryAfter(headers["retry-after"]), reason: answered)
+            }
+            switch status {
+            case 401, 403: throw ModelError("\(answered) — check OPENAI_API_KEY")
+            case 404: throw ModelError("\(answered) — check SKILLHOST_MODEL and OPENAI_BASE_URL")
+            default: throw ModelError(answered)
+            }
+        }
+
+        var parser = SSEParser()
+        var decoder = ChatStreamDecoder()
+        let isEventStream = headers["content-type"]?.contains("text/event-stream") ?? true
+        var whole = Data()
+        do {
+            while let event = try await iterator.next() {
+                guard case .body(let data) = event else { continue }
+                if !isEventStream {
+                    whole.append(data)
+                    continue
+                }
+                let events = data.withUnsafeBytes { parser.feed($0) }
+                for payload in events { for chunk in try decoder.decode(payload) { yield(chunk) } }
+                if decoder.isComplete, events.contains("[DONE]") { break }
+            }
+        } catch let error as ModelError {
+            throw error
+        } catch {
+            try Task.checkCancellation()
+            throw ModelError("the connection to the model server broke mid-response: \(Self.describe(error))")
+        }
+        if isEventStream {
+            for payload in parser.finish() { for chunk in try decoder.decode(payload) { yield(chunk) } }
+        } else {
+            // The server ignored "stream": a single JSON response.
+            for chunk in try decoder.decode(String(decoding: whole, as: UTF8.self)) { yield(chunk) }
+        }
+        guard decoder.isComplete else {
+            throw ModelError("the model's response was cut off: the connection closed before the stream finished")
+        }
+        for chunk in decoder.finish() { yield(chunk) }
+        return .done
+    }
+
+    private var host: String {
+        let url = configuration.baseURL
+        return "\(url.host ?? url.absoluteString)\(url.port.map { ":\($0)" } ?? "")"
+    }
+
+    func makeRequest(_ request: ModelRequest) throws -> URLRequest {
+        var urlRequest = URLRequest(url: configuration.baseURL.appendingPathComponent("chat/completions"))
+        urlRequest.httpMethod = "POST"
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        if let key = configuration.apiKey, !key.isEmpty {
+            urlRequest.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        }
+        urlRequest.httpBody = Data(Self.body(request, model: configuration.model).jsonText.utf8)
+        return urlRequest
+    }
+
+    /// The JSON body of a streamed chat-completions request.
+    static func body(_ request: ModelRequest, model: String) -> JSONValue {
+        var body = JSONObject([
+            (key: "model", value: .string(model)), (key: "stream", value: true),
+            (key: "stream_options", value: ["include_usage": true]),
+            (key: "messages", value: .array(request.messages.map(message))),
+        ])
+        if !request.tools.isEmpty {
+            body["tools"] = .array(
+                request.tools.map { tool in
+                    [
+                        "type": "function",
+                        "function": [
+                            "name": .string(tool.name), "description": .string(tool.description),
+                            "parameters": tool.parameters,
+                        ],
+                    ]
+                })
+            body["tool_choice"] = "auto"
+        }
+        return .object(body)
+    }
+
+    static func message(_ message: Message) -> JSONValue {
+        var object = JSONObject([(key: "role", value: .string(message.role.rawValue))])
+        switch message.role {
+        case .assistant:
+            object["content"] = message.content.isEmpty && !message.toolCalls.isEmpty ? .null : .string(message.content)
+            if !message.toolCalls.isEmpty {
+                object["tool_calls"] = .array(
+                    message.toolCalls.map { call in
+                        [
+                            "id": .string(call.id), "type": "function",
+                            "function": ["name": .string(call.name), "arguments": .string(call.arguments)],
+                        ]
+                    })
+            }
+        case .tool:
+            object["tool_call_id"] = .string(message.toolCallID ?? "")
+            object["content"] = .string(message.content)
+        case .system, .user:
+            object["content"] = .string(message.content)
+        }
+        return .object(object)
+    }
+
+    /// The `error.message` of an error body, or its first 200 characters.
+    static func serverMessage(_ body: Data) -> String {
+        if let value = try? JSONValue(parsing: [UInt8](body)), let error = value["error"] {
+            return ChatStreamDecoder.errorMessage(error)
+        }
+        return String(decoding: body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `Retry-After` as seconds (an HTTP date is not worth parsing for a bounded wait).
+    static func retryAfter(_ value: String?) -> Duration? {
+        guard let value, let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
+            return nil
+        }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 408: return "Request Timeout"
+        case 413: return "Payload Too Large"
+        case 422: return "Unprocessable Entity"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return ""
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let urlError = error as? URLError {
+            switch urlError.code {
+            case .cannotConnectToHost: return "connection refused"
+            case .cannotFindHost, .dnsLookupFailed: return "unknown host"
+            case .networkConnectionLost: return "the connection was lost"
+            case .notConnectedToInternet: return "no network"
+            case .timedOut: return "timed out"
+            default: return urlError.localizedDescription
+            }
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// One turn of the loop: request → stream → run the requested calls → repeat until the model answers, the step
+/// limit is reached, the same call repeats three times, the model fails, or the turn is cancelled.
+struct TurnRunner: Sendable {
+    let session: AgentSession
+    let emit: @Sendable (AgentEvent) -> Void
+
+    var registry: SkillRegistry { session.registry }
+    var configuration: AgentConfiguration { session.configuration }
+
+    func run() async -> FinishReason {
+        var callCounts: [String: Int] = [:]
+        for step in 1...max(1, configuration.stepLimit) {
+            if Task.isCancelled { return .cancelled }
+            emit(.thinking(step: step))
+            let response: (text: String, calls: [ToolCall])
+            switch await requestModel() {
+            case .success(let r): response = r
+            case .failure(let reason): return reason
+            }
+            session.append(Message(role: .assistant, content: response.text, toolCalls: response.calls))
+            if response.calls.isEmpty { return .answered }
+
+            // The same call three times in a turn: the model is stuck.
+            for call in response.calls {
+                callCounts[Self.callKey(call), default: 0] += 1
+            }
+            if let repeated = response.calls.first(where: { callCounts[Self.callKey($0), default: 0] >= 3 }) {
+                for call in response.calls {
+                    session.append(
+                        Message(
+                            role: .tool, content: "not run: the same call was already made twice in this turn",
+                            toolCallID: call.id, isError: true))
+                }
+                return .repeatedCall(skill: repeated.name)
+            }
+
+            let results = await execute(response.calls)
+            for (call, result) in zip(response.calls, results) {
+                session.append(Message(role: .tool, content: result.content, toolCallID: call.id, isError: result.isError))
+            }
+            if Task.isCancelled { return .cancelled }
+        }
+        return .stepLimitReached(configuration.stepLimit)
+    }
+
+    /// `skill` + canonical arguments (so `{"a":1,"b":2}` equals `{"b":2, "a":1}`).
+    static func callKey(_ call: ToolCall) -> String {
+        switch ArgumentRepair.repair(call.arguments) {
+        case .success(let object):
+            let sorted = JSONObject(object.members.sorted { $0.key < $1.key })
+            return call.name + " " + JSONValue.object(sorted).jsonText
+        case .failure: return call.name + " " + call.arguments
+        }
+    }
+
+    // MARK: The model
+
+    private func requestModel() async -> Result<(text: String, calls: [ToolCall]), FinishReason> {
+        let conversation = session.conversation
+        let request = ModelRequest(messages: conversation.messages, tools: tools(for: conversation))
+        var text = ""
+        var calls: [ToolCall] = []
+        do {
+            for try await chunk in session.provider.stream(request) {
+                switch chunk {
+                case .text(let delta):
+                    text += delta
+                    emit(.textDelta(delta))
+                case .toolCall(let call): calls.append(call)
+                case .usage(let usage): emit(.usage(usage))
+                }
+            }
+            if Task.isCancelled { throw CancellationError() }
+        } catch {
+            // Keep what was said; the next turn's model sees that it was cut short.
+            if !text.isEmpty {
+                session.append(Message(role: .assistant, content: text + "\n[interrupted]"))
+            }
+            if error is CancellationError || Task.isCancelled { return .failure(.cancelled) }
+            return .failure(.modelError((error as? ModelError)?.message ?? "the model request failed: \(error)"))
+        }
+        // Every call needs an id the results can refer to.
+        var seen: Set<String> = []
+        for index in calls.indices where calls[index].id.isEmpty || !seen.insert(calls[index].id).inserted {
+            calls[index].id = "call_\(UUID().uuidString.prefix(8).lowercased())"
+            seen.insert(calls[index].id)
+        }
+        return .success((text, calls))
+    }
+
+    /// The tools offered for this request: every enabled skill, or the most relevant ones when there are many.
+    func tools(for conversation: Conversation) -> [ToolDefinition] {
+        let skills = registry.skills.filter { !configuration.disabledSkills.contains($0.id) }
+        var offered = skills
+        if skills.count > configuration.maximumTools {
+            let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(separator: " ")
+            let chosen = Set(
+                SkillSelector(skills).select(query, limit: configuration.maximumTools, keep: conversation.calledSkills))
+            offered = skills.filter { chosen.contains($0.id) }
+        }
+        return offered.map { ToolDefinition(name: $0.id, description: $0.description, parameters: $0.inputSchema) }
+    }
+
+    // MARK: Calls
+
+    struct CallResult: Sendable {
+        let content: String
+        let isError: Bool
+    }
+
+    /// Runs the calls: read-only ones concurrently, the others one after another; results in the model's order.
+    private func execute(_ calls: [ToolCall]) async -> [CallResult] {
+        let readOnly = calls.indices.filter { registry.skill(calls[$0].name)?.risk ?? .readOnly == .readOnly }
+        let others = calls.indices.filter { !readOnly.contains($0) }
+        var results = [CallResult?](repeating: nil, count: calls.count)
+        await withTaskGroup(of: [(Int, CallResult)].self) { group in
+            for index in readOnly {
+                group.addTask { [self] in [(index, await perform(calls[index]))] }
+            }
+            if !others.isEmpty {
+                group.addTask { [self] in
+                    var done: [(Int, CallResult)] = []
+                    for index in others { done.append((index, await perform(calls[index]))) }
+                    return done
+                }
+            }
+            for await finished in group {
+                for (index, result) in finished { results[index] = result }
+            }
+        }
+        return results.map { $0 ?? CallResult(content: "cancelled before it ran", isError: true) }
+    }
+
+    /// One call, from the model's request to the text the model gets back. Never throws: every problem becomes a
+    /// tool result the model can correct from.
+    private func perform(_ call: ToolCall) async -> CallResult {
+        let start = ContinuousClock.now
+        func failed(_ message: String) -> CallResult {
+            emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
+            return CallResult(content: "error: \(message)", isError: true)
+        }
+        guard !configuration.disabledSkills.contains(call.name), let skill = registry.skill(call.name) else {
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: call.arguments))
+            return failed(unknownSkillMessage(call.name))
+        }
+        let arguments: JSONValue
+        switch ArgumentRepair.repair(call.arguments) {
+        case .failure(let error):
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: call.arguments))
+            return failed("\(error.message); send the arguments as one JSON object")
+        case .success(let object):
+            switch registry.validate(call.name, arguments: .object(object)) {
+            case .failure(let invalid):
+                emit(.toolCallStarted(id: call.id, skill: call.name, arguments: JSONValue.object(object).jsonText))
+                return failed("invalid arguments: \(invalid.issues.summary)")
+            case .success(let value): arguments = value
+            }
+        }
+        if let refusal = await permission(for: skill, call: call, arguments: arguments) {
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
+            return failed(refusal)
+        }
+        if Task.isCancelled {
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
+            return failed("cancelled by the user")
+        }
+        emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
+        let report = self.emit
+        let outcome = await registry.invoke(call.name, arguments: arguments.jsonText) { progress in
+            report(.toolCallProgress(id: call.id, progress: progress))
+        }
+        switch outcome.status {
+        case .ok:
+            let result = outcome.result ?? .null
+            emit(.toolCallFinished(id: call.id, skill: call.name, result: result, duration: outcome.duration))
+            return CallResult(content: result.displayText, isError: false)
+        case .cancelled where Task.isCancelled:
+            return failed("cancelled by the user")
+        default:
+            return failed(outcome.error ?? outcome.status.rawValue)
+        }
+    }
+
+    /// nil when the call may run; otherwise the reason it may not.
+    private func permission(for skill: SkillInfo, call: ToolCall, arguments: JSONValue) async -> String? {
+        switch configuration.policy.decision(for: skill) {
+        case .allow: return nil
+        case .deny: return "not run: calls to \(skill.id) are denied by the configuration"
+        case .ask:
+            if session.state.withLock({ $0.allowedForSession.contains(skill.id) }) { return nil }
+            guard let confirm = session.confirm else {
+                if skill.risk == .destructive {
+                    return "not run: \(skill.id) is destructive and there is no one to confirm it "
+                        + "(allow it with a rule in the configuration)"
+                }
+                return nil
+            }
+            let request = ConfirmationRequest(callID: call.id, skill: skill, arguments: arguments)
+            emit(.confirmationNeeded(request))
+            switch await confirm(request) {
+            case .allowOnce: return nil
+            case .allowForSession:
+                session.state.withLock { _ = $0.allowedForSession.insert(skill.id) }
+                return nil
+            case .deny: return "not run: the user declined this call"
+            }
+        }
+    }
+
+    func unknownSkillMessage(_ name: String) -> String {
+        let available = registry.skills.map(\.id).filter { !configuration.disabledSkills.contains($0) }
+        if let suggestion = EditDistance.closest(to: name, among: available) {
+            return "unknown skill \"\(name)\" (did you mean \"\(suggestion)\"?)"
+        }
+        return "unknown skill \"\(name)\"; available skills: \(available.joined(separator: ", "))"
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+
+@testable import Agent
+@testable import SkillJSON
+
+/// The OpenAI-compatible provider against a real HTTP server on loopback replaying recorded SSE shapes.
+@Suite(.serialized)
+struct OpenAIProviderTests {
+    static let request = ModelRequest(
+        messages: [Message(role: .system, content: "sys"), Message(role: .user, content: "what is (23+7)*2?")],
+        tools: [
+            ToolDefinition(
+                name: "calculator", description: "Evaluates arithmetic.",
+                parameters: ["type": "object", "properties": ["expression": ["type": "string"]]])
+        ])
+
+    func provider(_ server: LoopbackServer, key: String? = "sk-test-secret") -> OpenAIProvider {
+        var configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: key, model: "test-model")
+        configuration.retryDelay = .milliseconds(10)
+        configuration.requestTimeout = 10
+        return OpenAIProvider(configuration: configuration)
+    }
+
+    func collect(_ provider: OpenAIProvider) async -> (chunks: [ModelChunk], error: String?) {
+        var chunks: [ModelChunk] = []
+        do {
+            for try await chunk in provider.stream(Self.request) { chunks.append(chunk) }
+            return (chunks, nil)
+        } catch {
+            return (chunks, "\(error)")
+        }
+    }
+
+    @Test func streamsTextWithCRLFCommentsAndUsage() async throws {
+        let server = try LoopbackServer([
+            LoopbackServer.Reply(pieces: [
+                (": keep-alive\r\n\r\n", .zero),
+                ("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The answer\"},\"finish_reason\":null}]}\r\n\r\n", .zero),
+                ("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" is \"},\"finish_reason\":null}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"con", .milliseconds(20)),
+                ("tent\":\"60.\"},\"finish_reason\":\"stop\"}]}\r\n\r\n", .milliseconds(20)),
+                ("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5,\"total_tokens\":17}}\r\n\r\ndata: [DONE]\r\n\r\n", .zero),
+            ])
+        ])
+        defer { server.stop() }
+        let (chunks, error) = await collect(provider(server))
+        #expect(error == nil)
+        #expect(chunks == [.text("The answer"), .text(" is "), .text("60."), .usage(Usage(promptTokens: 12, completionTokens: 5))])
+        let sent = try #require(server.requests.first)
+        #expect(sent.head.hasPrefix("POST /v1/chat/completions HTTP/1.1"))
+        #expect(sent.header("Authorization") == "Bearer sk-test-secret")
+        let body = try JSONValue(parsing: sent.body)
+        #expect(body["model"] == "test-model")
+        #expect(body["stream"] == true)
+        #expect(body["stream_options"] == ["include_usage": true])
+        #expect(body["tools"]?.arrayValue?.first?["function"]?["name"] == "calculator")
+        #expect(body["messages"]?.arrayValue?.count == 2)
+    }
+
+    @Test func assemblesFragmentedAndParallelToolCalls() async throws {
+        let server = try LoopbackServer([
+            .events([
+                #"{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"calculator","arguments":""}}]},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"expr"}}]},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ession\": \"(23+7)*2\"}"}}]},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"clock_now","arguments":""}}]},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"time_zone\":\"Asia/Tokyo\"}"}}]},"finish_reason":null}]}"#,
+                #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+                #"{"choices":[],"usage":{"prompt_tokens":149,"completion_tokens":60,"total_tokens":209}}"#,
+                "[DONE]",
+            ], delay: .milliseconds(5))
+        ])
+        defer { server.stop() }
+        let (chunks, error) = await collect(provider(server))
+        #expect(error == nil)
+        #expect(chunks == [
+            .usage(Usage(promptTokens: 149, completionTokens: 60)),
+            .toolCall(ToolCall(id: "call_a", name: "calculator", arguments: #"{"expression": "(23+7)*2"}"#)),
+            .toolCall(ToolCall(id: "call_b", name: "clock_now", arguments: #"{"time_zone":"Asia/Tokyo"}"#)),
+        ])
+    }
+
+    @Test func acceptsOllamaLlamaCppAndVLLMDeviations() async throws {
+        let server = try LoopbackServer([
+            // Ollama: every call at index 0, each whole, a new id meaning a new call.
+            .events([
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"o1","function":{"name":"calculator","arguments":"{\"expression\":\"1+1\"}"}}]}}]}"#,
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"o2","function":{"name":"calculator","arguments":"{\"expression\":\"2+2\"}"}}]}}]}"#,
+                #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "[DONE]",
+            ]),
+            // llama.cpp: arguments as an object.
+            .events([
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"l1","type":"function","function":{"name":"calculator","arguments":{"expression":"3*3"}}}]},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ]),
+            // vLLM: no id.
+            .events([
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"4\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ]),
+        ])
+        defer { server.stop() }
+        let ollama = await collect(provider(server))
+        #expect(ollama.chunks == [
+            .toolCall(ToolCall(id: "o1", name: "calculator", arguments: #"{"expression":"1+1"}"#)),
+            .toolCall(ToolCall(id: "o2", name: "calculator", arguments: #"{"expression":"2+2"}"#)),
+        ])
+        let llama = await collect(provider(server))
+        #expect(llama.chunks == [.toolCall(ToolCall(id: "l1", name: "calculator", arguments: #"{"expression":"3*3"}"#))])
+        let vllm = await collect(provider(server))
+        guard case .toolCall(let call)? = vllm.chunks.first else {
+            Issue.record("no tool call")
+            return
+        }
+        #expect(call.id.hasPrefix("call_") && call.id.count > 5)
+        #expect(call.arguments == #"{"expression":"4"}"#)
+    }
+
+    @Test func retriesA429HonouringRetryAfter() async throws {
+        let server = try LoopbackServer([
+            .status(429, #"{"error":{"message":"slow down"}}"#, headers: [("Retry-After", "0")]),
+            .events([#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}"#, "[DONE]"]),
+        ])
+        defer { server.stop() }
+        let (chunks, error) = await collect(provider(server))
+        #expect(error == nil)
+        #expect(chunks == [.text("ok")])
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func givesUpAfterThree500sWithAClearMessage() async throws {
+        let failure = LoopbackServer.Reply.status(500, #"{"error":{"message":"upstream exploded","type":"server_error"}}"#)
+        let server = try LoopbackServer([failure, failure, failure])
+        defer { server.stop() }
+        let (_, error) = await collect(provider(server))
+        #expect(error == "the model server answered 500 Internal Server Error: upstream exploded (gave up after 3 attempts)")
+        #expect(server.requests.count == 3)
+    }
+
+    @Test func explainsAuthenticationFailuresWithoutTheKey() async throws {
+        let server = try LoopbackServer([.status(401, #"{"error":{"message":"Incorrect API key provided: sk-test-secret"}}"#)])
+        defer { server.stop() }
+        let (_, error) = await collect(provider(server))
+        let message = try #require(error)
+        #expect(message.hasPrefix("the model server answered 401 Unauthorized: Incorrect API key provided"))
+        #expect(message.hasSuffix("— check OPENAI_API_KEY"))
+        #expect(server.requests.count == 1, "authentication failures are not retried")
+    }
+
+    @Test func reportsAStreamCutMidway() async throws {
+        let server = try LoopbackServer([
+            .events([#"{"choices":[{"index":0,"delta":{"content":"Par"},"finish_reason":null}]}"#])
+        ])
+        defer { server.stop() }
+        let (chunks, error) = await collect(provider(server))
+        #expect(chunks == [.text("Par")])
+        #expect(error == "the model's response was cut off: the connection closed before the stream finished")
+    }
+
+    @Test func reportsAnUnreachableServer() async throws {
+        let server = try LoopbackServer([])
+        server.stop()  // nothing listens on the port any more
+        let (_, error) = await collect(provider(server))
+        #expect(error == "cannot reach the model server at 127.0.0.1:\(server.port): connection refused (gave up after 3 attempts)")
+    }
+
+    @Test func cancellationClosesTheConnection() async throws {
+        var slow = LoopbackServer.Reply.events(
+            (0..<50).map { _ in #"{"choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}"# },
+            delay: .milliseconds(50))
+        slow.holdOpen = true
+        let server = try LoopbackServer([slow])
+        defer { server.stop() }
+        let provider = provider(server)
+        let task = Task { () -> Int in
+            var count = 0
+            do { for try await _ in provider.stream(Self.request) { count += 1 } } catch {}
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        task.cancel()
+        let received = await task.value
+        #expect(ContinuousClock.now - start < .milliseconds(200), "the consumer stops promptly")
+        #expect(received > 0 && received < 50)
+        let deadline = ContinuousClock.now + .seconds(3)
+        while server.clientClosedConnections == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.clientClosedConnections == 1, "the server saw the connection close")
+    }
+}
+
+struct SSEParserTests {
+    @Test func handlesFragmentsLineEndingsCommentsAndMultilineData() {
+        var parser = SSEParser()
+        var events: [String] = []
+        let stream = "data: one\n\n: comment\r\ndata: two\r\ndata: lines\r\n\r\nevent: x\rdata: three\r\rdata: {\"a\":1}\n\ndata: [DONE]\n\n"
+        for byte in Array(stream.utf8) { events += parser.feed([byte]) }  // worst case: one byte at a time
+        events += parser.finish()
+        #expect(events == ["one", "two\nlines", "three", #"{"a":1}"#, "[DONE]"])
+        var whole = SSEParser()
+        #expect(whole.feed(Array(stream.utf8)) + whole.finish() == events)
+    }
+
+    @Test func flushesALastEventWithoutBlankLine() {
+        var parser = SSEParser()
+        #expect(parser.feed(Array("data: tail".utf8)).isEmpty)
+        #expect(parser.finish() == ["tail"])
+    }
+}
