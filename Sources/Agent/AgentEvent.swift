@@ -29,7 +29,8 @@ public enum FinishReason: Error, Sendable, Equatable {
     public var explanation: String {
         switch self {
         case .answered: return "answered"
-        case .stepLimitReached(let limit): return "stopped after \(limit) steps (the step limit); continue the turn to go on"
+        case .stepLimitReached(let limit):
+            return "stopped after \(limit) steps (the step limit); continue the turn to go on"
         case .cancelled: return "interrupted"
         case .repeatedCall(let skill):
             return "stopped: the model called \(skill) with the same arguments three times"

@@ -1,3 +1,4 @@
+import Foundation
 import SkillJSON
 
 /// Turns what a model wrote as tool arguments into one JSON object, repairing only unambiguous mistakes: code
@@ -10,7 +11,9 @@ enum ArgumentRepair {
         if candidate.hasPrefix("```") {
             // ```json\n{...}\n```
             var lines = candidate.split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
-            if let last = lines.last, last.trimmingCharacters(in: .whitespaces).hasPrefix("```") { lines = lines.dropLast() }
+            if let last = lines.last, last.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                lines = lines.dropLast()
+            }
             candidate = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         let parseError: JSONParseError
@@ -60,7 +63,13 @@ enum ArgumentRepair {
         for index in start..<bytes.count {
             let byte = bytes[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -81,5 +90,3 @@ struct ArgumentError: Error, Equatable {
     let message: String
     init(_ message: String) { self.message = message }
 }
-
-import Foundation

@@ -69,7 +69,10 @@ public final class ScriptedProvider: ModelProvider {
 
         /// Tool calls (`(name, arguments)`), with ids `call_1`, `call_2`, ….
         public static func calls(_ calls: [(String, String)]) -> Response {
-            Response(calls.enumerated().map { .toolCall(ToolCall(id: "call_\($0.offset + 1)", name: $0.element.0, arguments: $0.element.1)) })
+            Response(
+                calls.enumerated().map {
+                    .toolCall(ToolCall(id: "call_\($0.offset + 1)", name: $0.element.0, arguments: $0.element.1))
+                })
         }
     }
 

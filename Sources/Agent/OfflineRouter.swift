@@ -26,7 +26,11 @@ public final class OfflineRouter: ModelProvider {
         }
         let text = request.messages.last(where: { $0.role == .user })?.content ?? ""
         if let call = route(text, tools: request.tools) {
-            return [.toolCall(ToolCall(id: "offline_\(request.messages.count)", name: call.name, arguments: call.arguments.jsonText))]
+            return [
+                .toolCall(
+                    ToolCall(
+                        id: "offline_\(request.messages.count)", name: call.name, arguments: call.arguments.jsonText))
+            ]
         }
         let names = request.tools.prefix(8).map(\.name).joined(separator: ", ")
         return [
@@ -54,17 +58,28 @@ public final class OfflineRouter: ModelProvider {
     public func route(_ text: String, tools: [ToolDefinition]) -> (name: String, arguments: JSONValue)? {
         guard !tools.isEmpty else { return nil }
         var scores = Dictionary(SkillSelector(tools: tools).rank(text).map { ($0.id, $0.score) }, uniquingKeysWith: max)
-        // An arithmetic expression is a strong signal for a tool that takes one.
+        // An arithmetic expression is a strong signal for a tool that takes one; so are mentioned enum values
+        // (units, modes) for the tools that accept them.
         if ArgumentExtractor.expression(in: text) != nil {
             for tool in tools where tool.parameters["properties"]?["expression"] != nil {
                 scores[tool.name, default: 0] += 5
             }
         }
+        for tool in tools {
+            guard let properties = tool.parameters["properties"]?.objectValue else { continue }
+            let mentioned = ArgumentExtractor.enumMentions(in: text, properties: properties).map(\.value)
+            let filled = properties.members.filter { member in
+                (member.value["enum"]?.arrayValue ?? []).contains { mentioned.contains($0) }
+            }.count
+            if filled > 0 { scores[tool.name, default: 0] += 3 * Double(filled) }
+        }
         let ranked = tools.filter { (scores[$0.name] ?? 0) > 0 }.sorted {
             (scores[$0.name] ?? 0) > (scores[$1.name] ?? 0)
         }
         for tool in ranked {
-            if let arguments = ArgumentExtractor(text: text, tool: tool).fill() { return (tool.name, .object(arguments)) }
+            if let arguments = ArgumentExtractor(text: text, tool: tool).fill() {
+                return (tool.name, .object(arguments))
+            }
         }
         return nil
     }
@@ -87,15 +102,17 @@ struct ArgumentExtractor {
             let types = Self.types(of: schema)
             var value: JSONValue?
             if let options = schema["enum"]?.arrayValue {
-                if let index = enumMentions.firstIndex(where: { mention in options.contains(mention) }) {
-                    value = enumMentions.remove(at: index)
-                }
+                // "from" prefers the value right after a number ("3 kg"); otherwise mentions are taken in order.
+                let candidates = enumMentions.indices.filter { options.contains(enumMentions[$0].value) }
+                let preferred = name == "from" ? candidates.first { enumMentions[$0].afterNumber } : nil
+                if let index = preferred ?? candidates.first { value = enumMentions.remove(at: index).value }
             } else if types.contains("integer") || types.contains("number") {
                 if let index = numbers.firstIndex(where: { !types.contains("integer") || $0.rounded() == $0 }),
                     required.contains(name) || !numbers.isEmpty
                 {
                     let number = numbers.remove(at: index)
-                    value = types.contains("integer") || number.rounded() == number ? .int(Int64(number)) : .double(number)
+                    value =
+                        types.contains("integer") || number.rounded() == number ? .int(Int64(number)) : .double(number)
                 }
             } else if types.contains("boolean") {
                 let lowered = text.lowercased()
@@ -123,7 +140,9 @@ struct ArgumentExtractor {
         if lowered == "time" {
             return Self.matches(#"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\b\d{1,2}:\d{2}\b"#, in: text).first
         }
-        if let quoted = Self.matches(#""[^"]+"|“[^”]+”|'[^']+'"#, in: text).first { return String(quoted.dropFirst().dropLast()) }
+        if let quoted = Self.matches(#""[^"]+"|“[^”]+”|'[^']+'"#, in: text).first {
+            return String(quoted.dropFirst().dropLast())
+        }
         if let colon = text.firstIndex(of: ":") {
             let rest = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             if !rest.isEmpty { return rest }
@@ -146,32 +165,43 @@ struct ArgumentExtractor {
 
     /// Numbers in the text, in order (not those inside dates, times or zone names).
     static func numbers(in text: String) -> [Double] {
-        let cleaned = text.replacingOccurrences(of: #"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}"#, with: " ", options: .regularExpression)
+        let cleaned = text.replacingOccurrences(
+            of: #"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}"#, with: " ", options: .regularExpression)
         return matches(#"(?<![\w.])-?\d+(?:\.\d+)?"#, in: cleaned).compactMap(Double.init)
     }
 
     /// The arithmetic part of a request: from the first digit, parenthesis, minus or function name to the end,
     /// without trailing punctuation. nil when there is no operator between numbers.
     static func expression(in text: String) -> String? {
+        // Dates and times are not arithmetic.
+        let text = text.replacingOccurrences(
+            of: #"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b"#, with: " ",
+            options: .regularExpression)
         let pattern = #"(?:sqrt|sin|cos|tan|log|ln|abs|pi|[\d(.\-−])[\d\s.+\-−*/×÷^%()a-z]*"#
         guard let candidate = matches(pattern, in: text).max(by: { $0.count < $1.count }) else { return nil }
         let trimmed = candidate.trimmingCharacters(in: CharacterSet(charactersIn: " ?.!=,"))
-        let hasOperator = trimmed.range(of: #"[\d)]\s*[+\-−*/×÷^%]\s*[\d(a-z.]|^(sqrt|sin|cos|tan|log|ln|abs)\("#, options: .regularExpression) != nil
+        let hasOperator =
+            trimmed.range(
+                of: #"[\d)]\s*[+\-−*/×÷^%]\s*[\d(a-z.]|^(sqrt|sin|cos|tan|log|ln|abs)\("#, options: .regularExpression)
+            != nil
         return hasOperator ? trimmed : nil
     }
 
-    /// Enum values mentioned in the text, in the order mentioned (with common unit names as aliases).
-    static func enumMentions(in text: String, properties: JSONObject) -> [JSONValue] {
+    /// Enum values mentioned in the text, in the order mentioned (with common unit names as aliases), and whether
+    /// each follows a number.
+    static func enumMentions(in text: String, properties: JSONObject) -> [(value: JSONValue, afterNumber: Bool)] {
         let values = Set(properties.members.flatMap { $0.value["enum"]?.arrayValue ?? [] }.compactMap(\.stringValue))
         guard !values.isEmpty else { return [] }
-        var mentions: [JSONValue] = []
+        var mentions: [(value: JSONValue, afterNumber: Bool)] = []
         let words = text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "." })
             .map(String.init)
         for (index, word) in words.enumerated() {
             // "in" is a preposition unless it follows a number ("12 in to cm").
             if word == "in", index == 0 || Double(words[index - 1]) == nil { continue }
             let token = aliases[word] ?? word
-            if values.contains(token) { mentions.append(.string(token)) }
+            if values.contains(token) {
+                mentions.append((.string(token), index > 0 && Double(words[index - 1]) != nil))
+            }
         }
         return mentions
     }

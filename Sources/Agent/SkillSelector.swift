@@ -20,7 +20,9 @@ public struct SkillSelector: Sendable {
             documents: skills.map { skill in
                 let arguments = skill.inputSchema["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
                 // The id and title count twice: they name what the skill is about.
-                return (skill.id, "\(skill.id) \(skill.id) \(skill.title) \(skill.title) \(skill.description) \(arguments)")
+                return (
+                    skill.id, "\(skill.id) \(skill.id) \(skill.title) \(skill.title) \(skill.description) \(arguments)"
+                )
             })
     }
 
@@ -95,7 +97,8 @@ public struct SkillSelector: Sendable {
                 let df = Double(documentFrequency[term] ?? 0)
                 let idf = log(1 + (count - df + 0.5) / (df + 0.5))
                 let frequency = Double(tf)
-                score += idf * frequency * (Self.k1 + 1)
+                score +=
+                    idf * frequency * (Self.k1 + 1)
                     / (frequency + Self.k1 * (1 - Self.b + Self.b * Double(document.length) / averageLength))
             }
             if score > 0 { scored.append((document.id, score)) }

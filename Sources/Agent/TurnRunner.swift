@@ -25,9 +25,10 @@ struct TurnRunner: Sendable {
             session.append(Message(role: .assistant, content: response.text, toolCalls: response.calls))
             if response.calls.isEmpty { return .answered }
 
-            // The same call three times in a turn: the model is stuck.
-            for call in response.calls {
-                callCounts[Self.callKey(call), default: 0] += 1
+            // The same call in three responses of a turn: the model is stuck. (Identical calls within one
+            // response count once: asking for the same thing twice at once is not a loop.)
+            for key in Set(response.calls.map(Self.callKey)) {
+                callCounts[key, default: 0] += 1
             }
             if let repeated = response.calls.first(where: { callCounts[Self.callKey($0), default: 0] >= 3 }) {
                 for call in response.calls {
@@ -41,7 +42,8 @@ struct TurnRunner: Sendable {
 
             let results = await execute(response.calls)
             for (call, result) in zip(response.calls, results) {
-                session.append(Message(role: .tool, content: result.content, toolCallID: call.id, isError: result.isError))
+                session.append(
+                    Message(role: .tool, content: result.content, toolCallID: call.id, isError: result.isError))
             }
             if Task.isCancelled { return .cancelled }
         }
@@ -98,7 +100,8 @@ struct TurnRunner: Sendable {
         let skills = registry.skills.filter { !configuration.disabledSkills.contains($0.id) }
         var offered = skills
         if skills.count > configuration.maximumTools {
-            let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(separator: " ")
+            let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
+                separator: " ")
             let chosen = Set(
                 SkillSelector(skills).select(query, limit: configuration.maximumTools, keep: conversation.calledSkills))
             offered = skills.filter { chosen.contains($0.id) }

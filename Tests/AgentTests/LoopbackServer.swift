@@ -121,14 +121,18 @@ final class LoopbackServer: Sendable {
         let body = String(decoding: received[(headEnd + 4)...], as: UTF8.self)
         let reply = state.withLock { state -> Reply in
             state.requests.append(Request(head: head, body: body))
-            return state.replies.isEmpty ? .status(500, #"{"error":{"message":"script exhausted"}}"#) : state.replies.removeFirst()
+            return state.replies.isEmpty
+                ? .status(500, #"{"error":{"message":"script exhausted"}}"#) : state.replies.removeFirst()
         }
         var response = "HTTP/1.1 \(reply.status) Scripted\r\nConnection: close\r\n"
         for (name, value) in reply.headers { response += "\(name): \(value)\r\n" }
         response += "\r\n"
         guard send(connection, response) else { return }
         for (piece, delay) in reply.pieces {
-            if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds)) }
+            if delay > .zero {
+                Thread.sleep(
+                    forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
+            }
             guard send(connection, piece) else {
                 state.withLock { $0.clientClosed += 1 }
                 return
@@ -143,7 +147,8 @@ final class LoopbackServer: Sendable {
 
     private func send(_ connection: Int32, _ text: String) -> Bool {
         let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+        return bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            == bytes.count
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

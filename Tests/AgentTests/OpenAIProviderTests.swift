@@ -36,16 +36,28 @@ struct OpenAIProviderTests {
         let server = try LoopbackServer([
             LoopbackServer.Reply(pieces: [
                 (": keep-alive\r\n\r\n", .zero),
-                ("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The answer\"},\"finish_reason\":null}]}\r\n\r\n", .zero),
-                ("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" is \"},\"finish_reason\":null}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"con", .milliseconds(20)),
+                (
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The answer\"},\"finish_reason\":null}]}\r\n\r\n",
+                    .zero
+                ),
+                (
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" is \"},\"finish_reason\":null}]}\r\n\r\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"con",
+                    .milliseconds(20)
+                ),
                 ("tent\":\"60.\"},\"finish_reason\":\"stop\"}]}\r\n\r\n", .milliseconds(20)),
-                ("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5,\"total_tokens\":17}}\r\n\r\ndata: [DONE]\r\n\r\n", .zero),
+                (
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5,\"total_tokens\":17}}\r\n\r\ndata: [DONE]\r\n\r\n",
+                    .zero
+                ),
             ])
         ])
         defer { server.stop() }
         let (chunks, error) = await collect(provider(server))
         #expect(error == nil)
-        #expect(chunks == [.text("The answer"), .text(" is "), .text("60."), .usage(Usage(promptTokens: 12, completionTokens: 5))])
+        #expect(
+            chunks == [
+                .text("The answer"), .text(" is "), .text("60."), .usage(Usage(promptTokens: 12, completionTokens: 5)),
+            ])
         let sent = try #require(server.requests.first)
         #expect(sent.head.hasPrefix("POST /v1/chat/completions HTTP/1.1"))
         #expect(sent.header("Authorization") == "Bearer sk-test-secret")
@@ -59,26 +71,28 @@ struct OpenAIProviderTests {
 
     @Test func assemblesFragmentedAndParallelToolCalls() async throws {
         let server = try LoopbackServer([
-            .events([
-                #"{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"calculator","arguments":""}}]},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"expr"}}]},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ession\": \"(23+7)*2\"}"}}]},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"clock_now","arguments":""}}]},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"time_zone\":\"Asia/Tokyo\"}"}}]},"finish_reason":null}]}"#,
-                #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-                #"{"choices":[],"usage":{"prompt_tokens":149,"completion_tokens":60,"total_tokens":209}}"#,
-                "[DONE]",
-            ], delay: .milliseconds(5))
+            .events(
+                [
+                    #"{"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"calculator","arguments":""}}]},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"expr"}}]},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ession\": \"(23+7)*2\"}"}}]},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"clock_now","arguments":""}}]},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"time_zone\":\"Asia/Tokyo\"}"}}]},"finish_reason":null}]}"#,
+                    #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+                    #"{"choices":[],"usage":{"prompt_tokens":149,"completion_tokens":60,"total_tokens":209}}"#,
+                    "[DONE]",
+                ], delay: .milliseconds(5))
         ])
         defer { server.stop() }
         let (chunks, error) = await collect(provider(server))
         #expect(error == nil)
-        #expect(chunks == [
-            .usage(Usage(promptTokens: 149, completionTokens: 60)),
-            .toolCall(ToolCall(id: "call_a", name: "calculator", arguments: #"{"expression": "(23+7)*2"}"#)),
-            .toolCall(ToolCall(id: "call_b", name: "clock_now", arguments: #"{"time_zone":"Asia/Tokyo"}"#)),
-        ])
+        #expect(
+            chunks == [
+                .usage(Usage(promptTokens: 149, completionTokens: 60)),
+                .toolCall(ToolCall(id: "call_a", name: "calculator", arguments: #"{"expression": "(23+7)*2"}"#)),
+                .toolCall(ToolCall(id: "call_b", name: "clock_now", arguments: #"{"time_zone":"Asia/Tokyo"}"#)),
+            ])
     }
 
     @Test func acceptsOllamaLlamaCppAndVLLMDeviations() async throws {
@@ -102,12 +116,14 @@ struct OpenAIProviderTests {
         ])
         defer { server.stop() }
         let ollama = await collect(provider(server))
-        #expect(ollama.chunks == [
-            .toolCall(ToolCall(id: "o1", name: "calculator", arguments: #"{"expression":"1+1"}"#)),
-            .toolCall(ToolCall(id: "o2", name: "calculator", arguments: #"{"expression":"2+2"}"#)),
-        ])
+        #expect(
+            ollama.chunks == [
+                .toolCall(ToolCall(id: "o1", name: "calculator", arguments: #"{"expression":"1+1"}"#)),
+                .toolCall(ToolCall(id: "o2", name: "calculator", arguments: #"{"expression":"2+2"}"#)),
+            ])
         let llama = await collect(provider(server))
-        #expect(llama.chunks == [.toolCall(ToolCall(id: "l1", name: "calculator", arguments: #"{"expression":"3*3"}"#))])
+        #expect(
+            llama.chunks == [.toolCall(ToolCall(id: "l1", name: "calculator", arguments: #"{"expression":"3*3"}"#))])
         let vllm = await collect(provider(server))
         guard case .toolCall(let call)? = vllm.chunks.first else {
             Issue.record("no tool call")
@@ -130,16 +146,21 @@ struct OpenAIProviderTests {
     }
 
     @Test func givesUpAfterThree500sWithAClearMessage() async throws {
-        let failure = LoopbackServer.Reply.status(500, #"{"error":{"message":"upstream exploded","type":"server_error"}}"#)
+        let failure = LoopbackServer.Reply.status(
+            500, #"{"error":{"message":"upstream exploded","type":"server_error"}}"#)
         let server = try LoopbackServer([failure, failure, failure])
         defer { server.stop() }
         let (_, error) = await collect(provider(server))
-        #expect(error == "the model server answered 500 Internal Server Error: upstream exploded (gave up after 3 attempts)")
+        #expect(
+            error == "the model server answered 500 Internal Server Error: upstream exploded (gave up after 3 attempts)"
+        )
         #expect(server.requests.count == 3)
     }
 
     @Test func explainsAuthenticationFailuresWithoutTheKey() async throws {
-        let server = try LoopbackServer([.status(401, #"{"error":{"message":"Incorrect API key provided: sk-test-secret"}}"#)])
+        let server = try LoopbackServer([
+            .status(401, #"{"error":{"message":"Incorrect API key provided: sk-test-secret"}}"#)
+        ])
         defer { server.stop() }
         let (_, error) = await collect(provider(server))
         let message = try #require(error)
@@ -162,7 +183,10 @@ struct OpenAIProviderTests {
         let server = try LoopbackServer([])
         server.stop()  // nothing listens on the port any more
         let (_, error) = await collect(provider(server))
-        #expect(error == "cannot reach the model server at 127.0.0.1:\(server.port): connection refused (gave up after 3 attempts)")
+        #expect(
+            error
+                == "cannot reach the model server at 127.0.0.1:\(server.port): connection refused (gave up after 3 attempts)"
+        )
     }
 
     @Test func cancellationClosesTheConnection() async throws {
@@ -196,7 +220,8 @@ struct SSEParserTests {
     @Test func handlesFragmentsLineEndingsCommentsAndMultilineData() {
         var parser = SSEParser()
         var events: [String] = []
-        let stream = "data: one\n\n: comment\r\ndata: two\r\ndata: lines\r\n\r\nevent: x\rdata: three\r\rdata: {\"a\":1}\n\ndata: [DONE]\n\n"
+        let stream =
+            "data: one\n\n: comment\r\ndata: two\r\ndata: lines\r\n\r\nevent: x\rdata: three\r\rdata: {\"a\":1}\n\ndata: [DONE]\n\n"
         for byte in Array(stream.utf8) { events += parser.feed([byte]) }  // worst case: one byte at a time
         events += parser.finish()
         #expect(events == ["one", "two\nlines", "three", #"{"a":1}"#, "[DONE]"])
@@ -208,5 +233,40 @@ struct SSEParserTests {
         var parser = SSEParser()
         #expect(parser.feed(Array("data: tail".utf8)).isEmpty)
         #expect(parser.finish() == ["tail"])
+    }
+}
+
+/// The whole loop over real HTTP: the model's invalid arguments go back as a tool result, it corrects them.
+struct AgentOverHTTPTests {
+    @Test func invalidArgumentsThenACorrectedCall() async throws {
+        func call(_ id: String, _ arguments: String) -> String {
+            let escaped = JSONValue.string(arguments).jsonText
+            return
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"\#(id)","type":"function","function":{"name":"calculator","arguments":\#(escaped)}}]},"finish_reason":"tool_calls"}]}"#
+        }
+        let server = try LoopbackServer([
+            .events([call("c1", "{expression: (23+7)*2}"), "[DONE]"]),
+            .events([call("c2", #"{"expression": "(23+7)*2"}"#), "[DONE]"]),
+            .events([#"{"choices":[{"index":0,"delta":{"content":"It is 60."},"finish_reason":"stop"}]}"#, "[DONE]"]),
+        ])
+        defer { server.stop() }
+        var configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: nil, model: "m")
+        configuration.retryDelay = .milliseconds(10)
+        let session = AgentSession(
+            registry: try agentRegistry(), provider: OpenAIProvider(configuration: configuration))
+        let events = await collect(session.send("what is (23+7)*2"))
+        #expect(events.last == .finished(.answered))
+        #expect(server.requests.count == 3)
+        #expect(server.requests[0].header("Authorization") == nil, "no key, no header")
+        let second = try JSONValue(parsing: server.requests[1].body)
+        let toolMessage = try #require(second["messages"]?.arrayValue?.last)
+        #expect(toolMessage["role"] == "tool")
+        #expect(toolMessage["tool_call_id"] == "c1")
+        #expect(toolMessage["content"]?.stringValue?.hasPrefix("error: arguments are not valid JSON") == true)
+        let assistant = try #require(second["messages"]?.arrayValue?.dropLast().last)
+        #expect(assistant["tool_calls"]?.arrayValue?.first?["function"]?["arguments"] == "{expression: (23+7)*2}")
+        let third = try JSONValue(parsing: server.requests[2].body)
+        #expect(third["messages"]?.arrayValue?.last?["content"] == "60")
+        #expect(session.conversation.messages.last?.content == "It is 60.")
     }
 }

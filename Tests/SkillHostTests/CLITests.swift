@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Drives the real `skillhost` binary with the bundled plugins and fixtures compiled during the run.
 struct CLITests {

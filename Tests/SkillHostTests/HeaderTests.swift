@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The public headers compile cleanly as C11 and C++17 with every warning an error, and the macros produce a
 /// plugin the host accepts.

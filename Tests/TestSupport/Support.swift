@@ -1,5 +1,4 @@
 import Foundation
-
 import SkillHost
 
 /// Paths and helpers shared by the host tests: fixtures are C sources compiled with `cc` during the test run.

@@ -85,7 +85,8 @@ public final class OpenAIProvider: ModelProvider {
         } catch {
             try Task.checkCancellation()
             if let urlError = error as? URLError, urlError.code == .timedOut {
-                throw ModelError("the model server at \(host) did not answer within \(Int(configuration.requestTimeout)) s")
+                throw ModelError(
+                    "the model server at \(host) did not answer within \(Int(configuration.requestTimeout)) s")
             }
             return .retry(after: nil, reason: "cannot reach the model server at \(host): \(Self.describe(error))")
         }
@@ -94,7 +95,8 @@ public final class OpenAIProvider: ModelProvider {
             var body = Data()
             while body.count < 65_536, case .body(let data)? = try? await iterator.next() { body.append(data) }
             let message = Self.serverMessage(body)
-            let answered = "the model server answered \(status) \(Self.reason(status))\(message.isEmpty ? "" : ": \(message)")"
+            let answered =
+                "the model server answered \(status) \(Self.reason(status))\(message.isEmpty ? "" : ": \(message)")"
             if status == 429 || status >= 500 {
                 return .retry(after: Self.retryAfter(headers["retry-after"]), reason: answered)
             }

@@ -1,0 +1,250 @@
+import Foundation
+import SkillHost
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Agent
+@testable import SkillJSON
+
+/// Events collected from one turn.
+func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
+    var events: [AgentEvent] = []
+    for await event in stream { events.append(event) }
+    return events
+}
+
+/// A registry with the bundled plugins and the behaviours fixture (block, cooperative, echo, undoable …) plus a
+/// destructive skill.
+func agentRegistry() throws -> SkillRegistry {
+    let registry = try makeRegistry(timeout: .seconds(5))
+    registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
+    let folder = Paths.temporaryDirectory("agent-fixtures")
+    _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
+    let destructive = """
+        #include "skill_sdk.h"
+        static int wipe(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+            (void)s; (void)args; api->set_result(call, "\\"wiped\\"", 8); return SKILL_OK;
+        }
+        static const skill_descriptor skills[] = {
+            SKILL_JSON("wipe_notes", "Wipe notes", "Deletes every note.", "{\\"type\\":\\"object\\"}", SKILL_RISK_DESTRUCTIVE, 0, wipe),
+        };
+        SKILL_PLUGIN("wiper", "1.0.0", "destructive fixture", skills)
+        """
+    _ = try registry.load(file: try Fixture.compile(destructive, name: "wiper", into: folder)).get()
+    return registry
+}
+
+struct AgentLoopTests {
+    let registry: SkillRegistry
+
+    init() throws { registry = try agentRegistry() }
+
+    func session(
+        _ responses: [ScriptedProvider.Response], configure: (inout AgentConfiguration) -> Void = { _ in },
+        confirm: ConfirmationHook? = nil
+    ) -> (AgentSession, ScriptedProvider) {
+        let provider = ScriptedProvider(responses)
+        var configuration = AgentConfiguration()
+        configure(&configuration)
+        return (
+            AgentSession(registry: registry, provider: provider, configuration: configuration, confirm: confirm),
+            provider
+        )
+    }
+
+    @Test func callsASkillAndAnswers() async throws {
+        let (session, provider) = session([
+            .calls([("calculator", #"{"expression":"(23+7)*2"}"#)]), .text("It is 60."),
+        ])
+        let events = await collect(session.send("what is (23+7)*2"))
+        #expect(events.first == .thinking(step: 1))
+        #expect(
+            events.contains(
+                .toolCallStarted(id: "call_1", skill: "calculator", arguments: #"{"expression":"(23+7)*2"}"#)))
+        #expect(
+            events.contains { if case .toolCallFinished(_, "calculator", .int(60), _) = $0 { true } else { false } })
+        #expect(events.last == .finished(.answered))
+        let messages = session.conversation.messages
+        #expect(messages.map(\.role) == [.system, .user, .assistant, .tool, .assistant])
+        #expect(messages.map(\.sequence) == [1, 2, 3, 4, 5])
+        #expect(messages[3].content == "60")
+        #expect(messages[3].toolCallID == "call_1")
+        // The second request carried the tool result back to the model.
+        #expect(provider.requests.count == 2)
+        #expect(provider.requests[1].messages.last?.role == .tool)
+        #expect(provider.requests[0].tools.count == min(24, registry.skills.count))
+    }
+
+    @Test func sendsMistakesBackToTheModel() async throws {
+        let (session, _) = session([
+            .calls([
+                ("calculater", #"{"expression":"1"}"#), ("calculator", "{expression: 1+1"),
+                ("calculator", #"{"expression": 5}"#), ("calculator", "```json\n{\"expression\":\"2+2\"}\n```"),
+                ("calculator", #"Sure! {"expression":"3+3"} is what I will run"#),
+            ]),
+            .text("done"),
+        ])
+        _ = await collect(session.send("math"))
+        let results = session.conversation.messages.filter { $0.role == .tool }
+        #expect(
+            results.map(\.content) == [
+                #"error: unknown skill "calculater" (did you mean "calculator"?)"#,
+                "error: arguments are not valid JSON (invalid JSON at byte 1: expected a member name in double quotes); send the arguments as one JSON object",
+                "error: invalid arguments: $.expression: expected string, got integer",
+                "4", "6",
+            ])
+        #expect(results.map(\.isError) == [true, true, true, false, false])
+    }
+
+    @Test func stopsAtTheStepLimit() async throws {
+        let (session, provider) = session(
+            (0..<5).map { .calls([("echo", #"{"n":\#($0)}"#)]) }, configure: { $0.stepLimit = 3 })
+        let events = await collect(session.send("loop"))
+        #expect(events.last == .finished(.stepLimitReached(3)))
+        #expect(provider.requests.count == 3)
+        #expect(session.conversation.unansweredToolCalls.isEmpty)
+        // Continuing the turn goes on from there: two more calls, then the script's closing answer.
+        let more = await collect(session.continueTurn())
+        #expect(more.last == .finished(.answered))
+        #expect(provider.requests.count == 6)
+    }
+
+    @Test func stopsRepeatedIdenticalCalls() async throws {
+        let (session, _) = session([
+            .calls([("echo", #"{"a":1,"b":2}"#)]), .calls([("echo", #"{"b":2,"a":1}"#)]),
+            .calls([("echo", #"{"a":1,"b":2}"#)]),
+        ])
+        let events = await collect(session.send("repeat"))
+        #expect(events.last == .finished(.repeatedCall(skill: "echo")))
+        #expect(
+            session.conversation.messages.last?.content == "not run: the same call was already made twice in this turn")
+        #expect(session.conversation.unansweredToolCalls.isEmpty)
+    }
+
+    @Test func reportsModelErrors() async throws {
+        let (session, _) = session([
+            ScriptedProvider.Response([.text("Partial")], error: ModelError("the model server answered 500"))
+        ])
+        let events = await collect(session.send("hi"))
+        #expect(events.last == .finished(.modelError("the model server answered 500")))
+        #expect(session.conversation.messages.last?.content == "Partial\n[interrupted]")
+    }
+
+    @Test func policyDeniesAndAsks() async throws {
+        // A rule denies echo; destructive without a front end is denied; mutating without one runs.
+        let (denied, _) = session(
+            [.calls([("echo", "{}"), ("wipe_notes", "{}"), ("undoable", "{}")]), .text("ok")],
+            configure: { $0.policy = Policy(rules: [PolicyRule("ec*", .deny)]) })
+        _ = await collect(denied.send("go"))
+        #expect(
+            denied.conversation.messages.filter { $0.role == .tool }.map(\.content) == [
+                "error: not run: calls to echo are denied by the configuration",
+                "error: not run: wipe_notes is destructive and there is no one to confirm it (allow it with a rule in the configuration)",
+                #"{"changed":true}"#,
+            ])
+
+        // With a front end: ask for both; the user allows one for the session and declines the other.
+        let asked = Mutex<[String]>([])
+        let (confirmed, _) = session(
+            [.calls([("undoable", "{}"), ("wipe_notes", "{}")]), .calls([("undoable", "{}")]), .text("ok")],
+            confirm: { request in
+                asked.withLock { $0.append(request.skill.id) }
+                return request.skill.id == "undoable" ? .allowForSession : .deny
+            })
+        let events = await collect(confirmed.send("go"))
+        #expect(
+            asked.withLock { $0 } == ["undoable", "wipe_notes"], "the second undoable call was allowed for the session")
+        #expect(
+            events.contains { if case .confirmationNeeded(let r) = $0 { r.skill.id == "wipe_notes" } else { false } })
+        #expect(
+            confirmed.conversation.messages.filter { $0.role == .tool }.map(\.content) == [
+                #"{"changed":true}"#, "error: not run: the user declined this call", #"{"changed":true}"#,
+            ])
+    }
+
+    @Test func readOnlyCallsOverlapInTime() async throws {
+        let (session, _) = session([
+            .calls([("cooperative", #"{"ms":300}"#), ("cooperative", #"{"ms":301}"#), ("cooperative", #"{"ms":302}"#)]),
+            .text("done"),
+        ])
+        let start = ContinuousClock.now
+        _ = await collect(session.send("sleep three times"))
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .milliseconds(800), "three 300 ms calls took \(elapsed): they did not run concurrently")
+        #expect(session.conversation.messages.filter { $0.role == .tool }.map(\.content) == ["done", "done", "done"])
+    }
+
+    @Test func cancellingTheConsumerStopsTheTurnPromptly() async throws {
+        let (session, _) = session([.calls([("cooperative", #"{"ms":5000}"#)]), .text("never")])
+        let started = Flag()
+        let consumer = Task {
+            for await event in session.send("sleep") {
+                if case .toolCallStarted = event { started.set() }
+            }
+        }
+        while !started.isSet { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let start = ContinuousClock.now
+        consumer.cancel()
+        _ = await consumer.value
+        #expect(ContinuousClock.now - start < .milliseconds(200))
+        // The conversation stays consistent: the cancelled call has a result that says so.
+        var settled = false
+        for _ in 0..<100 where !settled {
+            try await Task.sleep(for: .milliseconds(10))
+            settled = session.conversation.unansweredToolCalls.isEmpty
+        }
+        #expect(settled)
+        #expect(session.conversation.messages.last?.content == "error: cancelled by the user")
+    }
+
+    @Test func cancellingDuringTheModelStreamKeepsThePartialAnswer() async throws {
+        let (session, _) = session([
+            ScriptedProvider.Response((0..<100).map { .text("w\($0) ") }, delay: .milliseconds(20))
+        ])
+        let deltas = Mutex(0)
+        let consumer = Task {
+            for await event in session.send("talk") {
+                if case .textDelta = event { deltas.withLock { $0 += 1 } }
+            }
+        }
+        while deltas.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        let start = ContinuousClock.now
+        consumer.cancel()
+        _ = await consumer.value
+        #expect(ContinuousClock.now - start < .milliseconds(200))
+        var last: String?
+        for _ in 0..<100 where last?.hasSuffix("[interrupted]") != true {
+            try await Task.sleep(for: .milliseconds(10))
+            last = session.conversation.messages.last?.content
+        }
+        #expect(last?.hasPrefix("w0 w1") == true)
+        #expect(last?.hasSuffix("[interrupted]") == true)
+    }
+
+    @Test func offersOnlyTheMostRelevantSkillsWhenThereAreMany() async throws {
+        let (session, provider) = session(
+            [.calls([("calculator", #"{"expression":"1+1"}"#)]), .text("2"), .text("ok")],
+            configure: {
+                $0.maximumTools = 3
+                $0.disabledSkills = ["gcd"]
+            })
+        _ = await collect(session.send("calculate an arithmetic expression"))
+        let offered = provider.requests[0].tools.map(\.name)
+        #expect(offered.count == 3)
+        #expect(offered.contains("calculator"))
+        _ = await collect(session.send("convert 5 km to miles (length)"))
+        let later = provider.requests[2].tools.map(\.name)
+        #expect(later.contains("calculator"), "a skill used earlier stays available")
+        #expect(later.contains("convert_length"))
+        #expect(!provider.requests.flatMap(\.tools).map(\.name).contains("gcd"), "disabled skills are never offered")
+    }
+}
+
+/// A flag one task sets and others read.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
+}
