@@ -168,11 +168,30 @@ struct AgentLoopTests {
             .calls([("cooperative", #"{"ms":300}"#), ("cooperative", #"{"ms":301}"#), ("cooperative", #"{"ms":302}"#)]),
             .text("done"),
         ])
-        let start = ContinuousClock.now
-        _ = await collect(session.send("sleep three times"))
-        let elapsed = ContinuousClock.now - start
-        #expect(elapsed < .milliseconds(800), "three 300 ms calls took \(elapsed): they did not run concurrently")
+        // All three start before any of them finishes: they run at the same time.
+        var order: [String] = []
+        for await event in session.send("sleep three times") {
+            switch event {
+            case .toolCallStarted: order.append("start")
+            case .toolCallFinished: order.append("finish")
+            default: break
+            }
+        }
+        #expect(order == ["start", "start", "start", "finish", "finish", "finish"])
         #expect(session.conversation.messages.filter { $0.role == .tool }.map(\.content) == ["done", "done", "done"])
+    }
+
+    @Test func otherCallsRunOneAfterAnother() async throws {
+        let (session, _) = session([.calls([("undoable", "{}"), ("undoable", #"{"x":1}"#)]), .text("done")])
+        var order: [String] = []
+        for await event in session.send("change twice") {
+            switch event {
+            case .toolCallStarted: order.append("start")
+            case .toolCallFinished: order.append("finish")
+            default: break
+            }
+        }
+        #expect(order == ["start", "finish", "start", "finish"])
     }
 
     @Test func cancellingTheConsumerStopsTheTurnPromptly() async throws {
