@@ -18,6 +18,7 @@ enum Command: Equatable {
     case list(json: Bool, watch: Bool)
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?)
     case check(file: String, json: Bool)
+    case ask(prompt: String?, json: Bool, stepLimit: Int?)
 }
 
 /// Everything the command line says.
@@ -30,7 +31,7 @@ struct ParsedCommandLine: Equatable {
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
 /// "did you mean" suggestion.
 enum CommandLineParser {
-    static let commands = ["list", "call", "check", "help"]
+    static let commands = ["list", "call", "check", "ask", "help"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
         var positional: [String] = []
@@ -38,6 +39,7 @@ enum CommandLineParser {
         var folders: [String] = []
         var defaultFolders = true
         var timeout: Duration?
+        var stepLimit: Int?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -65,9 +67,17 @@ enum CommandLineParser {
             case "--no-default-plugins": defaultFolders = false
             case "--json", "--help", "-h", "--version", "--watch": flags.insert(name == "-h" ? "--help" : name)
             case "--timeout": timeout = try parseDuration(try value())
+            case "--step-limit":
+                let text = try value()
+                guard let limit = Int(text), limit > 0, limit <= 1000 else {
+                    throw UsageError(
+                        "--step-limit \(text) is not a number of steps", hint: "use a whole number from 1 to 1000")
+                }
+                stepLimit = limit
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
+                    "--step-limit",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -101,6 +111,9 @@ enum CommandLineParser {
             }
             try expectCount(rest, max: 2, command: name)
             line.command = .call(skill: skill, arguments: rest.count > 1 ? rest[1] : nil, json: json, timeout: timeout)
+        case "ask":
+            line.command = .ask(
+                prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit)
         case "check":
             guard let file = rest.first else {
                 throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")

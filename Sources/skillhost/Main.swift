@@ -96,6 +96,14 @@ struct SkillhostCLI {
             print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
+        case .ask(let prompt, let json, let stepLimit):
+            let config = try Config.load(environment)
+            let setup = try HostSetup.assemble(
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
+                log: log)
+            defer { setup.registry.shutdown() }
+            return try await AskCommand.run(
+                registry: setup.registry, config: config, prompt: prompt, json: json, stepLimit: stepLimit)
         case .call(let skill, let arguments, let json, let timeout):
             let setup = try HostSetup.assemble(
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,

@@ -6,32 +6,42 @@ import Synchronization
 #endif
 
 /// A real HTTP/1.1 server on 127.0.0.1 for provider tests: each connection gets the next scripted reply.
-final class LoopbackServer: Sendable {
+public final class LoopbackServer: Sendable {
     /// One scripted reply.
-    struct Reply: Sendable {
-        var status = 200
-        var headers: [(String, String)] = [("Content-Type", "text/event-stream")]
+    public struct Reply: Sendable {
+        public var status = 200
+        public var headers: [(String, String)] = [("Content-Type", "text/event-stream")]
         /// Body pieces, each sent after its delay.
-        var pieces: [(String, Duration)] = []
+        public var pieces: [(String, Duration)] = []
         /// After the pieces, keep the connection open until the client closes it.
-        var holdOpen = false
+        public var holdOpen = false
+
+        public init(
+            status: Int = 200, headers: [(String, String)] = [("Content-Type", "text/event-stream")],
+            pieces: [(String, Duration)] = [], holdOpen: Bool = false
+        ) {
+            self.status = status
+            self.headers = headers
+            self.pieces = pieces
+            self.holdOpen = holdOpen
+        }
 
         /// SSE events (`data:` payloads), sent one by one.
-        static func events(_ payloads: [String], delay: Duration = .zero, terminator: String = "\n\n") -> Reply {
+        public static func events(_ payloads: [String], delay: Duration = .zero, terminator: String = "\n\n") -> Reply {
             Reply(pieces: payloads.map { ("data: \($0)\(terminator)", delay) })
         }
 
-        static func status(_ status: Int, _ body: String, headers: [(String, String)] = []) -> Reply {
+        public static func status(_ status: Int, _ body: String, headers: [(String, String)] = []) -> Reply {
             Reply(status: status, headers: [("Content-Type", "application/json")] + headers, pieces: [(body, .zero)])
         }
     }
 
     /// A request as received.
-    struct Request: Sendable {
-        let head: String
-        let body: String
+    public struct Request: Sendable {
+        public let head: String
+        public let body: String
 
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             for line in head.split(separator: "\r\n") {
                 let parts = line.split(separator: ":", maxSplits: 1)
                 if parts.count == 2, parts[0].lowercased() == name.lowercased() {
@@ -44,15 +54,15 @@ final class LoopbackServer: Sendable {
 
     private struct State {
         var replies: [Reply]
-        var requests: [Request] = []
+        public var requests: [Request] = []
         var clientClosed = 0
     }
 
-    let port: Int
+    public let port: Int
     private let listener: Int32
     private let state: Mutex<State>
 
-    init(_ replies: [Reply]) throws {
+    public init(_ replies: [Reply]) throws {
         state = Mutex(State(replies: replies))
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
@@ -79,12 +89,12 @@ final class LoopbackServer: Sendable {
         thread.start()
     }
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/v1")! }
-    var requests: [Request] { state.withLock { $0.requests } }
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/v1") ?? URL(fileURLWithPath: "/") }
+    public var requests: [Request] { state.withLock { $0.requests } }
     /// Connections the client closed while the server was still holding them open.
-    var clientClosedConnections: Int { state.withLock { $0.clientClosed } }
+    public var clientClosedConnections: Int { state.withLock { $0.clientClosed } }
 
-    func stop() {
+    public func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

@@ -1,0 +1,135 @@
+import Agent
+import Dispatch
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// `skillhost ask "…"`: one agent turn; the answer on stdout, tool activity on stderr (or every event as a JSON
+/// line with `--json`). Non-interactive: destructive calls are denied unless a policy rule allows them.
+enum AskCommand {
+    static func run(
+        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?
+    ) async throws(CLIError) -> Int32 {
+        var text = prompt ?? ""
+        if prompt == nil {
+            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        }
+        text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else {
+            throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
+        }
+        let session = AgentSession(
+            registry: registry, provider: try config.provider(),
+            configuration: config.agentConfiguration(stepLimit: stepLimit))
+
+        signal(SIGINT, SIG_IGN)
+        let turn = Task { () -> FinishReason in
+            var reason = FinishReason.cancelled
+            var answeredText = false
+            for await event in session.send(text) {
+                if json {
+                    writeOut(eventJSON(event).jsonText + "\n")
+                } else {
+                    switch event {
+                    case .textDelta(let delta):
+                        answeredText = true
+                        writeOut(delta)
+                    case .toolCallStarted(_, let skill, let arguments):
+                        printError("⟳ \(skill)(\(CallCard.arguments(arguments)))")
+                    case .toolCallFinished(_, let skill, let result, let duration):
+                        printError(
+                            "✓ \(skill) → \(CallCard.shorten(result.displayText)) · \(CallCard.duration(duration))")
+                    case .toolCallFailed(_, let skill, let error, let duration):
+                        printError("✗ \(skill) → \(CallCard.shorten(error)) · \(CallCard.duration(duration))")
+                    default: break
+                    }
+                }
+                if case .finished(let finish) = event { reason = finish }
+            }
+            if !json, answeredText { writeOut("\n") }
+            return reason
+        }
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { turn.cancel() }
+        interrupt.resume()
+        let reason = await turn.value
+        interrupt.cancel()
+        if !json, reason != .answered { printError("skillhost: \(reason.explanation)") }
+        return exitCode(reason)
+    }
+
+    /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call.
+    static func exitCode(_ reason: FinishReason) -> Int32 {
+        switch reason {
+        case .answered: return 0
+        case .modelError: return 1
+        case .cancelled: return ExitCode.cancelled.rawValue
+        case .stepLimitReached: return 6
+        case .repeatedCall: return 7
+        }
+    }
+
+    static func eventJSON(_ event: AgentEvent) -> JSONValue {
+        func milliseconds(_ duration: Duration) -> JSONValue {
+            let c = duration.components
+            return .double(((Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15) * 1000).rounded() / 1000)
+        }
+        switch event {
+        case .thinking(let step): return ["event": "thinking", "step": .int(Int64(step))]
+        case .textDelta(let text): return ["event": "text", "text": .string(text)]
+        case .toolCallStarted(let id, let skill, let arguments):
+            return [
+                "event": "tool_call_started", "id": .string(id), "skill": .string(skill),
+                "arguments": .string(arguments),
+            ]
+        case .toolCallProgress(let id, let progress):
+            return [
+                "event": "tool_call_progress", "id": .string(id), "done": .double(progress.done),
+                "total": progress.total.map { .double($0) } ?? .null,
+                "message": progress.message.map { .string($0) } ?? .null,
+            ]
+        case .toolCallFinished(let id, let skill, let result, let duration):
+            return [
+                "event": "tool_call_finished", "id": .string(id), "skill": .string(skill), "result": result,
+                "duration_ms": milliseconds(duration),
+            ]
+        case .toolCallFailed(let id, let skill, let error, let duration):
+            return [
+                "event": "tool_call_failed", "id": .string(id), "skill": .string(skill), "error": .string(error),
+                "duration_ms": milliseconds(duration),
+            ]
+        case .confirmationNeeded(let request):
+            return [
+                "event": "confirmation_needed", "id": .string(request.callID), "skill": .string(request.skill.id),
+                "arguments": request.arguments,
+            ]
+        case .usage(let usage):
+            return [
+                "event": "usage", "prompt_tokens": .int(Int64(usage.promptTokens)),
+                "completion_tokens": .int(Int64(usage.completionTokens)),
+            ]
+        case .finished(let reason):
+            return ["event": "finished", "reason": .string(reason.name), "message": .string(reason.explanation)]
+        }
+    }
+}
+
+/// One-line renderings of skill calls.
+enum CallCard {
+    /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"`.
+    static func arguments(_ text: String) -> String {
+        guard let object = (try? JSONValue(parsing: text))?.objectValue else { return shorten(text) }
+        return shorten(object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", "))
+    }
+
+    static func shorten(_ text: String, limit: Int = 120) -> String {
+        let line = text.replacingOccurrences(of: "\n", with: " ")
+        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
+    }
+
+    static func duration(_ duration: Duration) -> String {
+        let c = duration.components
+        let ms = Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
+        return ms < 1000 ? String(format: "%.1f ms", ms) : String(format: "%.1f s", ms / 1000)
+    }
+}

@@ -1,0 +1,127 @@
+import Agent
+import Foundation
+import SkillJSON
+
+/// `$XDG_CONFIG_HOME/skillhost/config.json`, with environment variables taking precedence.
+///
+/// ```json
+/// {"base_url": "http://localhost:11434/v1", "api_key": "…", "model": "qwen2.5:7b",
+///  "step_limit": 8, "max_tools": 24, "request_timeout_s": 120,
+///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"]}
+/// ```
+struct Config {
+    var baseURL: URL?
+    var apiKey: String?
+    var model: String?
+    var stepLimit: Int?
+    var maximumTools: Int?
+    var requestTimeout: TimeInterval?
+    var rules: [PolicyRule] = []
+    var disabledSkills: Set<String> = []
+    /// Where it was read from (nil when there is no file).
+    var file: String?
+
+    static let keys = [
+        "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
+    ]
+
+    static func path(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/skillhost/config.json" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/skillhost/config.json"
+    }
+
+    /// Reads the file (if any) and applies the environment. Every problem is one sentence naming the file and key.
+    static func load(_ environment: [String: String]) throws(CLIError) -> Config {
+        var config = Config()
+        let path = path(environment)
+        if let data = FileManager.default.contents(atPath: path) {
+            config = try parse(data, file: path)
+        }
+        if let url = environment["OPENAI_BASE_URL"], !url.isEmpty {
+            guard let parsed = URL(string: url), parsed.scheme?.hasPrefix("http") == true else {
+                throw .usage(
+                    UsageError("OPENAI_BASE_URL \(url) is not an http(s) URL", hint: "e.g. http://localhost:11434/v1"))
+            }
+            config.baseURL = parsed
+        }
+        if let key = environment["OPENAI_API_KEY"], !key.isEmpty { config.apiKey = key }
+        if let model = environment["SKILLHOST_MODEL"], !model.isEmpty { config.model = model }
+        return config
+    }
+
+    static func parse(_ data: Data, file: String) throws(CLIError) -> Config {
+        func fail(_ message: String) -> CLIError {
+            .usage(UsageError("\(file): \(message)", hint: "fix the file or remove it"))
+        }
+        let document: JSONValue
+        do { document = try JSONValue(parsing: [UInt8](data)) } catch { throw fail("\(error)") }
+        guard let object = document.objectValue else { throw fail("expected a JSON object") }
+        var config = Config(file: file)
+        for (key, value) in object.members {
+            switch key {
+            case "base_url":
+                guard let text = value.stringValue, let url = URL(string: text), url.scheme?.hasPrefix("http") == true
+                else { throw fail("\"base_url\" must be an http(s) URL such as \"http://localhost:11434/v1\"") }
+                config.baseURL = url
+            case "api_key":
+                guard let text = value.stringValue else { throw fail("\"api_key\" must be a string") }
+                config.apiKey = text
+            case "model":
+                guard let text = value.stringValue, !text.isEmpty else { throw fail("\"model\" must be a model name") }
+                config.model = text
+            case "step_limit", "max_tools":
+                guard case .int(let number) = value, number > 0, number <= 1000 else {
+                    throw fail("\"\(key)\" must be a whole number from 1 to 1000")
+                }
+                if key == "step_limit" { config.stepLimit = Int(number) } else { config.maximumTools = Int(number) }
+            case "request_timeout_s":
+                guard let seconds = value.doubleValue, seconds > 0 else {
+                    throw fail("\"request_timeout_s\" must be a positive number of seconds")
+                }
+                config.requestTimeout = seconds
+            case "policy":
+                guard let rules = value.objectValue else {
+                    throw fail("\"policy\" must map skill id patterns to \"allow\", \"ask\" or \"deny\"")
+                }
+                for (pattern, decision) in rules.members {
+                    guard let text = decision.stringValue, let parsed = PolicyDecision(rawValue: text) else {
+                        throw fail("policy for \"\(pattern)\" must be \"allow\", \"ask\" or \"deny\"")
+                    }
+                    config.rules.append(PolicyRule(pattern, parsed))
+                }
+            case "disabled_skills":
+                guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count else {
+                    throw fail("\"disabled_skills\" must be an array of skill ids")
+                }
+                config.disabledSkills = Set(ids)
+            default:
+                let hint = EditDistance.closest(to: key, among: keys).map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw fail("unknown setting \"\(key)\"\(hint); known settings: \(keys.joined(separator: ", "))")
+            }
+        }
+        return config
+    }
+
+    /// The configured model provider: the OpenAI-compatible endpoint when one is set, else the offline router.
+    func provider() throws(CLIError) -> any ModelProvider {
+        guard let baseURL else { return OfflineRouter() }
+        guard let model else {
+            throw .usage(
+                UsageError(
+                    "a model endpoint is set (\(baseURL.absoluteString)) but no model",
+                    hint: "set SKILLHOST_MODEL or \"model\" in \(file ?? "config.json")"))
+        }
+        var configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
+        if let requestTimeout { configuration.requestTimeout = requestTimeout }
+        return OpenAIProvider(configuration: configuration)
+    }
+
+    func agentConfiguration(stepLimit override: Int?) -> AgentConfiguration {
+        var configuration = AgentConfiguration()
+        if let limit = override ?? stepLimit { configuration.stepLimit = limit }
+        if let maximumTools { configuration.maximumTools = maximumTools }
+        configuration.policy = Policy(rules: rules)
+        configuration.disabledSkills = disabledSkills
+        return configuration
+    }
+}

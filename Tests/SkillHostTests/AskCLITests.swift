@@ -1,0 +1,112 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `skillhost ask` end to end: the offline router by default, an OpenAI-compatible server on loopback when
+/// configured, and the config file's errors as exact text.
+struct AskCLITests {
+    let home = Paths.temporaryDirectory("ask-home")
+
+    func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
+            environment[key] = nil
+        }
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        return environment.merging(extra) { $1 }
+    }
+
+    @Test func answersOfflineWithToolActivityOnStderr() throws {
+        let result = try runProcess(Paths.skillhost, ["ask", "what is (23+7)*2"], environment: environment())
+        #expect(result.status == 0)
+        #expect(result.stdout == "[offline router] calculator: 60\n")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "⟳ calculator(expression: \"(23+7)*2\")")
+        #expect(lines.last?.hasPrefix("✓ calculator → 60 · ") == true)
+    }
+
+    @Test func readsThePromptFromStdinAndPrintsJSONEvents() throws {
+        let result = try runProcess(
+            Paths.skillhost, ["ask", "--json"], environment: environment(), stdin: "is 97 a prime number\n")
+        let events = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(
+            events.map { $0["event"] as? String } == [
+                "thinking", "tool_call_started", "tool_call_finished", "thinking", "text", "finished",
+            ])
+        #expect(events[2]["result"] as? Bool == true)
+        #expect(events.last?["reason"] as? String == "answered")
+    }
+
+    @Test func usesAConfiguredServerAndNeverShowsTheKey() throws {
+        let server = try LoopbackServer([
+            .status(401, #"{"error":{"message":"invalid key"}}"#),
+            .events([
+                #"{"choices":[{"index":0,"delta":{"content":"Hello from the model."},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ]),
+        ])
+        defer { server.stop() }
+        let env = environment([
+            "OPENAI_BASE_URL": server.baseURL.absoluteString, "OPENAI_API_KEY": "sk-very-secret",
+            "SKILLHOST_MODEL": "m1",
+        ])
+        let refused = try runProcess(Paths.skillhost, ["ask", "hello"], environment: env)
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr
+                == "skillhost: the model server answered 401 Unauthorized: invalid key — check OPENAI_API_KEY\n")
+        #expect(!(refused.stdout + refused.stderr).contains("sk-very-secret"))
+        let answered = try runProcess(Paths.skillhost, ["ask", "hello"], environment: env)
+        #expect(answered.stdout == "Hello from the model.\n")
+        #expect(server.requests.last?.header("Authorization") == "Bearer sk-very-secret")
+        #expect(server.requests.last?.body.contains(#""model":"m1""#) == true)
+    }
+
+    @Test func explainsConfigurationMistakes() throws {
+        let folder = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let file = folder + "/config.json"
+        try #"{"modle": "x"}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let typo = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
+        #expect(typo.status == 2)
+        #expect(
+            typo.stderr == """
+                skillhost: \(file): unknown setting "modle" (did you mean "model"?); known settings: base_url, api_key, model, step_limit, max_tools, request_timeout_s, policy, disabled_skills
+                hint: fix the file or remove it
+
+                """)
+        try #"{"policy": {"wipe_*": "never"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let policy = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
+        #expect(
+            policy.stderr.hasPrefix(
+                "skillhost: \(file): policy for \"wipe_*\" must be \"allow\", \"ask\" or \"deny\"\n"))
+        try #"{"base_url": "http://localhost:11434/v1"}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let noModel = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
+        #expect(
+            noModel.stderr == """
+                skillhost: a model endpoint is set (http://localhost:11434/v1) but no model
+                hint: set SKILLHOST_MODEL or "model" in \(file)
+
+                """)
+    }
+
+    @Test func exitCodesFollowTheFinishReason() throws {
+        let calls = (1...3).map { n in
+            LoopbackServer.Reply.events([
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c\#(n)","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"1+\#(n)\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ])
+        }
+        let server = try LoopbackServer(calls)
+        defer { server.stop() }
+        let env = environment(["OPENAI_BASE_URL": server.baseURL.absoluteString, "SKILLHOST_MODEL": "m"])
+        let limited = try runProcess(Paths.skillhost, ["ask", "count", "--step-limit", "2"], environment: env)
+        #expect(limited.status == 6)
+        #expect(
+            limited.stderr.hasSuffix("skillhost: stopped after 2 steps (the step limit); continue the turn to go on\n"))
+    }
+}
