@@ -44,6 +44,17 @@ public final class AgentSession: Sendable {
         var conversation: Conversation
         /// Skills the user allowed for the rest of the session.
         var allowedForSession: Set<String> = []
+        /// The BM25 index of the last skill set, rebuilt only when skills change.
+        var selector: (key: [String], selector: SkillSelector)?
+    }
+
+    /// The selector for `skills`, built once per distinct skill set (ids and descriptions).
+    func selector(for skills: [SkillInfo]) -> SkillSelector {
+        let key = skills.map { $0.id + "\u{0}" + $0.description }
+        if let cached = state.withLock({ $0.selector }), cached.key == key { return cached.selector }
+        let selector = SkillSelector(skills)
+        state.withLock { $0.selector = (key, selector) }
+        return selector
     }
 
     public init(

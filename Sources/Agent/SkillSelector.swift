@@ -35,7 +35,8 @@ public struct SkillSelector: Sendable {
             })
     }
 
-    init(documents texts: [(id: String, text: String)]) {
+    /// Any documents: an id and the text that describes it.
+    public init(documents texts: [(id: String, text: String)]) {
         var frequency: [String: Int] = [:]
         documents = texts.map { id, text in
             let terms = Self.terms(text)

@@ -103,7 +103,8 @@ struct TurnRunner: Sendable {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
                 separator: " ")
             let chosen = Set(
-                SkillSelector(skills).select(query, limit: configuration.maximumTools, keep: conversation.calledSkills))
+                session.selector(for: skills).select(
+                    query, limit: configuration.maximumTools, keep: conversation.calledSkills))
             offered = skills.filter { chosen.contains($0.id) }
         }
         return offered.map { ToolDefinition(name: $0.id, description: $0.description, parameters: $0.inputSchema) }

@@ -46,6 +46,8 @@ struct Options {
     var syncOnly = false
     /// Only the hot reload measurements.
     var reloadOnly = false
+    /// Only the agent measurements.
+    var agentOnly = false
 
     init(_ arguments: [String]) {
         var index = 0
@@ -59,6 +61,9 @@ struct Options {
                 index -= 1
             case "--reload-only":
                 reloadOnly = true
+                index -= 1
+            case "--agent-only":
+                agentOnly = true
                 index -= 1
             default: break
             }
@@ -283,6 +288,11 @@ func main() async throws {
     let registry = try SkillRegistry(configuration: configuration)
     _ = try registry.load(file: fixture).get()
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
+    if options.agentOnly {
+        registry.loadFolder(bundledPluginFolder()) { $0.hasPrefix("libskill-") }
+        await agentBenchmarks(registry: registry)
+        exit(0)
+    }
 
     print(
         "skillhost-bench: \(options.runs) runs × \(options.calls) calls each; per call: median, p10, p90 (medians across runs); spread = range of run medians"
@@ -351,6 +361,8 @@ func main() async throws {
                 "deadline overshoot of a stuck call (50 ms timeout, 30 calls): median %.2f ms, p90 %.2f ms, max %.2f ms",
             late.percentile(0.5) / 1e6, late.percentile(0.9) / 1e6, (lateness.max() ?? 0) / 1e6))
     if resultBytes == 0 { print("") }
+    registry.loadFolder(bundledPluginFolder()) { $0.hasPrefix("libskill-") }
+    await agentBenchmarks(registry: registry)
     try await reloadBenchmarks()
     exit(0)  // the stuck bench_block calls are abandoned, not awaited
 }

@@ -8,6 +8,8 @@ enum Help {
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
                                                      run one skill with JSON arguments
           skillhost check <plugin.so> [--json]       validate a plugin without registering it
+          skillhost ask ['<question>'] [--json] [--step-limit N]
+                                                     one agent turn: a model (or the offline router) calls skills
           skillhost help [<command>]                 show help for a command
 
         Options for every command:
@@ -17,7 +19,8 @@ enum Help {
 
         Plugins load from the folder of the skillhost executable (bundled libskill-*.so), the user folder
         ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins, created on first use) and every --plugins <dir>.
-        Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled.
+        Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled,
+        6 step limit reached, 7 repeated call.
         """
 
     static let list = """
@@ -54,12 +57,31 @@ enum Help {
         (declared or generated from the signature), or every problem found. Exit code 1 when there are problems.
         """
 
+    static let ask = """
+        Usage: skillhost ask ['<question>'] [--json] [--step-limit N]
+
+        Runs one agent turn: the model decides which skills to call, the host validates and runs them, the results
+        go back to the model until it answers. The answer goes to standard output, tool activity to standard error.
+        Reads the question from standard input when none is given. Ctrl-C stops the turn.
+
+        The model: OPENAI_BASE_URL + SKILLHOST_MODEL (+ OPENAI_API_KEY), or the same keys in
+        $XDG_CONFIG_HOME/skillhost/config.json ("base_url", "model", "api_key"); without one, the offline router.
+        Destructive skills are denied here (nobody can confirm them) unless a "policy" rule allows them.
+
+          --json            print every event as a JSON line
+          --step-limit N    model requests per turn (default 8)
+
+        Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
+        reached, 7 repeated call.
+        """
+
     static func text(for topic: String?) -> String? {
         switch topic {
         case nil: return overview
         case "list"?: return list
         case "call"?: return call
         case "check"?: return check
+        case "ask"?: return ask
         case "help"?: return overview
         default: return nil
         }

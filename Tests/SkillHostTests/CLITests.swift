@@ -181,7 +181,7 @@ struct CLITests {
                 == "skillhost: --plugins /nonexistent/folder: no such folder\nhint: create it or fix the path\n")
     }
 
-    @Test(arguments: ["list", "call", "check", "help"])
+    @Test(arguments: ["list", "call", "check", "ask", "help"])
     func everyCommandHasHelp(command: String) throws {
         let result = try skillhost(command, "--help")
         #expect(result.status == 0)

@@ -4,7 +4,7 @@ import SkillJSON
 /// Turns the `data` of streamed chat-completion events into `ModelChunk`s, assembling fragmented tool calls and
 /// accepting the known server deviations: every call at `index` 0 with new ids (Ollama), arguments as a JSON
 /// object (llama.cpp), missing ids (vLLM).
-struct ChatStreamDecoder {
+public struct ChatStreamDecoder: Sendable {
     private struct PartialCall {
         var index: Int
         var id: String?
@@ -14,10 +14,12 @@ struct ChatStreamDecoder {
 
     private var calls: [PartialCall] = []
     /// `[DONE]` or a `finish_reason` was seen: the response is complete.
-    private(set) var isComplete = false
+    public private(set) var isComplete = false
+
+    public init() {}
 
     /// Decodes one event; text and usage come out at once, tool calls at the end (`finish()`).
-    mutating func decode(_ data: String) throws(ModelError) -> [ModelChunk] {
+    public mutating func decode(_ data: String) throws(ModelError) -> [ModelChunk] {
         if data == "[DONE]" {
             isComplete = true
             return []
@@ -67,7 +69,7 @@ struct ChatStreamDecoder {
     }
 
     /// The assembled tool calls, in the order they started; missing ids are generated.
-    func finish() -> [ModelChunk] {
+    public func finish() -> [ModelChunk] {
         calls.map { call in
             .toolCall(
                 ToolCall(

@@ -1,0 +1,177 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// Agent overhead per step, SSE parsing throughput, and skill selection time and recall with 1,000 skills.
+func agentBenchmarks(registry: SkillRegistry) async {
+    // 1. A turn with the scripted provider: step 1 asks for bench_add, step 2 answers.
+    var turnSamples: [Double] = []
+    var skillSamples: [Double] = []
+    for iteration in 0..<5_000 {
+        let provider = ScriptedProvider([
+            .calls([("bench_add", #"{"a":1.5,"b":2.25}"#)]), .text("3.75"),
+        ])
+        let session = AgentSession(registry: registry, provider: provider)
+        let start = now()
+        var skillTime: Duration = .zero
+        for await event in session.send("add 1.5 and 2.25") {
+            if case .toolCallFinished(_, _, _, let duration) = event { skillTime = duration }
+        }
+        if iteration >= 500 {  // warm-up
+            turnSamples.append(Double(now() - start))
+            skillSamples.append(Double(skillTime.components.attoseconds) / 1e9)
+        }
+    }
+    let turns = Run(samples: turnSamples)
+    let skill = Run(samples: skillSamples)
+    print("")
+    print(
+        String(
+            format: "agent turn with the scripted provider (2 steps, 1 typed call), 4,500 turns: median %.1f µs, "
+                + "p10 %.1f µs, p90 %.1f µs → %.1f µs per step; of which the skill call (await invoke) median %.1f µs",
+            turns.percentile(0.5) / 1000, turns.percentile(0.1) / 1000, turns.percentile(0.9) / 1000,
+            turns.percentile(0.5) / 2000, skill.percentile(0.5) / 1000))
+
+    // 2. SSE parsing: a 16 MB stream of chat-completion content deltas with CRLF line ends, fed in 16 KB pieces.
+    let event =
+        #"data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hello, this is a token "},"finish_reason":null}]}"#
+        + "\r\n\r\n"
+    let stream = Array(String(repeating: event, count: (16 << 20) / event.utf8.count).utf8)
+    var framingRates: [Double] = []
+    var decodingRates: [Double] = []
+    for _ in 0..<5 {
+        var parser = SSEParser()
+        var events = 0
+        var start = now()
+        stream.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + 16_384, bytes.count)
+                events += parser.feed(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])).count
+                offset = end
+            }
+        }
+        framingRates.append(Double(stream.count) / (Double(now() - start) / 1e9) / 1e6)
+        var decoder = ChatStreamDecoder()
+        var parser2 = SSEParser()
+        var chunks = 0
+        start = now()
+        stream.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + 16_384, bytes.count)
+                for payload in parser2.feed(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) {
+                    chunks += (try? decoder.decode(payload).count) ?? 0
+                }
+                offset = end
+            }
+        }
+        decodingRates.append(Double(stream.count) / (Double(now() - start) / 1e9) / 1e6)
+        precondition(events > 0 && chunks == events, "every event decodes to one text chunk")
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    print(
+        String(
+            format: "SSE parsing of a 16 MB chat stream in 16 KB pieces (5 runs): framing %.0f MB/s (range %.0f–%.0f); "
+                + "framing + JSON decoding of each chunk %.0f MB/s (range %.0f–%.0f)",
+            median(framingRates), framingRates.min() ?? 0, framingRates.max() ?? 0, median(decodingRates),
+            decodingRates.min() ?? 0, decodingRates.max() ?? 0))
+
+    // 3. Skill selection among the bundled skills plus 1,000 synthetic ones.
+    let bundled = registry.skills
+    let synthetic = SyntheticSkills.make(1_000)
+    let documents = bundled.map { ($0.id, $0.title, $0.description) } + synthetic
+    let indexStart = now()
+    let selector = SkillSelector(documents: documents.map { ($0.0, "\($0.0) \($0.0) \($0.1) \($0.1) \($0.2)") })
+    let indexTime = Double(now() - indexStart) / 1e6
+    var selectSamples: [Double] = []
+    var hitsAtK = 0
+    var hitsAt5 = 0
+    var misses: [String] = []
+    for _ in 0..<20 {
+        for (request, expected) in SyntheticSkills.labelled {
+            let start = now()
+            let chosen = selector.select(request, limit: 24, keep: [])
+            selectSamples.append(Double(now() - start))
+            if selectSamples.count <= SyntheticSkills.labelled.count {
+                if chosen.contains(expected) { hitsAtK += 1 } else { misses.append("“\(request)” → \(expected)") }
+                if chosen.prefix(5).contains(expected) { hitsAt5 += 1 }
+            }
+        }
+    }
+    let selection = Run(samples: selectSamples)
+    let total = SyntheticSkills.labelled.count
+    print(
+        String(
+            format: "skill selection among %d skills (K = 24): median %.2f ms, p90 %.2f ms per request (index built "
+                + "once in %.1f ms); recall@24 %d/%d = %.0f %%, recall@5 %d/%d = %.0f %%",
+            documents.count, selection.percentile(0.5) / 1e6, selection.percentile(0.9) / 1e6, indexTime, hitsAtK,
+            total, 100 * Double(hitsAtK) / Double(total), hitsAt5, total, 100 * Double(hitsAt5) / Double(total)))
+    if !misses.isEmpty { print("  not in the top 24: \(misses.joined(separator: "; "))") }
+}
+
+/// Deterministic synthetic skills (plausible names and descriptions that share vocabulary with the real ones) and
+/// a labelled set of requests for the bundled skills.
+enum SyntheticSkills {
+    static let verbs = [
+        "convert", "calculate", "count", "summarize", "list", "create", "delete", "update", "search", "fetch",
+        "format", "translate", "schedule", "send", "compare", "estimate", "parse", "validate", "export", "import",
+    ]
+    static let objects = [
+        "currency", "invoice", "mortgage", "calendar event", "email", "time entry", "weather forecast", "stock price",
+        "recipe", "playlist", "ticket", "contact", "file", "image", "word list", "temperature log", "distance route",
+        "package", "meeting", "expense", "timezone meeting slot", "unit price", "text snippet", "prime ticket",
+    ]
+    static let places = [
+        "in the CRM", "for a project", "from a spreadsheet", "in the cloud drive", "for the team", "on the server",
+        "from a URL", "in the database", "for a customer", "in a git repository",
+    ]
+
+    static func make(_ count: Int) -> [(String, String, String)] {
+        var generator = SplitMix(seed: 42)
+        return (0..<count).map { index in
+            let verb = verbs[Int(generator.next() % UInt64(verbs.count))]
+            let object = objects[Int(generator.next() % UInt64(objects.count))]
+            let place = places[Int(generator.next() % UInt64(places.count))]
+            let id = "\(verb)_\(object.replacingOccurrences(of: " ", with: "_"))_\(index)"
+            return (
+                id, "\(verb.capitalized) \(object)",
+                "\(verb.capitalized)s a \(object) \(place). Returns the result as JSON."
+            )
+        }
+    }
+
+    static let labelled: [(String, String)] = [
+        ("what is (23+7)*2", "calculator"), ("calculate 17% of 240", "calculator"),
+        ("evaluate sqrt(2) times pi", "calculator"), ("convert 5 km to miles", "convert_length"),
+        ("how many feet are in 3 meters", "convert_length"),
+        ("convert 70 fahrenheit to celsius", "convert_temperature"),
+        ("temperature 300 kelvin in celsius", "convert_temperature"), ("how many pounds is 3 kg", "convert_mass"),
+        ("convert 12 ounces to grams", "convert_mass"), ("greatest common divisor of 84 and 36", "gcd"),
+        ("is 7919 a prime number", "is_prime"), ("make a url slug from My Blog Post", "slugify"),
+        ("what time is it in Tokyo", "clock_now"), ("current time in Europe/Paris", "clock_now"),
+        ("convert 15:00 from Paris time to New York time", "clock_convert"),
+        ("what day of the week was 2000-01-01", "clock_weekday"), ("count the words in this text", "text_stats"),
+        ("how many sentences does this paragraph have", "text_stats"),
+        ("summarize this article in 2 sentences", "text_summary"),
+        ("give me a short summary of the text", "text_summary"),
+        ("degrees celsius to fahrenheit for 21", "celsius_to_fahrenheit"),
+        ("what is 98.6 fahrenheit in celsius", "fahrenheit_to_celsius"),
+        ("how many characters are in this string", "text_stats"),
+        ("weekday of 2026-12-25", "clock_weekday"),
+    ]
+}
+
+/// A small deterministic random number generator.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
