@@ -190,6 +190,22 @@ struct OpenAIProviderTests {
         )
     }
 
+    @Test func aSilentServerTimesOut() async throws {
+        var silent = LoopbackServer.Reply()
+        silent.silent = true
+        let server = try LoopbackServer([silent])
+        defer { server.stop() }
+        var configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: nil, model: "m")
+        configuration.requestTimeout = 1
+        let start = ContinuousClock.now
+        var failure: String?
+        do { for try await _ in OpenAIProvider(configuration: configuration).stream(Self.request) {} } catch {
+            failure = "\(error)"
+        }
+        #expect(failure == "the model server at 127.0.0.1:\(server.port) did not answer within 1 s")
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
     @Test func cancellationClosesTheConnection() async throws {
         var slow = LoopbackServer.Reply.events(
             (0..<50).map { _ in #"{"choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}"# },

@@ -15,6 +15,8 @@ public final class LoopbackServer: Sendable {
         public var pieces: [(String, Duration)] = []
         /// After the pieces, keep the connection open until the client closes it.
         public var holdOpen = false
+        /// Send nothing at all; wait until the client goes away.
+        public var silent = false
 
         public init(
             status: Int = 200, headers: [(String, String)] = [("Content-Type", "text/event-stream")],
@@ -133,6 +135,11 @@ public final class LoopbackServer: Sendable {
             state.requests.append(Request(head: head, body: body))
             return state.replies.isEmpty
                 ? .status(500, #"{"error":{"message":"script exhausted"}}"#) : state.replies.removeFirst()
+        }
+        if reply.silent {
+            while read(connection, &buffer, buffer.count) > 0 {}
+            state.withLock { $0.clientClosed += 1 }
+            return
         }
         var response = "HTTP/1.1 \(reply.status) Scripted\r\nConnection: close\r\n"
         for (name, value) in reply.headers { response += "\(name): \(value)\r\n" }
