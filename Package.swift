@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "skill-units", type: .dynamic, targets: ["PluginUnits"]),
         .library(name: "skill-text", type: .dynamic, targets: ["PluginText"]),
         .library(name: "skill-clock", type: .dynamic, targets: ["PluginClock"]),
+        .library(name: "skill-notes", type: .dynamic, targets: ["PluginNotes"]),
     ],
     targets: [
         // The C ABI: SkillSDK/include/skill_sdk.h (+ the optional skill_json.h helpers).
@@ -23,10 +24,13 @@ let package = Package(
         // The Swift helper for plugin authors who write skills in Swift.
         .target(name: "SkillSDKSwift", dependencies: ["SkillSDK"], path: "SkillSDK/Swift"),
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "CTerminal"),
         .target(name: "SkillJSON"),
         .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
-        .executableTarget(name: "skillhost", dependencies: ["Agent", "SkillHost", "SkillJSON"]),
+        .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
+        .executableTarget(name: "skillhost", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON"]),
         .executableTarget(
             name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
@@ -41,11 +45,15 @@ let package = Package(
             name: "PluginText", dependencies: ["SkillSDK"], path: "Plugins/text", publicHeadersPath: ".",
             cSettings: pluginCSettings),
         .target(name: "PluginClock", dependencies: ["SkillSDKSwift"], path: "Plugins/clock"),
+        .target(
+            name: "PluginNotes", dependencies: ["SkillSDK"], path: "Plugins/notes", publicHeadersPath: ".",
+            cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("sqlite3")]),
 
         .target(name: "TestSupport", dependencies: ["SkillHost"], path: "Tests/TestSupport"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(
             name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
+        .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
     ]
 )

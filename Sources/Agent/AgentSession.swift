@@ -38,6 +38,8 @@ public final class AgentSession: Sendable {
     public let provider: any ModelProvider
     public let configuration: AgentConfiguration
     let confirm: ConfirmationHook?
+    /// Called with every message as it is added (the shell persists them at once).
+    let onMessage: (@Sendable (Message) -> Void)?
     let state: Mutex<State>
 
     struct State {
@@ -46,7 +48,27 @@ public final class AgentSession: Sendable {
         var allowedForSession: Set<String> = []
         /// The BM25 index of the last skill set, rebuilt only when skills change.
         var selector: (key: [String], selector: SkillSelector)?
+        /// Skills the model never sees (starts from the configuration; `/disable` changes it).
+        var disabledSkills: Set<String>
+        /// The reversing call the last mutating skill registered, and which skill registered it.
+        var lastUndo: (skill: String, undo: UndoAction)?
     }
+
+    /// Skills the model never sees.
+    public var disabledSkills: Set<String> {
+        get { state.withLock { $0.disabledSkills } }
+        set { state.withLock { $0.disabledSkills = newValue } }
+    }
+
+    /// Takes the undo registered by the last mutating call (nil when there is none).
+    public func takeUndo() -> (skill: String, undo: UndoAction)? {
+        state.withLock { state in
+            defer { state.lastUndo = nil }
+            return state.lastUndo
+        }
+    }
+
+    func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
 
     /// The selector for `skills`, built once per distinct skill set (ids and descriptions).
     func selector(for skills: [SkillInfo]) -> SkillSelector {
@@ -59,13 +81,18 @@ public final class AgentSession: Sendable {
 
     public init(
         registry: SkillRegistry, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
-        confirm: ConfirmationHook? = nil, conversation: Conversation? = nil
+        confirm: ConfirmationHook? = nil, conversation: Conversation? = nil,
+        onMessage: (@Sendable (Message) -> Void)? = nil
     ) {
         self.registry = registry
         self.provider = provider
         self.configuration = configuration
         self.confirm = confirm
-        state = Mutex(State(conversation: conversation ?? Conversation(system: configuration.systemPrompt)))
+        self.onMessage = onMessage
+        state = Mutex(
+            State(
+                conversation: conversation ?? Conversation(system: configuration.systemPrompt),
+                disabledSkills: configuration.disabledSkills))
     }
 
     /// The conversation so far.
@@ -81,7 +108,11 @@ public final class AgentSession: Sendable {
     public func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
 
     @discardableResult
-    func append(_ message: Message) -> Message { state.withLock { $0.conversation.append(message) } }
+    func append(_ message: Message) -> Message {
+        let stored = state.withLock { $0.conversation.append(message) }
+        onMessage?(stored)
+        return stored
+    }
 
     private func runTurn() -> AsyncStream<AgentEvent> {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()

@@ -97,6 +97,7 @@ struct ArgumentExtractor {
         var numbers = Self.numbers(in: text)
         var enumMentions = Self.enumMentions(in: text, properties: properties)
         var zones = Self.matches(#"\b(?:[A-Z][A-Za-z_]+/[A-Za-z_/]+|UTC|GMT)\b"#, in: text)
+        var usedText = false
         var arguments = JSONObject()
         for (name, schema) in properties.members {
             let types = Self.types(of: schema)
@@ -119,7 +120,16 @@ struct ArgumentExtractor {
                 if lowered.contains(" true") || lowered.contains(" yes") { value = .bool(true) }
                 if lowered.contains(" false") || lowered.contains(" no ") { value = .bool(false) }
             } else if types.contains("string") {
-                value = string(for: name, zones: &zones).map { .string($0) }
+                // Free text fills one argument: the first required one (optional ones only if none is required).
+                let free =
+                    !["expression", "date", "time", "from", "to"].contains(name.lowercased())
+                    && !name.lowercased().contains("zone")
+                if free, usedText || (!required.contains(name) && !required.isEmpty) {
+                    value = nil
+                } else {
+                    value = string(for: name, zones: &zones).map { .string($0) }
+                    if free, value != nil { usedText = true }
+                }
             }
             if let value {
                 arguments[name] = value

@@ -97,7 +97,7 @@ struct TurnRunner: Sendable {
 
     /// The tools offered for this request: every enabled skill, or the most relevant ones when there are many.
     func tools(for conversation: Conversation) -> [ToolDefinition] {
-        let skills = registry.skills.filter { !configuration.disabledSkills.contains($0.id) }
+        let skills = registry.skills.filter { !session.disabledSkills.contains($0.id) }
         var offered = skills
         if skills.count > configuration.maximumTools {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
@@ -148,7 +148,7 @@ struct TurnRunner: Sendable {
             emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
             return CallResult(content: "error: \(message)", isError: true)
         }
-        guard !configuration.disabledSkills.contains(call.name), let skill = registry.skill(call.name) else {
+        guard !session.disabledSkills.contains(call.name), let skill = registry.skill(call.name) else {
             emit(.toolCallStarted(id: call.id, skill: call.name, arguments: call.arguments))
             return failed(unknownSkillMessage(call.name))
         }
@@ -180,6 +180,7 @@ struct TurnRunner: Sendable {
         }
         switch outcome.status {
         case .ok:
+            if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }
             let result = outcome.result ?? .null
             emit(.toolCallFinished(id: call.id, skill: call.name, result: result, duration: outcome.duration))
             return CallResult(content: result.displayText, isError: false)
@@ -217,7 +218,7 @@ struct TurnRunner: Sendable {
     }
 
     func unknownSkillMessage(_ name: String) -> String {
-        let available = registry.skills.map(\.id).filter { !configuration.disabledSkills.contains($0) }
+        let available = registry.skills.map(\.id).filter { !session.disabledSkills.contains($0) }
         if let suggestion = EditDistance.closest(to: name, among: available) {
             return "unknown skill \"\(name)\" (did you mean \"\(suggestion)\"?)"
         }

@@ -19,6 +19,9 @@ enum Command: Equatable {
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?)
     case check(file: String, json: Bool)
     case ask(prompt: String?, json: Bool, stepLimit: Int?)
+    /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
+    case shell(resume: String?)
+    case sessions
 }
 
 /// Everything the command line says.
@@ -31,7 +34,7 @@ struct ParsedCommandLine: Equatable {
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
 /// "did you mean" suggestion.
 enum CommandLineParser {
-    static let commands = ["list", "call", "check", "ask", "help"]
+    static let commands = ["list", "call", "check", "ask", "sessions", "help"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
         var positional: [String] = []
@@ -40,6 +43,7 @@ enum CommandLineParser {
         var defaultFolders = true
         var timeout: Duration?
         var stepLimit: Int?
+        var resume: String?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -64,6 +68,7 @@ enum CommandLineParser {
             switch name {
             case "--": afterDoubleDash = true
             case "--plugins": folders.append(try value())
+            case "--resume": resume = try value()
             case "--no-default-plugins": defaultFolders = false
             case "--json", "--help", "-h", "--version", "--watch": flags.insert(name == "-h" ? "--help" : name)
             case "--timeout": timeout = try parseDuration(try value())
@@ -77,7 +82,7 @@ enum CommandLineParser {
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit",
+                    "--step-limit", "--resume",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -90,7 +95,7 @@ enum CommandLineParser {
             return line
         }
         guard let name = positional.first else {
-            line.command = .help(topic: nil)
+            line.command = flags.contains("--help") ? .help(topic: nil) : .shell(resume: resume)
             return line
         }
         let rest = Array(positional.dropFirst())
@@ -114,6 +119,9 @@ enum CommandLineParser {
         case "ask":
             line.command = .ask(
                 prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit)
+        case "sessions":
+            try expectCount(rest, max: 0, command: name)
+            line.command = .sessions
         case "check":
             guard let file = rest.first else {
                 throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")

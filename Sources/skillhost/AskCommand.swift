@@ -8,7 +8,7 @@ import SkillJSON
 /// line with `--json`). Non-interactive: destructive calls are denied unless a policy rule allows them.
 enum AskCommand {
     static func run(
-        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?
+        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false
     ) async throws(CLIError) -> Int32 {
         var text = prompt ?? ""
         if prompt == nil {
@@ -34,12 +34,12 @@ enum AskCommand {
                     case .textDelta(let delta):
                         answeredText = true
                         writeOut(delta)
-                    case .toolCallStarted(_, let skill, let arguments):
+                    case .toolCallStarted(_, let skill, let arguments) where !quiet:
                         printError("⟳ \(skill)(\(CallCard.arguments(arguments)))")
-                    case .toolCallFinished(_, let skill, let result, let duration):
+                    case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
                         printError(
                             "✓ \(skill) → \(CallCard.shorten(result.displayText)) · \(CallCard.duration(duration))")
-                    case .toolCallFailed(_, let skill, let error, let duration):
+                    case .toolCallFailed(_, let skill, let error, let duration) where !quiet:
                         printError("✗ \(skill) → \(CallCard.shorten(error)) · \(CallCard.duration(duration))")
                     default: break
                     }

@@ -9,7 +9,7 @@ import SkillJSON
 ///  "step_limit": 8, "max_tools": 24, "request_timeout_s": 120,
 ///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"]}
 /// ```
-struct Config {
+struct Config: Sendable {
     var baseURL: URL?
     var apiKey: String?
     var model: String?

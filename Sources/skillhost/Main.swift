@@ -96,6 +96,11 @@ struct SkillhostCLI {
             print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
+        case .sessions:
+            let store = try ShellLauncher.openStore(environment)
+            return ShellLauncher.listSessions(store)
+        case .shell(let resume):
+            return try await ShellLauncher.run(line: line, resume: resume, environment: environment, log: log)
         case .ask(let prompt, let json, let stepLimit):
             let config = try Config.load(environment)
             let setup = try HostSetup.assemble(

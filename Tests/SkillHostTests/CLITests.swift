@@ -84,7 +84,7 @@ struct CLITests {
         let result = try skillhost("list", "--plugins", folder)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "14 skills from 4 plugins")
+        #expect(lines.first == "20 skills from 5 plugins")
         #expect(
             lines.contains {
                 $0.range(of: #"^SKILL +TITLE +PLUGIN +RISK +FLAGS +ARGUMENTS$"#, options: .regularExpression) != nil
@@ -113,7 +113,7 @@ struct CLITests {
         #expect(units["signature"] as? String == "int64 gcd(int64 a, int64 b)")
         #expect(units["risk"] as? String == "read-only")
         let plugins = try #require(document?["plugins"] as? [[String: Any]])
-        #expect(plugins.map { $0["name"] as? String } == ["calculator", "clock", "text", "units"])
+        #expect(plugins.map { $0["name"] as? String } == ["calculator", "clock", "notes", "text", "units"])
         // SwiftPM links every bundled plugin with swiftc, which registers it with the Swift runtime.
         #expect(plugins.allSatisfy { $0["keeps_mapped"] as? Bool == true })
         let kept = try #require(document?["kept_images"] as? [String: Any])

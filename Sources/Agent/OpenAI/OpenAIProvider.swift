@@ -181,7 +181,8 @@ public final class OpenAIProvider: ModelProvider {
         return .object(body)
     }
 
-    static func message(_ message: Message) -> JSONValue {
+    /// One message in the wire format of chat completions.
+    public static func message(_ message: Message) -> JSONValue {
         var object = JSONObject([(key: "role", value: .string(message.role.rawValue))])
         switch message.role {
         case .assistant:

@@ -1,0 +1,37 @@
+#include "terminal_support.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+static atomic_int pending;
+static int pipe_fds[2] = {-1, -1};
+
+static void on_sigint(int signal_number) {
+    char byte = 1;
+    (void)signal_number;
+    atomic_fetch_add(&pending, 1);
+    if (pipe_fds[1] >= 0) {
+        ssize_t ignored = write(pipe_fds[1], &byte, 1);
+        (void)ignored;
+    }
+}
+
+int skillhost_sigint_install(void) {
+    struct sigaction action;
+    if (pipe_fds[0] >= 0) return pipe_fds[0];
+    if (pipe(pipe_fds) != 0) return -1;
+    fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(pipe_fds[1], F_SETFD, FD_CLOEXEC);
+    fcntl(pipe_fds[1], F_SETFL, O_NONBLOCK);
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_sigint;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0; /* no SA_RESTART: the line editor's read() returns EINTR */
+    sigaction(SIGINT, &action, NULL);
+    return pipe_fds[0];
+}
+
+int skillhost_sigint_take(void) { return atomic_exchange(&pending, 0); }

@@ -1,0 +1,218 @@
+import Agent
+import Foundation
+import SkillJSON
+
+/// A past session, for `skillhost sessions` and `/sessions`.
+public struct SessionSummary: Sendable, Equatable {
+    public let id: String
+    public let started: Date
+    public let model: String
+    public let messageCount: Int
+    /// The first user message, shortened.
+    public let title: String
+}
+
+/// One recorded skill call (for `/trace` and for resuming a turn that was killed mid-way).
+public struct ToolCallRecord: Sendable, Equatable {
+    public let callID: String
+    public let skill: String
+    public let arguments: String
+    public let result: String?
+    public let error: String?
+    public let durationMilliseconds: Double
+}
+
+/// The persistent history: `$XDG_DATA_HOME/skillhost/history.db`, SQLite in WAL mode. Every message, tool call,
+/// draft of a streaming answer and token count is committed as it is produced, so `kill -9` loses nothing that
+/// was shown. The schema is versioned (`PRAGMA user_version`) and migrated forward on open.
+public final class HistoryStore: Sendable {
+    let connection: SQLiteConnection
+
+    /// Schema migrations, in order; `user_version` is the number applied.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, started REAL NOT NULL, model TEXT NOT NULL);
+        CREATE TABLE messages (session TEXT NOT NULL REFERENCES sessions(id), sequence INTEGER NOT NULL,
+            role TEXT NOT NULL, content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT,
+            is_error INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL, PRIMARY KEY (session, sequence));
+        CREATE TABLE tool_calls (session TEXT NOT NULL, call_id TEXT NOT NULL, skill TEXT NOT NULL,
+            arguments TEXT NOT NULL, result TEXT, error TEXT, duration_ms REAL NOT NULL, created REAL NOT NULL,
+            PRIMARY KEY (session, call_id));
+        CREATE TABLE usage (session TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL, created REAL NOT NULL);
+        CREATE TABLE drafts (session TEXT PRIMARY KEY, text TEXT NOT NULL);
+        """,
+        """
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    ]
+
+    /// Opens (creating the file and folder if needed) and migrates the database.
+    public init(path: String) throws(StoreError) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(message: "cannot create the folder for \(path): \(error.localizedDescription)")
+        }
+        connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        let version = Int(try connection.query("PRAGMA user_version").first?.first?.integer ?? 0)
+        guard version <= Self.migrations.count else {
+            throw StoreError(
+                message: "\(path) was written by a newer skillhost (schema \(version), this one knows "
+                    + "\(Self.migrations.count)); update skillhost or move the file away")
+        }
+        for (index, migration) in Self.migrations.enumerated() where index >= version {
+            try connection.execute("BEGIN; \(migration) PRAGMA user_version = \(index + 1); COMMIT;")
+        }
+    }
+
+    /// The schema version in the file.
+    public var schemaVersion: Int { Int((try? connection.query("PRAGMA user_version").first?.first?.integer) ?? 0) }
+
+    static func now() -> SQLValue { .real(Date().timeIntervalSince1970) }
+
+    /// Starts a session and returns its id (8 hex digits).
+    public func createSession(model: String) throws(StoreError) -> String {
+        let id = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8)).lowercased()
+        try connection.execute(
+            "INSERT INTO sessions (id, started, model) VALUES (?, ?, ?)", [.text(id), Self.now(), .text(model)])
+        return id
+    }
+
+    /// Stores a message (idempotent per sequence number) and clears the draft when it is the assistant's.
+    public func append(_ message: Message, session: String) throws(StoreError) {
+        let calls: SQLValue =
+            message.toolCalls.isEmpty
+            ? .null
+            : .text(
+                JSONValue.array(
+                    message.toolCalls.map {
+                        ["id": .string($0.id), "name": .string($0.name), "arguments": .string($0.arguments)]
+                    }
+                ).jsonText)
+        try connection.execute(
+            """
+            INSERT OR REPLACE INTO messages (session, sequence, role, content, tool_calls, tool_call_id, is_error, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(session), .integer(Int64(message.sequence)), .text(message.role.rawValue), .text(message.content),
+                calls, message.toolCallID.map { .text($0) } ?? .null, .integer(message.isError ? 1 : 0), Self.now(),
+            ])
+        if message.role == .assistant {
+            try connection.execute("DELETE FROM drafts WHERE session = ?", [.text(session)])
+        }
+    }
+
+    /// The answer text streamed so far in the current step (replaced on each save).
+    public func saveDraft(_ text: String, session: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT OR REPLACE INTO drafts (session, text) VALUES (?, ?)", [.text(session), .text(text)])
+    }
+
+    public func draft(session: String) throws(StoreError) -> String? {
+        try connection.query("SELECT text FROM drafts WHERE session = ?", [.text(session)]).first?.first?.text
+    }
+
+    public func recordToolCall(_ record: ToolCallRecord, session: String) throws(StoreError) {
+        try connection.execute(
+            """
+            INSERT OR REPLACE INTO tool_calls (session, call_id, skill, arguments, result, error, duration_ms, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(session), .text(record.callID), .text(record.skill), .text(record.arguments),
+                record.result.map { .text($0) } ?? .null, record.error.map { .text($0) } ?? .null,
+                .real(record.durationMilliseconds), Self.now(),
+            ])
+    }
+
+    public func recordUsage(_ usage: Usage, session: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT INTO usage (session, prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?)",
+            [.text(session), .integer(Int64(usage.promptTokens)), .integer(Int64(usage.completionTokens)), Self.now()])
+    }
+
+    /// All sessions, newest first.
+    public func sessions() throws(StoreError) -> [SessionSummary] {
+        try connection.query(
+            """
+            SELECT s.id, s.started, s.model, (SELECT COUNT(*) FROM messages m WHERE m.session = s.id),
+                   (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user' ORDER BY sequence LIMIT 1)
+            FROM sessions s ORDER BY s.started DESC
+            """
+        ).map { row in
+            SessionSummary(
+                id: row[0].text ?? "", started: Date(timeIntervalSince1970: row[1].real ?? 0), model: row[2].text ?? "",
+                messageCount: Int(row[3].integer ?? 0), title: String((row[4].text ?? "").prefix(60)))
+        }
+    }
+
+    /// Whether a session with this id exists.
+    public func hasSession(_ id: String) throws(StoreError) -> Bool {
+        try !connection.query("SELECT 1 FROM sessions WHERE id = ?", [.text(id)]).isEmpty
+    }
+
+    /// The session's messages in order.
+    public func messages(session: String) throws(StoreError) -> [Message] {
+        try connection.query(
+            "SELECT sequence, role, content, tool_calls, tool_call_id, is_error FROM messages WHERE session = ? ORDER BY sequence",
+            [.text(session)]
+        ).map { row in
+            var calls: [ToolCall] = []
+            if let text = row[3].text, case .array(let items)? = try? JSONValue(parsing: text) {
+                calls = items.map {
+                    ToolCall(
+                        id: $0["id"]?.stringValue ?? "", name: $0["name"]?.stringValue ?? "",
+                        arguments: $0["arguments"]?.stringValue ?? "")
+                }
+            }
+            return Message(
+                sequence: Int(row[0].integer ?? 0), role: Role(rawValue: row[1].text ?? "") ?? .user,
+                content: row[2].text ?? "", toolCalls: calls, toolCallID: row[4].text, isError: row[5].integer == 1)
+        }
+    }
+
+    /// The session's recorded tool calls, oldest first.
+    public func toolCalls(session: String) throws(StoreError) -> [ToolCallRecord] {
+        try connection.query(
+            "SELECT call_id, skill, arguments, result, error, duration_ms FROM tool_calls WHERE session = ? ORDER BY created",
+            [.text(session)]
+        ).map {
+            ToolCallRecord(
+                callID: $0[0].text ?? "", skill: $0[1].text ?? "", arguments: $0[2].text ?? "", result: $0[3].text,
+                error: $0[4].text, durationMilliseconds: $0[5].real ?? 0)
+        }
+    }
+
+    /// A remembered setting (e.g. the skills disabled with `/disable`).
+    public func setting(_ key: String) throws(StoreError) -> String? {
+        try connection.query("SELECT value FROM settings WHERE key = ?", [.text(key)]).first?.first?.text
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+    }
+
+    /// The conversation to continue a session with: its messages, plus what a killed turn left behind — the
+    /// streamed text as an interrupted answer and results of calls that finished — so the context is complete.
+    public func conversation(session: String) throws(StoreError) -> Conversation {
+        var conversation = Conversation()
+        for message in try messages(session: session) { conversation.append(message) }
+        let records = try toolCalls(session: session)
+        for call in conversation.unansweredToolCalls {
+            let record = records.first { $0.callID == call.id }
+            let content =
+                record.map { $0.result ?? "error: \($0.error ?? "unknown")" } ?? "error: interrupted before it ran"
+            conversation.append(
+                Message(role: .tool, content: content, toolCallID: call.id, isError: record?.result == nil))
+        }
+        if let draft = try draft(session: session), !draft.isEmpty {
+            conversation.append(Message(role: .assistant, content: draft + "\n[interrupted]"))
+        }
+        return conversation
+    }
+}

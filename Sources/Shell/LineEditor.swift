@@ -1,0 +1,104 @@
+import CTerminal
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads lines with libedit when it is installed (bound at run time with `dlopen("libedit.so.2")`, so the build
+/// needs no -dev package), else plainly from standard input. Keeps a persistent input history file.
+final class LineEditor: @unchecked Sendable {
+    // @unchecked: used only from the shell's input thread.
+    private typealias ReadlineFunction = @convention(c) (UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>?
+    private typealias HistoryFunction = @convention(c) (UnsafePointer<CChar>?) -> Int32
+    private typealias AddHistoryFunction = @convention(c) (UnsafePointer<CChar>?) -> Int32
+
+    enum Input: Equatable {
+        case line(String)
+        /// Ctrl-C: the line being typed is discarded.
+        case interrupt
+        /// Ctrl-D or end of input.
+        case end
+    }
+
+    private let readline: ReadlineFunction?
+    private let addHistory: AddHistoryFunction?
+    private let writeHistory: HistoryFunction?
+    private let historyFile: String
+    /// Whether libedit was found.
+    let usesLibedit: Bool
+
+    init(historyFile: String) {
+        self.historyFile = historyFile
+        setlocale(LC_CTYPE, "")  // so libedit reads UTF-8 input as characters
+        let handle = dlopen("libedit.so.2", RTLD_NOW | RTLD_LOCAL) ?? dlopen("libedit.so", RTLD_NOW | RTLD_LOCAL)
+        func symbol<T>(_ name: String, as type: T.Type) -> T? {
+            guard let handle, let pointer = dlsym(handle, name) else { return nil }
+            return unsafeBitCast(pointer, to: type)
+        }
+        readline = symbol("readline", as: ReadlineFunction.self)
+        addHistory = symbol("add_history", as: AddHistoryFunction.self)
+        writeHistory = symbol("write_history", as: HistoryFunction.self)
+        usesLibedit = readline != nil
+        if let readHistory = symbol("read_history", as: HistoryFunction.self) {
+            try? FileManager.default.createDirectory(
+                atPath: (historyFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = readHistory(historyFile)
+        }
+    }
+
+    /// Reads one line. SIGINT is unblocked for this thread only while it waits, so Ctrl-C interrupts the read.
+    func read(prompt: String) -> Input {
+        _ = skillhost_sigint_take()
+        Signals.unblock()
+        defer { Signals.block() }
+        guard let readline else { return readPlain(prompt: prompt) }
+        errno = 0
+        guard let pointer = readline(prompt) else {
+            return skillhost_sigint_take() > 0 || errno == EINTR ? .interrupt : .end
+        }
+        defer { free(pointer) }
+        let line = String(cString: pointer)
+        if !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            _ = addHistory?(line)
+            _ = writeHistory?(historyFile)
+        }
+        return .line(line)
+    }
+
+    private func readPlain(prompt: String) -> Input {
+        writeOut(prompt)
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = Glibc.read(STDIN_FILENO, &byte, 1)
+            if count == 1 {
+                if byte == 0x0A { return .line(String(decoding: bytes, as: UTF8.self)) }
+                bytes.append(byte)
+            } else if count < 0, errno == EINTR {
+                return .interrupt
+            } else {
+                return bytes.isEmpty ? .end : .line(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+}
+
+/// SIGINT is blocked in every thread except the shell's input thread while it waits for the user, so Ctrl-C
+/// always interrupts that wait (a read or a poll) and never lands on a pool thread.
+enum Signals {
+    static func blockEverywhere() {
+        _ = skillhost_sigint_install()
+        block()
+    }
+
+    static func block() { change(SIG_BLOCK) }
+    static func unblock() { change(SIG_UNBLOCK) }
+
+    private static func change(_ how: Int32) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(how, &set, nil)
+    }
+}

@@ -1,0 +1,103 @@
+import Agent
+import Foundation
+import Observation
+import SkillHost
+import SkillJSON
+
+/// The platform-neutral state of a conversation for any front end: the messages, the step being worked on, the
+/// answer streaming in and the tool cards of the current turn. The terminal renders from it; a SwiftUI view can
+/// bind to it (it is `@Observable` and lives on the main actor).
+@MainActor
+@Observable
+public final class SessionViewModel {
+    /// One skill call as a card.
+    public struct ToolCard: Identifiable, Sendable, Equatable {
+        public enum State: Sendable, Equatable {
+            case running
+            case succeeded(String)
+            case failed(String)
+        }
+
+        public let id: String
+        public let skill: String
+        /// `expression: "(23+7)*2"`
+        public let arguments: String
+        public var state: State = .running
+        public var progress: String?
+        public let started: ContinuousClock.Instant
+        public var duration: Duration?
+    }
+
+    public private(set) var messages: [Message] = []
+    /// The model request being worked on (1-based), 0 between turns.
+    public private(set) var step = 0
+    /// Answer text of the current turn so far.
+    public private(set) var answer = ""
+    public private(set) var cards: [ToolCard] = []
+    public private(set) var isRunning = false
+    public private(set) var lastFinish: FinishReason?
+    public private(set) var usage = Usage(promptTokens: 0, completionTokens: 0)
+
+    public init() {}
+
+    /// A new turn starts.
+    public func begin() {
+        step = 0
+        answer = ""
+        cards = []
+        isRunning = true
+        lastFinish = nil
+    }
+
+    /// Applies one event of the running turn.
+    public func apply(_ event: AgentEvent) {
+        switch event {
+        case .thinking(let step): self.step = step
+        case .textDelta(let text): answer += text
+        case .toolCallStarted(let id, let skill, let arguments):
+            cards.append(ToolCard(id: id, skill: skill, arguments: Self.arguments(arguments), started: .now))
+        case .toolCallProgress(let id, let progress):
+            update(id) { card in
+                var text = progress.message ?? ""
+                if let total = progress.total {
+                    text += (text.isEmpty ? "" : " ") + "\(Int(progress.done))/\(Int(total))"
+                }
+                card.progress = text
+            }
+        case .toolCallFinished(let id, _, let result, let duration):
+            update(id) {
+                $0.state = .succeeded(result.displayText)
+                $0.duration = duration
+            }
+        case .toolCallFailed(let id, _, let error, let duration):
+            update(id) {
+                $0.state = .failed(error)
+                $0.duration = duration
+            }
+        case .confirmationNeeded: break
+        case .usage(let usage):
+            self.usage.promptTokens += usage.promptTokens
+            self.usage.completionTokens += usage.completionTokens
+        case .finished(let reason):
+            lastFinish = reason
+            isRunning = false
+            step = 0
+        }
+    }
+
+    /// The conversation after the turn (or after resuming).
+    public func show(_ conversation: Conversation) { messages = conversation.messages }
+
+    public func card(_ id: String) -> ToolCard? { cards.first { $0.id == id } }
+
+    private func update(_ id: String, _ change: (inout ToolCard) -> Void) {
+        guard let index = cards.firstIndex(where: { $0.id == id }) else { return }
+        change(&cards[index])
+    }
+
+    /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"`.
+    public nonisolated static func arguments(_ text: String) -> String {
+        guard let object = (try? JSONValue(parsing: text))?.objectValue else { return text }
+        return object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,374 @@
+import Agent
+import CTerminal
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Everything the shell is assembled from (the executable builds it; the shell owns none of it).
+public struct ShellEnvironment: Sendable {
+    public let registry: SkillRegistry
+    public let store: HistoryStore?
+    public let terminal: Terminal
+    /// Folders to rescan on `/reload`, with their file filters.
+    public let folders: [(path: String, include: @Sendable (String) -> Bool)]
+    /// Makes the provider; the argument overrides the model name (`/model <name>`).
+    public let provider: @Sendable (String?) throws -> any ModelProvider
+    public let configuration: AgentConfiguration
+    public let historyFile: String
+    public let banner: String
+
+    public init(
+        registry: SkillRegistry, store: HistoryStore?, terminal: Terminal,
+        folders: [(path: String, include: @Sendable (String) -> Bool)],
+        provider: @escaping @Sendable (String?) throws -> any ModelProvider, configuration: AgentConfiguration,
+        historyFile: String, banner: String
+    ) {
+        self.registry = registry
+        self.store = store
+        self.terminal = terminal
+        self.folders = folders
+        self.provider = provider
+        self.configuration = configuration
+        self.historyFile = historyFile
+        self.banner = banner
+    }
+}
+
+/// The interactive agent shell: reads lines, runs turns and slash commands, renders everything, persists it.
+///
+/// Runs on a thread of its own (`run()` blocks). Turns run as tasks on the main actor (rendering) while this thread
+/// waits for Ctrl-C, confirmations and the end of the turn.
+///
+/// - Important: `@unchecked Sendable` is safe because the mutable properties (`session`, `sessionID`, `trace`)
+///   are used only on the shell's own thread; what turn tasks share with it lives in `shared`, behind a mutex, and
+///   wake-ups go through a pipe.
+public final class Shell: @unchecked Sendable {
+    struct Shared {
+        var confirmation: (request: ConfirmationRequest, continuation: CheckedContinuation<ConfirmationAnswer, Never>)?
+        var turnDone = true
+        var reason: FinishReason?
+        var notices: [String] = []
+    }
+
+    let environment: ShellEnvironment
+    let model: SessionViewModel
+    let editor: LineEditor
+    var session: AgentSession
+    var sessionID: String?
+    var modelName: String?
+    var trace = TurnTrace()
+    let shared = Mutex(Shared())
+    private let notify: (read: Int32, write: Int32)
+    private var changes: Task<Void, Never>?
+
+    var registry: SkillRegistry { environment.registry }
+    var terminal: Terminal { environment.terminal }
+    var store: HistoryStore? { environment.store }
+
+    public init(environment: ShellEnvironment, model: SessionViewModel, resume: String?) throws(ShellError) {
+        self.environment = environment
+        self.model = model
+        editor = LineEditor(historyFile: environment.historyFile)
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        notify = (fds[0], fds[1])
+        session = AgentSession(registry: environment.registry, provider: try Self.makeProvider(environment, nil))
+        var configuration = environment.configuration
+        if let disabled = try? store?.setting("disabled_skills"), let ids = try? JSONValue(parsing: disabled).arrayValue
+        {
+            configuration.disabledSkills.formUnion(ids.compactMap(\.stringValue))
+        }
+        if let resume {
+            try startSession(resuming: resume, configuration: configuration)
+        } else {
+            try startSession(resuming: nil, configuration: configuration)
+        }
+    }
+
+    static func makeProvider(_ environment: ShellEnvironment, _ model: String?) throws(ShellError) -> any ModelProvider
+    {
+        do { return try environment.provider(model) } catch { throw ShellError("\(error)") }
+    }
+
+    /// Starts a new stored session, or continues `id` with its full context.
+    func startSession(resuming id: String?, configuration: AgentConfiguration) throws(ShellError) {
+        let provider = try Self.makeProvider(environment, modelName)
+        var conversation: Conversation?
+        if let id {
+            guard let store else { throw ShellError("there is no history to resume from") }
+            do {
+                guard try store.hasSession(id) else {
+                    throw ShellError("no session \(id); skillhost sessions lists them")
+                }
+                let restored = try store.conversation(session: id)
+                // What a killed turn left behind (results, the streamed draft) becomes part of the record.
+                let stored = try store.messages(session: id).count
+                for message in restored.messages.dropFirst(stored) { try store.append(message, session: id) }
+                conversation = restored
+            } catch let error as ShellError {
+                throw error
+            } catch {
+                throw ShellError("cannot read session \(id): \(error)")
+            }
+            sessionID = id
+        } else {
+            sessionID = try? store?.createSession(model: provider.displayName)
+        }
+        let store = self.store
+        let sessionID = self.sessionID
+        session = AgentSession(
+            registry: registry, provider: provider, configuration: configuration,
+            confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
+            conversation: conversation ?? Conversation(system: configuration.systemPrompt),
+            onMessage: { message in
+                if let store, let sessionID { try? store.append(message, session: sessionID) }
+            })
+        if conversation == nil, let first = session.conversation.messages.first, let store, let sessionID {
+            try? store.append(first, session: sessionID)
+        }
+    }
+
+    // MARK: The loop
+
+    /// Runs until /exit or Ctrl-D. Returns the exit status.
+    public func run() -> Int32 {
+        Signals.blockEverywhere()
+        writeOut(environment.banner + "\n")
+        if let id = sessionID, session.conversation.messages.count > 1 {
+            writeOut(terminal.dim("Resumed session \(id):") + "\n")
+            printHistory()
+        }
+        let stream = registry.changes()
+        changes = Task { [weak self] in
+            for await change in stream { self?.shared.withLock { $0.notices.append(change.line) } }
+        }
+        defer { changes?.cancel() }
+        while true {
+            for notice in shared.withLock({ state -> [String] in
+                defer { state.notices = [] }
+                return state.notices
+            }) {
+                writeOut(terminal.dim(notice) + "\n")
+            }
+            // ASCII only: libedit measures the prompt, and escape sequences or multibyte characters confuse it.
+            switch editor.read(prompt: "> ") {
+            case .end:
+                writeOut("\n")
+                return 0
+            case .interrupt:
+                writeOut(
+                    "\n" + terminal.dim("(Ctrl-C stops a running turn; press Ctrl-D or type /exit to quit)") + "\n")
+            case .line(let line):
+                let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+                if text.isEmpty { continue }
+                if text.hasPrefix("/") {
+                    if case .exit = perform(command: text) { return 0 }
+                } else {
+                    converse(text)
+                }
+            }
+        }
+    }
+
+    /// Runs a turn and, when the step limit stops it, offers to continue.
+    func converse(_ text: String) {
+        var reason = runTurn(start: { $0.send(text) })
+        while case .stepLimitReached(let limit) = reason {
+            guard
+                case .line(let answer) = editor.read(
+                    prompt: "The step limit (\(limit)) stopped this turn. Continue? [y/N] "),
+                answer.lowercased().hasPrefix("y")
+            else { return }
+            reason = runTurn(start: { $0.continueTurn() })
+        }
+        if case .modelError(let message) = reason { writeOut(terminal.red("✗ ") + message + "\n") }
+        if case .repeatedCall = reason { writeOut(terminal.yellow(reason.explanation) + "\n") }
+    }
+
+    /// Runs one turn to its end: rendering on the main actor, while this thread waits for Ctrl-C (which cancels
+    /// the turn), confirmation requests (which it asks), and the end of the turn.
+    func runTurn(start: @escaping @Sendable (AgentSession) -> AsyncStream<AgentEvent>) -> FinishReason {
+        shared.withLock {
+            $0.turnDone = false
+            $0.reason = nil
+        }
+        trace = TurnTrace()
+        let session = self.session
+        let model = self.model
+        let terminal = self.terminal
+        let store = self.store
+        let sessionID = self.sessionID
+        let recorder = TraceRecorder()
+        let task = Task { @MainActor () -> FinishReason in
+            let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false) { draft in
+                if let store, let sessionID { try? store.saveDraft(draft, session: sessionID) }
+            }
+            model.begin()
+            let ticker = Task { @MainActor in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    renderer.tick()
+                }
+            }
+            var reason = FinishReason.cancelled
+            for await event in start(session) {
+                renderer.handle(event)
+                recorder.record(event, conversation: session.conversation)
+                Self.persist(event, store: store, session: sessionID)
+                if case .finished(let finish) = event { reason = finish }
+            }
+            ticker.cancel()
+            if Task.isCancelled { renderer.handle(.finished(.cancelled)) }
+            model.show(session.conversation)
+            return reason
+        }
+        Task { [weak self] in
+            let reason = await task.value
+            self?.shared.withLock {
+                $0.turnDone = true
+                $0.reason = reason
+            }
+            self?.wake()
+        }
+        let signals = skillhost_sigint_install()
+        var cancelled = false
+        while !shared.withLock({ $0.turnDone }) {
+            var fds = [
+                pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0),
+            ]
+            Signals.unblock()
+            _ = poll(&fds, 2, 250)
+            Signals.block()
+            if fds[0].revents != 0 || skillhost_sigint_take() > 0 {
+                drain(signals)
+                _ = skillhost_sigint_take()
+                if !cancelled {
+                    cancelled = true
+                    task.cancel()
+                    denyPendingConfirmation()
+                }
+            }
+            if fds[1].revents != 0 { drain(notify.read) }
+            askPendingConfirmation(cancel: { task.cancel() })
+        }
+        trace = recorder.trace
+        return shared.withLock { $0.reason } ?? .cancelled
+    }
+
+    static func persist(_ event: AgentEvent, store: HistoryStore?, session: String?) {
+        guard let store, let session else { return }
+        func milliseconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        }
+        switch event {
+        case .toolCallFinished(let id, let skill, let result, let duration):
+            try? store.recordToolCall(
+                ToolCallRecord(
+                    callID: id, skill: skill, arguments: "", result: result.displayText, error: nil,
+                    durationMilliseconds: milliseconds(duration)), session: session)
+        case .toolCallFailed(let id, let skill, let error, let duration):
+            try? store.recordToolCall(
+                ToolCallRecord(
+                    callID: id, skill: skill, arguments: "", result: nil, error: error,
+                    durationMilliseconds: milliseconds(duration)), session: session)
+        case .usage(let usage):
+            try? store.recordUsage(usage, session: session)
+        default: break
+        }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(notify.write, &byte, 1)
+    }
+
+    private func drain(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&descriptor, 1, 0) > 0, read(fd, &buffer, buffer.count) > 0 {}
+    }
+
+    // MARK: Confirmation
+
+    /// The confirmation hook: hands the request to the shell's thread and waits for the answer.
+    func confirm(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
+        await withCheckedContinuation { continuation in
+            shared.withLock { $0.confirmation = (request, continuation) }
+            wake()
+        }
+    }
+
+    private func askPendingConfirmation(cancel: () -> Void) {
+        guard
+            let pending = shared.withLock({
+                state -> (ConfirmationRequest, CheckedContinuation<ConfirmationAnswer, Never>)? in
+                defer { state.confirmation = nil }
+                return state.confirmation
+            })
+        else { return }
+        let (request, continuation) = pending
+        let risk =
+            request.skill.risk == .destructive
+            ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)
+        writeOut(
+            "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
+        )
+        while true {
+            switch editor.read(prompt: "  Run it? [y]es / [n]o / [a]lways this session: ") {
+            case .line(let answer):
+                switch answer.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "y", "yes": continuation.resume(returning: .allowOnce)
+                case "a", "always": continuation.resume(returning: .allowForSession)
+                case "n", "no", "": continuation.resume(returning: .deny)
+                default:
+                    writeOut("  Please answer y, n or a.\n")
+                    continue
+                }
+            case .interrupt, .end:
+                continuation.resume(returning: .deny)
+                cancel()
+            }
+            return
+        }
+    }
+
+    private func denyPendingConfirmation() {
+        shared.withLock { state in
+            state.confirmation?.continuation.resume(returning: .deny)
+            state.confirmation = nil
+        }
+    }
+
+    // MARK: Output helpers
+
+    func printHistory() {
+        for message in session.conversation.messages {
+            switch message.role {
+            case .system: continue
+            case .user: writeOut(terminal.bold("> ") + message.content + "\n")
+            case .assistant:
+                if !message.content.isEmpty { writeOut(message.content + "\n") }
+                for call in message.toolCalls {
+                    writeOut(terminal.dim("  ⟳ \(call.name)(\(SessionViewModel.arguments(call.arguments)))") + "\n")
+                }
+            case .tool:
+                let symbol = message.isError ? terminal.red("✗") : terminal.green("✓")
+                writeOut("  \(symbol) " + TurnRenderer.shorten(message.content, 100) + "\n")
+            }
+        }
+    }
+}
+
+/// A failure that keeps the shell from starting or from doing what was asked.
+public struct ShellError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,229 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// The slash commands.
+extension Shell {
+    enum CommandResult {
+        case done
+        case exit
+    }
+
+    static let commands: [(name: String, usage: String, help: String)] = [
+        ("help", "/help", "this list"),
+        ("skills", "/skills [filter]", "the skills, where they come from, and whether they are enabled"),
+        ("skill", "/skill <id>", "one skill: description, risk, flags, schema"),
+        ("call", "/call <id> <json>", "run a skill directly, without the model"),
+        ("enable", "/enable <id>", "offer a disabled skill to the model again (remembered)"),
+        ("disable", "/disable <id>", "never offer a skill to the model (remembered)"),
+        ("reload", "/reload", "rescan the plugins folders now"),
+        ("model", "/model [name]", "show the model, or switch to another model name"),
+        ("new", "/new", "start a new session"),
+        ("sessions", "/sessions", "list saved sessions"),
+        ("resume", "/resume <id>", "continue a saved session"),
+        ("history", "/history", "this session's conversation"),
+        ("trace", "/trace", "the last turn: steps, timings, sizes, tokens"),
+        ("undo", "/undo", "reverse the last change a mutating skill made"),
+        ("clear", "/clear", "clear the screen"),
+        ("exit", "/exit", "quit (Ctrl-D too)"),
+    ]
+
+    func perform(command line: String) -> CommandResult {
+        let parts = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
+        let name = parts.first ?? ""
+        let argument = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+        switch name {
+        case "help":
+            for command in Self.commands {
+                writeOut(
+                    "  " + command.usage.padding(toLength: 20, withPad: " ", startingAt: 0) + terminal.dim(command.help)
+                        + "\n")
+            }
+            writeOut(terminal.dim("  Anything else is sent to the model. Ctrl-C stops a turn.") + "\n")
+        case "skills": listSkills(filter: argument)
+        case "skill": showSkill(argument)
+        case "call": callDirectly(argument)
+        case "enable", "disable": toggle(argument, enabled: name == "enable")
+        case "reload":
+            for folder in environment.folders { registry.rescan(folder: folder.path, include: folder.include) }
+            writeOut("Reloaded: \(registry.skills.count) skills from \(registry.plugins.count) plugins.\n")
+        case "model": switchModel(argument)
+        case "new":
+            do {
+                try startSession(resuming: nil, configuration: currentConfiguration)
+                writeOut("New session\(sessionID.map { " \($0)" } ?? "").\n")
+            } catch { writeOut(terminal.red("✗ ") + error.description + "\n") }
+        case "sessions": listSessions()
+        case "resume":
+            guard !argument.isEmpty else {
+                writeOut("Usage: /resume <id> (see /sessions)\n")
+                return .done
+            }
+            do {
+                try startSession(resuming: argument, configuration: currentConfiguration)
+                writeOut(terminal.dim("Resumed session \(argument):") + "\n")
+                printHistory()
+            } catch { writeOut(terminal.red("✗ ") + error.description + "\n") }
+        case "history": printHistory()
+        case "trace": writeOut(trace.report())
+        case "undo": undo()
+        case "clear": writeOut(terminal.isTTY ? "\u{1B}[2J\u{1B}[H" : "")
+        case "exit", "quit": return .exit
+        default:
+            let suggestion = EditDistance.closest(to: name, among: Self.commands.map(\.name))
+            writeOut(
+                "Unknown command /\(name)"
+                    + (suggestion.map { " — did you mean /\($0)?" } ?? "; /help lists the commands")
+                    + "\n")
+        }
+        return .done
+    }
+
+    var currentConfiguration: AgentConfiguration {
+        var configuration = session.configuration
+        configuration.disabledSkills = session.disabledSkills
+        return configuration
+    }
+
+    private func listSkills(filter: String) {
+        let disabled = session.disabledSkills
+        let skills = registry.skills.filter {
+            filter.isEmpty || $0.id.contains(filter.lowercased())
+                || $0.description.lowercased().contains(filter.lowercased())
+        }
+        guard !skills.isEmpty else {
+            writeOut("No skill matches \"\(filter)\".\n")
+            return
+        }
+        for skill in skills {
+            let state = disabled.contains(skill.id) ? terminal.dim(" (disabled)") : ""
+            let risk = skill.risk == .readOnly ? "" : " [\(skill.risk.rawValue)]"
+            writeOut(
+                "  \(terminal.bold(skill.id))\(risk)\(state) — \(skill.title)  "
+                    + terminal.dim(
+                        "\(skill.argumentSummary) · \(skill.plugin) \(skill.pluginVersion) from "
+                            + (skill.file as NSString).lastPathComponent) + "\n")
+        }
+    }
+
+    private func showSkill(_ id: String) {
+        guard let skill = registry.skill(id) else {
+            let suggestion = EditDistance.closest(to: id, among: registry.skills.map(\.id))
+            writeOut("No skill \"\(id)\"" + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
+            return
+        }
+        writeOut("\(terminal.bold(skill.id)) — \(skill.title)\n  \(skill.description)\n")
+        let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
+        writeOut(
+            "  risk: \(skill.risk.rawValue)\(flags) · plugin \(skill.plugin) \(skill.pluginVersion) (\(skill.file))\n")
+        if session.disabledSkills.contains(skill.id) {
+            writeOut("  disabled (/enable \(skill.id) to offer it again)\n")
+        }
+        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { writeOut("  \(line)\n") }
+    }
+
+    private func callDirectly(_ argument: String) {
+        let parts = argument.split(separator: " ", maxSplits: 1).map(String.init)
+        guard let id = parts.first else {
+            writeOut("Usage: /call <id> <json arguments>\n")
+            return
+        }
+        let arguments = parts.count > 1 ? parts[1] : "{}"
+        writeOut(terminal.cyan("⟳") + " \(id)(\(SessionViewModel.arguments(arguments)))\n")
+        let outcome = waitFor { await self.registry.invoke(id, arguments: arguments) }
+        switch outcome.status {
+        case .ok: writeOut(terminal.green("✓") + " \(id) → " + (outcome.result ?? .null).displayText + "\n")
+        default: writeOut(terminal.red("✗") + " \(id) → " + (outcome.error ?? outcome.status.rawValue) + "\n")
+        }
+    }
+
+    private func toggle(_ id: String, enabled: Bool) {
+        guard registry.skill(id) != nil else {
+            writeOut("No skill \"\(id)\"\n")
+            return
+        }
+        var disabled = session.disabledSkills
+        if enabled { disabled.remove(id) } else { disabled.insert(id) }
+        session.disabledSkills = disabled
+        try? store?.setSetting("disabled_skills", JSONValue.array(disabled.sorted().map { .string($0) }).jsonText)
+        writeOut("\(id) \(enabled ? "enabled" : "disabled") (remembered).\n")
+    }
+
+    private func switchModel(_ name: String) {
+        guard !name.isEmpty else {
+            writeOut("Model: \(session.provider.displayName)\n")
+            return
+        }
+        do {
+            let provider = try Self.makeProvider(environment, name)
+            modelName = name
+            session = AgentSession(
+                registry: registry, provider: provider, configuration: currentConfiguration,
+                confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
+                conversation: session.conversation, onMessage: sessionObserver)
+            writeOut("Model: \(provider.displayName)\n")
+        } catch {
+            writeOut(terminal.red("✗ ") + "\(error)\n")
+        }
+    }
+
+    var sessionObserver: @Sendable (Message) -> Void {
+        let store = self.store
+        let id = sessionID
+        return { message in if let store, let id { try? store.append(message, session: id) } }
+    }
+
+    private func listSessions() {
+        guard let sessions = try? store?.sessions(), !sessions.isEmpty else {
+            writeOut("No saved sessions.\n")
+            return
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        for summary in sessions.prefix(30) {
+            let current = summary.id == sessionID ? terminal.green(" (this one)") : ""
+            writeOut(
+                "  \(summary.id)  \(formatter.string(from: summary.started))  \(summary.messageCount) messages  "
+                    + "\(summary.title.isEmpty ? terminal.dim("(empty)") : summary.title)\(current)\n")
+        }
+    }
+
+    private func undo() {
+        guard let (skill, undo) = session.takeUndo() else {
+            writeOut("Nothing to undo.\n")
+            return
+        }
+        writeOut(
+            terminal.cyan("↶")
+                + " undoing \(skill): \(undo.skillID)(\(SessionViewModel.arguments(undo.arguments.jsonText)))\n")
+        let outcome = waitFor { await self.registry.invoke(undo.skillID, arguments: undo.arguments.jsonText) }
+        if outcome.status == .ok {
+            writeOut(
+                terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
+                    + "\n")
+        } else {
+            writeOut(terminal.red("✗") + " undo failed: " + (outcome.error ?? outcome.status.rawValue) + "\n")
+        }
+    }
+
+    /// Runs async work from the shell's thread and waits for it (this thread is not part of the cooperative pool).
+    func waitFor<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            box.set(await work())
+            done.signal()
+        }
+        done.wait()
+        guard let value = box.value else { preconditionFailure("the task signalled completion without a value") }
+        return value
+    }
+}
+
+/// Carries a value from a task to a waiting thread.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    // @unchecked: written once before the semaphore is signalled, read after waiting on it.
+    private(set) var value: T?
+    func set(_ value: T) { self.value = value }
+}

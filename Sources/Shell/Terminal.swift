@@ -1,0 +1,44 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the output is: a terminal (colours, symbols, in-place updates) or a pipe/file (plain lines).
+public struct Terminal: Sendable {
+    /// Standard output is a terminal.
+    public let isTTY: Bool
+    /// ANSI colours allowed: a terminal, `NO_COLOR` unset, `TERM` not `dumb`.
+    public let colors: Bool
+
+    public init(environment: [String: String], isTTY: Bool = isatty(STDOUT_FILENO) == 1) {
+        self.isTTY = isTTY
+        colors = isTTY && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+
+    /// Columns of the terminal (80 when unknown); cards are shortened to fit one line.
+    var width: Int {
+        var size = winsize()
+        guard isTTY, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    /// Standard input is a terminal (an interactive session).
+    public static var inputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+
+    func style(_ text: String, _ code: String) -> String { colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+    func dim(_ text: String) -> String { style(text, "2") }
+    func bold(_ text: String) -> String { style(text, "1") }
+    func green(_ text: String) -> String { style(text, "32") }
+    func red(_ text: String) -> String { style(text, "31") }
+    func yellow(_ text: String) -> String { style(text, "33") }
+    func cyan(_ text: String) -> String { style(text, "36") }
+
+    /// Erases the current line (terminal only) so a card can be redrawn in place.
+    var clearLine: String { isTTY ? "\r\u{1B}[2K" : "" }
+}
+
+/// Writes to standard output at once.
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}

@@ -1,0 +1,120 @@
+import Agent
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// What `/trace` shows about the last turn: each step with its timing, the size of the request and response, the
+/// token usage, and the skill calls with their durations.
+struct TurnTrace: Sendable {
+    struct Call: Sendable {
+        let skill: String
+        var outcome: String = "running"
+        var duration: Duration = .zero
+        var ok = false
+    }
+
+    struct Step: Sendable {
+        let number: Int
+        let started: ContinuousClock.Instant
+        var ended: ContinuousClock.Instant?
+        /// Bytes of the conversation sent with the request (messages as JSON).
+        let requestBytes: Int
+        let messageCount: Int
+        var responseBytes = 0
+        var usage: Usage?
+        var calls: [String: Call] = [:]
+        var callOrder: [String] = []
+    }
+
+    var steps: [Step] = []
+    var started: ContinuousClock.Instant?
+    var ended: ContinuousClock.Instant?
+    var reason: FinishReason?
+
+    /// The report, one line per step and call.
+    func report() -> String {
+        guard let started, !steps.isEmpty else { return "No turn yet.\n" }
+        func ms(_ duration: Duration) -> String {
+            let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+            return value < 1000 ? String(format: "%.1f ms", value) : String(format: "%.2f s", value / 1000)
+        }
+        func bytes(_ count: Int) -> String {
+            count < 1024 ? "\(count) B" : String(format: "%.1f kB", Double(count) / 1024)
+        }
+        let total = (ended ?? .now) - started
+        let calls = steps.reduce(0) { $0 + $1.calls.count }
+        let prompt = steps.compactMap(\.usage).reduce(0) { $0 + $1.promptTokens }
+        let completion = steps.compactMap(\.usage).reduce(0) { $0 + $1.completionTokens }
+        var out =
+            "Last turn: \(steps.count) step\(steps.count == 1 ? "" : "s"), \(calls) skill call\(calls == 1 ? "" : "s"), "
+            + "\(ms(total)), \(reason?.name ?? "running"); tokens \(prompt) in, \(completion) out\n"
+        for step in steps {
+            let duration = (step.ended ?? .now) - step.started
+            var line =
+                "  step \(step.number): \(ms(duration)) · request \(bytes(step.requestBytes)) "
+                + "(\(step.messageCount) messages) · response \(bytes(step.responseBytes))"
+            if let usage = step.usage { line += " · tokens \(usage.promptTokens) in, \(usage.completionTokens) out" }
+            out += line + "\n"
+            for id in step.callOrder {
+                guard let call = step.calls[id] else { continue }
+                out += "    \(call.ok ? "✓" : "✗") \(call.skill) · \(ms(call.duration)) → \(call.outcome)\n"
+            }
+        }
+        return out
+    }
+}
+
+/// Builds a `TurnTrace` from events, on the main actor's rendering path.
+final class TraceRecorder: Sendable {
+    private let state = Mutex(TurnTrace())
+
+    var trace: TurnTrace { state.withLock { $0 } }
+
+    func record(_ event: AgentEvent, conversation: Conversation) {
+        state.withLock { trace in
+            let now = ContinuousClock.now
+            if trace.started == nil { trace.started = now }
+            switch event {
+            case .thinking(let number):
+                if let last = trace.steps.indices.last, trace.steps[last].ended == nil { trace.steps[last].ended = now }
+                let messages = conversation.messages.map(OpenAIProvider.message)
+                trace.steps.append(
+                    TurnTrace.Step(
+                        number: number, started: now, requestBytes: JSONValue.array(messages).jsonText.utf8.count,
+                        messageCount: messages.count))
+            case .textDelta(let text):
+                if let last = trace.steps.indices.last { trace.steps[last].responseBytes += text.utf8.count }
+            case .usage(let usage):
+                if let last = trace.steps.indices.last { trace.steps[last].usage = usage }
+            case .toolCallStarted(let id, let skill, let arguments):
+                guard let last = trace.steps.indices.last else { return }
+                if trace.steps[last].ended == nil { trace.steps[last].ended = now }
+                trace.steps[last].responseBytes += arguments.utf8.count + skill.utf8.count
+                trace.steps[last].calls[id] = TurnTrace.Call(skill: skill)
+                trace.steps[last].callOrder.append(id)
+            case .toolCallFinished(let id, _, let result, let duration):
+                update(&trace, id) {
+                    $0.outcome = String(result.displayText.prefix(80))
+                    $0.duration = duration
+                    $0.ok = true
+                }
+            case .toolCallFailed(let id, _, let error, let duration):
+                update(&trace, id) {
+                    $0.outcome = String(error.prefix(80))
+                    $0.duration = duration
+                }
+            case .finished(let reason):
+                if let last = trace.steps.indices.last, trace.steps[last].ended == nil { trace.steps[last].ended = now }
+                trace.ended = now
+                trace.reason = reason
+            case .toolCallProgress, .confirmationNeeded: break
+            }
+        }
+    }
+
+    private func update(_ trace: inout TurnTrace, _ id: String, _ change: (inout TurnTrace.Call) -> Void) {
+        for index in trace.steps.indices where trace.steps[index].calls[id] != nil {
+            change(&trace.steps[index].calls[id, default: TurnTrace.Call(skill: "")])
+        }
+    }
+}

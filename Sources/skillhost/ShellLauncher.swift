@@ -1,0 +1,87 @@
+import Agent
+import Foundation
+import Shell
+import SkillHost
+
+/// Assembles and starts the interactive shell (`skillhost` with no subcommand).
+enum ShellLauncher {
+    static func historyPath(_ environment: [String: String]) -> String {
+        HostSetup.dataHome(environment) + "/history.db"
+    }
+
+    static func openStore(_ environment: [String: String]) throws(CLIError) -> HistoryStore {
+        do { return try HistoryStore(path: historyPath(environment)) } catch { throw .failure(error.description) }
+    }
+
+    @MainActor
+    static func run(
+        line: ParsedCommandLine, resume: String?, environment: [String: String],
+        log: @escaping @Sendable (LogRecord) -> Void
+    ) async throws(CLIError) -> Int32 {
+        let config = try Config.load(environment)
+        let setup = try HostSetup.assemble(
+            extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+        defer { setup.registry.shutdown() }
+
+        // Piped input: one turn, only the answer on stdout.
+        if !Terminal.inputIsTTY && resume == nil {
+            return try await AskCommand.run(
+                registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true)
+        }
+
+        let store = try openStore(environment)
+        let watch = setup.watch()
+        defer { watch.stop() }
+        let provider = try config.provider()
+        let folders = setup.folders.map {
+            $0.bundled ? "bundled" : $0.path.replacingOccurrences(of: environment["HOME"] ?? "\u{0}", with: "~")
+        }
+        let skills = setup.registry.skills.count
+        let banner =
+            "skillhost \(SkillRegistry.hostVersion) · \(provider.displayName) · \(skills) skill\(skills == 1 ? "" : "s") "
+            + "from \(folders.joined(separator: ", ")) · /help for commands, Ctrl-D to quit"
+        let shellEnvironment = ShellEnvironment(
+            registry: setup.registry, store: store, terminal: Terminal(environment: environment),
+            folders: setup.folders.map { folder in
+                (path: folder.path, include: folder.bundled ? HostSetup.bundledFilter : { @Sendable _ in true })
+            },
+            provider: { name in
+                guard let name else { return try config.provider() }
+                guard config.baseURL != nil else {
+                    throw ShellError("the offline router has no models; set OPENAI_BASE_URL to use a model server")
+                }
+                var changed = config
+                changed.model = name
+                return try changed.provider()
+            },
+            configuration: config.agentConfiguration(stepLimit: nil),
+            historyFile: HostSetup.dataHome(environment) + "/input_history", banner: banner)
+        let shell: Shell
+        do {
+            shell = try Shell(environment: shellEnvironment, model: SessionViewModel(), resume: resume)
+        } catch {
+            throw .failure(error.description)
+        }
+        // The shell blocks on terminal input, so it gets a thread of its own (never the cooperative pool).
+        return await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: shell.run()) }
+            thread.name = "skillhost.shell"
+            thread.start()
+        }
+    }
+
+    static func listSessions(_ store: HistoryStore) -> Int32 {
+        guard let sessions = try? store.sessions(), !sessions.isEmpty else {
+            print("No saved sessions.")
+            return 0
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        for session in sessions {
+            print(
+                "\(session.id)  \(formatter.string(from: session.started))  \(session.messageCount) messages  \(session.title)"
+            )
+        }
+        return 0
+    }
+}
