@@ -117,65 +117,83 @@ struct TurnRunner: Sendable {
         let isError: Bool
     }
 
-    /// Runs the calls: read-only ones concurrently, the others one after another; results in the model's order.
+    /// Runs the calls: read-only ones concurrently, then the others one after another; results in the model's
+    /// order. Calls are prepared (checked, confirmed, announced) one by one in the model's order, so front ends
+    /// show their cards in that order even when they then run at the same time.
     private func execute(_ calls: [ToolCall]) async -> [CallResult] {
         let readOnly = calls.indices.filter { registry.skill(calls[$0].name)?.risk ?? .readOnly == .readOnly }
         let others = calls.indices.filter { !readOnly.contains($0) }
         var results = [CallResult?](repeating: nil, count: calls.count)
-        await withTaskGroup(of: [(Int, CallResult)].self) { group in
-            for index in readOnly {
-                group.addTask { [self] in [(index, await perform(calls[index]))] }
+        var ready: [(Int, Prepared)] = []
+        for index in readOnly {
+            switch await prepare(calls[index]) {
+            case .success(let prepared): ready.append((index, prepared))
+            case .failure(let result): results[index] = result.result
             }
-            if !others.isEmpty {
-                group.addTask { [self] in
-                    var done: [(Int, CallResult)] = []
-                    for index in others { done.append((index, await perform(calls[index]))) }
-                    return done
-                }
+        }
+        await withTaskGroup(of: (Int, CallResult).self) { group in
+            for (index, prepared) in ready {
+                group.addTask { [self] in (index, await run(prepared)) }
             }
-            for await finished in group {
-                for (index, result) in finished { results[index] = result }
+            for await (index, result) in group { results[index] = result }
+        }
+        for index in others {
+            switch await prepare(calls[index]) {
+            case .success(let prepared): results[index] = await run(prepared)
+            case .failure(let result): results[index] = result.result
             }
         }
         return results.map { $0 ?? CallResult(content: "cancelled before it ran", isError: true) }
     }
 
-    /// One call, from the model's request to the text the model gets back. Never throws: every problem becomes a
-    /// tool result the model can correct from.
-    private func perform(_ call: ToolCall) async -> CallResult {
+    /// A call that may run: its validated arguments, and when it was first seen.
+    struct Prepared: Sendable {
+        let call: ToolCall
+        let arguments: JSONValue
+        let start: ContinuousClock.Instant
+    }
+
+    /// A call that ends before running, with the result the model gets.
+    struct Refused: Error {
+        let result: CallResult
+    }
+
+    /// Everything before the skill runs: lookup, argument repair and validation, policy and confirmation, then
+    /// the `toolCallStarted` event. Never throws: every problem becomes a tool result the model can correct from.
+    private func prepare(_ call: ToolCall) async -> Result<Prepared, Refused> {
         let start = ContinuousClock.now
-        func failed(_ message: String) -> CallResult {
+        func failed(_ message: String, shown arguments: String) -> Result<Prepared, Refused> {
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments))
             emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
-            return CallResult(content: "error: \(message)", isError: true)
+            return .failure(Refused(result: CallResult(content: "error: \(message)", isError: true)))
         }
         guard !session.disabledSkills.contains(call.name), let skill = registry.skill(call.name) else {
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: call.arguments))
-            return failed(unknownSkillMessage(call.name))
+            return failed(unknownSkillMessage(call.name), shown: call.arguments)
         }
         let arguments: JSONValue
         switch ArgumentRepair.repair(call.arguments) {
         case .failure(let error):
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: call.arguments))
-            return failed("\(error.message); send the arguments as one JSON object")
+            return failed("\(error.message); send the arguments as one JSON object", shown: call.arguments)
         case .success(let object):
             switch registry.validate(call.name, arguments: .object(object)) {
             case .failure(let invalid):
-                emit(.toolCallStarted(id: call.id, skill: call.name, arguments: JSONValue.object(object).jsonText))
-                return failed("invalid arguments: \(invalid.issues.summary)")
+                return failed("invalid arguments: \(invalid.issues.summary)", shown: JSONValue.object(object).jsonText)
             case .success(let value): arguments = value
             }
         }
         if let refusal = await permission(for: skill, call: call, arguments: arguments) {
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
-            return failed(refusal)
+            return failed(refusal, shown: arguments.jsonText)
         }
-        if Task.isCancelled {
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
-            return failed("cancelled by the user")
-        }
+        if Task.isCancelled { return failed("cancelled by the user", shown: arguments.jsonText) }
         emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
+        return .success(Prepared(call: call, arguments: arguments, start: start))
+    }
+
+    /// Runs a prepared call and reports how it ended.
+    private func run(_ prepared: Prepared) async -> CallResult {
+        let call = prepared.call
         let report = self.emit
-        let outcome = await registry.invoke(call.name, arguments: arguments.jsonText) { progress in
+        let outcome = await registry.invoke(call.name, arguments: prepared.arguments.jsonText) { progress in
             report(.toolCallProgress(id: call.id, progress: progress))
         }
         switch outcome.status {
@@ -184,10 +202,12 @@ struct TurnRunner: Sendable {
             let result = outcome.result ?? .null
             emit(.toolCallFinished(id: call.id, skill: call.name, result: result, duration: outcome.duration))
             return CallResult(content: result.displayText, isError: false)
-        case .cancelled where Task.isCancelled:
-            return failed("cancelled by the user")
         default:
-            return failed(outcome.error ?? outcome.status.rawValue)
+            let message =
+                outcome.status == .cancelled && Task.isCancelled
+                ? "cancelled by the user" : (outcome.error ?? outcome.status.rawValue)
+            emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - prepared.start))
+            return CallResult(content: "error: \(message)", isError: true)
         }
     }
 

@@ -1,6 +1,7 @@
 #include "terminal_support.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -8,10 +9,15 @@
 
 static atomic_int pending;
 static int pipe_fds[2] = {-1, -1};
+static pthread_t target;
+static atomic_int has_target;
 
 static void on_sigint(int signal_number) {
     char byte = 1;
-    (void)signal_number;
+    if (atomic_load(&has_target) && !pthread_equal(pthread_self(), target)) {
+        pthread_kill(target, signal_number); /* async-signal-safe */
+        return;
+    }
     atomic_fetch_add(&pending, 1);
     if (pipe_fds[1] >= 0) {
         ssize_t ignored = write(pipe_fds[1], &byte, 1);
@@ -35,3 +41,8 @@ int skillhost_sigint_install(void) {
 }
 
 int skillhost_sigint_take(void) { return atomic_exchange(&pending, 0); }
+
+void skillhost_sigint_target_current_thread(void) {
+    target = pthread_self();
+    atomic_store(&has_target, 1);
+}

@@ -87,10 +87,14 @@ final class LineEditor: @unchecked Sendable {
 /// SIGINT is blocked in every thread except the shell's input thread while it waits for the user, so Ctrl-C
 /// always interrupts that wait (a read or a poll) and never lands on a pool thread.
 enum Signals {
+    /// Call first on the main thread (threads created later inherit the blocked mask), then on the input thread.
     static func blockEverywhere() {
         _ = skillhost_sigint_install()
         block()
     }
+
+    /// The calling thread receives every SIGINT (those landing elsewhere are forwarded).
+    static func targetCurrentThread() { skillhost_sigint_target_current_thread() }
 
     static func block() { change(SIG_BLOCK) }
     static func unblock() { change(SIG_UNBLOCK) }

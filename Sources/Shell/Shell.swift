@@ -139,6 +139,7 @@ public final class Shell: @unchecked Sendable {
     /// Runs until /exit or Ctrl-D. Returns the exit status.
     public func run() -> Int32 {
         Signals.blockEverywhere()
+        Signals.targetCurrentThread()
         writeOut(environment.banner + "\n")
         if let id = sessionID, session.conversation.messages.count > 1 {
             writeOut(terminal.dim("Resumed session \(id):") + "\n")
@@ -365,6 +366,10 @@ public final class Shell: @unchecked Sendable {
         }
     }
 }
+
+/// Blocks SIGINT in the calling thread; call it on the main thread before starting anything, so threads created
+/// afterwards never take the shell's Ctrl-C.
+public func blockInterruptsForShell() { Signals.blockEverywhere() }
 
 /// A failure that keeps the shell from starting or from doing what was asked.
 public struct ShellError: Error, CustomStringConvertible, Sendable {

@@ -18,8 +18,8 @@ final class TurnRenderer {
     private var lastFlush = ContinuousClock.now
     /// The cursor is at the end of a line of answer text.
     private var textLineOpen = false
-    /// The card drawn on the last line (without a newline yet), which can be redrawn in place.
-    private var cardOnLastLine: String?
+    /// Cards drawn on the last lines (the cursor at the end of the last one, no newline yet): redrawn in place.
+    private var block: [String] = []
     private var spinner = 0
     static let flushInterval: Duration = .milliseconds(50)
     static let spinnerDelay: Duration = .milliseconds(300)
@@ -41,16 +41,22 @@ final class TurnRenderer {
         case .toolCallStarted(let id, _, _):
             guard !answerOnly, let card = model.card(id) else { return }
             flushText()
-            closeLine()
-            write(render(card))
-            if terminal.isTTY { cardOnLastLine = id } else { write("\n") }
+            if terminal.isTTY {
+                if textLineOpen {
+                    write("\n")
+                    textLineOpen = false
+                }
+                write((block.isEmpty ? "" : "\n") + render(card))
+                block.append(id)
+            } else {
+                write(render(card) + "\n")
+            }
         case .toolCallProgress(let id, _):
-            if let card = model.card(id), cardOnLastLine == id { write(terminal.clearLine + render(card)) }
+            if block.contains(id) { redrawBlock() }
         case .toolCallFinished(let id, _, _, _), .toolCallFailed(let id, _, _, _):
             guard !answerOnly, let card = model.card(id) else { return }
-            if cardOnLastLine == id {
-                write(terminal.clearLine + render(card) + "\n")
-                cardOnLastLine = nil
+            if block.contains(id) {
+                redrawBlock()
             } else {
                 flushText()
                 closeLine()
@@ -75,31 +81,53 @@ final class TurnRenderer {
         }
     }
 
-    /// Redraws a running card on the last line with a spinner once it has run for 300 ms.
+    /// Spins the running cards once they have run for 300 ms.
     func tick() {
         flushText()
-        guard let id = cardOnLastLine, let card = model.card(id), card.state == .running,
-            ContinuousClock.now - card.started >= Self.spinnerDelay
-        else { return }
+        let spinning = block.contains { id in
+            guard let card = model.card(id) else { return false }
+            return card.state == .running && ContinuousClock.now - card.started >= Self.spinnerDelay
+        }
+        guard spinning else { return }
         spinner = (spinner + 1) % Self.frames.count
-        write(terminal.clearLine + render(card))
+        redrawBlock()
+    }
+
+    /// Redraws the block of card lines in place (the cursor sits at the end of its last line); once every card in
+    /// it has finished, the block is closed.
+    private func redrawBlock() {
+        guard terminal.isTTY, !block.isEmpty else { return }
+        var out = block.count > 1 ? "\u{1B}[\(block.count - 1)A" : ""
+        for (index, id) in block.enumerated() {
+            guard let card = model.card(id) else { continue }
+            out += terminal.clearLine + render(card) + (index < block.count - 1 ? "\n" : "")
+        }
+        write(out)
+        if block.allSatisfy({ model.card($0)?.state != .running }) {
+            write("\n")
+            block = []
+        }
     }
 
     private func flushText() {
         guard !pending.isEmpty else { return }
-        closeLine()
+        if !block.isEmpty {  // text continues after the cards, on a line of its own
+            write("\n")
+            block = []
+        }
         write(pending)
-        textLineOpen = !pending.hasSuffix("\n")
+        textLineOpen = textLineOpen || !pending.isEmpty
+        if pending.hasSuffix("\n") { textLineOpen = false }
         pending = ""
         lastFlush = .now
         onFlush(model.answer)
     }
 
-    /// Ends a card line or a text line before something else is printed.
+    /// Ends a card block or a text line before something else is printed.
     private func closeLine() {
-        if cardOnLastLine != nil {
+        if !block.isEmpty {
             write("\n")
-            cardOnLastLine = nil
+            block = []
         }
         if textLineOpen {
             write("\n")

@@ -18,6 +18,7 @@ enum ShellLauncher {
         line: ParsedCommandLine, resume: String?, environment: [String: String],
         log: @escaping @Sendable (LogRecord) -> Void
     ) async throws(CLIError) -> Int32 {
+        if Terminal.inputIsTTY || resume != nil { blockInterruptsForShell() }
         let config = try Config.load(environment)
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)

@@ -11,4 +11,8 @@ int skillhost_sigint_install(void);
 /** Returns how many SIGINTs arrived since the last call, and resets the count. [thread-safe] */
 int skillhost_sigint_take(void);
 
+/** Makes the calling thread the one SIGINT is meant for: a SIGINT that lands on any other thread is forwarded to it
+    (so a blocking read there is interrupted). [the shell's input thread] */
+void skillhost_sigint_target_current_thread(void);
+
 #endif

@@ -1,0 +1,241 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A program running in a real pseudo-terminal, driven through tmux the way a person types.
+final class TmuxSession: @unchecked Sendable {
+    // @unchecked: immutable after init; tmux itself serialises access to the pane.
+    let socket = "skillhost-test-\(UUID().uuidString.prefix(8))"
+    let name = "shell"
+
+    init(_ command: [String], environment: [String: String]) throws {
+        let exports = environment.map { "\($0.key)=\(Self.quote($0.value))" }.joined(separator: " ")
+        let line = "env -i \(exports) \(command.map(Self.quote).joined(separator: " "))"  // only what we give it
+        // The tmux server outlives this call: it must not inherit our pipes, or reading them would never end.
+        let start = ["tmux", "-L", socket, "new-session", "-d", "-s", name, "-x", "150", "-y", "50", line]
+        // (system() waits for the shell itself; Foundation's Process waits on the daemonised server as well.)
+        guard system(start.map(Self.quote).joined(separator: " ") + " </dev/null >/dev/null 2>&1") == 0 else {
+            throw POSIXError(.ECHILD)
+        }
+        try tmux(["set-option", "-t", name, "remain-on-exit", "on"])
+    }
+
+    static func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> String {
+        let result = try runProcess("/usr/bin/env", ["tmux", "-L", socket] + arguments)
+        return result.stdout
+    }
+
+    /// Types text literally, then Enter.
+    func type(_ text: String) throws {
+        try tmux(["send-keys", "-t", name, "-l", text])
+        try tmux(["send-keys", "-t", name, "Enter"])
+    }
+
+    func key(_ key: String) throws { try tmux(["send-keys", "-t", name, key]) }
+
+    /// The screen and scrollback, plain (or with escape sequences).
+    func screen(escapes: Bool = false) -> String {
+        (try? tmux(["capture-pane", "-p", "-J", "-S", "-500", "-t", name] + (escapes ? ["-e"] : []))) ?? ""
+    }
+
+    /// Waits until the screen contains `text` (fails the test after 15 s).
+    @discardableResult
+    func waitFor(_ text: String, count: Int = 1, timeout: Duration = .seconds(15)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if screen().components(separatedBy: text).count - 1 >= count { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out waiting for \(count) × “\(text)”; the screen:\n\(screen())")
+        return false
+    }
+
+    /// The process running in the pane.
+    var panePID: Int32? {
+        Int32(
+            ((try? tmux(["display-message", "-p", "-t", name, "#{pane_pid}"])) ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines))
+    }
+
+    func close() { _ = try? tmux(["kill-server"]) }
+}
+
+/// The shell driven in a pseudo-terminal, with the offline router or a loopback OpenAI-compatible server.
+@Suite(.serialized)
+struct ShellTerminalTests {
+    let home = Paths.temporaryDirectory("shell-home")
+
+    func environment(server: LoopbackServer? = nil, colors: Bool = false) -> [String: String] {
+        var environment = [
+            "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+            "TERM": "xterm-256color",
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+        if !colors { environment["NO_COLOR"] = "1" }
+        if let server {
+            environment["OPENAI_BASE_URL"] = server.baseURL.absoluteString
+            environment["SKILLHOST_MODEL"] = "test-model"
+        }
+        return environment
+    }
+
+    static func toolCalls(_ calls: [(id: String, name: String, arguments: String)]) -> LoopbackServer.Reply {
+        let fragments = calls.enumerated().map { index, call in
+            let arguments = String(
+                decoding: try! JSONSerialization.data(withJSONObject: [call.arguments], options: []), as: UTF8.self
+            ).dropFirst().dropLast()
+            return
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":\#(index),"id":"\#(call.id)","type":"function","function":{"name":"\#(call.name)","arguments":\#(arguments)}}]},"finish_reason":null}]}"#
+        }
+        return .events(fragments + [#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "[DONE]"])
+    }
+
+    static func text(_ words: [String], delay: Duration = .zero, finish: Bool = true) -> LoopbackServer.Reply {
+        var payloads = words.map { #"{"choices":[{"index":0,"delta":{"content":"\#($0)"},"finish_reason":null}]}"# }
+        if finish { payloads += [#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, "[DONE]"] }
+        return .events(payloads, delay: delay)
+    }
+
+    @Test func aTurnWithTwoToolCallsRendersBothCardsInOrder() async throws {
+        let server = try LoopbackServer([
+            Self.toolCalls([
+                ("c1", "calculator", #"{"expression":"(23+7)*2"}"#),
+                ("c2", "convert_length", #"{"value":5,"from":"km","to":"mi"}"#),
+            ]),
+            Self.text(["Sixty, ", "and about 3.1 miles."]),
+        ])
+        defer { server.stop() }
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(server: server, colors: true))
+        defer { tmux.close() }
+        await tmux.waitFor("test-model at http://127.0.0.1:\(server.port)/v1 · 20 skills")
+        try tmux.type("compute both")
+        await tmux.waitFor("Sixty, and about 3.1 miles.")
+        let screen = tmux.screen()
+        let calculator = try #require(screen.range(of: "✓ calculator → 60 · "))
+        let length = try #require(screen.range(of: "✓ convert_length → 3.1068559611866697 · "))
+        #expect(calculator.lowerBound < length.lowerBound)
+        #expect(!screen.contains("⟳"), "running cards were redrawn in place when they finished")
+        #expect(tmux.screen(escapes: true).contains("\u{1B}[32m✓"), "colours on a terminal")
+    }
+
+    @Test func ctrlCStopsATurnAndTheNextTurnWorks() async throws {
+        var slow = Self.text((0..<60).map { "word\($0) " }, delay: .milliseconds(100), finish: false)
+        slow.holdOpen = true
+        let server = try LoopbackServer([slow, Self.text(["Second answer."])])
+        defer { server.stop() }
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(server: server))
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("talk for a while")
+        await tmux.waitFor("word3 ")
+        let start = ContinuousClock.now
+        try tmux.key("C-c")
+        await tmux.waitFor("[interrupted]")
+        #expect(ContinuousClock.now - start < .seconds(2))
+        await tmux.waitFor("> ", count: 2)
+        try tmux.type("and now?")
+        await tmux.waitFor("Second answer.")
+        let deadline = ContinuousClock.now + .seconds(3)
+        while server.clientClosedConnections == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.clientClosedConnections == 1, "the interrupted stream's connection was closed")
+        // The model saw the interrupted answer in the second request.
+        #expect(server.requests.last?.body.contains("[interrupted]") == true)
+        try tmux.key("C-c")
+        await tmux.waitFor("press Ctrl-D or type /exit to quit")
+        try tmux.key("C-d")
+    }
+
+    @Test func confirmationsYesNoAlwaysAndUndo() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("offline router · 20 skills")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("? notes_add(title: \"milk\", body: \"\") is mutating")
+        try tmux.type("y")
+        await tmux.waitFor("✓ notes_add → {\"id\":1")
+        try tmux.type("delete note 1")
+        await tmux.waitFor("? notes_delete(id: 1) is destructive")
+        try tmux.type("n")
+        await tmux.waitFor("✗ notes_delete → not run: the user declined this call")
+        try tmux.type("delete note 1")
+        await tmux.waitFor("? notes_delete(id: 1) is destructive", count: 2)
+        try tmux.type("a")
+        await tmux.waitFor("✓ notes_delete → {\"deleted\":1}")
+        try tmux.type("/undo")
+        await tmux.waitFor("✓ undone: {\"id\":1,\"title\":\"milk\"")
+        try tmux.type(#"add a note titled "eggs""#)
+        await tmux.waitFor("? notes_add(title: \"eggs\", body: \"\") is mutating")
+        try tmux.type("a")
+        await tmux.waitFor("✓ notes_add → {\"id\":2")
+        try tmux.type(#"add a note titled "bread""#)
+        await tmux.waitFor("✓ notes_add → {\"id\":3")
+        #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 2, "always: no third question")
+        try tmux.type("list notes")
+        await tmux.waitFor("notes_list: [{\"id\":1,\"title\":\"milk\"")
+    }
+
+    @Test func killedMidTurnThenResumedShowsWhatWasPrinted() async throws {
+        var slow = Self.text((0..<100).map { "part\($0) " }, delay: .milliseconds(60), finish: false)
+        slow.holdOpen = true
+        let server = try LoopbackServer([
+            Self.toolCalls([("c1", "calculator", #"{"expression":"6*7"}"#)]), slow,
+        ])
+        defer { server.stop() }
+        let env = environment(server: server)
+        let tmux = try TmuxSession([Paths.skillhost], environment: env)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("remember this question")
+        await tmux.waitFor("✓ calculator → 42")
+        await tmux.waitFor("part5 ")
+        try await Task.sleep(for: .milliseconds(200))  // the draft is saved at every flush (≤ 50 ms apart)
+        let pid = try #require(tmux.panePID)
+        _ = try runProcess("/usr/bin/pkill", ["-9", "-P", String(pid)])
+        kill(pid, SIGKILL)
+        let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
+        let id = try #require(sessions.stdout.split(separator: " ").first.map(String.init))
+        #expect(sessions.stdout.contains("remember this question"))
+        let resumed = try TmuxSession([Paths.skillhost, "--resume", id], environment: env)
+        defer { resumed.close() }
+        await resumed.waitFor("Resumed session \(id):")
+        await resumed.waitFor("> remember this question")
+        await resumed.waitFor("✓ 42")
+        await resumed.waitFor("part0 part1 part2 part3 part4 part5")
+        #expect(resumed.screen().contains("[interrupted]"))
+    }
+
+    @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
+        let result = try runProcess(Paths.skillhost, [], environment: environment(), stdin: "what is 2+2\n")
+        #expect(result.status == 0)
+        #expect(result.stdout == "[offline router] calculator: 4\n")
+        #expect(result.stderr == "")
+    }
+
+    @Test func commandsAreExplained() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("/hepl")
+        await tmux.waitFor("Unknown command /hepl — did you mean /help?")
+        try tmux.type("/disable calculator")
+        await tmux.waitFor("calculator disabled (remembered).")
+        try tmux.type("what is 1+1")
+        await tmux.waitFor("[offline router] No skill matches")
+        try tmux.type("/call calculator {\"expression\":\"1+1\"}")
+        await tmux.waitFor("✓ calculator → 2")
+        try tmux.type("/skill gcd")
+        await tmux.waitFor("risk: read-only, idempotent · plugin units 1.0.0")
+        try tmux.type("/exit")
+        // Remembered across sessions.
+        let again = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { again.close() }
+        await again.waitFor("/help for commands")
+        try again.type("/skills calc")
+        await again.waitFor("calculator (disabled)")
+    }
+}
