@@ -4,6 +4,8 @@ enum Help {
         skillhost — a native skill host for AI agents: loads skill plugins (.so files) and runs their skills.
 
         Usage:
+          skillhost [--resume <id>]                  the interactive agent shell (piped input: one quiet turn)
+          skillhost sessions                         list saved shell sessions
           skillhost list [--json] [--watch]          show loaded skills and files that failed to load
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
                                                      run one skill with JSON arguments
