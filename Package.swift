@@ -29,8 +29,9 @@ let package = Package(
         .target(name: "SkillJSON"),
         .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
+        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
-        .executableTarget(name: "skillhost", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON"]),
+        .executableTarget(name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON"]),
         .executableTarget(
             name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),

@@ -22,6 +22,7 @@ enum Command: Equatable {
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
     case shell(resume: String?)
     case sessions
+    case mcp
 }
 
 /// Everything the command line says.
@@ -34,7 +35,7 @@ struct ParsedCommandLine: Equatable {
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
 /// "did you mean" suggestion.
 enum CommandLineParser {
-    static let commands = ["list", "call", "check", "ask", "sessions", "help"]
+    static let commands = ["list", "call", "check", "ask", "sessions", "mcp", "help"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
         var positional: [String] = []
@@ -122,6 +123,9 @@ enum CommandLineParser {
         case "sessions":
             try expectCount(rest, max: 0, command: name)
             line.command = .sessions
+        case "mcp":
+            try expectCount(rest, max: 0, command: name)
+            line.command = .mcp
         case "check":
             guard let file = rest.first else {
                 throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")

@@ -6,6 +6,7 @@ enum Help {
         Usage:
           skillhost [--resume <id>]                  the interactive agent shell (piped input: one quiet turn)
           skillhost sessions                         list saved shell sessions
+          skillhost mcp                              serve the skills to MCP clients over stdio
           skillhost list [--json] [--watch]          show loaded skills and files that failed to load
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
                                                      run one skill with JSON arguments

@@ -1,3 +1,4 @@
+import Agent
 import Foundation
 import SkillHost
 import SkillJSON
@@ -95,6 +96,16 @@ struct SkillhostCLI {
             let result = setup.registry.check(file: file)
             print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
             if case .failure = result { return ExitCode.error.rawValue }
+            return ExitCode.ok.rawValue
+        case .mcp:
+            let config = try Config.load(environment)
+            let setup = try HostSetup.assemble(
+                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
+                log: log)
+            defer { setup.registry.shutdown() }
+            let watch = setup.watch()
+            defer { watch.stop() }
+            await MCPCommand.run(registry: setup.registry, policy: Policy(rules: config.rules))
             return ExitCode.ok.rawValue
         case .sessions:
             let store = try ShellLauncher.openStore(environment)

@@ -114,3 +114,24 @@ public func makeRegistry(
     configuration.unhealthyAfterStuckCalls = unhealthyAfter
     return try SkillRegistry(configuration: configuration)
 }
+
+/// A Python virtual environment with the official MCP SDK and the reference time server from PyPI, created once
+/// under `.build/test-venv` and reused by later runs.
+public enum PythonPeers {
+    public static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19"]
+    public static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
+    public static var python: String { folder + "/bin/python" }
+
+    /// Creates the environment if needed; returns the python executable or throws with pip's words.
+    public static func ensure() throws -> String {
+        let marker = folder + "/.installed-" + requirements.joined(separator: "-")
+        if FileManager.default.fileExists(atPath: marker) { return python }
+        let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder])
+        guard venv.status == 0 else { throw FixtureError.compileFailed("python3 -m venv failed: \(venv.stderr)") }
+        let pip = try runProcess(
+            folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements)
+        guard pip.status == 0 else { throw FixtureError.compileFailed("pip install failed: \(pip.stderr)") }
+        FileManager.default.createFile(atPath: marker, contents: Data())
+        return python
+    }
+}

@@ -1,0 +1,223 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// Serves the live registry over MCP (stdio, one JSON-RPC message per line): both protocol generations — the
+/// `initialize` handshake (revisions 2024-11-05 … 2025-11-25) and the stateless 2026-07-28 revision with
+/// `server/discover` and per-request `_meta` — `tools/list`, `tools/call` (with progress and cancellation), `ping`,
+/// and `notifications/tools/list_changed` on hot reload. Protocol messages only on stdout.
+public final class MCPServer: Sendable {
+    static let handshakeVersions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+    static let statelessVersion = "2026-07-28"
+    static var allVersions: [String] { handshakeVersions + [statelessVersion] }
+    static let metaVersion = "io.modelcontextprotocol/protocolVersion"
+
+    let registry: SkillRegistry
+    let policy: Policy
+    private let output: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    struct State {
+        /// Requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.
+        var running: [String: Task<Void, Never>] = [:]
+        /// The client has initialised (or discovered), so change notifications may be sent.
+        var ready = false
+    }
+
+    /// - Parameters:
+    ///   - policy: skills denied by a rule are refused; destructive skills need a rule that allows them.
+    ///   - output: writes one line (the message, without newline) to the client.
+    public init(registry: SkillRegistry, policy: Policy, output: @escaping @Sendable (String) -> Void) {
+        self.registry = registry
+        self.policy = policy
+        self.output = output
+    }
+
+    /// Reads messages from `input` until it closes; hot reload changes become `list_changed` notifications.
+    public func serve(lines: AsyncStream<String>) async {
+        let changes = registry.changes()
+        let notifier = Task { [weak self] in
+            for await _ in changes {
+                guard let self, self.state.withLock({ $0.ready }) else { continue }
+                self.send(["jsonrpc": "2.0", "method": "notifications/tools/list_changed"])
+            }
+        }
+        defer { notifier.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            for await line in lines where !line.allSatisfy(\.isWhitespace) {
+                group.addTask { await self.handle(line) }
+            }
+            group.cancelAll()
+        }
+    }
+
+    func send(_ message: JSONValue) { output(message.jsonText) }
+
+    func respond(_ id: JSONValue, result: JSONValue) { send(["jsonrpc": "2.0", "id": id, "result": result]) }
+
+    func respond(_ id: JSONValue, code: Int, message: String, data: JSONValue? = nil) {
+        var error: JSONObject = JSONObject([
+            (key: "code", value: .int(Int64(code))), (key: "message", value: .string(message)),
+        ])
+        if let data { error["data"] = data }
+        send(["jsonrpc": "2.0", "id": id, "error": .object(error)])
+    }
+
+    /// Handles one line: a request, a notification, or garbage.
+    func handle(_ line: String) async {
+        guard let message = try? JSONValue(parsing: line) else {
+            respond(.null, code: -32700, message: "Parse error: the line is not JSON")
+            return
+        }
+        guard case .object = message, case .string(let method)? = message["method"] else {
+            if message["id"] != nil, message["result"] != nil || message["error"] != nil { return }  // a response
+            respond(
+                message["id"] ?? .null, code: -32600,
+                message: "Invalid request: expected a JSON-RPC request with a method")
+            return
+        }
+        let params = message["params"] ?? .object(JSONObject())
+        guard let id = message["id"] else {
+            notification(method, params)
+            return
+        }
+        // The stateless generation names its version in every request.
+        let version = params["_meta"]?[Self.metaVersion]?.stringValue
+        if let version, !Self.allVersions.contains(version) {
+            respond(
+                id, code: -32022, message: "Unsupported protocol version \(version)",
+                data: ["supported": .array(Self.allVersions.map { .string($0) })])
+            return
+        }
+        let stateless = version != nil
+        // 2026-07-28 results say they are complete; cacheable ones (discover, lists) carry a cache hint — zero,
+        // since hot reload can change the tools at any moment.
+        let cacheable = method == "server/discover" || method == "tools/list"
+        let finish: @Sendable (JSONValue) -> Void = { [self] result in
+            var result = result
+            if stateless || method == "server/discover", case .object(var object) = result {
+                object["resultType"] = "complete"
+                if cacheable {
+                    object["ttlMs"] = 0
+                    object["cacheScope"] = "private"
+                }
+                result = .object(object)
+            }
+            respond(id, result: result)
+        }
+        switch method {
+        case "initialize":
+            let requested = params["protocolVersion"]?.stringValue ?? ""
+            let chosen = Self.handshakeVersions.contains(requested) ? requested : Self.handshakeVersions.last ?? ""
+            state.withLock { $0.ready = true }
+            finish([
+                "protocolVersion": .string(chosen), "capabilities": ["tools": ["listChanged": true]],
+                "serverInfo": ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)],
+            ])
+        case "server/discover":
+            state.withLock { $0.ready = true }
+            finish([
+                "supportedVersions": .array(Self.allVersions.map { .string($0) }),
+                "capabilities": ["tools": ["listChanged": true]],
+                "serverInfo": ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)],
+            ])
+        case "ping" where !stateless:
+            finish(.object(JSONObject()))
+        case "tools/list":
+            if stateless { state.withLock { $0.ready = true } }
+            finish(["tools": .array(registry.skills.map(Self.tool))])
+        case "tools/call":
+            await call(id: id, params: params, finish: finish)
+        default:
+            respond(id, code: -32601, message: "Method not found: \(method)")
+        }
+    }
+
+    private func notification(_ method: String, _ params: JSONValue) {
+        switch method {
+        case "notifications/initialized": state.withLock { $0.ready = true }
+        case "notifications/cancelled":
+            guard let requestID = params["requestId"] else { return }
+            let task = state.withLock { $0.running.removeValue(forKey: requestID.jsonText) }
+            task?.cancel()
+        default: break
+        }
+    }
+
+    /// A skill as an MCP tool; risk and flags become the annotations.
+    static func tool(_ skill: SkillInfo) -> JSONValue {
+        [
+            "name": .string(skill.id), "title": .string(skill.title), "description": .string(skill.description),
+            "inputSchema": skill.inputSchema,
+            "annotations": [
+                "title": .string(skill.title), "readOnlyHint": .bool(skill.risk == .readOnly),
+                "destructiveHint": .bool(skill.risk == .destructive),
+                "idempotentHint": .bool(skill.flags.contains(.idempotent)),
+                "openWorldHint": .bool(skill.flags.contains(.openWorld)),
+            ],
+        ]
+    }
+
+    private func call(id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void) async {
+        guard case .string(let name)? = params["name"] else {
+            respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name")
+            return
+        }
+        guard let skill = registry.skill(name) else {
+            respond(id, code: -32602, message: "Unknown tool: \(name)")
+            return
+        }
+        let arguments = params["arguments"] ?? .object(JSONObject())
+        guard arguments.objectValue != nil else {
+            respond(id, code: -32602, message: "Invalid params: arguments must be an object")
+            return
+        }
+        switch policy.decision(for: skill) {
+        case .deny:
+            finish(Self.errorResult("not run: calls to \(name) are denied by the configuration"))
+            return
+        case .ask where skill.risk == .destructive:
+            finish(
+                Self.errorResult(
+                    "not run: \(name) is destructive; allow it for MCP clients with a policy rule in config.json "
+                        + "(\"policy\": {\"\(name)\": \"allow\"})"))
+            return
+        default: break
+        }
+        let token = params["_meta"]?["progressToken"]
+        let key = id.jsonText
+        let task = Task {
+            let outcome = await registry.invoke(name, arguments: arguments.jsonText) { [weak self] progress in
+                guard let self, let token else { return }
+                var body = JSONObject([
+                    (key: "progressToken", value: token), (key: "progress", value: .double(progress.done)),
+                ])
+                if let total = progress.total { body["total"] = .double(total) }
+                if let message = progress.message { body["message"] = .string(message) }
+                self.send(["jsonrpc": "2.0", "method": "notifications/progress", "params": .object(body)])
+            }
+            // A cancelled request gets no response (the client stopped waiting for it).
+            guard !Task.isCancelled else { return }
+            if outcome.status == .ok {
+                let result = outcome.result ?? .null
+                var object = JSONObject([
+                    (key: "content", value: [["type": "text", "text": .string(result.displayText)]])
+                ])
+                if case .object = result { object["structuredContent"] = result }
+                object["isError"] = false
+                finish(.object(object))
+            } else {
+                finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
+            }
+        }
+        state.withLock { $0.running[key] = task }
+        await task.value
+        _ = state.withLock { $0.running.removeValue(forKey: key) }
+    }
+
+    static func errorResult(_ message: String) -> JSONValue {
+        ["content": [["type": "text", "text": .string(message)]], "isError": true]
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `skillhost mcp` driven over its stdio pipes, one JSON-RPC message per line.
+final class MCPProcess: @unchecked Sendable {
+    // @unchecked: used from one test task at a time.
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+
+    init(arguments: [String] = [], environment: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: Paths.skillhost)
+        process.arguments = ["mcp"] + arguments
+        process.environment = environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// The next message (parsed), or nil after `timeout`.
+    func next(timeout: Duration = .seconds(10)) -> [String: Any]? {
+        let deadline = ContinuousClock.now + timeout
+        let fd = output.fileHandleForReading.fileDescriptor
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard
+                poll(
+                    &descriptor, 1,
+                    Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)) > 0
+            else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Sends a request and returns its response, collecting notifications that arrive before it.
+    func request(_ id: Int, _ method: String, _ params: String = "{}", notifications: inout [[String: Any]]) -> [String:
+        Any]?
+    {
+        send(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#)
+        while let message = next() {
+            if message["id"] as? Int == id { return message }
+            notifications.append(message)
+        }
+        return nil
+    }
+
+    func request(_ id: Int, _ method: String, _ params: String = "{}") -> [String: Any]? {
+        var ignored: [[String: Any]] = []
+        return request(id, method, params, notifications: &ignored)
+    }
+
+    func close() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+struct MCPServerTests {
+    let home = Paths.temporaryDirectory("mcp-home")
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        for key in ["SKILLHOST_PLUGINS", "OPENAI_BASE_URL"] { environment[key] = nil }
+        return environment
+    }
+
+    func result(_ message: [String: Any]?) -> [String: Any]? { message?["result"] as? [String: Any] }
+    func text(_ message: [String: Any]?) -> String? {
+        ((result(message)?["content"] as? [[String: Any]])?.first)?["text"] as? String
+    }
+
+    @Test func handshakeListCallAndErrors() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let initialized = server.request(
+            1, "initialize",
+            #"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}"#)
+        #expect(result(initialized)?["protocolVersion"] as? String == "2025-11-25")
+        #expect(
+            (result(initialized)?["capabilities"] as? [String: Any])?["tools"] as? [String: Bool] == [
+                "listChanged": true
+            ])
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        let old = server.request(2, "initialize", #"{"protocolVersion":"2024-11-05","capabilities":{}}"#)
+        #expect(result(old)?["protocolVersion"] as? String == "2024-11-05")
+        let unknownVersion = server.request(3, "initialize", #"{"protocolVersion":"1999-01-01","capabilities":{}}"#)
+        #expect(result(unknownVersion)?["protocolVersion"] as? String == "2025-11-25")
+        #expect(result(server.request(4, "ping")) != nil)
+
+        let tools = try #require(result(server.request(5, "tools/list"))?["tools"] as? [[String: Any]])
+        let calculator = try #require(tools.first { $0["name"] as? String == "calculator" })
+        #expect(calculator["title"] as? String == "Calculator")
+        let annotations = try #require(calculator["annotations"] as? [String: Any])
+        #expect(annotations["title"] as? String == "Calculator")
+        #expect(annotations["readOnlyHint"] as? Bool == true)
+        #expect(annotations["destructiveHint"] as? Bool == false)
+        #expect(annotations["idempotentHint"] as? Bool == true)
+        #expect(annotations["openWorldHint"] as? Bool == false)
+        let delete = try #require(tools.first { $0["name"] as? String == "notes_delete" })
+        #expect((delete["annotations"] as? [String: Any])?["destructiveHint"] as? Bool == true)
+
+        let sixty = server.request(6, "tools/call", #"{"name":"calculator","arguments":{"expression":"(23+7)*2"}}"#)
+        #expect(text(sixty) == "60")
+        #expect(result(sixty)?["isError"] as? Bool == false)
+        let structured = server.request(7, "tools/call", #"{"name":"text_stats","arguments":{"text":"a b"}}"#)
+        #expect((result(structured)?["structuredContent"] as? [String: Int])?["words"] == 2)
+        let failing = server.request(8, "tools/call", #"{"name":"calculator","arguments":{"expression":"1/0"}}"#)
+        #expect(text(failing) == "division by zero")
+        #expect(result(failing)?["isError"] as? Bool == true)
+        let invalid = server.request(9, "tools/call", #"{"name":"calculator","arguments":{"expression":5}}"#)
+        #expect(text(invalid) == "$.expression: expected string, got integer")
+        let unknown = server.request(10, "tools/call", #"{"name":"no_such_tool","arguments":{}}"#)
+        #expect((unknown?["error"] as? [String: Any])?["code"] as? Int == -32602)
+        #expect((unknown?["error"] as? [String: Any])?["message"] as? String == "Unknown tool: no_such_tool")
+        server.send("not json")
+        #expect((server.next()?["error"] as? [String: Any])?["code"] as? Int == -32700)
+        let missing = server.request(11, "resources/list")
+        #expect((missing?["error"] as? [String: Any])?["code"] as? Int == -32601)
+        // Destructive skills are refused unless the configuration allows them.
+        let refused = server.request(12, "tools/call", #"{"name":"notes_delete","arguments":{"id":1}}"#)
+        #expect(result(refused)?["isError"] as? Bool == true)
+        #expect(text(refused)?.hasPrefix("not run: notes_delete is destructive; allow it for MCP clients") == true)
+    }
+
+    @Test func theStatelessGeneration() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}"#
+        let discovered = result(server.request(1, "server/discover", "{\(meta)}"))
+        #expect((discovered?["supportedVersions"] as? [String])?.contains("2026-07-28") == true)
+        #expect(discovered?["resultType"] as? String == "complete")
+        let tools = result(server.request(2, "tools/list", "{\(meta)}"))
+        #expect((tools?["tools"] as? [Any])?.isEmpty == false)
+        #expect(tools?["resultType"] as? String == "complete")
+        let call = server.request(3, "tools/call", #"{"name":"gcd","arguments":{"a":12,"b":18},\#(meta)}"#)
+        #expect(text(call) == "6")
+        let unsupported = server.request(
+            4, "tools/list", #"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01"}}"#)
+        let error = unsupported?["error"] as? [String: Any]
+        #expect(error?["code"] as? Int == -32022)
+        #expect(
+            (error?["data"] as? [String: Any])?["supported"] as? [String] == [
+                "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",
+            ])
+    }
+
+    @Test func progressCancellationAndListChanged() throws {
+        let folder = Paths.temporaryDirectory("mcp-plugins")
+        _ = try Fixture.compileFile("behaviours.c", into: folder)
+        let server = try MCPProcess(arguments: ["--plugins", folder], environment: environment)
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+
+        var notifications: [[String: Any]] = []
+        let progressed = server.request(
+            2, "tools/call", #"{"name":"progress","arguments":{},"_meta":{"progressToken":"p1"}}"#,
+            notifications: &notifications)
+        #expect(text(progressed) == "3")
+        let progress = notifications.filter { $0["method"] as? String == "notifications/progress" }.compactMap {
+            $0["params"] as? [String: Any]
+        }
+        #expect(progress.map { $0["progress"] as? Double } == [1, 2, 3])
+        #expect(progress.allSatisfy { $0["progressToken"] as? String == "p1" && $0["total"] as? Double == 3 })
+
+        server.send(
+            #"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cooperative","arguments":{"ms":5000}}}"#)
+        Thread.sleep(forTimeInterval: 0.2)
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"user"}}"#)
+        let after = server.request(4, "ping")
+        #expect(after?["id"] as? Int == 4, "the cancelled request got no response, the next one did")
+
+        // Hot reload: a plugin dropped into the folder becomes tools/list_changed.
+        _ = try Fixture.compileFile("typed.c", into: folder)
+        var changed = false
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !changed, ContinuousClock.now < deadline, let message = server.next(timeout: .seconds(2)) {
+            changed = message["method"] as? String == "notifications/tools/list_changed"
+        }
+        #expect(changed)
+        let tools = result(server.request(5, "tools/list"))?["tools"] as? [[String: Any]]
+        #expect(tools?.contains { $0["name"] as? String == "twice64" } == true)
+    }
+}
+
+/// The official MCP Python SDK (from PyPI) as the client of `skillhost mcp`, in both protocol generations.
+struct MCPOfficialClientTests {
+    @Test func theOfficialSDKTalksToSkillhost() throws {
+        let python = try PythonPeers.ensure()
+        var environment = ProcessInfo.processInfo.environment
+        let home = Paths.temporaryDirectory("mcp-sdk-home")
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let result = try runProcess(
+            python, [Paths.fixtures + "/mcp_client.py", Paths.skillhost], environment: environment)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let runs = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(runs.map { $0["mode"] as? String } == ["auto", "legacy"])
+        #expect(runs.map { $0["version"] as? String } == ["2026-07-28", "2025-11-25"])
+        for run in runs {
+            #expect(run["tools"] as? Int == 20)
+            #expect(run["calculator_read_only"] as? Bool == true)
+            #expect((run["ok"] as? [Any])?.last as? String == "60")
+            #expect((run["ok"] as? [Any])?.first as? Bool == false)
+            #expect((run["failed"] as? [Any])?.first as? Bool == true)
+            #expect((run["failed"] as? [Any])?.last as? String == "division by zero")
+            #expect((run["unknown"] as? String)?.contains("Unknown tool: no_such_tool") == true)
+        }
+    }
+}
