@@ -4,7 +4,7 @@ import SkillJSON
 import Synchronization
 
 /// What `/trace` shows about the last turn: each step with its timing, the size of the request and response, the
-/// token usage, and the skill calls with their durations.
+/// token usage, and the skill calls with their durations and full results (the screen shortens them).
 struct TurnTrace: Sendable {
     struct Call: Sendable {
         let skill: String
@@ -94,13 +94,13 @@ final class TraceRecorder: Sendable {
                 trace.steps[last].callOrder.append(id)
             case .toolCallFinished(let id, _, let result, let duration):
                 update(&trace, id) {
-                    $0.outcome = String(result.displayText.prefix(80))
+                    $0.outcome = result.displayText
                     $0.duration = duration
                     $0.ok = true
                 }
             case .toolCallFailed(let id, _, let error, let duration):
                 update(&trace, id) {
-                    $0.outcome = String(error.prefix(80))
+                    $0.outcome = error
                     $0.duration = duration
                 }
             case .finished(let reason):
