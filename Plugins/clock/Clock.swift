@@ -49,10 +49,11 @@ struct ZonedTime: Encodable {
     }
 
     init(_ instant: Date, in zone: TimeZone) {
+        // One formatter, re-patterned: creating a DateFormatter per field cost ~0.1 ms each.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
         func format(_ pattern: String) -> String {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = zone
             formatter.dateFormat = pattern
             return formatter.string(from: instant)
         }
