@@ -96,8 +96,5 @@ public final class SessionViewModel {
     }
 
     /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"`.
-    public nonisolated static func arguments(_ text: String) -> String {
-        guard let object = (try? JSONValue(parsing: text))?.objectValue else { return text }
-        return object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", ")
-    }
+    public nonisolated static func arguments(_ text: String) -> String { CardText.arguments(text) }
 }

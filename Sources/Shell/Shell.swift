@@ -265,9 +265,7 @@ public final class Shell: @unchecked Sendable {
 
     static func persist(_ event: AgentEvent, store: HistoryStore?, session: String?) {
         guard let store, let session else { return }
-        func milliseconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        }
+        func milliseconds(_ duration: Duration) -> Double { duration.milliseconds }
         switch event {
         case .toolCallFinished(let id, let skill, let result, let duration):
             try? store.recordToolCall(

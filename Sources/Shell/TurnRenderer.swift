@@ -160,14 +160,7 @@ final class TurnRenderer {
         }
     }
 
-    private func duration(_ card: SessionViewModel.ToolCard) -> String {
-        let components = (card.duration ?? .zero).components
-        let ms = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-        return ms < 1000 ? String(format: "%.1f ms", ms) : String(format: "%.1f s", ms / 1000)
-    }
+    private func duration(_ card: SessionViewModel.ToolCard) -> String { (card.duration ?? .zero).shortDescription }
 
-    nonisolated static func shorten(_ text: String, _ limit: Int) -> String {
-        let line = text.replacingOccurrences(of: "\n", with: " ")
-        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
-    }
+    nonisolated static func shorten(_ text: String, _ limit: Int) -> String { CardText.shorten(text, limit) }
 }

@@ -34,10 +34,7 @@ struct TurnTrace: Sendable {
     /// The report, one line per step and call.
     func report() -> String {
         guard let started, !steps.isEmpty else { return "No turn yet.\n" }
-        func ms(_ duration: Duration) -> String {
-            let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-            return value < 1000 ? String(format: "%.1f ms", value) : String(format: "%.2f s", value / 1000)
-        }
+        func ms(_ duration: Duration) -> String { duration.shortDescription }
         func bytes(_ count: Int) -> String {
             count < 1024 ? "\(count) B" : String(format: "%.1f kB", Double(count) / 1024)
         }

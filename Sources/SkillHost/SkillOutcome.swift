@@ -1,3 +1,4 @@
+import Foundation
 import SkillJSON
 
 /// The result of one invocation, whatever happened. Exactly one of `result` (status ok) and `error` is set.
@@ -37,10 +38,7 @@ public struct SkillOutcome: Sendable, Equatable {
     }
 
     /// Milliseconds, as a double.
-    public var durationMilliseconds: Double {
-        let components = duration.components
-        return Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-    }
+    public var durationMilliseconds: Double { duration.milliseconds }
 
     /// `{"status":"ok","result":60,"duration_ms":0.41}` — the shape `skillhost call --json` prints.
     public var envelope: JSONValue {
@@ -93,9 +91,21 @@ public struct LogRecord: Sendable, Equatable {
     }
 }
 
+extension Duration {
+    /// The duration in milliseconds, as a double.
+    public var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+
+    /// `0.4 ms`, `12.0 ms`, `1.5 s` — for cards and traces.
+    public var shortDescription: String {
+        milliseconds < 1000 ? String(format: "%.1f ms", milliseconds) : String(format: "%.1f s", milliseconds / 1000)
+    }
+}
+
 /// Formats durations for messages: `250 ms`, `10 s`, `1.5 s`.
 func humanDuration(_ duration: Duration) -> String {
-    let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    let milliseconds = duration.milliseconds
     if milliseconds < 1000 { return "\(Int(milliseconds.rounded())) ms" }
     let seconds = milliseconds / 1000
     if seconds.rounded() == seconds { return "\(Int(seconds)) s" }

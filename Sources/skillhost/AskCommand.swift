@@ -1,6 +1,7 @@
 import Agent
 import Dispatch
 import Foundation
+import Shell
 import SkillHost
 import SkillJSON
 
@@ -35,12 +36,12 @@ enum AskCommand {
                         answeredText = true
                         writeOut(delta)
                     case .toolCallStarted(_, let skill, let arguments) where !quiet:
-                        printError("⟳ \(skill)(\(CallCard.arguments(arguments)))")
+                        printError("⟳ \(skill)(\(CardText.shorten(CardText.arguments(arguments), 120)))")
                     case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
                         printError(
-                            "✓ \(skill) → \(CallCard.shorten(result.displayText)) · \(CallCard.duration(duration))")
+                            "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)")
                     case .toolCallFailed(_, let skill, let error, let duration) where !quiet:
-                        printError("✗ \(skill) → \(CallCard.shorten(error)) · \(CallCard.duration(duration))")
+                        printError("✗ \(skill) → \(CardText.shorten(error, 120)) · \(duration.shortDescription)")
                     default: break
                     }
                 }
@@ -71,8 +72,7 @@ enum AskCommand {
 
     static func eventJSON(_ event: AgentEvent) -> JSONValue {
         func milliseconds(_ duration: Duration) -> JSONValue {
-            let c = duration.components
-            return .double(((Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15) * 1000).rounded() / 1000)
+            .double((duration.milliseconds * 1000).rounded() / 1000)
         }
         switch event {
         case .thinking(let step): return ["event": "thinking", "step": .int(Int64(step))]
@@ -111,25 +111,5 @@ enum AskCommand {
         case .finished(let reason):
             return ["event": "finished", "reason": .string(reason.name), "message": .string(reason.explanation)]
         }
-    }
-}
-
-/// One-line renderings of skill calls.
-enum CallCard {
-    /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"`.
-    static func arguments(_ text: String) -> String {
-        guard let object = (try? JSONValue(parsing: text))?.objectValue else { return shorten(text) }
-        return shorten(object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", "))
-    }
-
-    static func shorten(_ text: String, limit: Int = 120) -> String {
-        let line = text.replacingOccurrences(of: "\n", with: " ")
-        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
-    }
-
-    static func duration(_ duration: Duration) -> String {
-        let c = duration.components
-        let ms = Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
-        return ms < 1000 ? String(format: "%.1f ms", ms) : String(format: "%.1f s", ms / 1000)
     }
 }

@@ -111,8 +111,7 @@ enum ListOutput {
             (key: "flags", value: .array(skill.flags.names.map { .string($0) })),
         ])
         if let timeout = skill.timeout {
-            object["timeout_ms"] = .int(
-                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            object["timeout_ms"] = .int(Int64(timeout.milliseconds))
         }
         switch skill.kind {
         case .json: object["kind"] = "json"
