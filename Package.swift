@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(
             name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "MCP", "SkillHost", "SkillJSON", "TestSupport"]),
         .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
     ]
 )

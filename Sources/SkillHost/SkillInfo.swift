@@ -46,6 +46,8 @@ public enum SkillKind: Sendable, Equatable {
     case json
     /// A C function called through libffi; the payload is the signature.
     case typed(signature: String)
+    /// A tool of another program (an MCP server), called over its protocol.
+    case external
 }
 
 /// Everything the host knows about a registered skill, as plain Swift values (no C pointers).
@@ -70,6 +72,25 @@ public struct SkillInfo: Sendable {
     /// Whether the schema was generated from a typed signature.
     public let schemaIsGenerated: Bool
     public let kind: SkillKind
+
+    public init(
+        id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
+        risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
+        kind: SkillKind
+    ) {
+        self.id = id
+        self.title = title
+        self.description = description
+        self.plugin = plugin
+        self.pluginVersion = pluginVersion
+        self.file = file
+        self.risk = risk
+        self.flags = flags
+        self.timeout = timeout
+        self.inputSchema = inputSchema
+        self.schemaIsGenerated = schemaIsGenerated
+        self.kind = kind
+    }
 
     /// One line: `expression: string` / `value: number, unit?: "c"|"f"`. Optional arguments end in `?`.
     public var argumentSummary: String {

@@ -33,7 +33,8 @@ public struct SkillOutcome: Sendable, Equatable {
         self.undo = undo
     }
 
-    static func failure(_ status: Status, _ message: String) -> SkillOutcome {
+    /// A failed outcome with a sentence.
+    public static func failure(_ status: Status, _ message: String) -> SkillOutcome {
         SkillOutcome(status: status, error: message)
     }
 

@@ -54,6 +54,9 @@ public final class SkillRegistry: Sendable {
         var keptBytes = 0
         /// Replaced or removed plugins still draining.
         var retiring = 0
+        /// Skills of other programs (MCP servers), by id, and their sources by name.
+        var external: [String: ExternalEntry] = [:]
+        var sources: [String: PluginSummary] = [:]
         var isShutDown = false
     }
 
@@ -90,14 +93,13 @@ public final class SkillRegistry: Sendable {
 
     /// Registered skills, sorted by id.
     public var skills: [SkillInfo] {
-        state.withLock { $0.skills.values.map(\.info) }.sorted { $0.id < $1.id }
+        state.withLock { $0.skills.values.map(\.info) + $0.external.values.map(\.skill.info) }.sorted { $0.id < $1.id }
     }
 
     /// Loaded plugins, sorted by name.
     public var plugins: [PluginSummary] {
-        state.withLock { $0.plugins.values.map { PluginSummary($0.plugin, skills: $0.skills) } }.sorted {
-            $0.name < $1.name
-        }
+        state.withLock { $0.plugins.values.map { PluginSummary($0.plugin, skills: $0.skills) } + $0.sources.values }
+            .sorted { $0.name < $1.name }
     }
 
     /// Files whose current content failed to load, sorted by file.
@@ -118,6 +120,9 @@ public final class SkillRegistry: Sendable {
     /// Validates `arguments` for skill `id` exactly as `invoke` will (lenient coercions, defaults filled in), so a
     /// front end can show the exact arguments before asking the user. An unknown id is an issue at `$`.
     public func validate(_ id: String, arguments: JSONValue) -> Result<JSONValue, ValidationIssues> {
+        if let external = state.withLock({ $0.external[id] }) {
+            return external.schema?.check(arguments).map { $0 ?? arguments } ?? .success(arguments)
+        }
         guard let skill = state.withLock({ $0.skills[id] }) else {
             return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: unknownSkillMessage(id))]))
         }
@@ -125,7 +130,9 @@ public final class SkillRegistry: Sendable {
     }
 
     /// The skill with this id.
-    public func skill(_ id: String) -> SkillInfo? { state.withLock { $0.skills[id]?.info } }
+    public func skill(_ id: String) -> SkillInfo? {
+        state.withLock { $0.skills[id]?.info ?? $0.external[id]?.skill.info }
+    }
 
     /// Counters of the invocation pool.
     public var poolStatistics: (liveThreads: Int, idleThreads: Int, abandonedThreads: Int, queued: Int) {
@@ -149,6 +156,13 @@ public final class SkillRegistry: Sendable {
         onProgress: (@Sendable (SkillProgress) -> Void)? = nil
     ) async -> SkillOutcome {
         let start = ContinuousClock.now
+        if let external = state.withLock({ $0.external[id] }) {
+            var outcome = await invokeExternal(
+                external, arguments: arguments,
+                timeout: timeout ?? external.skill.info.timeout ?? configuration.defaultTimeout)
+            outcome.duration = .now - start
+            return outcome
+        }
         switch prepare(id, arguments) {
         case .failure(let outcome):
             var failed = outcome.outcome
@@ -214,7 +228,7 @@ public final class SkillRegistry: Sendable {
     }
 
     func unknownSkillMessage(_ id: String) -> String {
-        let ids = state.withLock { Array($0.skills.keys) }
+        let ids = state.withLock { Array($0.skills.keys) + Array($0.external.keys) }
         if let suggestion = EditDistance.closest(to: id, among: ids) {
             return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
         }
@@ -232,6 +246,16 @@ public struct PluginSummary: Sendable, Equatable {
     /// True when the image contains Swift code and is never unmapped.
     public let keepsMapped: Bool
     public let imageSize: Int
+
+    init(name: String, version: String, description: String, file: String, skillIDs: [String]) {
+        self.name = name
+        self.version = version
+        self.description = description
+        self.file = file
+        self.skillIDs = skillIDs
+        keepsMapped = false
+        imageSize = 0
+    }
 
     init(_ plugin: LoadedPlugin, skills: [Skill]) {
         name = plugin.name

@@ -21,6 +21,7 @@ enum CheckOutput {
                 switch skill.kind {
                 case .json: out += "  JSON skill\n"
                 case .typed(let signature): out += "  typed skill: \(signature)\n"
+                case .external: out += "  external tool\n"
                 }
                 out += "  \(skill.description)\n"
                 out += "  arguments: \(skill.argumentSummary)\n"

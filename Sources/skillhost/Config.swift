@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import MCP
 import SkillJSON
 
 /// `$XDG_CONFIG_HOME/skillhost/config.json`, with environment variables taking precedence.
@@ -18,11 +19,14 @@ struct Config: Sendable {
     var requestTimeout: TimeInterval?
     var rules: [PolicyRule] = []
     var disabledSkills: Set<String> = []
+    /// MCP servers whose tools join the registry, by name (the shape MCP clients use).
+    var mcpServers: [(name: String, configuration: MCPServerConfiguration)] = []
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
+        "mcpServers",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -88,6 +92,35 @@ struct Config: Sendable {
                         throw fail("policy for \"\(pattern)\" must be \"allow\", \"ask\" or \"deny\"")
                     }
                     config.rules.append(PolicyRule(pattern, parsed))
+                }
+            case "mcpServers":
+                guard let servers = value.objectValue else {
+                    throw fail("\"mcpServers\" must map server names to {\"command\": …, \"args\": […], \"env\": {…}}")
+                }
+                for (name, server) in servers.members {
+                    guard case .string(let command)? = server["command"], !command.isEmpty else {
+                        throw fail("mcpServers.\(name) needs a \"command\" (the program that starts the server)")
+                    }
+                    let arguments = server["args"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                    if let args = server["args"], args.arrayValue?.count != arguments.count {
+                        throw fail("mcpServers.\(name).args must be an array of strings")
+                    }
+                    var environment: [String: String] = [:]
+                    for (key, value) in server["env"]?.objectValue?.members ?? [] {
+                        guard let text = value.stringValue else {
+                            throw fail("mcpServers.\(name).env.\(key) must be a string")
+                        }
+                        environment[key] = text
+                    }
+                    var configuration = MCPServerConfiguration(
+                        command: command, arguments: arguments, environment: environment)
+                    if let seconds = server["timeout_s"]?.doubleValue, seconds > 0 {
+                        configuration.callTimeout = .milliseconds(Int64(seconds * 1000))
+                    }
+                    if let seconds = server["start_timeout_s"]?.doubleValue, seconds > 0 {
+                        configuration.startTimeout = .milliseconds(Int64(seconds * 1000))
+                    }
+                    config.mcpServers.append((name, configuration))
                 }
             case "disabled_skills":
                 guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count else {

@@ -4,7 +4,7 @@ import SkillJSON
 
 /// Renders `skillhost list`.
 enum ListOutput {
-    static func table(_ setup: HostSetup) -> String {
+    static func table(_ setup: HostSetup, mcpFailures: [String] = []) -> String {
         let registry = setup.registry
         let skills = registry.skills
         let plugins = registry.plugins
@@ -20,10 +20,10 @@ enum ListOutput {
             }
             out += "\n" + Table.render(header: ["SKILL", "TITLE", "PLUGIN", "RISK", "FLAGS", "ARGUMENTS"], rows: rows)
         }
-        let failures = registry.failures
+        let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
             out += "\nFailed to load (\(failures.count)):\n"
-            for failure in failures { out += "  \(failure.description)\n" }
+            for failure in failures { out += "  \(failure)\n" }
         }
         let folders = setup.folders.map { $0.bundled ? "\($0.path) (bundled)" : $0.path }
         if !folders.isEmpty { out += "\nFolders: \(folders.joined(separator: ", "))\n" }
@@ -80,7 +80,7 @@ enum ListOutput {
         return ["count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.bytes))]
     }
 
-    static func json(_ setup: HostSetup) -> String {
+    static func json(_ setup: HostSetup, mcpFailures: [String] = []) -> String {
         let registry = setup.registry
         let plugins = registry.plugins
         let document: JSONValue = [
@@ -95,7 +95,9 @@ enum ListOutput {
                         "image_bytes": .int(Int64(plugin.imageSize)),
                     ]
                 }),
-            "failures": .array(registry.failures.map(failureJSON)),
+            "failures": .array(
+                registry.failures.map(failureJSON)
+                    + mcpFailures.map { ["file": "mcp", "error": .string($0), "problems": [.string($0)]] }),
             "kept_images": keptImagesJSON(registry),
             "folders": .array(setup.folders.map { .string($0.path) }),
         ]
@@ -118,6 +120,7 @@ enum ListOutput {
         case .typed(let signature):
             object["kind"] = "typed"
             object["signature"] = .string(signature)
+        case .external: object["kind"] = "external"
         }
         object["arguments"] = .string(skill.argumentSummary)
         object["input_schema"] = skill.inputSchema

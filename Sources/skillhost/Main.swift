@@ -41,6 +41,8 @@ struct SkillhostCLI {
     static let version = SkillRegistry.hostVersion
 
     static func main() async {
+        // A peer that went away (an MCP client or server, a closed pipe) is an error to report, not a reason to die.
+        signal(SIGPIPE, SIG_IGN)
         let code: Int32
         do {
             code = try await run(
@@ -79,11 +81,17 @@ struct SkillhostCLI {
             print(text)
             return ExitCode.ok.rawValue
         case .list(let json, let watch):
+            let config = try Config.load(environment)
             let setup = try HostSetup.assemble(
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
                 log: log)
             defer { setup.registry.shutdown() }
-            writeOut(json ? ListOutput.json(setup) : ListOutput.table(setup))
+            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+            defer { mcp.stop() }
+            writeOut(
+                json
+                    ? ListOutput.json(setup, mcpFailures: mcp.failures)
+                    : ListOutput.table(setup, mcpFailures: mcp.failures))
             if watch { await ListOutput.follow(setup, json: json) }
             return ExitCode.ok.rawValue
         case .check(let file, let json):
@@ -103,6 +111,9 @@ struct SkillhostCLI {
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
                 log: log)
             defer { setup.registry.shutdown() }
+            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+            defer { mcp.stop() }
+            for failure in mcp.failures { printError("skillhost: \(failure)") }
             let watch = setup.watch()
             defer { watch.stop() }
             await MCPCommand.run(registry: setup.registry, policy: Policy(rules: config.rules))
@@ -118,13 +129,20 @@ struct SkillhostCLI {
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
                 log: log)
             defer { setup.registry.shutdown() }
+            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+            defer { mcp.stop() }
+            for failure in mcp.failures { printError("skillhost: \(failure)") }
             return try await AskCommand.run(
                 registry: setup.registry, config: config, prompt: prompt, json: json, stepLimit: stepLimit)
         case .call(let skill, let arguments, let json, let timeout):
+            let config = try Config.load(environment)
             let setup = try HostSetup.assemble(
                 extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
                 log: log)
             defer { setup.registry.shutdown() }
+            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+            defer { mcp.stop() }
+            for failure in mcp.failures { printError("skillhost: \(failure)") }
             return try await CallCommand.run(
                 registry: setup.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)
         }

@@ -23,6 +23,9 @@ enum ShellLauncher {
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
         defer { setup.registry.shutdown() }
+        let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+        defer { mcp.stop() }
+        for failure in mcp.failures { printError("skillhost: \(failure)") }
 
         // Piped input: one turn, only the answer on stdout.
         if !Terminal.inputIsTTY && resume == nil {

@@ -223,7 +223,7 @@ struct OpenAIProviderTests {
         let start = ContinuousClock.now
         task.cancel()
         let received = await task.value
-        #expect(ContinuousClock.now - start < .milliseconds(200), "the consumer stops promptly")
+        #expect(ContinuousClock.now - start < .seconds(1), "the consumer stops promptly")
         #expect(received > 0 && received < 50)
         let deadline = ContinuousClock.now + .seconds(3)
         while server.clientClosedConnections == 0 && ContinuousClock.now < deadline {

@@ -230,3 +230,38 @@ struct MCPOfficialClientTests {
         }
     }
 }
+
+/// MCP servers from config.json as skill sources of the command line.
+struct MCPConfigCLITests {
+    @Test func configuredServersToolsAppearAndCanBeCalled() throws {
+        let python = try PythonPeers.ensure()
+        let home = Paths.temporaryDirectory("mcp-config-home")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        let server = (python as NSString).deletingLastPathComponent + "/mcp-server-time"
+        try #"{"mcpServers": {"time": {"command": "\#(server)", "args": ["--local-timezone", "UTC"], "env": {}}}}"#
+            .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let list = try runProcess(Paths.skillhost, ["list"], environment: environment)
+        #expect(list.stdout.contains("get_current_time"))
+        #expect(
+            list.stdout.range(of: #"\nget_current_time +get_current_time +mcp:time "#, options: .regularExpression)
+                != nil)
+        let call = try runProcess(
+            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json"], environment: environment)
+        #expect(call.status == 0)
+        #expect(call.stdout.hasPrefix(#"{"status":"ok","result":{"timezone":"UTC","datetime":"#))
+
+        try #"{"mcpServers": {"broken": {"command": "/nonexistent/server"}}}"#
+            .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let broken = try runProcess(Paths.skillhost, ["list"], environment: environment)
+        #expect(broken.stdout.contains("Failed to load (1):\n  mcp server broken: "))
+        try #"{"mcpServers": {"nameless": {"args": []}}}"#
+            .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let invalid = try runProcess(Paths.skillhost, ["list"], environment: environment)
+        #expect(invalid.status == 2)
+        #expect(invalid.stderr.contains("mcpServers.nameless needs a \"command\" (the program that starts the server)"))
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// How to start one MCP server, in the shape MCP clients' configurations use
+/// (`{"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {}}`).
+public struct MCPServerConfiguration: Sendable, Equatable {
+    public var command: String
+    public var arguments: [String]
+    public var environment: [String: String]
+    /// Deadline of each tool call (nil: the registry's default).
+    public var callTimeout: Duration?
+    /// Deadline of the handshake and `tools/list`.
+    public var startTimeout: Duration = .seconds(20)
+
+    public init(
+        command: String, arguments: [String] = [], environment: [String: String] = [:], callTimeout: Duration? = nil
+    ) {
+        self.command = command
+        self.arguments = arguments
+        self.environment = environment
+        self.callTimeout = callTimeout
+    }
+}
+
+/// An MCP server's tools as skills in the registry, beside the native ones: named `<tool>`, or `<server>_<tool>`
+/// where that is needed to stay unique and valid; risk and flags from the annotations (untrusted: without them a
+/// tool counts as destructive, so it is asked about). A server that exits is restarted with backoff; its tools
+/// answer "unavailable" meanwhile. `notifications/tools/list_changed` refreshes the tools.
+public final class MCPSkillSource: Sendable {
+    public let name: String
+    let configuration: MCPServerConfiguration
+    let registry: SkillRegistry
+    let log: @Sendable (LogRecord) -> Void
+    private let state = Mutex(State())
+
+    struct State {
+        var connection: MCPConnection?
+        var stopped = false
+        var failures = 0
+        var lastExit: Int32?
+    }
+
+    public init(
+        name: String, configuration: MCPServerConfiguration, registry: SkillRegistry,
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.registry = registry
+        self.log = log
+    }
+
+    /// Starts the server and registers its tools. Throws (with the reason) when the first start fails; later
+    /// exits are handled by restarting.
+    public func start() async throws(MCPClientError) {
+        try await connect()
+    }
+
+    /// Stops the server and removes its tools.
+    public func stop() {
+        let connection = state.withLock { state -> MCPConnection? in
+            state.stopped = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        connection?.close()
+        registry.unregisterExternal(source: sourceName)
+    }
+
+    var sourceName: String { "mcp:\(name)" }
+
+    /// The running connection, if any (for tests).
+    var connection: MCPConnection? { state.withLock { $0.connection } }
+
+    private func connect() async throws(MCPClientError) {
+        let connection = try MCPConnection(
+            name: name, command: configuration.command, arguments: configuration.arguments,
+            environment: configuration.environment,
+            onNotification: { [weak self] method, _ in
+                guard method == "notifications/tools/list_changed", let self else { return }
+                Task { try? await self.refresh() }
+            },
+            onExit: { [weak self] status in self?.exited(status) })
+        state.withLock { $0.connection = connection }
+        let info = try await connection.handshake(timeout: configuration.startTimeout)
+        state.withLock { $0.failures = 0 }
+        try await refresh(serverVersion: info.version)
+    }
+
+    private let serverVersion = Mutex("")
+
+    /// Lists the tools and (re)registers them.
+    func refresh(serverVersion version: String? = nil) async throws(MCPClientError) {
+        if let version { serverVersion.withLock { $0 = version } }
+        guard let connection = state.withLock({ $0.connection }) else { return }
+        var tools: [JSONValue] = []
+        var cursor: JSONValue?
+        repeat {
+            var params = JSONObject()
+            if let cursor { params["cursor"] = cursor }
+            let page = try await connection.request("tools/list", params, timeout: configuration.startTimeout)
+            tools += page["tools"]?.arrayValue ?? []
+            cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
+        } while cursor != nil
+        let taken = Set(registry.skills.filter { $0.plugin != sourceName }.map(\.id))
+        let skills = tools.compactMap { tool -> ExternalSkill? in
+            guard case .string(let toolName)? = tool["name"] else { return nil }
+            return skill(for: tool, named: toolName, taken: taken)
+        }
+        let skipped = registry.registerExternal(
+            source: sourceName, version: serverVersion.withLock { $0 },
+            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.command))", skills: skills
+        )
+        for reason in skipped {
+            log(LogRecord(level: .warning, source: sourceName, message: "tool skipped: \(reason)"))
+        }
+    }
+
+    /// A valid, unique skill id for a tool: the tool's own name when possible, else `<server>_<tool>`.
+    static func skillID(for tool: String, server: String, taken: Set<String>) -> String {
+        func sanitize(_ text: String) -> String {
+            var id = String(text.lowercased().map { ($0.isASCII && ($0.isLetter || $0.isNumber)) ? $0 : "_" })
+            if let first = id.first, !first.isLetter { id = "t_" + id }
+            return String(id.prefix(64))
+        }
+        let plain = sanitize(tool)
+        if plain == tool, !taken.contains(plain) { return plain }
+        return sanitize("\(server)_\(tool)")
+    }
+
+    private func skill(for tool: JSONValue, named toolName: String, taken: Set<String>) -> ExternalSkill {
+        let annotations = tool["annotations"]
+        let readOnly = annotations?["readOnlyHint"] == .bool(true)
+        // Untrusted hints: unless the server says it is read-only or not destructive, assume the worst.
+        let risk: SkillRisk =
+            readOnly ? .readOnly : (annotations?["destructiveHint"] == .bool(false) ? .mutating : .destructive)
+        var flags: SkillFlags = []
+        if annotations?["idempotentHint"] == .bool(true) { flags.insert(.idempotent) }
+        if annotations?["openWorldHint"] != .bool(false) { flags.insert(.openWorld) }
+        let id = Self.skillID(for: toolName, server: name, taken: taken)
+        var schema = tool["inputSchema"] ?? ["type": "object"]
+        if schema["type"] == nil, case .object(var object) = schema {
+            object["type"] = "object"
+            schema = .object(object)
+        }
+        let title = tool["title"]?.stringValue ?? annotations?["title"]?.stringValue ?? toolName
+        let info = SkillInfo(
+            id: id, title: title, description: tool["description"]?.stringValue ?? title, plugin: sourceName,
+            pluginVersion: serverVersion.withLock { $0 }, file: "mcp server \(name) (\(configuration.command))",
+            risk: risk, flags: flags, timeout: configuration.callTimeout, inputSchema: schema, schemaIsGenerated: false,
+            kind: .external)
+        return ExternalSkill(info: info) { [weak self] arguments in
+            guard let self else { return .failure(.error, "the MCP server is gone") }
+            return await self.call(toolName, arguments)
+        }
+    }
+
+    func call(_ tool: String, _ arguments: JSONValue) async -> SkillOutcome {
+        guard let connection = state.withLock({ $0.connection }) else {
+            let status = state.withLock { $0.lastExit }.map { " (it exited with status \($0))" } ?? ""
+            return .failure(
+                .error, "MCP server \(name) is not running\(status); it is being restarted, try again shortly")
+        }
+        do {
+            let result = try await connection.request(
+                "tools/call", JSONObject([(key: "name", value: .string(tool)), (key: "arguments", value: arguments)]),
+                timeout: .seconds(3600))  // the registry applies the real deadline
+            let text = (result["content"]?.arrayValue ?? []).compactMap { $0["text"]?.stringValue }.joined(
+                separator: "\n")
+            if result["isError"] == .bool(true) {
+                return SkillOutcome(status: .error, error: text.isEmpty ? "the tool failed without a message" : text)
+            }
+            if let structured = result["structuredContent"], structured != .null {
+                return SkillOutcome(status: .ok, result: structured)
+            }
+            return SkillOutcome(status: .ok, result: (try? JSONValue(parsing: text)) ?? .string(text))
+        } catch let error as MCPClientError {
+            if Task.isCancelled { return .failure(.cancelled, "\(tool) was cancelled") }
+            if error.code == -32602 { return .failure(.invalidArgs, error.message) }
+            return .failure(.error, error.message)
+        } catch {
+            return .failure(.error, "\(error)")
+        }
+    }
+
+    /// The server exited: restart it with backoff (0.5 s doubling to 30 s) until it stays up or the source stops.
+    private func exited(_ status: Int32) {
+        let (stopped, failures) = state.withLock { state -> (Bool, Int) in
+            state.connection = nil
+            state.lastExit = status
+            state.failures += 1
+            return (state.stopped, state.failures)
+        }
+        guard !stopped else { return }
+        log(
+            LogRecord(
+                level: .warning, source: sourceName,
+                message: "MCP server \(name) exited with status \(status); restarting"))
+        let delay = min(30.0, 0.5 * pow(2.0, Double(failures - 1)))
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            guard let self, !self.state.withLock({ $0.stopped }) else { return }
+            do throws(MCPClientError) { try await self.connect() } catch {
+                self.log(LogRecord(level: .warning, source: self.sourceName, message: error.message))
+            }
+        }
+    }
+}

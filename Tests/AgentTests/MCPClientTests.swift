@@ -1,0 +1,113 @@
+import Foundation
+import SkillHost
+import TestSupport
+import Testing
+
+@testable import Agent
+@testable import MCP
+@testable import SkillJSON
+
+/// MCP servers as skill sources: the reference `mcp-server-time` from PyPI, a handshake-only server, and
+/// `skillhost mcp` itself (for list_changed).
+@Suite(.serialized)
+struct MCPClientTests {
+    func source(_ name: String, _ command: String, _ arguments: [String] = [], registry: SkillRegistry)
+        -> MCPSkillSource
+    {
+        MCPSkillSource(
+            name: name, configuration: MCPServerConfiguration(command: command, arguments: arguments),
+            registry: registry)
+    }
+
+    @Test func mcpServerTimeToolsJoinTheRegistryAndAnAgentCallsOne() async throws {
+        let python = try PythonPeers.ensure()
+        let registry = try makeRegistry()
+        registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
+        let time = source(
+            "time", (python as NSString).deletingLastPathComponent + "/mcp-server-time", ["--local-timezone", "UTC"],
+            registry: registry)
+        try await time.start()
+        defer { time.stop() }
+        #expect(time.connection?.statelessVersion == "2026-07-28", "the modern generation after server/discover")
+        let info = try #require(registry.skill("get_current_time"))
+        #expect(info.plugin == "mcp:time")
+        #expect(info.risk == .readOnly)
+        #expect(info.flags.contains(.idempotent))
+        #expect(info.kind == .external)
+        let now = await registry.invoke("get_current_time", arguments: #"{"timezone":"Asia/Tokyo"}"#)
+        #expect(now.status == .ok)
+        #expect(now.result?["timezone"] == "Asia/Tokyo")
+        let bad = await registry.invoke("get_current_time", arguments: #"{"timezone":"Mars/Olympus"}"#)
+        #expect(bad.status == .error)
+        #expect(bad.error?.contains("Mars/Olympus") == true)
+        let missing = await registry.invoke("get_current_time", arguments: "{}")
+        #expect(missing.status == .invalidArgs)
+        #expect(missing.error == #"$: missing required property "timezone""#)
+
+        let provider = ScriptedProvider([
+            .calls([("get_current_time", #"{"timezone":"Europe/Paris"}"#)]), .text("done"),
+        ])
+        let session = AgentSession(registry: registry, provider: provider)
+        let events = await collect(session.send("what time is it in Paris"))
+        #expect(
+            events.contains {
+                if case .toolCallFinished(_, "get_current_time", let result, _) = $0 {
+                    result["timezone"] == "Europe/Paris"
+                } else {
+                    false
+                }
+            })
+        #expect(events.last == .finished(.answered))
+    }
+
+    @Test func handshakeOnlyServersRestartsAndNames() async throws {
+        let python = try PythonPeers.ensure()
+        let registry = try makeRegistry()
+        registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
+        let legacy = source("legacy", python, [Paths.fixtures + "/legacy_mcp_server.py"], registry: registry)
+        try await legacy.start()
+        defer { legacy.stop() }
+        #expect(legacy.connection?.statelessVersion == nil, "fell back to initialize")
+        #expect(await registry.invoke("echo_text", arguments: #"{"text":"hi"}"#).result == "hi")
+        // A tool without annotations is treated as destructive (untrusted: ask before running it).
+        #expect(registry.skill("crash")?.risk == .destructive)
+
+        let crashed = await registry.invoke("crash", arguments: "{}")
+        #expect(crashed.status == .error)
+        #expect(crashed.error?.hasPrefix("MCP server legacy exited") == true)
+        let meanwhile = await registry.invoke("echo_text", arguments: #"{"text":"x"}"#)
+        #expect(meanwhile.status == .error)
+        #expect(meanwhile.error?.contains("not running") == true || meanwhile.error?.contains("exited") == true)
+        var back = false
+        for _ in 0..<100 where !back {
+            try await Task.sleep(for: .milliseconds(50))
+            back = await registry.invoke("echo_text", arguments: #"{"text":"again"}"#).result == "again"
+        }
+        #expect(back, "restarted after the crash")
+
+        // A name that a native skill already has gets the server's prefix.
+        #expect(MCPSkillSource.skillID(for: "calculator", server: "other", taken: ["calculator"]) == "other_calculator")
+        #expect(MCPSkillSource.skillID(for: "Get-Time", server: "x", taken: []) == "x_get_time")
+    }
+
+    @Test func listChangedRefreshesTheTools() async throws {
+        let folder = Paths.temporaryDirectory("mcp-served")
+        let home = Paths.temporaryDirectory("mcp-served-home")
+        let registry = try makeRegistry()
+        var configuration = MCPServerConfiguration(
+            command: Paths.skillhost, arguments: ["mcp", "--no-default-plugins", "--plugins", folder])
+        configuration.environment = ["XDG_DATA_HOME": home, "XDG_CONFIG_HOME": home, "HOME": home]
+        let served = MCPSkillSource(name: "served", configuration: configuration, registry: registry)
+        try await served.start()
+        defer { served.stop() }
+        #expect(registry.skills.isEmpty)
+        _ = try Fixture.compileFile("typed.c", into: folder)
+        var appeared = false
+        for _ in 0..<200 where !appeared {
+            try await Task.sleep(for: .milliseconds(25))
+            appeared = registry.skill("twice64") != nil
+        }
+        #expect(appeared, "tools/list_changed made the client list the tools again")
+        #expect(await registry.invoke("twice64", arguments: #"{"x":21}"#).result == .int(42))
+    }
+}
