@@ -39,7 +39,8 @@ public final class MCPServer: Sendable {
     public func serve(lines: AsyncStream<String>) async {
         let changes = registry.changes()
         let notifier = Task { [weak self] in
-            for await _ in changes {
+            for await change in changes {
+                if case .failed = change { continue }  // a file that failed to load changes no tool
                 guard let self, self.state.withLock({ $0.ready }) else { continue }
                 self.send(["jsonrpc": "2.0", "method": "notifications/tools/list_changed"])
             }

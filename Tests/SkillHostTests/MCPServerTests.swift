@@ -211,8 +211,10 @@ struct MCPOfficialClientTests {
         environment["HOME"] = home
         environment["XDG_DATA_HOME"] = home + "/data"
         environment["XDG_CONFIG_HOME"] = home + "/config"
+        let plugin = try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-sdk-staging"))
+        let served = Paths.temporaryDirectory("mcp-sdk-served")
         let result = try runProcess(
-            python, [Paths.fixtures + "/mcp_client.py", Paths.skillhost], environment: environment)
+            python, [Paths.fixtures + "/mcp_client.py", Paths.skillhost, served, plugin], environment: environment)
         #expect(result.status == 0, "\(result.stderr.suffix(2000))")
         let runs = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -221,6 +223,8 @@ struct MCPOfficialClientTests {
         #expect(runs.map { $0["version"] as? String } == ["2026-07-28", "2025-11-25"])
         for run in runs {
             #expect(run["tools"] as? Int == 20)
+            #expect(run["list_changed"] as? Bool == true, "hot reload reached the SDK client")
+            #expect(run["tools_after"] as? Int == 29, "the dropped-in plugin's 9 skills are listed")
             #expect(run["calculator_read_only"] as? Bool == true)
             #expect((run["ok"] as? [Any])?.last as? String == "60")
             #expect((run["ok"] as? [Any])?.first as? Bool == false)

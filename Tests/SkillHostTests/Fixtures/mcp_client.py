@@ -1,18 +1,27 @@
 """Drives `skillhost mcp` with the official MCP Python SDK, in both protocol generations.
 
-Usage: python mcp_client.py <skillhost binary>. Prints one JSON object per line with what it saw.
+Usage: python mcp_client.py <skillhost binary> <plugins folder> <plugin to drop in>.
+Prints one JSON object per line with what it saw.
 """
 import asyncio
 import json
 import os
+import shutil
 import sys
 
 from mcp import Client, StdioServerParameters
 
 
 async def run(mode: str) -> None:
-    params = StdioServerParameters(command=sys.argv[1], args=["mcp"], env=dict(os.environ))
-    async with Client(params, mode=mode) as client:
+    folder, plugin = sys.argv[2], sys.argv[3]
+    params = StdioServerParameters(command=sys.argv[1], args=["mcp", "--plugins", folder], env=dict(os.environ))
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if "tools/list_changed" in repr(message) or "ToolListChanged" in type(getattr(message, "root", message)).__name__:
+            changed.set()
+
+    async with Client(params, mode=mode, message_handler=on_message) as client:
         tools = await client.list_tools()
         calculator = next(t for t in tools.tools if t.name == "calculator")
         ok = await client.call_tool("calculator", {"expression": "(23+7)*2"})
@@ -22,8 +31,21 @@ async def run(mode: str) -> None:
             unknown = "no error"
         except Exception as error:  # the SDK raises for JSON-RPC errors
             unknown = str(error)
+        # Hot reload: a plugin dropped into the served folder becomes notifications/tools/list_changed.
+        target = os.path.join(folder, f"dropped-{mode}.so")
+        shutil.copy(plugin, target + ".partial")
+        os.rename(target + ".partial", target)
+        try:
+            await asyncio.wait_for(changed.wait(), timeout=10)
+            notified = True
+        except asyncio.TimeoutError:
+            notified = False
+        after = await client.list_tools()
+        os.remove(target)
         print(json.dumps({
             "mode": mode,
+            "list_changed": notified,
+            "tools_after": len(after.tools),
             "version": client.protocol_version,
             "tools": len(tools.tools),
             "calculator_read_only": calculator.annotations.read_only_hint,
