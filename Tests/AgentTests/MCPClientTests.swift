@@ -20,7 +20,7 @@ struct MCPClientTests {
     }
 
     @Test func mcpServerTimeToolsJoinTheRegistryAndAnAgentCallsOne() async throws {
-        let python = try PythonPeers.ensure()
+        let python = try await PythonPeers.ensure()
         let registry = try makeRegistry()
         registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
         let time = source(
@@ -61,7 +61,7 @@ struct MCPClientTests {
     }
 
     @Test func handshakeOnlyServersRestartsAndNames() async throws {
-        let python = try PythonPeers.ensure()
+        let python = try await PythonPeers.ensure()
         let registry = try makeRegistry()
         registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
         let legacy = source("legacy", python, [Paths.fixtures + "/legacy_mcp_server.py"], registry: registry)

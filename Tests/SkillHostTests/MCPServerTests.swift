@@ -204,8 +204,8 @@ struct MCPServerTests {
 
 /// The official MCP Python SDK (from PyPI) as the client of `skillhost mcp`, in both protocol generations.
 struct MCPOfficialClientTests {
-    @Test func theOfficialSDKTalksToSkillhost() throws {
-        let python = try PythonPeers.ensure()
+    @Test func theOfficialSDKTalksToSkillhost() async throws {
+        let python = try await PythonPeers.ensure()
         var environment = ProcessInfo.processInfo.environment
         let home = Paths.temporaryDirectory("mcp-sdk-home")
         environment["HOME"] = home
@@ -237,8 +237,8 @@ struct MCPOfficialClientTests {
 
 /// MCP servers from config.json as skill sources of the command line.
 struct MCPConfigCLITests {
-    @Test func configuredServersToolsAppearAndCanBeCalled() throws {
-        let python = try PythonPeers.ensure()
+    @Test func configuredServersToolsAppearAndCanBeCalled() async throws {
+        let python = try await PythonPeers.ensure()
         let home = Paths.temporaryDirectory("mcp-config-home")
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         let server = (python as NSString).deletingLastPathComponent + "/mcp-server-time"

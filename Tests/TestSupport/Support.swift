@@ -122,8 +122,24 @@ public enum PythonPeers {
     public static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
     public static var python: String { folder + "/bin/python" }
 
-    /// Creates the environment if needed; returns the python executable or throws with pip's words.
-    public static func ensure() throws -> String {
+    private static let installing = NSLock()
+
+    /// Creates the environment if needed (once, even when several tests ask at the same time) and returns the
+    /// python executable, or throws with pip's words. The slow work runs on a thread of its own: blocking the
+    /// cooperative pool for the length of a pip install would starve every other test.
+    public static func ensure() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                do { continuation.resume(returning: try ensureBlocking()) } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+    }
+
+    private static func ensureBlocking() throws -> String {
+        installing.lock()
+        defer { installing.unlock() }
         let marker = folder + "/.installed-" + requirements.joined(separator: "-")
         if FileManager.default.fileExists(atPath: marker) { return python }
         let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder])
