@@ -1,6 +1,7 @@
 import Foundation
 import SkillJSON
 import SkillSDK
+import Synchronization
 
 /// A loaded plugin image: the `dlopen` handle, its descriptor and the state `init` returned.
 ///
@@ -22,6 +23,10 @@ final class LoadedPlugin: @unchecked Sendable {
     let imageSize: Int
     /// The `skill_host` record `init` received; must outlive `deinit`.
     let host: HostRecord
+    /// Calls that looked this plugin's skill up and have not finished yet (from lookup, before the runner knows
+    /// about them, until the caller resumes). Retiring waits for zero: unmapping an image a call is about to enter
+    /// would crash.
+    let users = Atomic<Int>(0)
 
     init(
         name: String, version: String, description: String, file: String, handle: UnsafeMutableRawPointer,

@@ -172,7 +172,9 @@ extension SkillRegistry {
             let start = ContinuousClock.now
             var cancelled = false
             var stuckForever = false
-            while runner.activeCalls(of: plugin) > 0 || runner.stuckCalls(of: plugin) > 0 {
+            while runner.activeCalls(of: plugin) > 0 || runner.stuckCalls(of: plugin) > 0
+                || plugin.users.load(ordering: .acquiring) > 0
+            {
                 let waited = ContinuousClock.now - start
                 if !cancelled, waited >= drain {
                     runner.cancelCalls(
@@ -242,7 +244,9 @@ extension SkillRegistry {
                 return entries
             }
             for entry in entries
-            where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0 {
+            where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0
+                && entry.plugin.users.load(ordering: .acquiring) == 0
+            {
                 entry.plugin.unload()
             }
             broadcaster.finish()

@@ -169,6 +169,7 @@ public final class SkillRegistry: Sendable {
             failed.duration = .now - start
             return failed
         case .success(let prepared):
+            defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
             let context = CallContext(skill: prepared.skill, onProgress: onProgress, log: configuration.log)
             let job = Job(
                 skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
@@ -187,6 +188,7 @@ public final class SkillRegistry: Sendable {
         switch prepare(id, arguments) {
         case .failure(let failed): outcome = failed.outcome
         case .success(let prepared):
+            defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
             outcome = prepared.skill.execute(
                 arguments: prepared.arguments, argumentText: prepared.text,
                 context: CallContext(skill: prepared.skill, onProgress: nil, log: configuration.log))
@@ -206,10 +208,24 @@ public final class SkillRegistry: Sendable {
         let outcome: SkillOutcome
     }
 
+    /// Looks the skill up and validates the arguments. On success the skill's plugin counts one more user (taken
+    /// under the same lock as the lookup, so a replaced plugin cannot gain users after the switch); the caller
+    /// gives it back when the call is over.
     private func prepare(_ id: String, _ arguments: String) -> Result<Prepared, Rejected> {
-        guard let skill = state.withLock({ $0.skills[id] }) else {
+        let found = state.withLock { state -> Skill? in
+            guard let skill = state.skills[id] else { return nil }
+            skill.plugin.users.add(1, ordering: .acquiring)
+            return skill
+        }
+        guard let skill = found else {
             return .failure(Rejected(outcome: .failure(.error, unknownSkillMessage(id))))
         }
+        let result = validateArguments(skill, arguments)
+        if case .failure = result { skill.plugin.users.subtract(1, ordering: .releasing) }
+        return result
+    }
+
+    private func validateArguments(_ skill: Skill, _ arguments: String) -> Result<Prepared, Rejected> {
         let blank = arguments.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let text = blank ? "{}" : arguments
         let parsed: JSONValue

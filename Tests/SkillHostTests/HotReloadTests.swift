@@ -114,6 +114,38 @@ struct HotReloadTests {
         #expect(registry.keptImages.count == 0, "a plain C plugin is closed after draining")
     }
 
+    /// Many replacements while calls hammer the skill: a call that looked the skill up just before a switch must
+    /// still find its image mapped (retiring waits for such calls), and no call may fail.
+    @Test func rapidReplacementsUnderLoadLoseNoCall() async throws {
+        defer { stop() }
+        try install(try version(1))
+        await eventually("v1 is loaded") { await currentVersion() == .int(1) }
+        let stopCalling = Flag()
+        defer { stopCalling.set() }
+        let callers = (0..<4).map { _ in
+            Task { () -> (ok: Int, failed: Int) in
+                var counts = (ok: 0, failed: 0)
+                while !stopCalling.isSet {
+                    let outcome = await registry.invoke("hot_version", arguments: "{}")
+                    if outcome.status == .ok { counts.ok += 1 } else { counts.failed += 1 }
+                    await Task.yield()
+                }
+                return counts
+            }
+        }
+        for round in 0..<16 {
+            try install(try version(round % 2 == 0 ? 2 : 1))
+            try await Task.sleep(for: .milliseconds(60))
+        }
+        await eventually("every old version is retired") { registry.pendingRetirements == 0 }
+        stopCalling.set()
+        for caller in callers {
+            let counts = await caller.value
+            #expect(counts.failed == 0)
+            #expect(counts.ok > 0)
+        }
+    }
+
     @Test func runningCallsFinishOnTheOldVersion() async throws {
         defer { stop() }
         try install(try version(1))

@@ -33,7 +33,9 @@ struct RunnerTests {
         #expect(outcome.status == .timeout)
         #expect(outcome.error == "block timed out after 200 ms")
         #expect(waited >= .milliseconds(200))
-        #expect(waited < .seconds(3), "resumed \(waited) after the call started (a loaded machine; the benchmark measures it precisely)")
+        #expect(
+            waited < .seconds(3),
+            "resumed \(waited) after the call started (a loaded machine; the benchmark measures it precisely)")
         #expect(registry.poolStatistics.abandonedThreads == 1)
         #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
     }
