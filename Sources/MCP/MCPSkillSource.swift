@@ -163,7 +163,7 @@ public final class MCPSkillSource: Sendable {
             return .failure(
                 .error, "MCP server \(name) is not running\(status); it is being restarted, try again shortly")
         }
-        do {
+        do throws(MCPClientError) {
             let result = try await connection.request(
                 "tools/call", JSONObject([(key: "name", value: .string(tool)), (key: "arguments", value: arguments)]),
                 timeout: .seconds(3600))  // the registry applies the real deadline
@@ -176,12 +176,10 @@ public final class MCPSkillSource: Sendable {
                 return SkillOutcome(status: .ok, result: structured)
             }
             return SkillOutcome(status: .ok, result: (try? JSONValue(parsing: text)) ?? .string(text))
-        } catch let error as MCPClientError {
+        } catch {
             if Task.isCancelled { return .failure(.cancelled, "\(tool) was cancelled") }
             if error.code == -32602 { return .failure(.invalidArgs, error.message) }
             return .failure(.error, error.message)
-        } catch {
-            return .failure(.error, "\(error)")
         }
     }
 
