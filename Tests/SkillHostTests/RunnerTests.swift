@@ -43,7 +43,7 @@ struct RunnerTests {
     @Test func theDeadlineHoldsWhenTheCooperativePoolIsBusy() async throws {
         let registry = try Self.registry()
         // Saturate the cooperative pool's threads with blocking work for a moment (what plugin code must never do).
-        let hogs = (0..<4).map { _ in Task.detached { usleep(150_000) } }
+        let hogs = (0..<4).map { _ in Task.detached { _ = usleep(150_000) } }
         let outcome = await registry.invoke("block", arguments: #"{"ms": 2000}"#, timeout: .milliseconds(100))
         for hog in hogs { await hog.value }
         #expect(outcome.status == .timeout)

@@ -147,7 +147,7 @@ public enum PythonPeers {
         let pip = try runProcess(
             folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements)
         guard pip.status == 0 else { throw FixtureError.compileFailed("pip install failed: \(pip.stderr)") }
-        FileManager.default.createFile(atPath: marker, contents: Data())
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
         return python
     }
 }
