@@ -209,6 +209,31 @@ struct ShellTerminalTests {
         #expect(resumed.screen().contains("[interrupted]"))
     }
 
+    @Test func hotReloadNoticesAndTheStepLimitOffer() async throws {
+        let calls = (1...2).map { n in Self.toolCalls([("c\(n)", "calculator", #"{"expression":"\#(n)+1"}"#)]) }
+        let server = try LoopbackServer(calls + [Self.text(["Finished after continuing."])])
+        defer { server.stop() }
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"step_limit": 2}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let folder = Paths.temporaryDirectory("shell-watched")
+        let tmux = try TmuxSession([Paths.skillhost, "--plugins", folder], environment: environment(server: server))
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        // A plugin dropped into a watched folder is announced between turns.
+        _ = try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("shell-staging"))
+            .withCString { source in rename(source, folder + "/typed.so") }
+        try await Task.sleep(for: .milliseconds(500))
+        try tmux.type("/skill twice64")
+        await tmux.waitFor("+ typed 1.0.0: 9 skills added")
+        await tmux.waitFor("twice64 — Twice")
+        // The step limit stops the turn and offers to continue it.
+        try tmux.type("count up")
+        await tmux.waitFor("The step limit (2) stopped this turn. Continue? [y/N]")
+        try tmux.type("y")
+        await tmux.waitFor("Finished after continuing.")
+    }
+
     @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
         let result = try runProcess(Paths.skillhost, [], environment: environment(), stdin: "what is 2+2\n")
         #expect(result.status == 0)
