@@ -78,6 +78,21 @@ enum Help {
         reached, 7 repeated call.
         """
 
+    static let sessions = """
+        Usage: skillhost sessions
+
+        Lists the saved shell sessions (newest first): id, start, number of messages, first question.
+        Continue one with skillhost --resume <id>, or /resume <id> in the shell.
+        """
+
+    static let mcp = """
+        Usage: skillhost mcp [--plugins <dir>]... [--no-default-plugins]
+
+        Serves the skills to an MCP client over stdio (one JSON-RPC message per line; logs on stderr) until the
+        client closes standard input. Plugin folders are watched: changes become notifications/tools/list_changed.
+        Destructive skills are refused unless a "policy" rule in config.json allows them.
+        """
+
     static func text(for topic: String?) -> String? {
         switch topic {
         case nil: return overview
@@ -85,6 +100,8 @@ enum Help {
         case "call"?: return call
         case "check"?: return check
         case "ask"?: return ask
+        case "sessions"?: return sessions
+        case "mcp"?: return mcp
         case "help"?: return overview
         default: return nil
         }

@@ -76,23 +76,22 @@ struct SkillhostCLI {
             return ExitCode.ok.rawValue
         case .help(let topic):
             guard let text = Help.text(for: topic) else {
-                throw .usage(UsageError("no help for \"\(topic ?? "")\"", hint: "commands: list, call, check"))
+                throw .usage(
+                    UsageError(
+                        "no help for \"\(topic ?? "")\"",
+                        hint: "commands: \(CommandLineParser.commands.joined(separator: ", "))"))
             }
             print(text)
             return ExitCode.ok.rawValue
         case .list(let json, let watch):
-            let config = try Config.load(environment)
-            let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
-                log: log)
-            defer { setup.registry.shutdown() }
-            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
-            defer { mcp.stop() }
+            let host = try await Host.open(line, environment: environment, log: log, reportMCPFailures: false)
+            defer { host.close() }
+            let failures = host.mcp.failures
             writeOut(
                 json
-                    ? ListOutput.json(setup, mcpFailures: mcp.failures)
-                    : ListOutput.table(setup, mcpFailures: mcp.failures))
-            if watch { await ListOutput.follow(setup, json: json) }
+                    ? ListOutput.json(host.setup, mcpFailures: failures)
+                    : ListOutput.table(host.setup, mcpFailures: failures))
+            if watch { await ListOutput.follow(host.setup, json: json) }
             return ExitCode.ok.rawValue
         case .check(let file, let json):
             guard FileManager.default.fileExists(atPath: file) else {
@@ -106,17 +105,11 @@ struct SkillhostCLI {
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
         case .mcp:
-            let config = try Config.load(environment)
-            let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
-                log: log)
-            defer { setup.registry.shutdown() }
-            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
-            defer { mcp.stop() }
-            for failure in mcp.failures { printError("skillhost: \(failure)") }
-            let watch = setup.watch()
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
+            let watch = host.setup.watch()
             defer { watch.stop() }
-            await MCPCommand.run(registry: setup.registry, policy: Policy(rules: config.rules))
+            await MCPCommand.run(registry: host.registry, policy: Policy(rules: host.config.rules))
             return ExitCode.ok.rawValue
         case .sessions:
             let store = try ShellLauncher.openStore(environment)
@@ -124,27 +117,15 @@ struct SkillhostCLI {
         case .shell(let resume):
             return try await ShellLauncher.run(line: line, resume: resume, environment: environment, log: log)
         case .ask(let prompt, let json, let stepLimit):
-            let config = try Config.load(environment)
-            let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
-                log: log)
-            defer { setup.registry.shutdown() }
-            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
-            defer { mcp.stop() }
-            for failure in mcp.failures { printError("skillhost: \(failure)") }
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
             return try await AskCommand.run(
-                registry: setup.registry, config: config, prompt: prompt, json: json, stepLimit: stepLimit)
+                registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit)
         case .call(let skill, let arguments, let json, let timeout):
-            let config = try Config.load(environment)
-            let setup = try HostSetup.assemble(
-                extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
-                log: log)
-            defer { setup.registry.shutdown() }
-            let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
-            defer { mcp.stop() }
-            for failure in mcp.failures { printError("skillhost: \(failure)") }
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
             return try await CallCommand.run(
-                registry: setup.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)
+                registry: host.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)
         }
     }
 

@@ -19,13 +19,10 @@ enum ShellLauncher {
         log: @escaping @Sendable (LogRecord) -> Void
     ) async throws(CLIError) -> Int32 {
         if Terminal.inputIsTTY || resume != nil { blockInterruptsForShell() }
-        let config = try Config.load(environment)
-        let setup = try HostSetup.assemble(
-            extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
-        defer { setup.registry.shutdown() }
-        let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
-        defer { mcp.stop() }
-        for failure in mcp.failures { printError("skillhost: \(failure)") }
+        let host = try await Host.open(line, environment: environment, log: log)
+        defer { host.close() }
+        let config = host.config
+        let setup = host.setup
 
         // Piped input: one turn, only the answer on stdout.
         if !Terminal.inputIsTTY && resume == nil {

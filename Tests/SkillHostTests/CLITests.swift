@@ -181,7 +181,7 @@ struct CLITests {
                 == "skillhost: --plugins /nonexistent/folder: no such folder\nhint: create it or fix the path\n")
     }
 
-    @Test(arguments: ["list", "call", "check", "ask", "help"])
+    @Test(arguments: ["list", "call", "check", "ask", "sessions", "mcp", "help"])
     func everyCommandHasHelp(command: String) throws {
         let result = try skillhost(command, "--help")
         #expect(result.status == 0)
@@ -213,20 +213,24 @@ struct CLITests {
 
 /// `skillhost list --watch` prints one line per change as plugins come and go.
 struct ListWatchTests {
-    @Test func printsChangesLive() async throws {
-        let home = Paths.temporaryDirectory("watch-home")
-        let folder = Paths.temporaryDirectory("watch-plugins")
+    /// Starts `skillhost list --watch` (plus `extra` options) on `folder` and reads its output line by line.
+    static func watch(_ folder: String, _ extra: [String] = []) throws -> (Process, LineReader) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.skillhost)
-        process.arguments = ["list", "--watch", "--no-default-plugins", "--plugins", folder]
+        process.arguments = ["list", "--watch"] + extra + ["--no-default-plugins", "--plugins", folder]
         var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_HOME"] = home
+        environment["XDG_DATA_HOME"] = Paths.temporaryDirectory("watch-home")
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         try process.run()
+        return (process, LineReader(output.fileHandleForReading))
+    }
+
+    @Test func printsChangesLive() async throws {
+        let folder = Paths.temporaryDirectory("watch-plugins")
+        let (process, lines) = try Self.watch(folder)
         defer { process.terminate() }
-        let lines = LineReader(output.fileHandleForReading)
         #expect(
             await lines.next(until: { $0.hasPrefix("Watching") }) == "Watching 1 folder for changes (Ctrl-C to stop)")
 
@@ -245,17 +249,8 @@ struct ListWatchTests {
 extension ListWatchTests {
     @Test func printsChangesAsJSONLines() async throws {
         let folder = Paths.temporaryDirectory("watch-json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.skillhost)
-        process.arguments = ["list", "--watch", "--json", "--no-default-plugins", "--plugins", folder]
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_HOME"] = Paths.temporaryDirectory("watch-json-home")
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, lines) = try Self.watch(folder, ["--json"])
         defer { process.terminate() }
-        let lines = LineReader(output.fileHandleForReading)
         _ = await lines.next(until: { $0 == "}" })  // the end of the initial listing
         let staging = Paths.temporaryDirectory("watch-json-staging")
         let source = try String(contentsOfFile: Paths.fixtures + "/hot.c", encoding: .utf8)

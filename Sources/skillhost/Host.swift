@@ -1,0 +1,30 @@
+import Foundation
+import SkillHost
+
+/// What most commands run on: the configuration, the registry with its plugin folders loaded, and the configured
+/// MCP servers started as skill sources. `close()` stops the servers and unloads the plugins.
+struct Host {
+    let config: Config
+    let setup: HostSetup
+    let mcp: MCPSources
+
+    var registry: SkillRegistry { setup.registry }
+
+    /// - Parameter reportMCPFailures: print servers that did not start to stderr (`list` shows them instead).
+    static func open(
+        _ line: ParsedCommandLine, environment: [String: String], log: @escaping @Sendable (LogRecord) -> Void,
+        reportMCPFailures: Bool = true
+    ) async throws(CLIError) -> Host {
+        let config = try Config.load(environment)
+        let setup = try HostSetup.assemble(
+            extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment, log: log)
+        let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+        if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
+        return Host(config: config, setup: setup, mcp: mcp)
+    }
+
+    func close() {
+        mcp.stop()
+        setup.registry.shutdown()
+    }
+}
