@@ -10,25 +10,34 @@ import Synchronization
 final class CallContext: Sendable {
     struct Recorded {
         var result: [UInt8]?
+        /// Set instead of `result` when the result is over the limit: its size in bytes.
+        var oversizedResult: Int?
         var error: String?
         var undo: UndoAction?
     }
 
     let skill: Skill
-    let cancelled = Atomic<Bool>(false)
+    let cancellation: CallCancellation
     let recorded = Mutex(Recorded())
     let onProgress: (@Sendable (SkillProgress) -> Void)?
     let log: @Sendable (LogRecord) -> Void
+    /// Results longer than this become an error instead of a result.
+    let resultLimit: Int
 
-    init(skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void) {
+    init(
+        skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void,
+        resultLimit: Int, cancellation: CallCancellation = CallCancellation()
+    ) {
         self.skill = skill
         self.onProgress = onProgress
         self.log = log
+        self.resultLimit = resultLimit
+        self.cancellation = cancellation
     }
 
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    var isCancelled: Bool { cancellation.isCancelled }
 
-    func cancel() { cancelled.store(true, ordering: .releasing) }
+    func cancel() { cancellation.cancel() }
 
     /// The context behind a `skill_call *` handed to a plugin.
     static func from(_ call: OpaquePointer?) -> CallContext? {
@@ -75,8 +84,18 @@ final class CallAPITable: @unchecked Sendable {
                 },
                 set_result: { call, data, length in
                     guard let context = CallContext.from(call) else { return }
+                    guard length <= context.resultLimit else {
+                        context.recorded.withLock {
+                            $0.result = nil
+                            $0.oversizedResult = length
+                        }
+                        return
+                    }
                     let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                    context.recorded.withLock { $0.result = bytes }
+                    context.recorded.withLock {
+                        $0.result = bytes
+                        $0.oversizedResult = nil
+                    }
                 },
                 set_error: { call, message in
                     guard let context = CallContext.from(call) else { return }

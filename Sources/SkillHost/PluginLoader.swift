@@ -59,21 +59,13 @@ final class PluginLoader: Sendable {
     /// Checks, copies, `dlopen`s and validates the bytes read from `file`. On failure the image is closed again.
     func open(_ file: String, bytes: [UInt8]) -> Result<PluginCandidate, PluginLoadError> {
         let summary: ELFSummary
-        switch ELFInspector.inspect(bytes) {
-        case .success(let s): summary = s
-        case .failure(let problem): return .failure(PluginLoadError(file: file, problems: [problem]))
-        }
-
-        // A private copy with a unique path: glibc would hand back an already-loaded image for the same path or
-        // inode, and a file overwritten in place under a live mapping crashes the process.
-        let number = counter.add(1, ordering: .relaxed).newValue
-        let base = (file as NSString).lastPathComponent
-        let copy = copyDirectory.appendingPathComponent("\(number)-\(base)").path
-        guard FileManager.default.createFile(atPath: copy, contents: Data(bytes)) else {
-            return .failure(
-                PluginLoadError(file: file, problems: [.unreadable("cannot write a private copy to \(copy)")]))
+        let copy: String
+        switch writeCopy(file, bytes: bytes) {
+        case .success(let written): (summary, copy) = written
+        case .failure(let error): return .failure(error)
         }
         defer { unlink(copy) }  // the mapping keeps the inode alive; nothing is left behind on disk
+        let base = (file as NSString).lastPathComponent
 
         var flags = RTLD_NOW | RTLD_LOCAL
         if summary.containsSwift { flags |= RTLD_NODELETE }
@@ -103,6 +95,25 @@ final class PluginLoader: Sendable {
                     version: validated.version, description: validated.description, skills: validated.skills,
                     keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes)))
         }
+    }
+
+    /// Checks the ELF headers (no plugin code runs), then writes a private copy with a unique path: glibc would hand
+    /// back an already-loaded image for the same path or inode, and a file overwritten in place under a live
+    /// mapping crashes the process. The caller removes the copy.
+    func writeCopy(_ file: String, bytes: [UInt8]) -> Result<(ELFSummary, String), PluginLoadError> {
+        let summary: ELFSummary
+        switch ELFInspector.inspect(bytes) {
+        case .success(let s): summary = s
+        case .failure(let problem): return .failure(PluginLoadError(file: file, problems: [problem]))
+        }
+        let number = counter.add(1, ordering: .relaxed).newValue
+        let base = (file as NSString).lastPathComponent
+        let copy = copyDirectory.appendingPathComponent("\(number)-\(base)").path
+        guard FileManager.default.createFile(atPath: copy, contents: Data(bytes)) else {
+            return .failure(
+                PluginLoadError(file: file, problems: [.unreadable("cannot write a private copy to \(copy)")]))
+        }
+        return .success((summary, copy))
     }
 
     /// Calls the plugin's `init` with its data directory and builds the registered objects.
@@ -136,7 +147,7 @@ final class PluginLoader: Sendable {
         }
         let plugin = LoadedPlugin(
             name: candidate.name, version: candidate.version, description: candidate.description, file: candidate.file,
-            handle: candidate.handle, descriptor: candidate.descriptor, state: state,
+            image: .native(handle: candidate.handle, descriptor: candidate.descriptor, state: state),
             keepsMapped: candidate.keepsMapped, imageSize: candidate.imageSize, host: host)
         let skills = candidate.skills.map { validated in
             Skill(

@@ -3,52 +3,72 @@ import SkillJSON
 import SkillSDK
 import Synchronization
 
-/// A loaded plugin image: the `dlopen` handle, its descriptor and the state `init` returned.
+/// A loaded plugin: in this process (the `dlopen` handle, its descriptor and the state `init` returned) or in a
+/// worker process.
 ///
 /// - Important: `@unchecked Sendable` is safe because every property is set once in `init` and never mutated;
 ///   the C pointers refer to memory owned by the plugin image, which stays mapped until `unload()` runs, and the
 ///   registry calls `unload()` only after the plugin's skills are unregistered and its calls have drained.
 final class LoadedPlugin: @unchecked Sendable {
+    /// Where the plugin's code runs.
+    enum Image {
+        case native(handle: UnsafeMutableRawPointer, descriptor: UnsafePointer<skill_plugin>, state: UnsafeMutableRawPointer?)
+        case isolated(IsolatedPlugin)
+    }
+
     let name: String
     let version: String
     let description: String
     /// The file as the user placed it.
     let file: String
-    let handle: UnsafeMutableRawPointer
-    let descriptor: UnsafePointer<skill_plugin>
-    let state: UnsafeMutableRawPointer?
+    let image: Image
     /// Images with Swift code are opened with RTLD_NODELETE and never really unmapped.
     let keepsMapped: Bool
     /// Size of the file, for the accounting of kept images.
     let imageSize: Int
-    /// The `skill_host` record `init` received; must outlive `deinit`.
-    let host: HostRecord
+    /// The `skill_host` record `init` received; must outlive `deinit` (nil for isolated plugins).
+    let host: HostRecord?
     /// Calls that looked this plugin's skill up and have not finished yet (from lookup, before the runner knows
     /// about them, until the caller resumes). Retiring waits for zero: unmapping an image a call is about to enter
     /// would crash.
     let users = Atomic<Int>(0)
 
     init(
-        name: String, version: String, description: String, file: String, handle: UnsafeMutableRawPointer,
-        descriptor: UnsafePointer<skill_plugin>, state: UnsafeMutableRawPointer?, keepsMapped: Bool, imageSize: Int,
-        host: HostRecord
+        name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
+        imageSize: Int, host: HostRecord?
     ) {
         self.name = name
         self.version = version
         self.description = description
         self.file = file
-        self.handle = handle
-        self.descriptor = descriptor
-        self.state = state
+        self.image = image
         self.keepsMapped = keepsMapped
         self.imageSize = imageSize
         self.host = host
     }
 
-    /// Calls `deinit` and closes the image (a no-op close for RTLD_NODELETE images). [load-thread]
+    /// The state `init` returned (native plugins).
+    var state: UnsafeMutableRawPointer? {
+        if case .native(_, _, let state) = image { return state }
+        return nil
+    }
+
+    /// The isolation mode the plugin runs in.
+    var isolation: IsolationMode {
+        if case .isolated = image { return .process }
+        return .inProcess
+    }
+
+    /// Calls `deinit` and closes the image (a no-op close for RTLD_NODELETE images), or stops the worker.
+    /// [load-thread]
     func unload() {
-        if let deinitFunction = descriptor.pointee.deinit { deinitFunction(state) }
-        dlclose(handle)
+        switch image {
+        case .native(let handle, let descriptor, let state):
+            if let deinitFunction = descriptor.pointee.deinit { deinitFunction(state) }
+            dlclose(handle)
+        case .isolated(let isolated):
+            isolated.stop()
+        }
     }
 }
 
@@ -61,6 +81,8 @@ final class Skill: @unchecked Sendable {
     enum Implementation {
         case json(skill_invoke_fn)
         case typed(TypedFunction)
+        /// Runs in the plugin's worker process.
+        case remote(IsolatedPlugin)
     }
 
     let info: SkillInfo
@@ -94,6 +116,8 @@ final class Skill: @unchecked Sendable {
                 return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
             }
             switch function.call(object) {
+            case .success(.string(let text)) where text.utf8.count > context().resultLimit:
+                return oversized(text.utf8.count, limit: context().resultLimit)
             case .success(let value): return SkillOutcome(status: .ok, result: value)
             case .failure(let error): return .failure(error.isArgumentError ? .invalidArgs : .error, error.description)
             }
@@ -102,7 +126,16 @@ final class Skill: @unchecked Sendable {
             let context = context()
             let code = text.withCString { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, $0) }
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
+        case .remote(let isolated):
+            return isolated.call(skill: info.id, arguments: argumentText ?? arguments.jsonText, context: context())
         }
+    }
+
+    private func oversized(_ size: Int, limit: Int) -> SkillOutcome {
+        .failure(
+            .error,
+            "the result of \(info.id) is \(byteCount(size)), over the host's limit of \(byteCount(limit)); return less "
+                + "(or raise max_result_mb in config.json)")
     }
 
     private func outcome(code: Int32, context: CallContext) -> SkillOutcome {
@@ -119,16 +152,47 @@ final class Skill: @unchecked Sendable {
             default: return .failure(.error, message ?? "the skill failed with unknown status \(code)")
             }
         }
+        if let size = recorded.oversizedResult { return oversized(size, limit: context.resultLimit) }
         var result = SkillOutcome(status: .ok, result: .null, undo: recorded.undo)
         if let bytes = recorded.result {
-            if let parsed = try? JSONValue(parsing: bytes) {
-                result.result = parsed
-            } else if let text = String(validating: bytes, as: UTF8.self) {
-                result.result = .string(text)
-            } else {
-                return .failure(.error, "the skill's result is not valid UTF-8")
+            result.result = .string("")
+            switch Self.decodeResult(bytes) {
+            case .success(let value): result.result = value
+            case .failure(let problem): return .failure(.error, "\(info.id) \(problem.message)")
             }
         }
         return result
     }
+}
+
+extension Skill {
+    struct ResultProblem: Error {
+        let message: String
+    }
+
+    /// A `set_result` payload: JSON when it starts (after white space) with `{` or `[` — then it must parse —,
+    /// otherwise JSON if it parses and plain text if not. Always valid UTF-8.
+    static func decodeResult(_ bytes: [UInt8]) -> Result<JSONValue, ResultProblem> {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(
+                ResultProblem(message: "returned a result that is not valid UTF-8; results must be UTF-8 text or JSON"))
+        }
+        let first = bytes.first { $0 != 32 && $0 != 9 && $0 != 10 && $0 != 13 }
+        do {
+            return .success(try JSONValue(parsing: bytes))
+        } catch {
+            if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+                return .failure(
+                    ResultProblem(message: "returned invalid JSON (\(error)); a result that starts with { or [ must be JSON"))
+            }
+            return .success(.string(text))
+        }
+    }
+}
+
+/// `512 B`, `64.0 KB`, `16.0 MB`.
+func byteCount(_ bytes: Int) -> String {
+    if bytes < 1024 { return "\(bytes) B" }
+    if bytes < 1 << 20 { return String(format: "%.1f KB", Double(bytes) / 1024) }
+    return String(format: "%.1f MB", Double(bytes) / 1_048_576)
 }

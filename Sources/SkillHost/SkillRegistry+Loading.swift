@@ -53,38 +53,114 @@ extension SkillRegistry {
         }
         if let unchanged { return .success(unchanged) }
 
+        // Untrusted files load in a child process first: a constructor or `init` that crashes or hangs kills the
+        // child, not the host. In process mode that child stays on as the plugin's worker.
+        if let isolation = configuration.isolation, isolation.probe(file) {
+            let started: (IsolatedPlugin, WorkerProtocol.Description)
+            switch startWorker(file, bytes: bytes, isolation: isolation) {
+            case .failure(let error): return fail(error, hash: hash)
+            case .success(let value): started = value
+            }
+            if isolation.mode(started.1.name, file) == .process {
+                return registerIsolated(started.0, started.1, file: file, hash: hash, bytes: bytes.count)
+            }
+            let probe = started.0
+            let thread = Thread { probe.stop() }
+            thread.name = "skillhost.probe-stop"
+            thread.start()
+        }
+
         let candidate: PluginCandidate
         switch loader.open(file, bytes: bytes) {
         case .success(let c): candidate = c
         case .failure(let error): return fail(error, hash: hash)
         }
-        let conflicts = state.withLock { state -> [PluginProblem] in
-            let replacing = state.owners[file]
-            var problems: [PluginProblem] = []
-            if let other = state.plugins[candidate.name], candidate.name != replacing {
-                problems.append(.duplicatePluginName(candidate.name, otherFile: other.plugin.file))
+        if let isolation = configuration.isolation, isolation.mode(candidate.name, file) == .process {
+            loader.discard(candidate)
+            switch startWorker(file, bytes: bytes, isolation: isolation) {
+            case .failure(let error): return fail(error, hash: hash)
+            case .success(let (isolated, description)):
+                return registerIsolated(isolated, description, file: file, hash: hash, bytes: bytes.count)
             }
-            for skill in candidate.skills {
-                if let owner = state.skills[skill.id], owner.info.plugin != replacing {
-                    problems.append(.skillIDTaken(skill.id, plugin: owner.info.plugin))
-                }
-            }
-            return problems
         }
+        let conflicts = conflicts(name: candidate.name, skillIDs: candidate.skills.map(\.id), file: file)
         guard conflicts.isEmpty else {
             loader.discard(candidate)
             // Not tied to the content: the same file may load once the other plugin is gone.
             return fail(PluginLoadError(file: file, problems: conflicts), hash: nil)
         }
         let dataDirectory = configuration.dataDirectory.appendingPathComponent(candidate.name, isDirectory: true)
-        let plugin: LoadedPlugin
-        let skills: [Skill]
         switch loader.initialize(candidate, dataDirectory: dataDirectory) {
         case .failure(let error): return fail(error, hash: hash)
-        case .success(let loaded): (plugin, skills) = loaded
+        case .success(let (plugin, skills)): return register(plugin, skills, file: file, hash: hash)
         }
+    }
 
-        // The switch: one critical section replaces the old entry's skills with the new ones.
+    /// Problems that stop a plugin named `name` with these skills from being registered for `file`.
+    private func conflicts(name: String, skillIDs: [String], file: String) -> [PluginProblem] {
+        state.withLock { state -> [PluginProblem] in
+            let replacing = state.owners[file]
+            var problems: [PluginProblem] = []
+            if let other = state.plugins[name], name != replacing {
+                problems.append(.duplicatePluginName(name, otherFile: other.plugin.file))
+            }
+            for id in skillIDs {
+                if let owner = state.skills[id], owner.info.plugin != replacing {
+                    problems.append(.skillIDTaken(id, plugin: owner.info.plugin))
+                }
+            }
+            return problems
+        }
+    }
+
+    /// Starts a worker process for a private copy of `bytes` and waits until it loaded the plugin.
+    private func startWorker(_ file: String, bytes: [UInt8], isolation: IsolationSettings) -> Result<
+        (IsolatedPlugin, WorkerProtocol.Description), PluginLoadError
+    > {
+        let copy: String
+        switch loader.writeCopy(file, bytes: bytes) {
+        case .failure(let error): return .failure(error)
+        case .success(let (_, path)): copy = path
+        }
+        let launch = WorkerLaunch(
+            file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
+            resultLimit: configuration.resultLimit)
+        let started = IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log)
+        if case .failure = started { unlink(copy) }
+        return started
+    }
+
+    /// Registers a plugin whose worker process is running.
+    private func registerIsolated(
+        _ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, hash: UInt64, bytes: Int
+    ) -> Result<PluginSummary, PluginLoadError> {
+        let problems = conflicts(name: description.name, skillIDs: description.skills.map(\.id), file: file)
+        guard problems.isEmpty else {
+            isolated.stop()
+            return fail(PluginLoadError(file: file, problems: problems), hash: nil)
+        }
+        let plugin = LoadedPlugin(
+            name: description.name, version: description.version, description: description.description, file: file,
+            image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil)
+        var skills: [Skill] = []
+        for info in description.skills {
+            guard let schema = try? JSONSchema(info.inputSchema) else {
+                isolated.stop()
+                return fail(
+                    PluginLoadError(
+                        file: file, problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
+                    hash: hash)
+            }
+            skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))
+        }
+        return register(plugin, skills, file: file, hash: hash)
+    }
+
+    /// The switch: one critical section replaces the old entry's skills with the new ones; then the old version
+    /// is retired.
+    private func register(_ plugin: LoadedPlugin, _ skills: [Skill], file: String, hash: UInt64) -> Result<
+        PluginSummary, PluginLoadError
+    > {
         let entry = Entry(plugin: plugin, skills: skills, contentHash: hash)
         let old = state.withLock { state -> Entry? in
             let old = state.owners[file].flatMap { state.plugins.removeValue(forKey: $0) }
@@ -108,7 +184,8 @@ extension SkillRegistry {
         } else {
             broadcaster.publish(.loaded(summary))
         }
-        configuration.log(LogRecord(level: .info, source: "host", message: "loaded \(file)"))
+        let mode = plugin.isolation == .process ? " (process mode)" : ""
+        configuration.log(LogRecord(level: .info, source: "host", message: "loaded \(file)\(mode)"))
         return .success(summary)
     }
 
@@ -243,9 +320,11 @@ extension SkillRegistry {
                 state.isShutDown = true
                 return entries
             }
+            // Workers are always stopped (their calls fail); native images only when nothing runs in them.
             for entry in entries
-            where runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0
-                && entry.plugin.users.load(ordering: .acquiring) == 0
+            where entry.plugin.isolation == .process
+                || runner.activeCalls(of: entry.plugin) == 0 && runner.stuckCalls(of: entry.plugin) == 0
+                    && entry.plugin.users.load(ordering: .acquiring) == 0
             {
                 entry.plugin.unload()
             }

@@ -31,6 +31,10 @@ public final class SkillRegistry: Sendable {
         public var reloadDebounce: Duration = .milliseconds(30)
         /// Receives host and plugin log lines.
         public var log: @Sendable (LogRecord) -> Void = { _ in }
+        /// Results longer than this (in bytes) become an error.
+        public var resultLimit = 16 << 20
+        /// Worker processes for plugins in process mode and probes of new files; nil loads everything in-process.
+        public var isolation: IsolationSettings?
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
@@ -170,7 +174,9 @@ public final class SkillRegistry: Sendable {
             return failed
         case .success(let prepared):
             defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
-            let context = CallContext(skill: prepared.skill, onProgress: onProgress, log: configuration.log)
+            let context = CallContext(
+                skill: prepared.skill, onProgress: onProgress, log: configuration.log,
+                resultLimit: configuration.resultLimit)
             let job = Job(
                 skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
                 timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
@@ -183,6 +189,13 @@ public final class SkillRegistry: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     public func invokeOnCurrentThread(_ id: String, arguments: String) -> SkillOutcome {
+        invokeOnCurrentThread(id, arguments: arguments, cancellation: CallCancellation(), onProgress: nil)
+    }
+
+    func invokeOnCurrentThread(
+        _ id: String, arguments: String, cancellation: CallCancellation,
+        onProgress: (@Sendable (SkillProgress) -> Void)?
+    ) -> SkillOutcome {
         let start = ContinuousClock.now
         var outcome: SkillOutcome
         switch prepare(id, arguments) {
@@ -191,7 +204,9 @@ public final class SkillRegistry: Sendable {
             defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
             outcome = prepared.skill.execute(
                 arguments: prepared.arguments, argumentText: prepared.text,
-                context: CallContext(skill: prepared.skill, onProgress: nil, log: configuration.log))
+                context: CallContext(
+                    skill: prepared.skill, onProgress: onProgress, log: configuration.log,
+                    resultLimit: configuration.resultLimit, cancellation: cancellation))
         }
         outcome.duration = .now - start
         return outcome
@@ -262,6 +277,8 @@ public struct PluginSummary: Sendable, Equatable {
     /// True when the image contains Swift code and is never unmapped.
     public let keepsMapped: Bool
     public let imageSize: Int
+    /// Where the plugin's code runs (external sources: in their own process).
+    public let isolation: IsolationMode
 
     init(name: String, version: String, description: String, file: String, skillIDs: [String]) {
         self.name = name
@@ -271,6 +288,7 @@ public struct PluginSummary: Sendable, Equatable {
         self.skillIDs = skillIDs
         keepsMapped = false
         imageSize = 0
+        isolation = .process
     }
 
     init(_ plugin: LoadedPlugin, skills: [Skill]) {
@@ -281,6 +299,7 @@ public struct PluginSummary: Sendable, Equatable {
         skillIDs = skills.map(\.info.id)
         keepsMapped = plugin.keepsMapped
         imageSize = plugin.imageSize
+        isolation = plugin.isolation
     }
 }
 

@@ -30,6 +30,8 @@ struct ParsedCommandLine: Equatable {
     var command: Command
     var pluginFolders: [String] = []
     var defaultFolders = true
+    /// `--isolate`: overrides the isolation mode of config.json.
+    var isolate: IsolateChoice?
 }
 
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
@@ -45,6 +47,7 @@ enum CommandLineParser {
         var timeout: Duration?
         var stepLimit: Int?
         var resume: String?
+        var isolate: IsolateChoice?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -70,6 +73,7 @@ enum CommandLineParser {
             case "--": afterDoubleDash = true
             case "--plugins": folders.append(try value())
             case "--resume": resume = try value()
+            case "--isolate": isolate = try IsolateChoice(try value())
             case "--no-default-plugins": defaultFolders = false
             case "--json", "--help", "-h", "--version", "--watch": flags.insert(name == "-h" ? "--help" : name)
             case "--timeout": timeout = try parseDuration(try value())
@@ -83,14 +87,15 @@ enum CommandLineParser {
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit", "--resume",
+                    "--step-limit", "--resume", "--isolate",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
             }
         }
 
-        var line = ParsedCommandLine(command: .help(topic: nil), pluginFolders: folders, defaultFolders: defaultFolders)
+        var line = ParsedCommandLine(
+            command: .help(topic: nil), pluginFolders: folders, defaultFolders: defaultFolders, isolate: isolate)
         if flags.contains("--version") {
             line.command = .version
             return line

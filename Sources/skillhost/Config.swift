@@ -8,7 +8,8 @@ import SkillJSON
 /// ```json
 /// {"base_url": "http://localhost:11434/v1", "api_key": "…", "model": "qwen2.5:7b",
 ///  "step_limit": 8, "max_tools": 24, "request_timeout_s": 120,
-///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"]}
+///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"],
+///  "isolation": {"default": "process"}, "max_result_mb": 16}
 /// ```
 struct Config: Sendable {
     var baseURL: URL?
@@ -21,12 +22,16 @@ struct Config: Sendable {
     var disabledSkills: Set<String> = []
     /// MCP servers whose tools join the registry, by name (the shape MCP clients use).
     var mcpServers: [(name: String, configuration: MCPServerConfiguration)] = []
+    /// Which plugins run in worker processes, and the workers' limits.
+    var isolation = IsolationConfig()
+    /// Skill results longer than this many bytes become an error.
+    var resultLimit: Int?
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers",
+        "mcpServers", "isolation", "max_result_mb",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -122,6 +127,12 @@ struct Config: Sendable {
                     }
                     config.mcpServers.append((name, configuration))
                 }
+            case "isolation": config.isolation = try IsolationConfig.parse(value, fail: fail)
+            case "max_result_mb":
+                guard let megabytes = value.doubleValue, megabytes > 0, megabytes <= 1024 else {
+                    throw fail("\"max_result_mb\" must be a number of megabytes from 1 to 1024")
+                }
+                config.resultLimit = Int(megabytes * 1_048_576)
             case "disabled_skills":
                 guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count else {
                     throw fail("\"disabled_skills\" must be an array of skill ids")

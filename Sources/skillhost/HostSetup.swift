@@ -32,22 +32,29 @@ struct HostSetup {
         return dataHome(environment) + "/plugins"
     }
 
+    /// The running executable (workers are started from it).
+    static func executablePath() -> String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? Bundle.main.executablePath
+    }
+
     /// The directory of the running executable, where `swift build` puts the bundled `libskill-*.so`.
     static func executableFolder() -> String? {
-        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return Bundle.main.executablePath.map { ($0 as NSString).deletingLastPathComponent }
-        }
-        return (path as NSString).deletingLastPathComponent
+        executablePath().map { ($0 as NSString).deletingLastPathComponent }
     }
 
     /// Creates the registry and loads the default folders (unless disabled) and `extraFolders`.
     static func assemble(
-        extraFolders: [String], defaultFolders: Bool, environment: [String: String],
-        log: @escaping @Sendable (LogRecord) -> Void
+        extraFolders: [String], defaultFolders: Bool, environment: [String: String], config: Config,
+        isolate: IsolateChoice?, log: @escaping @Sendable (LogRecord) -> Void
     ) throws(CLIError) -> HostSetup {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
         configuration.log = log
+        if let limit = config.resultLimit { configuration.resultLimit = limit }
+        if let executable = executablePath() {
+            configuration.isolation = config.isolation.settings(
+                executable: executable, bundledFolder: executableFolder(), choice: isolate)
+        }
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch {
             throw CLIError.failure(error.description)

@@ -43,6 +43,14 @@ struct SkillhostCLI {
     static func main() async {
         // A peer that went away (an MCP client or server, a closed pipe) is an error to report, not a reason to die.
         signal(SIGPIPE, SIG_IGN)
+        // The worker role (process isolation): started by the host, never by people.
+        if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "worker" {
+            guard let launch = WorkerLaunch(arguments: Array(CommandLine.arguments.dropFirst(2))) else {
+                printError("skillhost: worker is started by skillhost itself for plugins in process mode")
+                exit(ExitCode.usage.rawValue)
+            }
+            WorkerMain.run(launch)
+        }
         let code: Int32
         do {
             code = try await run(
@@ -98,7 +106,8 @@ struct SkillhostCLI {
                 throw .failure("\(file): no such file")
             }
             let setup = try HostSetup.assemble(
-                extraFolders: [], defaultFolders: false, environment: environment, log: log)
+                extraFolders: [], defaultFolders: false, environment: environment,
+                config: try Config.load(environment), isolate: line.isolate, log: log)
             defer { setup.registry.shutdown() }
             let result = setup.registry.check(file: file)
             print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")

@@ -153,7 +153,7 @@ struct JSONSkillTests {
         #expect(rejected.status == .invalidArgs)
         #expect(rejected.error == "$.n: must be even")
         let garbage = await registry.invoke("bad_utf8", arguments: "{}")
-        #expect(garbage.error == "the skill's result is not valid UTF-8")
+        #expect(garbage.error == "bad_utf8 returned a result that is not valid UTF-8; results must be UTF-8 text or JSON")
     }
 
     @Test func recordsUndo() async {

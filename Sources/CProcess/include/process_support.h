@@ -1,0 +1,27 @@
+#ifndef SKILLHOST_PROCESS_SUPPORT_H
+#define SKILLHOST_PROCESS_SUPPORT_H
+
+#include <sys/types.h>
+
+/// Starts `path` with `argv` (NULL-terminated) and the current environment as the leader of a new process group,
+/// with its standard input, output and error connected to three new pipes. Every other descriptor is closed in the
+/// child; signal dispositions are reset to their defaults except SIGPIPE, which stays ignored.
+/// On success returns 0 and stores the child's pid and the host's ends of the pipes (close-on-exec): `to_child`
+/// (write), `from_child` and `child_errors` (read). On failure returns an errno value and opens nothing.
+/// [thread-safe]
+int skillhost_spawn(const char *path, char *const argv[], pid_t *pid, int *to_child, int *from_child,
+                    int *child_errors);
+
+/// Worker-side setup, called once at start before any plugin code runs: moves the protocol channel away from
+/// descriptors 0 and 1 (returned in `protocol_in` / `protocol_out`), points 0 at /dev/null and 1 at standard error
+/// (so whatever a plugin prints lands in the host's log, never in the protocol). The worker exits when the protocol
+/// input closes, which is also what happens when the host dies. Returns 0 or an errno value.
+int skillhost_worker_setup(int *protocol_in, int *protocol_out);
+
+/// Sets a soft and hard resource limit (RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE …) for this process; 0 or errno.
+int skillhost_set_limit(int resource, unsigned long long value);
+
+/// Sends `signal` to the process group `group`; 0 or errno.
+int skillhost_kill_group(pid_t group, int signal);
+
+#endif

@@ -1,0 +1,80 @@
+#define _GNU_SOURCE
+#include "process_support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int skillhost_spawn(const char *path, char *const argv[], pid_t *pid, int *to_child, int *from_child,
+                    int *child_errors) {
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) != 0) return errno;
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        int saved = errno;
+        close(in[0]); close(in[1]);
+        return saved;
+    }
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        int saved = errno;
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        return saved;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    sigset_t defaults, empty;
+    sigfillset(&defaults);
+    sigdelset(&defaults, SIGPIPE);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setsigmask(&attributes, &empty);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    int result = posix_spawn(pid, path, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(in[0]); close(out[1]); close(err[1]);
+    if (result != 0) {
+        close(in[1]); close(out[0]); close(err[0]);
+        return result;
+    }
+    *to_child = in[1];
+    *from_child = out[0];
+    *child_errors = err[0];
+    return 0;
+}
+
+int skillhost_worker_setup(int *protocol_in, int *protocol_out) {
+    int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (in < 0 || out < 0) return errno;
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) return errno;
+    if (dup2(null, 0) < 0 || dup2(2, 1) < 0) return errno;
+    close(null);
+    *protocol_in = in;
+    *protocol_out = out;
+    return 0;
+}
+
+int skillhost_set_limit(int resource, unsigned long long value) {
+    struct rlimit limit = {(rlim_t)value, (rlim_t)value};
+    /* Lowering is always allowed; a value above the current hard limit is clamped to it. */
+    struct rlimit current;
+    if (getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY && limit.rlim_max > current.rlim_max) {
+        limit.rlim_cur = limit.rlim_max = current.rlim_max;
+    }
+    return setrlimit(resource, &limit) == 0 ? 0 : errno;
+}
+
+int skillhost_kill_group(pid_t group, int signal) { return killpg(group, signal) == 0 ? 0 : errno; }

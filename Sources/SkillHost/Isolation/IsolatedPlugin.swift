@@ -1,0 +1,222 @@
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// A plugin in process mode: its worker process, restarted after a crash (with a growing wait when it keeps
+/// crashing) and marked failing after `maximumCrashes` crashes within `crashWindow`.
+///
+/// Calls block the calling thread (a runner thread) until the worker answers, the worker dies, or — after the
+/// call was cancelled or timed out — the worker is killed `killGrace` later.
+final class IsolatedPlugin: Sendable {
+    private struct State {
+        var worker: WorkerProcess?
+        /// When recent crashes happened (oldest first), within the window.
+        var crashes: [ContinuousClock.Instant] = []
+        /// Crashes since the last call that succeeded.
+        var consecutive = 0
+        var lastCrash: ContinuousClock.Instant?
+        /// Set when the plugin is failing: the sentence calls get.
+        var failing: String?
+        var stopped = false
+    }
+
+    private let label: Mutex<String>
+    let file: String
+    private let launch: WorkerLaunch
+    private let settings: IsolationSettings
+    private let log: @Sendable (LogRecord) -> Void
+    private let state = Mutex(State())
+    /// Held while a worker is being started, so concurrent callers start one, not several.
+    private let starting = NSLock()
+
+    private init(
+        name: String, file: String, launch: WorkerLaunch, settings: IsolationSettings,
+        log: @escaping @Sendable (LogRecord) -> Void
+    ) {
+        self.label = Mutex(name)
+        self.file = file
+        self.launch = launch
+        self.settings = settings
+        self.log = log
+    }
+
+    /// Starts a worker for `launch.copy` and asks what it loaded. The worker keeps running (it becomes the plugin's
+    /// worker, or is stopped by the caller when the plugin runs in-process). A worker that crashes or hangs while
+    /// loading becomes a `PluginLoadError` naming what happened. Blocks.
+    static func start(
+        launch: WorkerLaunch, settings: IsolationSettings, log: @escaping @Sendable (LogRecord) -> Void
+    ) -> Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError> {
+        let label = (launch.file as NSString).lastPathComponent
+        let plugin = IsolatedPlugin(name: label, file: launch.file, launch: launch, settings: settings, log: log)
+        switch plugin.spawnAndDescribe() {
+        case .failure(let failure):
+            return .failure(
+                PluginLoadError(
+                    file: launch.file,
+                    problems: failure.isProtocolError
+                        ? failure.message.split(separator: "\n").map { .other(String($0)) }
+                        : [.other(failure.message)]))
+        case .success(let (worker, description)):
+            plugin.label.withLock { $0 = description.name }
+            worker.rename(description.name)
+            plugin.state.withLock { $0.worker = worker }
+            return .success((plugin, description))
+        }
+    }
+
+    /// The plugin's name (the file name until the first worker described it).
+    var name: String { label.withLock { $0 } }
+
+    /// Spawns a worker and waits for its description, at most `startTimeout`.
+    private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure> {
+        let spawned = WorkerProcess.spawn(
+            executable: settings.executable, launch: launch, plugin: name, log: log,
+            onExit: { [weak self] reason, requested in self?.workerExited(reason: reason, requested: requested) })
+        let worker: WorkerProcess
+        switch spawned {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): worker = value
+        }
+        switch worker.request("describe", nil, timeout: settings.startTimeout) {
+        case .failure(var failure):
+            if !failure.isProtocolError {
+                failure = WorkerProcess.WorkerFailure(
+                    message: loadFailure(failure.message, timeout: settings.startTimeout))
+            }
+            worker.stop(grace: .milliseconds(500))
+            return .failure(failure)
+        case .success(let value):
+            guard let description = WorkerProtocol.decodeDescription(value, file: file) else {
+                worker.kill(because: "plugin worker sent an unreadable description")
+                return .failure(WorkerProcess.WorkerFailure(message: "its worker sent an unreadable description"))
+            }
+            return .success((worker, description))
+        }
+    }
+
+    /// Rewords a worker that died or hung while loading: the constructor or `init` is to blame.
+    private func loadFailure(_ message: String, timeout: Duration) -> String {
+        if message.contains("did not answer") {
+            return "did not finish loading within \(humanDuration(timeout)) (a constructor or init hangs); it was "
+                + "stopped and not loaded"
+        }
+        if let range = message.range(of: "crashed (") {
+            return "crashed while loading (\(message[range.upperBound...])); a constructor or init is broken, so it "
+                + "was not loaded"
+        }
+        if let range = message.range(of: "exited with status") {
+            return "exited while loading (\(message[range.lowerBound...])); a constructor or init ends the process, "
+                + "so it was not loaded"
+        }
+        return message
+    }
+
+    /// Runs one call in the worker, starting (or restarting) it first when needed. Blocks.
+    func call(skill: String, arguments: String, context: CallContext) -> SkillOutcome {
+        let worker: WorkerProcess
+        switch liveWorker(cancellation: context.cancellation) {
+        case .failure(let refusal): return .failure(.error, "\(skill) failed: \(refusal.message)")
+        case .success(let value): worker = value
+        }
+        let params: JSONValue = [
+            "skill": .string(skill),
+            "arguments": (try? JSONValue(parsing: arguments)) ?? .object(JSONObject()),
+        ]
+        let reply = worker.request(
+            "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace,
+            onProgress: context.onProgress, describeCall: { skill })
+        switch reply {
+        case .failure(let failure):
+            return .failure(.error, "\(skill) failed: \(failure.message)")
+        case .success(let value):
+            state.withLock { $0.consecutive = 0 }
+            guard var outcome = WorkerProtocol.decodeOutcome(value) else {
+                return .failure(.error, "\(skill) failed: plugin \"\(name)\"'s worker sent an unreadable result")
+            }
+            outcome.duration = .zero
+            return outcome
+        }
+    }
+
+    /// The running worker, or a new one (after the backoff wait); a sentence when the plugin is failing or its
+    /// worker cannot start.
+    private func liveWorker(cancellation: CallCancellation) -> Result<WorkerProcess, WorkerProcess.WorkerFailure> {
+        if let worker = state.withLock({ $0.worker }), worker.isRunning { return .success(worker) }
+        starting.lock()
+        defer { starting.unlock() }
+        let (current, failing, stopped, wait) = state.withLock { state in
+            (state.worker, state.failing, state.stopped, backoff(state))
+        }
+        if let current, current.isRunning { return .success(current) }
+        if stopped { return .failure(.init(message: "plugin \"\(name)\" was unloaded")) }
+        if let failing { return .failure(.init(message: failing)) }
+        if let wait {
+            let until = ContinuousClock.now + wait
+            while ContinuousClock.now < until {
+                if cancellation.isCancelled { return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting")) }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+        switch spawnAndDescribe() {
+        case .failure(let failure):
+            let message = "plugin \"\(name)\" could not be restarted: \(failure.message)"
+            recordCrash(message)
+            return .failure(.init(message: message))
+        case .success(let (worker, _)):
+            state.withLock { $0.worker = worker }
+            log(LogRecord(level: .info, source: "host", message: "plugin \"\(name)\": worker restarted (pid \(worker.pid))"))
+            return .success(worker)
+        }
+    }
+
+    /// How long to wait before the next start: nothing after one crash, then 50 ms doubling up to the maximum.
+    private func backoff(_ state: State) -> Duration? {
+        guard state.consecutive >= 2, let last = state.lastCrash else { return nil }
+        let exponent = min(state.consecutive - 2, 16)
+        let wait = min(.milliseconds(50) * (1 << exponent), settings.maximumBackoff)
+        let remaining = last + wait - .now
+        return remaining > .zero ? remaining : nil
+    }
+
+    private func workerExited(reason: String, requested: Bool) {
+        guard !requested else { return }
+        let stopped = state.withLock { $0.stopped }
+        guard !stopped else { return }
+        recordCrash(reason)
+        log(
+            LogRecord(
+                level: .warning, source: "host",
+                message: "\(reason); the worker is restarted on the next call"))
+    }
+
+    private func recordCrash(_ reason: String) {
+        let now = ContinuousClock.now
+        let failing = state.withLock { state -> String? in
+            state.crashes = state.crashes.filter { now - $0 < settings.crashWindow } + [now]
+            state.consecutive += 1
+            state.lastCrash = now
+            guard state.failing == nil, state.crashes.count >= settings.maximumCrashes else { return nil }
+            state.failing =
+                "plugin \"\(name)\" is failing: its worker crashed \(state.crashes.count) times within "
+                + "\(humanDuration(settings.crashWindow)) (last: \(reason)); fix the plugin and replace its file to "
+                + "load it again"
+            return state.failing
+        }
+        if let failing { log(LogRecord(level: .error, source: "host", message: failing)) }
+    }
+
+    /// Whether calls are refused because the worker keeps crashing.
+    var isFailing: Bool { state.withLock { $0.failing != nil } }
+
+    /// Stops the worker for good (the plugin was replaced or removed, or the host is shutting down). Blocks.
+    func stop() {
+        let worker = state.withLock { state -> WorkerProcess? in
+            state.stopped = true
+            let worker = state.worker
+            state.worker = nil
+            return worker
+        }
+        worker?.stop()
+        unlink(launch.copy)
+    }
+}

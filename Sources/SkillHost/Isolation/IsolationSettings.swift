@@ -1,0 +1,98 @@
+import Foundation
+
+/// Where a plugin's code runs.
+public enum IsolationMode: String, Sendable, CaseIterable {
+    /// Loaded into the host: a call costs about a function call, but a crash takes the host down and a hung call
+    /// can only be abandoned.
+    case inProcess = "in-process"
+    /// Loaded by a worker process the host can kill and restart.
+    case process
+}
+
+/// Resource limits applied to every worker process before the plugin is loaded. nil leaves a limit as inherited.
+public struct WorkerLimits: Sendable, Equatable {
+    /// Address space (RLIMIT_AS), in bytes.
+    public var addressSpace: UInt64? = 4 << 30
+    /// CPU time of the worker's whole life (RLIMIT_CPU), in seconds; a runaway thread cannot spin forever.
+    public var cpuSeconds: UInt64? = 3600
+    /// Open file descriptors (RLIMIT_NOFILE).
+    public var openFiles: UInt64? = 256
+
+    public init() {}
+}
+
+/// How the registry isolates plugins. Without it (the default for embedders and unit tests) every plugin loads
+/// in-process and nothing is probed.
+public struct IsolationSettings: Sendable {
+    /// The `skillhost` executable, started as `skillhost worker …`.
+    public var executable: String
+    /// The mode for a plugin, by its name and file.
+    public var mode: @Sendable (_ plugin: String, _ file: String) -> IsolationMode
+    /// Whether a file is loaded in a child process first (to survive a constructor or `init` that crashes or
+    /// hangs) before it is loaded into the host. Files that end up in process mode are always loaded in a child.
+    public var probe: @Sendable (_ file: String) -> Bool = { _ in true }
+    public var limits = WorkerLimits()
+    /// How long a worker may take to load its plugin (constructors and `init`) before it is killed.
+    public var startTimeout: Duration = .seconds(5)
+    /// How long a cancelled or timed-out call may take to stop before its worker is killed.
+    public var killGrace: Duration = .milliseconds(100)
+    /// Crashes within `crashWindow` after which a plugin is marked failing and its calls are refused.
+    public var maximumCrashes = 5
+    public var crashWindow: Duration = .seconds(60)
+    /// Longest wait before restarting a worker that keeps crashing (the wait doubles from 50 ms).
+    public var maximumBackoff: Duration = .seconds(5)
+
+    public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
+        self.executable = executable
+        self.mode = mode
+    }
+}
+
+/// The command line of a worker process: `skillhost worker --file F --copy C --data-dir D …`.
+public struct WorkerLaunch: Sendable, Equatable {
+    /// The plugin file as the user placed it (for messages).
+    public var file: String
+    /// The private copy to load.
+    public var copy: String
+    /// Parent of the per-plugin data directories.
+    public var dataDirectory: String
+    public var limits: WorkerLimits
+    public var resultLimit: Int
+
+    public init(file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int) {
+        self.file = file
+        self.copy = copy
+        self.dataDirectory = dataDirectory
+        self.limits = limits
+        self.resultLimit = resultLimit
+    }
+
+    /// The arguments after `worker`.
+    public var arguments: [String] {
+        var result = [
+            "--file", file, "--copy", copy, "--data-dir", dataDirectory, "--max-result-bytes", String(resultLimit),
+        ]
+        if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
+        if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
+        if let value = limits.openFiles { result += ["--limit-files", String(value)] }
+        return result
+    }
+
+    /// Parses the arguments after `worker`; nil when they are not what `arguments` produces.
+    public init?(arguments: [String]) {
+        var values: [String: String] = [:]
+        var index = 0
+        while index + 1 < arguments.count {
+            values[arguments[index]] = arguments[index + 1]
+            index += 2
+        }
+        guard index == arguments.count, let file = values["--file"], let copy = values["--copy"],
+            let data = values["--data-dir"], let result = values["--max-result-bytes"].flatMap({ Int($0) })
+        else { return nil }
+        var limits = WorkerLimits()
+        limits.addressSpace = values["--limit-as"].flatMap { UInt64($0) }
+        limits.cpuSeconds = values["--limit-cpu"].flatMap { UInt64($0) }
+        limits.openFiles = values["--limit-files"].flatMap { UInt64($0) }
+        self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result)
+    }
+}

@@ -1,0 +1,305 @@
+import CProcess
+import Dispatch
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// One running worker process, seen from the host: requests out, responses and notifications in (on a reader
+/// thread of its own), standard error into the log (on another), and the exit noticed and explained.
+final class WorkerProcess: Sendable {
+    /// A request waiting for its response.
+    private final class Pending: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let reply = Mutex<Result<JSONValue, WorkerFailure>?>(nil)
+        let onProgress: (@Sendable (SkillProgress) -> Void)?
+
+        init(onProgress: (@Sendable (SkillProgress) -> Void)?) { self.onProgress = onProgress }
+
+        func settle(_ result: Result<JSONValue, WorkerFailure>) {
+            let first = reply.withLock { reply -> Bool in
+                guard reply == nil else { return false }
+                reply = result
+                return true
+            }
+            if first { done.signal() }
+        }
+    }
+
+    /// Why a request got no response.
+    struct WorkerFailure: Error, Equatable {
+        /// A sentence, without the skill id.
+        let message: String
+        /// The worker answered with a JSON-RPC error (it is alive).
+        var isProtocolError = false
+    }
+
+    private struct State {
+        var nextID: Int64 = 1
+        var pending: [Int64: Pending] = [:]
+        /// Set once the process is gone (or being killed): why, for every later request.
+        var ended: String?
+        /// Set by `kill`: the reason given to calls still pending when the process dies.
+        var killReason: String?
+        var stopping = false
+        /// The last lines of standard error, for crash messages.
+        var recentErrors: [String] = []
+    }
+
+    let pid: pid_t
+    private let label: Mutex<String>
+    /// The plugin's name, for messages.
+    var plugin: String { label.withLock { $0 } }
+    private let writer: LineWriter
+    private let state = Mutex(State())
+    private let log: @Sendable (LogRecord) -> Void
+    /// Called once when the process is gone: the reason, and whether the host asked it to stop.
+    private let onExit: @Sendable (_ reason: String, _ requested: Bool) -> Void
+    private let exited = DispatchSemaphore(value: 0)
+
+    private init(
+        pid: pid_t, plugin: String, input: Int32, log: @escaping @Sendable (LogRecord) -> Void,
+        onExit: @escaping @Sendable (String, Bool) -> Void
+    ) {
+        self.pid = pid
+        self.label = Mutex(plugin)
+        self.writer = LineWriter(descriptor: input)
+        self.log = log
+        self.onExit = onExit
+    }
+
+    /// Starts `skillhost worker …`. Returns a sentence when the process cannot be started.
+    static func spawn(
+        executable: String, launch: WorkerLaunch, plugin: String, log: @escaping @Sendable (LogRecord) -> Void,
+        onExit: @escaping @Sendable (String, Bool) -> Void
+    ) -> Result<WorkerProcess, WorkerFailure> {
+        let argv = [executable, "worker"] + launch.arguments
+        var pid: pid_t = 0
+        var input: Int32 = -1
+        var output: Int32 = -1
+        var errors: Int32 = -1
+        let cStrings = argv.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
+        let result = pointers.withUnsafeMutableBufferPointer { buffer in
+            skillhost_spawn(executable, buffer.baseAddress, &pid, &input, &output, &errors)
+        }
+        guard result == 0 else {
+            return .failure(
+                WorkerFailure(message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
+        }
+        let (toWorker, fromWorker, workerErrors) = (input, output, errors)
+        let worker = WorkerProcess(pid: pid, plugin: plugin, input: toWorker, log: log, onExit: onExit)
+        let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
+        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit) }
+        reader.name = "skillhost.worker-io"
+        reader.start()
+        let errorReader = Thread { worker.readErrors(from: workerErrors) }
+        errorReader.name = "skillhost.worker-stderr"
+        errorReader.start()
+        return .success(worker)
+    }
+
+    /// Names the plugin once the worker described it.
+    func rename(_ plugin: String) { label.withLock { $0 = plugin } }
+
+    /// Whether the process is still there and accepting requests.
+    var isRunning: Bool { state.withLock { $0.ended == nil } }
+
+    /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
+    /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
+    /// `killGrace` later; `timeout` bounds the wait (the process is killed when it passes).
+    func request(
+        _ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellation: CallCancellation? = nil,
+        killGrace: Duration = .milliseconds(100), onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
+        describeCall: @escaping @Sendable () -> String = { "the call" }
+    ) -> Result<JSONValue, WorkerFailure> {
+        let pending = Pending(onProgress: onProgress)
+        let registered = state.withLock { state -> Result<Int64, WorkerFailure> in
+            if let ended = state.ended { return .failure(WorkerFailure(message: ended)) }
+            let id = state.nextID
+            state.nextID += 1
+            state.pending[id] = pending
+            return .success(id)
+        }
+        let id: Int64
+        switch registered {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): id = value
+        }
+        if !writer.write(WorkerProtocol.request(id, method, params)) {
+            pending.settle(.failure(WorkerFailure(message: "its worker process is gone")))
+        }
+        if let cancellation {
+            cancellation.onCancel { [weak self] in
+                guard let self else { return }
+                self.writer.write(WorkerProtocol.notification("cancel", ["id": .int(id)]))
+                DispatchQueue.global().asyncAfter(deadline: .now() + killGrace.dispatchInterval) { [weak self] in
+                    guard let self, self.state.withLock({ $0.pending[id] != nil }) else { return }
+                    self.kill(
+                        because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
+                            + "within \(humanDuration(killGrace)) of being cancelled or timing out")
+                }
+            }
+        }
+        if let timeout {
+            if pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+                kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+                pending.done.wait()
+            }
+        } else {
+            pending.done.wait()
+        }
+        cancellation?.clearHandler()
+        state.withLock { _ = $0.pending.removeValue(forKey: id) }
+        return pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
+    }
+
+    /// Kills the process group now. Requests still waiting fail with `reason` (a sentence).
+    func kill(because reason: String) {
+        let first = state.withLock { state -> Bool in
+            guard state.killReason == nil, state.ended == nil else { return false }
+            state.killReason = reason
+            return true
+        }
+        guard first else { return }
+        _ = skillhost_kill_group(pid, SIGKILL)
+        failPending(reason)
+    }
+
+    /// Asks the worker to exit (closing its input lets it `deinit` the plugin), waits up to `grace`, then kills it.
+    /// Blocks until the process is gone.
+    func stop(grace: Duration = .seconds(2)) {
+        let alreadyGone = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.ended != nil
+        }
+        if !alreadyGone { writer.close() }
+        if exited.wait(timeout: .now() + grace.dispatchInterval) == .timedOut {
+            _ = skillhost_kill_group(pid, SIGKILL)
+            exited.wait()
+        }
+        exited.signal()  // let other waiters through
+    }
+
+    private func failPending(_ reason: String) {
+        let pending = state.withLock { state -> [Pending] in
+            let values = Array(state.pending.values)
+            state.pending = [:]
+            return values
+        }
+        for call in pending { call.settle(.failure(WorkerFailure(message: reason))) }
+    }
+
+    // MARK: Reader threads
+
+    private func readResponses(from descriptor: Int32, limit: Int) {
+        let reader = LineReader(descriptor: descriptor, limit: limit)
+        loop: while true {
+            switch reader.next() {
+            case .end: break loop
+            case .tooLong:
+                kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(limit))")
+                break loop
+            case .line(let bytes):
+                guard let message = try? JSONValue(parsing: bytes) else {
+                    kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
+                    break loop
+                }
+                dispatch(message)
+            }
+        }
+        close(descriptor)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // Make sure nothing the plugin started in the worker's group outlives it.
+        _ = skillhost_kill_group(pid, SIGKILL)
+        let (reason, requested) = state.withLock { state -> (String, Bool) in
+            let reason = state.killReason ?? crashReason(status, recentErrors: state.recentErrors)
+            state.ended = reason
+            return (reason, state.stopping && state.killReason == nil)
+        }
+        failPending(reason)
+        writer.close()
+        exited.signal()
+        onExit(reason, requested)
+    }
+
+    private func dispatch(_ message: JSONValue) {
+        if case .int(let id)? = message["id"] {
+            guard let pending = state.withLock({ $0.pending[id] }) else { return }
+            if let result = message["result"] {
+                pending.settle(.success(result))
+            } else {
+                let text = message["error"]?["message"]?.stringValue ?? "the worker answered with an error"
+                pending.settle(.failure(WorkerFailure(message: text, isProtocolError: true)))
+            }
+            return
+        }
+        let params = message["params"] ?? .null
+        switch message["method"]?.stringValue {
+        case "progress":
+            guard case .int(let id)? = params["id"], let done = params["done"]?.doubleValue,
+                let pending = state.withLock({ $0.pending[id] })
+            else { return }
+            pending.onProgress?(
+                SkillProgress(done: done, total: params["total"]?.doubleValue, message: params["message"]?.stringValue))
+        case "log":
+            guard let text = params["message"]?.stringValue else { return }
+            let level: LogRecord.Level
+            if case .int(let code)? = params["level"] { level = LogRecord.Level(rawValue: Int(code)) ?? .info } else {
+                level = .info
+            }
+            let source = params["source"]?.stringValue ?? plugin
+            log(LogRecord(level: level, source: source == "host" ? plugin : source, message: text))
+        default: break
+        }
+    }
+
+    private func readErrors(from descriptor: Int32) {
+        let reader = LineReader(descriptor: descriptor, limit: 64 << 10)
+        loop: while true {
+            switch reader.next() {
+            case .end: break loop
+            case .tooLong: continue
+            case .line(let bytes):
+                var text = String(decoding: bytes.prefix(4096), as: UTF8.self)
+                if bytes.count > 4096 { text += "…" }
+                state.withLock { state in
+                    state.recentErrors.append(text)
+                    if state.recentErrors.count > 3 { state.recentErrors.removeFirst() }
+                }
+                log(LogRecord(level: .warning, source: plugin, message: "stderr: \(text)"))
+            }
+        }
+        close(descriptor)
+    }
+
+    /// `crashed (killed by SIGSEGV)` / `exited with status 3`, plus the last line the worker wrote to stderr.
+    private func crashReason(_ status: Int32, recentErrors: [String]) -> String {
+        let signal = status & 0x7f
+        var reason: String
+        if signal == 0 {
+            let code = (status >> 8) & 0xff
+            reason = "plugin \"\(plugin)\"'s worker exited with status \(code)"
+        } else {
+            let name = signalName(signal)
+            reason = "plugin \"\(plugin)\" crashed (killed by \(name))"
+            if signal == SIGKILL || signal == SIGXCPU {
+                reason += "; it may have run over its CPU-time limit"
+            }
+        }
+        if let last = recentErrors.last(where: { !$0.allSatisfy(\.isWhitespace) }) {
+            reason += "; its last words: \(last)"
+        }
+        return reason
+    }
+}
+
+/// `SIGSEGV`, `SIGABRT` … or `signal 42`.
+func signalName(_ signal: Int32) -> String {
+    let names: [Int32: String] = [
+        SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGILL: "SIGILL",
+        SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU", SIGTRAP: "SIGTRAP", SIGPIPE: "SIGPIPE",
+    ]
+    return names[signal] ?? "signal \(signal)"
+}

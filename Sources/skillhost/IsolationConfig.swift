@@ -1,0 +1,124 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// The `"isolation"` section of config.json and the `--isolate` option: which plugins run in a worker process,
+/// and the limits of those workers.
+///
+/// ```json
+/// "isolation": {"default": "process", "plugins": {"units": "in-process"},
+///               "memory_mb": 4096, "cpu_seconds": 3600, "open_files": 256,
+///               "start_timeout_ms": 5000, "kill_grace_ms": 100, "max_crashes": 5, "crash_window_s": 60}
+/// ```
+/// Without a `"default"`, bundled plugins run in-process and every other plugin in process mode.
+struct IsolationConfig: Sendable, Equatable {
+    /// The mode of plugins the file does not name; nil: by folder (bundled in-process, others process).
+    var defaultMode: IsolationMode?
+    var plugins: [String: IsolationMode] = [:]
+    var limits = WorkerLimits()
+    var startTimeout: Duration?
+    var killGrace: Duration?
+    var maximumCrashes: Int?
+    var crashWindow: Duration?
+
+    static let keys = [
+        "default", "plugins", "memory_mb", "cpu_seconds", "open_files", "start_timeout_ms", "kill_grace_ms",
+        "max_crashes", "crash_window_s",
+    ]
+
+    /// Parses the section; `fail` turns a message into the error naming the file.
+    static func parse(_ value: JSONValue, fail: (String) -> CLIError) throws(CLIError) -> IsolationConfig {
+        guard let object = value.objectValue else {
+            throw fail("\"isolation\" must be an object such as {\"default\": \"process\"}")
+        }
+        func mode(_ value: JSONValue, _ path: String) throws(CLIError) -> IsolationMode {
+            guard let text = value.stringValue, let mode = IsolationMode(rawValue: text) else {
+                throw fail("\(path) must be \"process\" or \"in-process\"")
+            }
+            return mode
+        }
+        func number(_ value: JSONValue, _ key: String, max: Double) throws(CLIError) -> Double {
+            guard let number = value.doubleValue, number > 0, number <= max else {
+                throw fail("isolation.\(key) must be a positive number up to \(Int(max))")
+            }
+            return number
+        }
+        var config = IsolationConfig()
+        for (key, value) in object.members {
+            switch key {
+            case "default": config.defaultMode = try mode(value, "isolation.default")
+            case "plugins":
+                guard let plugins = value.objectValue else {
+                    throw fail("isolation.plugins must map plugin names to \"process\" or \"in-process\"")
+                }
+                for (name, choice) in plugins.members {
+                    config.plugins[name] = try mode(choice, "isolation.plugins.\(name)")
+                }
+            case "memory_mb": config.limits.addressSpace = UInt64(try number(value, key, max: 1_048_576)) << 20
+            case "cpu_seconds": config.limits.cpuSeconds = UInt64(try number(value, key, max: 1e9))
+            case "open_files": config.limits.openFiles = UInt64(try number(value, key, max: 1_048_576))
+            case "start_timeout_ms": config.startTimeout = .milliseconds(try number(value, key, max: 600_000))
+            case "kill_grace_ms": config.killGrace = .milliseconds(try number(value, key, max: 60_000))
+            case "max_crashes": config.maximumCrashes = Int(try number(value, key, max: 1000))
+            case "crash_window_s": config.crashWindow = .milliseconds(try number(value, key, max: 86_400) * 1000)
+            default:
+                let hint = EditDistance.closest(to: key, among: keys).map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw fail("unknown setting isolation.\(key)\(hint); known: \(keys.joined(separator: ", "))")
+            }
+        }
+        return config
+    }
+
+    /// The registry's settings, with `--isolate` (if given) taking precedence over the file.
+    func settings(
+        executable: String, bundledFolder: String?, choice: IsolateChoice?
+    ) -> IsolationSettings {
+        let plugins = plugins
+        let defaultMode = defaultMode
+        let bundled = bundledFolder.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        var settings = IsolationSettings(executable: executable) { name, file in
+            switch choice {
+            case .all?: return .process
+            case .none?: return .inProcess
+            case .plugins(let names)? where names.contains(name): return .process
+            default: break
+            }
+            if let mode = plugins[name] { return mode }
+            if let defaultMode { return defaultMode }
+            if let bundled, file.hasPrefix(bundled) { return .inProcess }
+            return .process
+        }
+        // The bundled plugins are built with the host; every other file is probed before it is loaded.
+        settings.probe = { file in
+            guard let bundled else { return true }
+            return !file.hasPrefix(bundled)
+        }
+        settings.limits = limits
+        if let startTimeout { settings.startTimeout = startTimeout }
+        if let killGrace { settings.killGrace = killGrace }
+        if let maximumCrashes { settings.maximumCrashes = maximumCrashes }
+        if let crashWindow { settings.crashWindow = crashWindow }
+        return settings
+    }
+}
+
+/// `--isolate all|none|<plugin>,…`.
+enum IsolateChoice: Equatable, Sendable {
+    case all
+    case none
+    case plugins(Set<String>)
+
+    init(_ text: String) throws(UsageError) {
+        switch text {
+        case "all": self = .all
+        case "none": self = .none
+        default:
+            let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty }) else {
+                throw UsageError(
+                    "--isolate \(text) names no plugin", hint: "use --isolate all, --isolate none or --isolate notes,units")
+            }
+            self = .plugins(Set(names))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/* Test fixture: a plugin that misbehaves in every way the fault suite covers, plus one healthy skill. */
+#define _GNU_SOURCE
+#include "skill_sdk.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OBJECT "{\"type\":\"object\"}"
+
+static int ok(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    (void)args;
+    char result[64];
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"pid\":%d}", (int)getpid()));
+    return SKILL_OK;
+}
+
+static int segv(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    *(volatile int *)(uintptr_t)8 = 1;
+    return SKILL_OK;
+}
+
+static int do_abort(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    abort();
+}
+
+static int do_exit(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    exit(3);
+}
+
+static int spin(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    for (volatile unsigned long i = 0;; i++) {
+    }
+    return SKILL_OK;
+}
+
+static int block(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    sleep(60);
+    return SKILL_OK;
+}
+
+/* Allocates and touches 64 MB blocks without checking, as careless code does, until it falls over. */
+static int hog(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    for (;;) {
+        char *block = malloc(64u << 20);
+        memset(block, 1, 64u << 20);
+    }
+    return SKILL_OK;
+}
+
+static void *crash_later(void *unused) {
+    (void)unused;
+    usleep(20000);
+    *(volatile int *)(uintptr_t)8 = 1;
+    return NULL;
+}
+
+/* Starts a thread that crashes 20 ms after the call returned. */
+static int background_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    pthread_t thread;
+    pthread_create(&thread, NULL, crash_later, NULL);
+    pthread_detach(thread);
+    api->set_result(call, "\"started\"", 9);
+    return SKILL_OK;
+}
+
+static int garbage(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    printf("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"forged\"}\nnot even json\n");
+    fflush(stdout);
+    api->set_result(call, "\"printed\"", 9);
+    return SKILL_OK;
+}
+
+static int huge(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    size_t size = 64u << 20;
+    char *text = malloc(size);
+    if (!text) return SKILL_ERR_FAILED;
+    memset(text, 'a', size);
+    text[0] = '"';
+    text[size - 1] = '"';
+    api->set_result(call, text, size);
+    free(text);
+    return SKILL_OK;
+}
+
+static int bad_utf8(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    api->set_result(call, "caf\xc3(\xff", 6);
+    return SKILL_OK;
+}
+
+static int bad_json(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    api->set_result(call, "{\"total\": 12,", 13);
+    return SKILL_OK;
+}
+
+static const skill_descriptor skills[] = {
+    SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
+    SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
+    SKILL_JSON("fault_abort", "Abort", "Calls abort().", OBJECT, SKILL_RISK_READ_ONLY, 0, do_abort),
+    SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
+    SKILL_JSON("fault_spin", "Spin", "Loops forever.", OBJECT, SKILL_RISK_READ_ONLY, 0, spin),
+    SKILL_JSON("fault_block", "Block", "Sleeps 60 s.", OBJECT, SKILL_RISK_READ_ONLY, 0, block),
+    SKILL_JSON("fault_hog", "Hog", "Allocates until it falls over.", OBJECT, SKILL_RISK_READ_ONLY, 0, hog),
+    SKILL_JSON("fault_thread", "Thread", "Crashes on its own thread later.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               background_crash),
+    SKILL_JSON("fault_stdout", "Stdout", "Prints garbage to stdout.", OBJECT, SKILL_RISK_READ_ONLY, 0, garbage),
+    SKILL_JSON("fault_huge", "Huge", "Returns 64 MB.", OBJECT, SKILL_RISK_READ_ONLY, 0, huge),
+    SKILL_JSON("fault_utf8", "UTF-8", "Returns invalid UTF-8.", OBJECT, SKILL_RISK_READ_ONLY, 0, bad_utf8),
+    SKILL_JSON("fault_json", "JSON", "Returns broken JSON.", OBJECT, SKILL_RISK_READ_ONLY, 0, bad_json),
+};
+
+SKILL_PLUGIN("faults", "1.0.0", "Misbehaves on purpose", skills)
