@@ -10,7 +10,7 @@
 
 extern char **environ;
 
-int skillhost_spawn(const char *path, char *const argv[], pid_t *pid, int *to_child, int *from_child,
+int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
                     int *child_errors) {
     int in[2], out[2], err[2];
     if (pipe2(in, O_CLOEXEC) != 0) return errno;
@@ -40,7 +40,7 @@ int skillhost_spawn(const char *path, char *const argv[], pid_t *pid, int *to_ch
     posix_spawnattr_setsigmask(&attributes, &empty);
     posix_spawnattr_setpgroup(&attributes, 0);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    int result = posix_spawn(pid, path, &actions, &attributes, argv, environ);
+    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     close(in[0]); close(out[1]); close(err[1]);

@@ -3,13 +3,13 @@
 
 #include <sys/types.h>
 
-/// Starts `path` with `argv` (NULL-terminated) and the current environment as the leader of a new process group,
+/// Starts `path` with `argv` and `envp` (both NULL-terminated; `envp` NULL: this process's environment) as the leader of a new process group,
 /// with its standard input, output and error connected to three new pipes. Every other descriptor is closed in the
 /// child; signal dispositions are reset to their defaults except SIGPIPE, which stays ignored.
 /// On success returns 0 and stores the child's pid and the host's ends of the pipes (close-on-exec): `to_child`
 /// (write), `from_child` and `child_errors` (read). On failure returns an errno value and opens nothing.
 /// [thread-safe]
-int skillhost_spawn(const char *path, char *const argv[], pid_t *pid, int *to_child, int *from_child,
+int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
                     int *child_errors);
 
 /// Worker-side setup, called once at start before any plugin code runs: moves the protocol channel away from

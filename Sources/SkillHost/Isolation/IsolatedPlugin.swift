@@ -101,12 +101,13 @@ final class IsolatedPlugin: Sendable {
                 + "stopped and not loaded"
         }
         if let range = message.range(of: "crashed (") {
-            return "crashed while loading (\(message[range.upperBound...])); a constructor or init is broken, so it "
+            let details = message[message.index(before: range.upperBound)...]
+            return "crashed while loading \(details); a constructor or init is broken, so it "
                 + "was not loaded"
         }
         if let range = message.range(of: "exited with status") {
-            return "exited while loading (\(message[range.lowerBound...])); a constructor or init ends the process, "
-                + "so it was not loaded"
+            let status = message[range.lowerBound...].prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces)
+            return "\(status) while loading; a constructor or init ends the process, so it was not loaded"
         }
         return message
     }

@@ -80,8 +80,17 @@ final class WorkerProcess: Sendable {
         let cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
+        // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin crash.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer { environmentStrings.forEach { free($0) } }
+        var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
         let result = pointers.withUnsafeMutableBufferPointer { buffer in
-            skillhost_spawn(executable, buffer.baseAddress, &pid, &input, &output, &errors)
+            environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
+                skillhost_spawn(
+                    executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors)
+            }
         }
         guard result == 0 else {
             return .failure(
@@ -280,7 +289,7 @@ final class WorkerProcess: Sendable {
         var reason: String
         if signal == 0 {
             let code = (status >> 8) & 0xff
-            reason = "plugin \"\(plugin)\"'s worker exited with status \(code)"
+            reason = "plugin \"\(plugin)\" exited with status \(code) (it ended its worker process)"
         } else {
             let name = signalName(signal)
             reason = "plugin \"\(plugin)\" crashed (killed by \(name))"

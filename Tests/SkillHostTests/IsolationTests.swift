@@ -1,0 +1,269 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import SkillHost
+@testable import SkillJSON
+
+/// Process isolation with real worker processes (the built `skillhost` binary) and fixtures compiled here: every
+/// fault leaves the host running, gives the caller a clear error within its timeout + 200 ms, and leaves the
+/// plugin (after a restart) and every other plugin working.
+@Suite(.serialized)
+struct IsolationTests {
+    /// A registry whose plugins named in `isolated` run in process mode, the others in-process; every file is
+    /// probed. Log lines are collected in `logs`.
+    final class Host: Sendable {
+        final class Lines: Sendable {
+            let lines = Mutex<[String]>([])
+        }
+
+        let registry: SkillRegistry
+        let logs = Lines()
+
+        init(
+            isolated: Set<String> = ["faults", "behaviours", "hot"], timeout: Duration = .seconds(5),
+            configure: (inout IsolationSettings) -> Void = { _ in }
+        ) throws {
+            var configuration = SkillRegistry.Configuration(
+                dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("isolation-data")))
+            configuration.defaultTimeout = timeout
+            var isolation = IsolationSettings(executable: Paths.skillhost) { name, _ in
+                isolated.contains(name) ? .process : .inProcess
+            }
+            isolation.killGrace = .milliseconds(100)
+            configure(&isolation)
+            configuration.isolation = isolation
+            let logs = self.logs
+            configuration.log = { record in logs.lines.withLock { $0.append(record.message) } }
+            registry = try SkillRegistry(configuration: configuration)
+        }
+
+        func load(_ fixture: String) throws {
+            _ = try registry.load(file: try Fixture.compileFile(fixture)).get()
+        }
+
+        /// The worker's pid as `fault_ok` reports it.
+        func workerPID() async -> Int64? {
+            let outcome = await registry.invoke("fault_ok", arguments: "{}")
+            guard case .int(let pid)? = outcome.result?["pid"] else { return nil }
+            return pid
+        }
+
+        func logged(_ text: String) -> Bool { logs.lines.withLock { $0.contains { $0.contains(text) } } }
+
+        deinit { registry.shutdown() }
+    }
+
+    /// Calls `skill` and returns the outcome and how long the caller waited.
+    static func timed(_ registry: SkillRegistry, _ skill: String, timeout: Duration? = nil) async -> (
+        SkillOutcome, Duration
+    ) {
+        let start = ContinuousClock.now
+        let outcome = await registry.invoke(skill, arguments: "{}", timeout: timeout)
+        return (outcome, ContinuousClock.now - start)
+    }
+
+    static func eventually(_ what: String, within limit: Duration = .seconds(5), _ check: () -> Bool) async {
+        let deadline = ContinuousClock.now + limit
+        while !check(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(check(), "\(what) did not happen within \(limit)")
+    }
+
+    @Test func callsRunInTheWorkerProcess() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        try host.load("typed.c")  // in-process
+        let pid = try #require(await host.workerPID())
+        #expect(pid != Int64(getpid()))
+        #expect(host.registry.plugins.first { $0.name == "faults" }?.isolation == .process)
+        #expect(host.registry.plugins.first { $0.name == "typed" }?.isolation == .inProcess)
+        #expect(await host.registry.invoke("add", arguments: #"{"a": 2, "b": 3}"#).result == .double(5))
+    }
+
+    @Test(arguments: [
+        ("fault_segv", "crashed (killed by SIGSEGV)"), ("fault_abort", "crashed (killed by SIGABRT)"),
+        ("fault_exit", "exited with status 3 (it ended its worker process)"),
+    ])
+    func crashesFailTheCallAndTheWorkerRestarts(skill: String, expected: String) async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        try host.load("typed.c")
+        let before = try #require(await host.workerPID())
+        let (outcome, waited) = await Self.timed(host.registry, skill)
+        #expect(outcome.status == .error)
+        #expect(outcome.error?.hasPrefix("\(skill) failed: plugin \"faults\" \(expected)") == true, "\(outcome)")
+        #expect(waited < .seconds(5) + .milliseconds(200))
+        #expect(await host.registry.invoke("add", arguments: #"{"a": 1, "b": 1}"#).status == .ok)
+        let after = try #require(await host.workerPID())
+        #expect(after != before)
+    }
+
+    @Test(arguments: ["fault_spin", "fault_block"])
+    func hungCallsTimeOutAndTheWorkerIsKilled(skill: String) async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        let (outcome, waited) = await Self.timed(host.registry, skill, timeout: .milliseconds(300))
+        #expect(outcome.status == .timeout)
+        #expect(outcome.error == "\(skill) timed out after 300 ms")
+        #expect(waited < .milliseconds(500), "the caller waited \(waited)")
+        // After the grace period the worker (and the stuck call) is gone; the next call gets a new one.
+        await Self.eventually("the worker was killed") { kill(pid_t(before), 0) != 0 }
+        let after = try #require(await host.workerPID())
+        #expect(after != before)
+        #expect(host.logged("\(skill) did not stop within 100 ms"))
+    }
+
+    @Test func otherCallsInFlightGetAClearError() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let blocked = Task { await host.registry.invoke("fault_block", arguments: "{}", timeout: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = await host.registry.invoke("fault_segv", arguments: "{}")
+        let outcome = await blocked.value
+        #expect(outcome.status == .error)
+        #expect(outcome.error?.hasPrefix("fault_block failed: plugin \"faults\" crashed (killed by SIGSEGV)") == true)
+    }
+
+    @Test func aMemoryHogHitsTheLimit() async throws {
+        let host = try Host { $0.limits.addressSpace = 768 << 20 }
+        try host.load("faults.c")
+        let (outcome, _) = await Self.timed(host.registry, "fault_hog")
+        #expect(outcome.status == .error)
+        #expect(outcome.error?.hasPrefix("fault_hog failed: plugin \"faults\" crashed") == true, "\(outcome)")
+        #expect(await host.workerPID() != nil)
+    }
+
+    @Test func aCrashOnABackgroundThreadIsNoticedAndRecovered() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        #expect(await host.registry.invoke("fault_thread", arguments: "{}").result == "started")
+        await Self.eventually("the crash was logged") { host.logged("crashed (killed by SIGSEGV)") }
+        let after = try #require(await host.workerPID())
+        #expect(after != before)
+    }
+
+    @Test func garbageOnStdoutGoesToTheLogNotTheProtocol() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        #expect(await host.registry.invoke("fault_stdout", arguments: "{}").result == "printed")
+        await Self.eventually("stdout reached the log") { host.logged("stderr: not even json") }
+        #expect(await host.workerPID() == before)
+    }
+
+    @Test func badResultsAreErrorsAndTheWorkerStays() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        #expect(
+            await host.registry.invoke("fault_huge", arguments: "{}").error
+                == "the result of fault_huge is 64.0 MB, over the host's limit of 16.0 MB; return less (or raise "
+                + "max_result_mb in config.json)")
+        #expect(
+            await host.registry.invoke("fault_utf8", arguments: "{}").error
+                == "fault_utf8 returned a result that is not valid UTF-8; results must be UTF-8 text or JSON")
+        let json = await host.registry.invoke("fault_json", arguments: "{}")
+        #expect(json.error?.hasPrefix("fault_json returned invalid JSON (") == true, "\(json)")
+        #expect(json.error?.hasSuffix("); a result that starts with { or [ must be JSON") == true)
+        #expect(await host.workerPID() == before)
+    }
+
+    @Test(arguments: [IsolationMode.process, .inProcess])
+    func aCrashingConstructorOrAHangingInitIsRejected(mode: IsolationMode) async throws {
+        let host = try Host(isolated: mode == .process ? ["ctor_crash", "init_hang"] : []) {
+            $0.startTimeout = .milliseconds(500)
+        }
+        try host.load("typed.c")
+        let crash = host.registry.load(file: try Fixture.compileFile("ctor_crash.c"))
+        guard case .failure(let crashError) = crash else {
+            Issue.record("a crashing constructor was loaded")
+            return
+        }
+        #expect(
+            crashError.description
+                == "ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
+                + "was not loaded")
+        let start = ContinuousClock.now
+        let hang = host.registry.load(file: try Fixture.compileFile("init_hang.c"))
+        #expect(ContinuousClock.now - start < .seconds(3))
+        guard case .failure(let hangError) = hang else {
+            Issue.record("a hanging init was loaded")
+            return
+        }
+        #expect(
+            hangError.description
+                == "init_hang.so: did not finish loading within 500 ms (a constructor or init hangs); it was stopped "
+                + "and not loaded")
+        #expect(await host.registry.invoke("add", arguments: #"{"a": 1, "b": 2}"#).result == .double(3))
+    }
+
+    @Test func aPluginThatKeepsCrashingIsMarkedFailing() async throws {
+        let host = try Host { $0.maximumCrashes = 3 }
+        let copy = Paths.temporaryDirectory("failing") + "/faults.so"
+        try FileManager.default.copyItem(atPath: try Fixture.compileFile("faults.c"), toPath: copy)
+        _ = try host.registry.load(file: copy).get()
+        for _ in 0..<3 { _ = await host.registry.invoke("fault_segv", arguments: "{}") }
+        let refused = await host.registry.invoke("fault_ok", arguments: "{}")
+        #expect(refused.status == .error)
+        #expect(
+            refused.error?.hasPrefix(
+                "fault_ok failed: plugin \"faults\" is failing: its worker crashed 3 times within 60 s (last: plugin "
+                    + "\"faults\" crashed (killed by SIGSEGV)") == true, "\(refused)")
+        #expect(refused.error?.hasSuffix("fix the plugin and replace its file to load it again") == true)
+        // Replacing the file (new content) loads a fresh plugin.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        bytes.append(0)
+        try bytes.write(to: URL(fileURLWithPath: copy))
+        _ = try host.registry.load(file: copy).get()
+        #expect(await host.workerPID() != nil)
+    }
+
+    @Test func progressCancellationAndConcurrentCallsCrossTheProcessBoundary() async throws {
+        let host = try Host()
+        try host.load("behaviours.c")
+        let reports = Mutex<[SkillProgress]>([])
+        let progress = await host.registry.invoke("progress", arguments: "{}") { report in
+            reports.withLock { $0.append(report) }
+        }
+        #expect(progress.status == .ok)
+        #expect(reports.withLock { $0.count } == 3)
+        // A cooperative skill stops when cancelled: no kill, the worker stays.
+        let whoami = await host.registry.invoke("whoami", arguments: "{}")
+        let cancelled = await host.registry.invoke("cooperative", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(100))
+        #expect(cancelled.status == .timeout)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!host.logged("did not stop"))
+        #expect(await host.registry.invoke("whoami", arguments: "{}").result == whoami.result)
+        // Four 300 ms calls at once finish together (concurrent ids), not one after another.
+        let start = ContinuousClock.now
+        await withTaskGroup(of: SkillOutcome.self) { group in
+            for _ in 0..<4 { group.addTask { await host.registry.invoke("block", arguments: #"{"ms": 300}"#) } }
+            for await outcome in group { #expect(outcome.result == "woke up") }
+        }
+        #expect(ContinuousClock.now - start < .milliseconds(1100))
+        #expect(await host.registry.invoke("undoable", arguments: "{}").undo != nil)
+    }
+
+    @Test func hotReloadStartsANewWorkerAndStopsTheOldOne() async throws {
+        let host = try Host()
+        let staging = Paths.temporaryDirectory("isolation-hot")
+        let source = try String(contentsOfFile: Paths.fixtures + "/hot.c", encoding: .utf8)
+        let v1 = try Fixture.compile(source, name: "v1", into: staging, flags: ["-shared", "-fPIC", "-DVERSION=1"])
+        let v2 = try Fixture.compile(source, name: "v2", into: staging, flags: ["-shared", "-fPIC", "-DVERSION=2"])
+        let file = Paths.temporaryDirectory("isolation-hot-plugins") + "/hot.so"
+        try FileManager.default.copyItem(atPath: v1, toPath: file)
+        _ = try host.registry.load(file: file).get()
+        let slow = Task { await host.registry.invoke("hot_slow", arguments: #"{"ms": 300}"#) }
+        try await Task.sleep(for: .milliseconds(50))
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.copyItem(atPath: v2, toPath: file)
+        _ = try host.registry.load(file: file).get()
+        #expect(await host.registry.invoke("hot_version", arguments: "{}").result == .int(2))
+        // The call that was running finishes on the old worker, which is then stopped.
+        #expect(await slow.value.result == .int(1))
+        await Self.eventually("the old worker was retired") { host.registry.pendingRetirements == 0 }
+    }
+}
