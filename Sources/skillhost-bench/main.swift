@@ -8,6 +8,7 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
+//   [--sync-only | --reload-only | --agent-only | --isolation-only]
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
 // shows the median of those across runs plus the range of the run medians (the spread).
@@ -48,6 +49,8 @@ struct Options {
     var reloadOnly = false
     /// Only the agent measurements.
     var agentOnly = false
+    /// Only the process isolation measurements.
+    var isolationOnly = false
 
     init(_ arguments: [String]) {
         var index = 0
@@ -64,6 +67,9 @@ struct Options {
                 index -= 1
             case "--agent-only":
                 agentOnly = true
+                index -= 1
+            case "--isolation-only":
+                isolationOnly = true
                 index -= 1
             default: break
             }
@@ -276,6 +282,7 @@ func reloadBenchmarks() async throws {
 
 @MainActor
 func main() async throws {
+    if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho() }
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if options.reloadOnly {
         try await reloadBenchmarks()
@@ -288,6 +295,10 @@ func main() async throws {
     let registry = try SkillRegistry(configuration: configuration)
     _ = try registry.load(file: fixture).get()
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
+    if options.isolationOnly {
+        try await isolationBenchmarks(options, inProcess: registry)
+        exit(0)
+    }
     if options.agentOnly {
         registry.loadFolder(bundledPluginFolder()) { $0.hasPrefix("libskill-") }
         await agentBenchmarks(registry: registry)
@@ -364,6 +375,7 @@ func main() async throws {
     registry.loadFolder(bundledPluginFolder()) { $0.hasPrefix("libskill-") }
     await agentBenchmarks(registry: registry)
     try await reloadBenchmarks()
+    try await isolationBenchmarks(options, inProcess: registry)
     exit(0)  // the stuck bench_block calls are abandoned, not awaited
 }
 

@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import SkillHost
+
+// Process isolation: the round trip of a trivial call in process mode against the floor (a raw pipe round trip of
+// a line of the same size between two processes), against in-process calls, and how long a worker takes to start.
+
+/// The echo side of the pipe floor: `skillhost-bench --pipe-echo` writes back every byte it reads.
+func pipeEcho() -> Never {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+        if count <= 0 { exit(0) }
+        var offset = 0
+        while offset < count {
+            let written = buffer.withUnsafeBytes { write(1, $0.baseAddress.map { $0 + offset }, count - offset) }
+            if written <= 0 { exit(1) }
+            offset += written
+        }
+    }
+}
+
+/// One line out, the same line back, through pipes to a child process: what any process boundary costs at least.
+func pipeFloorRuns(_ options: Options, line: String) throws -> [Run] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["--pipe-echo"]
+    let toChild = Pipe()
+    let fromChild = Pipe()
+    process.standardInput = toChild
+    process.standardOutput = fromChild
+    try process.run()
+    let output = toChild.fileHandleForWriting.fileDescriptor
+    let input = fromChild.fileHandleForReading.fileDescriptor
+    let bytes = Array((line + "\n").utf8)
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let runs = measure(options) {
+        _ = bytes.withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
+        var received = 0
+        while received < bytes.count {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count <= 0 { fatalError("the echo process went away") }
+            received += count
+        }
+    }
+    try toChild.fileHandleForWriting.close()
+    process.waitUntilExit()
+    return runs
+}
+
+func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async throws {
+    let folder = bundledPluginFolder()
+    let skillhost = folder + "/skillhost"
+    guard FileManager.default.isExecutableFile(atPath: skillhost) else {
+        print("isolation: \(skillhost) not found; build it first (swift build -c release)")
+        return
+    }
+    func processRegistry() throws -> SkillRegistry {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
+        configuration.isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+        return try SkillRegistry(configuration: configuration)
+    }
+    let registry = try processRegistry()
+    _ = try registry.load(file: folder + "/libskill-calculator.so").get()
+    let arguments = #"{"expression":"(23+7)*2"}"#
+    precondition(registry.invokeOnCurrentThread("calculator", arguments: arguments).result == .int(60))
+    let calls = Options(["--calls", String(min(options.calls, 20_000)), "--runs", String(options.runs)])
+    let request =
+        #"{"jsonrpc":"2.0","id":12345,"method":"invoke","params":{"skill":"calculator","arguments":{"expression":"(23+7)*2"}}}"#
+
+    print("")
+    print("Process isolation: calculator \"(23+7)*2\", \(calls.runs) runs × \(calls.calls) calls")
+    print("")
+    print("| measurement | median | p10 | p90 | spread of medians |")
+    print("|---|---|---|---|---|")
+    print(Row(name: "raw pipe round trip of a \(request.utf8.count)-byte line (floor)", runs: try pipeFloorRuns(calls, line: request)).line)
+    print(
+        Row(
+            name: "process mode, calling thread waits (invokeOnCurrentThread)",
+            runs: measure(calls) { _ = registry.invokeOnCurrentThread("calculator", arguments: arguments) }
+        ).line)
+    print(
+        Row(
+            name: "in-process, calling thread (invokeOnCurrentThread)",
+            runs: measure(calls) { _ = inProcess.invokeOnCurrentThread("calculator", arguments: arguments) }
+        ).line)
+    for (name, target) in [("process mode", registry), ("in-process", inProcess)] {
+        var runs: [Run] = []
+        for _ in 0..<calls.runs + 1 {
+            var samples = [Double](repeating: 0, count: calls.calls / 4)
+            for index in samples.indices {
+                let start = now()
+                _ = await target.invoke("calculator", arguments: arguments)
+                samples[index] = Double(now() - start)
+            }
+            runs.append(Run(samples: samples))
+        }
+        print(Row(name: "\(name), `await invoke` (\(calls.calls / 4) calls/run)", runs: Array(runs.dropFirst())).line)
+    }
+    registry.shutdown()
+
+    // Worker start: spawn → the plugin loaded and described (what every process-mode load and every probe costs).
+    var starts: [Double] = []
+    var probes: [Double] = []
+    var plain: [Double] = []
+    for _ in 0..<20 {
+        let fresh = try processRegistry()
+        var start = now()
+        _ = try fresh.load(file: folder + "/libskill-calculator.so").get()
+        starts.append(Double(now() - start))
+        fresh.shutdown()
+
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
+        configuration.isolation = IsolationSettings(executable: skillhost) { _, _ in .inProcess }
+        let probed = try SkillRegistry(configuration: configuration)
+        start = now()
+        _ = try probed.load(file: folder + "/libskill-text.so").get()
+        probes.append(Double(now() - start))
+        probed.shutdown()
+
+        let direct = try SkillRegistry(configuration: .init(dataDirectory: configuration.dataDirectory))
+        start = now()
+        _ = try direct.load(file: folder + "/libskill-text.so").get()
+        plain.append(Double(now() - start))
+        direct.shutdown()
+    }
+    func line(_ name: String, _ values: [Double]) -> String {
+        let run = Run(samples: values)
+        return String(
+            format: "%@ (20 loads): median %.1f ms, p10 %.1f ms, p90 %.1f ms", name, run.percentile(0.5) / 1e6,
+            run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6)
+    }
+    print("")
+    print(line("worker start, spawn → plugin loaded and described", starts))
+    print(line("in-process load with a probe in a child first", probes))
+    print(line("in-process load without a probe", plain))
+}
