@@ -20,6 +20,15 @@ enum ListOutput {
             }
             out += "\n" + Table.render(header: ["SKILL", "TITLE", "PLUGIN", "RISK", "FLAGS", "ARGUMENTS"], rows: rows)
         }
+        if !plugins.isEmpty {
+            let rows = plugins.map { plugin in
+                [
+                    "\(plugin.name) \(plugin.version)", plugin.file.hasPrefix("mcp server") ? "own process" : plugin.isolation.rawValue,
+                    "\(plugin.skillIDs.count)", plugin.file,
+                ]
+            }
+            out += "\n" + Table.render(header: ["PLUGIN", "RUNS", "SKILLS", "SOURCE"], rows: rows)
+        }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
             out += "\nFailed to load (\(failures.count)):\n"
@@ -91,7 +100,7 @@ enum ListOutput {
                         "name": .string(plugin.name), "version": .string(plugin.version),
                         "description": .string(plugin.description), "file": .string(plugin.file),
                         "skills": .array(plugin.skillIDs.map { .string($0) }),
-                        "keeps_mapped": .bool(plugin.keepsMapped),
+                        "keeps_mapped": .bool(plugin.keepsMapped), "isolation": .string(plugin.isolation.rawValue),
                         "image_bytes": .int(Int64(plugin.imageSize)),
                     ]
                 }),

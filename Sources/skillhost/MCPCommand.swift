@@ -6,10 +6,18 @@ import Synchronization
 
 /// `skillhost mcp`: the registry as an MCP server on stdio until the client closes standard input.
 enum MCPCommand {
-    static func run(registry: SkillRegistry, policy: Policy) async {
+    /// Moves the protocol channel off descriptor 1 and points 1 at standard error, so nothing an in-process plugin
+    /// prints (a constructor, a stray printf) can corrupt the protocol. Call before any plugin loads.
+    static func protectStandardOutput() -> FileHandle {
+        let channel = dup(1)
+        guard channel >= 0, dup2(2, 1) >= 0 else { return FileHandle.standardOutput }
+        return FileHandle(fileDescriptor: channel, closeOnDealloc: true)
+    }
+
+    static func run(registry: SkillRegistry, policy: Policy, output: FileHandle) async {
         let lock = Mutex(())
         let server = MCPServer(registry: registry, policy: policy) { line in
-            lock.withLock { _ in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+            lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
         // Standard input is read on a thread of its own (blocking reads never touch the cooperative pool).
         let (lines, continuation) = AsyncStream<String>.makeStream()

@@ -114,11 +114,12 @@ struct SkillhostCLI {
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
         case .mcp:
+            let output = MCPCommand.protectStandardOutput()
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             let watch = host.setup.watch()
             defer { watch.stop() }
-            await MCPCommand.run(registry: host.registry, policy: Policy(rules: host.config.rules))
+            await MCPCommand.run(registry: host.registry, policy: Policy(rules: host.config.rules), output: output)
             return ExitCode.ok.rawValue
         case .sessions:
             let store = try ShellLauncher.openStore(environment)

@@ -266,4 +266,26 @@ struct IsolationTests {
         #expect(await slow.value.result == .int(1))
         await Self.eventually("the old worker was retired") { host.registry.pendingRetirements == 0 }
     }
+
+    /// In-process, the faults that do not kill the process have these outcomes: a hung call times out and its
+    /// thread is abandoned (a cooperative skill would stop; this one never looks); stdout goes to the host's own
+    /// standard output; bad results are errors.
+    @Test func inProcessFaultsHaveTheirDocumentedOutcomes() async throws {
+        let host = try Host(isolated: [])
+        try host.load("faults.c")
+        #expect(host.registry.plugins.first?.isolation == .inProcess)
+        for skill in ["fault_spin", "fault_block"] {
+            let (outcome, waited) = await Self.timed(host.registry, skill, timeout: .milliseconds(200))
+            #expect(outcome.error == "\(skill) timed out after 200 ms")
+            #expect(waited < .milliseconds(400), "the caller waited \(waited)")
+        }
+        #expect(host.registry.poolStatistics.abandonedThreads == 2)
+        #expect(await host.registry.invoke("fault_stdout", arguments: "{}").result == "printed")
+        #expect(await host.registry.invoke("fault_huge", arguments: "{}").error?.hasPrefix("the result of fault_huge is 64.0 MB") == true)
+        #expect(await host.registry.invoke("fault_utf8", arguments: "{}").status == .error)
+        #expect(await host.registry.invoke("fault_json", arguments: "{}").status == .error)
+        #expect(await host.registry.invoke("fault_ok", arguments: "{}").result?["pid"] == .int(Int64(getpid())))
+        _ = await host.registry.invoke("fault_release", arguments: "{}")
+        await Self.eventually("the spinning thread returned") { host.registry.poolStatistics.abandonedThreads == 1 }
+    }
 }

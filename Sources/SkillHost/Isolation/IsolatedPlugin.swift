@@ -18,6 +18,8 @@ final class IsolatedPlugin: Sendable {
         /// Set when the plugin is failing: the sentence calls get.
         var failing: String?
         var stopped = false
+        /// Workers that started and described their plugin and have not ended yet: their exit is a crash to count.
+        var established: Set<pid_t> = []
     }
 
     private let label: Mutex<String>
@@ -59,7 +61,10 @@ final class IsolatedPlugin: Sendable {
         case .success(let (worker, description)):
             plugin.label.withLock { $0 = description.name }
             worker.rename(description.name)
-            plugin.state.withLock { $0.worker = worker }
+            plugin.state.withLock {
+                $0.worker = worker
+                $0.established.insert(worker.pid)
+            }
             return .success((plugin, description))
         }
     }
@@ -71,7 +76,7 @@ final class IsolatedPlugin: Sendable {
     private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure> {
         let spawned = WorkerProcess.spawn(
             executable: settings.executable, launch: launch, plugin: name, log: log,
-            onExit: { [weak self] reason, requested in self?.workerExited(reason: reason, requested: requested) })
+            onExit: { [weak self] exit in self?.workerExited(exit) })
         let worker: WorkerProcess
         switch spawned {
         case .failure(let failure): return .failure(failure)
@@ -164,7 +169,10 @@ final class IsolatedPlugin: Sendable {
             recordCrash(message)
             return .failure(.init(message: message))
         case .success(let (worker, _)):
-            state.withLock { $0.worker = worker }
+            state.withLock {
+                $0.worker = worker
+                $0.established.insert(worker.pid)
+            }
             log(LogRecord(level: .info, source: "host", message: "plugin \"\(name)\": worker restarted (pid \(worker.pid))"))
             return .success(worker)
         }
@@ -179,15 +187,19 @@ final class IsolatedPlugin: Sendable {
         return remaining > .zero ? remaining : nil
     }
 
-    private func workerExited(reason: String, requested: Bool) {
-        guard !requested else { return }
-        let stopped = state.withLock { $0.stopped }
-        guard !stopped else { return }
-        recordCrash(reason)
+    /// A worker ended. Only workers that had started count: one that failed while starting was already
+    /// accounted for by its starter.
+    private func workerExited(_ exit: WorkerProcess.Exit) {
+        let counts = state.withLock { state in
+            state.established.remove(exit.pid) != nil && !state.stopped && !exit.requested
+        }
+        guard counts else { return }
+        recordCrash(exit.reason)
+        // Callers already got the reason; a crash outside any call (a plugin's own thread) is news.
         log(
             LogRecord(
-                level: .warning, source: "host",
-                message: "\(reason); the worker is restarted on the next call"))
+                level: exit.hadCalls ? .info : .warning, source: "host",
+                message: "\(exit.reason); the worker is restarted on the next call"))
     }
 
     private func recordCrash(_ reason: String) {

@@ -52,13 +52,24 @@ final class WorkerProcess: Sendable {
     private let writer: LineWriter
     private let state = Mutex(State())
     private let log: @Sendable (LogRecord) -> Void
-    /// Called once when the process is gone: the reason, and whether the host asked it to stop.
-    private let onExit: @Sendable (_ reason: String, _ requested: Bool) -> Void
+    /// Called once when the process is gone.
+    private let onExit: @Sendable (Exit) -> Void
+
+    /// How a worker process ended.
+    struct Exit: Sendable {
+        let pid: pid_t
+        /// A sentence.
+        let reason: String
+        /// The host asked it to stop.
+        let requested: Bool
+        /// Calls were waiting for it (their callers got `reason`).
+        let hadCalls: Bool
+    }
     private let exited = DispatchSemaphore(value: 0)
 
     private init(
         pid: pid_t, plugin: String, input: Int32, log: @escaping @Sendable (LogRecord) -> Void,
-        onExit: @escaping @Sendable (String, Bool) -> Void
+        onExit: @escaping @Sendable (Exit) -> Void
     ) {
         self.pid = pid
         self.label = Mutex(plugin)
@@ -70,7 +81,7 @@ final class WorkerProcess: Sendable {
     /// Starts `skillhost worker …`. Returns a sentence when the process cannot be started.
     static func spawn(
         executable: String, launch: WorkerLaunch, plugin: String, log: @escaping @Sendable (LogRecord) -> Void,
-        onExit: @escaping @Sendable (String, Bool) -> Void
+        onExit: @escaping @Sendable (Exit) -> Void
     ) -> Result<WorkerProcess, WorkerFailure> {
         let argv = [executable, "worker"] + launch.arguments
         var pid: pid_t = 0
@@ -112,7 +123,7 @@ final class WorkerProcess: Sendable {
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
 
     /// Whether the process is still there and accepting requests.
-    var isRunning: Bool { state.withLock { $0.ended == nil } }
+    var isRunning: Bool { state.withLock { $0.ended == nil && $0.killReason == nil } }
 
     /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
     /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
@@ -124,7 +135,7 @@ final class WorkerProcess: Sendable {
     ) -> Result<JSONValue, WorkerFailure> {
         let pending = Pending(onProgress: onProgress)
         let registered = state.withLock { state -> Result<Int64, WorkerFailure> in
-            if let ended = state.ended { return .failure(WorkerFailure(message: ended)) }
+            if let ended = state.ended ?? state.killReason { return .failure(WorkerFailure(message: ended)) }
             let id = state.nextID
             state.nextID += 1
             state.pending[id] = pending
@@ -222,15 +233,16 @@ final class WorkerProcess: Sendable {
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         // Make sure nothing the plugin started in the worker's group outlives it.
         _ = skillhost_kill_group(pid, SIGKILL)
-        let (reason, requested) = state.withLock { state -> (String, Bool) in
+        let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
             let reason = state.killReason ?? crashReason(status, recentErrors: state.recentErrors)
             state.ended = reason
-            return (reason, state.stopping && state.killReason == nil)
+            return (reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil)
         }
+        // The plugin counts the crash before any caller hears of it and tries again.
+        onExit(Exit(pid: pid, reason: reason, requested: requested, hadCalls: hadCalls))
         failPending(reason)
         writer.close()
         exited.signal()
-        onExit(reason, requested)
     }
 
     private func dispatch(_ message: JSONValue) {

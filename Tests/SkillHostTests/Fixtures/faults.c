@@ -34,10 +34,19 @@ static int do_exit(void *state, const skill_call_api *api, skill_call *call, con
     exit(3);
 }
 
+static volatile int released;
+
+/* Loops without ever looking at is_cancelled, until fault_release (so an in-process test can end the thread). */
 static int spin(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)api, (void)call, (void)args;
-    for (volatile unsigned long i = 0;; i++) {
+    while (!released) {
     }
+    return SKILL_OK;
+}
+
+static int release_spin(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    released = 1;
     return SKILL_OK;
 }
 
@@ -113,6 +122,7 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_abort", "Abort", "Calls abort().", OBJECT, SKILL_RISK_READ_ONLY, 0, do_abort),
     SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
     SKILL_JSON("fault_spin", "Spin", "Loops forever.", OBJECT, SKILL_RISK_READ_ONLY, 0, spin),
+    SKILL_JSON("fault_release", "Release", "Ends fault_spin loops.", OBJECT, SKILL_RISK_READ_ONLY, 0, release_spin),
     SKILL_JSON("fault_block", "Block", "Sleeps 60 s.", OBJECT, SKILL_RISK_READ_ONLY, 0, block),
     SKILL_JSON("fault_hog", "Hog", "Allocates until it falls over.", OBJECT, SKILL_RISK_READ_ONLY, 0, hog),
     SKILL_JSON("fault_thread", "Thread", "Crashes on its own thread later.", OBJECT, SKILL_RISK_READ_ONLY, 0,
