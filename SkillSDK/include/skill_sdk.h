@@ -105,8 +105,10 @@ typedef struct skill_call_api {
     void (*report_progress)(skill_call *call, double done, double total, const char *message);
     /** Writes one line to the host's log, attributed to this call. level is a SKILL_LOG_* value. */
     void (*log)(skill_call *call, int level, const char *message);
-    /** Sets the result: UTF-8 JSON, or plain text (anything that does not parse as JSON is a string). The last
-        call wins. data need not be NUL-terminated; length is in bytes. */
+    /** Sets the result: UTF-8 JSON, or plain text (anything that does not parse as JSON is a string — except text
+        starting with '{' or '[', which must be valid JSON). The last call wins. data is copied and need not be
+        NUL-terminated; length is in bytes. A result that is not UTF-8, is broken JSON or is longer than the
+        host's limit (16 MB by default) turns the call into an error. */
     void (*set_result)(skill_call *call, const char *data, size_t length);
     /** Sets the error sentence shown to the user/model when invoke returns a non-zero status. Last call wins. */
     void (*set_error)(skill_call *call, const char *message);

@@ -7,13 +7,37 @@ import Synchronization
 extension SkillRegistry {
     /// Loads every `*.so` in `folder` (sorted by name; hidden files skipped) that `include` accepts.
     /// Failures are returned and remembered in `failures`.
+    /// Files that are probed start their workers in parallel first (a worker takes ~15 ms to start).
     @discardableResult
     public func loadFolder(_ folder: String, include: (String) -> Bool = { _ in true }) -> [PluginLoadError] {
+        let files = Self.pluginFiles(in: folder, include: include)
+        let started = startWorkersInParallel(files)
         var errors: [PluginLoadError] = []
-        for file in Self.pluginFiles(in: folder, include: include) {
-            if case .failure(let error) = load(file: file) { errors.append(error) }
+        for file in files {
+            let result = loading.withLock { _ in loadLocked(file, started: started[file]) }
+            if case .failure(let error) = result { errors.append(error) }
         }
         return errors
+    }
+
+    /// A worker started ahead of loading, for the bytes it was started with.
+    struct StartedWorker: Sendable {
+        let hash: UInt64
+        let result: Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError>
+    }
+
+    private func startWorkersInParallel(_ files: [String]) -> [String: StartedWorker] {
+        guard let isolation = configuration.isolation else { return [:] }
+        let probed = files.filter { isolation.probe($0) }
+        guard probed.count > 1 else { return [:] }
+        let results = Mutex<[String: StartedWorker]>([:])
+        DispatchQueue.concurrentPerform(iterations: probed.count) { index in
+            let file = probed[index]
+            guard case .success(let bytes) = PluginLoader.read(file) else { return }
+            let started = StartedWorker(hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
+            results.withLock { $0[file] = started }
+        }
+        return results.withLock { $0 }
     }
 
     /// Plugin files in `folder`: `*.so`, not hidden, accepted by `include`, sorted by name.
@@ -35,10 +59,10 @@ extension SkillRegistry {
     /// replacement leaves the old version registered and is reported once per distinct content.
     @discardableResult
     public func load(file: String) -> Result<PluginSummary, PluginLoadError> {
-        loading.withLock { _ in loadLocked(file) }
+        loading.withLock { _ in loadLocked(file, started: nil) }
     }
 
-    private func loadLocked(_ file: String) -> Result<PluginSummary, PluginLoadError> {
+    private func loadLocked(_ file: String, started prestarted: StartedWorker?) -> Result<PluginSummary, PluginLoadError> {
         let bytes: [UInt8]
         switch PluginLoader.read(file) {
         case .success(let b): bytes = b
@@ -51,23 +75,26 @@ extension SkillRegistry {
             }
             return PluginSummary(entry.plugin, skills: entry.skills)
         }
+        // A worker started ahead for other bytes (the file changed since) is not used.
+        var ahead = prestarted?.result
+        if let prestarted, prestarted.hash != hash || unchanged != nil {
+            if case .success(let (isolated, _)) = prestarted.result { stopInBackground(isolated) }
+            ahead = nil
+        }
         if let unchanged { return .success(unchanged) }
 
         // Untrusted files load in a child process first: a constructor or `init` that crashes or hangs kills the
         // child, not the host. In process mode that child stays on as the plugin's worker.
         if let isolation = configuration.isolation, isolation.probe(file) {
             let started: (IsolatedPlugin, WorkerProtocol.Description)
-            switch startWorker(file, bytes: bytes, isolation: isolation) {
+            switch ahead ?? startWorker(file, bytes: bytes, isolation: isolation) {
             case .failure(let error): return fail(error, hash: hash)
             case .success(let value): started = value
             }
             if isolation.mode(started.1.name, file) == .process {
                 return registerIsolated(started.0, started.1, file: file, hash: hash, bytes: bytes.count)
             }
-            let probe = started.0
-            let thread = Thread { probe.stop() }
-            thread.name = "skillhost.probe-stop"
-            thread.start()
+            stopInBackground(started.0)
         }
 
         let candidate: PluginCandidate
@@ -94,6 +121,13 @@ extension SkillRegistry {
         case .failure(let error): return fail(error, hash: hash)
         case .success(let (plugin, skills)): return register(plugin, skills, file: file, hash: hash)
         }
+    }
+
+    /// Stops a worker that only served as a probe, without waiting for it.
+    private func stopInBackground(_ isolated: IsolatedPlugin) {
+        let thread = Thread { isolated.stop() }
+        thread.name = "skillhost.probe-stop"
+        thread.start()
     }
 
     /// Problems that stop a plugin named `name` with these skills from being registered for `file`.
