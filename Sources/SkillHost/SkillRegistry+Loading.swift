@@ -326,6 +326,10 @@ extension SkillRegistry {
     /// directory, then `deinit`s and closes it. Returns the skills it would register, or every problem found.
     public func check(file: String) -> Result<(PluginSummary, [SkillInfo]), PluginLoadError> {
         loading.withLock { _ in
+            // Untrusted files are checked in a worker, so a crashing constructor cannot take the checker down.
+            if let isolation = configuration.isolation, isolation.probe(file) {
+                return checkInWorker(file, isolation: isolation)
+            }
             let candidate: PluginCandidate
             switch PluginLoader.read(file).flatMap({ loader.open(file, bytes: $0) }) {
             case .success(let c): candidate = c
@@ -339,6 +343,38 @@ extension SkillRegistry {
                 plugin.unload()
                 return .success((PluginSummary(plugin, skills: skills), skills.map(\.info)))
             }
+        }
+    }
+
+    private func checkInWorker(_ file: String, isolation: IsolationSettings) -> Result<
+        (PluginSummary, [SkillInfo]), PluginLoadError
+    > {
+        let bytes: [UInt8]
+        switch PluginLoader.read(file) {
+        case .success(let b): bytes = b
+        case .failure(let error): return .failure(error)
+        }
+        let copy: String
+        switch loader.writeCopy(file, bytes: bytes) {
+        case .failure(let error): return .failure(error)
+        case .success(let (_, path)): copy = path
+        }
+        let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let launch = WorkerLaunch(
+            file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
+            resultLimit: configuration.resultLimit)
+        switch IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log) {
+        case .failure(let error):
+            unlink(copy)
+            return .failure(error)
+        case .success(let (isolated, description)):
+            isolated.stop()
+            let summary = PluginSummary(
+                name: description.name, version: description.version, description: description.description,
+                file: file, skillIDs: description.skills.map(\.id), keepsMapped: description.keepsMapped,
+                imageSize: bytes.count)
+            return .success((summary, description.skills))
         }
     }
 

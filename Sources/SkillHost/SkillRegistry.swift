@@ -280,14 +280,17 @@ public struct PluginSummary: Sendable, Equatable {
     /// Where the plugin's code runs (external sources: in their own process).
     public let isolation: IsolationMode
 
-    init(name: String, version: String, description: String, file: String, skillIDs: [String]) {
+    init(
+        name: String, version: String, description: String, file: String, skillIDs: [String],
+        keepsMapped: Bool = false, imageSize: Int = 0
+    ) {
         self.name = name
         self.version = version
         self.description = description
         self.file = file
         self.skillIDs = skillIDs
-        keepsMapped = false
-        imageSize = 0
+        self.keepsMapped = keepsMapped
+        self.imageSize = imageSize
         isolation = .process
     }
 

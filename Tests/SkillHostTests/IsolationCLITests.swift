@@ -6,6 +6,7 @@ import Testing
 
 /// Process isolation through the real `skillhost` binary: plugins outside the bundled folder run in worker
 /// processes by default, `--isolate` and config.json choose otherwise, and the messages are exact.
+@Suite(.serialized)
 struct IsolationCLITests {
     let home: String
     let folder: String
@@ -26,8 +27,9 @@ struct IsolationCLITests {
         self.environment = environment
     }
 
-    func skillhost(_ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments + ["--plugins", folder], environment: environment, stdin: stdin)
+    func skillhost(_ arguments: [String], stdin: String? = nil) async throws -> ProcessResult {
+        try await runProcessOffPool(
+            Paths.skillhost, arguments + ["--plugins", folder], environment: environment, stdin: stdin)
     }
 
     func writeConfig(_ text: String) throws {
@@ -35,8 +37,8 @@ struct IsolationCLITests {
         try text.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
     }
 
-    @Test func listShowsWhereEachPluginRunsAndTheRejectedConstructor() throws {
-        let result = try skillhost(["list"])
+    @Test func listShowsWhereEachPluginRunsAndTheRejectedConstructor() async throws {
+        let result = try await skillhost(["list"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  in-process  1 ") })
@@ -45,70 +47,78 @@ struct IsolationCLITests {
             lines.contains(
                 "  ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
                     + "was not loaded"))
-        let all = try skillhost(["list", "--json", "--isolate", "all"])
+        let all = try await skillhost(["list", "--json", "--isolate", "all"])
         #expect(all.stdout.contains(#""isolation": "process""#))
         #expect(!all.stdout.contains(#""isolation": "in-process""#))
     }
 
-    @Test func aCrashIsAnErrorAndTheHostCarriesOn() throws {
-        let crash = try skillhost(["call", "fault_segv"])
+    @Test func checkSurvivesACrashingConstructor() async throws {
+        let result = try await runProcessOffPool(Paths.skillhost, ["check", folder + "/ctor_crash.so"], environment: environment)
+        #expect(result.status == 1)
+        #expect(
+            result.stdout == "\(folder)/ctor_crash.so: rejected, 1 problem:\n  - crashed while loading (killed by SIGSEGV); "
+                + "a constructor or init is broken, so it was not loaded\n")
+    }
+
+    @Test func aCrashIsAnErrorAndTheHostCarriesOn() async throws {
+        let crash = try await skillhost(["call", "fault_segv"])
         #expect(crash.status == 1)
         #expect(crash.stderr == "error: fault_segv failed: plugin \"faults\" crashed (killed by SIGSEGV)\n")
-        let hang = try skillhost(["call", "fault_spin", "--timeout", "300ms"])
+        let hang = try await skillhost(["call", "fault_spin", "--timeout", "300ms"])
         #expect(hang.status == 4)
         #expect(hang.stderr == "timeout: fault_spin timed out after 300 ms\n")
     }
 
-    @Test func isolateNoneRunsThirdPartyPluginsInProcess() throws {
-        let result = try skillhost(["call", "fault_ok", "--isolate", "none"])
+    @Test func isolateNoneRunsThirdPartyPluginsInProcess() async throws {
+        let result = try await skillhost(["call", "fault_ok", "--isolate", "none"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("\"pid\":\(String(result.stdout.filter(\.isNumber)))"))
-        let list = try skillhost(["list", "--isolate", "none"])
+        let list = try await skillhost(["list", "--isolate", "none"])
         #expect(list.stdout.contains("faults 1.0.0      in-process  13 "))
         // The constructor is still probed in a child: the host survives it.
         #expect(list.stdout.contains("ctor_crash.so: crashed while loading"))
     }
 
-    @Test func inProcessPluginsCannotCorruptTheMCPChannel() throws {
+    @Test func inProcessPluginsCannotCorruptTheMCPChannel() async throws {
         let input = [
             #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
             #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fault_stdout","arguments":{}}}"#,
         ].joined(separator: "\n") + "\n"
-        let result = try skillhost(["mcp", "--isolate", "none"], stdin: input)
+        let result = try await skillhost(["mcp", "--isolate", "none"], stdin: input)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines.last?.contains(#""text":"printed""#) == true)
         #expect(result.stderr.contains("not even json"))
     }
 
-    @Test func configChoosesModesAndLimitsWithClearErrors() throws {
+    @Test func configChoosesModesAndLimitsWithClearErrors() async throws {
         try writeConfig(#"{"isolation": {"default": "in-process", "plugins": {"calculator": "process"}}}"#)
-        let list = try skillhost(["list"])
+        let list = try await skillhost(["list"])
         #expect(list.stdout.contains("calculator 1.0.0  process     1 "))
         #expect(list.stdout.contains("faults 1.0.0      in-process  13 "))
 
         try writeConfig(#"{"isolation": {"default": "sandbox"}}"#)
-        let bad = try skillhost(["list"])
+        let bad = try await skillhost(["list"])
         #expect(bad.status == 2)
         #expect(
             bad.stderr == "skillhost: \(home)/config/skillhost/config.json: isolation.default must be \"process\" or "
                 + "\"in-process\"\nhint: fix the file or remove it\n")
         try writeConfig(#"{"isolation": {"memroy_mb": 512}}"#)
-        let typo = try skillhost(["list"])
+        let typo = try await skillhost(["list"])
         #expect(
             typo.stderr.hasPrefix(
                 "skillhost: \(home)/config/skillhost/config.json: unknown setting isolation.memroy_mb (did you mean "
                     + "\"memory_mb\"?); known: default, plugins, memory_mb"))
-        let flag = try skillhost(["list", "--isolate", ","])
+        let flag = try await skillhost(["list", "--isolate", ","])
         #expect(flag.status == 2)
         #expect(
             flag.stderr == "skillhost: --isolate , names no plugin\nhint: use --isolate all, --isolate none or "
                 + "--isolate notes,units\n")
     }
 
-    @Test func aMemoryLimitFromTheConfigStopsAHog() throws {
+    @Test func aMemoryLimitFromTheConfigStopsAHog() async throws {
         try writeConfig(#"{"isolation": {"memory_mb": 768}}"#)
-        let result = try skillhost(["call", "fault_hog"])
+        let result = try await skillhost(["call", "fault_hog"])
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("error: fault_hog failed: plugin \"faults\" crashed"))
     }

@@ -230,6 +230,7 @@ struct IsolationTests {
         }
         #expect(progress.status == .ok)
         #expect(reports.withLock { $0.count } == 3)
+        await Self.eventually("the plugin's log line crossed over") { host.logged("progress: progress done") }
         // A cooperative skill stops when cancelled: no kill, the worker stays.
         let whoami = await host.registry.invoke("whoami", arguments: "{}")
         let cancelled = await host.registry.invoke("cooperative", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(100))

@@ -66,6 +66,20 @@ public func runProcess(
         stderr: String(decoding: errData, as: UTF8.self))
 }
 
+/// `runProcess` on a thread of its own, so waiting for the child never holds one of the cooperative pool's few
+/// threads (other tests' timers and readers need them).
+public func runProcessOffPool(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+) async throws -> ProcessResult {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(
+                with: Result { try runProcess(executable, arguments, environment: environment, stdin: stdin) })
+        }
+        thread.start()
+    }
+}
+
 public enum FixtureError: Error, CustomStringConvertible {
     case compileFailed(String)
     public var description: String {
