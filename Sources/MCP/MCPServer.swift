@@ -21,7 +21,7 @@ public final class MCPServer: Sendable {
 
     struct State {
         /// Requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.
-        var running: [String: Task<Void, Never>] = [:]
+        var running: [String: CallSlot] = [:]
         /// The client has initialised (or discovered), so change notifications may be sent.
         var ready = false
     }
@@ -35,8 +35,11 @@ public final class MCPServer: Sendable {
         self.output = output
     }
 
-    /// Reads messages from `input` until it closes; hot reload changes become `list_changed` notifications.
-    public func serve(lines: AsyncStream<String>) async {
+    /// Reads messages until `nextLine` returns nil (standard input closed), on the calling thread — a thread of
+    /// its own, never the cooperative pool: each request is answered from the thread that finishes it, with no
+    /// task hops on the way. Hot reload changes become `list_changed` notifications. Returns once the calls still
+    /// running at the end have been answered.
+    public func serve(nextLine: () -> String?) {
         let changes = registry.changes()
         let notifier = Task { [weak self] in
             for await change in changes {
@@ -46,12 +49,11 @@ public final class MCPServer: Sendable {
             }
         }
         defer { notifier.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            for await line in lines where !line.allSatisfy(\.isWhitespace) {
-                group.addTask { await self.handle(line) }
-            }
-            group.cancelAll()
+        while let line = nextLine() {
+            if !line.allSatisfy(\.isWhitespace) { handle(line) }
         }
+        // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
+        while state.withLock({ !$0.running.isEmpty }) { usleep(1000) }
     }
 
     func send(_ message: JSONValue) { output(message.jsonText) }
@@ -66,8 +68,8 @@ public final class MCPServer: Sendable {
         send(["jsonrpc": "2.0", "id": id, "error": .object(error)])
     }
 
-    /// Handles one line: a request, a notification, or garbage.
-    func handle(_ line: String) async {
+    /// Handles one line: a request, a notification, or garbage. Calls are started and answered when they end.
+    func handle(_ line: String) {
         guard let message = try? JSONValue(parsing: line) else {
             respond(.null, code: -32700, message: "Parse error: the line is not JSON")
             return
@@ -130,7 +132,7 @@ public final class MCPServer: Sendable {
             if stateless { state.withLock { $0.ready = true } }
             finish(["tools": .array(registry.skills.map(Self.tool))])
         case "tools/call":
-            await call(id: id, params: params, finish: finish)
+            call(id: id, params: params, finish: finish)
         default:
             respond(id, code: -32601, message: "Method not found: \(method)")
         }
@@ -141,8 +143,8 @@ public final class MCPServer: Sendable {
         case "notifications/initialized": state.withLock { $0.ready = true }
         case "notifications/cancelled":
             guard let requestID = params["requestId"] else { return }
-            let task = state.withLock { $0.running.removeValue(forKey: requestID.jsonText) }
-            task?.cancel()
+            let call = state.withLock { $0.running.removeValue(forKey: requestID.jsonText) }
+            call?.cancel()
         default: break
         }
     }
@@ -161,7 +163,7 @@ public final class MCPServer: Sendable {
         ]
     }
 
-    private func call(id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void) async {
+    private func call(id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void) {
         guard case .string(let name)? = params["name"] else {
             respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name")
             return
@@ -189,18 +191,23 @@ public final class MCPServer: Sendable {
         }
         let token = params["_meta"]?["progressToken"]
         let key = id.jsonText
-        let task = Task {
-            let outcome = await registry.invoke(name, arguments: arguments.jsonText) { [weak self] progress in
-                guard let self, let token else { return }
-                var body = JSONObject([
-                    (key: "progressToken", value: token), (key: "progress", value: .double(progress.done)),
-                ])
-                if let total = progress.total { body["total"] = .double(total) }
-                if let message = progress.message { body["message"] = .string(message) }
-                self.send(["jsonrpc": "2.0", "method": "notifications/progress", "params": .object(body)])
-            }
+        // Registered before the call starts, so a fast call that ends at once still finds (and removes) it.
+        let slot = CallSlot()
+        state.withLock { $0.running[key] = slot }
+        let onProgress: @Sendable (SkillProgress) -> Void = { [weak self] progress in
+            guard let self, let token else { return }
+            var body = JSONObject([
+                (key: "progressToken", value: token), (key: "progress", value: .double(progress.done)),
+            ])
+            if let total = progress.total { body["total"] = .double(total) }
+            if let message = progress.message { body["message"] = .string(message) }
+            self.send(["jsonrpc": "2.0", "method": "notifications/progress", "params": .object(body)])
+        }
+        let handle = registry.start(name, arguments: arguments.jsonText, onProgress: onProgress) {
+            [weak self] outcome in
+            guard let self else { return }
             // A cancelled request gets no response (the client stopped waiting for it).
-            guard !Task.isCancelled else { return }
+            guard self.state.withLock({ $0.running.removeValue(forKey: key) }) != nil else { return }
             if outcome.status == .ok {
                 let result = outcome.result ?? .null
                 var object = JSONObject([
@@ -213,12 +220,31 @@ public final class MCPServer: Sendable {
                 finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
             }
         }
-        state.withLock { $0.running[key] = task }
-        await task.value
-        _ = state.withLock { $0.running.removeValue(forKey: key) }
+        slot.attach(handle)
     }
 
     static func errorResult(_ message: String) -> JSONValue {
         ["content": [["type": "text", "text": .string(message)]], "isError": true]
+    }
+}
+
+/// Where a cancellation that arrives before the call's handle exists waits for it.
+final class CallSlot: Sendable {
+    private let state = Mutex<(handle: CallHandle?, cancelled: Bool)>((nil, false))
+
+    func attach(_ handle: CallHandle) {
+        let cancelled = state.withLock { state in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelled { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = state.withLock { state in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.cancel()
     }
 }

@@ -86,18 +86,27 @@ final class InvocationRunner: Sendable {
     func run(_ job: Job) async -> SkillOutcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<SkillOutcome, Never>) in
-                guard job.install(continuation) else { return }
-                let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
-                    guard let self, let job else { return }
-                    self.finish(job, .timeout)
-                }
-                job.attach(timer)
-                submit(job)
+                start(job) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             finish(job, .cancelled)
         }
     }
+
+    /// Runs `job` on a pool thread; `completion` receives the outcome, the deadline's `timeout` or `cancelled`
+    /// (see `cancel`) exactly once, on whichever thread ends the job. For callers that are threads, not tasks.
+    func start(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
+        guard job.install(completion) else { return }
+        let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
+            guard let self, let job else { return }
+            self.finish(job, .timeout)
+        }
+        job.attach(timer)
+        submit(job)
+    }
+
+    /// Ends a started job with `cancelled` (its caller stopped waiting).
+    func cancel(_ job: Job) { finish(job, .cancelled) }
 
     private func submit(_ job: Job) {
         let key = ObjectIdentifier(job.skill.plugin)
@@ -311,7 +320,7 @@ final class Worker: Sendable {
 /// One invocation on its way through the runner.
 final class Job: Sendable {
     private struct Completion {
-        var continuation: CheckedContinuation<SkillOutcome, Never>?
+        var resume: (@Sendable (SkillOutcome) -> Void)?
         var outcome: SkillOutcome?
         var timer: DeadlineTimer?
         var started = false
@@ -344,15 +353,15 @@ final class Job: Sendable {
         skill.execute(arguments: arguments, argumentText: argumentText, context: context)
     }
 
-    /// Stores the continuation; returns false (after resuming it) if the job already ended.
-    func install(_ continuation: CheckedContinuation<SkillOutcome, Never>) -> Bool {
+    /// Stores what receives the outcome; returns false (after calling it) if the job already ended.
+    func install(_ resume: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
         let finished = completion.withLock { state -> SkillOutcome? in
             if let outcome = state.outcome { return outcome }
-            state.continuation = continuation
+            state.resume = resume
             return nil
         }
         if let finished {
-            continuation.resume(returning: finished)
+            resume(finished)
             return false
         }
         return true
@@ -372,20 +381,20 @@ final class Job: Sendable {
     func complete(_ outcome: SkillOutcome, beforeResuming: () -> Void = {}) -> Bool {
         var final = outcome
         final.duration = ContinuousClock.now - start
-        let (won, continuation, timer) = completion.withLock { state in
+        let (won, resume, timer) = completion.withLock { state in
             guard state.outcome == nil else {
-                return (false, nil, nil) as (Bool, CheckedContinuation<SkillOutcome, Never>?, DeadlineTimer?)
+                return (false, nil, nil) as (Bool, (@Sendable (SkillOutcome) -> Void)?, DeadlineTimer?)
             }
             state.outcome = final
-            let pending = (true, state.continuation, state.timer)
-            state.continuation = nil
+            let pending = (true, state.resume, state.timer)
+            state.resume = nil
             state.timer = nil
             return pending
         }
         guard won else { return false }
         timer?.cancel()
         beforeResuming()
-        continuation?.resume(returning: final)
+        resume?(final)
         return true
     }
 }

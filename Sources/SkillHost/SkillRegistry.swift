@@ -184,6 +184,43 @@ public final class SkillRegistry: Sendable {
         }
     }
 
+    /// Starts a call like `invoke` for callers that are threads rather than tasks (a protocol reader): `completion`
+    /// receives the outcome exactly once, on whichever thread ends the call. The handle cancels it.
+    @discardableResult
+    public func start(
+        _ id: String, arguments: String, timeout: Duration? = nil,
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
+        completion: @escaping @Sendable (SkillOutcome) -> Void
+    ) -> CallHandle {
+        let start = ContinuousClock.now
+        if state.withLock({ $0.external[id] }) != nil {
+            let task = Task {
+                completion(await invoke(id, arguments: arguments, timeout: timeout, onProgress: onProgress))
+            }
+            return CallHandle { task.cancel() }
+        }
+        switch prepare(id, arguments) {
+        case .failure(let rejected):
+            var failed = rejected.outcome
+            failed.duration = .now - start
+            completion(failed)
+            return CallHandle {}
+        case .success(let prepared):
+            let context = CallContext(
+                skill: prepared.skill, onProgress: onProgress, log: configuration.log,
+                resultLimit: configuration.resultLimit)
+            let job = Job(
+                skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
+                timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
+            let plugin = prepared.skill.plugin
+            runner.start(job) { outcome in
+                plugin.users.subtract(1, ordering: .releasing)
+                completion(outcome)
+            }
+            return CallHandle { [runner] in runner.cancel(job) }
+        }
+    }
+
     /// Invokes a skill synchronously on the calling thread, with no deadline: the cost of a call without the
     /// thread hand-off. For benchmarks and worker processes.
     ///
@@ -304,6 +341,16 @@ public struct PluginSummary: Sendable, Equatable {
         imageSize = plugin.imageSize
         isolation = plugin.isolation
     }
+}
+
+/// A call started with `SkillRegistry.start`.
+public final class CallHandle: Sendable {
+    private let action: @Sendable () -> Void
+
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+
+    /// Ends the call with `cancelled` (a no-op once it ended).
+    public func cancel() { action() }
 }
 
 /// Why a registry cannot start.

@@ -19,14 +19,15 @@ enum MCPCommand {
         let server = MCPServer(registry: registry, policy: policy) { line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
-        // Standard input is read on a thread of its own (blocking reads never touch the cooperative pool).
-        let (lines, continuation) = AsyncStream<String>.makeStream()
-        let reader = Thread {
-            while let line = readLine(strippingNewline: true) { continuation.yield(line) }
-            continuation.finish()
+        // Standard input is read on a thread of its own (blocking reads never touch the cooperative pool), which
+        // also starts each call; the thread that ends a call writes its response.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let reader = Thread {
+                server.serve { readLine(strippingNewline: true) }
+                done.resume()
+            }
+            reader.name = "skillhost.mcp.stdin"
+            reader.start()
         }
-        reader.name = "skillhost.mcp.stdin"
-        reader.start()
-        await server.serve(lines: lines)
     }
 }
