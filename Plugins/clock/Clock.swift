@@ -1,11 +1,16 @@
 import Foundation
 import SkillSDKSwift
+import Synchronization
 
 /// clock — time-zone skills written in Swift with the SkillSDK Swift helper.
 
 /// Resolves an IANA zone name or explains what to use instead.
 func zone(_ name: String) throws -> TimeZone {
-    if let zone = TimeZone(identifier: name) { return zone }
+    if let cached = zones.withLock({ $0[name] }) { return cached }
+    if let zone = TimeZone(identifier: name) {
+        zones.withLock { $0[name] = zone }
+        return zone
+    }
     let known = TimeZone.knownTimeZoneIdentifiers
     let lowered = name.lowercased()
     if let exact = known.first(where: { $0.lowercased() == lowered }), let zone = TimeZone(identifier: exact) {
@@ -18,6 +23,9 @@ func zone(_ name: String) throws -> TimeZone {
     }
     throw SkillFailure(.invalidArguments, message)
 }
+
+/// Zones already looked up (a lookup reads the zone file).
+let zones = Mutex<[String: TimeZone]>([:])
 
 /// Levenshtein distance, for suggestions.
 func distance(_ a: String, _ b: String) -> Int {
@@ -48,21 +56,24 @@ struct ZonedTime: Encodable {
         case timeZone = "time_zone", iso8601, date, time, weekday, utcOffset = "utc_offset"
     }
 
+    static let weekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+    /// Calendar arithmetic and plain number formatting: a DateFormatter costs ~0.1 ms per pattern.
     init(_ instant: Date, in zone: TimeZone) {
-        // One formatter, re-patterned: creating a DateFormatter per field cost ~0.1 ms each.
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = zone
-        func format(_ pattern: String) -> String {
-            formatter.dateFormat = pattern
-            return formatter.string(from: instant)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: instant)
+        func two(_ value: Int?) -> String {
+            let number = value ?? 0
+            return number < 10 ? "0\(number)" : "\(number)"
         }
+        let offset = zone.secondsFromGMT(for: instant)
+        utcOffset = (offset < 0 ? "-" : "+") + two(abs(offset) / 3600) + ":" + two(abs(offset) % 3600 / 60)
+        date = "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day))"
+        time = "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
+        iso8601 = "\(date)T\(time)\(utcOffset)"
+        weekday = Self.weekdays[max(0, min(6, (parts.weekday ?? 1) - 1))]
         timeZone = zone.identifier
-        iso8601 = format("yyyy-MM-dd'T'HH:mm:ssxxx")
-        date = format("yyyy-MM-dd")
-        time = format("HH:mm:ss")
-        weekday = format("EEEE")
-        utcOffset = format("xxx")
     }
 }
 

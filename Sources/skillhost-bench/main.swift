@@ -8,7 +8,7 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only]
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --mcp-compare <mcp-server-time>]
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
 // shows the median of those across runs plus the range of the run medians (the spread).
@@ -284,6 +284,10 @@ func reloadBenchmarks() async throws {
 func main() async throws {
     if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho() }
     let options = Options(Array(CommandLine.arguments.dropFirst()))
+    if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
+        try await mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
+        exit(0)
+    }
     if options.reloadOnly {
         try await reloadBenchmarks()
         exit(0)
