@@ -35,11 +35,12 @@ public final class MCPServer: Sendable {
         self.output = output
     }
 
-    /// Reads messages until `nextLine` returns nil (standard input closed), on the calling thread — a thread of
-    /// its own, never the cooperative pool: each request is answered from the thread that finishes it, with no
-    /// task hops on the way. Hot reload changes become `list_changed` notifications. Returns once the calls still
-    /// running at the end have been answered.
-    public func serve(nextLine: () -> String?) {
+    /// Reads messages until `nextLine` returns nil (standard input closed), starting on the calling thread — a
+    /// thread of its own, never the cooperative pool. Threads follow the leader/follower pattern: the thread that
+    /// reads a `tools/call` hands reading over to another thread and runs the call itself, so a request is
+    /// answered without a single thread hand-off. Hot reload changes become `list_changed` notifications. Returns
+    /// once the calls still running at the end have been answered.
+    public func serve(nextLine: @escaping @Sendable () -> String?) {
         let changes = registry.changes()
         let notifier = Task { [weak self] in
             for await change in changes {
@@ -49,9 +50,7 @@ public final class MCPServer: Sendable {
             }
         }
         defer { notifier.cancel() }
-        while let line = nextLine() {
-            if !line.allSatisfy(\.isWhitespace) { handle(line) }
-        }
+        ReadLoop(server: self, nextLine: nextLine).lead()
         // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
         while state.withLock({ !$0.running.isEmpty }) { usleep(1000) }
     }
@@ -68,8 +67,9 @@ public final class MCPServer: Sendable {
         send(["jsonrpc": "2.0", "id": id, "error": .object(error)])
     }
 
-    /// Handles one line: a request, a notification, or garbage. Calls are started and answered when they end.
-    func handle(_ line: String) {
+    /// Handles one line: a request, a notification, or garbage. A call runs on this thread; `beforeCall` runs just
+    /// before it starts (the read loop hands reading over there), and never for anything else.
+    func handle(_ line: String, beforeCall: () -> Void = {}) {
         guard let message = try? JSONValue(parsing: line) else {
             respond(.null, code: -32700, message: "Parse error: the line is not JSON")
             return
@@ -132,7 +132,7 @@ public final class MCPServer: Sendable {
             if stateless { state.withLock { $0.ready = true } }
             finish(["tools": .array(registry.skills.map(Self.tool))])
         case "tools/call":
-            call(id: id, params: params, finish: finish)
+            call(id: id, params: params, finish: finish, beforeCall: beforeCall)
         default:
             respond(id, code: -32601, message: "Method not found: \(method)")
         }
@@ -163,7 +163,9 @@ public final class MCPServer: Sendable {
         ]
     }
 
-    private func call(id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void) {
+    private func call(
+        id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void, beforeCall: () -> Void
+    ) {
         guard case .string(let name)? = params["name"] else {
             respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name")
             return
@@ -203,8 +205,11 @@ public final class MCPServer: Sendable {
             if let message = progress.message { body["message"] = .string(message) }
             self.send(["jsonrpc": "2.0", "method": "notifications/progress", "params": .object(body)])
         }
-        let handle = registry.start(name, arguments: arguments.jsonText, onProgress: onProgress) {
-            [weak self] outcome in
+        beforeCall()
+        registry.start(
+            name, arguments: arguments.jsonText, onCallingThread: true, onProgress: onProgress,
+            onHandle: { slot.attach($0) }
+        ) { [weak self] outcome in
             guard let self else { return }
             // A cancelled request gets no response (the client stopped waiting for it).
             guard self.state.withLock({ $0.running.removeValue(forKey: key) }) != nil else { return }
@@ -220,7 +225,6 @@ public final class MCPServer: Sendable {
                 finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
             }
         }
-        slot.attach(handle)
     }
 
     static func errorResult(_ message: String) -> JSONValue {
@@ -246,5 +250,54 @@ final class CallSlot: Sendable {
             return state.handle
         }
         handle?.cancel()
+    }
+}
+
+/// The read loop of `MCPServer.serve`: one thread at a time reads; a thread that is about to run a call hands
+/// reading to a waiting thread (starting one when none waits).
+final class ReadLoop: Sendable {
+    private let server: MCPServer
+    private let nextLine: @Sendable () -> String?
+    private let leadership = DispatchSemaphore(value: 1)
+    private let followers = Atomic<Int>(0)
+    private let ended = Atomic<Bool>(false)
+
+    init(server: MCPServer, nextLine: @escaping @Sendable () -> String?) {
+        self.server = server
+        self.nextLine = nextLine
+    }
+
+    /// Runs until the input ends. Every thread that joins the loop leaves it once the input ended.
+    func lead() {
+        while true {
+            followers.add(1, ordering: .relaxed)
+            leadership.wait()
+            followers.subtract(1, ordering: .relaxed)
+            if ended.load(ordering: .acquiring) {
+                leadership.signal()  // let the next one see it too
+                return
+            }
+            var leading = true
+            while leading {
+                guard let line = nextLine() else {
+                    ended.store(true, ordering: .releasing)
+                    leadership.signal()
+                    return
+                }
+                if line.allSatisfy(\.isWhitespace) { continue }
+                server.handle(line) {
+                    if followers.load(ordering: .relaxed) == 0 { startFollower() }
+                    leading = false
+                    leadership.signal()
+                }
+            }
+        }
+    }
+
+    private func startFollower() {
+        let thread = Thread { [self] in lead() }
+        thread.name = "skillhost.mcp.reader"
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }

@@ -108,6 +108,65 @@ final class InvocationRunner: Sendable {
     /// Ends a started job with `cancelled` (its caller stopped waiting).
     func cancel(_ job: Job) { finish(job, .cancelled) }
 
+    /// Like `start`, but the calling thread runs the job itself when it may run at once (no thread hand-off):
+    /// for the time of the call the thread counts as one of the pool's, with the same deadline and abandonment
+    /// rules — at the deadline `completion` gets `timeout` from the timer while this thread stays inside the plugin.
+    /// When the job has to wait its turn it is queued as usual and this returns at once.
+    ///
+    /// - Important: blocks in plugin code; call it only from a thread that may block (never the cooperative pool).
+    func runOnCallingThread(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
+        guard job.install(completion) else { return }
+        let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
+            guard let self, let job else { return }
+            self.finish(job, .timeout)
+        }
+        job.attach(timer)
+        let key = ObjectIdentifier(job.skill.plugin)
+        enum Admission {
+            case here
+            case queued([Action])
+            case rejected(String)
+        }
+        let admission = state.withLock { state -> Admission in
+            let stuck = state.stuck[key, default: 0]
+            if stuck >= limits.unhealthyAfterStuckCalls {
+                return .rejected(
+                    "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuck) calls are still stuck after timing out; "
+                        + "fix or remove the plugin, then reload it")
+            }
+            if state.queue.isEmpty, isEligible(job, state), state.liveThreads < limits.maximumThreads {
+                state.liveThreads += 1
+                markRunning(job, &state)
+                return .here
+            }
+            state.queue.append(job)
+            return .queued(dispatch(&state))
+        }
+        switch admission {
+        case .rejected(let message):
+            finish(job, outcome: .failure(.error, message))
+        case .queued(let actions):
+            perform(actions)
+        case .here:
+            if !job.isFinished { finish(job, outcome: job.execute()) }
+            let actions = state.withLock { state -> [Action] in
+                let id = ObjectIdentifier(job)
+                if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
+                if state.abandoned.remove(id) != nil {
+                    // Abandoned at its deadline: the thread was already taken out of the live count then.
+                    state.decrement(\.stuck, key)
+                    state.abandonedThreads -= 1
+                } else {
+                    state.running[id] = nil
+                    state.decrement(\.inFlight, key)
+                    state.liveThreads -= 1
+                }
+                return dispatch(&state)
+            }
+            perform(actions)
+        }
+    }
+
     private func submit(_ job: Job) {
         let key = ObjectIdentifier(job.skill.plugin)
         let (rejection, actions) = state.withLock { state -> (String?, [Action]) in

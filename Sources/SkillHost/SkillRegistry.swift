@@ -186,10 +186,16 @@ public final class SkillRegistry: Sendable {
 
     /// Starts a call like `invoke` for callers that are threads rather than tasks (a protocol reader): `completion`
     /// receives the outcome exactly once, on whichever thread ends the call. The handle cancels it.
+    ///
+    /// - Parameter onCallingThread: run the plugin code on the calling thread when the call may run at once (saves
+    ///   the hand-off to a pool thread; the deadline still holds). Only for threads that may block in plugin code —
+    ///   never the cooperative pool; the caller returns when the plugin does (or at once when the call queues).
+    /// - Parameter onHandle: receives the handle before the call runs (so another thread can cancel a call that
+    ///   runs on this one).
     @discardableResult
     public func start(
-        _ id: String, arguments: String, timeout: Duration? = nil,
-        onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
+        _ id: String, arguments: String, timeout: Duration? = nil, onCallingThread: Bool = false,
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil, onHandle: (CallHandle) -> Void = { _ in },
         completion: @escaping @Sendable (SkillOutcome) -> Void
     ) -> CallHandle {
         let start = ContinuousClock.now
@@ -197,7 +203,9 @@ public final class SkillRegistry: Sendable {
             let task = Task {
                 completion(await invoke(id, arguments: arguments, timeout: timeout, onProgress: onProgress))
             }
-            return CallHandle { task.cancel() }
+            let handle = CallHandle { task.cancel() }
+            onHandle(handle)
+            return handle
         }
         switch prepare(id, arguments) {
         case .failure(let rejected):
@@ -213,11 +221,14 @@ public final class SkillRegistry: Sendable {
                 skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
                 timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
             let plugin = prepared.skill.plugin
-            runner.start(job) { outcome in
+            let finish: @Sendable (SkillOutcome) -> Void = { outcome in
                 plugin.users.subtract(1, ordering: .releasing)
                 completion(outcome)
             }
-            return CallHandle { [runner] in runner.cancel(job) }
+            let handle = CallHandle { [runner] in runner.cancel(job) }
+            onHandle(handle)
+            if onCallingThread { runner.runOnCallingThread(job, completion: finish) } else { runner.start(job, completion: finish) }
+            return handle
         }
     }
 

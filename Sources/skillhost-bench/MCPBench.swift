@@ -70,7 +70,7 @@ final class LineClient {
     }
 }
 
-func mcpCompare(_ options: Options, serverTime: String) async throws {
+func mcpCompare(_ options: Options, serverTime: String) throws {
     let skillhost = bundledPluginFolder() + "/skillhost"
     let servers: [(String, [String], String, JSONValue)] = [
         ("skillhost mcp, calculator", [skillhost, "mcp"], "calculator", ["expression": "(23+7)*2"]),
@@ -88,24 +88,6 @@ func mcpCompare(_ options: Options, serverTime: String) async throws {
             _ = registry.invokeOnCurrentThread(tool, arguments: arguments)
         }
         print(Row(name: "\(tool) in-process, calling thread", runs: runs).line)
-        var samples: [Double] = []
-        for index in 0..<3000 {
-            let start = now()
-            _ = await registry.invoke(tool, arguments: arguments)
-            if index >= 1000 { samples.append(Double(now() - start)) }
-        }
-        print(Row(name: "\(tool) in-process, `await invoke`", runs: [Run(samples: samples)]).line)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let runs = measure(Options(["--calls", "2000", "--runs", "3"])) {
-                _ = registry.invokeOnCurrentThread(tool, arguments: arguments)
-            }
-            print(Row(name: "\(tool) in-process, a Thread of its own", runs: runs).line)
-            done.signal()
-        }
-        thread.stackSize = 8 << 20
-        thread.start()
-        done.wait()
     }
     registry.shutdown()
     print("")

@@ -285,7 +285,7 @@ func main() async throws {
     if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho() }
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
-        try await mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
+        try mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
         exit(0)
     }
     if options.reloadOnly {

@@ -19,8 +19,8 @@ enum MCPCommand {
         let server = MCPServer(registry: registry, policy: policy) { line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
-        // Standard input is read on a thread of its own (blocking reads never touch the cooperative pool), which
-        // also starts each call; the thread that ends a call writes its response.
+        // Standard input is read on threads of their own (blocking reads and plugin code never touch the
+        // cooperative pool); the thread that ends a call writes its response.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let reader = Thread {
                 server.serve { readLine(strippingNewline: true) }

@@ -174,4 +174,33 @@ struct RunnerTests {
         #expect(await registry.invoke("cooperative", arguments: #"{"ms": 300}"#).status == .timeout)
         #expect(await registry.invoke("cooperative", arguments: #"{"ms": 30}"#, timeout: .seconds(5)).status == .ok)
     }
+
+    /// `start(onCallingThread:)`: the calling thread runs the call itself, under the same deadline; it counts as a
+    /// pool thread only while inside the plugin.
+    @Test func callsOnTheCallingThreadKeepTheDeadlineAndTheAccounting() async throws {
+        let registry = try Self.registry()
+        func startOnThread(_ skill: String, _ arguments: String, timeout: Duration) async -> (SkillOutcome, Duration) {
+            await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    let start = ContinuousClock.now
+                    registry.start(skill, arguments: arguments, timeout: timeout, onCallingThread: true) { outcome in
+                        continuation.resume(returning: (outcome, ContinuousClock.now - start))
+                    }
+                }
+                thread.start()
+            }
+        }
+        let (echo, _) = await startOnThread("echo", #"{"k": 1}"#, timeout: .seconds(5))
+        #expect(echo.result == ["k": 1])
+        // The thread leaves the pool's count right after the completion ran.
+        for _ in 0..<200 where registry.poolStatistics.liveThreads > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(registry.poolStatistics.liveThreads == 0)
+        let (stuck, waited) = await startOnThread("block", #"{"ms": 600}"#, timeout: .milliseconds(100))
+        #expect(stuck.error == "block timed out after 100 ms")
+        #expect(waited < .milliseconds(400), "the completion came \(waited) after the start")
+        #expect(registry.poolStatistics.abandonedThreads == 1)
+        for _ in 0..<200 where registry.poolStatistics.abandonedThreads > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(registry.poolStatistics.abandonedThreads == 0)
+        #expect(registry.poolStatistics.liveThreads == 0)
+    }
 }
