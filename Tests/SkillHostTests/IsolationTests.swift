@@ -135,6 +135,27 @@ struct IsolationTests {
         #expect(await host.workerPID() != nil)
     }
 
+    @Test func openFilesAndCPUTimeAreLimited() async throws {
+        let host = try Host {
+            $0.limits.openFiles = 64
+            $0.limits.cpuSeconds = 1
+        }
+        try host.load("faults.c")
+        guard case .int(let count)? = await host.registry.invoke("fault_files", arguments: "{}").result else {
+            Issue.record("fault_files gave no count")
+            return
+        }
+        #expect(count > 0 && count < 64)
+        let (outcome, waited) = await Self.timed(host.registry, "fault_spin", timeout: .seconds(20))
+        #expect(outcome.status == .error)
+        #expect(
+            outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGKILL); it may have run "
+                + "over its CPU-time limit") == true
+                || outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGXCPU)") == true,
+            "\(outcome)")
+        #expect(waited < .seconds(10))
+    }
+
     @Test func aCrashOnABackgroundThreadIsNoticedAndRecovered() async throws {
         let host = try Host()
         try host.load("faults.c")

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "skill_sdk.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,24 @@ static int bad_json(void *state, const skill_call_api *api, skill_call *call, co
     return SKILL_OK;
 }
 
+/* Opens /dev/null until it cannot, closes them all again, and answers how many it got. */
+static int count_files(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    static int fds[100000];
+    int count = 0;
+    while (count < 100000) {
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd < 0) break;
+        fds[count++] = fd;
+    }
+    for (int i = 0; i < count; i++) close(fds[i]);
+    char result[32];
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "%d", count));
+    return SKILL_OK;
+}
+
 static const skill_descriptor skills[] = {
+    SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
     SKILL_JSON("fault_abort", "Abort", "Calls abort().", OBJECT, SKILL_RISK_READ_ONLY, 0, do_abort),
