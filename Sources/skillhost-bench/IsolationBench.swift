@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SkillHost
+import Synchronization
 
 // Process isolation: the round trip of a trivial call in process mode against the floor (a raw pipe round trip of
 // a line of the same size between two processes), against in-process calls, and how long a worker takes to start.
@@ -58,13 +59,19 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     func processRegistry() throws -> SkillRegistry {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
-        configuration.isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+        var isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+        isolation.maximumCrashes = 1000  // the deadline measurement kills the worker on purpose, again and again
+        configuration.isolation = isolation
         return try SkillRegistry(configuration: configuration)
     }
     let registry = try processRegistry()
     _ = try registry.load(file: folder + "/libskill-calculator.so").get()
     let arguments = #"{"expression":"(23+7)*2"}"#
-    precondition(registry.invokeOnCurrentThread("calculator", arguments: arguments).result == .int(60))
+    let first = registry.invokeOnCurrentThread("calculator", arguments: arguments)
+    guard first.result == .int(60) else {
+        print("isolation: calculator in process mode failed: \(first)")
+        return
+    }
     let calls = Options(["--calls", String(min(options.calls, 20_000)), "--runs", String(options.runs)])
     let request =
         #"{"jsonrpc":"2.0","id":12345,"method":"invoke","params":{"skill":"calculator","arguments":{"expression":"(23+7)*2"}}}"#
@@ -98,7 +105,38 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         }
         print(Row(name: "\(name), `await invoke` (\(calls.calls / 4) calls/run)", runs: Array(runs.dropFirst())).line)
     }
+    // Deadline in process mode: a call stuck in the worker (sleeps 1 s, never polls is_cancelled); how late is the
+    // timeout delivered (measured where the host delivers it), and how long until the killed worker is replaced.
+    _ = try registry.load(file: try compileFixture()).get()
+    var lateness: [Double] = []
+    var recoveries: [Double] = []
+    for _ in 0..<20 {
+        let start = now()
+        let delivered = DispatchSemaphore(value: 0)
+        let at = Atomic<UInt64>(0)
+        registry.start("bench_block", arguments: "{}", timeout: .milliseconds(50)) { outcome in
+            if outcome.status != .timeout { print("unexpected: \(outcome)") }
+            at.store(now(), ordering: .relaxed)
+            delivered.signal()
+        }
+        delivered.wait()
+        lateness.append(Double(at.load(ordering: .relaxed) - start) - 50_000_000)
+        usleep(150_000)  // the grace period passes; the worker is killed
+        let restart = now()
+        let next = registry.invokeOnCurrentThread("bench_add", arguments: #"{"a":1,"b":2}"#)
+        recoveries.append(Double(now() - restart))
+        if next.status != .ok { print("unexpected: \(next)") }
+    }
     registry.shutdown()
+    let late = Run(samples: lateness)
+    let recovery = Run(samples: recoveries)
+    print("")
+    print(
+        String(
+            format: "process mode, stuck call with a 50 ms timeout (20 calls): timeout delivered %.2f ms late (median), "
+                + "%.2f ms max; the plugin's next call after the kill (worker restart included): median %.1f ms, max %.1f ms",
+            late.percentile(0.5) / 1e6, (lateness.max() ?? 0) / 1e6, recovery.percentile(0.5) / 1e6,
+            (recoveries.max() ?? 0) / 1e6))
 
     // Worker start: spawn → the plugin loaded and described (what every process-mode load and every probe costs).
     var starts: [Double] = []
