@@ -20,26 +20,6 @@ extension SkillRegistry {
         return errors
     }
 
-    /// A worker started ahead of loading, for the bytes it was started with.
-    struct StartedWorker: Sendable {
-        let hash: UInt64
-        let result: Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError>
-    }
-
-    private func startWorkersInParallel(_ files: [String]) -> [String: StartedWorker] {
-        guard let isolation = configuration.isolation else { return [:] }
-        let probed = files.filter { isolation.probe($0) }
-        guard probed.count > 1 else { return [:] }
-        let results = Mutex<[String: StartedWorker]>([:])
-        DispatchQueue.concurrentPerform(iterations: probed.count) { index in
-            let file = probed[index]
-            guard case .success(let bytes) = PluginLoader.read(file) else { return }
-            let started = StartedWorker(hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
-            results.withLock { $0[file] = started }
-        }
-        return results.withLock { $0 }
-    }
-
     /// Plugin files in `folder`: `*.so`, not hidden, accepted by `include`, sorted by name.
     static func pluginFiles(in folder: String, include: (String) -> Bool) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
@@ -78,7 +58,7 @@ extension SkillRegistry {
         // A worker started ahead for other bytes (the file changed since) is not used.
         var ahead = prestarted?.result
         if let prestarted, prestarted.hash != hash || unchanged != nil {
-            if case .success(let (isolated, _)) = prestarted.result { stopInBackground(isolated) }
+            if case .success(let (isolated, _)) = prestarted.result { stopProbe(isolated) }
             ahead = nil
         }
         if let unchanged { return .success(unchanged) }
@@ -94,7 +74,7 @@ extension SkillRegistry {
             if isolation.mode(started.1.name, file) == .process {
                 return registerIsolated(started.0, started.1, file: file, hash: hash, bytes: bytes.count)
             }
-            stopInBackground(started.0)
+            stopProbe(started.0)
         }
 
         let candidate: PluginCandidate
@@ -123,15 +103,8 @@ extension SkillRegistry {
         }
     }
 
-    /// Stops a worker that only served as a probe, without waiting for it.
-    private func stopInBackground(_ isolated: IsolatedPlugin) {
-        let thread = Thread { isolated.stop() }
-        thread.name = "skillhost.probe-stop"
-        thread.start()
-    }
-
     /// Problems that stop a plugin named `name` with these skills from being registered for `file`.
-    private func conflicts(name: String, skillIDs: [String], file: String) -> [PluginProblem] {
+    func conflicts(name: String, skillIDs: [String], file: String) -> [PluginProblem] {
         state.withLock { state -> [PluginProblem] in
             let replacing = state.owners[file]
             var problems: [PluginProblem] = []
@@ -147,52 +120,9 @@ extension SkillRegistry {
         }
     }
 
-    /// Starts a worker process for a private copy of `bytes` and waits until it loaded the plugin.
-    private func startWorker(_ file: String, bytes: [UInt8], isolation: IsolationSettings) -> Result<
-        (IsolatedPlugin, WorkerProtocol.Description), PluginLoadError
-    > {
-        let copy: String
-        switch loader.writeCopy(file, bytes: bytes) {
-        case .failure(let error): return .failure(error)
-        case .success(let (_, path)): copy = path
-        }
-        let launch = WorkerLaunch(
-            file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit)
-        let started = IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log)
-        if case .failure = started { unlink(copy) }
-        return started
-    }
-
-    /// Registers a plugin whose worker process is running.
-    private func registerIsolated(
-        _ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, hash: UInt64, bytes: Int
-    ) -> Result<PluginSummary, PluginLoadError> {
-        let problems = conflicts(name: description.name, skillIDs: description.skills.map(\.id), file: file)
-        guard problems.isEmpty else {
-            isolated.stop()
-            return fail(PluginLoadError(file: file, problems: problems), hash: nil)
-        }
-        let plugin = LoadedPlugin(
-            name: description.name, version: description.version, description: description.description, file: file,
-            image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil)
-        var skills: [Skill] = []
-        for info in description.skills {
-            guard let schema = try? JSONSchema(info.inputSchema) else {
-                isolated.stop()
-                return fail(
-                    PluginLoadError(
-                        file: file, problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
-                    hash: hash)
-            }
-            skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))
-        }
-        return register(plugin, skills, file: file, hash: hash)
-    }
-
     /// The switch: one critical section replaces the old entry's skills with the new ones; then the old version
     /// is retired.
-    private func register(_ plugin: LoadedPlugin, _ skills: [Skill], file: String, hash: UInt64) -> Result<
+    func register(_ plugin: LoadedPlugin, _ skills: [Skill], file: String, hash: UInt64) -> Result<
         PluginSummary, PluginLoadError
     > {
         let entry = Entry(plugin: plugin, skills: skills, contentHash: hash)
@@ -225,7 +155,7 @@ extension SkillRegistry {
 
     /// Records a failure; publishes it only when this content has not failed before (or, for failures not tied
     /// to the content, when the error is new).
-    private func fail(_ error: PluginLoadError, hash: UInt64?) -> Result<PluginSummary, PluginLoadError> {
+    func fail(_ error: PluginLoadError, hash: UInt64?) -> Result<PluginSummary, PluginLoadError> {
         let isNew = state.withLock { state -> Bool in
             let previous = state.failures[error.file]
             state.failures[error.file] = (error, hash)
@@ -343,38 +273,6 @@ extension SkillRegistry {
                 plugin.unload()
                 return .success((PluginSummary(plugin, skills: skills), skills.map(\.info)))
             }
-        }
-    }
-
-    private func checkInWorker(_ file: String, isolation: IsolationSettings) -> Result<
-        (PluginSummary, [SkillInfo]), PluginLoadError
-    > {
-        let bytes: [UInt8]
-        switch PluginLoader.read(file) {
-        case .success(let b): bytes = b
-        case .failure(let error): return .failure(error)
-        }
-        let copy: String
-        switch loader.writeCopy(file, bytes: bytes) {
-        case .failure(let error): return .failure(error)
-        case .success(let (_, path)): copy = path
-        }
-        let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let launch = WorkerLaunch(
-            file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit)
-        switch IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log) {
-        case .failure(let error):
-            unlink(copy)
-            return .failure(error)
-        case .success(let (isolated, description)):
-            isolated.stop()
-            let summary = PluginSummary(
-                name: description.name, version: description.version, description: description.description,
-                file: file, skillIDs: description.skills.map(\.id), keepsMapped: description.keepsMapped,
-                imageSize: bytes.count)
-            return .success((summary, description.skills))
         }
     }
 

@@ -1,0 +1,133 @@
+import Dispatch
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// One pool thread's mailbox.
+final class Worker: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let mailbox = Mutex<Job?>(nil)
+
+    func hand(_ job: Job) {
+        mailbox.withLock { $0 = job }
+        semaphore.signal()
+    }
+
+    func waitForJob() -> Job? {
+        semaphore.wait()
+        return mailbox.withLock { box in
+            let job = box
+            box = nil
+            return job
+        }
+    }
+}
+
+/// One invocation on its way through the runner.
+final class Job: Sendable {
+    private struct Completion {
+        var resume: (@Sendable (SkillOutcome) -> Void)?
+        var outcome: SkillOutcome?
+        var timer: DeadlineTimer?
+        var started = false
+    }
+
+    let skill: Skill
+    let arguments: JSONValue
+    let argumentText: String?
+    let context: CallContext
+    let timeout: Duration
+    let start: ContinuousClock.Instant
+    private let completion = Mutex(Completion())
+
+    init(skill: Skill, arguments: JSONValue, argumentText: String?, context: CallContext, timeout: Duration) {
+        self.skill = skill
+        self.arguments = arguments
+        self.argumentText = argumentText
+        self.context = context
+        self.timeout = timeout
+        self.start = .now
+    }
+
+    var isFinished: Bool { completion.withLock { $0.outcome != nil } }
+    var hasStarted: Bool { completion.withLock { $0.started } }
+
+    func markStarted() { completion.withLock { $0.started = true } }
+
+    /// Runs the plugin code on the current (pool) thread.
+    func execute() -> SkillOutcome {
+        skill.execute(arguments: arguments, argumentText: argumentText, context: context)
+    }
+
+    /// Stores what receives the outcome; returns false (after calling it) if the job already ended.
+    func install(_ resume: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
+        let finished = completion.withLock { state -> SkillOutcome? in
+            if let outcome = state.outcome { return outcome }
+            state.resume = resume
+            return nil
+        }
+        if let finished {
+            resume(finished)
+            return false
+        }
+        return true
+    }
+
+    func attach(_ timer: DeadlineTimer) {
+        let alreadyDone = completion.withLock { state -> Bool in
+            if state.outcome != nil { return true }
+            state.timer = timer
+            return false
+        }
+        if alreadyDone { timer.cancel() }
+    }
+
+    /// Sets the outcome once (later attempts are ignored) and resumes the caller. Returns whether this call won.
+    /// `beforeResuming` runs only for the winner, after the outcome is fixed and before the caller resumes.
+    func complete(_ outcome: SkillOutcome, beforeResuming: () -> Void = {}) -> Bool {
+        var final = outcome
+        final.duration = ContinuousClock.now - start
+        let (won, resume, timer) = completion.withLock { state in
+            guard state.outcome == nil else {
+                return (false, nil, nil) as (Bool, (@Sendable (SkillOutcome) -> Void)?, DeadlineTimer?)
+            }
+            state.outcome = final
+            let pending = (true, state.resume, state.timer)
+            state.resume = nil
+            state.timer = nil
+            return pending
+        }
+        guard won else { return false }
+        timer?.cancel()
+        beforeResuming()
+        resume?(final)
+        return true
+    }
+}
+
+/// A one-shot timer on a Dispatch queue (not the cooperative pool), cancelled when the call ends first.
+///
+/// - Important: `@unchecked Sendable` is safe because Dispatch sources are thread-safe objects: `cancel()` may be
+///   called from any thread, and the source is configured completely in `init` before it is shared.
+final class DeadlineTimer: @unchecked Sendable {
+    private let source: DispatchSourceTimer
+
+    init(after duration: Duration, on queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
+        source.setEventHandler(handler: handler)
+        source.resume()
+    }
+
+    func cancel() { source.cancel() }
+}
+
+extension Duration {
+    /// The duration as a Dispatch interval (nanosecond precision, clamped to a year).
+    var dispatchInterval: DispatchTimeInterval {
+        let components = self.components
+        let nanoseconds =
+            min(components.seconds, 365 * 24 * 3600) * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        return .nanoseconds(Int(max(0, nanoseconds)))
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// Loading through worker processes: probes of untrusted files, plugins in process mode, and `check` of files that
+/// may crash. Called from the loading paths in SkillRegistry+Loading.swift, under `loading`.
+extension SkillRegistry {
+    /// A worker started ahead of loading, for the bytes it was started with.
+    struct StartedWorker: Sendable {
+        let hash: UInt64
+        let result: Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError>
+    }
+
+    func startWorkersInParallel(_ files: [String]) -> [String: StartedWorker] {
+        guard let isolation = configuration.isolation else { return [:] }
+        let probed = files.filter { isolation.probe($0) }
+        guard probed.count > 1 else { return [:] }
+        let results = Mutex<[String: StartedWorker]>([:])
+        DispatchQueue.concurrentPerform(iterations: probed.count) { index in
+            let file = probed[index]
+            guard case .success(let bytes) = PluginLoader.read(file) else { return }
+            let started = StartedWorker(hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
+            results.withLock { $0[file] = started }
+        }
+        return results.withLock { $0 }
+    }
+
+    /// Stops a worker that only served as a probe, and waits until it is gone: its `deinit` must be over before
+    /// the same plugin is initialised in the host (both use its data directory).
+    func stopProbe(_ isolated: IsolatedPlugin) { isolated.stop() }
+
+    /// Starts a worker process for a private copy of `bytes` and waits until it loaded the plugin.
+    func startWorker(_ file: String, bytes: [UInt8], isolation: IsolationSettings) -> Result<
+        (IsolatedPlugin, WorkerProtocol.Description), PluginLoadError
+    > {
+        let copy: String
+        switch loader.writeCopy(file, bytes: bytes) {
+        case .failure(let error): return .failure(error)
+        case .success(let (_, path)): copy = path
+        }
+        let launch = WorkerLaunch(
+            file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
+            resultLimit: configuration.resultLimit)
+        let started = IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log)
+        if case .failure = started { unlink(copy) }
+        return started
+    }
+
+    /// Registers a plugin whose worker process is running.
+    func registerIsolated(
+        _ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, hash: UInt64, bytes: Int
+    ) -> Result<PluginSummary, PluginLoadError> {
+        let problems = conflicts(name: description.name, skillIDs: description.skills.map(\.id), file: file)
+        guard problems.isEmpty else {
+            isolated.stop()
+            return fail(PluginLoadError(file: file, problems: problems), hash: nil)
+        }
+        let plugin = LoadedPlugin(
+            name: description.name, version: description.version, description: description.description, file: file,
+            image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil)
+        var skills: [Skill] = []
+        for info in description.skills {
+            guard let schema = try? JSONSchema(info.inputSchema) else {
+                isolated.stop()
+                return fail(
+                    PluginLoadError(
+                        file: file, problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
+                    hash: hash)
+            }
+            skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))
+        }
+        return register(plugin, skills, file: file, hash: hash)
+    }
+
+    func checkInWorker(_ file: String, isolation: IsolationSettings) -> Result<
+        (PluginSummary, [SkillInfo]), PluginLoadError
+    > {
+        let bytes: [UInt8]
+        switch PluginLoader.read(file) {
+        case .success(let b): bytes = b
+        case .failure(let error): return .failure(error)
+        }
+        let copy: String
+        switch loader.writeCopy(file, bytes: bytes) {
+        case .failure(let error): return .failure(error)
+        case .success(let (_, path)): copy = path
+        }
+        let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let launch = WorkerLaunch(
+            file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
+            resultLimit: configuration.resultLimit)
+        switch IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log) {
+        case .failure(let error):
+            unlink(copy)
+            return .failure(error)
+        case .success(let (isolated, description)):
+            isolated.stop()
+            let summary = PluginSummary(
+                name: description.name, version: description.version, description: description.description,
+                file: file, skillIDs: description.skills.map(\.id), keepsMapped: description.keepsMapped,
+                imageSize: bytes.count)
+            return .success((summary, description.skills))
+        }
+    }
+}
