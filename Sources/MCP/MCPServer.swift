@@ -35,8 +35,8 @@ public final class MCPServer: Sendable {
         self.output = output
     }
 
-    /// Reads messages until `nextLine` returns nil (standard input closed), starting on the calling thread — a
-    /// thread of its own, never the cooperative pool. Threads follow the leader/follower pattern: the thread that
+    /// Reads messages until `nextLine` returns nil (standard input closed), on threads of its own; blocks the
+    /// calling thread (never call it on the cooperative pool) until then. Threads follow the leader/follower pattern: the thread that
     /// reads a `tools/call` hands reading over to another thread and runs the call itself, so a request is
     /// answered without a single thread hand-off. Hot reload changes become `list_changed` notifications. Returns
     /// once the calls still running at the end have been answered.
@@ -50,7 +50,11 @@ public final class MCPServer: Sendable {
             }
         }
         defer { notifier.cancel() }
-        ReadLoop(server: self, nextLine: nextLine).lead()
+        // The loop runs on threads of its own: a thread stuck in a plugin call past its deadline must not keep
+        // the server from ending.
+        let loop = ReadLoop(server: self, nextLine: nextLine)
+        loop.start()
+        loop.waitForEnd()
         // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
         while state.withLock({ !$0.running.isEmpty }) { usleep(1000) }
     }
@@ -261,14 +265,21 @@ final class ReadLoop: Sendable {
     private let leadership = DispatchSemaphore(value: 1)
     private let followers = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
+    private let endOfInput = DispatchSemaphore(value: 0)
 
     init(server: MCPServer, nextLine: @escaping @Sendable () -> String?) {
         self.server = server
         self.nextLine = nextLine
     }
 
+    /// Starts the first reading thread.
+    func start() { startFollower() }
+
+    /// Blocks until the input ended.
+    func waitForEnd() { endOfInput.wait() }
+
     /// Runs until the input ends. Every thread that joins the loop leaves it once the input ended.
-    func lead() {
+    private func lead() {
         while true {
             followers.add(1, ordering: .relaxed)
             leadership.wait()
@@ -282,6 +293,7 @@ final class ReadLoop: Sendable {
                 guard let line = nextLine() else {
                     ended.store(true, ordering: .releasing)
                     leadership.signal()
+                    endOfInput.signal()
                     return
                 }
                 if line.allSatisfy(\.isWhitespace) { continue }

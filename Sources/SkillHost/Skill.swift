@@ -127,7 +127,7 @@ final class Skill: @unchecked Sendable {
             let code = text.withCString { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, $0) }
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
         case .remote(let isolated):
-            return isolated.call(skill: info.id, arguments: argumentText ?? arguments.jsonText, context: context())
+            return isolated.call(skill: info.id, arguments: arguments, context: context())
         }
     }
 

@@ -26,7 +26,7 @@ enum MCPCommand {
                 server.serve { readLine(strippingNewline: true) }
                 done.resume()
             }
-            reader.name = "skillhost.mcp.stdin"
+            reader.name = "skillhost.mcp"
             reader.start()
         }
     }

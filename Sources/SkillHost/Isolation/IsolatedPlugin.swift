@@ -118,16 +118,13 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// Runs one call in the worker, starting (or restarting) it first when needed. Blocks.
-    func call(skill: String, arguments: String, context: CallContext) -> SkillOutcome {
+    func call(skill: String, arguments: JSONValue, context: CallContext) -> SkillOutcome {
         let worker: WorkerProcess
         switch liveWorker(cancellation: context.cancellation) {
         case .failure(let refusal): return .failure(.error, "\(skill) failed: \(refusal.message)")
         case .success(let value): worker = value
         }
-        let params: JSONValue = [
-            "skill": .string(skill),
-            "arguments": (try? JSONValue(parsing: arguments)) ?? .object(JSONObject()),
-        ]
+        let params: JSONValue = ["skill": .string(skill), "arguments": arguments]
         let reply = worker.request(
             "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace,
             onProgress: context.onProgress, describeCall: { skill })

@@ -147,7 +147,7 @@ final class WorkerProcess: Sendable {
         case .success(let value): id = value
         }
         if !writer.write(WorkerProtocol.request(id, method, params)) {
-            pending.settle(.failure(WorkerFailure(message: "its worker process is gone")))
+            pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
         }
         if let cancellation {
             cancellation.onCancel { [weak self] in
@@ -229,10 +229,11 @@ final class WorkerProcess: Sendable {
             }
         }
         close(descriptor)
+        // Nothing the plugin started in the worker's group outlives it. Before reaping: until then the group id
+        // cannot be reused by another process.
+        _ = skillhost_kill_group(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        // Make sure nothing the plugin started in the worker's group outlives it.
-        _ = skillhost_kill_group(pid, SIGKILL)
         let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
             let reason = state.killReason ?? crashReason(status, recentErrors: state.recentErrors)
             state.ended = reason
@@ -247,7 +248,8 @@ final class WorkerProcess: Sendable {
 
     private func dispatch(_ message: JSONValue) {
         if case .int(let id)? = message["id"] {
-            guard let pending = state.withLock({ $0.pending[id] }) else { return }
+            // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
+            guard let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
             if let result = message["result"] {
                 pending.settle(.success(result))
             } else {
