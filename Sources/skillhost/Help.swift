@@ -18,10 +18,14 @@ enum Help {
         Options for every command:
           --plugins <dir>         also load plugins from <dir> (repeatable)
           --no-default-plugins    skip the bundled plugins and the user plugins folder
+          --isolate all|none|<plugin>,…
+                                  run these plugins in worker processes (default: all but the bundled ones)
           --version               print the version
 
         Plugins load from the folder of the skillhost executable (bundled libskill-*.so), the user folder
         ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins, created on first use) and every --plugins <dir>.
+        Plugins outside the bundled folder run in worker processes the host can kill and restart, and are
+        loaded in a child process first, so one that crashes or hangs cannot take skillhost down.
         Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled,
         6 step limit reached, 7 repeated call.
         """
@@ -30,7 +34,8 @@ enum Help {
         Usage: skillhost list [--json] [--watch] [--plugins <dir>]... [--no-default-plugins]
 
         Shows every loaded skill — id, title, plugin and version, risk, flags and a one-line argument summary
-        (optional arguments end in ?) — and, separately, every plugin file that failed to load with the reason.
+        (optional arguments end in ?) —, every plugin with where it runs (in-process or process), and every
+        plugin file that failed to load with the reason.
 
           --json    print {"skills": [...], "plugins": [...], "failures": [...], "kept_images": {...}} instead
           --watch   then keep watching the plugins folders and print one line per change (loaded, replaced,
