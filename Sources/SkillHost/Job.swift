@@ -56,7 +56,8 @@ final class Job: Sendable {
 
     /// Runs the plugin code on the current (pool) thread.
     func execute() -> SkillOutcome {
-        skill.execute(arguments: arguments, argumentText: argumentText, context: context)
+        skill.execute(
+            arguments: arguments, argumentText: argumentText, resultLimit: context.resultLimit, context: context)
     }
 
     /// Stores what receives the outcome; returns false (after calling it) if the job already ended.

@@ -108,16 +108,19 @@ final class Skill: @unchecked Sendable {
     ///
     /// - Important: executes plugin code; never call it on the Swift cooperative pool (the runner calls it on
     ///   its own threads; benchmarks call it directly).
-    /// `context` is only built for JSON skills (typed skills have no call API).
-    func execute(arguments: JSONValue, argumentText: String?, context: @autoclosure () -> CallContext) -> SkillOutcome {
+    /// `context` is only built for JSON and remote skills (typed skills have no call API); string results of typed
+    /// skills over `resultLimit` bytes are errors.
+    func execute(
+        arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
+    ) -> SkillOutcome {
         switch implementation {
         case .typed(let function):
             guard case .object(let object) = arguments else {
                 return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
             }
             switch function.call(object) {
-            case .success(.string(let text)) where text.utf8.count > context().resultLimit:
-                return oversized(text.utf8.count, limit: context().resultLimit)
+            case .success(.string(let text)) where text.utf8.count > resultLimit:
+                return oversized(text.utf8.count, limit: resultLimit)
             case .success(let value): return SkillOutcome(status: .ok, result: value)
             case .failure(let error): return .failure(error.isArgumentError ? .invalidArgs : .error, error.description)
             }
@@ -155,7 +158,6 @@ final class Skill: @unchecked Sendable {
         if let size = recorded.oversizedResult { return oversized(size, limit: context.resultLimit) }
         var result = SkillOutcome(status: .ok, result: .null, undo: recorded.undo)
         if let bytes = recorded.result {
-            result.result = .string("")
             switch Self.decodeResult(bytes) {
             case .success(let value): result.result = value
             case .failure(let problem): return .failure(.error, "\(info.id) \(problem.message)")

@@ -251,7 +251,7 @@ public final class SkillRegistry: Sendable {
         case .success(let prepared):
             defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
             outcome = prepared.skill.execute(
-                arguments: prepared.arguments, argumentText: prepared.text,
+                arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
                 context: CallContext(
                     skill: prepared.skill, onProgress: onProgress, log: configuration.log,
                     resultLimit: configuration.resultLimit, cancellation: cancellation))
