@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "CTerminal"),
         .target(name: "CProcess"),
         .target(name: "SkillJSON"),
+        // CProcess: posix_spawn into a process group and worker setup, for process isolation.
         .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI", "CProcess"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
         .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON"]),

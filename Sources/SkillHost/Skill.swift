@@ -12,7 +12,8 @@ import Synchronization
 final class LoadedPlugin: @unchecked Sendable {
     /// Where the plugin's code runs.
     enum Image {
-        case native(handle: UnsafeMutableRawPointer, descriptor: UnsafePointer<skill_plugin>, state: UnsafeMutableRawPointer?)
+        case native(
+            handle: UnsafeMutableRawPointer, descriptor: UnsafePointer<skill_plugin>, state: UnsafeMutableRawPointer?)
         case isolated(IsolatedPlugin)
     }
 
@@ -185,7 +186,8 @@ extension Skill {
         } catch {
             if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
                 return .failure(
-                    ResultProblem(message: "returned invalid JSON (\(error)); a result that starts with { or [ must be JSON"))
+                    ResultProblem(
+                        message: "returned invalid JSON (\(error)); a result that starts with { or [ must be JSON"))
             }
             return .success(.string(text))
         }

@@ -19,7 +19,8 @@ extension SkillRegistry {
         DispatchQueue.concurrentPerform(iterations: probed.count) { index in
             let file = probed[index]
             guard case .success(let bytes) = PluginLoader.read(file) else { return }
-            let started = StartedWorker(hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
+            let started = StartedWorker(
+                hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
             results.withLock { $0[file] = started }
         }
         return results.withLock { $0 }
@@ -64,7 +65,8 @@ extension SkillRegistry {
                 isolated.stop()
                 return fail(
                     PluginLoadError(
-                        file: file, problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
+                        file: file,
+                        problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
                     hash: hash)
             }
             skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))

@@ -42,7 +42,9 @@ extension SkillRegistry {
         loading.withLock { _ in loadLocked(file, started: nil) }
     }
 
-    private func loadLocked(_ file: String, started prestarted: StartedWorker?) -> Result<PluginSummary, PluginLoadError> {
+    private func loadLocked(_ file: String, started prestarted: StartedWorker?) -> Result<
+        PluginSummary, PluginLoadError
+    > {
         let bytes: [UInt8]
         switch PluginLoader.read(file) {
         case .success(let b): bytes = b

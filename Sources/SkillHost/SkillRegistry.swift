@@ -227,7 +227,11 @@ public final class SkillRegistry: Sendable {
             }
             let handle = CallHandle { [runner] in runner.cancel(job) }
             onHandle(handle)
-            if onCallingThread { runner.runOnCallingThread(job, completion: finish) } else { runner.start(job, completion: finish) }
+            if onCallingThread {
+                runner.runOnCallingThread(job, completion: finish)
+            } else {
+                runner.start(job, completion: finish)
+            }
             return handle
         }
     }

@@ -81,7 +81,11 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     print("")
     print("| measurement | median | p10 | p90 | spread of medians |")
     print("|---|---|---|---|---|")
-    print(Row(name: "raw pipe round trip of a \(request.utf8.count)-byte line (floor)", runs: try pipeFloorRuns(calls, line: request)).line)
+    print(
+        Row(
+            name: "raw pipe round trip of a \(request.utf8.count)-byte line (floor)",
+            runs: try pipeFloorRuns(calls, line: request)
+        ).line)
     print(
         Row(
             name: "process mode, calling thread waits (invokeOnCurrentThread)",
@@ -133,7 +137,8 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     print("")
     print(
         String(
-            format: "process mode, stuck call with a 50 ms timeout (20 calls): timeout delivered %.2f ms late (median), "
+            format:
+                "process mode, stuck call with a 50 ms timeout (20 calls): timeout delivered %.2f ms late (median), "
                 + "%.2f ms max; the plugin's next call after the kill (worker restart included): median %.1f ms, max %.1f ms",
             late.percentile(0.5) / 1e6, (lateness.max() ?? 0) / 1e6, recovery.percentile(0.5) / 1e6,
             (recoveries.max() ?? 0) / 1e6))

@@ -75,15 +75,19 @@ func mcpCompare(_ options: Options, serverTime: String) throws {
     let servers: [(String, [String], String, JSONValue)] = [
         ("skillhost mcp, calculator", [skillhost, "mcp"], "calculator", ["expression": "(23+7)*2"]),
         ("skillhost mcp, clock_now", [skillhost, "mcp"], "clock_now", ["time_zone": "Europe/Paris"]),
-        ("mcp-server-time, get_current_time", [serverTime, "--local-timezone", "UTC"], "get_current_time",
-         ["timezone": "Europe/Paris"]),
+        (
+            "mcp-server-time, get_current_time", [serverTime, "--local-timezone", "UTC"], "get_current_time",
+            ["timezone": "Europe/Paris"]
+        ),
     ]
     let calls = min(options.calls, 2000)
     // What the skill itself costs, called in-process on this thread (no server, no pipe).
     let registry = try SkillRegistry(
         configuration: .init(dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data")))
     registry.loadFolder(bundledPluginFolder()) { $0.hasPrefix("libskill-") }
-    for (tool, arguments) in [("calculator", #"{"expression":"(23+7)*2"}"#), ("clock_now", #"{"time_zone":"Europe/Paris"}"#)] {
+    for (tool, arguments) in [
+        ("calculator", #"{"expression":"(23+7)*2"}"#), ("clock_now", #"{"time_zone":"Europe/Paris"}"#),
+    ] {
         let runs = measure(Options(["--calls", "2000", "--runs", "3"])) {
             _ = registry.invokeOnCurrentThread(tool, arguments: arguments)
         }
@@ -93,7 +97,9 @@ func mcpCompare(_ options: Options, serverTime: String) throws {
     print("")
     print("MCP tools/call from a native client: \(options.runs) runs × \(calls) calls after 50 warm-up calls")
     print("")
-    print("| server, tool | start → initialize answered (median of runs) | tools/call median | p10 | p90 | spread of medians |")
+    print(
+        "| server, tool | start → initialize answered (median of runs) | tools/call median | p10 | p90 | spread of medians |"
+    )
     print("|---|---|---|---|---|---|")
     for (name, command, tool, arguments) in servers {
         var readies: [Double] = []
@@ -128,6 +134,8 @@ func mcpCompare(_ options: Options, serverTime: String) throws {
         }
         let ready = Run(samples: readies).percentile(0.5) / 1e6
         let row = Row(name: name, runs: runs).line.dropFirst(2)
-        print("| \(name.split(separator: ",")[0]) — \(tool) | \(String(format: "%.1f ms", ready)) | " + row.split(separator: "|").dropFirst().joined(separator: "|") + "|")
+        print(
+            "| \(name.split(separator: ",")[0]) — \(tool) | \(String(format: "%.1f ms", ready)) | "
+                + row.split(separator: "|").dropFirst().joined(separator: "|") + "|")
     }
 }

@@ -116,7 +116,8 @@ enum IsolateChoice: Equatable, Sendable {
             let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty }) else {
                 throw UsageError(
-                    "--isolate \(text) names no plugin", hint: "use --isolate all, --isolate none or --isolate notes,units")
+                    "--isolate \(text) names no plugin",
+                    hint: "use --isolate all, --isolate none or --isolate notes,units")
             }
             self = .plugins(Set(names))
         }

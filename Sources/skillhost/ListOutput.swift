@@ -23,7 +23,8 @@ enum ListOutput {
         if !plugins.isEmpty {
             let rows = plugins.map { plugin in
                 [
-                    "\(plugin.name) \(plugin.version)", plugin.file.hasPrefix("mcp server") ? "own process" : plugin.isolation.rawValue,
+                    "\(plugin.name) \(plugin.version)",
+                    plugin.file.hasPrefix("mcp server") ? "own process" : plugin.isolation.rawValue,
                     "\(plugin.skillIDs.count)", plugin.file,
                 ]
             }

@@ -153,7 +153,8 @@ struct JSONSkillTests {
         #expect(rejected.status == .invalidArgs)
         #expect(rejected.error == "$.n: must be even")
         let garbage = await registry.invoke("bad_utf8", arguments: "{}")
-        #expect(garbage.error == "bad_utf8 returned a result that is not valid UTF-8; results must be UTF-8 text or JSON")
+        #expect(
+            garbage.error == "bad_utf8 returned a result that is not valid UTF-8; results must be UTF-8 text or JSON")
     }
 
     @Test func recordsUndo() async {

@@ -17,7 +17,9 @@ struct IsolationCLITests {
         folder = Paths.temporaryDirectory("isolation-plugins")
         _ = try Fixture.compileFile("faults.c", into: folder)
         _ = try Fixture.compileFile("ctor_crash.c", into: folder)
-        for leftover in ["faults.c", "ctor_crash.c"] { try? FileManager.default.removeItem(atPath: folder + "/" + leftover) }
+        for leftover in ["faults.c", "ctor_crash.c"] {
+            try? FileManager.default.removeItem(atPath: folder + "/" + leftover)
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home
         environment["XDG_DATA_HOME"] = home + "/data"
@@ -53,10 +55,12 @@ struct IsolationCLITests {
     }
 
     @Test func checkSurvivesACrashingConstructor() async throws {
-        let result = try await runProcessOffPool(Paths.skillhost, ["check", folder + "/ctor_crash.so"], environment: environment)
+        let result = try await runProcessOffPool(
+            Paths.skillhost, ["check", folder + "/ctor_crash.so"], environment: environment)
         #expect(result.status == 1)
         #expect(
-            result.stdout == "\(folder)/ctor_crash.so: rejected, 1 problem:\n  - crashed while loading (killed by SIGSEGV); "
+            result.stdout
+                == "\(folder)/ctor_crash.so: rejected, 1 problem:\n  - crashed while loading (killed by SIGSEGV); "
                 + "a constructor or init is broken, so it was not loaded\n")
     }
 
@@ -80,10 +84,11 @@ struct IsolationCLITests {
     }
 
     @Test func inProcessPluginsCannotCorruptTheMCPChannel() async throws {
-        let input = [
-            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
-            #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fault_stdout","arguments":{}}}"#,
-        ].joined(separator: "\n") + "\n"
+        let input =
+            [
+                #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+                #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fault_stdout","arguments":{}}}"#,
+            ].joined(separator: "\n") + "\n"
         let result = try await skillhost(["mcp", "--isolate", "none"], stdin: input)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 2)

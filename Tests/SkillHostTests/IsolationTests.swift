@@ -153,8 +153,9 @@ struct IsolationTests {
         let (outcome, waited) = await Self.timed(host.registry, "fault_spin", timeout: .seconds(20))
         #expect(outcome.status == .error)
         #expect(
-            outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGKILL); it may have run "
-                + "over its CPU-time limit") == true
+            outcome.error?.hasPrefix(
+                "fault_spin failed: plugin \"faults\" crashed (killed by SIGKILL); it may have run "
+                    + "over its CPU-time limit") == true
                 || outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGXCPU)") == true,
             "\(outcome)")
         #expect(waited < .seconds(10))
@@ -262,7 +263,8 @@ struct IsolationTests {
         await Self.eventually("the plugin's log line crossed over") { host.logged("progress: progress done") }
         // A cooperative skill stops when cancelled: no kill, the worker stays.
         let whoami = await host.registry.invoke("whoami", arguments: "{}")
-        let cancelled = await host.registry.invoke("cooperative", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(100))
+        let cancelled = await host.registry.invoke(
+            "cooperative", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(100))
         #expect(cancelled.status == .timeout)
         try await Task.sleep(for: .milliseconds(300))
         #expect(!host.logged("did not stop"))
@@ -311,7 +313,9 @@ struct IsolationTests {
         }
         #expect(host.registry.poolStatistics.abandonedThreads == 2)
         #expect(await host.registry.invoke("fault_stdout", arguments: "{}").result == "printed")
-        #expect(await host.registry.invoke("fault_huge", arguments: "{}").error?.hasPrefix("the result of fault_huge is 64.0 MB") == true)
+        #expect(
+            await host.registry.invoke("fault_huge", arguments: "{}").error?.hasPrefix(
+                "the result of fault_huge is 64.0 MB") == true)
         #expect(await host.registry.invoke("fault_utf8", arguments: "{}").status == .error)
         #expect(await host.registry.invoke("fault_json", arguments: "{}").status == .error)
         #expect(await host.registry.invoke("fault_ok", arguments: "{}").result?["pid"] == .int(Int64(getpid())))

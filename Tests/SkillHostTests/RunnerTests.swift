@@ -199,7 +199,9 @@ struct RunnerTests {
         #expect(stuck.error == "block timed out after 100 ms")
         #expect(waited < .milliseconds(400), "the completion came \(waited) after the start")
         #expect(registry.poolStatistics.abandonedThreads == 1)
-        for _ in 0..<200 where registry.poolStatistics.abandonedThreads > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<200 where registry.poolStatistics.abandonedThreads > 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(registry.poolStatistics.abandonedThreads == 0)
         #expect(registry.poolStatistics.liveThreads == 0)
     }

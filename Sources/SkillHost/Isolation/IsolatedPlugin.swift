@@ -73,7 +73,8 @@ final class IsolatedPlugin: Sendable {
     var name: String { label.withLock { $0 } }
 
     /// Spawns a worker and waits for its description, at most `startTimeout`.
-    private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure> {
+    private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure>
+    {
         let spawned = WorkerProcess.spawn(
             executable: settings.executable, launch: launch, plugin: name, log: log,
             onExit: { [weak self] exit in self?.workerExited(exit) })
@@ -156,7 +157,9 @@ final class IsolatedPlugin: Sendable {
         if let wait {
             let until = ContinuousClock.now + wait
             while ContinuousClock.now < until {
-                if cancellation.isCancelled { return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting")) }
+                if cancellation.isCancelled {
+                    return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
+                }
                 Thread.sleep(forTimeInterval: 0.005)
             }
         }
@@ -170,7 +173,9 @@ final class IsolatedPlugin: Sendable {
                 $0.worker = worker
                 $0.established.insert(worker.pid)
             }
-            log(LogRecord(level: .info, source: "host", message: "plugin \"\(name)\": worker restarted (pid \(worker.pid))"))
+            log(
+                LogRecord(
+                    level: .info, source: "host", message: "plugin \"\(name)\": worker restarted (pid \(worker.pid))"))
             return .success(worker)
         }
     }

@@ -105,7 +105,8 @@ final class WorkerProcess: Sendable {
         }
         guard result == 0 else {
             return .failure(
-                WorkerFailure(message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
+                WorkerFailure(
+                    message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
         }
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let worker = WorkerProcess(pid: pid, plugin: plugin, input: toWorker, log: log, onExit: onExit)
@@ -147,7 +148,8 @@ final class WorkerProcess: Sendable {
         case .success(let value): id = value
         }
         if !writer.write(WorkerProtocol.request(id, method, params)) {
-            pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
+            pending.settle(
+                .failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
         }
         if let cancellation {
             cancellation.onCancel { [weak self] in
@@ -237,7 +239,9 @@ final class WorkerProcess: Sendable {
         let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
             let reason = state.killReason ?? crashReason(status, recentErrors: state.recentErrors)
             state.ended = reason
-            return (reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil)
+            return (
+                reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil
+            )
         }
         // The plugin counts the crash before any caller hears of it and tries again.
         onExit(Exit(pid: pid, reason: reason, requested: requested, hadCalls: hadCalls))
@@ -269,7 +273,9 @@ final class WorkerProcess: Sendable {
         case "log":
             guard let text = params["message"]?.stringValue else { return }
             let level: LogRecord.Level
-            if case .int(let code)? = params["level"] { level = LogRecord.Level(rawValue: Int(code)) ?? .info } else {
+            if case .int(let code)? = params["level"] {
+                level = LogRecord.Level(rawValue: Int(code)) ?? .info
+            } else {
                 level = .info
             }
             let source = params["source"]?.stringValue ?? plugin

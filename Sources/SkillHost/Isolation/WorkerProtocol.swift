@@ -24,7 +24,9 @@ enum WorkerProtocol {
 
     static func notification(_ method: String, _ params: JSONValue) -> String {
         JSONValue.object(
-            JSONObject([(key: "jsonrpc", value: "2.0"), (key: "method", value: .string(method)), (key: "params", value: params)])
+            JSONObject([
+                (key: "jsonrpc", value: "2.0"), (key: "method", value: .string(method)), (key: "params", value: params),
+            ])
         ).jsonText
     }
 
@@ -106,7 +108,8 @@ enum WorkerProtocol {
             else { return nil }
             skills.append(
                 SkillInfo(
-                    id: id, title: item["title"]?.stringValue ?? id, description: item["description"]?.stringValue ?? "",
+                    id: id, title: item["title"]?.stringValue ?? id,
+                    description: item["description"]?.stringValue ?? "",
                     plugin: name, pluginVersion: version, file: file, risk: risk,
                     flags: SkillFlags(rawValue: UInt32(truncatingIfNeeded: flags)),
                     timeout: item["timeout_ms"]?.doubleValue.map { .milliseconds($0) }, inputSchema: schema,

@@ -42,7 +42,8 @@ public enum WorkerMain {
             PluginLoadError(file: launch.file, problems: $0.problems)
         }
         let server = WorkerServer(
-            registry: registry, loaded: loaded, reader: LineReader(
+            registry: registry, loaded: loaded,
+            reader: LineReader(
                 descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)),
             writer: writer)
         server.lead()
@@ -89,23 +90,20 @@ final class WorkerServer: @unchecked Sendable {
             followers.add(1, ordering: .relaxed)
             leadership.wait()
             followers.subtract(1, ordering: .relaxed)
-            while true {
-                guard let (id, skill, arguments, cancellation) = readUntilCall() else { shutDown() }
-                // Someone must read the next request while this thread is inside plugin code.
-                if followers.load(ordering: .relaxed) == 0 { startFollower() }
-                leadership.signal()
-                let outcome = registry.invokeOnCurrentThread(
-                    skill, arguments: arguments, cancellation: cancellation,
-                    onProgress: { [writer] progress in
-                        var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
-                        if let total = progress.total { body["total"] = .double(total) }
-                        if let message = progress.message { body["message"] = .string(message) }
-                        writer.write(WorkerProtocol.notification("progress", .object(body)))
-                    })
-                calls.withLock { _ = $0.removeValue(forKey: id) }
-                writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(outcome)))
-                break
-            }
+            guard let (id, skill, arguments, cancellation) = readUntilCall() else { shutDown() }
+            // Someone must read the next request while this thread is inside plugin code.
+            if followers.load(ordering: .relaxed) == 0 { startFollower() }
+            leadership.signal()
+            let outcome = registry.invokeOnCurrentThread(
+                skill, arguments: arguments, cancellation: cancellation,
+                onProgress: { [writer] progress in
+                    var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
+                    if let total = progress.total { body["total"] = .double(total) }
+                    if let message = progress.message { body["message"] = .string(message) }
+                    writer.write(WorkerProtocol.notification("progress", .object(body)))
+                })
+            calls.withLock { _ = $0.removeValue(forKey: id) }
+            writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(outcome)))
         }
     }
 
@@ -150,7 +148,10 @@ final class WorkerServer: @unchecked Sendable {
             case "describe":
                 switch loaded {
                 case .success(let plugin):
-                    writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(plugin, plugin.skillIDs.compactMap { registry.skill($0) })))
+                    writer.write(
+                        WorkerProtocol.response(
+                            id, result: WorkerProtocol.encode(plugin, plugin.skillIDs.compactMap { registry.skill($0) })
+                        ))
                 case .failure(let error):
                     writer.write(
                         WorkerProtocol.response(
