@@ -234,6 +234,30 @@ struct ShellTerminalTests {
         await tmux.waitFor("Finished after continuing.")
     }
 
+    /// A third-party plugin that segfaults runs in a worker process: the turn shows the crash, the shell carries
+    /// on, and the plugin answers the next turn from a new worker. (With --isolate none the same turn kills the
+    /// shell: this test then fails.)
+    @Test func aCrashingPluginDoesNotTakeTheShellDown() async throws {
+        let server = try LoopbackServer([
+            Self.toolCalls([("c1", "fault_segv", "{}")]), Self.text(["The plugin crashed."]),
+            Self.toolCalls([("c2", "fault_ok", "{}")]), Self.text(["It answers again."]),
+        ])
+        defer { server.stop() }
+        let folder = Paths.temporaryDirectory("shell-faults")
+        _ = try Fixture.compileFile("faults.c", into: folder)
+        let tmux = try TmuxSession([Paths.skillhost, "--plugins", folder], environment: environment(server: server))
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        let shell = tmux.panePID
+        try tmux.type("try the segfault")
+        await tmux.waitFor("fault_segv → fault_segv failed: plugin \"faults\" crashed (killed by SIGSEGV)")
+        await tmux.waitFor("The plugin crashed.")
+        try tmux.type("and now?")
+        await tmux.waitFor("It answers again.")
+        #expect(tmux.panePID == shell)
+        #expect(!tmux.screen().contains("Pane is dead"))
+    }
+
     @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
         let result = try runProcess(Paths.skillhost, [], environment: environment(), stdin: "what is 2+2\n")
         #expect(result.status == 0)
