@@ -94,6 +94,9 @@ final class WorkerProcess: Sendable {
         // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin crash.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
+        // once the host shuts down.
+        environment["TMPDIR"] = (launch.copy as NSString).deletingLastPathComponent
         let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
         defer { environmentStrings.forEach { free($0) } }
         var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
