@@ -179,4 +179,5 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     print(line("worker start, spawn → plugin loaded and described", starts))
     print(line("in-process load with a probe in a child first", probes))
     print(line("in-process load without a probe", plain))
+    try await reloadBenchmarks(isolation: IsolationSettings(executable: skillhost) { _, _ in .process })
 }

@@ -184,13 +184,16 @@ func rawFFIRuns(_ options: Options, fixture: String) -> [Run] {
 
 /// Hot reload: latency from rename() to the first call answered by the new version, and call throughput on the
 /// reloading skill during a reload storm compared with no reloads.
-func reloadBenchmarks() async throws {
+/// - Parameter isolation: when given, the plugin loads through a worker (process mode: probe and worker start
+///   are part of every reload), and only the latency is measured.
+func reloadBenchmarks(isolation: IsolationSettings? = nil) async throws {
     let versions = try (1...2).map { try compile(reloadSource, name: "reload-v\($0)", defines: ["VERSION=\($0)"]) }
-    let folder = workFolder + "/plugins"
+    let folder = workFolder + (isolation == nil ? "/plugins" : "/plugins-isolated")
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     var configuration = SkillRegistry.Configuration(
         dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
     configuration.drainTimeout = .seconds(1)
+    configuration.isolation = isolation
     let registry = try SkillRegistry(configuration: configuration)
     let watch = registry.watch([(path: folder, include: { @Sendable _ in true })])
     defer { watch.stop() }
@@ -224,9 +227,14 @@ func reloadBenchmarks() async throws {
     print("")
     print(
         String(
-            format: "reload latency, rename() → first call answered by the new version (40 reloads): "
-                + "median %.1f ms, p10 %.1f ms, p90 %.1f ms, max %.1f ms", run.percentile(0.5) / 1e6,
+            format: "reload latency%@, rename() → first call answered by the new version (40 reloads): "
+                + "median %.1f ms, p10 %.1f ms, p90 %.1f ms, max %.1f ms",
+            isolation == nil ? "" : " in process mode", run.percentile(0.5) / 1e6,
             run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6, (latencies.max() ?? 0) / 1e6))
+    if isolation != nil {
+        registry.shutdown()
+        return
+    }
 
     // Throughput: 4 tasks call the skill for 2 s, without and then with a reload every 100 ms.
     func throughput(storm: Bool) async throws -> (perSecond: Double, failures: Int, reloads: Int) {
