@@ -75,7 +75,12 @@ struct IsolationConfig: Sendable, Equatable {
     ) -> IsolationSettings {
         let plugins = plugins
         let defaultMode = defaultMode
-        let bundled = bundledFolder.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        // Only files directly in the bundled folder count as bundled (not a subfolder given with --plugins).
+        let bundled = bundledFolder.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        let isBundled: @Sendable (String) -> Bool = { file in
+            guard let bundled else { return false }
+            return (file as NSString).deletingLastPathComponent == bundled
+        }
         var settings = IsolationSettings(executable: executable) { name, file in
             switch choice {
             case .all?: return .process
@@ -85,14 +90,11 @@ struct IsolationConfig: Sendable, Equatable {
             }
             if let mode = plugins[name] { return mode }
             if let defaultMode { return defaultMode }
-            if let bundled, file.hasPrefix(bundled) { return .inProcess }
+            if isBundled(file) { return .inProcess }
             return .process
         }
         // The bundled plugins are built with the host; every other file is probed before it is loaded.
-        settings.probe = { file in
-            guard let bundled else { return true }
-            return !file.hasPrefix(bundled)
-        }
+        settings.probe = { file in !isBundled(file) }
         settings.limits = limits
         if let startTimeout { settings.startTimeout = startTimeout }
         if let killGrace { settings.killGrace = killGrace }
