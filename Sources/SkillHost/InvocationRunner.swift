@@ -96,13 +96,8 @@ final class InvocationRunner: Sendable {
     /// Runs `job` on a pool thread; `completion` receives the outcome, the deadline's `timeout` or `cancelled`
     /// (see `cancel`) exactly once, on whichever thread ends the job. For callers that are threads, not tasks.
     func start(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
-        guard job.install(completion) else { return }
-        let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
-            guard let self, let job else { return }
-            self.finish(job, .timeout)
-        }
-        job.attach(timer)
-        submit(job)
+        guard arm(job, completion) else { return }
+        admit(job, runHere: false)
     }
 
     /// Ends a started job with `cancelled` (its caller stopped waiting).
@@ -115,12 +110,41 @@ final class InvocationRunner: Sendable {
     ///
     /// - Important: blocks in plugin code; call it only from a thread that may block (never the cooperative pool).
     func runOnCallingThread(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
-        guard job.install(completion) else { return }
+        guard arm(job, completion), admit(job, runHere: true) else { return }
+        if !job.isFinished { finish(job, outcome: job.execute()) }
+        let actions = state.withLock { state -> [Action] in
+            let id = ObjectIdentifier(job)
+            let plugin = ObjectIdentifier(job.skill.plugin)
+            if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
+            if state.abandoned.remove(id) != nil {
+                // Abandoned at its deadline: the thread was already taken out of the live count then.
+                state.decrement(\.stuck, plugin)
+                state.abandonedThreads -= 1
+            } else {
+                state.running[id] = nil
+                state.decrement(\.inFlight, plugin)
+                state.liveThreads -= 1
+            }
+            return dispatch(&state)
+        }
+        perform(actions)
+    }
+
+    /// Stores `completion` and starts the deadline; false when the job already ended.
+    private func arm(_ job: Job, _ completion: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
+        guard job.install(completion) else { return false }
         let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
             guard let self, let job else { return }
             self.finish(job, .timeout)
         }
         job.attach(timer)
+        return true
+    }
+
+    /// Refuses the job when its plugin is unhealthy; otherwise, with `runHere`, marks it running on the calling
+    /// thread when it may run at once (returns true: the caller runs it), else queues it and dispatches.
+    @discardableResult
+    private func admit(_ job: Job, runHere: Bool) -> Bool {
         let key = ObjectIdentifier(job.skill.plugin)
         enum Admission {
             case here
@@ -134,7 +158,7 @@ final class InvocationRunner: Sendable {
                     "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuck) calls are still stuck after timing out; "
                         + "fix or remove the plugin, then reload it")
             }
-            if state.queue.isEmpty, isEligible(job, state), state.liveThreads < limits.maximumThreads {
+            if runHere, state.queue.isEmpty, isEligible(job, state), state.liveThreads < limits.maximumThreads {
                 state.liveThreads += 1
                 markRunning(job, &state)
                 return .here
@@ -143,48 +167,11 @@ final class InvocationRunner: Sendable {
             return .queued(dispatch(&state))
         }
         switch admission {
-        case .rejected(let message):
-            finish(job, outcome: .failure(.error, message))
-        case .queued(let actions):
-            perform(actions)
-        case .here:
-            if !job.isFinished { finish(job, outcome: job.execute()) }
-            let actions = state.withLock { state -> [Action] in
-                let id = ObjectIdentifier(job)
-                if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
-                if state.abandoned.remove(id) != nil {
-                    // Abandoned at its deadline: the thread was already taken out of the live count then.
-                    state.decrement(\.stuck, key)
-                    state.abandonedThreads -= 1
-                } else {
-                    state.running[id] = nil
-                    state.decrement(\.inFlight, key)
-                    state.liveThreads -= 1
-                }
-                return dispatch(&state)
-            }
-            perform(actions)
+        case .here: return true
+        case .queued(let actions): perform(actions)
+        case .rejected(let message): finish(job, outcome: .failure(.error, message))
         }
-    }
-
-    private func submit(_ job: Job) {
-        let key = ObjectIdentifier(job.skill.plugin)
-        let (rejection, actions) = state.withLock { state -> (String?, [Action]) in
-            let stuck = state.stuck[key, default: 0]
-            if stuck >= limits.unhealthyAfterStuckCalls {
-                return (
-                    "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuck) calls are still stuck after timing "
-                        + "out; fix or remove the plugin, then reload it", []
-                )
-            }
-            state.queue.append(job)
-            return (nil, dispatch(&state))
-        }
-        if let rejection {
-            finish(job, outcome: .failure(.error, rejection))
-            return
-        }
-        perform(actions)
+        return false
     }
 
     /// Hands eligible queued jobs to idle workers or new threads. Called with the lock held.

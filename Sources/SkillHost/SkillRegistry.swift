@@ -174,13 +174,7 @@ public final class SkillRegistry: Sendable {
             return failed
         case .success(let prepared):
             defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
-            let context = CallContext(
-                skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-                resultLimit: configuration.resultLimit)
-            let job = Job(
-                skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
-                timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
-            return await runner.run(job)
+            return await runner.run(job(for: prepared, timeout: timeout, onProgress: onProgress))
         }
     }
 
@@ -214,12 +208,7 @@ public final class SkillRegistry: Sendable {
             completion(failed)
             return CallHandle {}
         case .success(let prepared):
-            let context = CallContext(
-                skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-                resultLimit: configuration.resultLimit)
-            let job = Job(
-                skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
-                timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
+            let job = job(for: prepared, timeout: timeout, onProgress: onProgress)
             let plugin = prepared.skill.plugin
             let finish: @Sendable (SkillOutcome) -> Void = { outcome in
                 plugin.users.subtract(1, ordering: .releasing)
@@ -262,6 +251,19 @@ public final class SkillRegistry: Sendable {
         }
         outcome.duration = .now - start
         return outcome
+    }
+
+    /// The runner's job for a prepared call: its context and its deadline (the caller's, else the skill's, else
+    /// the host default).
+    private func job(
+        for prepared: Prepared, timeout: Duration?, onProgress: (@Sendable (SkillProgress) -> Void)?
+    ) -> Job {
+        let context = CallContext(
+            skill: prepared.skill, onProgress: onProgress, log: configuration.log,
+            resultLimit: configuration.resultLimit)
+        return Job(
+            skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
+            timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
     }
 
     private struct Prepared {

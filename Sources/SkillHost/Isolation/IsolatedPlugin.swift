@@ -85,11 +85,8 @@ final class IsolatedPlugin: Sendable {
         }
         switch worker.request("describe", nil, timeout: settings.startTimeout) {
         case .failure(var failure):
-            if !failure.isProtocolError {
-                failure = WorkerProcess.WorkerFailure(
-                    message: loadFailure(failure.message, timeout: settings.startTimeout))
-            }
             worker.stop(grace: .milliseconds(500))
+            if !failure.isProtocolError { failure = loadFailure(failure, worker: worker) }
             return .failure(failure)
         case .success(let value):
             guard let description = WorkerProtocol.decodeDescription(value, file: file) else {
@@ -100,22 +97,25 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// Rewords a worker that died or hung while loading: the constructor or `init` is to blame.
-    private func loadFailure(_ message: String, timeout: Duration) -> String {
-        if message.contains("did not answer") {
-            return "did not finish loading within \(humanDuration(timeout)) (a constructor or init hangs); it was "
-                + "stopped and not loaded"
+    /// Rewords a worker that died or hung while loading (after it is gone): the constructor or `init` is to blame.
+    private func loadFailure(_ failure: WorkerProcess.WorkerFailure, worker: WorkerProcess)
+        -> WorkerProcess.WorkerFailure
+    {
+        if failure.timedOut {
+            return .init(
+                message: "did not finish loading within \(humanDuration(settings.startTimeout)) (a constructor or init "
+                    + "hangs); it was stopped and not loaded")
         }
-        if let range = message.range(of: "crashed (") {
-            let details = message[message.index(before: range.upperBound)...]
-            return "crashed while loading \(details); a constructor or init is broken, so it "
-                + "was not loaded"
+        guard let termination = worker.termination else { return failure }
+        if termination.signal != nil {
+            return .init(
+                message:
+                    "crashed while loading (\(termination.summary))\(termination.lastWordsClause); a constructor or "
+                    + "init is broken, so it was not loaded")
         }
-        if let range = message.range(of: "exited with status") {
-            let status = message[range.lowerBound...].prefix { $0 != "(" }.trimmingCharacters(in: .whitespaces)
-            return "\(status) while loading; a constructor or init ends the process, so it was not loaded"
-        }
-        return message
+        return .init(
+            message: "\(termination.summary) while loading; a constructor or init ends the process, so it was not "
+                + "loaded")
     }
 
     /// Runs one call in the worker, starting (or restarting) it first when needed. Blocks.

@@ -31,6 +31,29 @@ final class WorkerProcess: Sendable {
         let message: String
         /// The worker answered with a JSON-RPC error (it is alive).
         var isProtocolError = false
+        /// The request's own timeout passed (the worker was killed for it).
+        var timedOut = false
+    }
+
+    /// How the process ended on its own (not killed by the host), once it has been reaped.
+    struct Termination: Sendable {
+        /// The signal that killed it, or nil when it exited.
+        let signal: Int32?
+        let exitStatus: Int32
+        /// The last non-blank line it wrote to standard error.
+        let lastWords: String?
+
+        init(waitStatus status: Int32, recentErrors: [String]) {
+            signal = status & 0x7f == 0 ? nil : status & 0x7f
+            exitStatus = (status >> 8) & 0xff
+            lastWords = recentErrors.last { !$0.allSatisfy(\.isWhitespace) }
+        }
+
+        /// `killed by SIGSEGV` / `exited with status 3`.
+        var summary: String { signal.map { "killed by \(signalName($0))" } ?? "exited with status \(exitStatus)" }
+
+        /// `; its last words: …` or nothing.
+        var lastWordsClause: String { lastWords.map { "; its last words: \($0)" } ?? "" }
     }
 
     private struct State {
@@ -43,6 +66,8 @@ final class WorkerProcess: Sendable {
         var stopping = false
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
+        /// Set when the process ended by itself (not by `kill`) and was reaped.
+        var termination: Termination?
     }
 
     let pid: pid_t
@@ -123,6 +148,9 @@ final class WorkerProcess: Sendable {
         return .success(worker)
     }
 
+    /// How the process ended by itself, once it has (nil while it runs, or when the host killed it).
+    var termination: Termination? { state.withLock { $0.termination } }
+
     /// Names the plugin once the worker described it.
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
 
@@ -166,17 +194,20 @@ final class WorkerProcess: Sendable {
                 }
             }
         }
-        if let timeout {
-            if pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
-                kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
-                pending.done.wait()
-            }
-        } else {
-            pending.done.wait()
+        var timedOut = false
+        if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+            timedOut = true
+            kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
         }
+        if timeout == nil || timedOut { pending.done.wait() }
         cancellation?.clearHandler()
         state.withLock { _ = $0.pending.removeValue(forKey: id) }
-        return pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
+        var reply = pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
+        if timedOut, case .failure(var failure) = reply {
+            failure.timedOut = true
+            reply = .failure(failure)
+        }
+        return reply
     }
 
     /// Kills the process group now. Requests still waiting fail with `reason` (a sentence).
@@ -240,7 +271,10 @@ final class WorkerProcess: Sendable {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
-            let reason = state.killReason ?? crashReason(status, recentErrors: state.recentErrors)
+            if state.killReason == nil {
+                state.termination = Termination(waitStatus: status, recentErrors: state.recentErrors)
+            }
+            let reason = state.killReason ?? state.termination.map(crashReason) ?? "plugin \"\(plugin)\" ended"
             state.ended = reason
             return (
                 reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil
@@ -306,24 +340,16 @@ final class WorkerProcess: Sendable {
         close(descriptor)
     }
 
-    /// `crashed (killed by SIGSEGV)` / `exited with status 3`, plus the last line the worker wrote to stderr.
-    private func crashReason(_ status: Int32, recentErrors: [String]) -> String {
-        let signal = status & 0x7f
+    /// `plugin "x" crashed (killed by SIGSEGV)` / `… exited with status 3 …`, plus its last words.
+    private func crashReason(_ termination: Termination) -> String {
         var reason: String
-        if signal == 0 {
-            let code = (status >> 8) & 0xff
-            reason = "plugin \"\(plugin)\" exited with status \(code) (it ended its worker process)"
+        if let signal = termination.signal {
+            reason = "plugin \"\(plugin)\" crashed (\(termination.summary))"
+            if signal == SIGKILL || signal == SIGXCPU { reason += "; it may have run over its CPU-time limit" }
         } else {
-            let name = signalName(signal)
-            reason = "plugin \"\(plugin)\" crashed (killed by \(name))"
-            if signal == SIGKILL || signal == SIGXCPU {
-                reason += "; it may have run over its CPU-time limit"
-            }
+            reason = "plugin \"\(plugin)\" \(termination.summary) (it ended its worker process)"
         }
-        if let last = recentErrors.last(where: { !$0.allSatisfy(\.isWhitespace) }) {
-            reason += "; its last words: \(last)"
-        }
-        return reason
+        return reason + termination.lastWordsClause
     }
 }
 
