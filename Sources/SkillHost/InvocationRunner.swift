@@ -113,18 +113,8 @@ final class InvocationRunner: Sendable {
         guard arm(job, completion), admit(job, runHere: true) else { return }
         if !job.isFinished { finish(job, outcome: job.execute()) }
         let actions = state.withLock { state -> [Action] in
-            let id = ObjectIdentifier(job)
-            let plugin = ObjectIdentifier(job.skill.plugin)
-            if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
-            if state.abandoned.remove(id) != nil {
-                // Abandoned at its deadline: the thread was already taken out of the live count then.
-                state.decrement(\.stuck, plugin)
-                state.abandonedThreads -= 1
-            } else {
-                state.running[id] = nil
-                state.decrement(\.inFlight, plugin)
-                state.liveThreads -= 1
-            }
+            // An abandoned call's thread was already taken out of the live count at its deadline.
+            if !returned(job, &state) { state.liveThreads -= 1 }
             return dispatch(&state)
         }
         perform(actions)
@@ -257,17 +247,10 @@ final class InvocationRunner: Sendable {
 
     /// Accounts for a job whose plugin code returned, and picks this worker's next step. Lock held.
     private func release(_ job: Job, worker: Worker, _ state: inout State) -> Next {
-        let key = ObjectIdentifier(job)
-        let plugin = ObjectIdentifier(job.skill.plugin)
-        if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
-        if state.abandoned.remove(key) != nil {
-            state.decrement(\.stuck, plugin)
-            state.abandonedThreads -= 1
+        if returned(job, &state) {
+            // The thread of an abandoned call rejoins the pool if there is room.
             guard state.liveThreads < limits.maximumThreads else { return .exit }
             state.liveThreads += 1
-        } else {
-            state.running[key] = nil
-            state.decrement(\.inFlight, plugin)
         }
         // Take the first eligible job directly, without a round trip through the idle list.
         if let index = state.queue.firstIndex(where: { !$0.isFinished && isEligible($0, state) }) {
@@ -277,6 +260,22 @@ final class InvocationRunner: Sendable {
         }
         state.idle.append(worker)
         return .wait
+    }
+
+    /// Accounts for a job whose plugin code returned (the thread's count is the caller's business). Returns whether
+    /// the job had been abandoned. Lock held.
+    private func returned(_ job: Job, _ state: inout State) -> Bool {
+        let key = ObjectIdentifier(job)
+        let plugin = ObjectIdentifier(job.skill.plugin)
+        if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
+        if state.abandoned.remove(key) != nil {
+            state.decrement(\.stuck, plugin)
+            state.abandonedThreads -= 1
+            return true
+        }
+        state.running[key] = nil
+        state.decrement(\.inFlight, plugin)
+        return false
     }
 
     enum Ending {
