@@ -23,33 +23,29 @@ enum WatchEvent: Sendable, Equatable {
 /// rescan) when it comes back. Events for one file within `debounce` of each other collapse into the last one.
 /// Other platforms: a Dispatch file-system source per folder that triggers a rescan on every change.
 final class FolderWatcher: Sendable {
-    private struct Pending {
-        var event: WatchEvent
-        var due: UInt64
-    }
-
     private struct State {
-        var pending: [String: Pending] = [:]
+        var pending: Debounce
         var stopped = false
     }
 
     let folders: [String]
-    let debounce: Duration
     let recheckInterval: Duration
+    private let clock: any HostClock
     private let handler: @Sendable (WatchEvent) -> Void
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let wake: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts watching. `handler` runs on the watcher's thread, one event at a time.
+    /// Starts watching. `handler` runs on the watcher's thread, one event at a time. `clock` times the debounce.
     init(
         folders: [String], debounce: Duration = .milliseconds(30), recheckInterval: Duration = .milliseconds(200),
-        handler: @escaping @Sendable (WatchEvent) -> Void
+        clock: any HostClock = SystemClock(), handler: @escaping @Sendable (WatchEvent) -> Void
     ) {
         self.folders = folders
-        self.debounce = debounce
         self.recheckInterval = recheckInterval
+        self.clock = clock
         self.handler = handler
+        state = Mutex(State(pending: Debounce(quietPeriod: debounce)))
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // not inherited by plugins' child processes
@@ -80,40 +76,24 @@ final class FolderWatcher: Sendable {
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.components.seconds)) * 1_000_000_000 + UInt64(max(0, duration.components.attoseconds))
-            / 1_000_000_000
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let components = duration.components
+        return Int32(
+            clamping: max(0, components.seconds) * 1000 + max(0, components.attoseconds) / 1_000_000_000_000_000)
     }
-
-    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Records an event; a later event for the same file replaces an earlier one and restarts its quiet period.
     private func enqueue(_ event: WatchEvent, key: String) {
-        let due = Self.now() + Self.nanoseconds(debounce)
-        state.withLock { $0.pending[key] = Pending(event: event, due: due) }
+        let now = clock.now
+        state.withLock { $0.pending.record(event, key: key, at: now) }
     }
 
-    /// Delivers every event whose quiet period is over: removals first, so a rename within a folder frees the
-    /// plugin's name before the new file claims it. Returns milliseconds until the next one is due (or -1).
+    /// Delivers every event whose quiet period is over. Returns milliseconds until the next one is due (or -1).
     private func flushDue() -> Int32 {
-        let now = Self.now()
-        let (due, next) = state.withLock { state -> ([WatchEvent], UInt64?) in
-            let ready = state.pending.filter { $0.value.due <= now }
-            for key in ready.keys { state.pending[key] = nil }
-            return (ready.values.map(\.event), state.pending.values.map(\.due).min())
-        }
-        let ordered = due.sorted { rank($0) < rank($1) }
-        for event in ordered where !isStopped { handler(event) }
+        let (due, next) = state.withLock { $0.pending.takeDue(at: clock.now) }
+        for event in due where !isStopped { handler(event) }
         guard let next else { return -1 }
-        return Int32(clamping: (next > now ? next - now : 0) / 1_000_000 + 1)
-    }
-
-    private func rank(_ event: WatchEvent) -> Int {
-        switch event {
-        case .rescan: return 0
-        case .removed: return 1
-        case .changed: return 2
-        }
+        return Self.milliseconds(next) + 1
     }
 
     #if os(Linux)
@@ -152,8 +132,8 @@ final class FolderWatcher: Sendable {
             }
 
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            let recheck = Int32(Self.nanoseconds(recheckInterval) / 1_000_000)
-            var lastRecheck = Self.now()
+            let recheck = Self.milliseconds(recheckInterval)
+            var lastRecheck = clock.now
             while !isStopped {
                 let untilDue = flushDue()
                 var timeout = untilDue
@@ -165,8 +145,8 @@ final class FolderWatcher: Sendable {
                 _ = poll(&fds, 2, timeout)
                 if fds[1].revents != 0 || isStopped { break }
 
-                if !missing.isEmpty, Self.now() - lastRecheck >= Self.nanoseconds(recheckInterval) {
-                    lastRecheck = Self.now()
+                if !missing.isEmpty, clock.now - lastRecheck >= recheckInterval {
+                    lastRecheck = clock.now
                     for folder in missing where watch(folder) {
                         missing.remove(folder)
                         enqueue(.rescan(folder), key: folder)
@@ -197,7 +177,7 @@ final class FolderWatcher: Sendable {
                         inotify_rm_watch(fd, descriptor)
                         watches[descriptor] = nil
                         missing.insert(folder)
-                        lastRecheck = Self.now()
+                        lastRecheck = clock.now
                         enqueue(.rescan(folder), key: folder)
                         continue
                     }
@@ -234,7 +214,7 @@ final class FolderWatcher: Sendable {
             while !isStopped {
                 let untilDue = flushDue()
                 var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&fds, 1, untilDue < 0 ? Int32(Self.nanoseconds(recheckInterval) / 1_000_000) : untilDue)
+                _ = poll(&fds, 1, untilDue < 0 ? Self.milliseconds(recheckInterval) : untilDue)
                 if fds[0].revents != 0 { break }
             }
             sources.forEach { $0.cancel() }

@@ -56,10 +56,14 @@ final class InvocationRunner: Sendable {
     }
 
     let limits: Limits
+    /// Where deadlines come from (tests drive a manual clock).
+    let clock: any HostClock
     private let state = Mutex(State())
-    private let deadlines = DispatchQueue(label: "skillhost.deadlines", qos: .userInteractive)
 
-    init(limits: Limits = Limits()) { self.limits = limits }
+    init(limits: Limits = Limits(), clock: any HostClock = SystemClock()) {
+        self.limits = limits
+        self.clock = clock
+    }
 
     var statistics: Statistics {
         state.withLock {
@@ -123,7 +127,7 @@ final class InvocationRunner: Sendable {
     /// Stores `completion` and starts the deadline; false when the job already ended.
     private func arm(_ job: Job, _ completion: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
         guard job.install(completion) else { return false }
-        let timer = DeadlineTimer(after: job.timeout, on: deadlines) { [weak self, weak job] in
+        let timer = clock.schedule(after: job.timeout) { [weak self, weak job] in
             guard let self, let job else { return }
             self.finish(job, .timeout)
         }

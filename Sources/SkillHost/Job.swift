@@ -28,7 +28,7 @@ final class Job: Sendable {
     private struct Completion {
         var resume: (@Sendable (SkillOutcome) -> Void)?
         var outcome: SkillOutcome?
-        var timer: DeadlineTimer?
+        var timer: ScheduledTimer?
         var started = false
     }
 
@@ -74,7 +74,7 @@ final class Job: Sendable {
         return true
     }
 
-    func attach(_ timer: DeadlineTimer) {
+    func attach(_ timer: ScheduledTimer) {
         let alreadyDone = completion.withLock { state -> Bool in
             if state.outcome != nil { return true }
             state.timer = timer
@@ -90,7 +90,7 @@ final class Job: Sendable {
         final.duration = ContinuousClock.now - start
         let (won, resume, timer) = completion.withLock { state in
             guard state.outcome == nil else {
-                return (false, nil, nil) as (Bool, (@Sendable (SkillOutcome) -> Void)?, DeadlineTimer?)
+                return (false, nil, nil) as (Bool, (@Sendable (SkillOutcome) -> Void)?, ScheduledTimer?)
             }
             state.outcome = final
             let pending = (true, state.resume, state.timer)
@@ -103,32 +103,5 @@ final class Job: Sendable {
         beforeResuming()
         resume?(final)
         return true
-    }
-}
-
-/// A one-shot timer on a Dispatch queue (not the cooperative pool), cancelled when the call ends first.
-///
-/// - Important: `@unchecked Sendable` is safe because Dispatch sources are thread-safe objects: `cancel()` may be
-///   called from any thread, and the source is configured completely in `init` before it is shared.
-final class DeadlineTimer: @unchecked Sendable {
-    private let source: DispatchSourceTimer
-
-    init(after duration: Duration, on queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
-        source.setEventHandler(handler: handler)
-        source.resume()
-    }
-
-    func cancel() { source.cancel() }
-}
-
-extension Duration {
-    /// The duration as a Dispatch interval (nanosecond precision, clamped to a year).
-    var dispatchInterval: DispatchTimeInterval {
-        let components = self.components
-        let nanoseconds =
-            min(components.seconds, 365 * 24 * 3600) * 1_000_000_000 + components.attoseconds / 1_000_000_000
-        return .nanoseconds(Int(max(0, nanoseconds)))
     }
 }

@@ -42,7 +42,8 @@ extension SkillRegistry {
         let launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit)
-        let started = IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log)
+        let started = IsolatedPlugin.start(
+            launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
         return started
     }
@@ -92,7 +93,9 @@ extension SkillRegistry {
         let launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit)
-        switch IsolatedPlugin.start(launch: launch, settings: isolation, log: configuration.log) {
+        switch IsolatedPlugin.start(
+            launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
+        {
         case .failure(let error):
             unlink(copy)
             return .failure(error)

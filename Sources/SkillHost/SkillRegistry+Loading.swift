@@ -309,7 +309,9 @@ extension SkillRegistry {
     /// - Parameter folders: each folder with the file names it accepts (the bundled folder holds other libraries).
     public func watch(_ folders: [(path: String, include: @Sendable (String) -> Bool)]) -> PluginWatch {
         let filters = Dictionary(folders.map { ($0.path, $0.include) }, uniquingKeysWith: { first, _ in first })
-        let watcher = FolderWatcher(folders: folders.map(\.path), debounce: configuration.reloadDebounce) {
+        let watcher = FolderWatcher(
+            folders: folders.map(\.path), debounce: configuration.reloadDebounce, clock: configuration.clock
+        ) {
             [weak self] event in
             guard let self else { return }
             switch event {

@@ -35,6 +35,8 @@ public final class SkillRegistry: Sendable {
         public var resultLimit = 16 << 20
         /// Worker processes for plugins in process mode and probes of new files; nil loads everything in-process.
         public var isolation: IsolationSettings?
+        /// Time for call deadlines, kill graces, restart backoff and crash windows (tests inject a manual clock).
+        public var clock: any HostClock = SystemClock()
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
@@ -89,7 +91,8 @@ public final class SkillRegistry: Sendable {
         runner = InvocationRunner(
             limits: .init(
                 maximumThreads: configuration.maximumThreads, perPluginConcurrency: configuration.perPluginConcurrency,
-                unhealthyAfterStuckCalls: configuration.unhealthyAfterStuckCalls))
+                unhealthyAfterStuckCalls: configuration.unhealthyAfterStuckCalls),
+            clock: configuration.clock)
         HostLog.install(configuration.log)
     }
 

@@ -195,7 +195,7 @@ struct AgentLoopTests {
     }
 
     @Test func cancellingTheConsumerStopsTheTurnPromptly() async throws {
-        let (session, _) = session([.calls([("cooperative", #"{"ms":5000}"#)]), .text("never")])
+        let (session, _) = session([.calls([("cooperative", #"{"ms":600000}"#)]), .text("never")])
         let started = Flag()
         let consumer = Task {
             for await event in session.send("sleep") {
@@ -203,25 +203,17 @@ struct AgentLoopTests {
             }
         }
         while !started.isSet { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(50))
-        let start = ContinuousClock.now
+        // The call runs for 10 minutes unless cancelled: the consumer ending at all is the promptness check.
         consumer.cancel()
         _ = await consumer.value
-        #expect(
-            ContinuousClock.now - start < .seconds(1), "prompt (the precise bound, 200 ms, holds on an idle machine)")
         // The conversation stays consistent: the cancelled call has a result that says so.
-        var settled = false
-        for _ in 0..<100 where !settled {
-            try await Task.sleep(for: .milliseconds(10))
-            settled = session.conversation.unansweredToolCalls.isEmpty
-        }
-        #expect(settled)
+        #expect(await eventually { session.conversation.unansweredToolCalls.isEmpty })
         #expect(session.conversation.messages.last?.content == "error: cancelled by the user")
     }
 
     @Test func cancellingDuringTheModelStreamKeepsThePartialAnswer() async throws {
         let (session, _) = session([
-            ScriptedProvider.Response((0..<100).map { .text("w\($0) ") }, delay: .milliseconds(20))
+            ScriptedProvider.Response((0..<100).map { .text("w\($0) ") }, delay: .milliseconds(100))
         ])
         let deltas = Mutex(0)
         let consumer = Task {
@@ -229,18 +221,13 @@ struct AgentLoopTests {
                 if case .textDelta = event { deltas.withLock { $0 += 1 } }
             }
         }
-        while deltas.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
-        let start = ContinuousClock.now
+        #expect(await eventually { deltas.withLock { $0 } >= 3 })
         consumer.cancel()
         _ = await consumer.value
-        #expect(
-            ContinuousClock.now - start < .seconds(1), "prompt (the precise bound, 200 ms, holds on an idle machine)")
-        var last: String?
-        for _ in 0..<100 where last?.hasSuffix("[interrupted]") != true {
-            try await Task.sleep(for: .milliseconds(10))
-            last = session.conversation.messages.last?.content
-        }
+        #expect(await eventually { session.conversation.messages.last?.content.hasSuffix("[interrupted]") == true })
+        let last = session.conversation.messages.last?.content
         #expect(last?.hasPrefix("w0 w1") == true)
+        #expect(last?.contains("w99") == false, "stopped before the stream's end (10 s after its start)")
         #expect(last?.hasSuffix("[interrupted]") == true)
     }
 

@@ -78,12 +78,9 @@ struct MCPClientTests {
         let meanwhile = await registry.invoke("echo_text", arguments: #"{"text":"x"}"#)
         #expect(meanwhile.status == .error)
         #expect(meanwhile.error?.contains("not running") == true || meanwhile.error?.contains("exited") == true)
-        var back = false
-        for _ in 0..<100 where !back {
-            try await Task.sleep(for: .milliseconds(50))
-            back = await registry.invoke("echo_text", arguments: #"{"text":"again"}"#).result == "again"
-        }
-        #expect(back, "restarted after the crash")
+        #expect(
+            await eventually { await registry.invoke("echo_text", arguments: #"{"text":"again"}"#).result == "again" },
+            "restarted after the crash")
 
         // A name that a native skill already has gets the server's prefix.
         #expect(MCPSkillSource.skillID(for: "calculator", server: "other", taken: ["calculator"]) == "other_calculator")
@@ -102,12 +99,9 @@ struct MCPClientTests {
         defer { served.stop() }
         #expect(registry.skills.isEmpty)
         _ = try Fixture.compileFile("typed.c", into: folder)
-        var appeared = false
-        for _ in 0..<200 where !appeared {
-            try await Task.sleep(for: .milliseconds(25))
-            appeared = registry.skill("twice64") != nil
-        }
-        #expect(appeared, "tools/list_changed made the client list the tools again")
+        #expect(
+            await eventually { registry.skill("twice64") != nil },
+            "tools/list_changed made the client list the tools again")
         #expect(await registry.invoke("twice64", arguments: #"{"x":21}"#).result == .int(42))
     }
 }

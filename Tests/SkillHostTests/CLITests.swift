@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -267,34 +268,48 @@ extension ListWatchTests {
     }
 }
 
-/// Reads lines from a pipe as they arrive, with a deadline.
-final class LineReader: @unchecked Sendable {
-    // @unchecked: `buffer` is only touched from the one task that calls `next`, in sequence.
-    private let handle: FileHandle
-    private var buffer = Data()
+/// Reads lines from a pipe as they arrive, on a thread of its own (never blocking the cooperative pool).
+final class LineReader: Sendable {
+    private struct State {
+        var lines: [String] = []
+        var ended = false
+    }
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    private let state = Mutex(State())
 
-    /// The next line satisfying `until` (default: any), or nil after 10 s.
+    init(_ handle: FileHandle) {
+        let descriptor = handle.fileDescriptor
+        Thread { [self] in
+            var buffer = Data()
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(descriptor, &chunk, chunk.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                buffer.append(contentsOf: chunk[0..<count])
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    self.state.withLock { $0.lines.append(line) }
+                }
+            }
+            self.state.withLock { $0.ended = true }
+        }.start()
+    }
+
+    /// The next line satisfying `until` (default: any), or nil when the output ends or a generous cap passes.
     func next(until: (String) -> Bool = { _ in true }) async -> String? {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
+            let (line, ended) = state.withLock { state -> (String?, Bool) in
+                state.lines.isEmpty ? (nil, state.ended) : (state.lines.removeFirst(), false)
+            }
+            if let line {
                 if until(line) { return line }
                 continue
             }
-            // poll with a short timeout, so a silent child cannot hang the test past its deadline
-            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 50) > 0 else {
-                await Task.yield()
-                continue
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(handle.fileDescriptor, &chunk, chunk.count)
-            if count <= 0 { return nil }
-            buffer.append(contentsOf: chunk[0..<count])
+            if ended { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return nil
     }

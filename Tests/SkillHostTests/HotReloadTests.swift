@@ -6,7 +6,9 @@ import Testing
 @testable import SkillHost
 @testable import SkillJSON
 
-/// Hot reload with real files in a temporary folder, real inotify and plugins compiled during the test.
+/// Hot reload with real files in a temporary folder, real inotify and plugins compiled during the test. Every wait
+/// is for an event (a version answering, a change announced), capped generously for a busy machine; the debounce's
+/// timing itself is unit-tested with a driven clock (TimeLogicTests).
 @Suite(.serialized)
 struct HotReloadTests {
     /// Versions of the fixture, compiled once into a staging folder outside any watched folder.
@@ -33,6 +35,8 @@ struct HotReloadTests {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("hot-data")))
         configuration.drainTimeout = .milliseconds(300)
+        // Long enough that a burst of writes from one loop is one burst even when the machine is busy.
+        configuration.reloadDebounce = .milliseconds(200)
         registry = try SkillRegistry(configuration: configuration)
         let stream = registry.changes()
         let events = self.events
@@ -52,14 +56,9 @@ struct HotReloadTests {
 
     func currentVersion() async -> JSONValue? { await registry.invoke("hot_version", arguments: "{}").result }
 
-    /// Polls until `condition` holds (fails the test after 15 s; a loaded machine can be slow).
+    /// Waits until `condition` holds (fails the test after a generous cap; a loaded machine can be slow).
     func eventually(_ what: String, _ condition: () async -> Bool) async {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if await condition() { return }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting until \(what)")
+        if !(await TestSupport.eventually(condition)) { Issue.record("timed out waiting until \(what)") }
     }
 
     func stop() {
@@ -85,23 +84,27 @@ struct HotReloadTests {
         await eventually("v1 is loaded") { await currentVersion() == .int(1) }
         let stopCalling = Flag()
         defer { stopCalling.set() }  // also when an expectation below throws
+        let calls = Counter()
+        // Each caller calls until told to stop *and* it has seen v2 (or a generous cap passed), so every sequence
+        // covers the switch however the four tasks were scheduled.
         let callers = (0..<4).map { _ in
             Task { () -> (failures: Int, sequence: [Int64]) in
                 var failures = 0
                 var sequence: [Int64] = []
-                while !stopCalling.isSet {
+                let cap = ContinuousClock.now + .seconds(120)
+                while !(stopCalling.isSet && sequence.last == 2), ContinuousClock.now < cap {
                     let outcome = await registry.invoke("hot_version", arguments: "{}")
                     if case .int(let v)? = outcome.result { sequence.append(v) } else { failures += 1 }
+                    calls.increment()
                     await Task.yield()  // an unknown skill answers without suspending; let other tasks run
                 }
                 return (failures, sequence)
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        await eventually("the callers are calling") { calls.value >= 8 }
         // Overwrite in place while calls run: the host runs private copies, so this must not crash.
         try Data(contentsOf: URL(fileURLWithPath: try version(2))).write(to: URL(fileURLWithPath: folder + "/hot.so"))
         await eventually("v2 answers") { await currentVersion() == .int(2) }
-        try await Task.sleep(for: .milliseconds(100))
         stopCalling.set()
         for caller in callers {
             let (failures, sequence) = await caller.value
@@ -150,23 +153,22 @@ struct HotReloadTests {
         defer { stop() }
         try install(try version(1))
         await eventually("v1 is loaded") { await currentVersion() == .int(1) }
-        async let slow = registry.invoke("hot_slow", arguments: #"{"ms": 150}"#)
-        try await Task.sleep(for: .milliseconds(30))
+        let slow = StartedCall(registry, "hot_slow", #"{"ms": 150}"#)  // looked up (v1) before the replacement
         try install(try version(2))
         await eventually("v2 answers") { await currentVersion() == .int(2) }
-        #expect(await slow.result == .int(1))
+        await eventually("the slow call finished") { slow.outcome != nil }
+        #expect(slow.outcome?.result == .int(1))
     }
 
     @Test func aDrainTimeoutCancelsWhatIsLeft() async throws {
         defer { stop() }
         try install(try version(1))
         await eventually("v1 is loaded") { await currentVersion() == .int(1) }
-        async let slow = registry.invoke("hot_slow", arguments: #"{"ms": 5000}"#)
-        try await Task.sleep(for: .milliseconds(30))
+        let slow = StartedCall(registry, "hot_slow", #"{"ms": 600000}"#)
         try install(try version(2))
-        let outcome = await slow
-        #expect(outcome.status == .cancelled)
-        #expect(outcome.error == "hot_slow was cancelled: plugin \"hot\" 1.1 was replaced or removed")
+        await eventually("the slow call ended") { slow.outcome != nil }
+        #expect(slow.outcome?.status == .cancelled)
+        #expect(slow.outcome?.error == "hot_slow was cancelled: plugin \"hot\" 1.1 was replaced or removed")
         await eventually("v1 is retired") { registry.pendingRetirements == 0 }
     }
 
@@ -178,9 +180,13 @@ struct HotReloadTests {
         try Data(contentsOf: URL(fileURLWithPath: try version(2))).prefix(3000).write(to: URL(fileURLWithPath: broken))
         try install(broken)
         await eventually("the failure is reported") { registry.failures.count == 1 }
-        try await Task.sleep(for: .milliseconds(100))
         try install(broken)  // the same content again: not reported again
-        try await Task.sleep(for: .milliseconds(200))
+        // A marker plugin installed afterwards is handled after the second event: once it is announced, the
+        // second broken install has been dealt with.
+        try install(try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("hot-marker")), as: "marker.so")
+        await eventually("the marker is announced") {
+            events.withLock { $0.contains { $0.line.hasPrefix("+ typed") } }
+        }
         #expect(await currentVersion() == .int(1))
         let failures = events.withLock { $0.filter { if case .failed = $0 { return true } else { return false } } }
         #expect(failures.count == 1)
@@ -228,7 +234,6 @@ struct HotReloadTests {
                 .write(to: URL(fileURLWithPath: folder + "/hot.so"))
         }
         await eventually("v29 answers") { await currentVersion() == .int(29) }
-        try await Task.sleep(for: .milliseconds(150))
         let loads = events.withLock { $0.filter { if case .failed = $0 { return false } else { return true } } }
         #expect(loads.count <= 3, "\(loads.count) loads for one burst")
         #expect(await currentVersion() == .int(29))
@@ -297,6 +302,13 @@ final class EventLog: Sendable {
     private let changes = Mutex<[RegistryChange]>([])
 
     func withLock<T>(_ body: (inout [RegistryChange]) -> T) -> T { changes.withLock { body(&$0) } }
+}
+
+/// A count several tasks add to.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func increment() { count.add(1, ordering: .relaxed) }
 }
 
 /// A flag one task sets and others read.

@@ -22,8 +22,8 @@ final class MCPProcess: @unchecked Sendable {
 
     func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
-    /// The next message (parsed), or nil after `timeout`.
-    func next(timeout: Duration = .seconds(10)) -> [String: Any]? {
+    /// The next message (parsed), or nil after `timeout` (a generous cap for a busy machine).
+    func next(timeout: Duration = .seconds(60)) -> [String: Any]? {
         let deadline = ContinuousClock.now + timeout
         let fd = output.fileHandleForReading.fileDescriptor
         while true {
@@ -192,8 +192,8 @@ struct MCPServerTests {
         // Hot reload: a plugin dropped into the folder becomes tools/list_changed.
         _ = try Fixture.compileFile("typed.c", into: folder)
         var changed = false
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !changed, ContinuousClock.now < deadline, let message = server.next(timeout: .seconds(2)) {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !changed, ContinuousClock.now < deadline, let message = server.next() {
             changed = message["method"] as? String == "notifications/tools/list_changed"
         }
         #expect(changed)

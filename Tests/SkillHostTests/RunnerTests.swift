@@ -7,71 +7,77 @@ import Testing
 @testable import SkillJSON
 
 /// The invocation runner: deadlines, abandonment, cancellation, concurrency limits, SKILL_SERIAL.
-/// Time bounds here are generous upper limits for a loaded 2-core machine; the precise figures come from the
-/// benchmark, not from tests. Serialized so the suite's own calls do not compete for the two cores.
+/// Deadlines are driven by a manual clock and stuck calls by the fixture's `hold` (it returns when the test calls
+/// `release`), so no test here depends on how busy the machine is; the precise figures come from the benchmark.
 @Suite(.serialized)
 struct RunnerTests {
     static func registry(
-        timeout: Duration = .seconds(10), threads: Int = 64, perPlugin: Int = 8, unhealthyAfter: Int = 4
+        timeout: Duration = .seconds(10), threads: Int = 64, perPlugin: Int = 8, unhealthyAfter: Int = 4,
+        clock: any HostClock = SystemClock()
     ) throws -> SkillRegistry {
         let registry = try makeRegistry(
-            timeout: timeout, maximumThreads: threads, perPluginConcurrency: perPlugin, unhealthyAfter: unhealthyAfter)
+            timeout: timeout, maximumThreads: threads, perPluginConcurrency: perPlugin, unhealthyAfter: unhealthyAfter,
+            clock: clock)
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c")).get()
         return registry
     }
 
-    @Test func aBlockingCallTimesOutPromptlyWhileOtherCallsKeepWorking() async throws {
-        let registry = try Self.registry()
-        let blocked = Task {
-            let start = ContinuousClock.now
-            let outcome = await registry.invoke("block", arguments: #"{"ms": 3000}"#, timeout: .milliseconds(200))
-            return (outcome, ContinuousClock.now - start)
-        }
-        // Other calls run normally while the blocked one is stuck.
-        for _ in 0..<20 { #expect(await registry.invoke("echo", arguments: #"{"k":1}"#).status == .ok) }
-        let (outcome, waited) = await blocked.value
-        #expect(outcome.status == .timeout)
-        #expect(outcome.error == "block timed out after 200 ms")
-        #expect(waited >= .milliseconds(200))
-        #expect(
-            waited < .seconds(3),
-            "resumed \(waited) after the call started (a loaded machine; the benchmark measures it precisely)")
-        #expect(registry.poolStatistics.abandonedThreads == 1)
-        #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
+    /// Waits until `count` calls of `hold` are inside the plugin.
+    static func holding(_ count: Int, _ registry: SkillRegistry) async -> Bool {
+        await eventually { await registry.invoke("held", arguments: "{}").result == .int(Int64(count)) }
     }
 
+    @Test func aStuckCallTimesOutAtItsDeadlineWhileOtherCallsKeepWorking() async throws {
+        let clock = ManualClock()
+        let registry = try Self.registry(clock: clock)
+        let stuck = StartedCall(registry, "hold", timeout: .milliseconds(200))
+        #expect(await Self.holding(1, registry))
+        // Other calls run normally while the stuck one holds its thread.
+        for _ in 0..<20 { #expect(await registry.invoke("echo", arguments: #"{"k":1}"#).status == .ok) }
+        clock.advance(by: .milliseconds(199))
+        #expect(stuck.outcome == nil, "the deadline has not passed yet")
+        clock.advance(by: .milliseconds(1))
+        #expect(stuck.outcome?.status == .timeout)
+        #expect(stuck.outcome?.error == "hold timed out after 200 ms")
+        #expect(registry.poolStatistics.abandonedThreads == 1, "the plugin is still inside the call")
+        #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
+        _ = await registry.invoke("release", arguments: "{}")
+        #expect(await eventually { registry.poolStatistics.abandonedThreads == 0 }, "the stuck thread came back")
+        #expect(stuck.outcome?.status == .timeout, "the late result is dropped")
+    }
+
+    /// With the real clock: the deadline's timer does not need the cooperative pool.
     @Test func theDeadlineHoldsWhenTheCooperativePoolIsBusy() async throws {
         let registry = try Self.registry()
         // Saturate the cooperative pool's threads with blocking work for a moment (what plugin code must never do).
         let hogs = (0..<4).map { _ in Task.detached { _ = usleep(150_000) } }
-        let outcome = await registry.invoke("block", arguments: #"{"ms": 2000}"#, timeout: .milliseconds(100))
+        let outcome = await registry.invoke("hold", arguments: "{}", timeout: .milliseconds(100))
         for hog in hogs { await hog.value }
         #expect(outcome.status == .timeout)
+        _ = await registry.invoke("release", arguments: "{}")
     }
 
     @Test func cooperativeSkillsSeeIsCancelled() async throws {
-        let registry = try Self.registry()
-        let outcome = await registry.invoke("cooperative", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(100))
-        #expect(outcome.status == .timeout)
-        // The plugin notices is_cancelled and returns, so its thread comes back to the pool.
-        var returned = false
-        for _ in 0..<100 where !returned {
-            try await Task.sleep(for: .milliseconds(20))
-            returned = registry.poolStatistics.abandonedThreads == 0
-        }
-        #expect(returned)
+        let clock = ManualClock()
+        let registry = try Self.registry(clock: clock)
+        let call = StartedCall(registry, "cooperative", #"{"ms": 600000}"#, timeout: .milliseconds(100))
+        #expect(
+            await eventually { registry.poolStatistics.liveThreads == 1 && registry.poolStatistics.idleThreads == 0 })
+        clock.advance(by: .milliseconds(100))
+        #expect(call.outcome?.status == .timeout)
+        // The plugin notices is_cancelled and returns (long before its 10 minutes), so its thread comes back.
+        #expect(await eventually { registry.poolStatistics.abandonedThreads == 0 })
     }
 
     @Test func cancellingTheCallerCancelsTheCall() async throws {
         let registry = try Self.registry()
-        let task = Task { await registry.invoke("block", arguments: #"{"ms": 3000}"#) }
-        try await Task.sleep(for: .milliseconds(50))
-        let start = ContinuousClock.now
+        let task = Task { await registry.invoke("hold", arguments: "{}") }
+        #expect(await Self.holding(1, registry))
         task.cancel()
         let outcome = await task.value
         #expect(outcome.status == .cancelled)
-        #expect(outcome.error == "block was cancelled")
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(outcome.error == "hold was cancelled")
+        _ = await registry.invoke("release", arguments: "{}")
     }
 
     @Test func anAlreadyCancelledTaskDoesNotRunTheSkill() async throws {
@@ -121,38 +127,51 @@ struct RunnerTests {
     }
 
     @Test func aQueuedCallTimesOutWithoutStarting() async throws {
-        let registry = try Self.registry(perPlugin: 1)
-        async let first = registry.invoke("block", arguments: #"{"ms": 1500}"#)
-        while registry.poolStatistics.liveThreads == 0 || registry.poolStatistics.idleThreads > 0 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let second = await registry.invoke("echo", arguments: "{}", timeout: .milliseconds(100))
-        #expect(second.status == .timeout)
+        let clock = ManualClock()
+        let registry = try Self.registry(perPlugin: 1, clock: clock)
+        let first = StartedCall(registry, "hold")
         #expect(
-            second.error
+            await eventually { registry.poolStatistics.liveThreads == 1 && registry.poolStatistics.idleThreads == 0 })
+        let second = StartedCall(registry, "echo", timeout: .milliseconds(100))
+        #expect(registry.poolStatistics.queued == 1)
+        clock.advance(by: .milliseconds(100))
+        #expect(second.outcome?.status == .timeout)
+        #expect(
+            second.outcome?.error
                 == #"echo timed out after 100 ms while waiting for a free slot (too many calls to plugin "behaviours")"#
         )
-        #expect(await first.status == .ok)
+        #expect(first.outcome == nil)
+        // `release` would queue behind `hold` as well: let the stuck call reach its deadline first.
+        clock.advance(by: .seconds(10))
+        #expect(first.outcome?.status == .timeout)
+        #expect(await registry.invoke("release", arguments: "{}").status == .ok)
     }
 
     @Test func abandonedCallsDoNotShrinkThePool() async throws {
-        let registry = try Self.registry(threads: 2, unhealthyAfter: 10)
-        for _ in 0..<3 {
-            #expect(
-                await registry.invoke("block", arguments: #"{"ms": 5000}"#, timeout: .milliseconds(50)).status
-                    == .timeout)
+        let clock = ManualClock()
+        let registry = try Self.registry(threads: 2, unhealthyAfter: 10, clock: clock)
+        for count in 1...3 {
+            let call = StartedCall(registry, "hold", timeout: .milliseconds(50))
+            #expect(await Self.holding(count, registry))
+            clock.advance(by: .milliseconds(50))
+            #expect(call.outcome?.status == .timeout)
         }
         // Three threads are stuck, yet two live threads still serve new calls.
         #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
         #expect(registry.poolStatistics.abandonedThreads == 3)
+        _ = await registry.invoke("release", arguments: "{}")
+        #expect(await eventually { registry.poolStatistics.abandonedThreads == 0 })
     }
 
     @Test func aPluginWithTooManyStuckCallsIsUnhealthy() async throws {
-        let registry = try Self.registry(unhealthyAfter: 2)
-        for _ in 0..<2 {
-            #expect(
-                await registry.invoke("block", arguments: #"{"ms": 2500}"#, timeout: .milliseconds(50)).status
-                    == .timeout)
+        let clock = ManualClock()
+        let registry = try Self.registry(unhealthyAfter: 2, clock: clock)
+        let gate = Paths.temporaryDirectory("gate") + "/open"
+        for count in 1...2 {
+            let call = StartedCall(registry, "hold", #"{"until": "\#(gate)"}"#, timeout: .milliseconds(50))
+            #expect(await Self.holding(count, registry))
+            clock.advance(by: .milliseconds(50))
+            #expect(call.outcome?.status == .timeout)
         }
         let refused = await registry.invoke("echo", arguments: "{}")
         #expect(refused.status == .error)
@@ -161,48 +180,55 @@ struct RunnerTests {
                 == #"plugin "behaviours" is unhealthy: 2 calls are still stuck after timing out; fix or remove the plugin, then reload it"#
         )
         // Once the stuck calls return, the plugin serves again.
-        var recovered = false
-        for _ in 0..<400 where !recovered {
-            try await Task.sleep(for: .milliseconds(20))
-            recovered = await registry.invoke("echo", arguments: "{}").status == .ok
-        }
-        #expect(recovered)
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+        #expect(await eventually { await registry.invoke("echo", arguments: "{}").status == .ok })
     }
 
     @Test func perCallTimeoutOverridesTheDefault() async throws {
-        let registry = try Self.registry(timeout: .milliseconds(80))
-        #expect(await registry.invoke("cooperative", arguments: #"{"ms": 300}"#).status == .timeout)
-        #expect(await registry.invoke("cooperative", arguments: #"{"ms": 30}"#, timeout: .seconds(5)).status == .ok)
+        let clock = ManualClock()
+        let registry = try Self.registry(timeout: .milliseconds(80), clock: clock)
+        let byDefault = StartedCall(registry, "cooperative", #"{"ms": 600000}"#)
+        let overridden = StartedCall(registry, "cooperative", #"{"ms": 600000}"#, timeout: .seconds(5))
+        clock.advance(by: .milliseconds(80))
+        #expect(byDefault.outcome?.error == "cooperative timed out after 80 ms")
+        #expect(overridden.outcome == nil)
+        clock.advance(by: .seconds(5))
+        #expect(overridden.outcome?.error == "cooperative timed out after 5 s")
     }
 
     /// `start(onCallingThread:)`: the calling thread runs the call itself, under the same deadline; it counts as a
     /// pool thread only while inside the plugin.
     @Test func callsOnTheCallingThreadKeepTheDeadlineAndTheAccounting() async throws {
-        let registry = try Self.registry()
-        func startOnThread(_ skill: String, _ arguments: String, timeout: Duration) async -> (SkillOutcome, Duration) {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    let start = ContinuousClock.now
-                    registry.start(skill, arguments: arguments, timeout: timeout, onCallingThread: true) { outcome in
-                        continuation.resume(returning: (outcome, ContinuousClock.now - start))
-                    }
+        let clock = ManualClock()
+        let registry = try Self.registry(clock: clock)
+        final class Pending: Sendable {
+            let box = Mutex<SkillOutcome?>(nil)
+            var outcome: SkillOutcome? { box.withLock { $0 } }
+        }
+        func startOnThread(_ skill: String, timeout: Duration) -> Pending {
+            let pending = Pending()
+            Thread {
+                registry.start(skill, arguments: "{}", timeout: timeout, onCallingThread: true) { outcome in
+                    pending.box.withLock { $0 = outcome }
                 }
-                thread.start()
-            }
+            }.start()
+            return pending
         }
-        let (echo, _) = await startOnThread("echo", #"{"k": 1}"#, timeout: .seconds(5))
-        #expect(echo.result == ["k": 1])
+        let echo = startOnThread("echo", timeout: .seconds(5))
+        #expect(await eventually { echo.outcome != nil })
+        #expect(echo.outcome?.result == [:])
         // The thread leaves the pool's count right after the completion ran.
-        for _ in 0..<200 where registry.poolStatistics.liveThreads > 0 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(registry.poolStatistics.liveThreads == 0)
-        let (stuck, waited) = await startOnThread("block", #"{"ms": 600}"#, timeout: .milliseconds(100))
-        #expect(stuck.error == "block timed out after 100 ms")
-        #expect(waited < .milliseconds(400), "the completion came \(waited) after the start")
+        #expect(await eventually { registry.poolStatistics.liveThreads == 0 })
+        let stuck = startOnThread("hold", timeout: .milliseconds(100))
+        #expect(await Self.holding(1, registry))  // (a pool thread answers `held`, then idles)
+        func busy() -> Int { registry.poolStatistics.liveThreads - registry.poolStatistics.idleThreads }
+        #expect(busy() == 1, "the calling thread counts while inside the plugin")
+        clock.advance(by: .milliseconds(100))
+        #expect(stuck.outcome?.error == "hold timed out after 100 ms", "the timer ends the call, not the thread")
         #expect(registry.poolStatistics.abandonedThreads == 1)
-        for _ in 0..<200 where registry.poolStatistics.abandonedThreads > 0 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(registry.poolStatistics.abandonedThreads == 0)
-        #expect(registry.poolStatistics.liveThreads == 0)
+        #expect(busy() == 0)
+        _ = await registry.invoke("release", arguments: "{}")
+        #expect(await eventually { registry.poolStatistics.abandonedThreads == 0 })
+        #expect(busy() == 0, "the calling thread returned without joining the pool")
     }
 }

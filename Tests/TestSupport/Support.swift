@@ -1,5 +1,6 @@
 import Foundation
 import SkillHost
+import Synchronization
 
 /// Paths and helpers shared by the host tests: fixtures are C sources compiled with `cc` during the test run.
 public enum Paths {
@@ -31,6 +32,17 @@ public enum Paths {
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+}
+
+/// Polls `condition` every 10 ms until it holds or `limit` passes, and returns whether it held. The limit is a cap
+/// for a machine that may be very busy, not a measurement: a test waits for the event, then asserts on it.
+public func eventually(within limit: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
 }
 
 /// Runs a program and captures its output.
@@ -118,10 +130,12 @@ public enum Fixture {
 
 /// A registry with a private data directory and short limits for tests.
 public func makeRegistry(
-    timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4
+    timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4,
+    clock: any HostClock = SystemClock()
 ) throws -> SkillRegistry {
     var configuration = SkillRegistry.Configuration(
         dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("data")))
+    configuration.clock = clock
     configuration.defaultTimeout = timeout
     configuration.maximumThreads = maximumThreads
     configuration.perPluginConcurrency = perPluginConcurrency
@@ -164,4 +178,19 @@ public enum PythonPeers {
         _ = FileManager.default.createFile(atPath: marker, contents: Data())
         return python
     }
+}
+
+/// Where the outcome of a call started with `SkillRegistry.start` lands (nil until the call ends).
+public final class StartedCall: Sendable {
+    private let box = Mutex<SkillOutcome?>(nil)
+
+    /// Starts `skill` on `registry`; the call is looked up and handed to the runner (its deadline armed) before
+    /// this returns.
+    public init(_ registry: SkillRegistry, _ skill: String, _ arguments: String = "{}", timeout: Duration? = nil) {
+        registry.start(skill, arguments: arguments, timeout: timeout) { [self] outcome in self.set(outcome) }
+    }
+
+    private func set(_ outcome: SkillOutcome) { box.withLock { $0 = outcome } }
+
+    public var outcome: SkillOutcome? { box.withLock { $0 } }
 }

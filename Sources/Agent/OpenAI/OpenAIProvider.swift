@@ -20,6 +20,8 @@ public struct OpenAIConfiguration: Sendable {
     public var retryDelay: Duration = .milliseconds(500)
     /// Upper bound of any retry delay, including `Retry-After`.
     public var maximumRetryDelay: Duration = .seconds(20)
+    /// Waits between attempts; tests substitute one that records the waits instead of sleeping.
+    public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     public init(baseURL: URL, apiKey: String?, model: String) {
         self.baseURL = baseURL
@@ -68,7 +70,7 @@ public final class OpenAIProvider: ModelProvider {
                 }
                 let wait = min(after ?? delay, configuration.maximumRetryDelay)
                 delay = delay * 2
-                try await Task.sleep(for: wait)
+                try await configuration.sleep(wait)
             }
         }
     }

@@ -10,11 +10,7 @@ import Synchronization
 final class IsolatedPlugin: Sendable {
     private struct State {
         var worker: WorkerProcess?
-        /// When recent crashes happened (oldest first), within the window.
-        var crashes: [ContinuousClock.Instant] = []
-        /// Crashes since the last call that succeeded.
-        var consecutive = 0
-        var lastCrash: ContinuousClock.Instant?
+        var history: CrashHistory
         /// Set when the plugin is failing: the sentence calls get.
         var failing: String?
         var stopped = false
@@ -27,29 +23,39 @@ final class IsolatedPlugin: Sendable {
     private let launch: WorkerLaunch
     private let settings: IsolationSettings
     private let log: @Sendable (LogRecord) -> Void
-    private let state = Mutex(State())
+    private let clock: any HostClock
+    private let state: Mutex<State>
     /// Held while a worker is being started, so concurrent callers start one, not several.
     private let starting = NSLock()
 
     private init(
-        name: String, file: String, launch: WorkerLaunch, settings: IsolationSettings,
+        name: String, file: String, launch: WorkerLaunch, settings: IsolationSettings, clock: any HostClock,
         log: @escaping @Sendable (LogRecord) -> Void
     ) {
         self.label = Mutex(name)
         self.file = file
         self.launch = launch
         self.settings = settings
+        self.clock = clock
         self.log = log
+        state = Mutex(
+            State(
+                history: CrashHistory(
+                    maximumCrashes: settings.maximumCrashes, crashWindow: settings.crashWindow,
+                    maximumBackoff: settings.maximumBackoff)))
     }
 
     /// Starts a worker for `launch.copy` and asks what it loaded. The worker keeps running (it becomes the plugin's
     /// worker, or is stopped by the caller when the plugin runs in-process). A worker that crashes or hangs while
-    /// loading becomes a `PluginLoadError` naming what happened. Blocks.
+    /// loading becomes a `PluginLoadError` naming what happened. `clock` times restarts, the crash window and the
+    /// kill grace. Blocks.
     static func start(
-        launch: WorkerLaunch, settings: IsolationSettings, log: @escaping @Sendable (LogRecord) -> Void
+        launch: WorkerLaunch, settings: IsolationSettings, clock: any HostClock,
+        log: @escaping @Sendable (LogRecord) -> Void
     ) -> Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError> {
         let label = (launch.file as NSString).lastPathComponent
-        let plugin = IsolatedPlugin(name: label, file: launch.file, launch: launch, settings: settings, log: log)
+        let plugin = IsolatedPlugin(
+            name: label, file: launch.file, launch: launch, settings: settings, clock: clock, log: log)
         switch plugin.spawnAndDescribe() {
         case .failure(let failure):
             return .failure(
@@ -127,13 +133,13 @@ final class IsolatedPlugin: Sendable {
         }
         let params: JSONValue = ["skill": .string(skill), "arguments": arguments]
         let reply = worker.request(
-            "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace,
+            "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
             onProgress: context.onProgress, describeCall: { skill })
         switch reply {
         case .failure(let failure):
             return .failure(.error, "\(skill) failed: \(failure.message)")
         case .success(let value):
-            state.withLock { $0.consecutive = 0 }
+            state.withLock { $0.history.recordSuccess() }
             guard var outcome = WorkerProtocol.decodeOutcome(value) else {
                 return .failure(.error, "\(skill) failed: plugin \"\(name)\"'s worker sent an unreadable result")
             }
@@ -149,19 +155,13 @@ final class IsolatedPlugin: Sendable {
         starting.lock()
         defer { starting.unlock() }
         let (current, failing, stopped, wait) = state.withLock { state in
-            (state.worker, state.failing, state.stopped, backoff(state))
+            (state.worker, state.failing, state.stopped, state.history.backoff(at: clock.now))
         }
         if let current, current.isRunning { return .success(current) }
         if stopped { return .failure(.init(message: "plugin \"\(name)\" was unloaded")) }
         if let failing { return .failure(.init(message: failing)) }
-        if let wait {
-            let until = ContinuousClock.now + wait
-            while ContinuousClock.now < until {
-                if cancellation.isCancelled {
-                    return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
-                }
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+        if let wait, !clock.wait(for: wait, unless: { cancellation.isCancelled }) {
+            return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
         }
         switch spawnAndDescribe() {
         case .failure(let failure):
@@ -180,15 +180,6 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// How long to wait before the next start: nothing after one crash, then 50 ms doubling up to the maximum.
-    private func backoff(_ state: State) -> Duration? {
-        guard state.consecutive >= 2, let last = state.lastCrash else { return nil }
-        let exponent = min(state.consecutive - 2, 16)
-        let wait = min(.milliseconds(50) * (1 << exponent), settings.maximumBackoff)
-        let remaining = last + wait - .now
-        return remaining > .zero ? remaining : nil
-    }
-
     /// A worker ended. Only workers that had started count: one that failed while starting was already
     /// accounted for by its starter.
     private func workerExited(_ exit: WorkerProcess.Exit) {
@@ -205,20 +196,20 @@ final class IsolatedPlugin: Sendable {
     }
 
     private func recordCrash(_ reason: String) {
-        let now = ContinuousClock.now
+        let now = clock.now
         let failing = state.withLock { state -> String? in
-            state.crashes = state.crashes.filter { now - $0 < settings.crashWindow } + [now]
-            state.consecutive += 1
-            state.lastCrash = now
-            guard state.failing == nil, state.crashes.count >= settings.maximumCrashes else { return nil }
+            guard let count = state.history.record(at: now), state.failing == nil else { return nil }
             state.failing =
-                "plugin \"\(name)\" is failing: its worker crashed \(state.crashes.count) times within "
+                "plugin \"\(name)\" is failing: its worker crashed \(count) times within "
                 + "\(humanDuration(settings.crashWindow)) (last: \(reason)); fix the plugin and replace its file to "
                 + "load it again"
             return state.failing
         }
         if let failing { log(LogRecord(level: .error, source: "host", message: failing)) }
     }
+
+    /// Calls sent to the current worker and not answered yet.
+    var callsInWorker: Int { state.withLock { $0.worker }?.pendingRequests ?? 0 }
 
     /// Whether calls are refused because the worker keeps crashing.
     var isFailing: Bool { state.withLock { $0.failing != nil } }

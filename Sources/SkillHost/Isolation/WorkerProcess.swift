@@ -42,11 +42,14 @@ final class WorkerProcess: Sendable {
         let exitStatus: Int32
         /// The last non-blank line it wrote to standard error.
         let lastWords: String?
+        /// Its peak resident memory, in bytes (from the kernel's accounting at reaping).
+        let peakMemory: UInt64
 
-        init(waitStatus status: Int32, recentErrors: [String]) {
+        init(waitStatus status: Int32, recentErrors: [String], peakMemory: UInt64 = 0) {
             signal = status & 0x7f == 0 ? nil : status & 0x7f
             exitStatus = (status >> 8) & 0xff
             lastWords = recentErrors.last { !$0.allSatisfy(\.isWhitespace) }
+            self.peakMemory = peakMemory
         }
 
         /// `killed by SIGSEGV` / `exited with status 3`.
@@ -77,6 +80,8 @@ final class WorkerProcess: Sendable {
     private let writer: LineWriter
     private let state = Mutex(State())
     private let log: @Sendable (LogRecord) -> Void
+    /// The address-space limit the worker runs under, for naming it when the worker dies of it.
+    private let memoryLimit: UInt64?
     /// Called once when the process is gone.
     private let onExit: @Sendable (Exit) -> Void
 
@@ -93,10 +98,11 @@ final class WorkerProcess: Sendable {
     private let exited = DispatchSemaphore(value: 0)
 
     private init(
-        pid: pid_t, plugin: String, input: Int32, log: @escaping @Sendable (LogRecord) -> Void,
+        pid: pid_t, plugin: String, input: Int32, memoryLimit: UInt64?, log: @escaping @Sendable (LogRecord) -> Void,
         onExit: @escaping @Sendable (Exit) -> Void
     ) {
         self.pid = pid
+        self.memoryLimit = memoryLimit
         self.label = Mutex(plugin)
         self.writer = LineWriter(descriptor: input)
         self.log = log
@@ -137,7 +143,9 @@ final class WorkerProcess: Sendable {
                     message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
         }
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
-        let worker = WorkerProcess(pid: pid, plugin: plugin, input: toWorker, log: log, onExit: onExit)
+        let worker = WorkerProcess(
+            pid: pid, plugin: plugin, input: toWorker, memoryLimit: launch.limits.addressSpace, log: log, onExit: onExit
+        )
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
         let reader = Thread { worker.readResponses(from: fromWorker, limit: limit) }
         reader.name = "skillhost.worker-io"
@@ -154,15 +162,19 @@ final class WorkerProcess: Sendable {
     /// Names the plugin once the worker described it.
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
 
+    /// Requests sent and not answered yet.
+    var pendingRequests: Int { state.withLock { $0.pending.count } }
+
     /// Whether the process is still there and accepting requests.
     var isRunning: Bool { state.withLock { $0.ended == nil && $0.killReason == nil } }
 
     /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
     /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
-    /// `killGrace` later; `timeout` bounds the wait (the process is killed when it passes).
+    /// `killGrace` later (as `clock` counts); `timeout` bounds the wait (the process is killed when it passes).
     func request(
         _ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellation: CallCancellation? = nil,
-        killGrace: Duration = .milliseconds(100), onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
+        killGrace: Duration = .milliseconds(100), clock: any HostClock = SystemClock(),
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
         describeCall: @escaping @Sendable () -> String = { "the call" }
     ) -> Result<JSONValue, WorkerFailure> {
         let pending = Pending(onProgress: onProgress)
@@ -186,7 +198,7 @@ final class WorkerProcess: Sendable {
             cancellation.onCancel { [weak self] in
                 guard let self else { return }
                 self.writer.write(WorkerProtocol.notification("cancel", ["id": .int(id)]))
-                DispatchQueue.global().asyncAfter(deadline: .now() + killGrace.dispatchInterval) { [weak self] in
+                _ = clock.schedule(after: killGrace) { [weak self] in
                     guard let self, self.state.withLock({ $0.pending[id] != nil }) else { return }
                     self.kill(
                         because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
@@ -269,10 +281,12 @@ final class WorkerProcess: Sendable {
         // cannot be reused by another process.
         _ = skillhost_kill_group(pid, SIGKILL)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
+        let peak = UInt64(max(0, usage.ru_maxrss)) * 1024
         let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
             if state.killReason == nil {
-                state.termination = Termination(waitStatus: status, recentErrors: state.recentErrors)
+                state.termination = Termination(waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak)
             }
             let reason = state.killReason ?? state.termination.map(crashReason) ?? "plugin \"\(plugin)\" ended"
             state.ended = reason
@@ -346,6 +360,13 @@ final class WorkerProcess: Sendable {
         if let signal = termination.signal {
             reason = "plugin \"\(plugin)\" crashed (\(termination.summary))"
             if signal == SIGKILL || signal == SIGXCPU { reason += "; it may have run over its CPU-time limit" }
+            // Careless code that runs out of address space dies on the NULL that malloc returned (or aborts).
+            if let limit = memoryLimit, [SIGSEGV, SIGABRT, SIGBUS].contains(signal), termination.peakMemory >= limit / 2
+            {
+                reason +=
+                    "; it may have run over its memory limit of \(limit >> 20) MB (it used \(termination.peakMemory >> 20) "
+                    + "MB at its peak; raise isolation.memory_mb in config.json if it needs more)"
+            }
         } else {
             reason = "plugin \"\(plugin)\" \(termination.summary) (it ended its worker process)"
         }

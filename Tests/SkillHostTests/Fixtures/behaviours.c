@@ -30,13 +30,51 @@ static int block(void *state, const skill_call_api *api, skill_call *call, const
     return SKILL_OK;
 }
 
+static atomic_int gate_open;
+static atomic_int holding;
+
+/* Blocks until "release" is called or the file named by "until" exists (at most 120 s), without ever looking at
+   is_cancelled: a stuck call whose end the test decides. */
+static int hold(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char until[512] = "";
+    int i;
+    (void)state;
+    skill_json_get_string(args, "until", until, sizeof until);
+    atomic_fetch_add(&holding, 1);
+    for (i = 0; i < 120000 && !atomic_load(&gate_open) && !(until[0] && access(until, F_OK) == 0); i++) sleep_ms(1);
+    atomic_fetch_sub(&holding, 1);
+    api->set_result(call, "\"released\"", 10);
+    return SKILL_OK;
+}
+
+/* Lets every "hold" call return. */
+static int release(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    (void)args;
+    atomic_store(&gate_open, 1);
+    api->set_result(call, "true", 4);
+    return SKILL_OK;
+}
+
+/* How many "hold" calls are inside the plugin now. */
+static int held(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char result[16];
+    (void)state;
+    (void)args;
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "%d", atomic_load(&holding)));
+    return SKILL_OK;
+}
+
 /* Sleeps in 1 ms steps until "ms" passed or the call is cancelled. */
 static int cooperative(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     double ms = 0, waited = 0;
     (void)state;
     skill_json_get_number(args, "ms", &ms);
     while (waited < ms) {
-        if (api->is_cancelled(call)) return SKILL_ERR_CANCELLED;
+        if (api->is_cancelled(call)) {
+            api->log(call, SKILL_LOG_INFO, "noticed the cancellation");
+            return SKILL_ERR_CANCELLED;
+        }
         sleep_ms(1);
         waited += 1;
     }
@@ -139,6 +177,9 @@ static int init(const skill_host *host, void **state, char *error, size_t capaci
 #define MS "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"number\"}},\"required\":[\"ms\"]}"
 static const skill_descriptor skills[] = {
     SKILL_JSON("block", "Block", "Blocks for ms milliseconds ignoring cancellation.", MS, 0, 0, block),
+    SKILL_JSON("hold", "Hold", "Blocks until release is called, ignoring cancellation.", ANY, 0, 0, hold),
+    SKILL_JSON("release", "Release", "Lets every hold call return.", ANY, 0, 0, release),
+    SKILL_JSON("held", "Held", "Counts the hold calls inside the plugin.", ANY, 0, 0, held),
     SKILL_JSON("cooperative", "Cooperative", "Sleeps for ms milliseconds, polling is_cancelled.", MS, 0, 0,
                cooperative),
     SKILL_JSON("serial_probe", "Serial probe", "Reports the maximum concurrency seen.", ANY, 0, SKILL_SERIAL,

@@ -36,24 +36,37 @@ static int do_exit(void *state, const skill_call_api *api, skill_call *call, con
 }
 
 static volatile int released;
+/* Calls of fault_spin and fault_block inside the plugin now. */
+static volatile int inside;
 
 /* Loops without ever looking at is_cancelled, until fault_release (so an in-process test can end the thread). */
 static int spin(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)api, (void)call, (void)args;
-    while (!released) {
+    __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&released, __ATOMIC_SEQ_CST)) {
     }
+    __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+    return SKILL_OK;
+}
+
+static int count_inside(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char result[16];
+    (void)state, (void)args;
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "%d", __atomic_load_n(&inside, __ATOMIC_SEQ_CST)));
     return SKILL_OK;
 }
 
 static int release_spin(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)api, (void)call, (void)args;
-    released = 1;
+    __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
     return SKILL_OK;
 }
 
 static int block(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)api, (void)call, (void)args;
+    __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
     sleep(60);
+    __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
     return SKILL_OK;
 }
 
@@ -141,6 +154,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
     SKILL_JSON("fault_spin", "Spin", "Loops forever.", OBJECT, SKILL_RISK_READ_ONLY, 0, spin),
     SKILL_JSON("fault_release", "Release", "Ends fault_spin loops.", OBJECT, SKILL_RISK_READ_ONLY, 0, release_spin),
+    SKILL_JSON("fault_inside", "Inside", "Counts fault_spin and fault_block calls inside the plugin.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, count_inside),
     SKILL_JSON("fault_block", "Block", "Sleeps 60 s.", OBJECT, SKILL_RISK_READ_ONLY, 0, block),
     SKILL_JSON("fault_hog", "Hog", "Allocates until it falls over.", OBJECT, SKILL_RISK_READ_ONLY, 0, hog),
     SKILL_JSON("fault_thread", "Thread", "Crashes on its own thread later.", OBJECT, SKILL_RISK_READ_ONLY, 0,
