@@ -33,6 +33,8 @@ public final class MCPSkillSource: Sendable {
     let configuration: MCPServerConfiguration
     let registry: SkillRegistry
     let log: @Sendable (LogRecord) -> Void
+    /// Waits before a restart; tests substitute one that records the waits instead of sleeping.
+    let sleep: @Sendable (Duration) async throws -> Void
     private let state = Mutex(State())
 
     struct State {
@@ -44,12 +46,14 @@ public final class MCPSkillSource: Sendable {
 
     public init(
         name: String, configuration: MCPServerConfiguration, registry: SkillRegistry,
-        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in },
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.name = name
         self.configuration = configuration
         self.registry = registry
         self.log = log
+        self.sleep = sleep
     }
 
     /// Starts the server and registers its tools. Throws (with the reason) when the first start fails; later
@@ -183,6 +187,11 @@ public final class MCPSkillSource: Sendable {
         }
     }
 
+    /// The wait before restarting a server that exited `failures` times: 0.5 s doubling up to 30 s.
+    static func restartDelay(afterFailures failures: Int) -> Duration {
+        min(.seconds(30), .milliseconds(500) * (1 << min(max(failures - 1, 0), 16)))
+    }
+
     /// The server exited: restart it with backoff (0.5 s doubling to 30 s) until it stays up or the source stops.
     private func exited(_ status: Int32) {
         let (stopped, failures) = state.withLock { state -> (Bool, Int) in
@@ -196,9 +205,9 @@ public final class MCPSkillSource: Sendable {
             LogRecord(
                 level: .warning, source: sourceName,
                 message: "MCP server \(name) exited with status \(status); restarting"))
-        let delay = min(30.0, 0.5 * pow(2.0, Double(failures - 1)))
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+        let delay = Self.restartDelay(afterFailures: failures)
+        Task { [weak self, sleep] in
+            try? await sleep(delay)
             guard let self, !self.state.withLock({ $0.stopped }) else { return }
             do throws(MCPClientError) { try await self.connect() } catch {
                 self.log(LogRecord(level: .warning, source: self.sourceName, message: error.message))

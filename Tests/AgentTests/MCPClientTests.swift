@@ -1,5 +1,6 @@
 import Foundation
 import SkillHost
+import Synchronization
 import TestSupport
 import Testing
 
@@ -11,12 +12,17 @@ import Testing
 /// `skillhost mcp` itself (for list_changed).
 @Suite(.serialized)
 struct MCPClientTests {
-    func source(_ name: String, _ command: String, _ arguments: [String] = [], registry: SkillRegistry)
-        -> MCPSkillSource
-    {
+    /// Restart waits, recorded (and skipped) instead of slept.
+    final class Waits: Sendable {
+        let recorded = Mutex<[Duration]>([])
+    }
+
+    func source(
+        _ name: String, _ command: String, _ arguments: [String] = [], registry: SkillRegistry, waits: Waits = Waits()
+    ) -> MCPSkillSource {
         MCPSkillSource(
             name: name, configuration: MCPServerConfiguration(command: command, arguments: arguments),
-            registry: registry)
+            registry: registry, sleep: { wait in waits.recorded.withLock { $0.append(wait) } })
     }
 
     @Test func mcpServerTimeToolsJoinTheRegistryAndAnAgentCallsOne() async throws {
@@ -64,7 +70,9 @@ struct MCPClientTests {
         let python = try await PythonPeers.ensure()
         let registry = try makeRegistry()
         registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
-        let legacy = source("legacy", python, [Paths.fixtures + "/legacy_mcp_server.py"], registry: registry)
+        let waits = Waits()
+        let legacy = source(
+            "legacy", python, [Paths.fixtures + "/legacy_mcp_server.py"], registry: registry, waits: waits)
         try await legacy.start()
         defer { legacy.stop() }
         #expect(legacy.connection?.statelessVersion == nil, "fell back to initialize")
@@ -81,6 +89,12 @@ struct MCPClientTests {
         #expect(
             await eventually { await registry.invoke("echo_text", arguments: #"{"text":"again"}"#).result == "again" },
             "restarted after the crash")
+        #expect(waits.recorded.withLock { $0 } == [.milliseconds(500)], "the first restart waits 0.5 s")
+        #expect(
+            (1...8).map { MCPSkillSource.restartDelay(afterFailures: $0) } == [
+                .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30),
+                .seconds(30),
+            ])
 
         // A name that a native skill already has gets the server's prefix.
         #expect(MCPSkillSource.skillID(for: "calculator", server: "other", taken: ["calculator"]) == "other_calculator")
