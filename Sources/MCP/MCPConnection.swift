@@ -7,10 +7,13 @@ public struct MCPClientError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The JSON-RPC error code when the server answered with an error.
     public let code: Int?
+    /// The server did not answer within the request's time.
+    public let timedOut: Bool
 
-    public init(_ message: String, code: Int? = nil) {
+    public init(_ message: String, code: Int? = nil, timedOut: Bool = false) {
         self.message = message
         self.code = code
+        self.timedOut = timedOut
     }
 
     public var description: String { message }
@@ -159,7 +162,9 @@ final class MCPConnection: Sendable {
                     try? await Task.sleep(for: timeout)
                     return Task.isCancelled
                         ? nil
-                        : .failure(MCPClientError("MCP server \(name) did not answer \(method) within \(timeout)"))
+                        : .failure(
+                            MCPClientError(
+                                "MCP server \(name) did not answer \(method) within \(timeout)", timedOut: true))
                 }
                 var first: Reply = .failure(MCPClientError("cancelled"))
                 for await result in group {
@@ -186,21 +191,82 @@ final class MCPConnection: Sendable {
 
     /// Negotiates the protocol: `server/discover` (stateless 2026-07-28) when the server knows it, else
     /// `initialize` + `notifications/initialized`. Returns the server's name and version.
+    ///
+    /// A server that has not answered the probe within 3 s is either still starting or ignores unknown methods:
+    /// then both are asked at once — the probe again and `initialize` — and the first useful answer within what is
+    /// left of `timeout` wins (an `initialize` refused with -32022, "use the stateless revision", waits for the
+    /// probe). So a slow starter is not dropped and a server that ignores the probe is not waited on for long.
     func handshake(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
+        let deadline = ContinuousClock.now + timeout
+        switch await discover(timeout: min(timeout, .seconds(3))) {
+        case .stateless(let info): return info
+        case .legacy: return try await initialize(timeout: deadline - .now)
+        case .silent: break
+        }
+        enum Answer: Sendable {
+            case discovered(Probe)
+            case initialized(Result<(name: String, version: String), MCPClientError>)
+        }
+        let remaining = max(deadline - .now, .milliseconds(1))
+        let outcome = await withTaskGroup(of: Answer.self) {
+            group -> Result<(name: String, version: String), MCPClientError> in
+            group.addTask { .discovered(await self.discover(timeout: remaining)) }
+            group.addTask {
+                do throws(MCPClientError) {
+                    return .initialized(.success(try await self.initialize(timeout: remaining)))
+                } catch { return .initialized(.failure(error)) }
+            }
+            var initialized: Result<(name: String, version: String), MCPClientError>?
+            var probed = false
+            for await answer in group {
+                switch answer {
+                case .discovered(.stateless(let info)):
+                    group.cancelAll()
+                    return .success(info)
+                case .discovered: probed = true
+                case .initialized(.success(let info)):
+                    group.cancelAll()
+                    return .success(info)
+                case .initialized(let failure): initialized = failure
+                }
+                if probed, let initialized { return initialized }
+            }
+            return initialized ?? .failure(MCPClientError("MCP server \(name) did not answer within \(timeout)"))
+        }
+        return try outcome.get()
+    }
+
+    /// What a `server/discover` probe found.
+    private enum Probe: Sendable {
+        case stateless((name: String, version: String))
+        /// The server answered without offering the stateless revision (or with an error): use `initialize`.
+        case legacy
+        /// No answer within the time given.
+        case silent
+    }
+
+    private func discover(timeout: Duration) async -> Probe {
         let stateless = "2026-07-28"
         let meta: JSONObject = JSONObject([
             (key: "io.modelcontextprotocol/protocolVersion", value: .string(stateless)),
             (key: "io.modelcontextprotocol/clientInfo", value: ["name": "skillhost", "version": "0.1.0"]),
             (key: "io.modelcontextprotocol/clientCapabilities", value: .object(JSONObject())),
         ])
-        if let discovered = try? await request(
-            "server/discover", JSONObject([(key: "_meta", value: .object(meta))]), timeout: min(timeout, .seconds(3))),
-            discovered["supportedVersions"]?.arrayValue?.contains(.string(stateless)) == true
-        {
+        do throws(MCPClientError) {
+            let discovered = try await request(
+                "server/discover", JSONObject([(key: "_meta", value: .object(meta))]), timeout: timeout)
+            guard discovered["supportedVersions"]?.arrayValue?.contains(.string(stateless)) == true else {
+                return .legacy
+            }
             state.withLock { $0.statelessVersion = stateless }
             let info = discovered["serverInfo"] ?? discovered["_meta"]?["io.modelcontextprotocol/serverInfo"]
-            return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
+            return .stateless((info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? ""))
+        } catch {
+            return error.code == nil && error.timedOut ? .silent : .legacy
         }
+    }
+
+    private func initialize(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
         let result = try await request(
             "initialize",
             JSONObject([

@@ -15,8 +15,8 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendabl
 }
 
 extension JSONValue {
-    /// Parses one JSON text (RFC 8259). Rejects trailing content, invalid UTF-8, lone surrogates and nesting
-    /// deeper than 512.
+    /// Parses one JSON text (RFC 8259). Rejects trailing content, invalid UTF-8, lone surrogates, duplicate member
+    /// names and nesting deeper than 512.
     ///
     /// - Throws: `JSONParseError` naming the offset and the reason.
     public init(parsing text: String) throws(JSONParseError) {
@@ -106,6 +106,7 @@ struct JSONParser {
         try enter()
         index += 1
         var members: [(key: String, value: JSONValue)] = []
+        var names: Set<MemberName>?  // for large objects; small ones are checked by a scan
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -117,7 +118,14 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw fail("expected a member name in double quotes")
             }
+            let keyOffset = index
             let key = try parseString()
+            if members.count < JSONObject.indexThreshold {
+                if members.contains(where: { sameScalars($0.key, key) }) { throw duplicate(key, at: keyOffset) }
+            } else {
+                if names == nil { names = Set(members.map { MemberName($0.key) }) }
+                if names?.insert(MemberName(key)).inserted == false { throw duplicate(key, at: keyOffset) }
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw fail("expected ':' after member name \"\(key)\"")
@@ -139,7 +147,13 @@ struct JSONParser {
             throw fail("expected ',' or '}' after an object member")
         }
         depth -= 1
-        return .object(JSONObject(members))
+        return .object(JSONObject(uniqueMembers: members))
+    }
+
+    /// Duplicate member names are refused: readers disagree on which value counts (the host would validate one
+    /// and a plugin's C helper read the other).
+    func duplicate(_ key: String, at offset: Int) -> JSONParseError {
+        JSONParseError(reason: "duplicate member name \"\(key)\"", offset: offset)
     }
 
     mutating func parseArray() throws(JSONParseError) -> JSONValue {

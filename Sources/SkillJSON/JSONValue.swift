@@ -97,10 +97,16 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 
 /// The members of a JSON object, in the order they were written.
 ///
-/// Lookups are linear, which is the fastest choice for the small objects that arguments and results are.
+/// Lookups in small objects (what arguments and results usually are) are linear scans, the fastest choice there;
+/// objects with more than `indexThreshold` members also keep an index by name, so building or reading an object
+/// with 100,000 members stays linear in its size.
 public struct JSONObject: Sendable, Equatable {
     /// The members in order. Keys are unique.
     public private(set) var members: [(key: String, value: JSONValue)]
+    /// Member positions by name, kept once the object has more than `indexThreshold` members.
+    private var positions: [MemberName: Int]?
+
+    static let indexThreshold = 16
 
     /// Creates an object from members; a later duplicate key replaces the earlier value.
     public init(_ members: [(key: String, value: JSONValue)] = []) {
@@ -109,23 +115,52 @@ public struct JSONObject: Sendable, Equatable {
         for member in members { self[member.key] = member.value }
     }
 
+    /// Creates an object from members whose keys the caller knows to be unique (the parser checked them).
+    init(uniqueMembers members: [(key: String, value: JSONValue)]) {
+        self.members = members
+        if members.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     /// Number of members.
     public var count: Int { members.count }
 
     /// The keys in order.
     public var keys: [String] { members.map(\.key) }
 
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[MemberName(key)] }
+        return members.firstIndex { sameScalars($0.key, key) }
+    }
+
+    private mutating func rebuildIndex() {
+        guard members.count > Self.indexThreshold else {
+            positions = nil
+            return
+        }
+        var index: [MemberName: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (position, member) in members.enumerated() { index[MemberName(member.key)] = position }
+        positions = index
+    }
+
     /// Reads, replaces, appends (new key) or removes (nil) a member.
     public subscript(key: String) -> JSONValue? {
-        get {
-            for member in members where sameScalars(member.key, key) { return member.value }
-            return nil
-        }
+        get { position(of: key).map { members[$0].value } }
         set {
-            if let index = members.firstIndex(where: { sameScalars($0.key, key) }) {
-                if let newValue { members[index].value = newValue } else { members.remove(at: index) }
+            if let index = position(of: key) {
+                if let newValue {
+                    members[index].value = newValue
+                } else {
+                    members.remove(at: index)
+                    if positions != nil { rebuildIndex() }
+                }
             } else if let newValue {
                 members.append((key: key, value: newValue))
+                if positions != nil {
+                    positions?[MemberName(key)] = members.count - 1
+                } else if members.count > Self.indexThreshold {
+                    rebuildIndex()
+                }
             }
         }
     }
@@ -136,6 +171,21 @@ public struct JSONObject: Sendable, Equatable {
             guard let other = rhs[member.key], other == member.value else { return false }
         }
         return true
+    }
+}
+
+/// A member name as a dictionary key that compares by code points (see `sameScalars`), not by Swift's canonical
+/// equivalence.
+struct MemberName: Hashable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: MemberName, rhs: MemberName) -> Bool { sameScalars(lhs.text, rhs.text) }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 

@@ -12,9 +12,17 @@ import Testing
 /// `skillhost mcp` itself (for list_changed).
 @Suite(.serialized)
 struct MCPClientTests {
-    /// Restart waits, recorded (and skipped) instead of slept.
+    /// Restart waits, recorded instead of slept: a wait lasts until the test calls `release()`.
     final class Waits: Sendable {
         let recorded = Mutex<[Duration]>([])
+        private let released = Mutex(false)
+
+        func release() { released.withLock { $0 = true } }
+
+        func wait(_ duration: Duration) async {
+            recorded.withLock { $0.append(duration) }
+            while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+        }
     }
 
     func source(
@@ -22,7 +30,7 @@ struct MCPClientTests {
     ) -> MCPSkillSource {
         MCPSkillSource(
             name: name, configuration: MCPServerConfiguration(command: command, arguments: arguments),
-            registry: registry, sleep: { wait in waits.recorded.withLock { $0.append(wait) } })
+            registry: registry, sleep: { await waits.wait($0) })
     }
 
     @Test func mcpServerTimeToolsJoinTheRegistryAndAnAgentCallsOne() async throws {
@@ -70,7 +78,7 @@ struct MCPClientTests {
         let python = try await PythonPeers.ensure()
         let registry = try makeRegistry()
         registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
-        let waits = Waits()
+        let waits = Waits()  // a restart waits until the test releases it
         let legacy = source(
             "legacy", python, [Paths.fixtures + "/legacy_mcp_server.py"], registry: registry, waits: waits)
         try await legacy.start()
@@ -86,6 +94,7 @@ struct MCPClientTests {
         let meanwhile = await registry.invoke("echo_text", arguments: #"{"text":"x"}"#)
         #expect(meanwhile.status == .error)
         #expect(meanwhile.error?.contains("not running") == true || meanwhile.error?.contains("exited") == true)
+        waits.release()
         #expect(
             await eventually { await registry.invoke("echo_text", arguments: #"{"text":"again"}"#).result == "again" },
             "restarted after the crash")
@@ -99,6 +108,19 @@ struct MCPClientTests {
         // A name that a native skill already has gets the server's prefix.
         #expect(MCPSkillSource.skillID(for: "calculator", server: "other", taken: ["calculator"]) == "other_calculator")
         #expect(MCPSkillSource.skillID(for: "Get-Time", server: "x", taken: []) == "x_get_time")
+    }
+
+    /// A server slower to start than the 3 s probe is not dropped: the probe is asked again (with `initialize`
+    /// beside it) within the start timeout, and the stateless server's late answer wins over its refusal of
+    /// `initialize`.
+    @Test func aSlowStartingStatelessServerIsProbedAgain() async throws {
+        let python = try await PythonPeers.ensure()
+        let registry = try makeRegistry()
+        let slow = source("slow", python, [Paths.fixtures + "/slow_stateless_server.py"], registry: registry)
+        try await slow.start()
+        defer { slow.stop() }
+        #expect(slow.connection?.statelessVersion == "2026-07-28")
+        #expect(await registry.invoke("slow_echo", arguments: #"{"text":"late"}"#).result == "late")
     }
 
     @Test func listChangedRefreshesTheTools() async throws {

@@ -38,6 +38,7 @@ struct JSONParsingTests {
         ("tru", "invalid JSON at byte 0: invalid literal, expected 'true'"),
         ("\"\\x\"", "invalid JSON at byte 2: invalid escape '\\x' in string"),
         ("\"\\ud800\"", "invalid JSON at byte 7: lone surrogate \\ud800 in string"),
+        (#"{"expression":"6*7","expression":"1+1"}"#, #"invalid JSON at byte 20: duplicate member name "expression""#),
     ])
     func rejectsMalformedText(text: String, message: String) {
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
@@ -57,9 +58,33 @@ struct JSONParsingTests {
         }
     }
 
-    @Test func comparesStringsByCodePoints() {
+    @Test func comparesStringsByCodePoints() throws {
         #expect(JSONValue.string("\u{e9}") != JSONValue.string("e\u{301}"))
         #expect((["a": 1, "b": 2] as JSONValue) == (["b": 2, "a": 1] as JSONValue))
+        // Member names too: two spellings of "é" are two members, in small and in indexed objects.
+        let names = ["\u{e9}", "e\u{301}"] + (0..<20).map { "k\($0)" }
+        for count in [2, names.count] {
+            let text = "{" + names.prefix(count).map { #""\#($0)":1"# }.joined(separator: ",") + "}"
+            #expect(try JSONValue(parsing: text).objectValue?.count == count)
+        }
+    }
+
+    /// Objects stay linear in their size: 100,000 members are parsed (duplicates checked), read, compared and
+    /// rebuilt member by member. Quadratic work would take minutes; the cap is generous for a busy machine, and the
+    /// benchmark measures the real figure.
+    @Test func largeObjectsAreLinear() throws {
+        let count = 100_000
+        let text = "{" + (0..<count).map { #""key\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+        let start = ContinuousClock.now
+        let value = try JSONValue(parsing: text)
+        #expect(value["key99999"] == .int(99_999))
+        var rebuilt = JSONObject()
+        for member in value.objectValue?.members.reversed() ?? [] { rebuilt[member.key] = member.value }
+        #expect(JSONValue.object(rebuilt) == value)
+        rebuilt["key5"] = nil
+        #expect(rebuilt["key5"] == nil && rebuilt["key6"] == .int(6) && rebuilt.count == count - 1)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: String(text.dropLast()) + #","key7":0}"#) }
+        #expect(ContinuousClock.now - start < .seconds(30))
     }
 }
 
