@@ -151,7 +151,10 @@ enum CommandLineParser {
             hint: "quote the JSON arguments as one word: skillhost call <skill> '{\"key\": \"value\"}'")
     }
 
-    /// `500` (milliseconds), `500ms`, `2s`, `1.5s`, `1m`.
+    /// The longest deadline a call may be given, in milliseconds (24 hours).
+    static let longestTimeout = 86_400_000.0
+
+    /// `500` (milliseconds), `500ms`, `2s`, `1.5s`, `1m`; from 1 ms to 24 hours.
     static func parseDuration(_ text: String) throws(UsageError) -> Duration {
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
         var number = text
@@ -164,6 +167,11 @@ enum CommandLineParser {
         guard let value = Double(number), value > 0, value.isFinite else {
             throw UsageError("--timeout \(text) is not a duration", hint: "use milliseconds (500) or 500ms, 2s, 1m")
         }
-        return .milliseconds(Int64((value * factor).rounded()))
+        let milliseconds = (value * factor).rounded()
+        guard milliseconds >= 1, milliseconds <= Self.longestTimeout else {
+            throw UsageError(
+                "--timeout \(text) is out of range", hint: "give a duration from 1 ms to 24 hours (1ms … 1440m)")
+        }
+        return .milliseconds(Int64(milliseconds))
     }
 }

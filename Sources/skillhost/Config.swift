@@ -62,6 +62,13 @@ struct Config: Sendable {
         func fail(_ message: String) -> CLIError {
             .usage(UsageError("\(file): \(message)", hint: "fix the file or remove it"))
         }
+        /// A duration in seconds, from 1 ms to a day.
+        func seconds(_ value: JSONValue, _ key: String) throws(CLIError) -> Duration {
+            guard let seconds = value.doubleValue, seconds >= 0.001, seconds <= 86_400 else {
+                throw fail("\"\(key)\" must be a number of seconds from 0.001 to 86400 (a day)")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }
         let document: JSONValue
         do { document = try JSONValue(parsing: [UInt8](data)) } catch { throw fail("\(error)") }
         guard let object = document.objectValue else { throw fail("expected a JSON object") }
@@ -84,10 +91,7 @@ struct Config: Sendable {
                 }
                 if key == "step_limit" { config.stepLimit = Int(number) } else { config.maximumTools = Int(number) }
             case "request_timeout_s":
-                guard let seconds = value.doubleValue, seconds > 0 else {
-                    throw fail("\"request_timeout_s\" must be a positive number of seconds")
-                }
-                config.requestTimeout = seconds
+                config.requestTimeout = try seconds(value, "request_timeout_s").milliseconds / 1000
             case "policy":
                 guard let rules = value.objectValue else {
                     throw fail("\"policy\" must map skill id patterns to \"allow\", \"ask\" or \"deny\"")
@@ -119,11 +123,11 @@ struct Config: Sendable {
                     }
                     var configuration = MCPServerConfiguration(
                         command: command, arguments: arguments, environment: environment)
-                    if let seconds = server["timeout_s"]?.doubleValue, seconds > 0 {
-                        configuration.callTimeout = .milliseconds(Int64(seconds * 1000))
+                    if let value = server["timeout_s"] {
+                        configuration.callTimeout = try seconds(value, "mcpServers.\(name).timeout_s")
                     }
-                    if let seconds = server["start_timeout_s"]?.doubleValue, seconds > 0 {
-                        configuration.startTimeout = .milliseconds(Int64(seconds * 1000))
+                    if let value = server["start_timeout_s"] {
+                        configuration.startTimeout = try seconds(value, "mcpServers.\(name).start_timeout_s")
                     }
                     config.mcpServers.append((name, configuration))
                 }

@@ -156,6 +156,13 @@ struct OpenAIProviderTests {
         #expect(waits.recorded.withLock { $0 } == [.seconds(7), .seconds(20)], "Retry-After, capped at 20 s")
     }
 
+    @Test func aServersRetryAfterIsBounded() {
+        #expect(OpenAIProvider.retryAfter("2") == .seconds(2))
+        #expect(OpenAIProvider.retryAfter("1e400") == nil, "not finite")
+        #expect(OpenAIProvider.retryAfter("1e19") == .seconds(86_400))
+        #expect(OpenAIProvider.retryAfter("-1") == nil)
+    }
+
     @Test func givesUpAfterThree500sWithAClearMessage() async throws {
         let failure = LoopbackServer.Reply.status(
             500, #"{"error":{"message":"upstream exploded","type":"server_error"}}"#)

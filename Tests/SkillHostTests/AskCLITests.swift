@@ -84,6 +84,18 @@ struct AskCLITests {
         #expect(
             policy.stderr.hasPrefix(
                 "skillhost: \(file): policy for \"wipe_*\" must be \"allow\", \"ask\" or \"deny\"\n"))
+        for setting in [#""request_timeout_s": 1e19"#, #""mcpServers": {"t": {"command": "x", "timeout_s": -1}}"#] {
+            try "{\(setting)}".write(toFile: file, atomically: true, encoding: .utf8)
+            let huge = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
+            #expect(huge.status == 2)
+            let key = setting.contains("request") ? "request_timeout_s" : "mcpServers.t.timeout_s"
+            #expect(
+                huge.stderr == """
+                    skillhost: \(file): "\(key)" must be a number of seconds from 0.001 to 86400 (a day)
+                    hint: fix the file or remove it
+
+                    """)
+        }
         try #"{"base_url": "http://localhost:11434/v1"}"#.write(toFile: file, atomically: true, encoding: .utf8)
         let noModel = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
         #expect(

@@ -175,6 +175,14 @@ struct CLITests {
         #expect(
             timeout.stderr
                 == "skillhost: --timeout soon is not a duration\nhint: use milliseconds (500) or 500ms, 2s, 1m\n")
+        for huge in ["9223372036854775807ms", "99999999999999999999s", "1441m"] {
+            let range = try skillhost("call", "calculator", "{}", "--timeout", huge)
+            #expect(range.status == 2)
+            #expect(
+                range.stderr
+                    == "skillhost: --timeout \(huge) is out of range\nhint: give a duration from 1 ms to 24 hours (1ms … 1440m)\n"
+            )
+        }
         let folder = try skillhost("list", "--plugins", "/nonexistent/folder")
         #expect(folder.status == 2)
         #expect(

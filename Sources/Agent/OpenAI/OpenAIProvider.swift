@@ -217,10 +217,11 @@ public final class OpenAIProvider: ModelProvider {
 
     /// `Retry-After` as seconds (an HTTP date is not worth parsing for a bounded wait).
     static func retryAfter(_ value: String?) -> Duration? {
-        guard let value, let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
-            return nil
-        }
-        return .milliseconds(Int64(seconds * 1000))
+        guard let value, let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0,
+            seconds.isFinite
+        else { return nil }
+        // A server's number, so bounded before it becomes an integer (the caller caps the wait further).
+        return .milliseconds(Int64(min(seconds, 86_400) * 1000))
     }
 
     static func reason(_ status: Int) -> String {
