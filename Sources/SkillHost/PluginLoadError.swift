@@ -43,10 +43,18 @@ public enum PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
     case initFailed(code: Int32, message: String)
     /// A file with this content failed before and was not retried.
     case other(String)
+    /// The path is not a regular file (a directory, a FIFO, a socket, a device).
+    case notAFile(kind: String)
+    /// The file is larger than the host accepts for a plugin.
+    case tooLarge(size: Int, limit: Int)
 
     public var description: String {
         switch self {
         case .unreadable(let reason): return "cannot be read: \(reason)"
+        case .notAFile(let kind): return "is \(kind), not a plugin file; only shared library files are loaded"
+        case .tooLarge(let size, let limit):
+            return "is \(megabytes(size)), over the host's limit of \(megabytes(limit)) for plugin files; check it is "
+                + "the right file (or raise max_plugin_mb in config.json)"
         case .notELF:
             return "is not a shared library (no ELF header); build it with cc -shared -fPIC"
         case .wrongClass:
@@ -125,3 +133,6 @@ public struct PluginLoadError: Error, Equatable, Sendable, CustomStringConvertib
         return line
     }
 }
+
+/// `1.5 MB`, `2048.0 MB`.
+private func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }

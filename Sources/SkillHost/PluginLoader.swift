@@ -46,14 +46,50 @@ final class PluginLoader: Sendable {
         self.hostVersion = hostVersion
     }
 
-    /// Reads a plugin file's bytes.
-    static func read(_ file: String) -> Result<[UInt8], PluginLoadError> {
-        do {
-            return .success(Array(try Data(contentsOf: URL(fileURLWithPath: file))))
-        } catch {
-            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            return .failure(PluginLoadError(file: file, problems: [.unreadable(reason)]))
+    /// Reads a plugin file's bytes: refuses what is not a regular file or is larger than `maximumSize`, and a file
+    /// that does not start with an ELF header, before reading the rest (a 2 GB file of zeros costs one `read`).
+    static func read(_ file: String, maximumSize: Int) -> Result<[UInt8], PluginLoadError> {
+        func failure(_ problem: PluginProblem) -> Result<[UInt8], PluginLoadError> {
+            .failure(PluginLoadError(file: file, problems: [problem]))
         }
+        // O_NONBLOCK: opening a FIFO must not wait for a writer.
+        let descriptor = Glibc.open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ENOENT: return failure(.unreadable("it no longer exists"))
+            case EACCES: return failure(.unreadable("permission denied; make it readable (chmod a+r)"))
+            case ELOOP: return failure(.notAFile(kind: "a symbolic link that loops"))
+            default: return failure(.unreadable(String(cString: strerror(errno))))
+            }
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return failure(.unreadable(String(cString: strerror(errno)))) }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: return failure(.notAFile(kind: "a directory"))
+        case S_IFIFO: return failure(.notAFile(kind: "a named pipe (FIFO)"))
+        case S_IFSOCK: return failure(.notAFile(kind: "a socket"))
+        case S_IFCHR, S_IFBLK: return failure(.notAFile(kind: "a device"))
+        default: return failure(.notAFile(kind: "not a regular file"))
+        }
+        let size = Int(status.st_size)
+        guard size <= maximumSize else { return failure(.tooLarge(size: size, limit: maximumSize)) }
+        var magic: [UInt8] = [0, 0, 0, 0]
+        guard pread(descriptor, &magic, 4, 0) == 4, magic == [0x7F, 0x45, 0x4C, 0x46] else { return failure(.notELF) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var filled = 0
+        while filled < size {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress.map { $0 + filled }, size - filled)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return failure(.unreadable(String(cString: strerror(errno)))) }
+            if count == 0 { break }  // the file shrank while being read: what was read is checked as it is
+            filled += count
+        }
+        if filled < size { bytes.removeSubrange(filled...) }
+        return .success(bytes)
     }
 
     /// Checks, copies, `dlopen`s and validates the bytes read from `file`. On failure the image is closed again.

@@ -18,7 +18,8 @@ extension SkillRegistry {
         let results = Mutex<[String: StartedWorker]>([:])
         DispatchQueue.concurrentPerform(iterations: probed.count) { index in
             let file = probed[index]
-            guard case .success(let bytes) = PluginLoader.read(file) else { return }
+            guard case .success(let bytes) = PluginLoader.read(file, maximumSize: configuration.maximumPluginSize)
+            else { return }
             let started = StartedWorker(
                 hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
             results.withLock { $0[file] = started }
@@ -79,7 +80,7 @@ extension SkillRegistry {
         (PluginSummary, [SkillInfo]), PluginLoadError
     > {
         let bytes: [UInt8]
-        switch PluginLoader.read(file) {
+        switch PluginLoader.read(file, maximumSize: configuration.maximumPluginSize) {
         case .success(let b): bytes = b
         case .failure(let error): return .failure(error)
         }

@@ -46,7 +46,7 @@ extension SkillRegistry {
         PluginSummary, PluginLoadError
     > {
         let bytes: [UInt8]
-        switch PluginLoader.read(file) {
+        switch PluginLoader.read(file, maximumSize: configuration.maximumPluginSize) {
         case .success(let b): bytes = b
         case .failure(let error): return fail(error, hash: nil)
         }
@@ -263,7 +263,9 @@ extension SkillRegistry {
                 return checkInWorker(file, isolation: isolation)
             }
             let candidate: PluginCandidate
-            switch PluginLoader.read(file).flatMap({ loader.open(file, bytes: $0) }) {
+            switch PluginLoader.read(file, maximumSize: configuration.maximumPluginSize).flatMap({
+                loader.open(file, bytes: $0)
+            }) {
             case .success(let c): candidate = c
             case .failure(let error): return .failure(error)
             }

@@ -33,6 +33,8 @@ public final class SkillRegistry: Sendable {
         public var log: @Sendable (LogRecord) -> Void = { _ in }
         /// Results longer than this (in bytes) become an error.
         public var resultLimit = 16 << 20
+        /// Plugin files larger than this (in bytes) are refused before they are read.
+        public var maximumPluginSize = 256 << 20
         /// Worker processes for plugins in process mode and probes of new files; nil loads everything in-process.
         public var isolation: IsolationSettings?
         /// Time for call deadlines, kill graces, restart backoff and crash windows (tests inject a manual clock).

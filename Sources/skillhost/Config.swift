@@ -9,7 +9,7 @@ import SkillJSON
 /// {"base_url": "http://localhost:11434/v1", "api_key": "…", "model": "qwen2.5:7b",
 ///  "step_limit": 8, "max_tools": 24, "request_timeout_s": 120,
 ///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"],
-///  "isolation": {"default": "process"}, "max_result_mb": 16}
+///  "isolation": {"default": "process"}, "max_result_mb": 16, "max_plugin_mb": 256}
 /// ```
 struct Config: Sendable {
     var baseURL: URL?
@@ -26,12 +26,13 @@ struct Config: Sendable {
     var isolation = IsolationConfig()
     /// Skill results longer than this many bytes become an error.
     var resultLimit: Int?
+    var pluginLimit: Int?
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers", "isolation", "max_result_mb",
+        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -137,6 +138,11 @@ struct Config: Sendable {
                     throw fail("\"max_result_mb\" must be a number of megabytes from 1 to 1024")
                 }
                 config.resultLimit = Int(megabytes * 1_048_576)
+            case "max_plugin_mb":
+                guard let megabytes = value.doubleValue, megabytes >= 1, megabytes <= 4096 else {
+                    throw fail("\"max_plugin_mb\" must be a number of megabytes from 1 to 4096")
+                }
+                config.pluginLimit = Int(megabytes * 1_048_576)
             case "disabled_skills":
                 guard let ids = value.arrayValue?.compactMap(\.stringValue), ids.count == value.arrayValue?.count else {
                     throw fail("\"disabled_skills\" must be an array of skill ids")

@@ -51,6 +51,7 @@ struct HostSetup {
             dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
         configuration.log = log
         if let limit = config.resultLimit { configuration.resultLimit = limit }
+        if let limit = config.pluginLimit { configuration.maximumPluginSize = limit }
         if let executable = executablePath() {
             configuration.isolation = config.isolation.settings(
                 executable: executable, bundledFolder: executableFolder(), choice: isolate)

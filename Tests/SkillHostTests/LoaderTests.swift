@@ -96,6 +96,38 @@ struct LoaderRejectionTests {
         #expect(registry.failures.count == 5)
     }
 
+    /// What is not a regular file, or is too big, is named as such before anything is read: a 2 GB sparse file of
+    /// zeros costs one stat, a 200 MB one a 4-byte read.
+    @Test func rejectsWhatIsNotAPluginFileBeforeReadingIt() throws {
+        func failure(_ path: String) -> String? { registry.load(file: path).failure }
+        try FileManager.default.createDirectory(atPath: folder + "/dir.so", withIntermediateDirectories: true)
+        #expect(
+            failure(folder + "/dir.so")
+                == "dir.so: is a directory, not a plugin file; only shared library files are loaded")
+        #expect(symlink(folder + "/loop-b.so", folder + "/loop-a.so") == 0)
+        #expect(symlink(folder + "/loop-a.so", folder + "/loop-b.so") == 0)
+        #expect(
+            failure(folder + "/loop-a.so")
+                == "loop-a.so: is a symbolic link that loops, not a plugin file; only shared library files are loaded")
+        #expect(mkfifo(folder + "/pipe.so", 0o644) == 0)
+        #expect(
+            failure(folder + "/pipe.so")
+                == "pipe.so: is a named pipe (FIFO), not a plugin file; only shared library files are loaded")
+        #expect(failure(folder + "/gone.so") == "gone.so: cannot be read: it no longer exists")
+        for (name, size) in [("huge.so", 2 << 30), ("big.so", 200 << 20)] {
+            let path = folder + "/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            #expect(truncate(path, off_t(size)) == 0)  // sparse: nothing is written
+        }
+        #expect(
+            failure(folder + "/huge.so")
+                == "huge.so: is 2048.0 MB, over the host's limit of 256.0 MB for plugin files; check it is the right "
+                + "file (or raise max_plugin_mb in config.json)")
+        #expect(
+            failure(folder + "/big.so")
+                == "big.so: is not a shared library (no ELF header); build it with cc -shared -fPIC")
+    }
+
     @Test func rejectsBadEntryPoints() throws {
         #expect(
             try rejection(Self.prelude + "int unrelated(void) { return 1; }")
