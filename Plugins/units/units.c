@@ -63,6 +63,13 @@ static double convert_mass(double value, const char *from, const char *to) {
     return value * factor(masses, n, from) / factor(masses, n, to);
 }
 
+/* -2^63 is outside the schema: gcd(-2^63, 0) = 2^63 does not fit an int64, and a typed skill cannot say so. */
+#define GCD_INTEGER(name)                                                                                            \
+    "\"" name "\":{\"type\":\"integer\",\"minimum\":-9223372036854775807,\"maximum\":9223372036854775807}"
+#define GCD_SCHEMA                                                                                                   \
+    "{\"type\":\"object\",\"properties\":{" GCD_INTEGER("a") "," GCD_INTEGER("b") "},\"required\":[\"a\",\"b\"]," \
+    "\"additionalProperties\":false}"
+
 static int64_t gcd(int64_t a, int64_t b) {
     /* Work on unsigned magnitudes so INT64_MIN does not overflow. */
     uint64_t x = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
@@ -72,7 +79,7 @@ static int64_t gcd(int64_t a, int64_t b) {
         x = y;
         y = t;
     }
-    return x > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)x;
+    return (int64_t)x; /* at most 2^63 - 1: the schema keeps -2^63 out */
 }
 
 static bool is_prime(int64_t n) {
@@ -135,8 +142,8 @@ static const skill_descriptor skills[] = {
     SKILL_TYPED_SCHEMA("convert_mass", "Convert mass", "Converts a mass between mg, g, kg, t (tonnes), oz and lb.",
                        CONVERSION_SCHEMA(MASS_UNITS), "double convert_mass(double value, string from, string to)",
                        convert_mass),
-    SKILL_TYPED("gcd", "Greatest common divisor", "Greatest common divisor of two integers.",
-                "int64 gcd(int64 a, int64 b)", gcd),
+    SKILL_TYPED_SCHEMA("gcd", "Greatest common divisor", "Greatest common divisor of two integers.", GCD_SCHEMA,
+                       "int64 gcd(int64 a, int64 b)", gcd),
     SKILL_TYPED("is_prime", "Is prime", "Tells whether an integer is a prime number.", "bool is_prime(int64 n)",
                 is_prime),
     SKILL_TYPED("slugify", "Slugify", "Turns text into a URL slug: lowercase ASCII words joined by '-'.",

@@ -82,6 +82,33 @@ extension JSONValue: Equatable {
     }
 }
 
+extension JSONValue {
+    /// Orders two numbers exactly (-1, 0, 1): integers as integers, an integer against a double without rounding
+    /// the integer to a double (so -2^63 is below -2^63 + 1). nil when either is not a number or is NaN.
+    public static func compareNumbers(_ lhs: JSONValue, _ rhs: JSONValue) -> Int? {
+        switch (lhs, rhs) {
+        case (.int(let a), .int(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.int(let a), .double(let b)): return compare(a, b)
+        case (.double(let a), .int(let b)): return compare(b, a).map { -$0 }
+        case (.double(let a), .double(let b)):
+            guard !a.isNaN, !b.isNaN else { return nil }
+            return a < b ? -1 : (a == b ? 0 : 1)
+        default: return nil
+        }
+    }
+
+    /// An integer against a double, exactly.
+    private static func compare(_ integer: Int64, _ double: Double) -> Int? {
+        guard !double.isNaN else { return nil }
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }  // 2^63: above every Int64
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.down)  // within [-2^63, 2^63): exactly an Int64
+        let truncated = Int64(whole)
+        if integer != truncated { return integer < truncated ? -1 : 1 }
+        return double > whole ? -1 : 0
+    }
+}
+
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {

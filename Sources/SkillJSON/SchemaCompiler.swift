@@ -75,6 +75,14 @@ struct SchemaCompiler {
             }
             return d
         }
+        /// A bound kept as written (an integer stays exact beyond 2^53).
+        func bound(_ key: String) throws(SchemaError) -> JSONValue? {
+            guard let value = object[key] else { return nil }
+            guard value.doubleValue != nil else {
+                throw SchemaError(pointer: pointer, reason: "\"\(key)\" must be a number, got \(value.typeName)")
+            }
+            return value
+        }
         func count(_ key: String) throws(SchemaError) -> Int? {
             guard let value = object[key] else { return nil }
             guard let d = value.doubleValue, d >= 0, d.rounded() == d, d < 1e15 else {
@@ -171,10 +179,10 @@ struct SchemaCompiler {
         node.minItems = try count("minItems")
         node.maxItems = try count("maxItems")
         if case .bool(let unique)? = object["uniqueItems"] { node.uniqueItems = unique }
-        node.minimum = try number("minimum")
-        node.maximum = try number("maximum")
-        node.exclusiveMinimum = try number("exclusiveMinimum")
-        node.exclusiveMaximum = try number("exclusiveMaximum")
+        node.minimum = try bound("minimum")
+        node.maximum = try bound("maximum")
+        node.exclusiveMinimum = try bound("exclusiveMinimum")
+        node.exclusiveMaximum = try bound("exclusiveMaximum")
         node.multipleOf = try number("multipleOf")
         if let m = node.multipleOf, m <= 0 {
             throw SchemaError(pointer: pointer, reason: "\"multipleOf\" must be greater than 0")

@@ -72,10 +72,11 @@ final class SchemaNode: @unchecked Sendable {
     var maxItems: Int?
     var uniqueItems = false
 
-    var minimum: Double?
-    var maximum: Double?
-    var exclusiveMinimum: Double?
-    var exclusiveMaximum: Double?
+    /// Numeric bounds as written (`.int` or `.double`), compared exactly (`JSONValue.compareNumbers`).
+    var minimum: JSONValue?
+    var maximum: JSONValue?
+    var exclusiveMinimum: JSONValue?
+    var exclusiveMaximum: JSONValue?
     var multipleOf: Double?
 
     var minLength: Int?

@@ -273,17 +273,18 @@ struct Validator {
     mutating func checkNumber(_ value: JSONValue, _ node: SchemaNode) {
         guard let number = value.doubleValue else { return }
         let shown = value.jsonText
-        if let minimum = node.minimum, number < minimum {
-            report("must be >= \(JSONValue.double(minimum).jsonText), got \(shown)")
+        func order(_ bound: JSONValue) -> Int { JSONValue.compareNumbers(value, bound) ?? 0 }
+        if let minimum = node.minimum, order(minimum) < 0 {
+            report("must be >= \(minimum.jsonText), got \(shown)")
         }
-        if let maximum = node.maximum, number > maximum {
-            report("must be <= \(JSONValue.double(maximum).jsonText), got \(shown)")
+        if let maximum = node.maximum, order(maximum) > 0 {
+            report("must be <= \(maximum.jsonText), got \(shown)")
         }
-        if let minimum = node.exclusiveMinimum, number <= minimum {
-            report("must be > \(JSONValue.double(minimum).jsonText), got \(shown)")
+        if let minimum = node.exclusiveMinimum, order(minimum) <= 0 {
+            report("must be > \(minimum.jsonText), got \(shown)")
         }
-        if let maximum = node.exclusiveMaximum, number >= maximum {
-            report("must be < \(JSONValue.double(maximum).jsonText), got \(shown)")
+        if let maximum = node.exclusiveMaximum, order(maximum) >= 0 {
+            report("must be < \(maximum.jsonText), got \(shown)")
         }
         if let divisor = node.multipleOf {
             let quotient = number / divisor

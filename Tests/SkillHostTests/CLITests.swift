@@ -29,6 +29,14 @@ struct CLITests {
         #expect(result.status == 0)
     }
 
+    /// Bundled skills are exact or say they cannot be: gcd(-2^63, 0) = 2^63 does not fit its int64 result.
+    @Test func gcdIsExactOrRefuses() throws {
+        #expect(try skillhost("call", "gcd", #"{"a": -9223372036854775807, "b": 0}"#).stdout == "9223372036854775807\n")
+        let refused = try skillhost("call", "gcd", #"{"a": -9223372036854775808, "b": 0}"#)
+        #expect(refused.status == 3)
+        #expect(refused.stderr == "invalid arguments: $.a: must be >= -9223372036854775807, got -9223372036854775808\n")
+    }
+
     @Test func printsTheJSONEnvelopeAndExitCodes() throws {
         let ok = try skillhost("call", "calculator", #"{"expression":"2^10"}"#, "--json")
         #expect(ok.status == 0)

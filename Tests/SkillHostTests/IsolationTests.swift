@@ -121,6 +121,8 @@ struct IsolationTests {
         clock.advance(by: .milliseconds(300))
         #expect(call.outcome?.status == .timeout, "the caller has its answer at the deadline")
         #expect(call.outcome?.error == "\(skill) timed out after 300 ms")
+        // The cancel goes to the worker and the kill is scheduled from the call's own thread.
+        await Self.eventually("the kill is scheduled") { clock.pendingTimers == 1 }
         clock.advance(by: .milliseconds(99))
         #expect(kill(pid_t(before), 0) == 0, "the worker lives until the grace period is over")
         clock.advance(by: .milliseconds(1))
@@ -291,6 +293,7 @@ struct IsolationTests {
         await Self.eventually("the call reached the worker") { host.callsInWorker("behaviours") == 1 }
         clock.advance(by: .milliseconds(100))
         #expect(cancelled.outcome?.status == .timeout)
+        await Self.eventually("the kill is scheduled") { clock.pendingTimers == 1 }
         await Self.eventually("the plugin answered the cancel") { host.callsInWorker("behaviours") == 0 }
         #expect(host.logged("noticed the cancellation"))
         clock.advance(by: .seconds(1))  // past the kill grace: nothing left to kill

@@ -58,6 +58,23 @@ struct JSONParsingTests {
         }
     }
 
+    @Test func comparesNumbersExactly() throws {
+        let min = JSONValue.int(.min)
+        #expect(JSONValue.compareNumbers(min, .int(.min + 1)) == -1, "-2^63 is below -2^63 + 1")
+        #expect(JSONValue.compareNumbers(min, .double(-9_223_372_036_854_775_808.0)) == 0)
+        #expect(JSONValue.compareNumbers(.int(9_007_199_254_740_993), .double(9_007_199_254_740_992)) == 1)
+        #expect(JSONValue.compareNumbers(.int(2), .double(2.5)) == -1)
+        #expect(JSONValue.compareNumbers(.double(-2.5), .int(-2)) == -1)
+        #expect(JSONValue.compareNumbers(.int(.max), .double(9_223_372_036_854_775_808.0)) == -1)
+        #expect(JSONValue.compareNumbers(.double(.nan), .int(1)) == nil)
+        let schema = try JSONSchema(try JSONValue(parsing: #"{"type":"integer","minimum":-9223372036854775807}"#))
+        guard case .invalid(let issues) = schema.validate(min) else {
+            Issue.record("-2^63 passed a minimum of -2^63 + 1")
+            return
+        }
+        #expect(issues.summary == "$: must be >= -9223372036854775807, got -9223372036854775808")
+    }
+
     @Test func comparesStringsByCodePoints() throws {
         #expect(JSONValue.string("\u{e9}") != JSONValue.string("e\u{301}"))
         #expect((["a": 1, "b": 2] as JSONValue) == (["b": 2, "a": 1] as JSONValue))
