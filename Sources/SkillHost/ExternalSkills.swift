@@ -44,8 +44,16 @@ extension SkillRegistry {
                         )
                         continue
                     }
-                    state.external[id] = ExternalEntry(
-                        source: source, skill: skill, schema: try? JSONSchema(skill.info.inputSchema))
+                    let schema: JSONSchema?
+                    do throws(SchemaError) { schema = try JSONSchema(skill.info.inputSchema) } catch {
+                        // Unsupported keywords leave arguments unchecked; a schema that would hang the host is refused.
+                        guard !error.isHazard else {
+                            skipped.append("\(id): its input schema cannot be used: \(error)")
+                            continue
+                        }
+                        schema = nil
+                    }
+                    state.external[id] = ExternalEntry(source: source, skill: skill, schema: schema)
                     ids.append(id)
                 }
                 let summary = PluginSummary(

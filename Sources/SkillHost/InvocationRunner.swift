@@ -127,7 +127,7 @@ final class InvocationRunner: Sendable {
     /// Stores `completion` and starts the deadline; false when the job already ended.
     private func arm(_ job: Job, _ completion: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
         guard job.install(completion) else { return false }
-        let timer = clock.schedule(after: job.timeout) { [weak self, weak job] in
+        let timer = clock.schedule(after: job.remaining) { [weak self, weak job] in
             guard let self, let job else { return }
             self.finish(job, .timeout)
         }

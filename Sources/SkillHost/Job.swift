@@ -36,16 +36,23 @@ final class Job: Sendable {
     let arguments: JSONValue
     let argumentText: String?
     let context: CallContext
+    /// The call's deadline as the caller gave it (messages name it).
     let timeout: Duration
+    /// What is left of it when the job starts (validation already spent the rest).
+    let remaining: Duration
     let start: ContinuousClock.Instant
     private let completion = Mutex(Completion())
 
-    init(skill: Skill, arguments: JSONValue, argumentText: String?, context: CallContext, timeout: Duration) {
+    init(
+        skill: Skill, arguments: JSONValue, argumentText: String?, context: CallContext, timeout: Duration,
+        spent: Duration = .zero
+    ) {
         self.skill = skill
         self.arguments = arguments
         self.argumentText = argumentText
         self.context = context
         self.timeout = timeout
+        self.remaining = max(timeout - spent, .zero)
         self.start = .now
     }
 

@@ -172,7 +172,7 @@ public final class SkillRegistry: Sendable {
             outcome.duration = .now - start
             return outcome
         }
-        switch prepare(id, arguments) {
+        switch prepare(id, arguments, timeout: timeout) {
         case .failure(let outcome):
             var failed = outcome.outcome
             failed.duration = .now - start
@@ -206,7 +206,7 @@ public final class SkillRegistry: Sendable {
             onHandle(handle)
             return handle
         }
-        switch prepare(id, arguments) {
+        switch prepare(id, arguments, timeout: timeout) {
         case .failure(let rejected):
             var failed = rejected.outcome
             failed.duration = .now - start
@@ -244,7 +244,7 @@ public final class SkillRegistry: Sendable {
     ) -> SkillOutcome {
         let start = ContinuousClock.now
         var outcome: SkillOutcome
-        switch prepare(id, arguments) {
+        switch prepare(id, arguments, timeout: nil) {
         case .failure(let failed): outcome = failed.outcome
         case .success(let prepared):
             defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
@@ -268,7 +268,7 @@ public final class SkillRegistry: Sendable {
             resultLimit: configuration.resultLimit)
         return Job(
             skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
-            timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout)
+            timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout, spent: prepared.validated)
     }
 
     private struct Prepared {
@@ -276,6 +276,8 @@ public final class SkillRegistry: Sendable {
         let arguments: JSONValue
         /// The original text when validation changed nothing (saves re-serialising for JSON skills).
         let text: String?
+        /// How long validation took: it counts against the call's deadline.
+        let validated: Duration
     }
 
     private struct Rejected: Error {
@@ -285,7 +287,7 @@ public final class SkillRegistry: Sendable {
     /// Looks the skill up and validates the arguments. On success the skill's plugin counts one more user (taken
     /// under the same lock as the lookup, so a replaced plugin cannot gain users after the switch); the caller
     /// gives it back when the call is over.
-    private func prepare(_ id: String, _ arguments: String) -> Result<Prepared, Rejected> {
+    private func prepare(_ id: String, _ arguments: String, timeout: Duration?) -> Result<Prepared, Rejected> {
         let found = state.withLock { state -> Skill? in
             guard let skill = state.skills[id] else { return nil }
             skill.plugin.users.add(1, ordering: .acquiring)
@@ -294,12 +296,18 @@ public final class SkillRegistry: Sendable {
         guard let skill = found else {
             return .failure(Rejected(outcome: .failure(.error, unknownSkillMessage(id))))
         }
-        let result = validateArguments(skill, arguments)
+        let result = validateArguments(
+            skill, arguments, timeout: timeout ?? skill.info.timeout ?? configuration.defaultTimeout)
         if case .failure = result { skill.plugin.users.subtract(1, ordering: .releasing) }
         return result
     }
 
-    private func validateArguments(_ skill: Skill, _ arguments: String) -> Result<Prepared, Rejected> {
+    /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
+    private func validateArguments(_ skill: Skill, _ arguments: String, timeout: Duration) -> Result<
+        Prepared, Rejected
+    > {
+        let clock = configuration.clock
+        let started = clock.now
         let blank = arguments.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let text = blank ? "{}" : arguments
         let parsed: JSONValue
@@ -308,12 +316,24 @@ public final class SkillRegistry: Sendable {
         } catch {
             return .failure(Rejected(outcome: .failure(.invalidArgs, "arguments are not valid JSON: \(error)")))
         }
-        switch skill.schema.check(parsed) {
+        var options = ValidationOptions.lenient
+        let deadline = started + timeout
+        options.isPastDeadline = { clock.now >= deadline }
+        switch skill.schema.check(parsed, options: options) {
+        case .failure(let invalid) where invalid.stop == .deadline:
+            return .failure(
+                Rejected(
+                    outcome: .failure(
+                        .timeout,
+                        "\(skill.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
+                            + "against its schema (the schema is too costly for them)")))
         case .failure(let invalid):
             return .failure(Rejected(outcome: .failure(.invalidArgs, invalid.issues.summary)))
         case .success(let replacement):
             return .success(
-                Prepared(skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil))
+                Prepared(
+                    skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil,
+                    validated: clock.now - started))
         }
     }
 

@@ -43,6 +43,9 @@ public struct JSONSchema: Sendable {
     {
         var validator = Validator(options: options)
         let replacement = validator.check(value, root)
+        if let stop = validator.budget.stop {
+            return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: stop.message)], stop: stop))
+        }
         if validator.issues.isEmpty { return .success(replacement) }
         return .failure(ValidationIssues(issues: validator.issues))
     }
@@ -54,6 +57,10 @@ public struct ValidationOptions: Sendable {
     public var coerceStrings: Bool
     /// Insert the `default` of a missing, optional property.
     public var fillDefaults: Bool
+    /// Steps (subschemas applied, regex progress reports) one validation may take before it stops.
+    public var stepLimit = 1_000_000
+    /// The caller's deadline: validation stops once this answers true (asked every 256 steps).
+    public var isPastDeadline: (@Sendable () -> Bool)?
 
     public init(coerceStrings: Bool, fillDefaults: Bool) {
         self.coerceStrings = coerceStrings
@@ -99,8 +106,34 @@ public struct ValidationIssue: Sendable, Equatable, CustomStringConvertible {
 /// The issues of an invalid value, as an error.
 public struct ValidationIssues: Error, Sendable, Equatable {
     public let issues: [ValidationIssue]
+    /// Set when validation stopped before it was complete (then the one issue says why).
+    public let stop: ValidationStop?
 
-    public init(issues: [ValidationIssue]) { self.issues = issues }
+    public init(issues: [ValidationIssue], stop: ValidationStop? = nil) {
+        self.issues = issues
+        self.stop = stop
+    }
+}
+
+/// Why a validation stopped before it was complete.
+public enum ValidationStop: Sendable, Equatable {
+    /// The step budget (`ValidationOptions.stepLimit`) was spent.
+    case stepLimit(Int)
+    /// Subschemas nested deeper than this while checking one value.
+    case depth(Int)
+    /// The caller's deadline passed.
+    case deadline
+
+    /// What a person reads.
+    public var message: String {
+        switch self {
+        case .stepLimit(let limit):
+            return "checking this value against the schema took over \(limit) steps; simplify the schema or the value"
+        case .depth(let limit):
+            return "checking this value nests subschemas deeper than \(limit) levels; simplify the schema or the value"
+        case .deadline: return "checking this value against the schema ran past the call's deadline"
+        }
+    }
 }
 
 extension Array where Element == ValidationIssue {

@@ -6,6 +6,9 @@ public struct SchemaError: Error, Equatable, CustomStringConvertible, Sendable {
     public let pointer: String
     /// What is wrong, e.g. `"minimum" must be a number`.
     public let reason: String
+    /// The schema is well-formed but dangerous to run (a cycle that never reaches the value, or a fan-out too
+    /// large): it must not be used at all, not even by skipping validation.
+    public var isHazard = false
 
     public var description: String { pointer.isEmpty ? reason : "at \(pointer): \(reason)" }
 }
@@ -16,6 +19,8 @@ struct SchemaCompiler {
     /// Every addressable node: "<resource-uri>#<json-pointer>" and "<resource-uri>#<anchor>".
     private var index: [String: SchemaNode] = [:]
     private var references: [(node: SchemaNode, target: String, pointer: String)] = []
+    /// Every node, in the order they were made.
+    private var nodes: [SchemaNode] = []
 
     static let defaultBase = "https://skillhost.invalid/schema.json"
 
@@ -31,6 +36,7 @@ struct SchemaCompiler {
             }
             reference.node.ref = target
         }
+        try SchemaCost.check(compiler.nodes)
         return root
     }
 
@@ -38,6 +44,8 @@ struct SchemaCompiler {
         throws(SchemaError) -> SchemaNode
     {
         let node = SchemaNode()
+        node.pointer = pointer
+        nodes.append(node)
         index[base + "#" + localPointer] = node
         switch value {
         case .bool(let accept):
@@ -141,6 +149,7 @@ struct SchemaCompiler {
             for member in members.members {
                 node.properties.append((member.key, try sub(member.value, "properties", member.key)))
             }
+            node.indexProperties()
         }
         if let value = object["patternProperties"] {
             guard case .object(let members) = value else {
@@ -246,5 +255,67 @@ struct SchemaCompiler {
         guard let hash = uri.firstIndex(of: "#") else { return uri + "#" }
         let fragment = String(uri[uri.index(after: hash)...])
         return String(uri[..<hash]) + "#" + (fragment.removingPercentEncoding ?? fragment)
+    }
+}
+
+/// What a schema costs before any value is checked: subschemas that apply to the *same* value (`$ref`, `allOf`,
+/// `anyOf`, `oneOf`, `not`, `if`/`then`/`else`) must not form a cycle — it would never reach the value and
+/// recurse forever — and must not branch into more than `maximumFanOut` checks of one value (26 `anyOf`s of two
+/// `$ref`s each would be 2^26). Recursion through `properties`, `items` and the like is legal: each step moves
+/// into the value, so the value's depth bounds it.
+enum SchemaCost {
+    static let maximumFanOut = 100_000
+
+    static func sameValueChildren(_ node: SchemaNode) -> [SchemaNode] {
+        var children = node.allOf + node.anyOf + node.oneOf
+        for child in [node.ref, node.not, node.ifSchema, node.thenSchema, node.elseSchema] {
+            if let child { children.append(child) }
+        }
+        return children
+    }
+
+    static func check(_ nodes: [SchemaNode]) throws(SchemaError) {
+        enum Mark { case visiting, done }
+        var marks: [ObjectIdentifier: Mark] = [:]
+        var fanOut: [ObjectIdentifier: Int] = [:]
+        // Iterative depth-first search (a hostile schema can be deep): each frame is a node and its next child.
+        for start in nodes where marks[ObjectIdentifier(start)] == nil {
+            var stack: [(node: SchemaNode, children: [SchemaNode], next: Int)] = [(start, sameValueChildren(start), 0)]
+            marks[ObjectIdentifier(start)] = .visiting
+            while let top = stack.last {
+                if top.next < top.children.count {
+                    stack[stack.count - 1].next += 1
+                    let child = top.children[top.next]
+                    switch marks[ObjectIdentifier(child)] {
+                    case .visiting?:
+                        let cycle = stack.drop { $0.node !== child }.map(\.node) + [child]
+                        throw SchemaError(
+                            pointer: child.pointer,
+                            reason: "subschemas refer to each other in a cycle that never moves into the value ("
+                                + cycle.map { "#" + $0.pointer }.joined(separator: " → ")
+                                + "); a schema may refer back to itself only below \"properties\", \"items\" or "
+                                + "another keyword that moves into the value", isHazard: true)
+                    case .done?: continue
+                    case nil:
+                        marks[ObjectIdentifier(child)] = .visiting
+                        stack.append((child, sameValueChildren(child), 0))
+                    }
+                } else {
+                    stack.removeLast()
+                    marks[ObjectIdentifier(top.node)] = .done
+                    var total = 1
+                    for child in top.children {
+                        total = min(maximumFanOut + 1, total + fanOut[ObjectIdentifier(child), default: 1])
+                    }
+                    fanOut[ObjectIdentifier(top.node)] = total
+                    if total > maximumFanOut {
+                        throw SchemaError(
+                            pointer: top.node.pointer,
+                            reason: "checking one value here would apply over \(maximumFanOut) subschemas ($ref, "
+                                + "anyOf, allOf and oneOf branches multiply); simplify the schema", isHazard: true)
+                    }
+                }
+            }
+        }
     }
 }

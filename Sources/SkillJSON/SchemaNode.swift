@@ -60,6 +60,8 @@ final class SchemaNode: @unchecked Sendable {
     var hasConst = false
 
     var properties: [(name: String, schema: SchemaNode)] = []
+    /// `properties` by name, for schemas with many of them (lookups stay constant-time); see `indexProperties`.
+    private var propertyIndex: [MemberName: SchemaNode]?
     var patternProperties: [(pattern: NSRegularExpression, schema: SchemaNode)] = []
     var additionalProperties: SchemaNode?
     var required: [String] = []
@@ -96,6 +98,26 @@ final class SchemaNode: @unchecked Sendable {
     var ref: SchemaNode?
 
     var defaultValue: JSONValue?
+
+    /// Where the node is in its document (a JSON pointer), for messages.
+    var pointer = ""
+
+    /// The schema of property `name`, if `properties` has one.
+    func property(named name: String) -> SchemaNode? {
+        if let propertyIndex { return propertyIndex[MemberName(name)] }
+        return properties.first { sameScalars($0.name, name) }?.schema
+    }
+
+    /// Builds the index of `properties` once they are all in (the compiler calls it).
+    func indexProperties() {
+        guard properties.count > 8 else { return }
+        var index: [MemberName: SchemaNode] = [:]
+        index.reserveCapacity(properties.count)
+        for property in properties where index[MemberName(property.name)] == nil {
+            index[MemberName(property.name)] = property.schema
+        }
+        propertyIndex = index
+    }
 
     /// True for `true` and `{}`: anything matches, so validation can skip it.
     var acceptsEverything: Bool {

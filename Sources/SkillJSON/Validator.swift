@@ -1,5 +1,42 @@
 import Foundation
 
+/// The cost account of one validation, shared by the probes inside anyOf/oneOf/not/if: a step per subschema
+/// applied (and per regex progress report), a bound on nesting, and the caller's deadline. Once spent, the
+/// validation stops and says why.
+final class ValidationBudget {
+    private(set) var steps = 0
+    private(set) var depth = 0
+    private(set) var stop: ValidationStop?
+    let options: ValidationOptions
+
+    /// How deep subschemas may nest while checking one value (instance depth and `$ref` chains together).
+    static let maximumDepth = 1024
+    /// Steps one regex progress report counts for (ICU reports every few thousand backtracking steps).
+    static let regexReportCost = 1000
+
+    init(options: ValidationOptions) { self.options = options }
+
+    /// Counts `count` steps; false once the budget is spent.
+    func spend(_ count: Int = 1) -> Bool {
+        guard stop == nil else { return false }
+        steps += count
+        if steps > options.stepLimit {
+            stop = .stepLimit(options.stepLimit)
+        } else if steps & 0xFF < count, let isPastDeadline = options.isPastDeadline, isPastDeadline() {
+            stop = .deadline
+        }
+        return stop == nil
+    }
+
+    func enter() -> Bool {
+        depth += 1
+        if depth > Self.maximumDepth, stop == nil { stop = .depth(Self.maximumDepth) }
+        return stop == nil
+    }
+
+    func leave() { depth -= 1 }
+}
+
 /// Walks an instance against a compiled schema, collecting issues. `check` returns a replacement value when a
 /// coercion or default changed the instance, and nil when it is unchanged (the common, allocation-free case).
 struct Validator {
@@ -9,10 +46,14 @@ struct Validator {
     }
 
     let options: ValidationOptions
+    let budget: ValidationBudget
     var issues: [ValidationIssue] = []
     var path: [PathComponent] = []
 
-    init(options: ValidationOptions) { self.options = options }
+    init(options: ValidationOptions, budget: ValidationBudget? = nil) {
+        self.options = options
+        self.budget = budget ?? ValidationBudget(options: options)
+    }
 
     mutating func report(_ message: String) {
         issues.append(ValidationIssue(path: Self.render(path), message: message))
@@ -39,14 +80,16 @@ struct Validator {
 
     /// Does `value` match `node`? Used inside anyOf/oneOf/not/if, where issues are not reported.
     mutating func matches(_ value: JSONValue, _ node: SchemaNode) -> (Bool, JSONValue?) {
-        var probe = Validator(options: options)
+        var probe = Validator(options: options, budget: budget)
         probe.path = path
         let replacement = probe.check(value, node)
-        return (probe.issues.isEmpty, replacement)
+        return (probe.issues.isEmpty && budget.stop == nil, replacement)
     }
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     mutating func check(_ original: JSONValue, _ node: SchemaNode) -> JSONValue? {
+        guard budget.spend(), budget.enter() else { return nil }
+        defer { budget.leave() }
         if node.rejectsEverything {
             report("no value is allowed here")
             return nil
@@ -178,14 +221,14 @@ struct Validator {
             var evaluated = false
             var current = member.value
             path.append(.key(member.key))
-            for property in node.properties where sameScalars(property.name, member.key) {
+            if let property = node.property(named: member.key) {
                 evaluated = true
-                if let replacement = check(current, property.schema) {
+                if let replacement = check(current, property) {
                     current = replacement
                     changed = true
                 }
             }
-            for entry in node.patternProperties where Self.search(entry.pattern, member.key) {
+            for entry in node.patternProperties where search(entry.pattern, member.key) {
                 evaluated = true
                 if let replacement = check(current, entry.schema) {
                     current = replacement
@@ -246,6 +289,7 @@ struct Validator {
         }
         if node.uniqueItems {
             outer: for i in result.indices {
+                guard budget.spend(result.count - i) else { break }
                 for j in result.indices where j > i && result[i] == result[j] {
                     report("items must be unique (items \(i) and \(j) are equal)")
                     break outer
@@ -265,7 +309,7 @@ struct Validator {
                 report("must be at most \(maximum) character\(maximum == 1 ? "" : "s") long, got \(length)")
             }
         }
-        if let pattern = node.pattern, !Self.search(pattern.regex, text) {
+        if let pattern = node.pattern, !search(pattern.regex, text), budget.stop == nil {
             report("must match the pattern \(pattern.source)")
         }
     }
@@ -294,9 +338,21 @@ struct Validator {
         }
     }
 
-    static func search(_ regex: NSRegularExpression, _ text: String) -> Bool {
+    /// Whether `regex` matches somewhere in `text`. A match that backtracks for long is stopped by the budget
+    /// (ICU reports progress every few thousand steps; each report counts), so no pattern can outrun the deadline.
+    func search(_ regex: NSRegularExpression, _ text: String) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        return regex.firstMatch(in: text, options: [], range: range) != nil
+        var found = false
+        let budget = self.budget
+        regex.enumerateMatches(in: text, options: [.reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                found = true
+                stop.pointee = true
+            } else if !budget.spend(ValidationBudget.regexReportCost) {
+                stop.pointee = true
+            }
+        }
+        return found
     }
 }
 
