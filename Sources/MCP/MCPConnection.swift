@@ -1,4 +1,5 @@
 import Foundation
+import SkillHost
 import SkillJSON
 import Synchronization
 
@@ -55,7 +56,8 @@ final class MCPConnection: Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [command] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Only what a program needs plus what config.json passes: never the host's secrets.
+        process.environment = ChildEnvironment.minimal(adding: environment)
         let stdin = Pipe()
         let stdout = Pipe()
         process.standardInput = stdin

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SkillHost
 import SkillJSON
 
 /// A past session, for `skillhost sessions` and `/sessions`.
@@ -47,14 +48,22 @@ public final class HistoryStore: Sendable {
         """,
     ]
 
+    /// What opening had to tighten (files other users could read), one sentence each; the shell shows them.
+    public let permissionNotices: [String]
+
     /// Opens (creating the file and folder if needed) and migrates the database.
     public init(path: String) throws(StoreError) {
+        // The history is the user's alone: folder 0700, files 0600 (SQLite gives its -wal and -shm files the
+        // database's permissions), whatever the umask; older, wider ones are tightened with a notice.
+        var notices: [String?] = []
         do {
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            notices.append(try PrivateFiles.directory((path as NSString).deletingLastPathComponent))
         } catch {
             throw StoreError(message: "cannot create the folder for \(path): \(error.localizedDescription)")
         }
+        notices.append(PrivateFiles.file(path, create: true))
+        for suffix in ["-wal", "-shm"] { notices.append(PrivateFiles.file(path + suffix, create: false)) }
+        permissionNotices = notices.compactMap { $0 }
         connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         let version = Int(try connection.query("PRAGMA user_version").first?.first?.integer ?? 0)

@@ -152,12 +152,21 @@ final class PluginLoader: Sendable {
         return .success((summary, copy))
     }
 
-    /// Calls the plugin's `init` with its data directory and builds the registered objects.
-    func initialize(_ candidate: PluginCandidate, dataDirectory: URL) -> Result<
+    /// Calls the plugin's `init` with its data directory (created private to the user; `log` hears when an existing
+    /// one had to be tightened) and builds the registered objects.
+    func initialize(
+        _ candidate: PluginCandidate, dataDirectory: URL, log: @Sendable (LogRecord) -> Void = { _ in }
+    ) -> Result<
         (LoadedPlugin, [Skill]), PluginLoadError
     > {
         do {
-            try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+            // The plugin's data is the user's alone (and so is the folder of all plugins' data).
+            for notice in [
+                try PrivateFiles.directory(dataDirectory.deletingLastPathComponent().path),
+                try PrivateFiles.directory(dataDirectory.path),
+            ] {
+                if let notice { log(LogRecord(level: .warning, source: "host", message: notice)) }
+            }
         } catch {
             discard(candidate)
             return .failure(

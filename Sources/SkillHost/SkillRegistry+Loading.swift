@@ -99,7 +99,7 @@ extension SkillRegistry {
             return fail(PluginLoadError(file: file, problems: conflicts), hash: nil)
         }
         let dataDirectory = configuration.dataDirectory.appendingPathComponent(candidate.name, isDirectory: true)
-        switch loader.initialize(candidate, dataDirectory: dataDirectory) {
+        switch loader.initialize(candidate, dataDirectory: dataDirectory, log: configuration.log) {
         case .failure(let error): return fail(error, hash: hash)
         case .success(let (plugin, skills)): return register(plugin, skills, file: file, hash: hash)
         }

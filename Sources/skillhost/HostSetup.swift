@@ -68,7 +68,8 @@ struct HostSetup {
             }
             let user = userPluginFolder(environment)
             do {
-                try FileManager.default.createDirectory(atPath: user, withIntermediateDirectories: true)
+                if let notice = try PrivateFiles.directory(dataHome(environment)) { log(LogRecord.warning(notice)) }
+                if let notice = try PrivateFiles.directory(user) { log(LogRecord.warning(notice)) }
                 registry.loadFolder(user)
                 folders.append((user, false))
             } catch {

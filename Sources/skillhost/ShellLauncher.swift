@@ -10,7 +10,10 @@ enum ShellLauncher {
     }
 
     static func openStore(_ environment: [String: String]) throws(CLIError) -> HistoryStore {
-        do { return try HistoryStore(path: historyPath(environment)) } catch { throw .failure(error.description) }
+        let store: HistoryStore
+        do { store = try HistoryStore(path: historyPath(environment)) } catch { throw .failure(error.description) }
+        for notice in store.permissionNotices { FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8)) }
+        return store
     }
 
     @MainActor

@@ -156,6 +156,38 @@ struct OpenAIProviderTests {
         #expect(waits.recorded.withLock { $0 } == [.seconds(7), .seconds(20)], "Retry-After, capped at 20 s")
     }
 
+    /// A 401 body that repeats the key: the message quotes the server, without the key or anything key-shaped.
+    @Test func serverMessagesNeverCarryTheKey() async throws {
+        let server = try LoopbackServer([
+            .status(
+                401,
+                #"{"error":{"message":"Incorrect API key provided: sk-test-secret. Also seen: Bearer abcdefgh12345678 and sk-proj-ABCDEFGH1234"}}"#
+            )
+        ])
+        defer { server.stop() }
+        let (_, error) = await collect(provider(server))
+        #expect(
+            error
+                == "the model server answered 401 Unauthorized: Incorrect API key provided: [redacted]. Also seen: "
+                + "[redacted] and [redacted] — check OPENAI_API_KEY")
+        #expect(Redaction.redact("key=mysecretvalue!", secrets: ["mysecretvalue"]) == "key=[redacted]!")
+    }
+
+    /// A redirect to another origin is not followed with the key: that server receives nothing at all.
+    @Test func redirectsToAnotherOriginAreNotFollowed() async throws {
+        let elsewhere = try LoopbackServer([.events(["[DONE]"])])
+        defer { elsewhere.stop() }
+        let target = elsewhere.baseURL.absoluteString + "/chat/completions"
+        let server = try LoopbackServer([.status(307, "", headers: [("Location", target)])])
+        defer { server.stop() }
+        let (_, error) = await collect(provider(server))
+        #expect(
+            error
+                == "the model server at 127.0.0.1:\(server.port) redirected to \(target), another origin; skillhost does "
+                + "not follow it with your API key — set OPENAI_BASE_URL to the address you trust")
+        #expect(elsewhere.requests.isEmpty, "the other origin never saw the request (nor the key)")
+    }
+
     @Test func aServersRetryAfterIsBounded() {
         #expect(OpenAIProvider.retryAfter("2") == .seconds(2))
         #expect(OpenAIProvider.retryAfter("1e400") == nil, "not finite")

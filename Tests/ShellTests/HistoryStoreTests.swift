@@ -30,6 +30,35 @@ struct HistoryStoreTests {
         #expect(try reopened.sessions().first?.messageCount == 5)
     }
 
+    /// Other users cannot read the history, whatever the umask; an older, readable one is tightened with a notice.
+    @Test func theHistoryIsPrivateToTheUser() throws {
+        func mode(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+        }
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let folder = Paths.temporaryDirectory("private") + "/skillhost"
+        let store = try HistoryStore(path: folder + "/history.db")
+        _ = try store.createSession(model: "m")
+        #expect(mode(folder) == 0o700)
+        #expect(mode(folder + "/history.db") == 0o600)
+        #expect(mode(folder + "/history.db-wal") == 0o600)
+        #expect(store.permissionNotices.isEmpty)
+
+        let old = Paths.temporaryDirectory("readable")
+        #expect(chmod(old, 0o755) == 0)
+        #expect(
+            FileManager.default.createFile(
+                atPath: old + "/history.db", contents: nil, attributes: [.posixPermissions: 0o644]))
+        let tightened = try HistoryStore(path: old + "/history.db")
+        #expect(
+            tightened.permissionNotices == [
+                "tightened the permissions of \(old) from 755 to 700: other users could read it",
+                "tightened the permissions of \(old)/history.db from 644 to 600: other users could read it",
+            ])
+        #expect(mode(old) == 0o700 && mode(old + "/history.db") == 0o600)
+    }
+
     @Test func refusesADatabaseFromANewerVersion() throws {
         _ = try HistoryStore(path: path)
         let connection = try SQLiteConnection(path: path)

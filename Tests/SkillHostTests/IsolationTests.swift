@@ -133,6 +133,20 @@ struct IsolationTests {
         await Self.eventually("the kill was logged") { host.logged("\(skill) did not stop within 100 ms") }
     }
 
+    /// Workers get what a program needs (PATH, HOME, locale…), never the host's secrets.
+    @Test func workersDoNotInheritTheHostsSecrets() async throws {
+        setenv("SKILLHOST_TEST_SECRET", "sk-planted-secret", 1)
+        defer { unsetenv("SKILLHOST_TEST_SECRET") }
+        let host = try Host()
+        try host.load("faults.c")
+        let seen = await host.registry.invoke("fault_env", arguments: "{}").result
+        #expect(seen?["secret"] == false)
+        #expect(seen?["path"] == true)
+        #expect((seen?["count"]?.doubleValue ?? 99) <= 12, "\(String(describing: seen))")
+        let minimal = ChildEnvironment.minimal(from: ["PATH": "/bin", "OPENAI_API_KEY": "sk-x", "LC_ALL": "C"])
+        #expect(minimal == ["PATH": "/bin", "LC_ALL": "C"])
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")

@@ -52,8 +52,14 @@ struct LoaderRejectionTests {
     }
 
     @Test func acceptsTheBaseline() throws {
+        let previous = umask(0o022)
+        defer { umask(previous) }
         #expect(try rejection(Self.plugin()) == "loaded")
         #expect(registry.skills.map(\.id) == ["ok_skill"])
+        // Its data directory is the user's alone.
+        let data = registry.configuration.dataDirectory.appendingPathComponent("fixture").path
+        let mode = (try FileManager.default.attributesOfItem(atPath: data)[.posixPermissions]) as? Int
+        #expect(mode == 0o700)
     }
 
     @Test func rejectsFilesThatAreNotLoadableLibraries() throws {

@@ -55,6 +55,20 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchec
         completionHandler(.allow)
     }
 
+    /// Follows a redirect only within the original origin (scheme, host and port): the request carries the API
+    /// key, which must not reach another server. Otherwise the redirect response itself is delivered.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        let original = task.originalRequest?.url
+        let target = request.url
+        let sameOrigin =
+            original?.scheme?.lowercased() == target?.scheme?.lowercased()
+            && original?.host?.lowercased() == target?.host?.lowercased() && original?.port == target?.port
+        completionHandler(sameOrigin ? request : nil)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         continuation.yield(.body(data))
     }

@@ -45,6 +45,10 @@ public final class OpenAIProvider: ModelProvider {
                 do {
                     try await self.run(request) { continuation.yield($0) }
                     continuation.finish()
+                } catch let error as ModelError {
+                    // Server words reach the screen, the history and --json output: never with a credential.
+                    continuation.finish(
+                        throwing: ModelError(Redaction.redact(error.message, secrets: [self.configuration.apiKey])))
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -93,6 +97,14 @@ public final class OpenAIProvider: ModelProvider {
             return .retry(after: nil, reason: "cannot reach the model server at \(host): \(Self.describe(error))")
         }
 
+        if (300..<400).contains(status) {
+            // URLSession follows redirects within the model server's origin; one to another origin is stopped
+            // (see StreamingDelegate), so the key is never sent there.
+            let target = headers["location"].map { " to \($0)" } ?? ""
+            throw ModelError(
+                "the model server at \(host) redirected\(target), another origin; skillhost does not follow it with "
+                    + "your API key — set OPENAI_BASE_URL to the address you trust")
+        }
         guard (200..<300).contains(status) else {
             var body = Data()
             while body.count < 65_536, case .body(let data)? = try? await iterator.next() { body.append(data) }

@@ -123,11 +123,11 @@ final class WorkerProcess: Sendable {
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
         // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin crash.
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
-        // once the host shuts down.
-        environment["TMPDIR"] = (launch.copy as NSString).deletingLastPathComponent
+        // Only what a program needs, never the host's secrets. The worker's private directory goes inside the
+        // host's, so a worker that is killed leaves nothing behind once the host shuts down.
+        let environment = ChildEnvironment.minimal(adding: [
+            "SWIFT_BACKTRACE": "enable=no", "TMPDIR": (launch.copy as NSString).deletingLastPathComponent,
+        ])
         let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
         defer { environmentStrings.forEach { free($0) } }
         var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]

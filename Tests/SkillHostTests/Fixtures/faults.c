@@ -49,6 +49,21 @@ static int spin(void *state, const skill_call_api *api, skill_call *call, const 
     return SKILL_OK;
 }
 
+extern char **environ;
+
+/* What the worker's environment holds: whether a planted secret and PATH are there, and how many variables. */
+static int environment(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char result[128];
+    int count = 0;
+    (void)state, (void)args;
+    while (environ[count]) count++;
+    api->set_result(call, result,
+                    (size_t)snprintf(result, sizeof result, "{\"secret\":%s,\"path\":%s,\"count\":%d}",
+                                     getenv("SKILLHOST_TEST_SECRET") ? "true" : "false", getenv("PATH") ? "true" : "false",
+                                     count));
+    return SKILL_OK;
+}
+
 static int count_inside(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     char result[16];
     (void)state, (void)args;
@@ -154,6 +169,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
     SKILL_JSON("fault_spin", "Spin", "Loops forever.", OBJECT, SKILL_RISK_READ_ONLY, 0, spin),
     SKILL_JSON("fault_release", "Release", "Ends fault_spin loops.", OBJECT, SKILL_RISK_READ_ONLY, 0, release_spin),
+    SKILL_JSON("fault_env", "Environment", "Describes the worker's environment.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               environment),
     SKILL_JSON("fault_inside", "Inside", "Counts fault_spin and fault_block calls inside the plugin.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, count_inside),
     SKILL_JSON("fault_block", "Block", "Sleeps 60 s.", OBJECT, SKILL_RISK_READ_ONLY, 0, block),

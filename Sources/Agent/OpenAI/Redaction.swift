@@ -1,0 +1,27 @@
+import Foundation
+
+/// Removes credentials from text that quotes a server (error bodies repeat keys: "Incorrect API key provided:
+/// sk-…"): the configured key wherever it appears, and anything shaped like a bearer token or an API key.
+enum Redaction {
+    /// What a removed secret is replaced with.
+    static let mask = "[redacted]"
+
+    // Patterns are fixed and valid, so compiling them cannot fail; `try?` keeps a failure from being fatal anyway.
+    private static let patterns: [NSRegularExpression] = [
+        #"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}"#,
+        #"\b(?:sk|pk|rk)-[A-Za-z0-9_*-]{8,}"#,
+        #"\b(?:ghp|gho|ghu|ghs|github_pat|xox[abprs]|AKIA)[A-Za-z0-9_-]{8,}"#,
+    ].compactMap { try? NSRegularExpression(pattern: $0) }
+
+    static func redact(_ text: String, secrets: [String?]) -> String {
+        var result = text
+        for secret in secrets.compactMap({ $0 }) where secret.count >= 4 {
+            result = result.replacingOccurrences(of: secret, with: mask)
+        }
+        for pattern in patterns {
+            let range = NSRange(result.startIndex..<result.endIndex, in: result)
+            result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: mask)
+        }
+        return result
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Folders and files that hold a user's data (chat history, plugin data) are the user's alone: created 0700 / 0600
+/// whatever the umask, and tightened — with a notice — when an earlier version left them readable by others.
+public enum PrivateFiles {
+    /// Creates `path` (and missing parents) as a directory only its owner can enter. Returns a notice when an
+    /// existing directory had group or other permissions and was tightened.
+    /// - Throws: `CocoaError`/`POSIXError` with the reason when it cannot be created.
+    public static func directory(_ path: String) throws -> String? {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            _ = chmod(path, 0o700)  // the umask may have narrowed nothing, but never widen: set it exactly
+            return nil
+        }
+        return tighten(path, to: 0o700)
+    }
+
+    /// Makes the file at `path` readable and writable by its owner only, creating it empty when `create` is set.
+    /// Returns a notice when an existing file was tightened.
+    public static func file(_ path: String, create: Bool) -> String? {
+        if create, !FileManager.default.fileExists(atPath: path) {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor >= 0 {
+                close(descriptor)
+                return nil
+            }
+        }
+        return tighten(path, to: 0o600)
+    }
+
+    private static func tighten(_ path: String, to mode: mode_t) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_uid == geteuid() else { return nil }
+        let current = status.st_mode & 0o777
+        guard current & 0o077 != 0 else { return nil }
+        guard chmod(path, current & ~0o077 | (mode & 0o700)) == 0 else {
+            return "\(path) can be read by other users (mode \(String(current, radix: 8))) and could not be tightened: "
+                + "\(String(cString: strerror(errno))); run chmod \(String(mode, radix: 8)) \(path)"
+        }
+        return "tightened the permissions of \(path) from \(String(current, radix: 8)) to "
+            + "\(String(current & ~0o077 | (mode & 0o700), radix: 8)): other users could read it"
+    }
+}
