@@ -25,17 +25,77 @@ public enum ConfirmationAnswer: Sendable, Equatable {
     case deny
 }
 
-/// Decides whether a call may run: rules first (the last matching rule wins), then the skill's risk — read-only
-/// runs, mutating and destructive ask. Asking needs an interactive front end; without one, destructive calls are
-/// denied and mutating calls run.
+/// Decides whether a call may run — the one implementation every path that runs a skill uses (the agent, the MCP
+/// server, `skillhost call`, the shell's `/call`).
+///
+/// Rules first: the **most specific** matching rule wins (an exact id over any glob, then the glob with more
+/// literal characters), and at equal specificity `deny` beats `ask` beats `allow`, so the order rules are written in
+/// never matters. Without a rule the skill's risk decides: read-only runs, mutating and destructive ask. A deny
+/// always wins, even over `--yes`.
 public struct Policy: Sendable, Equatable {
     public var rules: [PolicyRule]
 
     public init(rules: [PolicyRule] = []) { self.rules = rules }
 
+    /// The deciding rule for `id`, if any.
+    public func rule(for id: String) -> PolicyRule? {
+        rules.filter { $0.matches(id) }.max { Self.rank($0) < Self.rank($1) }
+    }
+
     public func decision(for skill: SkillInfo) -> PolicyDecision {
-        if let rule = rules.last(where: { $0.matches(skill.id) }) { return rule.decision }
-        return skill.risk == .readOnly ? .allow : .ask
+        rule(for: skill.id)?.decision ?? (skill.risk == .readOnly ? .allow : .ask)
+    }
+
+    /// Specificity first, then strictness.
+    private static func rank(_ rule: PolicyRule) -> (Int, Int) {
+        let wildcards = rule.pattern.filter { $0 == "*" || $0 == "?" }.count
+        let specificity = wildcards == 0 ? Int.max : rule.pattern.count - wildcards
+        let strictness: Int
+        switch rule.decision {
+        case .allow: strictness = 0
+        case .ask: strictness = 1
+        case .deny: strictness = 2
+        }
+        return (specificity, strictness)
+    }
+
+    /// Who can answer when a call needs confirming, on the path asking.
+    public enum Asking: Sendable {
+        /// A person can answer (the shell); the gate says `.ask`.
+        case person
+        /// The caller confirmed beforehand (`skillhost call --yes`): what would be asked runs; a deny still wins.
+        case confirmed
+        /// No one can answer (`skillhost ask`, an MCP client, `call` without a terminal): a destructive call, or one
+        /// a rule says to ask about, is refused with `refusal`; a mutating call without a rule runs.
+        case nobody(refusal: @Sendable (SkillInfo) -> String)
+    }
+
+    /// What the gate lets through.
+    public enum Gate: Sendable, Equatable {
+        case run
+        /// Ask the person; run only if they agree.
+        case ask
+        /// Do not run; the sentence says why and how to change it.
+        case refuse(String)
+    }
+
+    /// The gate for one call of `skill`.
+    public func gate(_ skill: SkillInfo, asking: Asking) -> Gate {
+        let rule = rule(for: skill.id)
+        switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
+        case .allow: return .run
+        case .deny:
+            return .refuse(
+                "not run: calls to \(skill.id) are denied by the configuration (policy rule \"\(rule?.pattern ?? "")\": "
+                    + "\"deny\")")
+        case .ask:
+            switch asking {
+            case .person: return .ask
+            case .confirmed: return .run
+            case .nobody(let refusal):
+                return skill.risk == .destructive || rule != nil ? .refuse(refusal(skill)) : .run
+            }
+        }
     }
 }
 

@@ -211,26 +211,28 @@ struct TurnRunner: Sendable {
         }
     }
 
-    /// nil when the call may run; otherwise the reason it may not.
+    /// nil when the call may run; otherwise the reason it may not. "Always this session" covers the exact skill
+    /// and arguments the user approved, never another call of the same skill.
     private func permission(for skill: SkillInfo, call: ToolCall, arguments: JSONValue) async -> String? {
-        switch configuration.policy.decision(for: skill) {
-        case .allow: return nil
-        case .deny: return "not run: calls to \(skill.id) are denied by the configuration"
+        let asking: Policy.Asking =
+            session.confirm == nil
+            ? .nobody(refusal: {
+                "not run: \($0.id) is \($0.risk == .destructive ? "destructive" : "set to ask") and there is no one to "
+                    + "confirm it (allow it with a rule in the configuration)"
+            }) : .person
+        switch configuration.policy.gate(skill, asking: asking) {
+        case .run: return nil
+        case .refuse(let reason): return reason
         case .ask:
-            if session.state.withLock({ $0.allowedForSession.contains(skill.id) }) { return nil }
-            guard let confirm = session.confirm else {
-                if skill.risk == .destructive {
-                    return "not run: \(skill.id) is destructive and there is no one to confirm it "
-                        + "(allow it with a rule in the configuration)"
-                }
-                return nil
-            }
+            let approval = skill.id + " " + arguments.jsonText
+            if session.state.withLock({ $0.allowedForSession.contains(approval) }) { return nil }
+            guard let confirm = session.confirm else { return "not run: there is no one to confirm \(skill.id)" }
             let request = ConfirmationRequest(callID: call.id, skill: skill, arguments: arguments)
             emit(.confirmationNeeded(request))
             switch await confirm(request) {
             case .allowOnce: return nil
             case .allowForSession:
-                session.state.withLock { _ = $0.allowedForSession.insert(skill.id) }
+                session.state.withLock { _ = $0.allowedForSession.insert(approval) }
                 return nil
             case .deny: return "not run: the user declined this call"
             }

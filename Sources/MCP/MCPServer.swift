@@ -183,17 +183,13 @@ public final class MCPServer: Sendable {
             respond(id, code: -32602, message: "Invalid params: arguments must be an object")
             return
         }
-        switch policy.decision(for: skill) {
-        case .deny:
-            finish(Self.errorResult("not run: calls to \(name) are denied by the configuration"))
+        let asking = Policy.Asking.nobody { skill in
+            "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask"); allow it for MCP "
+                + "clients with a policy rule in config.json (\"policy\": {\"\(skill.id)\": \"allow\"})"
+        }
+        if case .refuse(let reason) = policy.gate(skill, asking: asking) {
+            finish(Self.errorResult(reason))
             return
-        case .ask where skill.risk == .destructive:
-            finish(
-                Self.errorResult(
-                    "not run: \(name) is destructive; allow it for MCP clients with a policy rule in config.json "
-                        + "(\"policy\": {\"\(name)\": \"allow\"})"))
-            return
-        default: break
         }
         let token = params["_meta"]?["progressToken"]
         let key = id.jsonText

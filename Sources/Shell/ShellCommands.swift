@@ -130,6 +130,24 @@ extension Shell {
             return
         }
         let arguments = parts.count > 1 ? parts[1] : "{}"
+        // The policy applies to /call as to the model's calls: a deny wins; what needs confirming is asked.
+        if let info = registry.skill(id) {
+            switch currentConfiguration.policy.gate(info, asking: .person) {
+            case .run: break
+            case .refuse(let reason):
+                writeOut(terminal.red("✗") + " \(id) → \(reason)\n")
+                return
+            case .ask:
+                writeOut(
+                    "\(terminal.bold("?")) \(id)(\(SessionViewModel.arguments(arguments))) is \(info.risk.rawValue)\n")
+                guard case .line(let answer) = editor.read(prompt: "  Run it? [y/N] "),
+                    ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+                else {
+                    writeOut(terminal.red("✗") + " \(id) → not run: the call was not confirmed\n")
+                    return
+                }
+            }
+        }
         writeOut(terminal.cyan("⟳") + " \(id)(\(SessionViewModel.arguments(arguments)))\n")
         let outcome = waitFor { await self.registry.invoke(id, arguments: arguments) }
         switch outcome.status {

@@ -16,7 +16,7 @@ enum Command: Equatable {
     case help(topic: String?)
     case version
     case list(json: Bool, watch: Bool)
-    case call(skill: String, arguments: String?, json: Bool, timeout: Duration?)
+    case call(skill: String, arguments: String?, json: Bool, timeout: Duration?, confirmed: Bool)
     case check(file: String, json: Bool)
     case ask(prompt: String?, json: Bool, stepLimit: Int?)
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
@@ -75,7 +75,8 @@ enum CommandLineParser {
             case "--resume": resume = try value()
             case "--isolate": isolate = try IsolateChoice(try value())
             case "--no-default-plugins": defaultFolders = false
-            case "--json", "--help", "-h", "--version", "--watch": flags.insert(name == "-h" ? "--help" : name)
+            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y":
+                flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--step-limit":
                 let text = try value()
@@ -87,7 +88,7 @@ enum CommandLineParser {
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit", "--resume", "--isolate",
+                    "--step-limit", "--resume", "--isolate", "--yes",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -121,7 +122,9 @@ enum CommandLineParser {
                 throw UsageError("call needs a skill id", hint: "usage: skillhost call <skill> '<json arguments>'")
             }
             try expectCount(rest, max: 2, command: name)
-            line.command = .call(skill: skill, arguments: rest.count > 1 ? rest[1] : nil, json: json, timeout: timeout)
+            line.command = .call(
+                skill: skill, arguments: rest.count > 1 ? rest[1] : nil, json: json, timeout: timeout,
+                confirmed: flags.contains("--yes"))
         case "ask":
             line.command = .ask(
                 prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit)

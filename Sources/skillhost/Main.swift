@@ -131,11 +131,12 @@ struct SkillhostCLI {
             defer { host.close() }
             return try await AskCommand.run(
                 registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit)
-        case .call(let skill, let arguments, let json, let timeout):
+        case .call(let skill, let arguments, let json, let timeout, let confirmed):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             return try await CallCommand.run(
-                registry: host.registry, skill: skill, arguments: arguments, json: json, timeout: timeout)
+                registry: host.registry, policy: Policy(rules: host.config.rules), skill: skill, arguments: arguments,
+                json: json, timeout: timeout, confirmed: confirmed)
         }
     }
 

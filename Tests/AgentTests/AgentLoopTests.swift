@@ -139,7 +139,7 @@ struct AgentLoopTests {
         _ = await collect(denied.send("go"))
         #expect(
             denied.conversation.messages.filter { $0.role == .tool }.map(\.content) == [
-                "error: not run: calls to echo are denied by the configuration",
+                #"error: not run: calls to echo are denied by the configuration (policy rule "ec*": "deny")"#,
                 "error: not run: wipe_notes is destructive and there is no one to confirm it (allow it with a rule in the configuration)",
                 #"{"changed":true}"#,
             ])
@@ -147,19 +147,24 @@ struct AgentLoopTests {
         // With a front end: ask for both; the user allows one for the session and declines the other.
         let asked = Mutex<[String]>([])
         let (confirmed, _) = session(
-            [.calls([("undoable", "{}"), ("wipe_notes", "{}")]), .calls([("undoable", "{}")]), .text("ok")],
+            [
+                .calls([("undoable", "{}"), ("wipe_notes", "{}")]), .calls([("undoable", "{}")]),
+                .calls([("undoable", #"{"x":1}"#)]), .text("ok"),
+            ],
             confirm: { request in
                 asked.withLock { $0.append(request.skill.id) }
                 return request.skill.id == "undoable" ? .allowForSession : .deny
             })
         let events = await collect(confirmed.send("go"))
         #expect(
-            asked.withLock { $0 } == ["undoable", "wipe_notes"], "the second undoable call was allowed for the session")
+            asked.withLock { $0 } == ["undoable", "wipe_notes", "undoable"],
+            "the same call again was allowed for the session; the one with other arguments was asked about")
         #expect(
             events.contains { if case .confirmationNeeded(let r) = $0 { r.skill.id == "wipe_notes" } else { false } })
         #expect(
             confirmed.conversation.messages.filter { $0.role == .tool }.map(\.content) == [
                 #"{"changed":true}"#, "error: not run: the user declined this call", #"{"changed":true}"#,
+                #"{"changed":true}"#,
             ])
     }
 
@@ -255,4 +260,49 @@ final class Flag: Sendable {
     private let value = Mutex(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
+}
+
+/// The one policy gate every path uses.
+struct PolicyGateTests {
+    static func info(_ id: String, _ risk: SkillRisk) -> SkillInfo {
+        SkillInfo(
+            id: id, title: id, description: id, plugin: "p", pluginVersion: "1", file: "f", risk: risk, flags: [],
+            timeout: nil, inputSchema: ["type": "object"], schemaIsGenerated: false, kind: .json)
+    }
+
+    @Test func theMostSpecificRuleWinsAndDenyBreaksTies() {
+        let delete = Self.info("notes_delete", .destructive)
+        let add = Self.info("notes_add", .mutating)
+        let rules = [PolicyRule("notes_delete", .deny), PolicyRule("notes_*", .allow)]
+        for order in [rules, rules.reversed()] {
+            let policy = Policy(rules: order)
+            #expect(policy.decision(for: delete) == .deny, "the order rules are written in does not matter")
+            #expect(policy.decision(for: add) == .allow)
+        }
+        // Equal specificity (four literal characters each): deny beats allow, both ways round.
+        let tie = [PolicyRule("note*", .allow), PolicyRule("*lete", .deny)]
+        for order in [tie, tie.reversed()] { #expect(Policy(rules: order).decision(for: delete) == .deny) }
+    }
+
+    @Test func aDenyWinsOnEveryPathAndNobodyMeansNoDestructiveCall() {
+        let delete = Self.info("notes_delete", .destructive)
+        let add = Self.info("notes_add", .mutating)
+        let nobody = Policy.Asking.nobody { "no one to ask about \($0.id)" }
+        let denying = Policy(rules: [PolicyRule("notes_*", .deny)])
+        for asking in [Policy.Asking.person, .confirmed, nobody] {
+            #expect(
+                denying.gate(delete, asking: asking)
+                    == .refuse(
+                        #"not run: calls to notes_delete are denied by the configuration (policy rule "notes_*": "deny")"#
+                    ))
+        }
+        let plain = Policy()
+        #expect(plain.gate(delete, asking: .person) == .ask)
+        #expect(plain.gate(delete, asking: .confirmed) == .run)
+        #expect(plain.gate(delete, asking: nobody) == .refuse("no one to ask about notes_delete"))
+        #expect(plain.gate(add, asking: nobody) == .run, "mutating without a rule runs when no one can be asked")
+        #expect(
+            Policy(rules: [PolicyRule("notes_add", .ask)]).gate(add, asking: nobody)
+                == .refuse("no one to ask about notes_add"))
+    }
 }

@@ -170,9 +170,14 @@ struct ShellTerminalTests {
         await tmux.waitFor("? notes_add(title: \"eggs\", body: \"\") is mutating")
         try tmux.type("a")
         await tmux.waitFor("✓ notes_add → {\"id\":2")
+        // "Always" covers that exact call, not another call of the same skill.
         try tmux.type(#"add a note titled "bread""#)
+        await tmux.waitFor("? notes_add(title: \"bread\", body: \"\") is mutating")
+        try tmux.type("y")
         await tmux.waitFor("✓ notes_add → {\"id\":3")
-        #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 2, "always: no third question")
+        try tmux.type(#"add a note titled "eggs""#)
+        await tmux.waitFor("✓ notes_add → {\"id\":4")
+        #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 3, "the approved call ran unasked")
         try tmux.type("list notes")
         await tmux.waitFor("notes_list: [{\"id\":1,\"title\":\"milk\"")
     }

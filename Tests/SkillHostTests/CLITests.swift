@@ -37,6 +37,32 @@ struct CLITests {
         #expect(refused.stderr == "invalid arguments: $.a: must be >= -9223372036854775807, got -9223372036854775808\n")
     }
 
+    /// `call` goes through the same policy as the agent: a deny rule always wins, and a destructive call needs
+    /// --yes when there is no terminal to ask on.
+    @Test func callAppliesThePolicy() throws {
+        #expect(try skillhost("call", "notes_add", #"{"title":"milk"}"#).status == 0, "mutating without a rule runs")
+        let unconfirmed = try skillhost("call", "notes_delete", #"{"id":1}"#)
+        #expect(unconfirmed.status == 1)
+        #expect(
+            unconfirmed.stderr
+                == "error: not run: notes_delete is destructive; run it again with --yes to confirm, or allow it with a "
+                + "policy rule in config.json\n")
+        #expect(try skillhost("call", "notes_list", "{}").stdout.contains("milk"), "nothing was deleted")
+        try FileManager.default.createDirectory(atPath: home + "/.config/skillhost", withIntermediateDirectories: true)
+        try #"{"policy": {"notes_delete": "deny", "notes_*": "allow"}}"#.write(
+            toFile: home + "/.config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let denied = try skillhost("call", "notes_delete", #"{"id":1}"#, "--yes")
+        #expect(denied.status == 1)
+        #expect(
+            denied.stderr
+                == "error: not run: calls to notes_delete are denied by the configuration (policy rule \"notes_delete\": \"deny\")\n"
+        )
+        try #"{"policy": {"notes_*": "allow"}}"#.write(
+            toFile: home + "/.config/skillhost/config.json", atomically: true, encoding: .utf8)
+        #expect(try skillhost("call", "notes_delete", #"{"id":1}"#).status == 0, "an allow rule lets it run")
+        #expect(try skillhost("call", "notes_list", "{}").stdout == "[]\n")
+    }
+
     @Test func printsTheJSONEnvelopeAndExitCodes() throws {
         let ok = try skillhost("call", "calculator", #"{"expression":"2^10"}"#, "--json")
         #expect(ok.status == 0)
