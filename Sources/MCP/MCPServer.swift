@@ -16,7 +16,7 @@ public final class MCPServer: Sendable {
 
     let registry: SkillRegistry
     let policy: Policy
-    private let output: @Sendable (String) -> Void
+    let output: @Sendable (String) -> Void
     private let state = Mutex(State())
 
     struct State {
@@ -24,14 +24,26 @@ public final class MCPServer: Sendable {
         var running: [String: CallSlot] = [:]
         /// The client has initialised (or discovered), so change notifications may be sent.
         var ready = false
+        /// The revision `initialize` settled on (batches exist in 2025-03-26 only).
+        var negotiated: String?
     }
+
+    /// Calls one client may have in flight; more are answered "busy" (memory and threads stay bounded).
+    let maximumCallsInFlight: Int
+    /// The longest request line read; longer ones are answered with a parse error and skipped.
+    package static let maximumLine = 64 << 20
 
     /// - Parameters:
     ///   - policy: skills denied by a rule are refused; destructive skills need a rule that allows them.
     ///   - output: writes one line (the message, without newline) to the client.
-    public init(registry: SkillRegistry, policy: Policy, output: @escaping @Sendable (String) -> Void) {
+    ///   - maximumCallsInFlight: calls running at once before further ones are refused as busy.
+    public init(
+        registry: SkillRegistry, policy: Policy, maximumCallsInFlight: Int = 256,
+        output: @escaping @Sendable (String) -> Void
+    ) {
         self.registry = registry
         self.policy = policy
+        self.maximumCallsInFlight = maximumCallsInFlight
         self.output = output
     }
 
@@ -40,7 +52,7 @@ public final class MCPServer: Sendable {
     /// reads a `tools/call` hands reading over to another thread and runs the call itself, so a request is
     /// answered without a single thread hand-off. Hot reload changes become `list_changed` notifications. Returns
     /// once the calls still running at the end have been answered.
-    public func serve(nextLine: @escaping @Sendable () -> String?) {
+    package func serve(nextLine: @escaping @Sendable () -> LineReader.Line) {
         let changes = registry.changes()
         let notifier = Task { [weak self] in
             for await change in changes {
@@ -61,32 +73,80 @@ public final class MCPServer: Sendable {
 
     func send(_ message: JSONValue) { output(message.jsonText) }
 
-    func respond(_ id: JSONValue, result: JSONValue) { send(["jsonrpc": "2.0", "id": id, "result": result]) }
+    /// A request id as the client wrote it: numbers keep their text (no rounding, no `1e400` → null).
+    struct RequestID: Sendable {
+        let text: String
+        static let null = RequestID(text: "null")
+    }
 
-    func respond(_ id: JSONValue, code: Int, message: String, data: JSONValue? = nil) {
+    /// Where the responses to one line go: straight out, or into the array answering a batch.
+    typealias Reply = @Sendable (String) -> Void
+
+    func respond(_ id: RequestID, result: JSONValue, reply: Reply) {
+        reply(#"{"jsonrpc":"2.0","id":\#(id.text),"result":\#(result.jsonText)}"#)
+    }
+
+    func respond(_ id: RequestID, code: Int, message: String, data: JSONValue? = nil, reply: Reply) {
         var error: JSONObject = JSONObject([
             (key: "code", value: .int(Int64(code))), (key: "message", value: .string(message)),
         ])
         if let data { error["data"] = data }
-        send(["jsonrpc": "2.0", "id": id, "error": .object(error)])
+        reply(#"{"jsonrpc":"2.0","id":\#(id.text),"error":\#(JSONValue.object(error).jsonText)}"#)
     }
 
-    /// Handles one line: a request, a notification, or garbage. A call runs on this thread; `beforeCall` runs just
-    /// before it starts (the read loop hands reading over there), and never for anything else.
-    func handle(_ line: String, beforeCall: () -> Void = {}) {
-        guard let message = try? JSONValue(parsing: line) else {
-            respond(.null, code: -32700, message: "Parse error: the line is not JSON")
+    /// Handles one line: a request, a notification, a batch (in 2025-03-26 only), or garbage. A call runs on this
+    /// thread; `beforeCall` runs just before it starts (the read loop hands reading over there), and never for
+    /// anything else. The line's bytes are parsed as they are: invalid UTF-8 is a parse error, not replaced.
+    func handle(_ line: [UInt8], beforeCall: () -> Void = {}) {
+        let message: JSONValue
+        do throws(JSONParseError) { message = try JSONValue(parsing: line) } catch {
+            respond(.null, code: -32700, message: "Parse error: \(error)", reply: output)
             return
+        }
+        guard case .array(let elements) = message else {
+            handle(message, raw: line[...], beforeCall: beforeCall, reply: output)
+            return
+        }
+        guard state.withLock({ $0.negotiated }) == "2025-03-26" else {
+            respond(
+                .null, code: -32600,
+                message: "Invalid request: JSON-RPC batches are part of protocol revision 2025-03-26 only, and this "
+                    + "session negotiated another; send one message per line", reply: output)
+            return
+        }
+        guard !elements.isEmpty else {
+            respond(.null, code: -32600, message: "Invalid request: an empty batch", reply: output)
+            return
+        }
+        // Every request of the batch is answered in one array, once the last one is done; calls run on the pool.
+        let requests = elements.filter { $0["id"] != nil }.count
+        let batch = BatchReply(expected: requests, output: output)
+        beforeCall()
+        for (element, raw) in zip(elements, RawJSON.elements(in: line[...])) {
+            handle(element, raw: raw, onPool: true, reply: batch.add)
+        }
+    }
+
+    /// Handles one message of a line (the line itself, or an element of a batch).
+    private func handle(
+        _ message: JSONValue, raw: ArraySlice<UInt8>, onPool: Bool = false, beforeCall: () -> Void = {},
+        reply: @escaping Reply
+    ) {
+        let rawID = message["id"].map { value -> RequestID in
+            switch value {
+            case .int, .double: return RequestID(text: RawJSON.member("id", in: raw) ?? value.jsonText)
+            default: return RequestID(text: value.jsonText)
+            }
         }
         guard case .object = message, case .string(let method)? = message["method"] else {
             if message["id"] != nil, message["result"] != nil || message["error"] != nil { return }  // a response
             respond(
-                message["id"] ?? .null, code: -32600,
-                message: "Invalid request: expected a JSON-RPC request with a method")
+                rawID ?? .null, code: -32600, message: "Invalid request: expected a JSON-RPC request with a method",
+                reply: reply)
             return
         }
         let params = message["params"] ?? .object(JSONObject())
-        guard let id = message["id"] else {
+        guard let id = rawID else {
             notification(method, params)
             return
         }
@@ -95,7 +155,7 @@ public final class MCPServer: Sendable {
         if let version, !Self.allVersions.contains(version) {
             respond(
                 id, code: -32022, message: "Unsupported protocol version \(version)",
-                data: ["supported": .array(Self.allVersions.map { .string($0) })])
+                data: ["supported": .array(Self.allVersions.map { .string($0) })], reply: reply)
             return
         }
         let stateless = version != nil
@@ -112,13 +172,16 @@ public final class MCPServer: Sendable {
                 }
                 result = .object(object)
             }
-            respond(id, result: result)
+            respond(id, result: result, reply: reply)
         }
         switch method {
         case "initialize":
             let requested = params["protocolVersion"]?.stringValue ?? ""
             let chosen = Self.handshakeVersions.contains(requested) ? requested : Self.handshakeVersions.last ?? ""
-            state.withLock { $0.ready = true }
+            state.withLock {
+                $0.ready = true
+                $0.negotiated = chosen
+            }
             finish([
                 "protocolVersion": .string(chosen), "capabilities": ["tools": ["listChanged": true]],
                 "serverInfo": ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)],
@@ -136,9 +199,9 @@ public final class MCPServer: Sendable {
             if stateless { state.withLock { $0.ready = true } }
             finish(["tools": .array(registry.skills.map(Self.tool))])
         case "tools/call":
-            call(id: id, params: params, finish: finish, beforeCall: beforeCall)
+            call(id: id, params: params, onPool: onPool, finish: finish, beforeCall: beforeCall, reply: reply)
         default:
-            respond(id, code: -32601, message: "Method not found: \(method)")
+            respond(id, code: -32601, message: "Method not found: \(method)", reply: reply)
         }
     }
 
@@ -147,7 +210,7 @@ public final class MCPServer: Sendable {
         case "notifications/initialized": state.withLock { $0.ready = true }
         case "notifications/cancelled":
             guard let requestID = params["requestId"] else { return }
-            let call = state.withLock { $0.running.removeValue(forKey: requestID.jsonText) }
+            let call = state.withLock { $0.running.removeValue(forKey: Self.key(requestID)) }
             call?.cancel()
         default: break
         }
@@ -167,20 +230,25 @@ public final class MCPServer: Sendable {
         ]
     }
 
+    /// How a request id is told apart from others in flight (and how `notifications/cancelled` names it): by
+    /// value, so `1` and `1.0` are the same request.
+    static func key(_ id: JSONValue) -> String { id.jsonText }
+
     private func call(
-        id: JSONValue, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void, beforeCall: () -> Void
+        id: RequestID, params: JSONValue, onPool: Bool, finish: @escaping @Sendable (JSONValue) -> Void,
+        beforeCall: () -> Void, reply: @escaping Reply
     ) {
         guard case .string(let name)? = params["name"] else {
-            respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name")
+            respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name", reply: reply)
             return
         }
         guard let skill = registry.skill(name) else {
-            respond(id, code: -32602, message: "Unknown tool: \(name)")
+            respond(id, code: -32602, message: "Unknown tool: \(name)", reply: reply)
             return
         }
         let arguments = params["arguments"] ?? .object(JSONObject())
         guard arguments.objectValue != nil else {
-            respond(id, code: -32602, message: "Invalid params: arguments must be an object")
+            respond(id, code: -32602, message: "Invalid params: arguments must be an object", reply: reply)
             return
         }
         let asking = Policy.Asking.nobody { skill in
@@ -192,10 +260,31 @@ public final class MCPServer: Sendable {
             return
         }
         let token = params["_meta"]?["progressToken"]
-        let key = id.jsonText
+        let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
         // Registered before the call starts, so a fast call that ends at once still finds (and removes) it.
         let slot = CallSlot()
-        state.withLock { $0.running[key] = slot }
+        enum Admission { case admitted, duplicate, busy(Int) }
+        let admission = state.withLock { state -> Admission in
+            if state.running[key] != nil { return .duplicate }
+            if state.running.count >= maximumCallsInFlight { return .busy(state.running.count) }
+            state.running[key] = slot
+            return .admitted
+        }
+        switch admission {
+        case .admitted: break
+        case .duplicate:
+            respond(
+                id, code: -32600,
+                message: "Invalid request: id \(id.text) is already used by a request in flight; give every request "
+                    + "its own id", reply: reply)
+            return
+        case .busy(let count):
+            respond(
+                id, code: -32000,
+                message: "Server busy: \(count) calls are already running for this client; retry when one has "
+                    + "finished", reply: reply)
+            return
+        }
         let onProgress: @Sendable (SkillProgress) -> Void = { [weak self] progress in
             guard let self, let token else { return }
             var body = JSONObject([
@@ -207,7 +296,7 @@ public final class MCPServer: Sendable {
         }
         beforeCall()
         registry.start(
-            name, arguments: arguments.jsonText, onCallingThread: true, onProgress: onProgress,
+            name, arguments: arguments.jsonText, onCallingThread: !onPool, onProgress: onProgress,
             onHandle: { slot.attach($0) }
         ) { [weak self] outcome in
             guard let self else { return }
@@ -229,6 +318,25 @@ public final class MCPServer: Sendable {
 
     static func errorResult(_ message: String) -> JSONValue {
         ["content": [["type": "text", "text": .string(message)]], "isError": true]
+    }
+}
+
+/// Collects the responses to a batch and writes them as one array once every request has been answered.
+final class BatchReply: Sendable {
+    private let state: Mutex<(expected: Int, responses: [String])>
+    private let output: @Sendable (String) -> Void
+
+    init(expected: Int, output: @escaping @Sendable (String) -> Void) {
+        state = Mutex((expected, []))
+        self.output = output
+    }
+
+    @Sendable func add(_ response: String) {
+        let complete = state.withLock { state -> [String]? in
+            state.responses.append(response)
+            return state.responses.count == state.expected ? state.responses : nil
+        }
+        if let complete { output("[" + complete.joined(separator: ",") + "]") }
     }
 }
 
@@ -257,13 +365,13 @@ final class CallSlot: Sendable {
 /// reading to a waiting thread (starting one when none waits).
 final class ReadLoop: Sendable {
     private let server: MCPServer
-    private let nextLine: @Sendable () -> String?
+    private let nextLine: @Sendable () -> LineReader.Line
     private let leadership = DispatchSemaphore(value: 1)
     private let followers = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
     private let endOfInput = DispatchSemaphore(value: 0)
 
-    init(server: MCPServer, nextLine: @escaping @Sendable () -> String?) {
+    init(server: MCPServer, nextLine: @escaping @Sendable () -> LineReader.Line) {
         self.server = server
         self.nextLine = nextLine
     }
@@ -286,13 +394,22 @@ final class ReadLoop: Sendable {
             }
             var leading = true
             while leading {
-                guard let line = nextLine() else {
+                let line: [UInt8]
+                switch nextLine() {
+                case .end:
                     ended.store(true, ordering: .releasing)
                     leadership.signal()
                     endOfInput.signal()
                     return
+                case .tooLong:
+                    server.respond(
+                        .null, code: -32700,
+                        message: "Parse error: a message longer than \(MCPServer.maximumLine >> 20) MB was skipped",
+                        reply: server.output)
+                    continue
+                case .line(let bytes): line = bytes
                 }
-                if line.allSatisfy(\.isWhitespace) { continue }
+                if line.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { continue }
                 server.handle(line) {
                     if followers.load(ordering: .relaxed) == 0 { startFollower() }
                     leading = false

@@ -23,7 +23,10 @@ enum MCPCommand {
         // cooperative pool); the thread that ends a call writes its response.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let reader = Thread {
-                server.serve { readLine(strippingNewline: true) }
+                // Raw bytes (invalid UTF-8 is the server's to refuse), at most MCPServer.maximumLine per message;
+                // one thread reads at a time (the read loop's leader), the lock only makes that visible.
+                let input = Mutex(LineReader(descriptor: STDIN_FILENO, limit: MCPServer.maximumLine))
+                server.serve { input.withLock { $0.next() } }
                 done.resume()
             }
             reader.name = "skillhost.mcp"

@@ -24,13 +24,22 @@ final class MCPProcess: @unchecked Sendable {
 
     /// The next message (parsed), or nil after `timeout` (a generous cap for a busy machine).
     func next(timeout: Duration = .seconds(60)) -> [String: Any]? {
+        nextLine(timeout: timeout).flatMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    func sendBytes(_ bytes: [UInt8]) { input.fileHandleForWriting.write(Data(bytes + [0x0A])) }
+
+    /// The next line as the server wrote it, or nil after `timeout`.
+    func nextLine(timeout: Duration = .seconds(60)) -> String? {
         let deadline = ContinuousClock.now + timeout
         let fd = output.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = buffer[buffer.startIndex..<newline]
                 buffer.removeSubrange(buffer.startIndex...newline)
-                return try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+                return String(decoding: line, as: UTF8.self)
             }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return nil }
@@ -72,6 +81,39 @@ final class MCPProcess: @unchecked Sendable {
 
 struct MCPServerTests {
     let home = Paths.temporaryDirectory("mcp-home")
+
+    /// Ids come back exactly as sent; invalid UTF-8 is a parse error; batches are answered in 2025-03-26 only.
+    @Test func requestsAreAnsweredToTheLetter() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        for id in ["123456789012345678901234567890", "1e400", "-0.50", #""x\u0041""#] {
+            server.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"ping"}"#)
+            let expected = id.hasPrefix("\"") ? #""xA""# : id
+            #expect(server.nextLine() == #"{"jsonrpc":"2.0","id":\#(expected),"result":{}}"#)
+        }
+        server.sendBytes(Array(#"{"jsonrpc":"2.0","id":2,"method":"ping"#.utf8) + [0xFF] + Array(#""}"#.utf8))
+        let invalid = try #require(server.next())
+        #expect((invalid["error"] as? [String: Any])?["code"] as? Int == -32700)
+        #expect(
+            ((invalid["error"] as? [String: Any])?["message"] as? String)?.hasSuffix("string is not valid UTF-8")
+                == true)
+        server.send(#"[{"jsonrpc":"2.0","id":8,"method":"ping"}]"#)
+        let batch = try #require(server.next())
+        #expect((batch["error"] as? [String: Any])?["code"] as? Int == -32600)
+        #expect(
+            ((batch["error"] as? [String: Any])?["message"] as? String)?.hasPrefix(
+                "Invalid request: JSON-RPC batches are part of protocol revision 2025-03-26 only") == true)
+        // In 2025-03-26, a batch is answered with one array.
+        _ = server.request(9, "initialize", #"{"protocolVersion":"2025-03-26","capabilities":{}}"#)
+        server.send(
+            #"[{"jsonrpc":"2.0","id":10,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},"#
+                + #"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"6*7"}}}]"#
+        )
+        let line = try #require(server.nextLine())
+        let answers = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [[String: Any]])
+        #expect(Set(answers.compactMap { $0["id"] as? Int }) == [10, 11])
+    }
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment

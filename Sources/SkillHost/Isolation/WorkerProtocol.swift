@@ -122,9 +122,10 @@ enum WorkerProtocol {
     }
 }
 
-/// Reads newline-terminated lines from a descriptor with its own buffer. Not thread-safe: one reader at a time.
-final class LineReader {
-    enum Line {
+/// Reads newline-terminated lines of at most `limit` bytes from a descriptor with its own buffer. Not thread-safe:
+/// one reader at a time.
+package final class LineReader {
+    package enum Line {
         case line([UInt8])
         case end
         /// A line longer than the limit (its bytes are skipped).
@@ -137,12 +138,12 @@ final class LineReader {
     private var start = 0
     private var chunk = [UInt8](repeating: 0, count: 65536)
 
-    init(descriptor: Int32, limit: Int) {
+    package init(descriptor: Int32, limit: Int) {
         self.descriptor = descriptor
         self.limit = limit
     }
 
-    func next() -> Line {
+    package func next() -> Line {
         var scanned = start
         while true {
             if let newline = buffer[scanned...].firstIndex(of: 10) {

@@ -1,0 +1,63 @@
+import Foundation
+import SkillHost
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import MCP
+@testable import SkillJSON
+
+/// The MCP server in this process, with a fixture whose calls the test holds: requests in flight.
+struct MCPServerInFlightTests {
+    final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        func add(_ line: String) { lines.withLock { $0.append(line) } }
+        func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+    }
+
+    func server(maximum: Int = 256) throws -> (MCPServer, Lines, SkillRegistry) {
+        let registry = try makeRegistry()
+        _ = try registry.load(file: try Fixture.compileFile("behaviours.c")).get()
+        let lines = Lines()
+        let server = MCPServer(registry: registry, policy: .init(), maximumCallsInFlight: maximum) { lines.add($0) }
+        return (server, lines, registry)
+    }
+
+    /// Runs `line` on a thread of its own (a held call blocks the thread that reads it).
+    func handle(_ server: MCPServer, _ line: String) {
+        Thread { server.handle(Array(line.utf8)) }.start()
+    }
+
+    static func call(_ id: String, _ tool: String) -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#
+    }
+
+    @Test func aDuplicateIdInFlightIsAnsweredWithAnError() async throws {
+        let (server, lines, registry) = try server()
+        handle(server, Self.call("7", "hold"))
+        #expect(await eventually { await registry.invoke("held", arguments: "{}").result == 1 })
+        server.handle(Array(Self.call("7", "echo").utf8))
+        #expect(
+            lines.contains(
+                #"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid request: id 7 is already used by a request in flight; give every request its own id"}}"#
+            ))
+        _ = await registry.invoke("release", arguments: "{}")
+        #expect(await eventually { lines.contains(#""id":7,"result""#) }, "the first request is still answered")
+    }
+
+    @Test func callsInFlightAreBoundedWithABusyError() async throws {
+        let (server, lines, registry) = try server(maximum: 2)
+        handle(server, Self.call("1", "hold"))
+        handle(server, Self.call("2", "hold"))
+        #expect(await eventually { await registry.invoke("held", arguments: "{}").result == 2 })
+        server.handle(Array(Self.call("3", "echo").utf8))
+        #expect(
+            lines.contains(
+                #"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"Server busy: 2 calls are already running for this client; retry when one has finished"}}"#
+            ))
+        _ = await registry.invoke("release", arguments: "{}")
+        #expect(await eventually { lines.contains(#""id":1,"result""#) && lines.contains(#""id":2,"result""#) })
+        server.handle(Array(Self.call("4", "echo").utf8))
+        #expect(lines.contains(#""id":4,"result""#), "room again once the calls ended")
+    }
+}
