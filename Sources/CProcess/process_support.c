@@ -78,3 +78,70 @@ int skillhost_set_limit(int resource, unsigned long long value) {
 }
 
 int skillhost_kill_group(pid_t group, int signal) { return killpg(group, signal) == 0 ? 0 : errno; }
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+int skillhost_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno; }
+
+/* The parent pid of `pid` from /proc/<pid>/stat, or -1. */
+static pid_t parent_of(pid_t pid) {
+    char path[64], buffer[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "re");
+    if (!file) return -1;
+    size_t length = fread(buffer, 1, sizeof buffer - 1, file);
+    fclose(file);
+    buffer[length] = 0;
+    /* "pid (comm) state ppid …": comm may hold spaces and parentheses, so scan from the last ')'. */
+    char *close_paren = strrchr(buffer, ')');
+    int parent = -1;
+    char state;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &parent) != 2) return -1;
+    return (pid_t)parent;
+}
+
+/* The session id of `pid` from /proc/<pid>/stat ("pid (comm) state ppid pgrp session …"), or -1. */
+static pid_t session_of(pid_t pid) {
+    char path[64], buffer[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "re");
+    if (!file) return -1;
+    size_t length = fread(buffer, 1, sizeof buffer - 1, file);
+    fclose(file);
+    buffer[length] = 0;
+    char *close_paren = strrchr(buffer, ')');
+    int parent = -1, group = -1, session = -1;
+    char state;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d %d %d", &state, &parent, &group, &session) != 4) return -1;
+    return (pid_t)session;
+}
+
+int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions) {
+    pid_t self = getpid();
+    pid_t own_session = getsid(0);
+    int killed = 0;
+    DIR *proc = opendir("/proc");
+    if (!proc) return 0;
+    struct dirent *entry;
+    while ((entry = readdir(proc)) != NULL) {
+        char *end;
+        long value = strtol(entry->d_name, &end, 10);
+        if (*end != 0 || value <= 0) continue;
+        pid_t pid = (pid_t)value;
+        if (parent_of(pid) != self) continue;
+        int kept = 0;
+        for (int i = 0; i < keep_count && !kept; i++) kept = keep[i] == pid;
+        if (kept) continue;
+        if (only_other_sessions && session_of(pid) == own_session) continue;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        killed++;
+    }
+    closedir(proc);
+    return killed;
+}

@@ -300,6 +300,7 @@ extension SkillRegistry {
             {
                 entry.plugin.unload()
             }
+            ProcessTree.killAdoptedOrphans()
             broadcaster.finish()
             try? FileManager.default.removeItem(at: copyDirectory)
         }

@@ -51,6 +51,9 @@ struct SkillhostCLI {
             }
             WorkerMain.run(launch)
         }
+        // What plugins start and abandon (a setsid() child of a worker that died) comes to this process, which
+        // stops it: nothing a plugin starts outlives skillhost.
+        ProcessTree.adoptOrphans()
         let code: Int32
         do {
             code = try await run(

@@ -39,12 +39,25 @@ struct IsolationCLITests {
         try text.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
     }
 
+    /// A plugin's setsid() child that keeps the worker's pipes open: the crash is reported as a crash, `call` exits,
+    /// and the child does not outlive skillhost.
+    @Test func nothingAPluginStartsOutlivesTheHost() async throws {
+        let pidFile = Paths.temporaryDirectory("cli-orphan") + "/pid"
+        let result = try await skillhost(["call", "fault_orphan", #"{"pid_file":"\#(pidFile)"}"#])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix(#"error: fault_orphan failed: plugin "faults" crashed (killed by SIGSEGV)"#))
+        let orphan = try #require(pid_t(try String(contentsOfFile: pidFile, encoding: .utf8)))
+        let gone = await eventually { kill(orphan, 0) != 0 }
+        if !gone { kill(orphan, SIGKILL) }
+        #expect(gone, "the plugin's orphan was stopped")
+    }
+
     @Test func listShowsWhereEachPluginRunsAndTheRejectedConstructor() async throws {
         let result = try await skillhost(["list"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  in-process  1 ") })
-        #expect(lines.contains { $0.hasPrefix("faults 1.0.0      process     16 ") })
+        #expect(lines.contains { $0.hasPrefix("faults 1.0.0      process     18 ") })
         #expect(
             lines.contains(
                 "  ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
@@ -78,7 +91,7 @@ struct IsolationCLITests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("\"pid\":\(String(result.stdout.filter(\.isNumber)))"))
         let list = try await skillhost(["list", "--isolate", "none"])
-        #expect(list.stdout.contains("faults 1.0.0      in-process  16 "))
+        #expect(list.stdout.contains("faults 1.0.0      in-process  18 "))
         // The constructor is still probed in a child: the host survives it.
         #expect(list.stdout.contains("ctor_crash.so: crashed while loading"))
     }
@@ -100,7 +113,7 @@ struct IsolationCLITests {
         try writeConfig(#"{"isolation": {"default": "in-process", "plugins": {"calculator": "process"}}}"#)
         let list = try await skillhost(["list"])
         #expect(list.stdout.contains("calculator 1.0.0  process     1 "))
-        #expect(list.stdout.contains("faults 1.0.0      in-process  16 "))
+        #expect(list.stdout.contains("faults 1.0.0      in-process  18 "))
 
         try writeConfig(#"{"isolation": {"default": "sandbox"}}"#)
         let bad = try await skillhost(["list"])

@@ -147,6 +147,49 @@ struct IsolationTests {
         #expect(minimal == ["PATH": "/bin", "LC_ALL": "C"])
     }
 
+    /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with
+    /// the other call's reason; and such kills are not crashes, so they never make the plugin "failing".
+    @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {
+        let clock = ManualClock()
+        let host = try Host(clock: clock) { $0.maximumCrashes = 2 }
+        try host.load("faults.c")
+        for round in 1...3 {
+            let before = try #require(await host.workerPID())
+            let stuck = StartedCall(host.registry, "fault_block", timeout: .milliseconds(100))
+            await Self.eventually("the call reached the worker") { host.callsInWorker("faults") == 1 }
+            clock.advance(by: .milliseconds(100))
+            #expect(stuck.outcome?.status == .timeout)
+            await Self.eventually("the kill is scheduled") { clock.pendingTimers == 1 }
+            let next = StartedCall(host.registry, "fault_ok")
+            #expect(next.outcome == nil, "round \(round): the call waits rather than going to the doomed worker")
+            clock.advance(by: .milliseconds(100))
+            await Self.eventually("the waiting call ran") { next.outcome != nil }
+            #expect(next.outcome?.status == .ok, "round \(round): \(String(describing: next.outcome?.error))")
+            #expect(next.outcome?.result?["pid"] != .int(before), "on a new worker")
+        }
+        #expect(!host.logged("is failing"), "three kills for stuck calls are not three crashes")
+    }
+
+    /// A crash is noticed from the worker's exit, not from its pipe closing: a child that keeps the pipe open does
+    /// not turn the crash into a timeout. A plugin that closes the protocol channel is told so.
+    @Test func crashesAreSeenFromTheExitAndAClosedChannelIsNamed() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let pidFile = Paths.temporaryDirectory("orphan") + "/pid"
+        let crashed = await host.registry.invoke("fault_orphan", arguments: #"{"pid_file":"\#(pidFile)"}"#)
+        #expect(crashed.status == .error, "\(crashed)")
+        #expect(crashed.error?.hasPrefix("fault_orphan failed: plugin \"faults\" crashed (killed by SIGSEGV)") == true)
+        if let orphan = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = pid_t(orphan) {
+            kill(pid, SIGKILL)
+        }
+        #expect(await host.registry.invoke("fault_ok", arguments: "{}").status == .ok, "restarted")
+        let closed = await host.registry.invoke("fault_close_fds", arguments: "{}")
+        #expect(
+            closed.error
+                == "fault_close_fds failed: plugin \"faults\"'s worker stopped: the plugin closed the protocol channel "
+                + "(descriptor 3); a plugin must not close descriptors it did not open", "\(closed)")
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")

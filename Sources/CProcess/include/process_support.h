@@ -24,4 +24,14 @@ int skillhost_set_limit(int resource, unsigned long long value);
 /// Sends `signal` to the process group `group`; 0 or errno.
 int skillhost_kill_group(pid_t group, int signal);
 
+/// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): orphaned descendants — a plugin's child that
+/// left its process group with setsid(), whose parent died — become this process's children instead of init's,
+/// so they can be found and stopped. 0 or errno. [thread-safe]
+int skillhost_become_subreaper(void);
+
+/// Kills (SIGKILL) and reaps the children of this process that are not among the `keep_count` pids in `keep`
+/// (and, with `only_other_sessions`, only those in a session other than this process's: what a subreaper adopted
+/// from plugins that left with setsid()). Returns how many. [thread-safe]
+int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions);
+
 #endif

@@ -151,6 +151,14 @@ final class IsolatedPlugin: Sendable {
     /// The running worker, or a new one (after the backoff wait); a sentence when the plugin is failing or its
     /// worker cannot start.
     private func liveWorker(cancellation: CallCancellation) -> Result<WorkerProcess, WorkerProcess.WorkerFailure> {
+        // A worker about to be killed for a call that did not stop takes no new call: wait until that resolved
+        // (the call returned in time, or the worker is gone and a new one starts below), within this call's deadline.
+        while let worker = state.withLock({ $0.worker }), worker.isRunning, worker.hasKillPending {
+            if cancellation.isCancelled {
+                return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
+            }
+            usleep(1000)
+        }
         if let worker = state.withLock({ $0.worker }), worker.isRunning { return .success(worker) }
         starting.lock()
         defer { starting.unlock() }
@@ -183,11 +191,13 @@ final class IsolatedPlugin: Sendable {
     /// A worker ended. Only workers that had started count: one that failed while starting was already
     /// accounted for by its starter.
     private func workerExited(_ exit: WorkerProcess.Exit) {
+        // A kill for a call that did not stop after its cancel or timeout is the host's doing, not a crash: it
+        // neither counts towards "failing" nor delays the next start.
         let counts = state.withLock { state in
             state.established.remove(exit.pid) != nil && !state.stopped && !exit.requested
         }
         guard counts else { return }
-        recordCrash(exit.reason)
+        if !exit.killedForStuckCall { recordCrash(exit.reason) }
         // Callers already got the reason; a crash outside any call (a plugin's own thread) is news.
         log(
             LogRecord(

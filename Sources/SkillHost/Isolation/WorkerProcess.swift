@@ -67,6 +67,13 @@ final class WorkerProcess: Sendable {
         /// Set by `kill`: the reason given to calls still pending when the process dies.
         var killReason: String?
         var stopping = false
+        /// Kills scheduled for calls that were cancelled or timed out and have not resolved yet (the call returned
+        /// in time, or the worker was killed). A worker with one pending takes no new calls.
+        var killsPending = 0
+        /// The host killed the worker because a call did not stop after its cancel: not a crash of the plugin's.
+        var killedForStuckCall = false
+        /// The protocol pipe closed while the worker was still running (the host then stopped it).
+        var channelClosed = false
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
         /// Set when the process ended by itself (not by `kill`) and was reaped.
@@ -92,6 +99,8 @@ final class WorkerProcess: Sendable {
         let reason: String
         /// The host asked it to stop.
         let requested: Bool
+        /// The host killed it because a cancelled or timed-out call did not stop in time (not a crash).
+        let killedForStuckCall: Bool
         /// Calls were waiting for it (their callers got `reason`).
         let hadCalls: Bool
     }
@@ -142,12 +151,29 @@ final class WorkerProcess: Sendable {
                 WorkerFailure(
                     message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
         }
+        ProcessTree.started(pid)
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, memoryLimit: launch.limits.addressSpace, log: log, onExit: onExit
         )
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
-        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit) }
+        // The worker's end is noticed from the process itself, not from its pipe closing: a child the plugin started
+        // may keep the pipe open long after the worker died.
+        var exitPipe: [Int32] = [-1, -1]
+        _ = pipe(&exitPipe)
+        for descriptor in exitPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }  // not inherited by workers
+        let (exitRead, exitWrite) = (exitPipe[0], exitPipe[1])
+        let workerID = pid
+        let waiter = Thread {
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(workerID), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+            var byte: UInt8 = 1
+            _ = write(exitWrite, &byte, 1)
+            close(exitWrite)
+        }
+        waiter.name = "skillhost.worker-wait"
+        waiter.start()
+        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit, exitNotice: exitRead) }
         reader.name = "skillhost.worker-io"
         reader.start()
         let errorReader = Thread { worker.readErrors(from: workerErrors) }
@@ -164,6 +190,9 @@ final class WorkerProcess: Sendable {
 
     /// Requests sent and not answered yet.
     var pendingRequests: Int { state.withLock { $0.pending.count } }
+
+    /// Whether a kill is scheduled for a call that did not stop yet (new calls should wait until it resolved).
+    var hasKillPending: Bool { state.withLock { $0.killsPending > 0 } }
 
     /// Whether the process is still there and accepting requests.
     var isRunning: Bool { state.withLock { $0.ended == nil && $0.killReason == nil } }
@@ -198,8 +227,17 @@ final class WorkerProcess: Sendable {
             cancellation.onCancel { [weak self] in
                 guard let self else { return }
                 self.writer.write(WorkerProtocol.notification("cancel", ["id": .int(id)]))
+                self.state.withLock { $0.killsPending += 1 }
                 _ = clock.schedule(after: killGrace) { [weak self] in
-                    guard let self, self.state.withLock({ $0.pending[id] != nil }) else { return }
+                    guard let self else { return }
+                    // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
+                    defer { self.state.withLock { $0.killsPending -= 1 } }
+                    let stuck = self.state.withLock { state -> Bool in
+                        guard state.pending[id] != nil else { return false }
+                        state.killedForStuckCall = true
+                        return true
+                    }
+                    guard stuck else { return }
                     self.kill(
                         because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
                             + "within \(humanDuration(killGrace)) of being cancelled or timing out")
@@ -260,8 +298,8 @@ final class WorkerProcess: Sendable {
 
     // MARK: Reader threads
 
-    private func readResponses(from descriptor: Int32, limit: Int) {
-        let reader = LineReader(descriptor: descriptor, limit: limit)
+    private func readResponses(from descriptor: Int32, limit: Int, exitNotice: Int32) {
+        let reader = LineReader(descriptor: descriptor, limit: limit, interrupt: exitNotice)
         loop: while true {
             switch reader.next() {
             case .end: break loop
@@ -277,25 +315,42 @@ final class WorkerProcess: Sendable {
             }
         }
         close(descriptor)
+        // The pipe closed while the worker lives on (for a moment, or for good when the plugin closed descriptors
+        // it does not own): give it a moment to end by itself, so a crash is reported as the crash it is.
+        var gone = false
+        for _ in 0..<200 where !gone {
+            var descriptors = [pollfd(fd: exitNotice, events: Int16(POLLIN), revents: 0)]
+            gone = poll(&descriptors, 1, 1) > 0
+        }
+        close(exitNotice)
+        if !gone { state.withLock { $0.channelClosed = $0.killReason == nil && !$0.stopping } }
         // Nothing the plugin started in the worker's group outlives it. Before reaping: until then the group id
         // cannot be reused by another process.
         _ = skillhost_kill_group(pid, SIGKILL)
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
+        ProcessTree.ended(pid)
+        ProcessTree.killAdoptedOrphans()
         let peak = UInt64(max(0, usage.ru_maxrss)) * 1024
-        let (reason, requested, hadCalls) = state.withLock { state -> (String, Bool, Bool) in
+        let (reason, requested, hadCalls, stuck) = state.withLock { state -> (String, Bool, Bool, Bool) in
             if state.killReason == nil {
                 state.termination = Termination(waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak)
             }
-            let reason = state.killReason ?? state.termination.map(crashReason) ?? "plugin \"\(plugin)\" ended"
+            let reason =
+                state.killReason
+                ?? (state.channelClosed
+                    ? "plugin \"\(plugin)\" closed its worker's protocol channel (it closed or replaced file descriptors "
+                        + "it does not own), so its worker was stopped" : nil)
+                ?? state.termination.map(crashReason) ?? "plugin \"\(plugin)\" ended"
             state.ended = reason
             return (
-                reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil
+                reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil,
+                state.killedForStuckCall
             )
         }
         // The plugin counts the crash before any caller hears of it and tries again.
-        onExit(Exit(pid: pid, reason: reason, requested: requested, hadCalls: hadCalls))
+        onExit(Exit(pid: pid, reason: reason, requested: requested, killedForStuckCall: stuck, hadCalls: hadCalls))
         failPending(reason)
         writer.close()
         exited.signal()
@@ -367,6 +422,11 @@ final class WorkerProcess: Sendable {
                     "; it may have run over its memory limit of \(limit >> 20) MB (it used \(termination.peakMemory >> 20) "
                     + "MB at its peak; raise isolation.memory_mb in config.json if it needs more)"
             }
+        } else if termination.exitStatus == 70, let words = termination.lastWords,
+            words.hasPrefix("skillhost worker: ")
+        {
+            // The worker itself gave up, saying why.
+            return "plugin \"\(plugin)\"'s worker stopped: " + words.dropFirst("skillhost worker: ".count)
         } else {
             reason = "plugin \"\(plugin)\" \(termination.summary) (it ended its worker process)"
         }

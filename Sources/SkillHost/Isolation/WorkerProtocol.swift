@@ -134,13 +134,17 @@ package final class LineReader {
 
     private let descriptor: Int32
     private let limit: Int
+    /// When readable, reading stops (`.end`) as soon as nothing more is waiting in `descriptor`: how a reader whose
+    /// pipe another process keeps open learns that the process it cares about is gone. -1: none.
+    private let interrupt: Int32
     private var buffer: [UInt8] = []
     private var start = 0
     private var chunk = [UInt8](repeating: 0, count: 65536)
 
-    package init(descriptor: Int32, limit: Int) {
+    package init(descriptor: Int32, limit: Int, interrupt: Int32 = -1) {
         self.descriptor = descriptor
         self.limit = limit
+        self.interrupt = interrupt
     }
 
     package func next() -> Line {
@@ -160,6 +164,18 @@ package final class LineReader {
                 buffer.removeAll(keepingCapacity: false)
                 start = 0
                 return .tooLong
+            }
+            if interrupt >= 0 {
+                var descriptors = [
+                    pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0),
+                ]
+                if poll(&descriptors, 2, -1) < 0 {
+                    if errno == EINTR { continue }
+                    return .end
+                }
+                // Data first: what was written before the interruption is still delivered.
+                if descriptors[0].revents == 0 && descriptors[1].revents != 0 { return .end }
             }
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }

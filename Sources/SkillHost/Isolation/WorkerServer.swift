@@ -18,6 +18,8 @@ public enum WorkerMain {
         var output: Int32 = -1
         let setup = skillhost_worker_setup(&input, &output)
         guard setup == 0 else { fail("cannot set up the protocol channel: \(String(cString: strerror(setup)))") }
+        // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
+        ProcessTree.adoptOrphans()
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
         if let value = launch.limits.openFiles { limit(RLIMIT_NOFILE, value, "open files") }
@@ -42,7 +44,7 @@ public enum WorkerMain {
             PluginLoadError(file: launch.file, problems: $0.problems)
         }
         let server = WorkerServer(
-            registry: registry, loaded: loaded,
+            registry: registry, loaded: loaded, input: input,
             reader: LineReader(
                 descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)),
             writer: writer)
@@ -56,6 +58,7 @@ public enum WorkerMain {
 
     static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("skillhost worker: \(message)\n".utf8))
+        ProcessTree.killAllChildren()
         _exit(70)
     }
 }
@@ -68,6 +71,8 @@ final class WorkerServer: @unchecked Sendable {
     private let loaded: Result<PluginSummary, PluginLoadError>
     private let reader: LineReader
     private let writer: LineWriter
+    /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
+    private let input: Int32
     private let leadership = DispatchSemaphore(value: 1)
     /// Threads waiting to lead.
     private let followers = Atomic<Int>(0)
@@ -75,11 +80,12 @@ final class WorkerServer: @unchecked Sendable {
     private let calls = Mutex<[Int64: CallCancellation]>([:])
 
     init(
-        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, reader: LineReader,
+        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, input: Int32, reader: LineReader,
         writer: LineWriter
     ) {
         self.registry = registry
         self.loaded = loaded
+        self.input = input
         self.reader = reader
         self.writer = writer
     }
@@ -165,7 +171,13 @@ final class WorkerServer: @unchecked Sendable {
 
     /// The host closed the channel: `deinit` the plugin (unless calls are still inside it) and exit.
     private func shutDown() -> Never {
+        if fcntl(input, F_GETFD) < 0 {
+            WorkerMain.fail(
+                "the plugin closed the protocol channel (descriptor \(input)); a plugin must not close descriptors it "
+                    + "did not open")
+        }
         registry.shutdown()
+        ProcessTree.killAllChildren()
         _exit(0)
     }
 }

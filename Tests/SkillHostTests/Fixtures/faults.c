@@ -146,6 +146,40 @@ static int bad_json(void *state, const skill_call_api *api, skill_call *call, co
 }
 
 /* Opens /dev/null until it cannot, closes them all again, and answers how many it got. */
+/* Forks a child in a session of its own that keeps every inherited descriptor (the protocol pipe included) for
+   300 s, writes its pid to the file named by "pid_file", then crashes. */
+static int orphan_then_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char path[512] = "";
+    const char *key = strstr(args, "\"pid_file\":\"");
+    (void)state, (void)api, (void)call;
+    if (key) {
+        const char *start = key + 12, *end = strchr(start, '"');
+        if (end && (size_t)(end - start) < sizeof path) memcpy(path, start, (size_t)(end - start));
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        sleep(300); /* longer than any test waits: it must be stopped, not end by itself */
+        _exit(0);
+    }
+    if (path[0]) {
+        FILE *file = fopen(path, "w");
+        if (file) {
+            fprintf(file, "%d", (int)child);
+            fclose(file);
+        }
+    }
+    *(volatile int *)(uintptr_t)8 = 1;
+    return SKILL_OK;
+}
+
+/* Closes every descriptor above 2 (the worker's protocol channel among them), then returns. */
+static int close_descriptors(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    return SKILL_OK;
+}
+
 static int count_files(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)args;
     static int fds[100000];
@@ -162,6 +196,10 @@ static int count_files(void *state, const skill_call_api *api, skill_call *call,
 }
 
 static const skill_descriptor skills[] = {
+    SKILL_JSON("fault_orphan", "Orphan", "Leaves a child holding its pipes, then crashes.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, orphan_then_crash),
+    SKILL_JSON("fault_close_fds", "Close descriptors", "Closes every descriptor above 2.", OBJECT, SKILL_RISK_READ_ONLY,
+               0, close_descriptors),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
