@@ -302,7 +302,7 @@ extension SkillRegistry {
             }
             ProcessTree.killAdoptedOrphans()
             broadcaster.finish()
-            try? FileManager.default.removeItem(at: copyDirectory)
+            TemporaryDirectories.remove(copyDirectory)
         }
     }
 

@@ -84,11 +84,7 @@ public final class SkillRegistry: Sendable {
     /// - Throws: `RegistryError.cannotCreateDirectory` when the temporary directory is not writable.
     public init(configuration: Configuration) throws(RegistryError) {
         self.configuration = configuration
-        var template = Array((NSTemporaryDirectory() + "/skillhost-XXXXXX").utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
-            throw .cannotCreateDirectory(NSTemporaryDirectory(), String(cString: strerror(errno)))
-        }
-        copyDirectory = URL(fileURLWithPath: String(cString: created))
+        copyDirectory = try TemporaryDirectories.create()
         loader = PluginLoader(copyDirectory: copyDirectory, hostVersion: Self.hostVersion)
         runner = InvocationRunner(
             limits: .init(

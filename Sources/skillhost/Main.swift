@@ -54,6 +54,20 @@ struct SkillhostCLI {
         // What plugins start and abandon (a setsid() child of a worker that died) comes to this process, which
         // stops it: nothing a plugin starts outlives skillhost.
         ProcessTree.adoptOrphans()
+        // A host that died without cleaning up (SIGKILL, a crash) left its private folder behind; a signal to stop
+        // removes this one's before exiting.
+        TemporaryDirectories.sweepStale()
+        let stopSignals = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                TemporaryDirectories.removeAll()
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+        defer { stopSignals.forEach { $0.cancel() } }
         let code: Int32
         do {
             code = try await run(

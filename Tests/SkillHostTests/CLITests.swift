@@ -63,6 +63,39 @@ struct CLITests {
         #expect(try skillhost("call", "notes_list", "{}").stdout == "[]\n")
     }
 
+    /// Private folders under $TMPDIR do not pile up: a dead host's is swept at the next start, a live one's is left,
+    /// and SIGTERM removes this host's before it exits.
+    @Test func temporaryFoldersAreCleanedUp() async throws {
+        let temporary = Paths.temporaryDirectory("tmpdir")
+        var environment = self.environment
+        environment["TMPDIR"] = temporary
+        func leftovers() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix("skillhost-") })
+        }
+        let gone = try runProcess("/bin/sh", ["-c", "echo $$"])  // a pid that no longer runs
+        for (name, owner) in [("skillhost-Stale1", gone.stdout), ("skillhost-Alive1", "\(getpid())")] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: true)
+            try owner.write(toFile: temporary + "/" + name + "/owner", atomically: true, encoding: .utf8)
+        }
+        let list = try runProcess(Paths.skillhost, ["list", "--no-default-plugins"], environment: environment)
+        #expect(list.status == 0)
+        #expect(leftovers() == ["skillhost-Alive1"], "the stale folder was swept, the live one kept, none left")
+
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: Paths.skillhost)
+        server.arguments = ["mcp", "--no-default-plugins"]
+        server.environment = environment
+        let input = Pipe()
+        server.standardInput = input
+        server.standardOutput = FileHandle.nullDevice
+        try server.run()
+        #expect(await eventually { leftovers().count == 2 }, "the server made its folder")
+        server.terminate()  // SIGTERM
+        #expect(await eventually { !server.isRunning })
+        #expect(server.terminationStatus == 143)
+        #expect(leftovers() == ["skillhost-Alive1"], "SIGTERM removed the server's folder")
+    }
+
     @Test func printsTheJSONEnvelopeAndExitCodes() throws {
         let ok = try skillhost("call", "calculator", #"{"expression":"2^10"}"#, "--json")
         #expect(ok.status == 0)
