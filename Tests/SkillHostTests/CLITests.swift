@@ -70,7 +70,10 @@ struct CLITests {
         var environment = self.environment
         environment["TMPDIR"] = temporary
         func leftovers() -> Set<String> {
-            Set(((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix("skillhost-") })
+            Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter {
+                    $0.hasPrefix("skillhost-")
+                })
         }
         let gone = try runProcess("/bin/sh", ["-c", "echo $$"])  // a pid that no longer runs
         for (name, owner) in [("skillhost-Stale1", gone.stdout), ("skillhost-Alive1", "\(getpid())")] {

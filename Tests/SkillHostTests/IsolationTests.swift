@@ -190,6 +190,21 @@ struct IsolationTests {
                 + "(descriptor 3); a plugin must not close descriptors it did not open", "\(closed)")
     }
 
+    /// A plugin spinning on stderr is cut back to its budget, with a line saying how much was dropped.
+    @Test func aPluginsLogIsThrottled() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        #expect(await host.registry.invoke("fault_spam", arguments: "{}").status == .ok)
+        // The next line let through after the drops says how many went.
+        #expect(
+            await TestSupport.eventually {
+                _ = await host.registry.invoke("fault_stdout", arguments: "{}")
+                return host.logged("log lines dropped (plugin \"faults\" logs faster than 200 lines a second)")
+            })
+        let relayed = host.logs.lines.withLock { $0.filter { $0.hasPrefix("stderr: spam line") }.count }
+        #expect(relayed < 10_000, "\(relayed) of 100,000 lines relayed")
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")

@@ -67,6 +67,16 @@ struct TimeLogicTests {
             ])
     }
 
+    @Test func logLinesBeyondTheBudgetAreDroppedAndCounted() {
+        var throttle = LogThrottle(perSecond: 10, burst: 3)
+        #expect((0..<3).map { _ in throttle.admit(at: t0).allowed } == [true, true, true])
+        #expect(throttle.admit(at: t0) == (false, 0))
+        #expect(throttle.admit(at: t0 + .milliseconds(50)) == (false, 0), "half a token is not a line")
+        #expect(throttle.admit(at: t0 + .milliseconds(100)) == (true, 2), "the next line says two were dropped")
+        #expect(throttle.admit(at: t0 + .seconds(10)) == (true, 0))
+        #expect(throttle.admit(at: t0 + .seconds(10)).allowed, "refilled up to the burst, no further")
+    }
+
     @Test func theManualClockRunsTimersInDueOrderAndHonoursCancel() {
         let clock = ManualClock()
         let fired = Mutex<[String]>([])

@@ -87,6 +87,8 @@ final class WorkerProcess: Sendable {
     private let writer: LineWriter
     private let state = Mutex(State())
     private let log: @Sendable (LogRecord) -> Void
+    /// A plugin that spins on its log (or standard error) is cut back, with a line saying how much was dropped.
+    private let throttle = Mutex(LogThrottle())
     /// The address-space limit the worker runs under, for naming it when the worker dies of it.
     private let memoryLimit: UInt64?
     /// Called once when the process is gone.
@@ -385,9 +387,23 @@ final class WorkerProcess: Sendable {
                 level = .info
             }
             let source = params["source"]?.stringValue ?? plugin
-            log(LogRecord(level: level, source: source == "host" ? plugin : source, message: text))
+            relay(LogRecord(level: level, source: source == "host" ? plugin : source, message: text))
         default: break
         }
+    }
+
+    /// Passes a plugin's log line on within the throttle's budget.
+    private func relay(_ record: LogRecord) {
+        let (allowed, dropped) = throttle.withLock { $0.admit(at: .now) }
+        guard allowed else { return }
+        if dropped > 0 {
+            log(
+                LogRecord(
+                    level: .warning, source: plugin,
+                    message: "\(dropped) log line\(dropped == 1 ? "" : "s") dropped (plugin \"\(plugin)\" logs faster "
+                        + "than \(Int(LogThrottle().perSecond)) lines a second)"))
+        }
+        log(record)
     }
 
     private func readErrors(from descriptor: Int32) {
@@ -403,7 +419,7 @@ final class WorkerProcess: Sendable {
                     state.recentErrors.append(text)
                     if state.recentErrors.count > 3 { state.recentErrors.removeFirst() }
                 }
-                log(LogRecord(level: .warning, source: plugin, message: "stderr: \(text)"))
+                relay(LogRecord(level: .warning, source: plugin, message: "stderr: \(text)"))
             }
         }
         close(descriptor)

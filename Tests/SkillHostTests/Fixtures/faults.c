@@ -180,6 +180,14 @@ static int close_descriptors(void *state, const skill_call_api *api, skill_call 
     return SKILL_OK;
 }
 
+/* Writes 100,000 lines to standard error as fast as it can. */
+static int spam(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    for (int i = 0; i < 100000; i++) fprintf(stderr, "spam line %d\n", i);
+    fflush(stderr);
+    return SKILL_OK;
+}
+
 static int count_files(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)args;
     static int fds[100000];
@@ -200,6 +208,7 @@ static const skill_descriptor skills[] = {
                SKILL_RISK_READ_ONLY, 0, orphan_then_crash),
     SKILL_JSON("fault_close_fds", "Close descriptors", "Closes every descriptor above 2.", OBJECT, SKILL_RISK_READ_ONLY,
                0, close_descriptors),
+    SKILL_JSON("fault_spam", "Spam", "Writes 100,000 lines to stderr.", OBJECT, SKILL_RISK_READ_ONLY, 0, spam),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
