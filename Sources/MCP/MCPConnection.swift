@@ -34,14 +34,14 @@ final class MCPConnection: Sendable {
     }
 
     let name: String
-    private let process: Process
+    private let process: ChildProcess
 
     /// The server's process id (tests use it to simulate a crash).
-    var processIdentifier: Int32 { process.processIdentifier }
+    var processIdentifier: Int32 { process.pid }
 
     /// The protocol generation in use: "2026-07-28" (stateless) or nil (initialize handshake).
     var statelessVersion: String? { state.withLock { $0.statelessVersion } }
-    private let input: FileHandle
+    private let input: LineWriter
     private let state = Mutex(State())
 
     /// Starts the server. `onNotification` gets server notifications; `onExit` the exit status, once.
@@ -53,40 +53,48 @@ final class MCPConnection: Sendable {
         self.name = name
         // Writing to a server that has exited must be an error for that server, not the end of the host.
         signal(SIGPIPE, SIG_IGN)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        // Only what a program needs plus what config.json passes: never the host's secrets.
-        process.environment = ChildEnvironment.minimal(adding: environment)
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.standardError
-        input = stdin.fileHandleForWriting
-        do { try process.run() } catch {
-            throw MCPClientError("cannot start MCP server \(name) (\(command)): \(error.localizedDescription)")
+        // Started like a worker (own process group, clean signal mask, no inherited descriptors) so it can be
+        // stopped for sure; only what a program needs plus what config.json passes: never the host's secrets.
+        switch ChildProcess.spawn(
+            "/usr/bin/env", [command] + arguments, environment: ChildEnvironment.minimal(adding: environment))
+        {
+        case .failure(let reason): throw MCPClientError("cannot start MCP server \(name) (\(command)): \(reason)")
+        case .success(let child): process = child
         }
-        let output = stdout.fileHandleForReading
-        let thread = Thread { [self] in
-            var buffer = Data()
+        input = LineWriter(descriptor: process.input)
+        let child = process
+        // The server's standard error is passed through to the host's.
+        let errors = Thread {
+            var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
-                let chunk = output.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = buffer[buffer.startIndex..<newline]
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    self.receive(Array(line), onNotification: onNotification)
+                let count = read(child.errors, &chunk, chunk.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                FileHandle.standardError.write(Data(chunk[0..<count]))
+            }
+            Glibc.close(child.errors)
+        }
+        errors.name = "skillhost.mcp.\(name).stderr"
+        errors.start()
+        let thread = Thread { [self] in
+            let reader = LineReader(descriptor: child.output, limit: 64 << 20)
+            reading: while true {
+                switch reader.next() {
+                case .end: break reading
+                case .tooLong: continue
+                case .line(let line): self.receive(line, onNotification: onNotification)
                 }
             }
-            self.process.waitUntilExit()
-            let status = self.process.terminationStatus
+            Glibc.close(child.output)
+            var raw: Int32 = 0
+            while waitpid(child.pid, &raw, 0) < 0, errno == EINTR {}
+            let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
             let waiting = self.state.withLock { state -> [CheckedContinuation<Reply, Never>] in
                 state.exited = status
                 defer { state.pending = [:] }
                 return Array(state.pending.values)
             }
+            self.input.close()
             for continuation in waiting {
                 continuation.resume(returning: .failure(MCPClientError("MCP server \(name) exited (status \(status))")))
             }
@@ -114,7 +122,7 @@ final class MCPConnection: Sendable {
     }
 
     private func write(_ message: JSONValue) throws(MCPClientError) {
-        do { try input.write(contentsOf: Data((message.jsonText + "\n").utf8)) } catch {
+        guard input.write(message.jsonText) else {
             throw MCPClientError("MCP server \(name) is not accepting input (it exited?)")
         }
     }
@@ -280,12 +288,10 @@ final class MCPConnection: Sendable {
         return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
     }
 
-    /// Closes the server's input, then terminates it if it does not exit.
+    /// Closes the server's input and makes sure it ends: 1 s to exit by itself, then SIGTERM to its process group,
+    /// 1 s more, then SIGKILL. Blocks (at most about 2 s, only for a server that ignores its closed input).
     func close() {
-        try? input.close()
-        let process = self.process
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-            if process.isRunning { process.terminate() }
-        }
+        input.close()
+        process.stop(grace: .seconds(1)) { state.withLock { $0.exited != nil } }
     }
 }

@@ -300,6 +300,22 @@ struct MCPConfigCLITests {
         #expect(call.status == 0)
         #expect(call.stdout.hasPrefix(#"{"status":"ok","result":{"timezone":"UTC","datetime":"#))
 
+        // A server that never answers is stopped for sure when skillhost is done with it, and it started with no
+        // signal blocked (so it can be stopped at all).
+        let report = home + "/silent.json"
+        try
+            #"{"mcpServers": {"silent": {"command": "\#(python)", "args": ["\#(Paths.fixtures)/silent_mcp_server.py", "\#(report)"], "start_timeout_s": 1}}}"#
+            .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let silent = try runProcess(Paths.skillhost, ["list"], environment: environment)
+        #expect(silent.stdout.contains("mcp server silent: "), "\(silent.stdout)")
+        let started =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let pid = try #require(started?["pid"] as? Int32)
+        #expect(started?["blocked"] as? [Int] == [], "no signal blocked in the server")
+        let stopped = await eventually { kill(pid, 0) != 0 }
+        if !stopped { kill(pid, SIGKILL) }
+        #expect(stopped, "the silent server does not outlive skillhost")
+
         try #"{"mcpServers": {"broken": {"command": "/nonexistent/server"}}}"#
             .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         let broken = try runProcess(Paths.skillhost, ["list"], environment: environment)

@@ -187,15 +187,15 @@ package final class LineReader {
 
 /// Writes whole lines to a descriptor; concurrent writers never interleave. Writing to a closed pipe fails
 /// (SIGPIPE is ignored by the host and the worker).
-final class LineWriter: Sendable {
+package final class LineWriter: Sendable {
     /// nil once closed.
     private let descriptor: Mutex<Int32?>
 
-    init(descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+    package init(descriptor: Int32) { self.descriptor = Mutex(descriptor) }
 
     /// Returns false when the other side is gone or the writer is closed.
     @discardableResult
-    func write(_ line: String) -> Bool {
+    package func write(_ line: String) -> Bool {
         var bytes = Array(line.utf8)
         bytes.append(10)
         return descriptor.withLock { descriptor in
@@ -215,7 +215,7 @@ final class LineWriter: Sendable {
     }
 
     /// Closes the descriptor (once); later writes fail.
-    func close() {
+    package func close() {
         descriptor.withLock { descriptor in
             if let open = descriptor { Glibc.close(open) }
             descriptor = nil
