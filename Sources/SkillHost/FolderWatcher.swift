@@ -124,12 +124,27 @@ final class FolderWatcher: Sendable {
             defer { close(fd) }
             var watches = setup.watches
             var missing = setup.missing
+            // A folder reached through a symbolic link is watched where the link pointed when the watch was made;
+            // if the link (or the folder at that path) is replaced, inotify says nothing, so such paths are checked
+            // every recheck interval and watched again when what they name changed.
+            var linked: [String: (dev_t, ino_t)] = [:]
+            func identity(_ folder: String) -> (dev_t, ino_t)? {
+                var status = stat()
+                return stat(folder, &status) == 0 ? (status.st_dev, status.st_ino) : nil
+            }
+            func noteLink(_ folder: String) {
+                guard let resolved = realpath(folder, nil) else { return }
+                defer { free(resolved) }
+                if String(cString: resolved) != folder, let id = identity(folder) { linked[folder] = id }
+            }
             func watch(_ folder: String) -> Bool {
                 let descriptor = inotify_add_watch(fd, folder, Self.mask)
                 guard descriptor >= 0 else { return false }
                 watches[descriptor] = folder
+                noteLink(folder)
                 return true
             }
+            for folder in watches.values { noteLink(folder) }
 
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             let recheck = Self.milliseconds(recheckInterval)
@@ -137,7 +152,7 @@ final class FolderWatcher: Sendable {
             while !isStopped {
                 let untilDue = flushDue()
                 var timeout = untilDue
-                if !missing.isEmpty { timeout = timeout < 0 ? recheck : min(timeout, recheck) }
+                if !missing.isEmpty || !linked.isEmpty { timeout = timeout < 0 ? recheck : min(timeout, recheck) }
                 var fds = [
                     pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                     pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
@@ -145,7 +160,22 @@ final class FolderWatcher: Sendable {
                 _ = poll(&fds, 2, timeout)
                 if fds[1].revents != 0 || isStopped { break }
 
-                if !missing.isEmpty, clock.now - lastRecheck >= recheckInterval {
+                if !linked.isEmpty, clock.now - lastRecheck >= recheckInterval {
+                    for (folder, id) in linked {
+                        guard let now = identity(folder), now == id else {
+                            // What the path names changed: unload what came from the old folder, watch the new one.
+                            linked[folder] = nil
+                            for (descriptor, watched) in watches where watched == folder {
+                                inotify_rm_watch(fd, descriptor)
+                                watches[descriptor] = nil
+                            }
+                            if !watch(folder) { missing.insert(folder) }
+                            enqueue(.rescan(folder), key: folder)
+                            continue
+                        }
+                    }
+                }
+                if (!missing.isEmpty || !linked.isEmpty), clock.now - lastRecheck >= recheckInterval {
                     lastRecheck = clock.now
                     for folder in missing where watch(folder) {
                         missing.remove(folder)

@@ -250,6 +250,27 @@ struct HotReloadTests {
         await eventually("v2 is loaded from the recreated folder") { await currentVersion() == .int(2) }
     }
 
+    /// A plugins folder reached through a symbolic link that is replaced by a real folder: the old folder's
+    /// plugins go, the new folder's come.
+    @Test func aSymlinkedFolderReplacedByARealOneIsFollowed() async throws {
+        defer { stop() }
+        let base = Paths.temporaryDirectory("hot-link")
+        let target = base + "/target"
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try version(1), toPath: target + "/hot.so")
+        let link = base + "/plugins"
+        #expect(symlink(target, link) == 0)
+        let linked = registry.watch([(path: link, include: { @Sendable _ in true })])
+        defer { linked.stop() }
+        registry.rescan(folder: link)
+        await eventually("v1 is loaded through the link") { await currentVersion() == .int(1) }
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createDirectory(atPath: link, withIntermediateDirectories: true)
+        _ = try Fixture.compileFile("typed.c", into: link)
+        await eventually("the new folder's plugin is loaded") { registry.skill("twice64") != nil }
+        await eventually("the old folder's plugin is gone") { registry.skill("hot_version") == nil }
+    }
+
     @Test func swiftImagesStayMappedAfterReplacement() async throws {
         defer { stop() }
         let clock = Paths.products + "/libskill-clock.so"
