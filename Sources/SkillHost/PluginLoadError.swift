@@ -53,7 +53,7 @@ public enum PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
         case .unreadable(let reason): return "cannot be read: \(reason)"
         case .notAFile(let kind): return "is \(kind), not a plugin file; only shared library files are loaded"
         case .tooLarge(let size, let limit):
-            return "is \(megabytes(size)), over the host's limit of \(megabytes(limit)) for plugin files; check it is "
+            return "is \(byteCount(size)), over the host's limit of \(byteCount(limit)) for plugin files; check it is "
                 + "the right file (or raise max_plugin_mb in config.json)"
         case .notELF:
             return "is not a shared library (no ELF header); build it with cc -shared -fPIC"
@@ -133,6 +133,3 @@ public struct PluginLoadError: Error, Equatable, Sendable, CustomStringConvertib
         return line
     }
 }
-
-/// `1.5 MB`, `2048.0 MB`.
-private func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }

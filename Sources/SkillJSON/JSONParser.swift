@@ -34,10 +34,11 @@ extension JSONValue {
         self = try parser.parseDocument()
     }
 
-    /// Parses one JSON text from UTF-8 bytes.
-    public init(parsing bytes: [UInt8]) throws(JSONParseError) {
+    /// Parses one JSON text from UTF-8 bytes; `maximumDepth` bounds nesting (an envelope around a value that may
+    /// itself be 512 deep needs a few levels more).
+    public init(parsing bytes: [UInt8], maximumDepth: Int = JSONParser.maximumDepth) throws(JSONParseError) {
         let result = bytes.withUnsafeBufferPointer { buffer -> Result<JSONValue, JSONParseError> in
-            var parser = JSONParser(bytes: buffer)
+            var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
             do throws(JSONParseError) { return .success(try parser.parseDocument()) } catch { return .failure(error) }
         }
         self = try result.get()
@@ -45,13 +46,18 @@ extension JSONValue {
 }
 
 /// A recursive-descent parser over UTF-8 bytes.
-struct JSONParser {
+public struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
-    static let maximumDepth = 512
+    let maximumDepth: Int
+    /// How deep a JSON text may nest by default.
+    public static let maximumDepth = 512
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int = Self.maximumDepth) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         skipWhitespace()
@@ -99,7 +105,7 @@ struct JSONParser {
 
     mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > Self.maximumDepth { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
+        if depth > maximumDepth { throw fail("nesting deeper than \(maximumDepth) levels") }
     }
 
     mutating func parseObject() throws(JSONParseError) -> JSONValue {

@@ -205,6 +205,25 @@ struct IsolationTests {
         #expect(relayed < 10_000, "\(relayed) of 100,000 lines relayed")
     }
 
+    /// The worker protocol carries what the host accepts: arguments and results nested 510 deep cross it; arguments
+    /// too big for the worker are refused up front with a sentence (not lost until a timeout).
+    @Test func theWorkerProtocolCarriesWhatTheHostAccepts() async throws {
+        let host = try Host()
+        try host.load("behaviours.c")
+        let deep = String(repeating: #"{"a":"#, count: 510) + "1" + String(repeating: "}", count: 510)
+        let echoed = await host.registry.invoke("echo", arguments: deep)
+        #expect(echoed.status == .ok, "\(echoed.error ?? "")")
+        #expect(echoed.result == (try JSONValue(parsing: deep)))
+        let big = #"{"s":""# + String(repeating: "x", count: 40 << 20) + #""}"#
+        let refused = await host.registry.invoke("echo", arguments: big)
+        #expect(refused.status == .error)
+        #expect(
+            refused.error?.hasPrefix(
+                "echo failed: its arguments take 40.0 MB, over the 33.0 MB a plugin in process mode "
+                    + "can receive") == true, "\(refused.error ?? "")")
+        #expect(await host.registry.invoke("echo", arguments: "{}").status == .ok, "the worker is fine")
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")

@@ -91,6 +91,8 @@ final class WorkerProcess: Sendable {
     private let throttle = Mutex(LogThrottle())
     /// The address-space limit the worker runs under, for naming it when the worker dies of it.
     private let memoryLimit: UInt64?
+    /// The longest line the worker reads: a request over it is refused here, with a sentence.
+    private let requestLimit: Int
     /// Called once when the process is gone.
     private let onExit: @Sendable (Exit) -> Void
 
@@ -109,11 +111,12 @@ final class WorkerProcess: Sendable {
     private let exited = DispatchSemaphore(value: 0)
 
     private init(
-        pid: pid_t, plugin: String, input: Int32, memoryLimit: UInt64?, log: @escaping @Sendable (LogRecord) -> Void,
-        onExit: @escaping @Sendable (Exit) -> Void
+        pid: pid_t, plugin: String, input: Int32, memoryLimit: UInt64?, requestLimit: Int,
+        log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
     ) {
         self.pid = pid
         self.memoryLimit = memoryLimit
+        self.requestLimit = requestLimit
         self.label = Mutex(plugin)
         self.writer = LineWriter(descriptor: input)
         self.log = log
@@ -155,10 +158,10 @@ final class WorkerProcess: Sendable {
         }
         ProcessTree.started(pid)
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
-        let worker = WorkerProcess(
-            pid: pid, plugin: plugin, input: toWorker, memoryLimit: launch.limits.addressSpace, log: log, onExit: onExit
-        )
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
+        let worker = WorkerProcess(
+            pid: pid, plugin: plugin, input: toWorker, memoryLimit: launch.limits.addressSpace, requestLimit: limit,
+            log: log, onExit: onExit)
         // The worker's end is noticed from the process itself, not from its pipe closing: a child the plugin started
         // may keep the pipe open long after the worker died.
         var exitPipe: [Int32] = [-1, -1]
@@ -221,7 +224,16 @@ final class WorkerProcess: Sendable {
         case .failure(let failure): return .failure(failure)
         case .success(let value): id = value
         }
-        if !writer.write(WorkerProtocol.request(id, method, params)) {
+        let line = WorkerProtocol.request(id, method, params)
+        guard line.utf8.count <= requestLimit else {
+            state.withLock { _ = $0.pending.removeValue(forKey: id) }
+            return .failure(
+                WorkerFailure(
+                    message: "its arguments take \(byteCount(line.utf8.count)), over the \(byteCount(requestLimit)) a "
+                        + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
+                    isProtocolError: true))
+        }
+        if !writer.write(line) {
             pending.settle(
                 .failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
         }
@@ -309,7 +321,7 @@ final class WorkerProcess: Sendable {
                 kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(limit))")
                 break loop
             case .line(let bytes):
-                guard let message = try? JSONValue(parsing: bytes) else {
+                guard let message = WorkerProtocol.parse(bytes) else {
                     kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
                     break loop
                 }

@@ -14,6 +14,12 @@ enum WorkerProtocol {
     /// results well below it).
     static func maximumLine(resultLimit: Int) -> Int { resultLimit * 2 + (1 << 20) }
 
+    /// How deep a protocol line may nest: a value the host accepts (512 levels) inside the envelope.
+    static let maximumDepth = JSONParser.maximumDepth + 8
+
+    /// Parses one protocol line.
+    static func parse(_ line: [UInt8]) -> JSONValue? { try? JSONValue(parsing: line, maximumDepth: maximumDepth) }
+
     static func request(_ id: Int64, _ method: String, _ params: JSONValue? = nil) -> String {
         var object = JSONObject([
             (key: "jsonrpc", value: "2.0"), (key: "id", value: .int(id)), (key: "method", value: .string(method)),

@@ -131,7 +131,7 @@ final class WorkerServer: @unchecked Sendable {
                 continue
             case .line(let line): bytes = line
             }
-            guard let message = try? JSONValue(parsing: bytes), case .string(let method)? = message["method"] else {
+            guard let message = WorkerProtocol.parse(bytes), case .string(let method)? = message["method"] else {
                 writer.write(WorkerProtocol.response(-1, errorCode: -32700, message: "not a JSON-RPC message"))
                 continue
             }
