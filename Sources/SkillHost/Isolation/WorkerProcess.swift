@@ -330,9 +330,9 @@ final class WorkerProcess: Sendable {
         }
         close(descriptor)
         // The pipe closed while the worker lives on (for a moment, or for good when the plugin closed descriptors
-        // it does not own): give it a moment to end by itself, so a crash is reported as the crash it is.
+        // it does not own): give it up to a second to end by itself, so a crash is reported as the crash it is.
         var gone = false
-        for _ in 0..<200 where !gone {
+        for _ in 0..<1000 where !gone {
             var descriptors = [pollfd(fd: exitNotice, events: Int16(POLLIN), revents: 0)]
             gone = poll(&descriptors, 1, 1) > 0
         }
