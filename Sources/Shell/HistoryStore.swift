@@ -65,6 +65,15 @@ public final class HistoryStore: Sendable {
         for suffix in ["-wal", "-shm"] { notices.append(PrivateFiles.file(path + suffix, create: false)) }
         permissionNotices = notices.compactMap { $0 }
         connection = try SQLiteConnection(path: path)
+        // A damaged file is not written into (that could lose what it still holds): say how to recover instead.
+        let check = (try? connection.query("PRAGMA quick_check").map { $0.first?.text ?? "" }) ?? ["unreadable"]
+        guard check == ["ok"] else {
+            throw StoreError(
+                message: "\(path) is damaged (quick_check: \(check.prefix(3).joined(separator: "; "))); it was left "
+                    + "as it is and nothing is saved to it. Recover what it holds with: sqlite3 \(path) .recover | "
+                    + "sqlite3 \(path).recovered — then move it away (mv \(path) \(path).damaged) to start a new one",
+                isDamaged: true)
+        }
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         let version = Int(try connection.query("PRAGMA user_version").first?.first?.integer ?? 0)
         guard version <= Self.migrations.count else {
@@ -82,13 +91,27 @@ public final class HistoryStore: Sendable {
 
     static func now() -> SQLValue { .real(Date().timeIntervalSince1970) }
 
-    /// Starts a session and returns its id (8 hex digits).
+    /// A new session id (8 hex digits).
+    public static func newSessionID() -> String {
+        String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8)).lowercased()
+    }
+
+    /// Starts a session and returns its id.
     public func createSession(model: String) throws(StoreError) -> String {
-        let id = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8)).lowercased()
-        try connection.execute(
-            "INSERT INTO sessions (id, started, model) VALUES (?, ?, ?)", [.text(id), Self.now(), .text(model)])
+        let id = Self.newSessionID()
+        try createSession(id: id, model: model)
         return id
     }
+
+    /// Records a session that starts now (again without harm: the first record stays).
+    public func createSession(id: String, model: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT OR IGNORE INTO sessions (id, started, model) VALUES (?, ?, ?)",
+            [.text(id), Self.now(), .text(model)])
+    }
+
+    /// The database file.
+    public var path: String { connection.path }
 
     /// Stores a message (idempotent per sequence number) and clears the draft when it is the assistant's.
     public func append(_ message: Message, session: String) throws(StoreError) {

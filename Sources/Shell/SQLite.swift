@@ -4,7 +4,14 @@ import Foundation
 /// Why the history database cannot be used: the file and SQLite's words.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let message: String
+    /// The database file is damaged (and is left untouched).
+    public var isDamaged = false
     public var description: String { message }
+
+    public init(message: String, isDamaged: Bool = false) {
+        self.message = message
+        self.isDamaged = isDamaged
+    }
 }
 
 /// A value bound to or read from a statement.
@@ -52,7 +59,9 @@ final class SQLiteConnection: @unchecked Sendable {
         }
         handle = pointer
         self.path = path
-        sqlite3_busy_timeout(handle, 5000)
+        // Another process's write transaction is waited for briefly; a write that still cannot go through fails,
+        // and the shell keeps it in memory and says so (see HistoryJournal) rather than freezing.
+        sqlite3_busy_timeout(handle, 250)
     }
 
     deinit { sqlite3_close(handle) }

@@ -69,10 +69,16 @@ public final class Shell: @unchecked Sendable {
     var registry: SkillRegistry { environment.registry }
     var terminal: Terminal { environment.terminal }
     var store: HistoryStore? { environment.store }
+    /// Every write to the history goes through here: none is lost without a word.
+    let journal: HistoryJournal?
 
     public init(environment: ShellEnvironment, model: SessionViewModel, resume: String?) throws(ShellError) {
         self.environment = environment
         self.model = model
+        let terminal = environment.terminal
+        journal = environment.store.map { store in
+            HistoryJournal(store: store) { notice in writeOut(terminal.yellow("! ") + notice + "\n") }
+        }
         editor = LineEditor(historyFile: environment.historyFile)
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
@@ -118,19 +124,24 @@ public final class Shell: @unchecked Sendable {
             }
             sessionID = id
         } else {
-            sessionID = try? store?.createSession(model: provider.displayName)
+            sessionID = nil
+            if let journal {
+                let id = HistoryStore.newSessionID()
+                sessionID = id
+                journal.write(.session(id: id, model: provider.displayName))
+            }
         }
-        let store = self.store
+        let journal = self.journal
         let sessionID = self.sessionID
         session = AgentSession(
             registry: registry, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
             conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in
-                if let store, let sessionID { try? store.append(message, session: sessionID) }
+                if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
             })
-        if conversation == nil, let first = session.conversation.messages.first, let store, let sessionID {
-            try? store.append(first, session: sessionID)
+        if conversation == nil, let first = session.conversation.messages.first, let journal, let sessionID {
+            journal.write(.message(first, session: sessionID))
         }
     }
 
@@ -150,7 +161,15 @@ public final class Shell: @unchecked Sendable {
             for await change in stream { self?.shared.withLock { $0.notices.append(change.line) } }
         }
         defer { changes?.cancel() }
+        defer {
+            if let journal, journal.unsaved > 0, !journal.retry() {
+                writeOut(
+                    terminal.yellow("! ") + "history: \(journal.unsaved) entries could not be saved and are lost now "
+                        + "that the shell ends; check \(journal.store.path)\n")
+            }
+        }
         while true {
+            journal?.retry()
             for notice in shared.withLock({ state -> [String] in
                 defer { state.notices = [] }
                 return state.notices
@@ -203,12 +222,12 @@ public final class Shell: @unchecked Sendable {
         let session = self.session
         let model = self.model
         let terminal = self.terminal
-        let store = self.store
+        let journal = self.journal
         let sessionID = self.sessionID
         let recorder = TraceRecorder()
         let task = Task { @MainActor () -> FinishReason in
             let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false) { draft in
-                if let store, let sessionID { try? store.saveDraft(draft, session: sessionID) }
+                if let journal, let sessionID { journal.write(.draft(draft, session: sessionID)) }
             }
             model.begin()
             let ticker = Task { @MainActor in
@@ -221,7 +240,7 @@ public final class Shell: @unchecked Sendable {
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation)
-                Self.persist(event, store: store, session: sessionID)
+                Self.persist(event, journal: journal, session: sessionID)
                 if case .finished(let finish) = event { reason = finish }
             }
             ticker.cancel()
@@ -263,22 +282,24 @@ public final class Shell: @unchecked Sendable {
         return shared.withLock { $0.reason } ?? .cancelled
     }
 
-    static func persist(_ event: AgentEvent, store: HistoryStore?, session: String?) {
-        guard let store, let session else { return }
+    static func persist(_ event: AgentEvent, journal: HistoryJournal?, session: String?) {
+        guard let journal, let session else { return }
         func milliseconds(_ duration: Duration) -> Double { duration.milliseconds }
         switch event {
         case .toolCallFinished(let id, let skill, let result, let duration):
-            try? store.recordToolCall(
-                ToolCallRecord(
-                    callID: id, skill: skill, arguments: "", result: result.displayText, error: nil,
-                    durationMilliseconds: milliseconds(duration)), session: session)
+            journal.write(
+                .toolCall(
+                    ToolCallRecord(
+                        callID: id, skill: skill, arguments: "", result: result.displayText, error: nil,
+                        durationMilliseconds: milliseconds(duration)), session: session))
         case .toolCallFailed(let id, let skill, let error, let duration):
-            try? store.recordToolCall(
-                ToolCallRecord(
-                    callID: id, skill: skill, arguments: "", result: nil, error: error,
-                    durationMilliseconds: milliseconds(duration)), session: session)
+            journal.write(
+                .toolCall(
+                    ToolCallRecord(
+                        callID: id, skill: skill, arguments: "", result: nil, error: error,
+                        durationMilliseconds: milliseconds(duration)), session: session))
         case .usage(let usage):
-            try? store.recordUsage(usage, session: session)
+            journal.write(.usage(usage, session: session))
         default: break
         }
     }

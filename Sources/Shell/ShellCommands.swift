@@ -187,9 +187,9 @@ extension Shell {
     }
 
     var sessionObserver: @Sendable (Message) -> Void {
-        let store = self.store
+        let journal = self.journal
         let id = sessionID
-        return { message in if let store, let id { try? store.append(message, session: id) } }
+        return { message in if let journal, let id { journal.write(.message(message, session: id)) } }
     }
 
     private func listSessions() {

@@ -33,7 +33,15 @@ enum ShellLauncher {
                 registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true)
         }
 
-        let store = try openStore(environment)
+        // A damaged history is left untouched: the shell runs without saving, and says how to recover.
+        let store: HistoryStore?
+        do { store = try HistoryStore(path: historyPath(environment)) } catch  where error.isDamaged {
+            FileHandle.standardError.write(Data("skillhost: \(error.message)\n".utf8))
+            store = nil
+        } catch { throw .failure(error.description) }
+        for notice in store?.permissionNotices ?? [] {
+            FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8))
+        }
         let watch = setup.watch()
         defer { watch.stop() }
         let provider = try config.provider()

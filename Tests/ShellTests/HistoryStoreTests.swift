@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -28,6 +29,59 @@ struct HistoryStoreTests {
         #expect(try reopened.messages(session: id) == conversation.messages)
         #expect(try reopened.sessions().map(\.title) == ["what is 2+2"])
         #expect(try reopened.sessions().first?.messageCount == 5)
+    }
+
+    /// A write that fails (another process holds a write transaction) is said at once, kept, and saved in order
+    /// once the database can be written again; nothing is lost silently.
+    @Test func failedWritesAreSaidKeptAndSavedLater() throws {
+        let store = try HistoryStore(path: path)
+        let notices = Mutex<[String]>([])
+        let journal = HistoryJournal(store: store) { line in notices.withLock { $0.append(line) } }
+        journal.write(.session(id: "s1", model: "m"))
+        journal.write(.message(Message(sequence: 0, role: .user, content: "first"), session: "s1"))
+        // Another process takes the write lock and keeps it.
+        let other = try SQLiteConnection(path: path)
+        try other.execute("BEGIN IMMEDIATE")
+        journal.write(.message(Message(sequence: 1, role: .assistant, content: "second"), session: "s1"))
+        journal.write(.draft("thi", session: "s1"))
+        journal.write(.draft("third so far", session: "s1"))  // replaces the waiting draft
+        #expect(journal.unsaved == 2)
+        #expect(
+            notices.withLock { $0 } == [
+                "history: could not save to \(path) (\(path): database is locked); kept in memory and saved as soon as "
+                    + "the database can be written again"
+            ], "said once, not for every write")
+        try other.execute("COMMIT")
+        #expect(journal.retry())
+        #expect(notices.withLock { $0.last } == "history: saved again (2 entries that had waited)")
+        #expect(try store.messages(session: "s1").map(\.content) == ["first", "second"])
+        #expect(try store.draft(session: "s1") == "third so far", "written in order: the newest draft only")
+    }
+
+    /// A damaged file is refused, kept as it is, and the message says how to recover.
+    @Test func aDamagedHistoryIsRefusedAndKept() throws {
+        do {
+            let store = try HistoryStore(path: path)
+            let id = try store.createSession(model: "m")
+            for n in 0..<200 {
+                try store.append(
+                    Message(sequence: n, role: .user, content: String(repeating: "x", count: 500)), session: id)
+            }
+        }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        for offset in 4096..<min(bytes.count, 12288) { bytes[offset] = 0xA5 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try HistoryStore(path: path)
+            Issue.record("a damaged history was opened")
+        } catch {
+            #expect(error.isDamaged)
+            #expect(error.message.hasPrefix("\(path) is damaged (quick_check: "))
+            #expect(
+                error.message.hasSuffix(
+                    "sqlite3 \(path).recovered — then move it away (mv \(path) \(path).damaged) to start a new one"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes), "the file is kept as it was")
     }
 
     /// Other users cannot read the history, whatever the umask; an older, readable one is tightened with a notice.

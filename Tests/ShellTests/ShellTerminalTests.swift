@@ -301,3 +301,37 @@ struct ShellTerminalTests {
         await again.waitFor("calculator (disabled)")
     }
 }
+
+extension ShellTerminalTests {
+    /// Another process holds a write lock on the history: the shell says so at once, keeps the turn, and saves it
+    /// once the lock is gone — `--resume` then shows it.
+    @Test func aLockedHistoryIsSaidAndNothingIsLost() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        let database = home + "/data/skillhost/history.db"
+        let release = home + "/release-lock"
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        locker.arguments = [
+            "python3", "-c",
+            "import os, sqlite3, sys, time\n"
+                + "c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
+                + "open(sys.argv[2] + '.held', 'w').close()\n"
+                + "while not os.path.exists(sys.argv[2]): time.sleep(0.05)\n"
+                + "c.execute('COMMIT')",
+            database, release,
+        ]
+        try locker.run()
+        #expect(await eventually { FileManager.default.fileExists(atPath: release + ".held") })
+        try tmux.type("what is 6*7")
+        await tmux.waitFor("! history: could not save to \(database) (\(database): database is locked)")
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        #expect(await eventually { !locker.isRunning })
+        try tmux.type("what is 2+2")
+        await tmux.waitFor("history: saved again")
+        try tmux.key("C-d")
+        let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: environment())
+        #expect(sessions.stdout.contains("what is 6*7"), "the turn shown while the database was locked was saved")
+    }
+}

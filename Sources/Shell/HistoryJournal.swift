@@ -1,0 +1,97 @@
+import Agent
+import Foundation
+import Synchronization
+
+/// The shell's writes to its history, none of which may be lost without a word: a write that fails (the database
+/// is locked by another process, the disk is full) is said at once in one line and kept in memory, in order, and
+/// retried before every later write until the database takes it; what is still unsaved when the shell ends is said
+/// too. Drafts (the answer streamed so far) are coalesced: only the newest one waits.
+final class HistoryJournal: Sendable {
+    enum Write: Sendable {
+        case session(id: String, model: String)
+        case message(Message, session: String)
+        case draft(String, session: String)
+        case toolCall(ToolCallRecord, session: String)
+        case usage(Usage, session: String)
+
+        var isDraft: Bool {
+            if case .draft = self { return true }
+            return false
+        }
+    }
+
+    private struct State {
+        var pending: [Write] = []
+        /// The failure last reported; nil while writes succeed.
+        var failure: String?
+    }
+
+    let store: HistoryStore
+    private let state = Mutex(State())
+    /// Shows a line to the user (from any thread).
+    private let notice: @Sendable (String) -> Void
+
+    init(store: HistoryStore, notice: @escaping @Sendable (String) -> Void) {
+        self.store = store
+        self.notice = notice
+    }
+
+    /// Writes waiting for the database.
+    var unsaved: Int { state.withLock { $0.pending.count } }
+
+    /// Queues `write` behind any that wait and tries them all, in order.
+    func write(_ write: Write) {
+        let (saved, failed) = state.withLock { state -> (Int, String?) in
+            if write.isDraft, let last = state.pending.lastIndex(where: \.isDraft) { state.pending.remove(at: last) }
+            state.pending.append(write)
+            return flush(&state)
+        }
+        if let failed {
+            notice(
+                "history: could not save to \(store.path) (\(failed)); kept in memory and saved as soon as the "
+                    + "database can be written again")
+        } else if saved > 0 {
+            notice("history: saved again (\(saved) entries that had waited)")
+        }
+    }
+
+    /// Retries what waits; says whether anything still does.
+    @discardableResult
+    func retry() -> Bool {
+        let (saved, _) = state.withLock { state in state.pending.isEmpty ? (0, nil) : flush(&state) }
+        if saved > 0 { notice("history: saved again (\(saved) entries that had waited)") }
+        return unsaved == 0
+    }
+
+    /// Applies pending writes in order until one fails. Returns how many were saved after an earlier failure (0
+    /// when all was well), and the failure when it is news (the first since the last success, or a different one).
+    /// Lock held.
+    private func flush(_ state: inout State) -> (Int, String?) {
+        var saved = 0
+        while let next = state.pending.first {
+            do throws(StoreError) {
+                try apply(next)
+            } catch {
+                let message = error.message
+                let news = state.failure != message
+                state.failure = message
+                return (saved, news ? message : nil)
+            }
+            state.pending.removeFirst()
+            saved += 1
+        }
+        let recovered = state.failure != nil
+        state.failure = nil
+        return (recovered ? saved : 0, nil)
+    }
+
+    private func apply(_ write: Write) throws(StoreError) {
+        switch write {
+        case .session(let id, let model): try store.createSession(id: id, model: model)
+        case .message(let message, let session): try store.append(message, session: session)
+        case .draft(let text, let session): try store.saveDraft(text, session: session)
+        case .toolCall(let record, let session): try store.recordToolCall(record, session: session)
+        case .usage(let usage, let session): try store.recordUsage(usage, session: session)
+        }
+    }
+}
