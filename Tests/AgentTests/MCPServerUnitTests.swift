@@ -16,7 +16,8 @@ struct MCPServerInFlightTests {
     }
 
     func server(maximum: Int = 256) throws -> (MCPServer, Lines, SkillRegistry) {
-        let registry = try makeRegistry()
+        // Held calls must not reach their deadline while the test is slow: a long one.
+        let registry = try makeRegistry(timeout: .seconds(600))
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c")).get()
         let lines = Lines()
         let server = MCPServer(registry: registry, policy: .init(), maximumCallsInFlight: maximum) { lines.add($0) }
