@@ -39,11 +39,14 @@ final class PluginLoader: Sendable {
     /// Where private copies go (a directory only this process uses).
     let copyDirectory: URL
     let hostVersion: String
+    /// Hears which step of loading starts, so a load that hangs can be reported with the step it hung in.
+    let onPhase: @Sendable (LoadPhase) -> Void
     private let counter = Atomic<Int>(0)
 
-    init(copyDirectory: URL, hostVersion: String) {
+    init(copyDirectory: URL, hostVersion: String, onPhase: @escaping @Sendable (LoadPhase) -> Void = { _ in }) {
         self.copyDirectory = copyDirectory
         self.hostVersion = hostVersion
+        self.onPhase = onPhase
     }
 
     /// Reads a plugin file's bytes: refuses what is not a regular file or is larger than `maximumSize`, and a file
@@ -105,6 +108,7 @@ final class PluginLoader: Sendable {
 
         var flags = RTLD_NOW | RTLD_LOCAL
         if summary.containsSwift { flags |= RTLD_NODELETE }
+        onPhase(.constructors)
         guard let handle = dlopen(copy, flags) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             return .failure(
@@ -120,6 +124,7 @@ final class PluginLoader: Sendable {
             dlclose(handle)
             return .failure(PluginLoadError(file: file, problems: [.entryReturnedNull]))
         }
+        onPhase(.validation)
         switch DescriptorValidator.validate(descriptor) {
         case .failure(let list):
             dlclose(handle)
@@ -178,6 +183,7 @@ final class PluginLoader: Sendable {
         }
         let host = HostRecord(dataDirectory: dataDirectory.path, hostVersion: hostVersion)
         var state: UnsafeMutableRawPointer?
+        onPhase(.initialisation)
         if let initFunction = candidate.descriptor.pointee.`init` {
             var errorBuffer = [CChar](repeating: 0, count: 1024)
             let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
@@ -263,4 +269,23 @@ func fnv1a(_ bytes: [UInt8]) -> UInt64 {
         hash = hash &* 0x100_0000_01b3
     }
     return hash
+}
+
+/// The steps of loading a plugin that run its code or cost time in proportion to what it declares.
+public enum LoadPhase: String, Sendable {
+    /// `dlopen`: the image's constructors run.
+    case constructors
+    /// Descriptors are checked and schemas compiled.
+    case validation
+    /// The plugin's `init` runs.
+    case initialisation
+
+    /// What the plugin was doing, for a message: "it was still running its constructors".
+    var doing: String {
+        switch self {
+        case .constructors: return "running its constructors (while being opened)"
+        case .validation: return "having its descriptors checked and its schemas compiled"
+        case .initialisation: return "in its init"
+        }
+    }
 }

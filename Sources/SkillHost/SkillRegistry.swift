@@ -37,6 +37,8 @@ public final class SkillRegistry: Sendable {
         public var maximumPluginSize = 256 << 20
         /// Worker processes for plugins in process mode and probes of new files; nil loads everything in-process.
         public var isolation: IsolationSettings?
+        /// Hears each step of loading a plugin (a worker reports it to its host, so a hang names its step).
+        public var onLoadPhase: @Sendable (LoadPhase) -> Void = { _ in }
         /// Time for call deadlines, kill graces, restart backoff and crash windows (tests inject a manual clock).
         public var clock: any HostClock = SystemClock()
 
@@ -85,7 +87,8 @@ public final class SkillRegistry: Sendable {
     public init(configuration: Configuration) throws(RegistryError) {
         self.configuration = configuration
         copyDirectory = try TemporaryDirectories.create()
-        loader = PluginLoader(copyDirectory: copyDirectory, hostVersion: Self.hostVersion)
+        loader = PluginLoader(
+            copyDirectory: copyDirectory, hostVersion: Self.hostVersion, onPhase: configuration.onLoadPhase)
         runner = InvocationRunner(
             limits: .init(
                 maximumThreads: configuration.maximumThreads, perPluginConcurrency: configuration.perPluginConcurrency,

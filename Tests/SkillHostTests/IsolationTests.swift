@@ -230,6 +230,30 @@ struct IsolationTests {
         #expect(await host.registry.invoke("echo", arguments: "{}").status == .ok, "the worker is fine")
     }
 
+    /// A schema with 13,000 properties (about 300 KB) loads through a worker and answers: loading is linear in
+    /// what a plugin declares (it used to pass for a hanging init).
+    @Test func aPluginWithAHugeSchemaLoadsInProcessMode() async throws {
+        let properties = (0..<13_000).map { #"\"p\#($0)\":{\"type\":\"integer\"}"# }.joined(separator: ",")
+        let source = """
+            #include "skill_sdk.h"
+            static int invoke(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                (void)s; (void)args; api->set_result(call, "1", 1); return SKILL_OK;
+            }
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("big_schema", "Big", "Many properties.",
+                           "{\\"type\\":\\"object\\",\\"properties\\":{\(properties)}}", 0, 0, invoke)
+            };
+            SKILL_PLUGIN("big", "1.0.0", "A big schema", skills)
+            """
+        let host = try Host(isolated: ["big"])
+        _ = try host.registry.load(file: try Fixture.compile(source, name: "big")).get()
+        #expect(host.registry.plugins.first { $0.name == "big" }?.isolation == .process)
+        #expect(await host.registry.invoke("big_schema", arguments: #"{"p12999": 7}"#).result == .int(1))
+        #expect(
+            await host.registry.invoke("big_schema", arguments: #"{"p5": "x"}"#).error
+                == "$.p5: expected integer, got string")
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")
@@ -343,7 +367,7 @@ struct IsolationTests {
         }
         #expect(
             hangError.description
-                == "init_hang.so: did not finish loading within 2 s (a constructor or init hangs); it was stopped "
+                == "init_hang.so: did not finish loading within 2 s (it was still in its init); it was stopped "
                 + "and not loaded")
         #expect(await host.registry.invoke("add", arguments: #"{"a": 1, "b": 2}"#).result == .double(3))
     }

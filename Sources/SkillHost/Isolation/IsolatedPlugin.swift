@@ -108,9 +108,12 @@ final class IsolatedPlugin: Sendable {
         -> WorkerProcess.WorkerFailure
     {
         if failure.timedOut {
+            // Say what took long when the worker said how far it got.
+            let what =
+                worker.loadPhase.map { "it was still \($0.doing)" } ?? "a constructor or init hangs"
             return .init(
-                message: "did not finish loading within \(humanDuration(settings.startTimeout)) (a constructor or init "
-                    + "hangs); it was stopped and not loaded")
+                message: "did not finish loading within \(humanDuration(settings.startTimeout)) (\(what)); it was "
+                    + "stopped and not loaded")
         }
         guard let termination = worker.termination else { return failure }
         if termination.signal != nil {

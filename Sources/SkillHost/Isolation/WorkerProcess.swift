@@ -74,6 +74,8 @@ final class WorkerProcess: Sendable {
         var killedForStuckCall = false
         /// The protocol pipe closed while the worker was still running (the host then stopped it).
         var channelClosed = false
+        /// The step of loading the worker reported last.
+        var loadPhase: LoadPhase?
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
         /// Set when the process ended by itself (not by `kill`) and was reaped.
@@ -192,6 +194,9 @@ final class WorkerProcess: Sendable {
 
     /// Names the plugin once the worker described it.
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
+
+    /// The step of loading the worker reported last (nil before any).
+    var loadPhase: LoadPhase? { state.withLock { $0.loadPhase } }
 
     /// Requests sent and not answered yet.
     var pendingRequests: Int { state.withLock { $0.pending.count } }
@@ -390,6 +395,10 @@ final class WorkerProcess: Sendable {
             else { return }
             pending.onProgress?(
                 SkillProgress(done: done, total: params["total"]?.doubleValue, message: params["message"]?.stringValue))
+        case "phase":
+            if let phase = params["phase"]?.stringValue.flatMap(LoadPhase.init(rawValue:)) {
+                state.withLock { $0.loadPhase = phase }
+            }
         case "log":
             guard let text = params["message"]?.stringValue else { return }
             let level: LogRecord.Level

@@ -37,6 +37,9 @@ public enum WorkerMain {
                         "message": .string(record.message),
                     ]))
         }
+        configuration.onLoadPhase = { phase in
+            writer.write(WorkerProtocol.notification("phase", ["phase": .string(phase.rawValue)]))
+        }
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch { fail(error.description) }
         // Constructors and `init` run here; if they crash or hang, the host sees it and rejects the file.
