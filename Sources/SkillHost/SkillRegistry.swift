@@ -74,6 +74,8 @@ public final class SkillRegistry: Sendable {
     public static let hostVersion = "0.1.0"
 
     public let configuration: Configuration
+    /// The clock's current instant as a closure made once (validation asks it without a per-call allocation).
+    let now: @Sendable () -> ContinuousClock.Instant
     let loader: PluginLoader
     let runner: InvocationRunner
     let copyDirectory: URL
@@ -86,6 +88,8 @@ public final class SkillRegistry: Sendable {
     /// - Throws: `RegistryError.cannotCreateDirectory` when the temporary directory is not writable.
     public init(configuration: Configuration) throws(RegistryError) {
         self.configuration = configuration
+        let clock = configuration.clock
+        now = { clock.now }
         copyDirectory = try TemporaryDirectories.create()
         loader = PluginLoader(
             copyDirectory: copyDirectory, hostVersion: Self.hostVersion, onPhase: configuration.onLoadPhase)
@@ -305,8 +309,9 @@ public final class SkillRegistry: Sendable {
     private func validateArguments(_ skill: Skill, _ arguments: String, timeout: Duration) -> Result<
         Prepared, Rejected
     > {
-        let clock = configuration.clock
-        let started = clock.now
+        // Only a schema that can cost more than a walk over the value needs the deadline (and the clock reads);
+        // the step budget bounds every validation.
+        let started = skill.schema.mayBeCostly ? configuration.clock.now : nil
         let blank = arguments.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let text = blank ? "{}" : arguments
         let parsed: JSONValue
@@ -316,8 +321,10 @@ public final class SkillRegistry: Sendable {
             return .failure(Rejected(outcome: .failure(.invalidArgs, "arguments are not valid JSON: \(error)")))
         }
         var options = ValidationOptions.lenient
-        let deadline = started + timeout
-        options.isPastDeadline = { clock.now >= deadline }
+        if let started {
+            options.deadline = started + timeout
+            options.now = now
+        }
         switch skill.schema.check(parsed, options: options) {
         case .failure(let invalid) where invalid.stop == .deadline:
             return .failure(
@@ -332,7 +339,7 @@ public final class SkillRegistry: Sendable {
             return .success(
                 Prepared(
                     skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil,
-                    validated: clock.now - started))
+                    validated: started.map { configuration.clock.now - $0 } ?? .zero))
         }
     }
 

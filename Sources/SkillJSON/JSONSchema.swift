@@ -16,12 +16,15 @@ public struct JSONSchema: Sendable {
     /// The schema document as given.
     public let document: JSONValue
     let root: SchemaNode
+    /// Whether validating can cost more than one walk over the value (it has patterns, `$ref`s or combinators):
+    /// only then is a deadline worth watching.
+    public let mayBeCostly: Bool
 
     /// Compiles a schema document.
     /// - Throws: `SchemaError` naming where the schema is malformed.
     public init(_ document: JSONValue) throws(SchemaError) {
         self.document = document
-        self.root = try SchemaCompiler.compile(document)
+        (root, mayBeCostly) = try SchemaCompiler.compileWithCost(document)
     }
 
     /// Validates `value`.
@@ -59,8 +62,10 @@ public struct ValidationOptions: Sendable {
     public var fillDefaults: Bool
     /// Steps (subschemas applied, regex progress reports) one validation may take before it stops.
     public var stepLimit = 1_000_000
-    /// The caller's deadline: validation stops once this answers true (asked every 256 steps).
-    public var isPastDeadline: (@Sendable () -> Bool)?
+    /// The caller's deadline: validation stops once it passed (looked at every 256 steps).
+    public var deadline: ContinuousClock.Instant?
+    /// Where the current instant comes from for `deadline` (the host's clock); nil: the system's.
+    public var now: (@Sendable () -> ContinuousClock.Instant)?
 
     public init(coerceStrings: Bool, fillDefaults: Bool) {
         self.coerceStrings = coerceStrings

@@ -25,6 +25,12 @@ struct SchemaCompiler {
     static let defaultBase = "https://skillhost.invalid/schema.json"
 
     static func compile(_ document: JSONValue) throws(SchemaError) -> SchemaNode {
+        try compileWithCost(document).root
+    }
+
+    /// The root and whether validating against it can cost more than a walk over the value (patterns, `$ref`,
+    /// combinators): only then does validation need the caller's deadline.
+    static func compileWithCost(_ document: JSONValue) throws(SchemaError) -> (root: SchemaNode, mayBeCostly: Bool) {
         var compiler = SchemaCompiler()
         let root = try compiler.node(document, base: defaultBase, localPointer: "", pointer: "")
         for reference in compiler.references {
@@ -37,7 +43,11 @@ struct SchemaCompiler {
             reference.node.ref = target
         }
         try SchemaCost.check(compiler.nodes)
-        return root
+        let costly = compiler.nodes.contains { node in
+            node.pattern != nil || !node.patternProperties.isEmpty || node.refText != nil || !node.allOf.isEmpty
+                || !node.anyOf.isEmpty || !node.oneOf.isEmpty || node.not != nil || node.ifSchema != nil
+        }
+        return (root, costly)
     }
 
     private mutating func node(_ value: JSONValue, base: String, localPointer: String, pointer: String)

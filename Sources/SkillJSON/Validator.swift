@@ -1,40 +1,46 @@
 import Foundation
 
-/// The cost account of one validation, shared by the probes inside anyOf/oneOf/not/if: a step per subschema
-/// applied (and per regex progress report), a bound on nesting, and the caller's deadline. Once spent, the
-/// validation stops and says why.
-final class ValidationBudget {
+/// The cost account of one validation, shared by the probes inside anyOf/oneOf/not/if (they take it over and hand
+/// it back): a step per subschema applied (and per regex progress report), a bound on nesting, and the caller's
+/// deadline. Once spent, the validation stops and says why. A value, so a validation allocates nothing for it.
+struct ValidationBudget {
     private(set) var steps = 0
     private(set) var depth = 0
     private(set) var stop: ValidationStop?
-    let options: ValidationOptions
+    let stepLimit: Int
+    let deadline: ContinuousClock.Instant?
+    let now: (@Sendable () -> ContinuousClock.Instant)?
 
     /// How deep subschemas may nest while checking one value (instance depth and `$ref` chains together).
     static let maximumDepth = 1024
     /// Steps one regex progress report counts for (ICU reports every few thousand backtracking steps).
     static let regexReportCost = 1000
 
-    init(options: ValidationOptions) { self.options = options }
+    init(options: ValidationOptions) {
+        stepLimit = options.stepLimit
+        deadline = options.deadline
+        now = options.now
+    }
 
     /// Counts `count` steps; false once the budget is spent.
-    func spend(_ count: Int = 1) -> Bool {
+    mutating func spend(_ count: Int = 1) -> Bool {
         guard stop == nil else { return false }
         steps += count
-        if steps > options.stepLimit {
-            stop = .stepLimit(options.stepLimit)
-        } else if steps & 0xFF < count, let isPastDeadline = options.isPastDeadline, isPastDeadline() {
+        if steps > stepLimit {
+            stop = .stepLimit(stepLimit)
+        } else if steps & 0xFF < count, let deadline, (now?() ?? .now) >= deadline {
             stop = .deadline
         }
         return stop == nil
     }
 
-    func enter() -> Bool {
+    mutating func enter() -> Bool {
         depth += 1
         if depth > Self.maximumDepth, stop == nil { stop = .depth(Self.maximumDepth) }
         return stop == nil
     }
 
-    func leave() { depth -= 1 }
+    mutating func leave() { depth -= 1 }
 }
 
 /// Walks an instance against a compiled schema, collecting issues. `check` returns a replacement value when a
@@ -46,13 +52,13 @@ struct Validator {
     }
 
     let options: ValidationOptions
-    let budget: ValidationBudget
+    var budget: ValidationBudget
     var issues: [ValidationIssue] = []
     var path: [PathComponent] = []
 
-    init(options: ValidationOptions, budget: ValidationBudget? = nil) {
+    init(options: ValidationOptions) {
         self.options = options
-        self.budget = budget ?? ValidationBudget(options: options)
+        self.budget = ValidationBudget(options: options)
     }
 
     mutating func report(_ message: String) {
@@ -80,9 +86,11 @@ struct Validator {
 
     /// Does `value` match `node`? Used inside anyOf/oneOf/not/if, where issues are not reported.
     mutating func matches(_ value: JSONValue, _ node: SchemaNode) -> (Bool, JSONValue?) {
-        var probe = Validator(options: options, budget: budget)
+        var probe = Validator(options: options)
+        probe.budget = budget
         probe.path = path
         let replacement = probe.check(value, node)
+        budget = probe.budget
         return (probe.issues.isEmpty && budget.stop == nil, replacement)
     }
 
@@ -340,10 +348,10 @@ struct Validator {
 
     /// Whether `regex` matches somewhere in `text`. A match that backtracks for long is stopped by the budget
     /// (ICU reports progress every few thousand steps; each report counts), so no pattern can outrun the deadline.
-    func search(_ regex: NSRegularExpression, _ text: String) -> Bool {
+    mutating func search(_ regex: NSRegularExpression, _ text: String) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         var found = false
-        let budget = self.budget
+        var budget = self.budget
         regex.enumerateMatches(in: text, options: [.reportProgress], range: range) { result, _, stop in
             if result != nil {
                 found = true
@@ -352,6 +360,7 @@ struct Validator {
                 stop.pointee = true
             }
         }
+        self.budget = budget
         return found
     }
 }
