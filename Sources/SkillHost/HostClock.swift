@@ -46,7 +46,8 @@ public struct SystemClock: HostClock {
     }
 }
 
-/// A one-shot Dispatch timer.
+/// A one-shot Dispatch timer that stays alive until it fired or was cancelled, whether or not anyone keeps the
+/// `ScheduledTimer` (a fire-and-forget kill grace must still fire).
 ///
 /// - Important: `@unchecked Sendable` is safe because Dispatch sources are thread-safe objects: `cancel()` may be
 ///   called from any thread, and the source is configured completely in `init` before it is shared.
@@ -56,7 +57,12 @@ private final class DispatchTimer: @unchecked Sendable {
     init(after duration: Duration, on queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
         source = DispatchSource.makeTimerSource(queue: queue)
         source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
-        source.setEventHandler(handler: handler)
+        // The handler holds the timer (and so the source) until the source is cancelled, which releases the
+        // handler: after it fired, or when the timer is cancelled first.
+        source.setEventHandler { [self] in
+            handler()
+            source.cancel()
+        }
         source.resume()
     }
 

@@ -254,6 +254,19 @@ struct IsolationTests {
                 == "$.p5: expected integer, got string")
     }
 
+    /// With the real clock: a stuck call's worker is killed after the grace period (the kill timer is not kept by
+    /// anyone but must fire), and the next call gets a new worker.
+    @Test func theKillGraceFiresWithTheRealClock() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        #expect(
+            await host.registry.invoke("fault_spin", arguments: "{}", timeout: .milliseconds(100)).status == .timeout)
+        await Self.eventually("the worker was killed") { kill(pid_t(before), 0) != 0 }
+        let after = try #require(await host.workerPID())
+        #expect(after != before)
+    }
+
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
         try host.load("faults.c")

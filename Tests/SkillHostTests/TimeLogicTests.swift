@@ -77,6 +77,15 @@ struct TimeLogicTests {
         #expect(throttle.admit(at: t0 + .seconds(10)).allowed, "refilled up to the burst, no further")
     }
 
+    /// A timer nobody keeps a reference to still fires (a fire-and-forget kill grace), and a cancelled one does not.
+    @Test func systemClockTimersFireWithoutBeingKept() async {
+        let fired = Mutex<[String]>([])
+        _ = SystemClock().schedule(after: .milliseconds(5)) { fired.withLock { $0.append("kept by no one") } }
+        let cancelled = SystemClock().schedule(after: .milliseconds(5)) { fired.withLock { $0.append("cancelled") } }
+        cancelled.cancel()
+        #expect(await eventually { fired.withLock { $0 } == ["kept by no one"] })
+    }
+
     @Test func theManualClockRunsTimersInDueOrderAndHonoursCancel() {
         let clock = ManualClock()
         let fired = Mutex<[String]>([])
