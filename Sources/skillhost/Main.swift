@@ -54,9 +54,14 @@ struct SkillhostCLI {
         // What plugins start and abandon (a setsid() child of a worker that died) comes to this process, which
         // stops it: nothing a plugin starts outlives skillhost.
         ProcessTree.adoptOrphans()
-        // A host that died without cleaning up (SIGKILL, a crash) left its private folder behind; a signal to stop
-        // removes this one's before exiting.
-        TemporaryDirectories.sweepStale()
+        // A host that died without cleaning up (SIGKILL, a crash) left its private folder behind: swept on a thread
+        // of its own (a crowded $TMPDIR must not delay the start), finished before exit. A signal to stop removes
+        // this host's folder before exiting.
+        let swept = DispatchSemaphore(value: 0)
+        Thread {
+            TemporaryDirectories.sweepStale()
+            swept.signal()
+        }.start()
         let stopSignals = [SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -83,6 +88,7 @@ struct SkillhostCLI {
                 code = ExitCode.error.rawValue
             }
         }
+        swept.wait()
         exit(code)
     }
 
