@@ -185,3 +185,37 @@ struct JSONSkillTests {
         #expect(unknown.error == #"unknown skill "ecko" (did you mean "echo"?)"#)
     }
 }
+
+/// Skills from another program (an MCP server) with hostile schemas.
+struct ExternalSchemaTests {
+    static func info(_ id: String, _ schema: String) throws -> SkillInfo {
+        SkillInfo(
+            id: id, title: id, description: id, plugin: "mcp:x", pluginVersion: "1", file: "mcp server x",
+            risk: .readOnly, flags: [], timeout: nil, inputSchema: try JSONValue(parsing: schema),
+            schemaIsGenerated: false, kind: .external)
+    }
+
+    /// A tool whose schema would recurse forever is skipped with a sentence (it used to crash the host on the first
+    /// call); a tool whose schema merely uses something unsupported is kept, its arguments unchecked.
+    @Test func aToolWithACyclicSchemaIsSkipped() async throws {
+        let registry = try makeRegistry()
+        let skipped = registry.registerExternal(
+            source: "mcp:x", version: "1", description: "", location: "mcp server x",
+            skills: [
+                ExternalSkill(info: try Self.info("loops", ##"{"type":"object","$ref":"#"}"##)) { _ in
+                    .init(status: .ok)
+                },
+                ExternalSkill(info: try Self.info("remote", #"{"$ref":"https://example.com/s.json"}"#)) { _ in
+                    SkillOutcome(status: .ok, result: "ran")
+                },
+            ])
+        #expect(
+            skipped == [
+                "loops: its input schema cannot be used: subschemas refer to each other in a cycle that never moves "
+                    + "into the value (# → #); a schema may refer back to itself only below \"properties\", \"items\" "
+                    + "or another keyword that moves into the value"
+            ])
+        #expect(registry.skill("loops") == nil)
+        #expect(await registry.invoke("remote", arguments: #"{"a":1}"#).result == "ran")
+    }
+}
