@@ -8,7 +8,7 @@ enum Help {
           skillhost sessions                         list saved shell sessions
           skillhost mcp                              serve the skills to MCP clients over stdio
           skillhost list [--json] [--watch]          show loaded skills and files that failed to load
-          skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
+          skillhost call <skill> ['<json>'] [--json] [--timeout <duration>] [--yes]
                                                      run one skill with JSON arguments
           skillhost check <plugin.so> [--json]       validate a plugin without registering it
           skillhost ask ['<question>'] [--json] [--step-limit N]
@@ -43,7 +43,7 @@ enum Help {
         """
 
     static let call = """
-        Usage: skillhost call <skill> ['<json>'] [--json] [--timeout <duration>]
+        Usage: skillhost call <skill> ['<json>'] [--json] [--timeout <duration>] [--yes]
 
         Runs one skill. Arguments are a JSON object ({} when omitted; "-" reads them from standard input). They are
         validated against the skill's schema first; strings holding numbers or booleans are accepted ("23" → 23).
@@ -51,9 +51,12 @@ enum Help {
 
           --json                 print {"status": "ok"|"error"|"timeout"|"cancelled"|"invalid_args",
                                         "result"|"error": ..., "duration_ms": ...}
-          --timeout <duration>   deadline for this call: 500 (ms), 500ms, 2s, 1m (default: the skill's, else 10s)
+          --timeout <duration>   deadline for this call: 500 (ms), 500ms, 2s, 1m, from 1 ms to 24 hours
+                                 (default: the skill's, else 10s)
+          --yes, -y              confirm a call the policy would ask about (a destructive skill); without a
+                                 terminal to ask on, such a call needs it. A "deny" rule in config.json still wins.
 
-        Exit codes: 0 ok, 1 error, 3 invalid arguments, 4 timeout, 5 cancelled.
+        Exit codes: 0 ok, 1 error (also: not run by the policy), 3 invalid arguments, 4 timeout, 5 cancelled.
         Example: skillhost call calculator '{"expression": "(23+7)*2"}'
         """
 
