@@ -119,7 +119,12 @@ public final class MCPServer: Sendable {
             return
         }
         // Every request of the batch is answered in one array, once the last one is done; calls run on the pool.
-        let requests = elements.filter { $0["id"] != nil }.count
+        // What gets an answer: everything but notifications and responses (an invalid element gets an error).
+        let requests = elements.filter { element in
+            let notification = element["method"]?.stringValue != nil && element["id"] == nil
+            let response = element["id"] != nil && (element["result"] != nil || element["error"] != nil)
+            return !notification && !response
+        }.count
         let batch = BatchReply(expected: requests, output: output)
         beforeCall()
         for (element, raw) in zip(elements, RawJSON.elements(in: line[...])) {

@@ -113,6 +113,12 @@ struct MCPServerTests {
         let line = try #require(server.nextLine())
         let answers = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [[String: Any]])
         #expect(Set(answers.compactMap { $0["id"] as? Int }) == [10, 11])
+        // An element that is not a request is answered with an error inside the array.
+        server.send(#"[{"jsonrpc":"2.0","id":12,"method":"ping"},7]"#)
+        let mixedLine = try #require(server.nextLine())
+        let mixed = try #require(try JSONSerialization.jsonObject(with: Data(mixedLine.utf8)) as? [[String: Any]])
+        #expect(mixed.count == 2)
+        #expect(mixed.contains { ($0["error"] as? [String: Any])?["code"] as? Int == -32600 })
     }
 
     var environment: [String: String] {
