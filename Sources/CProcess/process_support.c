@@ -145,3 +145,26 @@ int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_ses
     closedir(proc);
     return killed;
 }
+
+#include <pthread.h>
+#include <time.h>
+
+ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length) {
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t result = write(fd, buffer, length);
+    int saved = errno;
+    if (result < 0 && saved == EPIPE && !was_pending) {
+        /* Take the SIGPIPE this write raised, so it is not delivered once the mask is restored. */
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return result;
+}

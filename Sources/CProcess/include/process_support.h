@@ -34,4 +34,9 @@ int skillhost_become_subreaper(void);
 /// from plugins that left with setsid()). Returns how many. [thread-safe]
 int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions);
 
+/// `write` that never raises SIGPIPE in the process (the signal is blocked for this thread while writing, and the
+/// one the write raised is taken): a peer that went away is EPIPE, not the end of a host that did not ignore
+/// SIGPIPE. [thread-safe]
+ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length);
+
 #endif

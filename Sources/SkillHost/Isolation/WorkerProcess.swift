@@ -67,9 +67,9 @@ final class WorkerProcess: Sendable {
         /// Set by `kill`: the reason given to calls still pending when the process dies.
         var killReason: String?
         var stopping = false
-        /// Kills scheduled for calls that were cancelled or timed out and have not resolved yet (the call returned
-        /// in time, or the worker was killed). A worker with one pending takes no new calls.
-        var killsPending = 0
+        /// Calls that were cancelled or timed out and are still running: the worker is killed if one is still there
+        /// when its grace ends. A worker with one takes no new calls until it returned or the kill happened.
+        var doomed: Set<Int64> = []
         /// The host killed the worker because a call did not stop after its cancel: not a crash of the plugin's.
         var killedForStuckCall = false
         /// The protocol pipe closed while the worker was still running (the host then stopped it).
@@ -175,7 +175,7 @@ final class WorkerProcess: Sendable {
             var info = siginfo_t()
             while waitid(P_PID, id_t(workerID), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
             var byte: UInt8 = 1
-            _ = write(exitWrite, &byte, 1)
+            _ = skillhost_write_nosigpipe(exitWrite, &byte, 1)  // the reader may have stopped listening
             close(exitWrite)
         }
         waiter.name = "skillhost.worker-wait"
@@ -202,7 +202,7 @@ final class WorkerProcess: Sendable {
     var pendingRequests: Int { state.withLock { $0.pending.count } }
 
     /// Whether a kill is scheduled for a call that did not stop yet (new calls should wait until it resolved).
-    var hasKillPending: Bool { state.withLock { $0.killsPending > 0 } }
+    var hasKillPending: Bool { state.withLock { !$0.doomed.isEmpty } }
 
     /// Whether the process is still there and accepting requests.
     var isRunning: Bool { state.withLock { $0.ended == nil && $0.killReason == nil } }
@@ -246,11 +246,13 @@ final class WorkerProcess: Sendable {
             cancellation.onCancel { [weak self] in
                 guard let self else { return }
                 self.writer.write(WorkerProtocol.notification("cancel", ["id": .int(id)]))
-                self.state.withLock { $0.killsPending += 1 }
+                self.state.withLock { state in
+                    if state.pending[id] != nil { state.doomed.insert(id) }
+                }
                 _ = clock.schedule(after: killGrace) { [weak self] in
                     guard let self else { return }
                     // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
-                    defer { self.state.withLock { $0.killsPending -= 1 } }
+                    defer { self.state.withLock { _ = $0.doomed.remove(id) } }
                     let stuck = self.state.withLock { state -> Bool in
                         guard state.pending[id] != nil else { return false }
                         state.killedForStuckCall = true
@@ -378,7 +380,12 @@ final class WorkerProcess: Sendable {
     private func dispatch(_ message: JSONValue) {
         if case .int(let id)? = message["id"] {
             // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
-            guard let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
+            guard
+                let pending = state.withLock({ state -> Pending? in
+                    state.doomed.remove(id)
+                    return state.pending.removeValue(forKey: id)
+                })
+            else { return }
             if let result = message["result"] {
                 pending.settle(.success(result))
             } else {

@@ -1,3 +1,4 @@
+import CProcess
 import Foundation
 import SkillJSON
 import Synchronization
@@ -210,7 +211,8 @@ package final class LineWriter: Sendable {
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { raw -> Int in
                     guard let base = raw.baseAddress else { return 0 }
-                    return Glibc.write(descriptor, base + offset, raw.count - offset)
+                    // A worker that went away is a failed write, never a SIGPIPE for the host.
+                    return skillhost_write_nosigpipe(descriptor, base + offset, raw.count - offset)
                 }
                 if written < 0, errno == EINTR { continue }
                 if written <= 0 { return false }
