@@ -88,8 +88,9 @@ int skillhost_kill_group(pid_t group, int signal) { return killpg(group, signal)
 
 int skillhost_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno; }
 
-/* The parent pid of `pid` from /proc/<pid>/stat, or -1. */
-static pid_t parent_of(pid_t pid) {
+/* The parent pid and the session id of `pid` from /proc/<pid>/stat ("pid (comm) state ppid pgrp session …");
+   0, or -1 when it cannot be read. */
+static int read_stat(pid_t pid, pid_t *parent, pid_t *session) {
     char path[64], buffer[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *file = fopen(path, "re");
@@ -97,28 +98,14 @@ static pid_t parent_of(pid_t pid) {
     size_t length = fread(buffer, 1, sizeof buffer - 1, file);
     fclose(file);
     buffer[length] = 0;
-    /* "pid (comm) state ppid …": comm may hold spaces and parentheses, so scan from the last ')'. */
+    /* comm may hold spaces and parentheses, so scan from the last ')'. */
     char *close_paren = strrchr(buffer, ')');
-    int parent = -1;
+    int parent_id = -1, group = -1, session_id = -1;
     char state;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d", &state, &parent) != 2) return -1;
-    return (pid_t)parent;
-}
-
-/* The session id of `pid` from /proc/<pid>/stat ("pid (comm) state ppid pgrp session …"), or -1. */
-static pid_t session_of(pid_t pid) {
-    char path[64], buffer[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *file = fopen(path, "re");
-    if (!file) return -1;
-    size_t length = fread(buffer, 1, sizeof buffer - 1, file);
-    fclose(file);
-    buffer[length] = 0;
-    char *close_paren = strrchr(buffer, ')');
-    int parent = -1, group = -1, session = -1;
-    char state;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d %d %d", &state, &parent, &group, &session) != 4) return -1;
-    return (pid_t)session;
+    if (!close_paren || sscanf(close_paren + 1, " %c %d %d %d", &state, &parent_id, &group, &session_id) != 4) return -1;
+    *parent = (pid_t)parent_id;
+    *session = (pid_t)session_id;
+    return 0;
 }
 
 int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions) {
@@ -132,12 +119,12 @@ int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_ses
         char *end;
         long value = strtol(entry->d_name, &end, 10);
         if (*end != 0 || value <= 0) continue;
-        pid_t pid = (pid_t)value;
-        if (parent_of(pid) != self) continue;
+        pid_t pid = (pid_t)value, parent, session;
+        if (read_stat(pid, &parent, &session) != 0 || parent != self) continue;
         int kept = 0;
         for (int i = 0; i < keep_count && !kept; i++) kept = keep[i] == pid;
         if (kept) continue;
-        if (only_other_sessions && session_of(pid) == own_session) continue;
+        if (only_other_sessions && session == own_session) continue;
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         killed++;
