@@ -24,7 +24,7 @@ public struct JSONSchema: Sendable {
     /// - Throws: `SchemaError` naming where the schema is malformed.
     public init(_ document: JSONValue) throws(SchemaError) {
         self.document = document
-        (root, mayBeCostly) = try SchemaCompiler.compileWithCost(document)
+        (root, mayBeCostly) = try SchemaCompiler.compile(document)
     }
 
     /// Validates `value`.

@@ -24,13 +24,9 @@ struct SchemaCompiler {
 
     static let defaultBase = "https://skillhost.invalid/schema.json"
 
-    static func compile(_ document: JSONValue) throws(SchemaError) -> SchemaNode {
-        try compileWithCost(document).root
-    }
-
     /// The root and whether validating against it can cost more than a walk over the value (patterns, `$ref`,
     /// combinators): only then does validation need the caller's deadline.
-    static func compileWithCost(_ document: JSONValue) throws(SchemaError) -> (root: SchemaNode, mayBeCostly: Bool) {
+    static func compile(_ document: JSONValue) throws(SchemaError) -> (root: SchemaNode, mayBeCostly: Bool) {
         var compiler = SchemaCompiler()
         let root = try compiler.node(document, base: defaultBase, localPointer: "", pointer: "")
         for reference in compiler.references {

@@ -422,14 +422,17 @@ final class WorkerProcess: Sendable {
 
     /// Passes a plugin's log line on within the throttle's budget.
     private func relay(_ record: LogRecord) {
-        let (allowed, dropped) = throttle.withLock { $0.admit(at: .now) }
+        let (allowed, dropped, rate) = throttle.withLock { throttle in
+            let (allowed, dropped) = throttle.admit(at: .now)
+            return (allowed, dropped, Int(throttle.perSecond))
+        }
         guard allowed else { return }
         if dropped > 0 {
             log(
                 LogRecord(
                     level: .warning, source: plugin,
                     message: "\(dropped) log line\(dropped == 1 ? "" : "s") dropped (plugin \"\(plugin)\" logs faster "
-                        + "than \(Int(LogThrottle().perSecond)) lines a second)"))
+                        + "than \(rate) lines a second)"))
         }
         log(record)
     }
