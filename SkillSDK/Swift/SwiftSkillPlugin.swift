@@ -91,7 +91,8 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
             do {
                 let output = try S.call(decoded, context: context)
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.withoutEscapingSlashes]
+                // Sorted keys: the same result reads the same on every run (JSONEncoder's own order is not stable).
+                encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
                 let data = try encoder.encode(output)
                 data.withUnsafeBytes { bytes in
                     api.pointee.set_result(call, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)

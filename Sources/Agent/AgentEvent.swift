@@ -5,6 +5,8 @@ import SkillJSON
 public enum FinishReason: Error, Sendable, Equatable {
     /// The model answered without asking for more calls.
     case answered
+    /// The provider found no skill for the request and said so (the offline router).
+    case nothingMatched
     /// The step limit was reached while the model still wanted to call skills.
     case stepLimitReached(Int)
     /// The consumer stopped the turn.
@@ -18,6 +20,7 @@ public enum FinishReason: Error, Sendable, Equatable {
     public var name: String {
         switch self {
         case .answered: return "answered"
+        case .nothingMatched: return "nothing_matched"
         case .stepLimitReached: return "step_limit"
         case .cancelled: return "cancelled"
         case .repeatedCall: return "repeated_call"
@@ -29,6 +32,7 @@ public enum FinishReason: Error, Sendable, Equatable {
     public var explanation: String {
         switch self {
         case .answered: return "answered"
+        case .nothingMatched: return "no skill matches the request"
         case .stepLimitReached(let limit):
             return "stopped after \(limit) steps (the step limit); continue the turn to go on"
         case .cancelled: return "interrupted"

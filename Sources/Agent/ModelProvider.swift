@@ -1,17 +1,35 @@
+import SkillHost
 import SkillJSON
 import Synchronization
 
-/// A tool as the model sees it.
+/// A tool as the model sees it (name, description, parameters — what goes on the wire), plus what the host knows
+/// about it that a provider may use but never sends: its title and what it can change.
 public struct ToolDefinition: Sendable, Equatable {
     public let name: String
     public let description: String
     /// JSON Schema of the arguments.
     public let parameters: JSONValue
+    /// Short, for people; the name when the skill has none.
+    public let title: String
+    /// What a call can change. The offline router calls a mutating or destructive tool only when the request
+    /// asks for that change; a tool built without a risk counts as mutating.
+    public let risk: SkillRisk
 
-    public init(name: String, description: String, parameters: JSONValue) {
+    public init(
+        name: String, description: String, parameters: JSONValue, title: String? = nil, risk: SkillRisk = .mutating
+    ) {
         self.name = name
         self.description = description
         self.parameters = parameters
+        self.title = title ?? name
+        self.risk = risk
+    }
+
+    /// The tool for a registered skill.
+    public init(_ skill: SkillInfo) {
+        self.init(
+            name: skill.id, description: skill.description, parameters: skill.inputSchema, title: skill.title,
+            risk: skill.risk)
     }
 }
 
@@ -31,6 +49,9 @@ public enum ModelChunk: Sendable, Equatable {
     case text(String)
     case toolCall(ToolCall)
     case usage(Usage)
+    /// The provider found no skill for the request and said so in its text (the offline router); the turn ends
+    /// as `nothingMatched` instead of `answered`.
+    case noSkillMatched
 }
 
 /// Why a model request failed, as a sentence for the user (never containing credentials).

@@ -49,42 +49,11 @@ public struct SkillSelector: Sendable {
         averageLength = documents.isEmpty ? 1 : Double(documents.map(\.length).reduce(0, +)) / Double(documents.count)
     }
 
-    /// Lowercased words and their light stems; ids split at `_`.
+    /// The terms of a text (see `Lexicon.terms`): words without stop words, their stems and concepts; ids split
+    /// at `_`.
     static func terms(_ text: String) -> [String] {
-        var terms: [String] = []
-        var word = ""
-        func flush() {
-            guard !word.isEmpty else { return }
-            if !stopWords.contains(word) {
-                terms.append(word)
-                let stem = Self.stem(word)
-                if stem != word { terms.append(stem) }
-            }
-            word = ""
-        }
-        for scalar in text.lowercased().unicodeScalars {
-            if scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) {
-                word.unicodeScalars.append(scalar)
-            } else {
-                flush()
-            }
-        }
-        flush()
-        return terms
+        Lexicon.terms(text.replacingOccurrences(of: "_", with: " "))
     }
-
-    static func stem(_ word: String) -> String {
-        for suffix in ["ing", "es", "s", "ed"] where word.count > suffix.count + 2 && word.hasSuffix(suffix) {
-            return String(word.dropLast(suffix.count))
-        }
-        return word
-    }
-
-    static let stopWords: Set<String> = [
-        "a", "an", "the", "is", "are", "was", "of", "to", "in", "on", "for", "and", "or", "it", "me", "my", "i",
-        "you", "what", "how", "please", "can", "could", "would", "with", "by", "at", "from", "be", "this", "that",
-        "do", "does", "give", "tell", "show", "as", "its", "into", "than",
-    ]
 
     /// BM25 scores of every skill for `query`, highest first (zero scores omitted).
     public func rank(_ query: String) -> [(id: String, score: Double)] {

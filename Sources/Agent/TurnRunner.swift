@@ -17,13 +17,13 @@ struct TurnRunner: Sendable {
         for step in 1...max(1, configuration.stepLimit) {
             if Task.isCancelled { return .cancelled }
             emit(.thinking(step: step))
-            let response: (text: String, calls: [ToolCall])
+            let response: (text: String, calls: [ToolCall], noMatch: Bool)
             switch await requestModel() {
             case .success(let r): response = r
             case .failure(let reason): return reason
             }
             session.append(Message(role: .assistant, content: response.text, toolCalls: response.calls))
-            if response.calls.isEmpty { return .answered }
+            if response.calls.isEmpty { return response.noMatch ? .nothingMatched : .answered }
 
             // The same call in three responses of a turn: the model is stuck. (Identical calls within one
             // response count once: asking for the same thing twice at once is not a loop.)
@@ -62,11 +62,12 @@ struct TurnRunner: Sendable {
 
     // MARK: The model
 
-    private func requestModel() async -> Result<(text: String, calls: [ToolCall]), FinishReason> {
+    private func requestModel() async -> Result<(text: String, calls: [ToolCall], noMatch: Bool), FinishReason> {
         let conversation = session.conversation
         let request = ModelRequest(messages: conversation.messages, tools: tools(for: conversation))
         var text = ""
         var calls: [ToolCall] = []
+        var noMatch = false
         do {
             for try await chunk in session.provider.stream(request) {
                 switch chunk {
@@ -75,6 +76,7 @@ struct TurnRunner: Sendable {
                     emit(.textDelta(delta))
                 case .toolCall(let call): calls.append(call)
                 case .usage(let usage): emit(.usage(usage))
+                case .noSkillMatched: noMatch = true
                 }
             }
             if Task.isCancelled { throw CancellationError() }
@@ -92,7 +94,7 @@ struct TurnRunner: Sendable {
             calls[index].id = "call_\(UUID().uuidString.prefix(8).lowercased())"
             seen.insert(calls[index].id)
         }
-        return .success((text, calls))
+        return .success((text, calls, noMatch))
     }
 
     /// The tools offered for this request: every enabled skill, or the most relevant ones when there are many.
@@ -107,7 +109,7 @@ struct TurnRunner: Sendable {
                     query, limit: configuration.maximumTools, keep: conversation.calledSkills))
             offered = skills.filter { chosen.contains($0.id) }
         }
-        return offered.map { ToolDefinition(name: $0.id, description: $0.description, parameters: $0.inputSchema) }
+        return offered.map(ToolDefinition.init)
     }
 
     // MARK: Calls

@@ -55,11 +55,11 @@ enum AskCommand {
         interrupt.resume()
         let reason = await turn.value
         interrupt.cancel()
-        if !json, reason != .answered { printError("skillhost: \(reason.explanation)") }
+        if !json, reason != .answered, reason != .nothingMatched { printError("skillhost: \(reason.explanation)") }
         return exitCode(reason)
     }
 
-    /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call.
+    /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call, 8 no skill matched.
     static func exitCode(_ reason: FinishReason) -> Int32 {
         switch reason {
         case .answered: return 0
@@ -67,6 +67,7 @@ enum AskCommand {
         case .cancelled: return ExitCode.cancelled.rawValue
         case .stepLimitReached: return 6
         case .repeatedCall: return 7
+        case .nothingMatched: return 8
         }
     }
 

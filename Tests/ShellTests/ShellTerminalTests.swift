@@ -179,7 +179,7 @@ struct ShellTerminalTests {
         await tmux.waitFor("✓ notes_add → {\"id\":4")
         #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 3, "the approved call ran unasked")
         try tmux.type("list notes")
-        await tmux.waitFor("notes_list: [{\"id\":1,\"title\":\"milk\"")
+        await tmux.waitFor("- id: 1, title: milk")
     }
 
     @Test func killedMidTurnThenResumedShowsWhatWasPrinted() async throws {
@@ -274,7 +274,7 @@ struct ShellTerminalTests {
     @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
         let result = try runProcess(Paths.skillhost, [], environment: environment(), stdin: "what is 2+2\n")
         #expect(result.status == 0)
-        #expect(result.stdout == "[offline router] calculator: 4\n")
+        #expect(result.stdout == "[offline router] calculator: 2+2 = 4\n")
         #expect(result.stderr == "")
     }
 

@@ -21,7 +21,7 @@ struct AskCLITests {
     @Test func answersOfflineWithToolActivityOnStderr() throws {
         let result = try runProcess(Paths.skillhost, ["ask", "what is (23+7)*2"], environment: environment())
         #expect(result.status == 0)
-        #expect(result.stdout == "[offline router] calculator: 60\n")
+        #expect(result.stdout == "[offline router] calculator: (23+7)*2 = 60\n")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "⟳ calculator(expression: \"(23+7)*2\")")
         #expect(lines.last?.hasPrefix("✓ calculator → 60 · ") == true)

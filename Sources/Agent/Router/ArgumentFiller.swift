@@ -1,0 +1,316 @@
+import Foundation
+import SkillJSON
+
+/// Fills one tool's arguments from a request, guided by its JSON Schema: each property gets a role from its
+/// name, type, enum, pattern and description (an expression, a time zone, a date, a clock time, a choice, an id,
+/// a number, free text), and each role reads its own kind of evidence.
+///
+/// For a tool that changes something (`strict`), every value must be stated: an id only as "note 3" / "#3" /
+/// "id 3", a number only next to the argument's name, text only when the request gives some beyond the words
+/// that name the action. A number in a maths question is never an id.
+struct ArgumentFiller {
+    let request: RouterRequest
+    let tool: ToolDefinition
+    /// The tool's own words (id, description, argument names), which are never taken as free text.
+    let vocabulary: Set<String>
+    /// Words of the tool's id and title that name what it acts on ("note", "task").
+    let objectNouns: Set<String>
+    let strict: Bool
+
+    enum Role: Equatable {
+        case expression, zone, date, time, choice, identifier, number, integer, boolean, text
+    }
+
+    static func role(of name: String, _ schema: JSONValue) -> Role {
+        let lowered = name.lowercased()
+        let description = (schema["description"]?.stringValue ?? "").lowercased()
+        let types = types(of: schema)
+        if schema["enum"]?.arrayValue?.isEmpty == false { return .choice }
+        if types.contains("integer") || types.contains("number") {
+            if lowered == "id" || lowered.hasSuffix("_id") || lowered.hasSuffix("id") && lowered.count <= 4
+                || Lexicon.words(description).contains("id")
+            {
+                return .identifier
+            }
+            return types.contains("integer") ? .integer : .number
+        }
+        if types.contains("boolean") { return .boolean }
+        let pattern = schema["pattern"]?.stringValue ?? ""
+        if lowered.contains("expression") || lowered.contains("formula") || description.contains("expression") {
+            return .expression
+        }
+        if lowered.contains("zone") || description.contains("time zone") || description.contains("iana")
+            || lowered == "tz"
+        {
+            return .zone
+        }
+        if lowered == "date" || lowered.hasSuffix("_date") || schema["format"]?.stringValue == "date"
+            || pattern.contains(#"\d{4}-\d{2}-\d{2}$"#) || description == "yyyy-mm-dd"
+        {
+            return .date
+        }
+        if lowered == "time" || lowered.hasSuffix("_time") || schema["format"]?.stringValue == "time" { return .time }
+        return .text
+    }
+
+    static func types(of schema: JSONValue) -> Set<String> {
+        switch schema["type"] {
+        case .string(let name)?: return [name]
+        case .array(let names)?: return Set(names.compactMap(\.stringValue))
+        default: return schema["enum"] != nil ? ["string"] : []
+        }
+    }
+
+    /// A required argument the request gives no evidence for.
+    struct Missing: Error, Equatable {
+        let name: String
+    }
+
+    /// The arguments, or the first required one without evidence.
+    func fill() -> Result<JSONObject, Missing> {
+        guard let properties = tool.parameters["properties"]?.objectValue else { return .success(JSONObject()) }
+        let required = Set((tool.parameters["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+        var numbers = request.numbers
+        var zones = request.zones.map(\.zone)
+        var dates = request.dates
+        var times = request.times
+        var choices = ArgumentFiller.choiceMentions(in: request.head, properties: properties)
+        var arguments = JSONObject()
+        var textProperties: [String] = []
+        // Ids first: the number they take is no longer free for other arguments.
+        let ordered = properties.members.sorted {
+            (Self.role(of: $0.key, $0.value) == .identifier ? 0 : 1)
+                < (Self.role(of: $1.key, $1.value) == .identifier ? 0 : 1)
+        }
+        for (name, schema) in ordered {
+            let role = Self.role(of: name, schema)
+            var value: JSONValue?
+            switch role {
+            case .expression:
+                value = request.expression.map { .string($0) }
+            case .zone:
+                if !zones.isEmpty { value = .string(zones.removeFirst()) }
+            case .date:
+                if !dates.isEmpty { value = .string(dates.removeFirst()) }
+            case .time:
+                if !times.isEmpty { value = .string(times.removeFirst()) }
+            case .choice:
+                let options = schema["enum"]?.arrayValue ?? []
+                let candidates = choices.indices.filter { options.contains(choices[$0].value) }
+                let preferred = name == "from" ? candidates.first { choices[$0].afterNumber } : nil
+                if let index = preferred ?? candidates.first { value = choices.remove(at: index).value }
+            case .identifier:
+                if let index = numbers.firstIndex(where: isReference) {
+                    value = Self.number(numbers.remove(at: index).value, integer: true)
+                }
+            case .number, .integer:
+                let named = Set(
+                    Lexicon.terms(name.replacingOccurrences(of: "_", with: " ")).filter { !$0.hasPrefix("#") })
+                let attached = numbers.firstIndex {
+                    !Set(Lexicon.terms($0.after + " " + $0.before)).isDisjoint(with: named)
+                        && (role == .number || $0.value.rounded() == $0.value)
+                }
+                let next =
+                    (required.contains(name) && !strict)
+                    ? numbers.firstIndex {
+                        (role == .number || $0.value.rounded() == $0.value) && !(takesIdentifier && isReference($0))
+                    } : nil
+                // A number written with another unit is not this argument's ("72 fahrenheit" is not
+                // `celsius_to_fahrenheit(celsius:)`, "5 km" not `fahrenheit_to_celsius(fahrenheit:)`).
+                if attached == nil, let index = next {
+                    let word = numbers[index].after
+                    let namedUnit = Self.unitName(name)
+                    if namedUnit != nil, Self.unitName(word) != nil, Self.unitName(word) != namedUnit {
+                        return .failure(Missing(name: name))
+                    }
+                }
+                if let index = attached ?? next {
+                    value = Self.number(numbers.remove(at: index).value, integer: role == .integer)
+                }
+            case .boolean:
+                guard required.contains(name) else { break }
+                let words = Set(Lexicon.words(Lexicon.fold(request.head)))
+                if !words.isDisjoint(with: ["yes", "true", "on"]) { value = .bool(true) }
+                if !words.isDisjoint(with: ["no", "false", "off"]) { value = .bool(false) }
+            case .text:
+                textProperties.append(name)
+                continue
+            }
+            if let value {
+                arguments[name] = value
+            } else if required.contains(name) {
+                return .failure(Missing(name: name))
+            }
+        }
+        if let missing = fillText(textProperties, required: required, into: &arguments) {
+            return .failure(Missing(name: missing))
+        }
+        // Keep the schema's order.
+        return .success(JSONObject(properties.keys.compactMap { key in arguments[key].map { (key, $0) } }))
+    }
+
+    /// Whether the tool takes an id (only then do "note 3" style numbers belong to it alone).
+    var takesIdentifier: Bool {
+        (tool.parameters["properties"]?.objectValue?.members ?? []).contains {
+            Self.role(of: $0.key, $0.value) == .identifier
+        }
+    }
+
+    /// The unit a word names ("kilograms" → kg, "celsius" → c), if any.
+    static func unitName(_ word: String) -> String? {
+        let lowered = word.lowercased()
+        if let unit = aliases[lowered] { return unit }
+        return Set(aliases.values).contains(lowered) && lowered.count > 1 ? lowered : nil
+    }
+
+    /// "note 3", "task #3", "#3", "id 3", "number 3".
+    func isReference(_ number: RouterRequest.NumberMention) -> Bool {
+        guard number.value >= 0, number.value.rounded() == number.value else { return false }
+        let before = number.before
+        if ["#", "id", "number", "no", "nr", "num"].contains(before) { return true }
+        return objectNouns.contains(before) || objectNouns.contains(Lexicon.stem(before))
+    }
+
+    static func number(_ value: Double, integer: Bool) -> JSONValue {
+        integer || (value.rounded() == value && abs(value) < 1e15) ? .int(Int64(value)) : .double(value)
+    }
+
+    /// Free text for the string properties: named fields first ("with body …", "title: …"), then the payload or
+    /// the words left after those that name the action.
+    /// Returns the required property left without a value, if any.
+    private func fillText(_ names: [String], required: Set<String>, into arguments: inout JSONObject) -> String? {
+        guard !names.isEmpty else { return nil }
+        var rest = request.payload ?? request.head
+        // Named fields: "… with body eggs and milk", "title: Groceries".
+        for name in names.reversed() where names.count > 1 || request.payload == nil {
+            let label = name.replacingOccurrences(of: "_", with: " ")
+            if let match = ArgumentText.firstMatch(
+                #"\s*\b(?:with|and)?\s*(?:the|a|its)?\s*\b"# + label + #"\b\s*(?:[:=]|is|of|to|as)?\s+(.+)$"#, in: rest)
+            {
+                var value = match.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                if strict {
+                    // "the body of note 1 to eggs" → "eggs".
+                    value = withoutReferences(value).trimmingCharacters(in: .whitespaces)
+                    if value.lowercased().hasPrefix("to ") { value = String(value.dropFirst(3)) }
+                }
+                if !value.isEmpty, isContent(value) {
+                    arguments[name] = .string(Self.trimmed(value))
+                    rest.removeSubrange(match.range)
+                }
+            }
+        }
+        let unnamed = names.filter { arguments[$0] == nil }
+        // Free text fills one argument: the first required one; an optional one only for a change (the new
+        // title of "rename note 3 to …") or when the text was given explicitly.
+        guard
+            let first = unnamed.first(where: required.contains)
+                ?? (strict || request.payload != nil ? unnamed.first : nil)
+        else { return nil }
+        let value: String?
+        if let payload = request.payload, rest == payload {
+            value = payload
+        } else if strict,
+            tool.parameters["properties"]?.objectValue?.keys.contains(where: {
+                Self.role(of: $0, tool.parameters["properties"]?[$0] ?? .null) == .identifier
+            }) == true
+        {
+            // A change to an existing item: the new value follows "to" ("rename note 3 to Groceries").
+            value = ArgumentText.firstMatch(#"\bto\s+(.+)$"#, in: withoutReferences(rest)).map(\.text)
+        } else {
+            // Found text never holds numbers: those belong to other arguments or other tools ("how many pounds
+            // is 3 kg" is not a text to summarise).
+            value = leftover(rest).flatMap { strict || $0.rangeOfCharacter(from: .decimalDigits) == nil ? $0 : nil }
+        }
+        if let value, value == request.payload || isContent(value) {
+            // Text given explicitly is kept exactly; found text loses trailing punctuation and "please".
+            arguments[first] = .string(value == request.payload ? value : Self.trimmed(value))
+        } else if required.contains(first) {
+            return first
+        }
+        return names.first { required.contains($0) && arguments[$0] == nil }
+    }
+
+    /// The text without "note 3" style references.
+    func withoutReferences(_ text: String) -> String {
+        var result = text
+        for noun in objectNouns.union(["id", "number", "no"]) {
+            result = result.replacingOccurrences(
+                of: #"\b"# + noun + #"s?\s*#?\d+\b"#, with: " ", options: [.regularExpression, .caseInsensitive])
+        }
+        return result.replacingOccurrences(of: #"#\d+"#, with: " ", options: .regularExpression)
+    }
+
+    /// What follows the words that name the action: leading words of the tool's vocabulary, stop words and change
+    /// verbs are dropped; when they end in a marker ("to", "for", "called", "in"), the text after it is kept whole.
+    func leftover(_ text: String) -> String? {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        var cut = 0
+        var afterMarker: Int?
+        while cut < words.count {
+            let folded = Lexicon.fold(words[cut]).trimmingCharacters(in: .punctuationCharacters)
+            let terms = Set(Lexicon.terms(folded))
+            let isNoise =
+                folded.isEmpty || Lexicon.stopWords.contains(folded) || Lexicon.changeVerbs[folded] != nil
+                || (!terms.isEmpty && !terms.isDisjoint(with: vocabulary)) || Self.fillers.contains(folded)
+            guard isNoise else { break }
+            if Self.markers.contains(folded) { afterMarker = cut + 1 }
+            cut += 1
+        }
+        let start = afterMarker ?? cut
+        guard start < words.count else { return nil }
+        return words[start...].joined(separator: " ")
+    }
+
+    static let markers: Set<String> = [
+        "to", "for", "about", "called", "named", "titled", "saying", "says", "in", "of", "containing", "mentioning",
+        "into", "that",
+    ]
+    static let fillers: Set<String> = [
+        "called", "named", "titled", "saying", "containing", "mentioning", "note", "text",
+    ]
+
+    /// Whether the text says something beyond stop words, the tool's own words, change verbs and ids.
+    func isContent(_ value: String) -> Bool {
+        Lexicon.words(Lexicon.fold(value)).contains { word in
+            !Lexicon.stopWords.contains(word) && Lexicon.changeVerbs[word] == nil && !Lexicon.negations.contains(word)
+                && Set(Lexicon.terms(word)).isDisjoint(with: vocabulary) && Double(word) == nil
+        }
+    }
+
+    static func trimmed(_ text: String) -> String {
+        var value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        while let last = value.last, "?!.,;".contains(last), !value.hasSuffix("..") { value.removeLast() }
+        if value.lowercased().hasSuffix(" please") { value.removeLast(7) }
+        return value.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Enum values mentioned in the text, in order (common unit names as aliases), and whether each follows a
+    /// number.
+    static func choiceMentions(in text: String, properties: JSONObject) -> [(value: JSONValue, afterNumber: Bool)] {
+        let values = Set(properties.members.flatMap { $0.value["enum"]?.arrayValue ?? [] }.compactMap(\.stringValue))
+        guard !values.isEmpty else { return [] }
+        let lowered = values.reduce(into: [String: String]()) { $0[$1.lowercased()] = $1 }
+        var mentions: [(value: JSONValue, afterNumber: Bool)] = []
+        let words = text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "." })
+            .map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
+        for (index, word) in words.enumerated() {
+            let previousIsNumber = index > 0 && Double(words[index - 1]) != nil
+            // "in" is a preposition unless it follows a number ("12 in to cm").
+            if word == "in", !previousIsNumber { continue }
+            let token = aliases[word] ?? word
+            if let value = lowered[token] { mentions.append((.string(value), previousIsNumber)) }
+        }
+        return mentions
+    }
+
+    static let aliases: [String: String] = [
+        "celsius": "c", "centigrade": "c", "fahrenheit": "f", "kelvin": "k", "millimeters": "mm", "millimetres": "mm",
+        "millimeter": "mm", "millimetre": "mm", "centimeters": "cm", "centimetres": "cm", "centimeter": "cm",
+        "centimetre": "cm", "meters": "m", "metres": "m", "meter": "m", "metre": "m", "kilometers": "km",
+        "kilometres": "km", "kilometer": "km", "kilometre": "km", "inches": "in", "inch": "in", "feet": "ft",
+        "foot": "ft", "yards": "yd", "yard": "yd", "miles": "mi", "mile": "mi", "milligrams": "mg", "milligram": "mg",
+        "grams": "g", "gram": "g", "kilograms": "kg", "kilogram": "kg", "kilos": "kg", "kilo": "kg", "kgs": "kg",
+        "tonnes": "t", "tonne": "t", "tons": "t", "ton": "t", "ounces": "oz", "ounce": "oz", "pounds": "lb",
+        "pound": "lb", "lbs": "lb", "degc": "c", "degf": "f",
+    ]
+}

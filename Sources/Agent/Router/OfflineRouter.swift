@@ -1,0 +1,184 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// The embedded default model when no endpoint is configured. Not a language model and never pretends to be
+/// one: it ranks the offered skills against the request (BM25 over name, description and argument names, plus
+/// what the request holds: arithmetic, zones, dates, units), fills the arguments from the text guided by each
+/// schema, calls the best read-only skill whose required arguments it could fill, and answers with the result,
+/// labelled as offline. When nothing matches it says so plainly.
+///
+/// **Safety.** A mutating or destructive skill is called only when the request asks for that change in so many
+/// words (a verb of the kind the skill declares in its id or title — add, update, delete, restore — not negated,
+/// not a question about how to do it), names what the skill acts on ("note", "task"), and states every required
+/// argument (an id only as "note 3" or "#3"). Everything else about such a call is still up to the policy and
+/// the person confirming it.
+public final class OfflineRouter: ModelProvider {
+    public let displayName = "offline router"
+    /// Today's date for "today" and "tomorrow" (injected by tests).
+    let now: @Sendable () -> Date
+
+    public init() { now = { Date() } }
+
+    init(now: @escaping @Sendable () -> Date) { self.now = now }
+
+    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+        let chunks = respond(to: request)
+        return AsyncThrowingStream { continuation in
+            for chunk in chunks { continuation.yield(chunk) }
+            continuation.finish()
+        }
+    }
+
+    func respond(to request: ModelRequest) -> [ModelChunk] {
+        guard let last = request.messages.last else { return [.text("[offline router] nothing to answer")] }
+        if last.role == .tool {
+            return [.text(RouterAnswer.summary(request.messages, tools: request.tools))]
+        }
+        let text = request.messages.last(where: { $0.role == .user })?.content ?? ""
+        switch decide(text, tools: request.tools) {
+        case .call(let name, let arguments):
+            return [
+                .toolCall(
+                    ToolCall(id: "offline_\(request.messages.count)", name: name, arguments: arguments.jsonText))
+            ]
+        case .missing(let skill, let argument):
+            return [
+                .text(
+                    "[offline router] To run \(skill) I need its \(argument) in the request (for example "
+                        + "“\(Self.example(for: argument))”); without a model I do not guess it."),
+                .noSkillMatched,
+            ]
+        case .nothing:
+            let names = request.tools.prefix(8).map(\.name).joined(separator: ", ")
+            return [
+                .text(
+                    "[offline router] No skill matches “\(text)”. Without a model (set OPENAI_BASE_URL) I can only "
+                        + "run skills for requests that name what they do\(names.isEmpty ? "" : ", e.g. \(names)")."),
+                .noSkillMatched,
+            ]
+        }
+    }
+
+    static func example(for argument: String) -> String {
+        argument == "id" || argument.hasSuffix("_id") ? "… note 3" : "\(argument): …"
+    }
+
+    /// What the router does with a request.
+    enum Decision: Equatable {
+        case call(name: String, arguments: JSONValue)
+        /// A change was asked for in so many words, but a required argument was not stated.
+        case missing(skill: String, argument: String)
+        case nothing
+    }
+
+    /// The best tool whose required arguments can be filled from `text`, with those arguments.
+    public func route(_ text: String, tools: [ToolDefinition]) -> (name: String, arguments: JSONValue)? {
+        if case .call(let name, let arguments) = decide(text, tools: tools) { return (name, arguments) }
+        return nil
+    }
+
+    func decide(_ text: String, tools: [ToolDefinition]) -> Decision {
+        guard !tools.isEmpty else { return .nothing }
+        let request = RouterRequest(text, now: now())
+        let relevance = Dictionary(
+            SkillSelector(tools: tools).rank(request.text).map { ($0.id, $0.score) }, uniquingKeysWith: max)
+        var candidates: [(tool: ToolDefinition, score: Double)] = []
+        for tool in tools {
+            let bm25 = relevance[tool.name] ?? 0
+            let signal = signals(request, tool)
+            // A tool is a candidate when the request holds what its arguments take (arithmetic, units, zones,
+            // dates), or shares a word with its id or title — a word that only its description uses is not enough
+            // ("open the pod bay doors" is not "lists tasks, open ones first").
+            let named = !request.terms.isDisjoint(
+                with: Lexicon.terms(tool.name.replacingOccurrences(of: "_", with: " ") + " " + tool.title))
+            guard signal.strong || (named && (bm25 > 0 || signal.score > 0)) else { continue }
+            candidates.append((tool, bm25 + signal.score))
+        }
+        candidates.sort { $0.score > $1.score || ($0.score == $1.score && $0.tool.name < $1.tool.name) }
+
+        // A change asked for in so many words: only tools that make that kind of change, on that kind of thing.
+        if !request.changes.isEmpty {
+            var missing: Decision?
+            for (tool, _) in candidates where tool.risk != .readOnly {
+                let vocabulary = Self.vocabulary(of: tool)
+                let declared = Lexicon.declaredChanges(id: tool.name, title: tool.title, description: tool.description)
+                guard !declared.isDisjoint(with: request.changes),
+                    !vocabulary.nouns.isDisjoint(with: request.terms)
+                else { continue }
+                let filler = ArgumentFiller(
+                    request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns,
+                    strict: true)
+                switch filler.fill() {
+                case .success(let arguments):
+                    // An update that changes nothing, or a "new" item that names an existing one, is not it.
+                    let identifiers = arguments.keys.filter { key in
+                        ArgumentFiller.role(of: key, tool.parameters["properties"]?[key] ?? .null) == .identifier
+                    }
+                    let settable = tool.parameters["properties"]?.objectValue?.count ?? 0
+                    if declared == [.update], arguments.count == identifiers.count, settable > identifiers.count {
+                        continue
+                    }
+                    if declared == [.create], request.numbers.contains(where: filler.isReference) { continue }
+                    return .call(name: tool.name, arguments: .object(arguments))
+                case .failure(let argument):
+                    missing = missing ?? .missing(skill: tool.name, argument: argument.name)
+                }
+            }
+            if let missing { return missing }
+        }
+        for (tool, _) in candidates where tool.risk == .readOnly {
+            let vocabulary = Self.vocabulary(of: tool)
+            let filler = ArgumentFiller(
+                request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns, strict: false)
+            if case .success(let arguments) = filler.fill() {
+                return .call(name: tool.name, arguments: .object(arguments))
+            }
+        }
+        return .nothing
+    }
+
+    /// Evidence in the request for the kinds of argument a tool takes; `strong` when it is enough on its own
+    /// (arithmetic for an expression, units for a choice of units) — a city name alone is not a time request.
+    func signals(_ request: RouterRequest, _ tool: ToolDefinition) -> (score: Double, strong: Bool) {
+        guard let properties = tool.parameters["properties"]?.objectValue else { return (0, false) }
+        var score = 0.0
+        var strong = false
+        var zones = request.zones.count
+        let mentioned = ArgumentFiller.choiceMentions(in: request.head, properties: properties).map(\.value)
+        for (name, schema) in properties.members {
+            switch ArgumentFiller.role(of: name, schema) {
+            case .expression where request.expression != nil:
+                strong = true
+                score += 6
+            case .zone where zones > 0:
+                zones -= 1
+                score += 1.5
+            case .date where !request.dates.isEmpty: score += 1.5
+            case .time where !request.times.isEmpty: score += 1.5
+            case .choice:
+                if (schema["enum"]?.arrayValue ?? []).contains(where: mentioned.contains) {
+                    strong = true
+                    score += 3
+                }
+            default: break
+            }
+        }
+        return (score, strong)
+    }
+
+    /// A tool's words (id, title, description, argument names) and, among those of its id and title, the nouns
+    /// that name what it acts on.
+    static func vocabulary(of tool: ToolDefinition) -> (all: Set<String>, nouns: Set<String>) {
+        let arguments = tool.parameters["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
+        let all = Set(
+            Lexicon.terms(
+                "\(tool.name.replacingOccurrences(of: "_", with: " ")) \(tool.title) \(tool.description) \(arguments)"))
+        var nouns: Set<String> = []
+        for word in Lexicon.words(Lexicon.fold("\(tool.name.replacingOccurrences(of: "_", with: " ")) \(tool.title)"))
+        where Lexicon.changeVerbs[word] == nil && !Lexicon.stopWords.contains(word) {
+            nouns.formUnion(Lexicon.terms(word))
+        }
+        return (all, nouns)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// A request read once for every tool the router considers: the text in the forms the readers need and what was
+/// found in it (numbers, zones, dates, times, arithmetic, quoted text, the changes it asks for).
+struct RouterRequest {
+    /// As typed.
+    let text: String
+    let terms: Set<String>
+    /// Text given explicitly: quoted, or after a colon ("summarize this: …"). Numbers and names inside it belong
+    /// to it, not to other arguments.
+    let payload: String?
+    /// The request without the payload, numbers in words turned into digits.
+    let head: String
+    let numbers: [NumberMention]
+    let zones: [ZoneNames.Mention]
+    let dates: [String]
+    let times: [String]
+    let expression: String?
+    let changes: Set<Lexicon.Change>
+
+    struct NumberMention {
+        let value: Double
+        /// The folded words right before and after it ("2 sentences", "note 3").
+        let before: String
+        let after: String
+    }
+
+    init(_ original: String, now: Date = Date(), timeZone: TimeZone = .current) {
+        let original = original.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = original
+        terms = Set(Lexicon.terms(original))
+        // The payload is kept as written ("One. Two." stays words); the rest has numbers in words as digits.
+        let payload = Self.payload(in: original)
+        self.payload = payload?.text
+        let head = Lexicon.digits(payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original)
+        self.head = head
+        numbers = Self.numbers(in: head)
+        zones = ZoneNames.mentions(in: head)
+        dates = Self.dates(in: head, now: now, timeZone: timeZone)
+        times = Self.times(in: head)
+        expression = Arithmetic.expression(in: head) ?? payload.flatMap { Arithmetic.expression(in: $0.text) }
+        changes = Lexicon.requestedChanges(in: head)
+    }
+
+    /// Quoted text, or what follows a colon that is not part of a clock time.
+    static func payload(in text: String) -> (text: String, range: Range<String.Index>)? {
+        for pattern in [#""([^"]+)""#, #"“([^”]+)”"#, #"(?<![\w])'([^']+)'(?![\w])"#] {
+            if let match = ArgumentText.firstMatch(pattern, in: text) { return match }
+        }
+        if let colon = text.range(of: #":(?!\d)"#, options: .regularExpression) {
+            let rest = text[colon.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
+            if !rest.isEmpty { return (rest, colon.lowerBound..<text.endIndex) }
+        }
+        return nil
+    }
+
+    /// Numbers in the order written, not those inside dates, clock times or zone names.
+    static func numbers(in text: String) -> [NumberMention] {
+        let cleaned = text.replacingOccurrences(
+            of: #"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b"#,
+            with: " ", options: [.regularExpression, .caseInsensitive]
+        ).replacingOccurrences(of: #"(\d),(\d{3})\b"#, with: "$1$2", options: .regularExpression)
+        guard let regex = try? NSRegularExpression(pattern: #"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*/)"#) else { return [] }
+        let range = NSRange(cleaned.startIndex..<cleaned.endIndex, in: cleaned)
+        return regex.matches(in: cleaned, range: range).compactMap { match in
+            guard let r = Range(match.range, in: cleaned), let value = Double(cleaned[r]) else { return nil }
+            let before = Lexicon.words(Lexicon.fold(String(cleaned[..<r.lowerBound]))).last ?? ""
+            let after = Lexicon.words(Lexicon.fold(String(cleaned[r.upperBound...]))).first ?? ""
+            let hash = cleaned[..<r.lowerBound].last == "#"
+            return NumberMention(value: value, before: hash ? "#" : before, after: after)
+        }
+    }
+
+    static let months = [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+        "november", "december",
+    ]
+
+    /// Calendar dates as YYYY-MM-DD: written so, or "July 20, 1969", "20 July 1969", "today", "tomorrow",
+    /// "yesterday".
+    static func dates(in text: String, now: Date, timeZone: TimeZone) -> [String] {
+        var found: [(Int, String)] = []
+        let lowered = text.lowercased()
+        for match in ArgumentText.matchesWithOffsets(#"\b\d{4}-\d{2}-\d{2}\b"#, in: lowered) {
+            found.append((match.offset, match.text))
+        }
+        let month = "(" + months.map { String($0.prefix(3)) + "[a-z]*" }.joined(separator: "|") + ")"
+        for match in ArgumentText.groupsWithOffsets(
+            month + #"\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b"#, in: lowered)
+        {
+            if let date = isoDate(year: match.groups[2], month: match.groups[0], day: match.groups[1]) {
+                found.append((match.offset, date))
+            }
+        }
+        for match in ArgumentText.groupsWithOffsets(
+            #"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?"# + month + #",?\s+(\d{4})\b"#, in: lowered)
+        {
+            if let date = isoDate(year: match.groups[2], month: match.groups[1], day: match.groups[0]) {
+                found.append((match.offset, date))
+            }
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        for (word, days) in [("today", 0), ("tomorrow", 1), ("yesterday", -1)] {
+            for match in ArgumentText.matchesWithOffsets(#"\b"# + word + #"\b"#, in: lowered) {
+                guard let day = calendar.date(byAdding: .day, value: days, to: now) else { continue }
+                let parts = calendar.dateComponents([.year, .month, .day], from: day)
+                if let y = parts.year, let m = parts.month, let d = parts.day {
+                    found.append((match.offset, String(format: "%04d-%02d-%02d", y, m, d)))
+                }
+            }
+        }
+        return found.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    static func isoDate(year: String, month: String, day: String) -> String? {
+        guard let y = Int(year), let d = Int(day), (1...31).contains(d),
+            let m = months.firstIndex(where: { $0.hasPrefix(String(month.prefix(3))) })
+        else { return nil }
+        return String(format: "%04d-%02d-%02d", y, m + 1, d)
+    }
+
+    /// Clock times as HH:MM (or a whole local date and time when one is written), from "15:00", "9:30 pm", "9am".
+    static func times(in text: String) -> [String] {
+        var found: [(Int, String)] = []
+        let lowered = text.lowercased()
+        for match in ArgumentText.matchesWithOffsets(#"\b\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}\b"#, in: lowered) {
+            found.append((match.offset, match.text.replacingOccurrences(of: " ", with: "T").uppercased()))
+        }
+        let withoutDates = lowered.replacingOccurrences(
+            of: #"\b\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}\b"#, with: "", options: .regularExpression)
+        guard found.isEmpty else { return found.map(\.1) }
+        for match in ArgumentText.groupsWithOffsets(
+            #"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])"#, in: withoutDates)
+        {
+            let hasMinutes = !match.groups[1].isEmpty
+            let meridiem = match.groups[2]
+            guard hasMinutes || !meridiem.isEmpty, var hour = Int(match.groups[0]), hour <= 24 else { continue }
+            let minute = Int(match.groups[1]) ?? 0
+            if meridiem.hasPrefix("p"), hour < 12 { hour += 12 }
+            if meridiem.hasPrefix("a"), hour == 12 { hour = 0 }
+            guard minute < 60 else { continue }
+            found.append((match.offset, String(format: "%02d:%02d", hour, minute)))
+        }
+        return found.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
+/// Regular-expression helpers for the router.
+enum ArgumentText {
+    static func matches(_ pattern: String, in text: String) -> [String] {
+        matchesWithOffsets(pattern, in: text).map(\.text)
+    }
+
+    static func matchesWithOffsets(_ pattern: String, in text: String) -> [(offset: Int, text: String)] {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return regex.matches(in: text, range: range).compactMap { match in
+            Range(match.range, in: text).map { (match.range.location, String(text[$0])) }
+        }
+    }
+
+    /// Every match's capture groups ("" for a group that did not take part).
+    static func groupsWithOffsets(_ pattern: String, in text: String) -> [(offset: Int, groups: [String])] {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return regex.matches(in: text, range: range).map { match in
+            let groups = (1..<max(1, match.numberOfRanges)).map { index in
+                Range(match.range(at: index), in: text).map { String(text[$0]) } ?? ""
+            }
+            return (match.range.location, groups)
+        }
+    }
+
+    /// The first match's first group and the whole match's range.
+    static func firstMatch(_ pattern: String, in text: String) -> (text: String, range: Range<String.Index>)? {
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return nil }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        guard let match = regex.firstMatch(in: text, range: range), let whole = Range(match.range, in: text) else {
+            return nil
+        }
+        let group = match.numberOfRanges > 1 ? Range(match.range(at: 1), in: text).map { String(text[$0]) } : nil
+        return (group ?? String(text[whole]), whole)
+    }
+}
