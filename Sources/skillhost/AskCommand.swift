@@ -9,7 +9,8 @@ import SkillJSON
 /// line with `--json`). Non-interactive: destructive calls are denied unless a policy rule allows them.
 enum AskCommand {
     static func run(
-        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false
+        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false,
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
     ) async throws(CLIError) -> Int32 {
         var text = prompt ?? ""
         if prompt == nil {
@@ -20,7 +21,7 @@ enum AskCommand {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
         let session = AgentSession(
-            registry: registry, provider: try config.provider(),
+            registry: registry, provider: try config.provider(log: log),
             configuration: config.agentConfiguration(stepLimit: stepLimit))
 
         signal(SIGINT, SIG_IGN)

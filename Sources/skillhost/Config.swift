@@ -1,6 +1,7 @@
 import Agent
 import Foundation
 import MCP
+import SkillHost
 import SkillJSON
 
 /// `$XDG_CONFIG_HOME/skillhost/config.json`, with environment variables taking precedence.
@@ -157,7 +158,8 @@ struct Config: Sendable {
     }
 
     /// The configured model provider: the OpenAI-compatible endpoint when one is set, else the offline router.
-    func provider() throws(CLIError) -> any ModelProvider {
+    /// The model: the offline router, or the configured server (reporting through `log`).
+    func provider(log: @escaping @Sendable (LogRecord) -> Void = { _ in }) throws(CLIError) -> any ModelProvider {
         guard let baseURL else { return OfflineRouter() }
         guard let model else {
             throw .usage(
@@ -167,6 +169,7 @@ struct Config: Sendable {
         }
         var configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)
         if let requestTimeout { configuration.requestTimeout = requestTimeout }
+        configuration.log = log
         return OpenAIProvider(configuration: configuration)
     }
 

@@ -153,7 +153,8 @@ struct SkillhostCLI {
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             return try await AskCommand.run(
-                registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit)
+                registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit,
+                log: log)
         case .call(let skill, let arguments, let json, let timeout, let confirmed):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }

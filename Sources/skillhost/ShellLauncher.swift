@@ -30,7 +30,8 @@ enum ShellLauncher {
         // Piped input: one turn, only the answer on stdout.
         if !Terminal.inputIsTTY && resume == nil {
             return try await AskCommand.run(
-                registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true)
+                registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true,
+                log: log)
         }
 
         // A damaged history is left untouched: the shell runs without saving, and says how to recover.
@@ -44,7 +45,7 @@ enum ShellLauncher {
         }
         let watch = setup.watch()
         defer { watch.stop() }
-        let provider = try config.provider()
+        let provider = try config.provider(log: log)
         let folders = setup.folders.map {
             $0.bundled ? "bundled" : $0.path.replacingOccurrences(of: environment["HOME"] ?? "\u{0}", with: "~")
         }
@@ -58,13 +59,13 @@ enum ShellLauncher {
                 (path: folder.path, include: folder.bundled ? HostSetup.bundledFilter : { @Sendable _ in true })
             },
             provider: { name in
-                guard let name else { return try config.provider() }
+                guard let name else { return try config.provider(log: log) }
                 guard config.baseURL != nil else {
                     throw ShellError("the offline router has no models; set OPENAI_BASE_URL to use a model server")
                 }
                 var changed = config
                 changed.model = name
-                return try changed.provider()
+                return try changed.provider(log: log)
             },
             configuration: config.agentConfiguration(stepLimit: nil),
             historyFile: HostSetup.dataHome(environment) + "/input_history", banner: banner)

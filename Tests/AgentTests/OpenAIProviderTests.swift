@@ -231,6 +231,65 @@ struct OpenAIProviderTests {
         #expect(error == "the model's response was cut off: the connection closed before the stream finished")
     }
 
+    static let wholeToolCall =
+        #"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"6*7\"}"}}]},"finish_reason":"tool_calls"}]}"#
+
+    @Test func aServerThatCannotStreamToolsGetsTheRequestWithoutStreamingForTheSession() async throws {
+        // llama-cpp-python's chatml-function-calling: 200, then the stream ends before any event.
+        let server = try LoopbackServer([
+            LoopbackServer.Reply(pieces: []),
+            LoopbackServer.Reply.status(200, Self.wholeToolCall),
+            LoopbackServer.Reply.status(200, Self.wholeToolCall),
+        ])
+        defer { server.stop() }
+        let logged = Mutex<[String]>([])
+        var configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: nil, model: "m")
+        configuration.sleep = { _ in }
+        configuration.log = { record in logged.withLock { $0.append("\(record.level) \(record.message)") } }
+        let provider = OpenAIProvider(configuration: configuration)
+        let expected: [ModelChunk] = [
+            .toolCall(ToolCall(id: "call_1", name: "calculator", arguments: #"{"expression":"6*7"}"#))
+        ]
+        for _ in 1...2 {
+            var chunks: [ModelChunk] = []
+            for try await chunk in provider.stream(Self.request) { chunks.append(chunk) }
+            #expect(chunks == expected)
+        }
+        let bodies = try server.requests.map { try JSONValue(parsing: $0.body) }
+        #expect(bodies.map { $0["stream"] } == [true, false, false], "the second turn does not try streaming again")
+        #expect(bodies[1]["stream_options"] == nil)
+        #expect(bodies[0]["messages"] == bodies[1]["messages"] && bodies[0]["tools"] == bodies[1]["tools"])
+        #expect(
+            logged.withLock { $0 } == [
+                "debug the model server at 127.0.0.1:\(server.port) cannot stream requests with tools (the stream "
+                    + "ended before any event); sending them without streaming for the rest of the session"
+            ])
+    }
+
+    @Test(arguments: [
+        LoopbackServer.Reply.events([#"{"error":{"message":"Automatic streaming tool choice is not supported"}}"#]),
+        LoopbackServer.Reply.status(400, #"{"error":{"message":"Streaming is not supported with tools"}}"#),
+        LoopbackServer.Reply.status(500, #"{"error":"stream=true unsupported for function calling"}"#),
+    ])
+    func serversSayingStreamingIsUnsupportedGetItWithoutStreaming(first: LoopbackServer.Reply) async throws {
+        let server = try LoopbackServer([first, LoopbackServer.Reply.status(200, Self.wholeToolCall)])
+        defer { server.stop() }
+        let (chunks, error) = await collect(provider(server))
+        #expect(error == nil)
+        #expect(chunks.count == 1)
+        #expect(server.requests.count == 2)
+    }
+
+    @Test func aStreamCutAfterItsFirstEventIsStillAnError() async throws {
+        let server = try LoopbackServer([
+            .events([#"{"choices":[{"index":0,"delta":{"content":"The answ"},"finish_reason":null}]}"#])
+        ])
+        defer { server.stop() }
+        let (_, error) = await collect(provider(server))
+        #expect(error?.contains("cut off") == true)
+        #expect(server.requests.count == 1)
+    }
+
     @Test func reportsAnUnreachableServer() async throws {
         let server = try LoopbackServer([])
         server.stop()  // nothing listens on the port any more

@@ -1,5 +1,7 @@
 import Foundation
+import SkillHost
 import SkillJSON
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -22,6 +24,8 @@ public struct OpenAIConfiguration: Sendable {
     public var maximumRetryDelay: Duration = .seconds(20)
     /// Waits between attempts; tests substitute one that records the waits instead of sleeping.
     public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    /// Where the provider reports what the user may want to know when debugging (the host's log).
+    public var log: @Sendable (LogRecord) -> Void = { _ in }
 
     public init(baseURL: URL, apiKey: String?, model: String) {
         self.baseURL = baseURL
@@ -32,8 +36,16 @@ public struct OpenAIConfiguration: Sendable {
 
 /// A model behind an OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, llama.cpp, vLLM, LM Studio…),
 /// streamed over Server-Sent Events.
+///
+/// Some servers cannot stream a response to a request that carries tools (llama-cpp-python's
+/// `chatml-function-calling` aborts the stream with "Automatic streaming tool choice is not supported"; others
+/// answer 4xx/5xx saying streaming is unsupported). The provider then repeats the same request without streaming
+/// and keeps doing so for requests with tools for as long as it lives (the session), saying so once in the log at
+/// debug level.
 public final class OpenAIProvider: ModelProvider {
     public let configuration: OpenAIConfiguration
+    /// Set once a server showed it cannot stream requests with tools.
+    private let streamsTools = Atomic<Bool>(true)
 
     public init(configuration: OpenAIConfiguration) { self.configuration = configuration }
 
@@ -60,14 +72,33 @@ public final class OpenAIProvider: ModelProvider {
     private enum Attempt {
         case done
         case retry(after: Duration?, reason: String)
+        /// The server cannot stream this request (it carries tools): send it again without streaming.
+        case streamingUnsupported(String)
     }
 
     private func run(_ request: ModelRequest, yield: (ModelChunk) -> Void) async throws {
-        let urlRequest = try makeRequest(request)
+        var streaming = request.tools.isEmpty || streamsTools.load(ordering: .relaxed)
+        var urlRequest = try makeRequest(request, streaming: streaming)
         var delay = configuration.retryDelay
-        for attempt in 1...max(1, configuration.maximumAttempts) {
-            switch try await attemptOnce(urlRequest, yield: yield) {
+        var attempt = 0
+        while attempt < max(1, configuration.maximumAttempts) {
+            attempt += 1
+            switch try await attemptOnce(urlRequest, streamingTools: streaming && !request.tools.isEmpty, yield: yield)
+            {
             case .done: return
+            case .streamingUnsupported(let why):
+                // Not an attempt used up: the same request, once more, in the form this server understands.
+                streaming = false
+                attempt -= 1
+                urlRequest = try makeRequest(request, streaming: false)
+                if streamsTools.exchange(false, ordering: .relaxed) {
+                    configuration.log(
+                        LogRecord(
+                            level: .debug, source: "host",
+                            message:
+                                "the model server at \(host) cannot stream requests with tools (\(why)); sending them "
+                                + "without streaming for the rest of the session"))
+                }
             case .retry(let after, let reason):
                 guard attempt < configuration.maximumAttempts else {
                     throw ModelError("\(reason) (gave up after \(attempt) attempts)")
@@ -79,7 +110,16 @@ public final class OpenAIProvider: ModelProvider {
         }
     }
 
-    private func attemptOnce(_ urlRequest: URLRequest, yield: (ModelChunk) -> Void) async throws -> Attempt {
+    /// Whether a server's words say it cannot stream ("Automatic streaming tool choice is not supported",
+    /// "streaming is unsupported", "stream=true is not supported with tools").
+    static func refusesStreaming(_ message: String) -> Bool {
+        let lowered = message.lowercased()
+        return lowered.contains("stream") && (lowered.contains("not supported") || lowered.contains("unsupported"))
+    }
+
+    private func attemptOnce(
+        _ urlRequest: URLRequest, streamingTools: Bool, yield: (ModelChunk) -> Void
+    ) async throws -> Attempt {
         var iterator = HTTPStream.start(urlRequest, timeout: configuration.requestTimeout).makeAsyncIterator()
         let status: Int
         let headers: [String: String]
@@ -111,6 +151,7 @@ public final class OpenAIProvider: ModelProvider {
             let message = Self.serverMessage(body)
             let answered =
                 "the model server answered \(status) \(Self.reason(status))\(message.isEmpty ? "" : ": \(message)")"
+            if streamingTools, Self.refusesStreaming(message) { return .streamingUnsupported(message) }
             if status == 429 || status >= 500 {
                 return .retry(after: Self.retryAfter(headers["retry-after"]), reason: answered)
             }
@@ -125,6 +166,7 @@ public final class OpenAIProvider: ModelProvider {
         var decoder = ChatStreamDecoder()
         let isEventStream = headers["content-type"]?.contains("text/event-stream") ?? true
         var whole = Data()
+        var events = 0
         do {
             while let event = try await iterator.next() {
                 guard case .body(let data) = event else { continue }
@@ -132,23 +174,40 @@ public final class OpenAIProvider: ModelProvider {
                     whole.append(data)
                     continue
                 }
-                let events = data.withUnsafeBytes { parser.feed($0) }
-                for payload in events { for chunk in try decoder.decode(payload) { yield(chunk) } }
-                if decoder.isComplete, events.contains("[DONE]") { break }
+                let payloads = data.withUnsafeBytes { parser.feed($0) }
+                events += payloads.count
+                for payload in payloads { for chunk in try decoder.decode(payload) { yield(chunk) } }
+                if decoder.isComplete, payloads.contains("[DONE]") { break }
             }
         } catch let error as ModelError {
+            if streamingTools, events <= 1, Self.refusesStreaming(error.message) {
+                return .streamingUnsupported(error.message)
+            }
             throw error
         } catch {
             try Task.checkCancellation()
+            // A stream that breaks before its first event, for a request with tools, is how some servers say
+            // they cannot stream tools.
+            if streamingTools, events == 0 { return .streamingUnsupported("the stream ended before any event") }
             throw ModelError("the connection to the model server broke mid-response: \(Self.describe(error))")
         }
         if isEventStream {
-            for payload in parser.finish() { for chunk in try decoder.decode(payload) { yield(chunk) } }
+            let rest = parser.finish()
+            events += rest.count
+            do {
+                for payload in rest { for chunk in try decoder.decode(payload) { yield(chunk) } }
+            } catch {
+                if streamingTools, events <= 1, Self.refusesStreaming(error.message) {
+                    return .streamingUnsupported(error.message)
+                }
+                throw error
+            }
         } else {
-            // The server ignored "stream": a single JSON response.
+            // The server ignored "stream" (or was asked not to): a single JSON response.
             for chunk in try decoder.decode(String(decoding: whole, as: UTF8.self)) { yield(chunk) }
         }
         guard decoder.isComplete else {
+            if streamingTools, events == 0 { return .streamingUnsupported("the stream ended before any event") }
             throw ModelError("the model's response was cut off: the connection closed before the stream finished")
         }
         for chunk in decoder.finish() { yield(chunk) }
@@ -160,25 +219,25 @@ public final class OpenAIProvider: ModelProvider {
         return "\(url.host ?? url.absoluteString)\(url.port.map { ":\($0)" } ?? "")"
     }
 
-    func makeRequest(_ request: ModelRequest) throws -> URLRequest {
+    func makeRequest(_ request: ModelRequest, streaming: Bool = true) throws -> URLRequest {
         var urlRequest = URLRequest(url: configuration.baseURL.appendingPathComponent("chat/completions"))
         urlRequest.httpMethod = "POST"
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        urlRequest.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        urlRequest.setValue(streaming ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
         if let key = configuration.apiKey, !key.isEmpty {
             urlRequest.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
         }
-        urlRequest.httpBody = Data(Self.body(request, model: configuration.model).jsonText.utf8)
+        urlRequest.httpBody = Data(Self.body(request, model: configuration.model, streaming: streaming).jsonText.utf8)
         return urlRequest
     }
 
-    /// The JSON body of a streamed chat-completions request.
-    static func body(_ request: ModelRequest, model: String) -> JSONValue {
+    /// The JSON body of a chat-completions request (streamed unless `streaming` is false).
+    static func body(_ request: ModelRequest, model: String, streaming: Bool = true) -> JSONValue {
         var body = JSONObject([
-            (key: "model", value: .string(model)), (key: "stream", value: true),
-            (key: "stream_options", value: ["include_usage": true]),
+            (key: "model", value: .string(model)), (key: "stream", value: .bool(streaming)),
             (key: "messages", value: .array(request.messages.map(message))),
         ])
+        if streaming { body["stream_options"] = ["include_usage": true] }
         if !request.tools.isEmpty {
             body["tools"] = .array(
                 request.tools.map { tool in
