@@ -1,10 +1,13 @@
 #include "terminal_support.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 static atomic_int pending;
@@ -45,4 +48,41 @@ int skillhost_sigint_take(void) { return atomic_exchange(&pending, 0); }
 void skillhost_sigint_target_current_thread(void) {
     target = pthread_self();
     atomic_store(&has_target, 1);
+}
+
+int skillhost_tty_echo_control(int fd, int on) {
+    struct termios settings;
+    if (tcgetattr(fd, &settings) != 0) return -1;
+    if (on) settings.c_lflag |= ECHOCTL;
+    else settings.c_lflag &= ~(tcflag_t)ECHOCTL;
+    return tcsetattr(fd, TCSANOW, &settings) == 0 ? 0 : -1;
+}
+
+int skillhost_read_key(int fd) {
+    struct termios saved, raw;
+    unsigned char byte = 0;
+    ssize_t count;
+    int result;
+    if (tcgetattr(fd, &saved) != 0) return -1;
+    raw = saved;
+    raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    raw.c_cc[VMIN] = 1;
+    raw.c_cc[VTIME] = 0;
+    if (tcsetattr(fd, TCSANOW, &raw) != 0) return -1;
+    count = read(fd, &byte, 1);
+    if (count == 1) {
+        result = byte;
+        if (byte == 27) {
+            /* The rest of an escape sequence arrives at once: swallow it. */
+            struct pollfd more = {fd, POLLIN, 0};
+            unsigned char rest[16];
+            while (poll(&more, 1, 30) > 0 && read(fd, rest, sizeof rest) > 0) {}
+        }
+    } else if (count < 0 && errno == EINTR) {
+        result = -2;
+    } else {
+        result = -1;
+    }
+    tcsetattr(fd, TCSANOW, &saved);
+    return result;
 }

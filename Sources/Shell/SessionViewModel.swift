@@ -16,6 +16,8 @@ public final class SessionViewModel {
             case running
             case succeeded(String)
             case failed(String)
+            /// Stopped by the user (Ctrl-C) before it finished.
+            case cancelled
         }
 
         public let id: String
@@ -71,7 +73,7 @@ public final class SessionViewModel {
             }
         case .toolCallFailed(let id, _, let error, let duration):
             update(id) {
-                $0.state = .failed(error)
+                $0.state = error == "cancelled by the user" ? .cancelled : .failed(error)
                 $0.duration = duration
             }
         case .confirmationNeeded: break
@@ -82,6 +84,11 @@ public final class SessionViewModel {
             lastFinish = reason
             isRunning = false
             step = 0
+            // A turn that ends while calls still run has stopped them.
+            for index in cards.indices where cards[index].state == .running {
+                cards[index].state = .cancelled
+                cards[index].duration = .now - cards[index].started
+            }
         }
     }
 

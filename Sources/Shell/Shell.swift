@@ -257,6 +257,12 @@ public final class Shell: @unchecked Sendable {
             self?.wake()
         }
         let signals = skillhost_sigint_install()
+        // A Ctrl-C pressed at the prompt was the prompt's: it must not cancel this turn.
+        drain(signals)
+        _ = skillhost_sigint_take()
+        // While the turn runs, Ctrl-C cancels it; the terminal does not print "^C" into the cards.
+        _ = skillhost_tty_echo_control(STDIN_FILENO, 0)
+        defer { _ = skillhost_tty_echo_control(STDIN_FILENO, 1) }
         var cancelled = false
         while !shared.withLock({ $0.turnDone }) {
             var fds = [
@@ -340,22 +346,55 @@ public final class Shell: @unchecked Sendable {
         writeOut(
             "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
         )
+        let answer = ask(cancel: cancel)
+        continuation.resume(returning: answer)
+    }
+
+    /// The answer to "Run it?": one key on a terminal (y, n, a; Esc or Enter = no), a line otherwise.
+    private func ask(cancel: () -> Void) -> ConfirmationAnswer {
+        if Terminal.inputIsTTY {
+            writeOut(
+                "  Run it? " + terminal.bold("y") + " yes · " + terminal.bold("n") + " no · " + terminal.bold("a")
+                    + " always for this call this session · Esc no ")
+            while true {
+                _ = skillhost_sigint_take()
+                Signals.unblock()
+                let key = skillhost_read_key(STDIN_FILENO)
+                Signals.block()
+                switch key {
+                case Int32(UInt8(ascii: "y")), Int32(UInt8(ascii: "Y")):
+                    writeOut("→ yes\n")
+                    return .allowOnce
+                case Int32(UInt8(ascii: "a")), Int32(UInt8(ascii: "A")):
+                    writeOut("→ always\n")
+                    return .allowForSession
+                case Int32(UInt8(ascii: "n")), Int32(UInt8(ascii: "N")), 27, 10, 13:
+                    writeOut("→ no\n")
+                    return .deny
+                case -1, -2:
+                    writeOut("→ no\n")
+                    cancel()
+                    return .deny
+                default:
+                    continue  // any other key: still waiting for y, n, a or Esc
+                }
+            }
+        }
         while true {
             switch editor.read(prompt: "  Run it? [y]es / [n]o / [a]lways this session: ") {
             case .line(let answer):
                 switch answer.trimmingCharacters(in: .whitespaces).lowercased() {
-                case "y", "yes": continuation.resume(returning: .allowOnce)
-                case "a", "always": continuation.resume(returning: .allowForSession)
-                case "n", "no", "": continuation.resume(returning: .deny)
+                case "y", "yes": return .allowOnce
+                case "a", "always": return .allowForSession
+                case "n", "no", "": return .deny
                 default:
                     writeOut("  Please answer y, n or a.\n")
                     continue
                 }
             case .interrupt, .end:
-                continuation.resume(returning: .deny)
                 cancel()
+                return .deny
             }
-            return
         }
     }
 

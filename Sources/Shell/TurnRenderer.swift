@@ -67,6 +67,7 @@ final class TurnRenderer {
             closeLine()
         case .finished(let reason):
             flushText()
+            if !block.isEmpty { redrawBlock() }  // running cards become final `cancelled` cards
             if textLineOpen {
                 if reason == .cancelled, !answerOnly { write(terminal.dim(" [interrupted]")) }
                 write("\n")
@@ -156,6 +157,9 @@ final class TurnRenderer {
                 return terminal.yellow("⏱") + " " + Self.shorten(error, room + card.skill.count)
             }
             return terminal.red("✗") + " \(card.skill) → \(Self.shorten(error, room))"
+                + terminal.dim(" · \(duration(card))")
+        case .cancelled:
+            return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled")
                 + terminal.dim(" · \(duration(card))")
         }
     }

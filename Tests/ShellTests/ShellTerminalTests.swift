@@ -154,32 +154,47 @@ struct ShellTerminalTests {
         await tmux.waitFor("offline router · 20 skills")
         try tmux.type(#"add a note titled "milk""#)
         await tmux.waitFor("? notes_add(title: \"milk\", body: \"\") is mutating")
-        try tmux.type("y")
+        // One key answers, without Enter; the prompt says which.
+        await tmux.waitFor("Run it? y yes · n no · a always for this call this session · Esc no")
+        try tmux.key("y")
+        await tmux.waitFor("→ yes")
         await tmux.waitFor("✓ notes_add → {\"id\":1")
         try tmux.type("delete note 1")
         await tmux.waitFor("? notes_delete(id: 1) is destructive")
-        try tmux.type("n")
+        try tmux.key("n")
         await tmux.waitFor("✗ notes_delete → not run: the user declined this call")
         try tmux.type("delete note 1")
         await tmux.waitFor("? notes_delete(id: 1) is destructive", count: 2)
-        try tmux.type("a")
+        try tmux.key("a")
         await tmux.waitFor("✓ notes_delete → {\"deleted\":1}")
         try tmux.type("/undo")
         await tmux.waitFor("✓ undone: {\"id\":1,\"title\":\"milk\"")
         try tmux.type(#"add a note titled "eggs""#)
         await tmux.waitFor("? notes_add(title: \"eggs\", body: \"\") is mutating")
-        try tmux.type("a")
+        try tmux.key("a")
         await tmux.waitFor("✓ notes_add → {\"id\":2")
         // "Always" covers that exact call, not another call of the same skill.
         try tmux.type(#"add a note titled "bread""#)
         await tmux.waitFor("? notes_add(title: \"bread\", body: \"\") is mutating")
-        try tmux.type("y")
+        try tmux.key("y")
         await tmux.waitFor("✓ notes_add → {\"id\":3")
         try tmux.type(#"add a note titled "eggs""#)
         await tmux.waitFor("✓ notes_add → {\"id\":4")
         #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 3, "the approved call ran unasked")
         try tmux.type("list notes")
         await tmux.waitFor("- id: 1, title: milk")
+        // Escape is no.
+        try tmux.type("delete note 3")
+        await tmux.waitFor("? notes_delete(id: 3) is destructive")
+        try tmux.key("Escape")
+        await tmux.waitFor("✗ notes_delete → not run: the user declined this call", count: 2)
+        // "Always" for deleting note 1 does not cover a maths question, nor deleting another note.
+        try tmux.type("what's 2 to the power of 16")
+        await tmux.waitFor("calculator: 2^16 = 65536")
+        try tmux.type("delete note 2")
+        await tmux.waitFor("? notes_delete(id: 2) is destructive")
+        try tmux.key("n")
+        await tmux.waitFor("✗ notes_delete → not run: the user declined this call", count: 3)
     }
 
     @Test func killedMidTurnThenResumedShowsWhatWasPrinted() async throws {
@@ -216,6 +231,46 @@ struct ShellTerminalTests {
         await resumed.waitFor("✓ 42")
         await resumed.waitFor("part0 part1 part2 part3 part4 part5")
         #expect(resumed.screen().contains("[interrupted]"))
+    }
+
+    /// Reproduced three times before the fix: `> ^C`, then `what is 6*7` ended as `[interrupted]`.
+    @Test func ctrlCAtThePromptNeverReachesTheNextTurn() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        for round in 1...3 {
+            try tmux.key("C-c")
+            await tmux.waitFor("press Ctrl-D or type /exit to quit", count: round)
+            try tmux.type("what is 6*\(round + 6)")
+            await tmux.waitFor("calculator: 6*\(round + 6) = \(6 * (round + 6))")
+        }
+        #expect(!tmux.screen().contains("[interrupted]"), "\(tmux.screen())")
+    }
+
+    /// Ctrl-C during a call: its card ends as `cancelled` (no frozen spinner), and no `^C` is printed into it.
+    @Test func ctrlCDuringACallLeavesACancelledCard() async throws {
+        let server = try LoopbackServer([
+            Self.toolCalls([("c1", "cooperative", #"{"ms":60000}"#)]), Self.text(["Next answer."]),
+        ])
+        defer { server.stop() }
+        let folder = Paths.temporaryDirectory("shell-cancel")
+        _ = try Fixture.compileFile("behaviours.c", into: folder)
+        let tmux = try TmuxSession([Paths.skillhost, "--plugins", folder], environment: environment(server: server))
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("wait a minute")
+        await tmux.waitFor("cooperative(ms: 60000)")
+        try tmux.key("C-c")
+        await tmux.waitFor("⊘ cooperative(ms: 60000) cancelled · ")
+        await tmux.waitFor("> ", count: 2)
+        let screen = tmux.screen()
+        #expect(!screen.contains("^C"), "\(screen)")
+        #expect(!screen.contains("⟳"), "\(screen)")
+        for frame in ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"] {
+            #expect(!screen.contains(frame), "a spinner frame stayed on screen: \(screen)")
+        }
+        try tmux.type("and now?")
+        await tmux.waitFor("Next answer.")
     }
 
     @Test func hotReloadNoticesAndTheStepLimitOffer() async throws {

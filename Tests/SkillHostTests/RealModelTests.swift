@@ -1,0 +1,84 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SkillJSON
+
+/// `skillhost ask` against a real OpenAI-compatible server nobody here wrote: llama-cpp-python serving
+/// SmolLM2-135M-Instruct with `chatml-function-calling`, which cannot stream a request with tools (it aborts the
+/// stream). A 135M model writes broken tool calls; the turn must still end as answered, at the step limit or on a
+/// repeated call — never as a model error — with every broken call fed back to the model.
+///
+/// Skipped only when `SKILLHOST_SKIP_REAL_MODEL=1`.
+@Suite(
+    .serialized,
+    .disabled(
+        if: ProcessInfo.processInfo.environment["SKILLHOST_SKIP_REAL_MODEL"] == "1", "SKILLHOST_SKIP_REAL_MODEL=1"))
+struct RealModelTests {
+    let home = Paths.temporaryDirectory("real-model-home")
+
+    @Test func askAgainstLlamaCppPython() async throws {
+        let (python, model) = try await RealModelServer.ensure()
+        let port = try #require(
+            Int(
+                try runProcess(
+                    python,
+                    ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
+                ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: python)
+        server.arguments = [
+            "-m", "llama_cpp.server", "--model", model, "--chat_format", "chatml-function-calling", "--host",
+            "127.0.0.1", "--port", String(port), "--n_ctx", "4096", "--verbose", "false",
+        ]
+        let log = Paths.temporaryDirectory("real-model-log") + "/server.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        server.standardOutput = FileHandle(forWritingAtPath: log)
+        server.standardError = FileHandle(forWritingAtPath: log)
+        try server.run()
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let base = "http://127.0.0.1:\(port)/v1"
+        let up = await eventually(within: .seconds(300)) {
+            let probe = try? await runProcessOffPool(
+                python,
+                ["-c", "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/models', timeout=5)", base])
+            return probe?.status == 0
+        }
+        #expect(up, "the llama.cpp server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        guard up else { return }
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["OPENAI_BASE_URL"] = base
+        environment["OPENAI_API_KEY"] = nil
+        environment["SKILLHOST_MODEL"] = "smollm2"
+        environment["SKILLHOST_LOG"] = "debug"
+        let result = try await runProcessOffPool(
+            Paths.skillhost, ["ask", "--json", "--step-limit", "3", "What is 6 times 7? Use the calculator."],
+            environment: environment)
+        let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
+        let finished = events.last { $0["event"]?.stringValue == "finished" }
+        let reason = finished?["reason"]?.stringValue
+        #expect(
+            [0, 6, 7].contains(result.status),
+            "exit \(result.status); stderr: \(result.stderr); stdout: \(result.stdout)")
+        #expect(["answered", "step_limit", "repeated_call"].contains(reason ?? ""), "\(result.stdout)")
+        #expect(!result.stderr.contains("cut off"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("cannot stream requests with tools"),
+            "the fallback to a request without streaming is logged at debug level: \(result.stderr)")
+        // Every call that failed (broken arguments, unknown skill) went back to the model: another step follows.
+        for (index, event) in events.enumerated() where event["event"]?.stringValue == "tool_call_failed" {
+            let later = events[(index + 1)...]
+            #expect(
+                later.contains { $0["event"]?.stringValue == "thinking" }
+                    || reason == "step_limit" || reason == "repeated_call",
+                "a failed call was not fed back: \(result.stdout)")
+        }
+    }
+}
