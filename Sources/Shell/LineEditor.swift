@@ -1,5 +1,6 @@
 import CTerminal
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -21,7 +22,24 @@ final class LineEditor: @unchecked Sendable {
         case end
     }
 
+    private typealias LineHandler = @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
+    private typealias InstallFunction = @convention(c) (UnsafePointer<CChar>?, LineHandler?) -> Void
+    private typealias VoidFunction = @convention(c) () -> Void
+    private typealias IntFunction = @convention(c) () -> Int32
+    private typealias ReplaceLineFunction = @convention(c) (UnsafePointer<CChar>?, Int32) -> Void
+
+    /// libedit's callback interface: lets the prompt wait for input *and* for notices, and redraw itself below a
+    /// notice with what was typed so far.
+    private struct Callbacks {
+        let install: InstallFunction
+        let readChar: VoidFunction
+        let remove: VoidFunction
+        let redisplay: IntFunction
+        let replaceLine: ReplaceLineFunction?
+    }
+
     private let readline: ReadlineFunction?
+    private let callbacks: Callbacks?
     private let addHistory: AddHistoryFunction?
     private let writeHistory: HistoryFunction?
     private let historyFile: String
@@ -40,6 +58,17 @@ final class LineEditor: @unchecked Sendable {
         addHistory = symbol("add_history", as: AddHistoryFunction.self)
         writeHistory = symbol("write_history", as: HistoryFunction.self)
         usesLibedit = readline != nil
+        if let install = symbol("rl_callback_handler_install", as: InstallFunction.self),
+            let readChar = symbol("rl_callback_read_char", as: VoidFunction.self),
+            let remove = symbol("rl_callback_handler_remove", as: VoidFunction.self),
+            let redisplay = symbol("rl_forced_update_display", as: IntFunction.self)
+        {
+            callbacks = Callbacks(
+                install: install, readChar: readChar, remove: remove, redisplay: redisplay,
+                replaceLine: symbol("rl_replace_line", as: ReplaceLineFunction.self))
+        } else {
+            callbacks = nil
+        }
         if let readHistory = symbol("read_history", as: HistoryFunction.self) {
             try? FileManager.default.createDirectory(
                 atPath: (historyFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -65,6 +94,59 @@ final class LineEditor: @unchecked Sendable {
         }
         return .line(line)
     }
+
+    /// Reads one line at the prompt while also waiting on `wake`: whenever it becomes readable, `notices()` is
+    /// asked for lines to print, which appear above the prompt; the prompt and the text typed so far are redrawn
+    /// below them, as readline programs do. Without libedit's callback interface, notices wait for the next line.
+    func read(prompt: String, wake: Int32, notices: () -> [String]) -> Input {
+        guard let callbacks, Terminal.inputIsTTY else { return read(prompt: prompt) }
+        _ = skillhost_sigint_take()
+        LineEditor.received.withLock { $0 = nil }
+        callbacks.install(
+            prompt,
+            { line in
+                LineEditor.received.withLock { $0 = .some(line.map { String(cString: $0) }) }
+                free(line)
+            })
+        defer { callbacks.remove() }
+        while true {
+            var fds = [
+                pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+            ]
+            Signals.unblock()
+            let ready = poll(&fds, 2, -1)
+            Signals.block()
+            if skillhost_sigint_take() > 0 {
+                callbacks.replaceLine?("", 0)
+                return .interrupt
+            }
+            guard ready > 0 else { continue }
+            if fds[1].revents != 0 {
+                var buffer = [UInt8](repeating: 0, count: 64)
+                _ = Glibc.read(wake, &buffer, buffer.count)
+                let lines = notices()
+                if !lines.isEmpty {
+                    writeOut("\r\u{1B}[2K" + lines.joined(separator: "\n") + "\n")
+                    _ = callbacks.redisplay()
+                }
+            }
+            if fds[0].revents != 0 {
+                callbacks.readChar()
+                if let line = LineEditor.received.withLock({ $0 }) {
+                    guard let line else { return .end }
+                    if !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                        _ = addHistory?(line)
+                        _ = writeHistory?(historyFile)
+                    }
+                    return .line(line)
+                }
+            }
+        }
+    }
+
+    /// What libedit's line handler received: nil while the line is being typed; `.some(nil)` at end of input.
+    private static let received = Mutex<String??>(nil)
 
     private func readPlain(prompt: String) -> Input {
         writeOut(prompt)

@@ -158,7 +158,10 @@ public final class Shell: @unchecked Sendable {
         }
         let stream = registry.changes()
         changes = Task { [weak self] in
-            for await change in stream { self?.shared.withLock { $0.notices.append(change.line) } }
+            for await change in stream {
+                self?.shared.withLock { $0.notices.append(change.line) }
+                self?.wake()  // shown at once when the prompt is waiting
+            }
         }
         defer { changes?.cancel() }
         defer {
@@ -170,14 +173,10 @@ public final class Shell: @unchecked Sendable {
         }
         while true {
             journal?.retry()
-            for notice in shared.withLock({ state -> [String] in
-                defer { state.notices = [] }
-                return state.notices
-            }) {
-                writeOut(terminal.dim(notice) + "\n")
-            }
+            drain(notify.read)
+            for notice in takeNotices() { writeOut(notice + "\n") }
             // ASCII only: libedit measures the prompt, and escape sequences or multibyte characters confuse it.
-            switch editor.read(prompt: "> ") {
+            switch editor.read(prompt: "> ", wake: notify.read, notices: takeNotices) {
             case .end:
                 writeOut("\n")
                 return 0
@@ -196,8 +195,18 @@ public final class Shell: @unchecked Sendable {
         }
     }
 
+    /// The hot-reload notices not shown yet, styled.
+    func takeNotices() -> [String] {
+        shared.withLock { state -> [String] in
+            defer { state.notices = [] }
+            return state.notices
+        }.map { terminal.dim($0) }
+    }
+
     /// Runs a turn and, when the step limit stops it, offers to continue.
     func converse(_ text: String) {
+        // A plugin that arrived while the line was typed is announced before this turn's cards.
+        for notice in takeNotices() { writeOut(notice + "\n") }
         var reason = runTurn(start: { $0.send(text) })
         while case .stepLimitReached(let limit) = reason {
             guard

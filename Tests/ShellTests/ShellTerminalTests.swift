@@ -284,17 +284,19 @@ struct ShellTerminalTests {
         let tmux = try TmuxSession([Paths.skillhost, "--plugins", folder], environment: environment(server: server))
         defer { tmux.close() }
         await tmux.waitFor("/help for commands")
-        // A plugin dropped into a watched folder is announced between turns.
+        // A plugin dropped into a watched folder is announced while the user sits at the prompt, half-way
+        // through a line: the notice appears above, the prompt and the typed text are redrawn below it.
+        try tmux.tmux(["send-keys", "-t", tmux.name, "-l", "/skill twice"])
+        await tmux.waitFor("> /skill twice")
         _ = try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("shell-staging"))
             .withCString { source in rename(source, folder + "/typed.so") }
-        // A person asks again until the plugin is there (its load is not visible until it is announced).
-        var shown = false
-        for _ in 0..<60 where !shown {
-            try tmux.type("/skill twice64")
-            shown = await tmux.waitFor("twice64 — Twice", timeout: .seconds(1), failing: false)
-        }
-        #expect(shown, "the dropped-in plugin's skill is shown")
         await tmux.waitFor("+ typed 1.0.0: 9 skills added")
+        let screen = tmux.screen()
+        let notice = try #require(screen.range(of: "+ typed 1.0.0: 9 skills added"))
+        let redrawn = try #require(screen.range(of: "> /skill twice", options: .backwards))
+        #expect(notice.upperBound < redrawn.lowerBound, "\(screen)")
+        try tmux.type("64")
+        await tmux.waitFor("twice64 — Twice")
         // The step limit stops the turn and offers to continue it.
         try tmux.type("count up")
         await tmux.waitFor("The step limit (2) stopped this turn. Continue? [y/N]")
