@@ -151,7 +151,8 @@ public final class Shell: @unchecked Sendable {
     public func run() -> Int32 {
         Signals.blockEverywhere()
         Signals.targetCurrentThread()
-        writeOut(environment.banner + "\n")
+        // The banner never wraps mid-word: its parts break at spaces to fit the terminal.
+        writeOut(Table.wrap(environment.banner, width: terminal.width).joined(separator: "\n") + "\n")
         if let id = sessionID, session.conversation.messages.count > 1 {
             writeOut(terminal.dim("Resumed session \(id):") + "\n")
             printHistory()
@@ -360,7 +361,7 @@ public final class Shell: @unchecked Sendable {
     }
 
     /// The answer to "Run it?": one key on a terminal (y, n, a; Esc or Enter = no), a line otherwise.
-    private func ask(cancel: () -> Void) -> ConfirmationAnswer {
+    func ask(cancel: () -> Void) -> ConfirmationAnswer {
         if Terminal.inputIsTTY {
             writeOut(
                 "  Run it? " + terminal.bold("y") + " yes · " + terminal.bold("n") + " no · " + terminal.bold("a")

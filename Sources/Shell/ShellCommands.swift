@@ -96,15 +96,17 @@ extension Shell {
             writeOut("No skill matches \"\(filter)\".\n")
             return
         }
-        for skill in skills {
-            let state = disabled.contains(skill.id) ? terminal.dim(" (disabled)") : ""
-            let risk = skill.risk == .readOnly ? "" : " [\(skill.risk.rawValue)]"
-            writeOut(
-                "  \(terminal.bold(skill.id))\(risk)\(state) — \(skill.title)  "
-                    + terminal.dim(
-                        "\(skill.argumentSummary) · \(skill.plugin) \(skill.pluginVersion) from "
-                            + (skill.file as NSString).lastPathComponent) + "\n")
+        // Aligned like `skillhost list`, shortened with … to the terminal's width.
+        // Below 100 columns the plugin column gives its room to the arguments (`/skill <id>` names the plugin).
+        let wide = terminal.width >= 100
+        let rows = skills.map { skill in
+            [
+                skill.id + (disabled.contains(skill.id) ? " (disabled)" : ""), skill.title, skill.risk.rawValue,
+            ] + (wide ? ["\(skill.plugin) \(skill.pluginVersion)"] : []) + [skill.argumentSummary]
         }
+        let header = ["SKILL", "TITLE", "RISK"] + (wide ? ["PLUGIN"] : []) + ["ARGUMENTS"]
+        let table = Table.render(header: header, rows: rows, width: terminal.width - 2)
+        for line in table.split(separator: "\n") { writeOut("  " + line + "\n") }
     }
 
     private func showSkill(_ id: String) {
@@ -140,20 +142,24 @@ extension Shell {
             case .ask:
                 writeOut(
                     "\(terminal.bold("?")) \(id)(\(SessionViewModel.arguments(arguments))) is \(info.risk.rawValue)\n")
-                guard case .line(let answer) = editor.read(prompt: "  Run it? [y/N] "),
-                    ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
-                else {
+                guard ask(cancel: {}) != .deny else {
                     writeOut(terminal.red("✗") + " \(id) → not run: the call was not confirmed\n")
                     return
                 }
             }
         }
-        writeOut(terminal.cyan("⟳") + " \(id)(\(SessionViewModel.arguments(arguments)))\n")
+        // One card, drawn and finished in place like the calls of a turn.
+        var card = SessionViewModel.ToolCard(
+            id: "call", skill: id, arguments: SessionViewModel.arguments(arguments), started: .now)
+        writeOut(TurnRenderer.render(card, terminal: terminal, frame: nil) + (terminal.isTTY ? "" : "\n"))
         let outcome = waitFor { await self.registry.invoke(id, arguments: arguments) }
+        card.duration = outcome.duration
         switch outcome.status {
-        case .ok: writeOut(terminal.green("✓") + " \(id) → " + (outcome.result ?? .null).displayText + "\n")
-        default: writeOut(terminal.red("✗") + " \(id) → " + (outcome.error ?? outcome.status.rawValue) + "\n")
+        case .ok: card.state = .succeeded((outcome.result ?? .null).displayText)
+        case .cancelled: card.state = .cancelled
+        default: card.state = .failed(outcome.error ?? outcome.status.rawValue)
         }
+        writeOut(terminal.clearLine + TurnRenderer.render(card, terminal: terminal, frame: nil) + "\n")
     }
 
     private func toggle(_ id: String, enabled: Bool) {

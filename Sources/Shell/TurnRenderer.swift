@@ -140,31 +140,42 @@ final class TurnRenderer {
 
     /// `⟳ calculator(expression: "(23+7)*2")`, `✓ calculator → 60 · 0.4 ms`, `✗ … → reason · 0.2 ms`, `⏱ …`.
     func render(_ card: SessionViewModel.ToolCard) -> String {
-        // One line: the variable part (arguments, result, error) gets what the terminal width leaves.
+        let spinning = terminal.isTTY && ContinuousClock.now - card.started >= Self.spinnerDelay
+        return Self.render(card, terminal: terminal, frame: spinning ? Self.frames[spinner] : nil)
+    }
+
+    /// One card on one line: the variable part (arguments, result, error) gets what the terminal width leaves.
+    /// `frame` replaces ⟳ on a running card that spins.
+    nonisolated static func render(_ card: SessionViewModel.ToolCard, terminal: Terminal, frame: String?) -> String {
         let room = max(20, terminal.width - card.skill.count - 20)
-        let call = "\(card.skill)(\(Self.shorten(card.arguments, room)))"
+        let call = "\(card.skill)(\(shorten(card.arguments, room)))"
+        let duration = (card.duration ?? .zero).shortDescription
         switch card.state {
         case .running:
-            let symbol =
-                terminal.isTTY && ContinuousClock.now - card.started >= Self.spinnerDelay ? Self.frames[spinner] : "⟳"
             let progress = card.progress.map { terminal.dim(" · \($0)") } ?? ""
-            return terminal.cyan(symbol) + " " + call + progress
+            return terminal.cyan(frame ?? "⟳") + " " + call + progress
         case .succeeded(let result):
-            return terminal.green("✓") + " \(card.skill) → \(Self.shorten(result, room))"
-                + terminal.dim(" · \(duration(card))")
+            return terminal.green("✓") + " \(card.skill) → \(shorten(result, room))" + terminal.dim(" · \(duration)")
         case .failed(let error):
             if error.contains("timed out after") {
-                return terminal.yellow("⏱") + " " + Self.shorten(error, room + card.skill.count)
+                return terminal.yellow("⏱") + " " + shorten(error, room + card.skill.count)
             }
-            return terminal.red("✗") + " \(card.skill) → \(Self.shorten(error, room))"
-                + terminal.dim(" · \(duration(card))")
+            return terminal.red("✗") + " \(card.skill) → \(shorten(reason(error, skill: card.skill), room))"
+                + terminal.dim(" · \(duration)")
         case .cancelled:
-            return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled")
-                + terminal.dim(" · \(duration(card))")
+            return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled") + terminal.dim(" · \(duration)")
         }
     }
 
-    private func duration(_ card: SessionViewModel.ToolCard) -> String { (card.duration ?? .zero).shortDescription }
+    /// The error without words the card already shows: `fault_segv failed: plugin … crashed` → `plugin … crashed`,
+    /// `error: division by zero` → `division by zero`.
+    nonisolated static func reason(_ error: String, skill: String) -> String {
+        var text = error
+        for prefix in ["\(skill) failed: ", "\(skill): ", "error: "] where text.hasPrefix(prefix) {
+            text.removeFirst(prefix.count)
+        }
+        return text
+    }
 
     nonisolated static func shorten(_ text: String, _ limit: Int) -> String { CardText.shorten(text, limit) }
 }

@@ -8,6 +8,8 @@ import Synchronization
 struct TurnTrace: Sendable {
     struct Call: Sendable {
         let skill: String
+        /// As the skill received them (or as the model wrote them when unusable).
+        var arguments: String = ""
         var outcome: String = "running"
         var duration: Duration = .zero
         var ok = false
@@ -54,7 +56,9 @@ struct TurnTrace: Sendable {
             out += line + "\n"
             for id in step.callOrder {
                 guard let call = step.calls[id] else { continue }
-                out += "    \(call.ok ? "✓" : "✗") \(call.skill) · \(ms(call.duration)) → \(call.outcome)\n"
+                out +=
+                    "    \(call.ok ? "✓" : "✗") \(call.skill)(\(CardText.arguments(call.arguments))) · "
+                    + "\(ms(call.duration)) → \(call.outcome)\n"
             }
         }
         return out
@@ -87,7 +91,7 @@ final class TraceRecorder: Sendable {
                 guard let last = trace.steps.indices.last else { return }
                 if trace.steps[last].ended == nil { trace.steps[last].ended = now }
                 trace.steps[last].responseBytes += arguments.utf8.count + skill.utf8.count
-                trace.steps[last].calls[id] = TurnTrace.Call(skill: skill)
+                trace.steps[last].calls[id] = TurnTrace.Call(skill: skill, arguments: arguments)
                 trace.steps[last].callOrder.append(id)
             case .toolCallFinished(let id, _, let result, let duration):
                 update(&trace, id) {

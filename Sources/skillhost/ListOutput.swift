@@ -1,4 +1,5 @@
 import Foundation
+import Shell
 import SkillHost
 import SkillJSON
 
@@ -143,21 +144,5 @@ enum ListOutput {
             "file": .string(failure.file), "error": .string(failure.description),
             "problems": .array(failure.problems.map { .string($0.description) }),
         ]
-    }
-}
-
-/// Plain-text columns.
-enum Table {
-    static func render(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
-        var widths = Array(repeating: 0, count: header.count)
-        for row in all {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        return all.map { row in
-            row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n") + "\n"
     }
 }

@@ -9,11 +9,11 @@ final class TmuxSession: @unchecked Sendable {
     let socket = "skillhost-test-\(UUID().uuidString.prefix(8))"
     let name = "shell"
 
-    init(_ command: [String], environment: [String: String]) throws {
+    init(_ command: [String], environment: [String: String], width: Int = 150) throws {
         let exports = environment.map { "\($0.key)=\(Self.quote($0.value))" }.joined(separator: " ")
         let line = "env -i \(exports) \(command.map(Self.quote).joined(separator: " "))"  // only what we give it
         // The tmux server outlives this call: it must not inherit our pipes, or reading them would never end.
-        let start = ["tmux", "-L", socket, "new-session", "-d", "-s", name, "-x", "150", "-y", "50", line]
+        let start = ["tmux", "-L", socket, "new-session", "-d", "-s", name, "-x", String(width), "-y", "50", line]
         // (system() waits for the shell itself; Foundation's Process waits on the daemonised server as well.)
         guard system(start.map(Self.quote).joined(separator: " ") + " </dev/null >/dev/null 2>&1") == 0 else {
             throw POSIXError(.ECHILD)
@@ -320,12 +320,53 @@ struct ShellTerminalTests {
         await tmux.waitFor("/help for commands")
         let shell = tmux.panePID
         try tmux.type("try the segfault")
-        await tmux.waitFor("fault_segv → fault_segv failed: plugin \"faults\" crashed (killed by SIGSEGV)")
+        // The card says it once ("fault_segv → fault_segv failed: …" repeated the name).
+        await tmux.waitFor("✗ fault_segv → plugin \"faults\" crashed (killed by SIGSEGV)")
         await tmux.waitFor("The plugin crashed.")
         try tmux.type("and now?")
         await tmux.waitFor("It answers again.")
         #expect(tmux.panePID == shell)
         #expect(!tmux.screen().contains("Pane is dead"))
+    }
+
+    /// At 80 and 120 columns nothing wraps mid-word: the banner breaks at spaces, `/skills` is a table shortened
+    /// with … to the width; `/call` draws one card with its timing; `/trace` shows each call's arguments.
+    @Test(arguments: [80, 120])
+    func theLayoutFitsTheTerminal(width: Int) async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: width)
+        defer { tmux.close() }
+        await tmux.waitFor("Ctrl-D to quit")
+        try tmux.type("/skills")
+        await tmux.waitFor("text_summary")
+        try tmux.type(#"/call calculator {"expression":"1/0"}"#)
+        await tmux.waitFor("✗ calculator → division by zero · ")
+        try tmux.type("what is 6*7")
+        await tmux.waitFor("calculator: 6*7 = 42")
+        try tmux.type("/trace")
+        await tmux.waitFor(#"✓ calculator(expression: "6*7") · "#)
+        let lines = tmux.screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for line in lines { #expect(line.count <= width, "longer than \(width) columns: \(line)") }
+        // The banner's words are whole: rejoined, its lines give the banner back.
+        let end = try #require(lines.firstIndex { $0.hasSuffix("Ctrl-D to quit") })
+        let banner = lines[0...end].joined(separator: " ")
+        #expect(banner.hasPrefix("skillhost ") && banner.contains(" · offline router · 20 skills from bundled, "))
+        #expect(banner.contains(" · /help for commands, Ctrl-D to quit"), "\(banner)")
+        // /skills is aligned like `skillhost list`: every row starts its risk in the same column.
+        let rows = lines.filter { line in
+            line.hasPrefix("  ") && ["read-only", "mutating", "destructive"].contains { line.contains($0) }
+        }
+        #expect(rows.count == 20, "\(lines)")
+        let columns = Set(
+            rows.compactMap { row in
+                row.range(of: "read-only").map { row.distance(from: row.startIndex, to: $0.lowerBound) }
+                    ?? row.range(of: "mutating").map { row.distance(from: row.startIndex, to: $0.lowerBound) }
+                    ?? row.range(of: "destructive").map { row.distance(from: row.startIndex, to: $0.lowerBound) }
+            })
+        #expect(columns.count == 1, "\(rows)")
+        #expect(lines.contains { $0.hasPrefix("  notes_delete ") && $0.contains("destructive") })
+        // Errors are said once.
+        #expect(!tmux.screen().contains("error: division by zero"))
+        #expect(!tmux.screen().contains("⟳ calculator"), "the /call card was finished in place")
     }
 
     @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
