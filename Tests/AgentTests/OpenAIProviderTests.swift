@@ -385,6 +385,8 @@ struct AgentOverHTTPTests {
         #expect(toolMessage["content"]?.stringValue?.hasPrefix("error: arguments are not valid JSON") == true)
         let assistant = try #require(second["messages"]?.arrayValue?.dropLast().last)
         #expect(assistant["tool_calls"]?.arrayValue?.first?["function"]?["arguments"] == "{expression: (23+7)*2}")
+        // A string, never null: llama-cpp-python's server rejects `"content": null` (500, a validation error).
+        #expect(assistant["content"] == "")
         let third = try JSONValue(parsing: server.requests[2].body)
         #expect(third["messages"]?.arrayValue?.last?["content"] == "60")
         #expect(session.conversation.messages.last?.content == "It is 60.")

@@ -259,7 +259,9 @@ public final class OpenAIProvider: ModelProvider {
         var object = JSONObject([(key: "role", value: .string(message.role.rawValue))])
         switch message.role {
         case .assistant:
-            object["content"] = message.content.isEmpty && !message.toolCalls.isEmpty ? .null : .string(message.content)
+            // Always a string ("" beside tool calls): the API allows null there, but llama-cpp-python's server
+            // rejects it with a validation error, and every server accepts "".
+            object["content"] = .string(message.content)
             if !message.toolCalls.isEmpty {
                 object["tool_calls"] = .array(
                     message.toolCalls.map { call in

@@ -1,0 +1,93 @@
+import Agent
+import CTerminal
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Asking the person before a mutating or destructive call runs.
+extension Shell {
+    /// The confirmation hook: hands the request to the shell's thread and waits for the answer.
+    func confirm(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
+        await withCheckedContinuation { continuation in
+            shared.withLock { $0.confirmation = (request, continuation) }
+            wake()
+        }
+    }
+
+    func askPendingConfirmation(cancel: () -> Void) {
+        guard
+            let pending = shared.withLock({
+                state -> (ConfirmationRequest, CheckedContinuation<ConfirmationAnswer, Never>)? in
+                defer { state.confirmation = nil }
+                return state.confirmation
+            })
+        else { return }
+        let (request, continuation) = pending
+        let risk =
+            request.skill.risk == .destructive
+            ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)
+        writeOut(
+            "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
+        )
+        let answer = ask(cancel: cancel)
+        continuation.resume(returning: answer)
+    }
+
+    /// The answer to "Run it?": one key on a terminal (y, n, a; Esc or Enter = no), a line otherwise.
+    func ask(cancel: () -> Void) -> ConfirmationAnswer {
+        if Terminal.inputIsTTY {
+            writeOut(
+                "  Run it? " + terminal.bold("y") + " yes · " + terminal.bold("n") + " no · " + terminal.bold("a")
+                    + " always for this call this session · Esc no ")
+            while true {
+                _ = skillhost_sigint_take()
+                Signals.unblock()
+                let key = skillhost_read_key(STDIN_FILENO)
+                Signals.block()
+                switch key {
+                case Int32(UInt8(ascii: "y")), Int32(UInt8(ascii: "Y")):
+                    writeOut("→ yes\n")
+                    return .allowOnce
+                case Int32(UInt8(ascii: "a")), Int32(UInt8(ascii: "A")):
+                    writeOut("→ always\n")
+                    return .allowForSession
+                case Int32(UInt8(ascii: "n")), Int32(UInt8(ascii: "N")), 27, 10, 13:
+                    writeOut("→ no\n")
+                    return .deny
+                case -1, -2:
+                    writeOut("→ no\n")
+                    cancel()
+                    return .deny
+                default:
+                    continue  // any other key: still waiting for y, n, a or Esc
+                }
+            }
+        }
+        while true {
+            switch editor.read(prompt: "  Run it? [y]es / [n]o / [a]lways this session: ") {
+            case .line(let answer):
+                switch answer.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "y", "yes": return .allowOnce
+                case "a", "always": return .allowForSession
+                case "n", "no", "": return .deny
+                default:
+                    writeOut("  Please answer y, n or a.\n")
+                    continue
+                }
+            case .interrupt, .end:
+                cancel()
+                return .deny
+            }
+        }
+    }
+
+    func denyPendingConfirmation() {
+        shared.withLock { state in
+            state.confirmation?.continuation.resume(returning: .deny)
+            state.confirmation = nil
+        }
+    }
+
+}
