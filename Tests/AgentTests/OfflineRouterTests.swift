@@ -98,6 +98,30 @@ struct OfflineRouterTests {
                     "[offline router] To run notes_delete I need its id in the request (for example “… note 3”); "
                         + "without a model I do not guess it."))
         #expect(chunks.last == .noSkillMatched)
+        let task = OfflineRouter().respond(
+            to: ModelRequest(messages: [Message(role: .user, content: "mark my task as done")], tools: routerTools))
+        #expect(
+            task.first
+                == .text(
+                    "[offline router] To run todo_done I need its task_id in the request (for example “… task 3”); "
+                        + "without a model I do not guess it."))
+    }
+
+    /// Requests and schemas are strangers' text: a huge request routes in bounded time, and a property name
+    /// that is a pathological pattern is matched literally.
+    @Test func hostileTextStaysCheap() {
+        let huge = "convert " + String(repeating: "twenty one hundred and ", count: 5_000) + "km to miles"
+        let started = ContinuousClock.now
+        _ = OfflineRouter().route(huge, tools: routerTools)
+        let evil = ToolDefinition(
+            name: "evil", description: "Evil text tool.",
+            parameters: [
+                "type": "object", "properties": ["(a+)+$": ["type": "string"], "b": ["type": "string"]],
+                "required": ["(a+)+$"],
+            ], risk: .readOnly)
+        _ = OfflineRouter().route("evil " + String(repeating: "a", count: 40) + "!", tools: [evil])
+        // Generous: a machine under load; the hazard is minutes, not milliseconds.
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func answersWithTheResultLabelledOffline() async throws {

@@ -183,7 +183,8 @@ struct ArgumentFiller {
         var rest = request.payload ?? request.head
         // Named fields: "… with body eggs and milk", "title: Groceries".
         for name in names.reversed() where names.count > 1 || request.payload == nil {
-            let label = name.replacingOccurrences(of: "_", with: " ")
+            // A property name is a stranger's text: matched literally, never as a pattern.
+            let label = NSRegularExpression.escapedPattern(for: name.replacingOccurrences(of: "_", with: " "))
             if let match = ArgumentText.firstMatch(
                 #"\s*\b(?:with|and)?\s*(?:the|a|its)?\s*\b"# + label + #"\b\s*(?:[:=]|is|of|to|as)?\s+(.+)$"#, in: rest)
             {
@@ -235,7 +236,8 @@ struct ArgumentFiller {
         var result = text
         for noun in objectNouns.union(["id", "number", "no"]) {
             result = result.replacingOccurrences(
-                of: #"\b"# + noun + #"s?\s*#?\d+\b"#, with: " ", options: [.regularExpression, .caseInsensitive])
+                of: #"\b"# + NSRegularExpression.escapedPattern(for: noun) + #"s?\s*#?\d+\b"#, with: " ",
+                options: [.regularExpression, .caseInsensitive])
         }
         return result.replacingOccurrences(of: #"#\d+"#, with: " ", options: .regularExpression)
     }

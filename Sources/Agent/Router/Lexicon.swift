@@ -81,12 +81,21 @@ enum Lexicon {
         (#"\bto-?do\b"#, "todo"),
     ]
 
+    /// `phrases`, compiled once.
+    static let compiledPhrases: [(NSRegularExpression, String)] = phrases.compactMap { pattern, replacement in
+        (try? NSRegularExpression(pattern: pattern)).map { ($0, replacement) }
+    }
+
     /// The terms of a text: lowercased words (diacritics folded) without stop words, each with its stem and its
     /// concept when they differ; ids split at `_`.
     static func terms(_ text: String) -> [String] {
         var folded = fold(text)
-        for (pattern, replacement) in phrases {
-            folded = folded.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+        if folded.contains(" ") {  // phrases have several words
+            for (regex, replacement) in compiledPhrases {
+                folded = regex.stringByReplacingMatches(
+                    in: folded, range: NSRange(folded.startIndex..<folded.endIndex, in: folded),
+                    withTemplate: replacement)
+            }
         }
         var terms: [String] = []
         for word in words(folded) where !stopWords.contains(word) {
@@ -210,10 +219,15 @@ enum Lexicon {
         return result
     }
 
+    /// The value of a phrase of number words, or nil when it is not one number a person would write (more than
+    /// 12 words, or beyond a trillion: "hundred hundred hundred …" is text, not a number to overflow on).
     private static func numberValue(_ phrase: String) -> Int? {
+        let words = phrase.lowercased().split(whereSeparator: { $0 == " " || $0 == "-" }).filter { $0 != "and" }
+        guard words.count <= 12 else { return nil }
+        let limit = 1_000_000_000_000
         var total = 0
         var current = 0
-        for word in phrase.lowercased().split(whereSeparator: { $0 == " " || $0 == "-" }) where word != "and" {
+        for word in words {
             switch word {
             case "hundred": current = max(current, 1) * 100
             case "thousand":
@@ -226,6 +240,7 @@ enum Lexicon {
                 guard let value = numberWords[String(word)] else { return nil }
                 current += value
             }
+            guard current <= limit, total <= limit else { return nil }
         }
         return total + current
     }

@@ -42,11 +42,11 @@ public final class OfflineRouter: ModelProvider {
                 .toolCall(
                     ToolCall(id: "offline_\(request.messages.count)", name: name, arguments: arguments.jsonText))
             ]
-        case .missing(let skill, let argument):
+        case .missing(let skill, let argument, let example):
             return [
                 .text(
                     "[offline router] To run \(skill) I need its \(argument) in the request (for example "
-                        + "“\(Self.example(for: argument))”); without a model I do not guess it."),
+                        + "“\(example)”); without a model I do not guess it."),
                 .noSkillMatched,
             ]
         case .nothing:
@@ -60,15 +60,22 @@ public final class OfflineRouter: ModelProvider {
         }
     }
 
-    static func example(for argument: String) -> String {
-        argument == "id" || argument.hasSuffix("_id") ? "… note 3" : "\(argument): …"
+    /// How a request states `argument` of `tool`: "… note 3" for an id of a tool titled "Delete a note",
+    /// "title: …" otherwise.
+    static func example(for argument: String, of tool: ToolDefinition) -> String {
+        let schema = tool.parameters["properties"]?[argument] ?? .null
+        guard ArgumentFiller.role(of: argument, schema) == .identifier else { return "\(argument): …" }
+        let noun = Lexicon.words(Lexicon.fold(tool.title + " " + tool.name.replacingOccurrences(of: "_", with: " ")))
+            .first { Lexicon.changeVerbs[$0] == nil && !Lexicon.stopWords.contains($0) }
+        return "… \(noun ?? "id") 3"
     }
 
     /// What the router does with a request.
     enum Decision: Equatable {
         case call(name: String, arguments: JSONValue)
-        /// A change was asked for in so many words, but a required argument was not stated.
-        case missing(skill: String, argument: String)
+        /// A change was asked for in so many words, but a required argument was not stated; `example` shows how
+        /// to state it.
+        case missing(skill: String, argument: String, example: String)
         case nothing
     }
 
@@ -122,7 +129,11 @@ public final class OfflineRouter: ModelProvider {
                     if declared == [.create], request.numbers.contains(where: filler.isReference) { continue }
                     return .call(name: tool.name, arguments: .object(arguments))
                 case .failure(let argument):
-                    missing = missing ?? .missing(skill: tool.name, argument: argument.name)
+                    missing =
+                        missing
+                        ?? .missing(
+                            skill: tool.name, argument: argument.name,
+                            example: Self.example(for: argument.name, of: tool))
                 }
             }
             if let missing { return missing }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A request read once for every tool the router considers: the text in the forms the readers need and what was
 /// found in it (numbers, zones, dates, times, arithmetic, quoted text, the changes it asks for).
@@ -28,17 +29,22 @@ struct RouterRequest {
     init(_ original: String, now: Date = Date(), timeZone: TimeZone = .current) {
         let original = original.trimmingCharacters(in: .whitespacesAndNewlines)
         text = original
-        terms = Set(Lexicon.terms(original))
+        terms = Set(Lexicon.terms(String(original.prefix(2000))))
         // The payload is kept as written ("One. Two." stays words); the rest has numbers in words as digits.
         let payload = Self.payload(in: original)
         self.payload = payload?.text
-        let head = Lexicon.digits(payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original)
+        // Only the first 2,000 characters are read for arguments: a request is a sentence, and every reader
+        // below is linear in what it is given.
+        let head = Lexicon.digits(
+            String((payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000)))
         self.head = head
         numbers = Self.numbers(in: head)
         zones = ZoneNames.mentions(in: head)
         dates = Self.dates(in: head, now: now, timeZone: timeZone)
         times = Self.times(in: head)
-        expression = Arithmetic.expression(in: head) ?? payload.flatMap { Arithmetic.expression(in: $0.text) }
+        expression =
+            Arithmetic.expression(in: head)
+            ?? payload.flatMap { Arithmetic.expression(in: String($0.text.prefix(2000))) }
         changes = Lexicon.requestedChanges(in: head)
     }
 
@@ -152,8 +158,21 @@ enum ArgumentText {
         matchesWithOffsets(pattern, in: text).map(\.text)
     }
 
+    /// Compiled patterns, kept: the router's patterns are a fixed set (property names are escaped first, and
+    /// the cache stops growing at 512 entries).
+    private static let cache = Mutex<[String: NSRegularExpression]>([:])
+
+    static func regex(_ pattern: String, caseInsensitive: Bool = false) -> NSRegularExpression? {
+        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : [])
+        else { return nil }
+        cache.withLock { if $0.count < 512 { $0[key] = regex } }
+        return regex
+    }
+
     static func matchesWithOffsets(_ pattern: String, in text: String) -> [(offset: Int, text: String)] {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        guard let regex = regex(pattern) else { return [] }
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         return regex.matches(in: text, range: range).compactMap { match in
             Range(match.range, in: text).map { (match.range.location, String(text[$0])) }
@@ -162,7 +181,7 @@ enum ArgumentText {
 
     /// Every match's capture groups ("" for a group that did not take part).
     static func groupsWithOffsets(_ pattern: String, in text: String) -> [(offset: Int, groups: [String])] {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        guard let regex = regex(pattern) else { return [] }
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         return regex.matches(in: text, range: range).map { match in
             let groups = (1..<max(1, match.numberOfRanges)).map { index in
@@ -174,7 +193,7 @@ enum ArgumentText {
 
     /// The first match's first group and the whole match's range.
     static func firstMatch(_ pattern: String, in text: String) -> (text: String, range: Range<String.Index>)? {
-        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return nil }
+        guard let regex = regex(pattern, caseInsensitive: true) else { return nil }
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         guard let match = regex.firstMatch(in: text, range: range), let whole = Range(match.range, in: text) else {
             return nil
