@@ -109,6 +109,34 @@ func agentBenchmarks(registry: SkillRegistry) async {
             documents.count, selection.percentile(0.5) / 1e6, selection.percentile(0.9) / 1e6, indexTime, hitsAtK,
             total, 100 * Double(hitsAtK) / Double(total), hitsAt5, total, 100 * Double(hitsAt5) / Double(total)))
     if !misses.isEmpty { print("  not in the top 24: \(misses.joined(separator: "; "))") }
+
+    // 4. The offline router: one request routed against every loaded skill (argument filling included).
+    let requests = [
+        "what's 15 times 23 plus 4", "convert 72 fahrenheit to celsius", "what time is it in Tokyo",
+        "convert 9am from New York to London", "how many words are in: the quick brown fox", "show me my notes",
+        "delete note 3", "what day of the week was 1969-07-20", "write me a poem about autumn",
+        "how many pounds is 3 kg",
+    ]
+    let tools = registry.skills.map(ToolDefinition.init)
+    let router = OfflineRouter()
+    var runMedians: [Double] = []
+    for _ in 0..<5 {
+        var samples: [Double] = []
+        for _ in 0..<30 {
+            for request in requests {
+                let start = now()
+                _ = router.route(request, tools: tools)
+                samples.append(Double(now() - start))
+            }
+        }
+        runMedians.append(Run(samples: samples).percentile(0.5))
+    }
+    let routed = Run(samples: runMedians)
+    print(
+        String(
+            format: "offline router, %d skills, 10 requests × 30 × 5 runs: median of run medians %.2f ms per request "
+                + "(runs %.2f–%.2f ms)",
+            tools.count, routed.percentile(0.5) / 1e6, (runMedians.min() ?? 0) / 1e6, (runMedians.max() ?? 0) / 1e6))
 }
 
 /// Deterministic synthetic skills (plausible names and descriptions that share vocabulary with the real ones) and

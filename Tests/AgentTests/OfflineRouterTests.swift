@@ -21,8 +21,12 @@ let routerNow = Date(timeIntervalSince1970: 1_783_166_400)
 
 /// The offline router against the labelled set: the figures the issue asks for, and each miss by name.
 struct OfflineRouterCorpusTests {
-    @Test func theLabelledSetMeetsItsTargets() throws {
+    @Test func theLabelledSetMeetsItsTargets() async throws {
         let router = OfflineRouter(now: { routerNow })
+        // Seconds of CPU in a debug build: off the cooperative pool.
+        let routes = try await offPool {
+            RouterCorpus.cases.map { router.route($0.request, tools: routerTools) }
+        }
         #expect(routerTools.contains { $0.name == "todo_clear" }, "the household fixture did not load")
         var answerable = 0
         var right = 0
@@ -31,8 +35,7 @@ struct OfflineRouterCorpusTests {
         var unanswerable = 0
         var honest = 0
         var misses: [String] = []
-        for item in RouterCorpus.cases {
-            let routed = router.route(item.request, tools: routerTools)
+        for (item, routed) in zip(RouterCorpus.cases, routes) {
             let risk = routed.flatMap { r in routerTools.first { $0.name == r.name }?.risk } ?? .readOnly
             let shown = routed.map { "\($0.name) \($0.arguments.jsonText)" } ?? "nothing"
             switch item.expected {
@@ -109,17 +112,19 @@ struct OfflineRouterTests {
 
     /// Requests and schemas are strangers' text: a huge request routes in bounded time, and a property name
     /// that is a pathological pattern is matched literally.
-    @Test func hostileTextStaysCheap() {
+    @Test func hostileTextStaysCheap() async throws {
         let huge = "convert " + String(repeating: "twenty one hundred and ", count: 5_000) + "km to miles"
         let started = ContinuousClock.now
-        _ = OfflineRouter().route(huge, tools: routerTools)
+        _ = try await offPool { OfflineRouter().route(huge, tools: routerTools) }
         let evil = ToolDefinition(
             name: "evil", description: "Evil text tool.",
             parameters: [
                 "type": "object", "properties": ["(a+)+$": ["type": "string"], "b": ["type": "string"]],
                 "required": ["(a+)+$"],
             ], risk: .readOnly)
-        _ = OfflineRouter().route("evil " + String(repeating: "a", count: 40) + "!", tools: [evil])
+        _ = try await offPool {
+            OfflineRouter().route("evil " + String(repeating: "a", count: 40) + "!", tools: [evil])
+        }
         // Generous: a machine under load; the hazard is minutes, not milliseconds.
         #expect(ContinuousClock.now - started < .seconds(30))
     }

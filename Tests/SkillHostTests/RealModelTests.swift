@@ -21,7 +21,7 @@ struct RealModelTests {
         let (python, model) = try await RealModelServer.ensure()
         let port = try #require(
             Int(
-                try runProcess(
+                try await runProcessOffPool(
                     python,
                     ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
                 ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -30,6 +30,8 @@ struct RealModelTests {
         server.arguments = [
             "-m", "llama_cpp.server", "--model", model, "--chat_format", "chatml-function-calling", "--host",
             "127.0.0.1", "--port", String(port), "--n_ctx", "4096", "--verbose", "false",
+            // One thread: the rest of the suite runs beside it on 2 cores.
+            "--n_threads", "1", "--n_threads_batch", "1",
         ]
         let log = Paths.temporaryDirectory("real-model-log") + "/server.log"
         FileManager.default.createFile(atPath: log, contents: nil)

@@ -78,6 +78,14 @@ public func runProcess(
         stderr: String(decoding: errData, as: UTF8.self))
 }
 
+/// Runs CPU-heavy or blocking test work on a thread of its own: on 2 cores the cooperative pool has 2 threads, and
+/// a test that held one for seconds would starve every other test's timers and readers.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
 /// `runProcess` on a thread of its own, so waiting for the child never holds one of the cooperative pool's few
 /// threads (other tests' timers and readers need them).
 public func runProcessOffPool(
