@@ -1,4 +1,5 @@
 import Foundation
+import SkillJSON
 import TestSupport
 import Testing
 
@@ -25,6 +26,30 @@ struct AskCLITests {
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "⟳ calculator(expression: \"(23+7)*2\")")
         #expect(lines.last?.hasPrefix("✓ calculator → 60 · ") == true)
+    }
+
+    /// Nothing matched is its own exit code (8), with the router's sentence on stdout and nothing on stderr
+    /// beyond it; `--json` says `nothing_matched`.
+    @Test func nothingMatchedExitsWithEight() throws {
+        let result = try runProcess(Paths.skillhost, ["ask", "tell me a joke"], environment: environment())
+        #expect(result.status == 8)
+        #expect(result.stdout.hasPrefix("[offline router] No skill matches “tell me a joke”."))
+        #expect(result.stderr == "")
+        let json = try runProcess(Paths.skillhost, ["ask", "--json", "tell me a joke"], environment: environment())
+        #expect(json.status == 8)
+        #expect(json.stdout.contains(#""reason":"nothing_matched""#))
+    }
+
+    /// A Swift skill's object result reads the same on every run: its keys come sorted.
+    @Test func aSwiftSkillsObjectResultHasAStableKeyOrder() throws {
+        for _ in 1...3 {
+            let result = try runProcess(
+                Paths.skillhost, ["call", "clock_now", #"{"time_zone":"Asia/Tokyo"}"#], environment: environment())
+            // SkillJSON keeps the order of the text.
+            let keys = try #require(try JSONValue(parsing: result.stdout).objectValue?.keys)
+            #expect(
+                Array(keys) == ["date", "iso8601", "time", "time_zone", "utc_offset", "weekday"], "\(result.stdout)")
+        }
     }
 
     @Test func readsThePromptFromStdinAndPrintsJSONEvents() throws {
