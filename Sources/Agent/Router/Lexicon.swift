@@ -73,19 +73,19 @@ enum Lexicon {
 
     /// Phrases rewritten to one word before anything else reads the request, each with a literal it needs (so
     /// that most texts skip the pattern).
-    static let phrases: [(trigger: String, pattern: String, replacement: String)] = [
-        ("many", #"\bhow many\b"#, "howmany"),
-        ("week", #"\bday of (?:the )?week\b"#, "dayoftheweek"),
-        ("day", #"\bwhat day\b"#, "what dayoftheweek"),
-        ("look", #"\blook (?:up|for)\b"#, "lookup"),
-        ("clock", #"\bo'?clock\b"#, "oclock"),
-        ("do", #"\bto-?do\b"#, "todo"),
+    static let phrases: [(triggers: [String], pattern: String, replacement: String)] = [
+        (["how many"], #"\bhow many\b"#, "howmany"),
+        (["day of"], #"\bday of (?:the )?week\b"#, "dayoftheweek"),
+        (["what day"], #"\bwhat day\b"#, "what dayoftheweek"),
+        (["look up", "look for"], #"\blook (?:up|for)\b"#, "lookup"),
+        (["clock"], #"\bo'?clock\b"#, "oclock"),
+        (["to-do", "to do"], #"\bto-?do\b"#, "todo"),
     ]
 
     /// `phrases`, compiled once.
-    static let compiledPhrases: [(String, NSRegularExpression, String)] = phrases.compactMap {
-        trigger, pattern, replacement in
-        (try? NSRegularExpression(pattern: pattern)).map { (trigger, $0, replacement) }
+    static let compiledPhrases: [([String], NSRegularExpression, String)] = phrases.compactMap {
+        triggers, pattern, replacement in
+        (try? NSRegularExpression(pattern: pattern)).map { (triggers, $0, replacement) }
     }
 
     /// The terms of a text: lowercased words (diacritics folded) without stop words, each with its stem and its
@@ -93,7 +93,7 @@ enum Lexicon {
     static func terms(_ text: String) -> [String] {
         var folded = fold(text)
         if folded.contains(" ") {  // phrases have several words
-            for (trigger, regex, replacement) in compiledPhrases where folded.contains(trigger) {
+            for (triggers, regex, replacement) in compiledPhrases where triggers.contains(where: folded.contains) {
                 folded = regex.stringByReplacingMatches(
                     in: folded, range: NSRange(folded.startIndex..<folded.endIndex, in: folded),
                     withTemplate: replacement)
