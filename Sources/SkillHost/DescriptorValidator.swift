@@ -11,8 +11,11 @@ enum DescriptorValidator {
         let skills: [ValidatedSkill]
     }
 
-    static let minimumPluginSize = MemoryLayout<skill_plugin>.size
-    static let minimumDescriptorSize = MemoryLayout<skill_descriptor>.size
+    /// The sizes of the v1.0 structs on LP64 (x86_64, aarch64), written as literals on purpose: a plugin built
+    /// against v1.0 must keep loading when later minor versions add fields, so the minimum is never `sizeof` of
+    /// today's struct. `HeaderTests` checks them against a frozen copy of the v1.0 header.
+    static let minimumPluginSize = 72
+    static let minimumDescriptorSize = 80
     static let maximumSkills: UInt32 = 4096
 
     static func validate(_ pointer: UnsafePointer<skill_plugin>) -> Result<Validated, ProblemList> {

@@ -63,12 +63,12 @@ enum AskCommand {
     /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call, 8 no skill matched.
     static func exitCode(_ reason: FinishReason) -> Int32 {
         switch reason {
-        case .answered: return 0
-        case .modelError: return 1
+        case .answered: return ExitCode.ok.rawValue
+        case .modelError: return ExitCode.error.rawValue
         case .cancelled: return ExitCode.cancelled.rawValue
-        case .stepLimitReached: return 6
-        case .repeatedCall: return 7
-        case .nothingMatched: return 8
+        case .stepLimitReached: return ExitCode.stepLimit.rawValue
+        case .repeatedCall: return ExitCode.repeatedCall.rawValue
+        case .nothingMatched: return ExitCode.nothingMatched.rawValue
         }
     }
 

@@ -27,7 +27,7 @@ enum Help {
         Plugins outside the bundled folder run in worker processes the host can kill and restart, and are
         loaded in a child process first, so one that crashes or hangs cannot take skillhost down.
         Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled,
-        6 step limit reached, 7 repeated call.
+        6 step limit reached, 7 repeated call, 8 no skill matched.
         """
 
     static let list = """
@@ -83,7 +83,7 @@ enum Help {
           --step-limit N    model requests per turn (default 8)
 
         Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
-        reached, 7 repeated call.
+        reached, 7 repeated call, 8 no skill matched (the offline router found none for the request).
         """
 
     static let sessions = """

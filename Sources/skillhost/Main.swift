@@ -14,6 +14,8 @@ enum CLIError: Error {
 /// Exit codes, as documented in `--help` and README.md.
 enum ExitCode: Int32 {
     case ok = 0, error = 1, usage = 2, invalidArguments = 3, timeout = 4, cancelled = 5
+    /// `ask`: the turn stopped at the step limit, on a repeated call, or the offline router matched no skill.
+    case stepLimit = 6, repeatedCall = 7, nothingMatched = 8
 
     init(_ status: SkillOutcome.Status) {
         switch status {

@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import SkillHost
+
 /// The public headers compile cleanly as C11 and C++17 with every warning an error, and the macros produce a
 /// plugin the host accepts.
 struct HeaderTests {
@@ -47,5 +49,39 @@ struct HeaderTests {
             $0.split(separator: " ").last.map(String.init) ?? ""
         }
         #expect(exported == ["skill_plugin_entry"], "only the entry point is exported")
+    }
+
+    static let frozenV1_0 = Paths.fixtures + "/abi-v1.0"
+
+    /// The host's minimum struct sizes are the v1.0 sizes — literals, never `sizeof` of today's structs, so a
+    /// later minor version that adds fields still accepts every v1.0 plugin.
+    @Test func theMinimumSizesAreThoseOfV1_0() throws {
+        let folder = Paths.temporaryDirectory("abi-sizes")
+        try """
+        #include <stdio.h>
+        #include "skill_sdk.h"
+        int main(void) { printf("%zu %zu\\n", sizeof(skill_plugin), sizeof(skill_descriptor)); return 0; }
+        """.write(toFile: folder + "/sizes.c", atomically: true, encoding: .utf8)
+        let build = try runProcess(
+            "/usr/bin/cc", ["-I", Self.frozenV1_0, folder + "/sizes.c", "-o", folder + "/sizes"])
+        #expect(build.status == 0, "\(build.stderr)")
+        let sizes = try runProcess(folder + "/sizes", []).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            sizes == "\(DescriptorValidator.minimumPluginSize) \(DescriptorValidator.minimumDescriptorSize)",
+            "the frozen v1.0 header's sizes")
+    }
+
+    /// A plugin compiled against the frozen v1.0 header loads and answers in this host.
+    @Test func aPluginBuiltAgainstTheFrozenV1_0HeaderLoads() async throws {
+        let folder = Paths.temporaryDirectory("abi-v1.0-plugin")
+        let plugin = try Fixture.compile(
+            Self.source, name: "legacy", into: folder, flags: ["-shared", "-fPIC", "-I", Self.frozenV1_0])
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        _ = try registry.load(file: plugin).get()
+        let sum = await registry.invoke("add", arguments: #"{"a":1.5,"b":2}"#)
+        #expect(sum.result == .double(3.5))
+        let run = await registry.invoke("run", arguments: #"{"text":"hi"}"#)
+        #expect(run.status == .ok, "\(run.error ?? "")")
     }
 }
