@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Flags every bundled C plugin builds with: only `skill_plugin_entry` is exported (SKILL_ABI.md rule 1).
+/// Flags every bundled C plugin builds with: only `skill_plugin_entry` is exported (rule 1 of
+/// SkillSDK/include/skill_sdk.h).
 let pluginCSettings: [CSetting] = [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra"])]
 
 let package = Package(

@@ -32,8 +32,8 @@
  *     };
  *     SKILL_PLUGIN("hello", "1.0.0", "Example skills", skills)
  *
- * Changes against the design document (SKILL_ABI.md): skill_call_api gained skill_id() at its end, so one invoke
- * function can serve several skills (the Swift helper relies on it). It is part of v1.0.
+ * skill_call_api ends with skill_id(), so one invoke function can serve several skills (the Swift helper relies
+ * on it); it is part of v1.0.
  */
 #ifndef SKILL_SDK_H
 #define SKILL_SDK_H

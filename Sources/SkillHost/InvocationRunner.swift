@@ -32,7 +32,7 @@ final class InvocationRunner: Sendable {
     }
 
     private struct State {
-        var idle: [Worker] = []
+        var idle: [PoolThread] = []
         var liveThreads = 0
         var abandonedThreads = 0
         var queue: [Job] = []
@@ -51,7 +51,7 @@ final class InvocationRunner: Sendable {
     }
 
     private enum Action {
-        case assign(Worker, Job)
+        case assign(PoolThread, Job)
         case spawn(Job)
     }
 
@@ -216,7 +216,7 @@ final class InvocationRunner: Sendable {
             switch action {
             case .assign(let worker, let job): worker.hand(job)
             case .spawn(let job):
-                let worker = Worker()
+                let worker = PoolThread()
                 let thread = Thread { [self] in self.workerLoop(worker, first: job) }
                 thread.name = "skillhost.call"
                 thread.stackSize = 8 << 20
@@ -231,7 +231,7 @@ final class InvocationRunner: Sendable {
         case exit
     }
 
-    private func workerLoop(_ worker: Worker, first: Job) {
+    private func workerLoop(_ worker: PoolThread, first: Job) {
         var current: Job? = first
         while let job = current {
             // A job that ended between dispatch and now (deadline, cancellation) is not started at all.
@@ -250,7 +250,7 @@ final class InvocationRunner: Sendable {
     }
 
     /// Accounts for a job whose plugin code returned, and picks this worker's next step. Lock held.
-    private func release(_ job: Job, worker: Worker, _ state: inout State) -> Next {
+    private func release(_ job: Job, worker: PoolThread, _ state: inout State) -> Next {
         if returned(job, &state) {
             // The thread of an abandoned call rejoins the pool if there is room.
             guard state.liveThreads < limits.maximumThreads else { return .exit }

@@ -3,8 +3,8 @@ import Foundation
 import SkillJSON
 import Synchronization
 
-/// One pool thread's mailbox.
-final class Worker: Sendable {
+/// One thread of the invocation pool, as its mailbox ("worker" names a plugin's process, never this).
+final class PoolThread: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     private let mailbox = Mutex<Job?>(nil)
 

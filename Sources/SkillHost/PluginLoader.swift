@@ -14,7 +14,8 @@ struct PluginCandidate {
     let skills: [ValidatedSkill]
     let keepsMapped: Bool
     let imageSize: Int
-    /// SHA-like identity of the file content (FNV-1a 64), to recognise unchanged files.
+    /// FNV-1a 64 of the file content (not a cryptographic hash): recognises a file rewritten unchanged, so a
+    /// rescan keeps the loaded plugin instead of reloading it.
     let contentHash: UInt64
 }
 

@@ -100,6 +100,8 @@ final class Skill: @unchecked Sendable {
         self.plugin = plugin
         let bytes = info.id.utf8CString
         cID = .allocate(capacity: bytes.count)
+        // unsafelyUnwrapped is sound: utf8CString always holds at least the terminating NUL, so the buffer is
+        // never empty and has a base address.
         bytes.withUnsafeBufferPointer { cID.initialize(from: $0.baseAddress.unsafelyUnwrapped, count: bytes.count) }
     }
 

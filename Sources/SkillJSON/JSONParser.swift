@@ -316,6 +316,7 @@ public struct JSONParser {
             value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
                 for offset in 0..<text.count { buffer[offset] = CChar(bitPattern: text[offset]) }
                 buffer[text.count] = 0
+                // unsafelyUnwrapped is sound: a temporary allocation of capacity 64 always has a base address.
                 return strtod(buffer.baseAddress.unsafelyUnwrapped, nil)
             }
         } else {

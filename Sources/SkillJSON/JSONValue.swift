@@ -224,6 +224,8 @@ func sameScalars(_ a: String, _ b: String) -> Bool {
     guard count == b.utf8.count else { return false }
     let fast = a.utf8.withContiguousStorageIfAvailable { pa in
         b.utf8.withContiguousStorageIfAvailable { pb in
+            // unsafelyUnwrapped is sound: a buffer of count > 0 bytes has a base address (the 0 case is checked
+            // first and never reaches memcmp).
             count == 0 || memcmp(pa.baseAddress.unsafelyUnwrapped, pb.baseAddress.unsafelyUnwrapped, count) == 0
         }
     }
