@@ -1,9 +1,9 @@
 /// Plain-text tables and wrapped lines that fit a terminal: `skillhost list` and the shell's `/skills` share the
 /// layout.
-public enum Table {
+package enum Table {
     /// Columns padded to their widest cell, two spaces apart. With a `width`, no line is longer: the last column
     /// is shortened with `…` first, then the widest of the others except the first (ids stay whole).
-    public static func render(header: [String], rows: [[String]], width: Int? = nil) -> String {
+    package static func render(header: [String], rows: [[String]], width: Int? = nil) -> String {
         let all = [header] + rows
         var widths = Array(repeating: 0, count: header.count)
         for row in all {
@@ -31,7 +31,7 @@ public enum Table {
 
     /// `text` broken into lines of at most `width` characters, only at spaces (a word longer than the width gets a
     /// line of its own).
-    public static func wrap(_ text: String, width: Int) -> [String] {
+    package static func wrap(_ text: String, width: Int) -> [String] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: false) {

@@ -160,21 +160,11 @@ final class TurnRenderer {
             if error.contains("timed out after") {
                 return terminal.yellow("⏱") + " " + shorten(error, room + card.skill.count)
             }
-            return terminal.red("✗") + " \(card.skill) → \(shorten(reason(error, skill: card.skill), room))"
+            return terminal.red("✗") + " \(card.skill) → \(shorten(CardText.reason(error, skill: card.skill), room))"
                 + terminal.dim(" · \(duration)")
         case .cancelled:
             return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled") + terminal.dim(" · \(duration)")
         }
-    }
-
-    /// The error without words the card already shows: `fault_segv failed: plugin … crashed` → `plugin … crashed`,
-    /// `error: division by zero` → `division by zero`.
-    nonisolated static func reason(_ error: String, skill: String) -> String {
-        var text = error
-        for prefix in ["\(skill) failed: ", "\(skill): ", "error: "] where text.hasPrefix(prefix) {
-            text.removeFirst(prefix.count)
-        }
-        return text
     }
 
     nonisolated static func shorten(_ text: String, _ limit: Int) -> String { CardText.shorten(text, limit) }

@@ -42,7 +42,9 @@ enum AskCommand {
                         printError(
                             "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)")
                     case .toolCallFailed(_, let skill, let error, let duration) where !quiet:
-                        printError("✗ \(skill) → \(CardText.shorten(error, 120)) · \(duration.shortDescription)")
+                        printError(
+                            "✗ \(skill) → \(CardText.shorten(CardText.reason(error, skill: skill), 120)) · "
+                                + duration.shortDescription)
                     default: break
                     }
                 }
