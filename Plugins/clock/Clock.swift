@@ -59,7 +59,9 @@ struct ZonedTime: Encodable {
     static let weekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
     /// Calendar arithmetic and plain number formatting: a DateFormatter costs ~0.1 ms per pattern.
-    init(_ instant: Date, in zone: TimeZone) {
+    /// - Parameter name: the zone as asked for; shown instead of Foundation's name for it when they name the
+    ///   same zone ("UTC", which Foundation calls "GMT").
+    init(_ instant: Date, in zone: TimeZone, named name: String? = nil) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: instant)
@@ -73,7 +75,7 @@ struct ZonedTime: Encodable {
         time = "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
         iso8601 = "\(date)T\(time)\(utcOffset)"
         weekday = Self.weekdays[max(0, min(6, (parts.weekday ?? 1) - 1))]
-        timeZone = zone.identifier
+        timeZone = name.flatMap { TimeZone(identifier: $0) == zone ? $0 : nil } ?? zone.identifier
     }
 }
 
@@ -86,15 +88,30 @@ struct ClockNow: SwiftSkill {
     static let id = "clock_now"
     static let title = "Current time"
     static let description =
-        "Current date and time in an IANA time zone (default UTC), with weekday and UTC offset."
+        "Current date and time in an IANA time zone (default: the caller's own zone), with weekday and UTC offset."
     static let inputSchema = """
-        {"type":"object","properties":{"time_zone":{"type":"string","default":"UTC",\
-        "description":"IANA time zone, e.g. Europe/Paris"}},"additionalProperties":false}
+        {"type":"object","properties":{"time_zone":{"type":"string",\
+        "description":"IANA time zone, e.g. Europe/Paris; the caller's own zone when omitted"}},\
+        "additionalProperties":false}
+        """
+    static let outputSchema: String? = """
+        {"type":"object","properties":{"date":{"type":"string"},"iso8601":{"type":"string"},\
+        "time":{"type":"string"},"time_zone":{"type":"string"},"utc_offset":{"type":"string"},\
+        "weekday":{"type":"string"}},"required":["date","iso8601","time","time_zone","utc_offset","weekday"]}
         """
     static var flags: SwiftSkillFlags { [] }
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> ZonedTime {
-        ZonedTime(Date(), in: try zone(arguments.timeZone ?? "UTC"))
+        let name = arguments.timeZone ?? callerZone(context) ?? "UTC"
+        return ZonedTime(Date(), in: try zone(name), named: name)
+    }
+
+    /// The caller's zone from the call's context (ABI 1.1), if the host gave one.
+    static func callerZone(_ context: SkillContext) -> String? {
+        guard let text = context.callerContext,
+            let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return nil }
+        return object["time_zone"] as? String
     }
 }
 

@@ -38,6 +38,9 @@ public protocol SwiftSkill {
     static var flags: SwiftSkillFlags { get }
     /// 0 = host default.
     static var timeoutMilliseconds: UInt32 { get }
+    /// JSON Schema of the encoded `Output` (since ABI 1.1); nil declares none. The host validates every result
+    /// against it and shows it to MCP clients.
+    static var outputSchema: String? { get }
 
     /// Runs the skill. [thread-safe]: may run on several threads at once unless `flags` contains `.serial`.
     /// Throw `SkillFailure` for a sentence the user sees; other errors are reported by their description.
@@ -48,6 +51,17 @@ extension SwiftSkill {
     public static var risk: SwiftSkillRisk { .readOnly }
     public static var flags: SwiftSkillFlags { [.idempotent] }
     public static var timeoutMilliseconds: UInt32 { 0 }
+    public static var outputSchema: String? { nil }
+}
+
+/// `SKILL_CAP_*`: what a plugin's code needs beyond computing (since ABI 1.1). Empty — the default — is none.
+public struct SwiftPluginCapabilities: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let network = SwiftPluginCapabilities(rawValue: 1 << 0)
+    public static let readFiles = SwiftPluginCapabilities(rawValue: 1 << 1)
+    public static let writeFiles = SwiftPluginCapabilities(rawValue: 1 << 2)
+    public static let runPrograms = SwiftPluginCapabilities(rawValue: 1 << 3)
 }
 
 /// `SKILL_RISK_*`.
@@ -96,6 +110,15 @@ public struct SkillFailure: Error, Sendable {
 public struct SkillContext {
     let api: UnsafePointer<skill_call_api>
     let call: OpaquePointer
+
+    /// The caller's context as a JSON object (locale, language, time_zone, now, client), when the host gives one
+    /// (ABI 1.1); nil from an older host.
+    public var callerContext: String? {
+        guard Int(api.pointee.struct_size) >= MemoryLayout<skill_call_api>.size, let context = api.pointee.context,
+            let text = context(call)
+        else { return nil }
+        return String(cString: text)
+    }
 
     /// True once the host gave up on this call; stop early by throwing or returning.
     public var isCancelled: Bool { api.pointee.is_cancelled(call) != 0 }

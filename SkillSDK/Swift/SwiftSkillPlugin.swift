@@ -20,17 +20,22 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
     ///
     /// Call it from your `@_cdecl("skill_plugin_entry")` function. Later calls return the same pointer.
     public static func export(
-        name: String, version: String, description: String, skills: [any SwiftSkill.Type]
+        name: String, version: String, description: String, skills: [any SwiftSkill.Type],
+        capabilities: SwiftPluginCapabilities = []
     ) -> UnsafePointer<skill_plugin>? {
         exported.withLock { current in
             if let current { return UnsafePointer(current.plugin) }
-            let built = SwiftSkillPlugin(name: name, version: version, description: description, skills: skills)
+            let built = SwiftSkillPlugin(
+                name: name, version: version, description: description, skills: skills, capabilities: capabilities)
             current = built
             return UnsafePointer(built.plugin)
         }
     }
 
-    private init(name: String, version: String, description: String, skills: [any SwiftSkill.Type]) {
+    private init(
+        name: String, version: String, description: String, skills: [any SwiftSkill.Type],
+        capabilities: SwiftPluginCapabilities
+    ) {
         let descriptors = UnsafeMutablePointer<skill_descriptor>.allocate(capacity: max(1, skills.count))
         var handlers: [String: Handler] = [:]
         for (index, skill) in skills.enumerated() {
@@ -44,7 +49,8 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
                 struct_size: UInt32(MemoryLayout<skill_plugin>.size), abi_major: UInt16(SKILL_ABI_MAJOR),
                 abi_minor: UInt16(SKILL_ABI_MINOR), name: Self.keep(name), version: Self.keep(version),
                 description: Self.keep(description), skill_count: UInt32(skills.count),
-                skills: UnsafePointer(descriptors), init: nil, deinit: nil, free_string: nil))
+                skills: UnsafePointer(descriptors), init: nil, deinit: nil, free_string: nil,
+                capabilities: capabilities.rawValue, read_paths: nil, snapshot: nil))
     }
 
     /// A C string that lives for the rest of the process.
@@ -55,14 +61,14 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
             struct_size: UInt32(MemoryLayout<skill_descriptor>.size), id: keep(skill.id), title: keep(skill.title),
             description: keep(skill.description), input_schema: keep(skill.inputSchema), risk: skill.risk.rawValue,
             flags: skill.flags.rawValue, timeout_ms: skill.timeoutMilliseconds, invoke: invokeTrampoline,
-            signature: nil, function: nil)
+            signature: nil, function: nil, output_schema: skill.outputSchema.flatMap(keep))
     }
 
     /// The one C entry point for every Swift skill: finds the skill by `skill_id(call)` and runs it.
     private static let invokeTrampoline: skill_invoke_fn = { _, api, call, arguments in
         guard let api, let call, let arguments,
-            Int(api.pointee.struct_size) >= MemoryLayout<skill_call_api>.size,
-            let idPointer = api.pointee.skill_id(call)
+            // skill_id is a v1.0 field (it ends at 64 bytes); a v1.0 host's table is that long.
+            Int(api.pointee.struct_size) >= 64, let idPointer = api.pointee.skill_id(call)
         else { return Int32(SKILL_ERR_UNAVAILABLE) }
         let id = String(cString: idPointer)
         guard let handler = exported.withLock({ $0?.handlers[id] }) else {

@@ -47,7 +47,7 @@ extern "C" {
 
 /** ABI version implemented by this header. */
 #define SKILL_ABI_MAJOR 1
-#define SKILL_ABI_MINOR 0
+#define SKILL_ABI_MINOR 1
 
 /** Marks the plugin's entry point as exported (plugins build with -fvisibility=hidden). */
 #if defined(_WIN32)
@@ -84,6 +84,17 @@ enum {
     SKILL_SERIAL = 1 << 2       /**< the host must not run two invocations of this skill at once */
 };
 
+/** What a plugin's code needs beyond computing (skill_plugin.capabilities, since 1.1). 0 — the default, and what
+    every v1.0 plugin gets — is none of these: the plugin may read system libraries and data (/usr, /lib*, /etc,
+    zoneinfo), read and write its data_dir and a private temporary directory, and nothing else. A v1.0 plugin with
+    a SKILL_OPEN_WORLD skill counts as having SKILL_CAP_NETWORK. */
+enum {
+    SKILL_CAP_NETWORK = 1 << 0,  /**< open sockets (TCP/UDP), resolve names */
+    SKILL_CAP_READ_FS = 1 << 1,  /**< read files anywhere the user can (read-only) */
+    SKILL_CAP_WRITE_FS = 1 << 2, /**< write outside its data_dir (implies SKILL_CAP_READ_FS) */
+    SKILL_CAP_EXEC = 1 << 3      /**< run other programs */
+};
+
 /** Log levels for skill_host.log and skill_call_api.log. */
 enum { SKILL_LOG_DEBUG = 0, SKILL_LOG_INFO = 1, SKILL_LOG_WARNING = 2, SKILL_LOG_ERROR = 3 };
 
@@ -116,6 +127,11 @@ typedef struct skill_call_api {
     void (*set_undo)(skill_call *call, const char *skill_id, const char *args_json);
     /** The id of the skill being invoked (host-owned, valid until invoke returns). */
     const char *(*skill_id)(skill_call *call);
+    /** Since 1.1 (check struct_size before using it). The caller's context as a JSON object, host-owned, valid
+        until invoke returns: {"locale": "de_CH", "language": "de", "time_zone": "Europe/Zurich",
+        "now": "2026-12-01T09:00:00+01:00", "client": "shell"}. Use it instead of guessing. May be NULL in a host
+        that does not provide it. */
+    const char *(*context)(skill_call *call);
 } skill_call_api;
 
 /**
@@ -150,6 +166,9 @@ typedef struct skill_descriptor {
     skill_invoke_fn invoke;   /**< JSON skill; NULL for a typed skill */
     const char *signature;    /**< typed skill, e.g. "double celsius_to_fahrenheit(double celsius)" */
     void (*function)(void);   /**< typed skill: the C function, called through libffi */
+    /** Since 1.1, optional: JSON Schema of the result. Checked at load; every result is validated against it (a
+        mismatch turns the call into an error naming the path); MCP clients get it as outputSchema. */
+    const char *output_schema;
 } skill_descriptor;
 
 /** Handed to init. Owned by the host; valid until deinit returns. */
@@ -161,7 +180,20 @@ typedef struct skill_host {
     const char *data_dir;          /**< private, writable directory for this plugin, created by the host */
     /** [thread-safe] Writes one line to the host's log. level is a SKILL_LOG_* value; message is copied. */
     void (*log)(int level, const char *message);
+    /** Since 1.1 (check struct_size). [thread-safe] Like log, but names the plugin that speaks: pass the host
+        pointer init received. */
+    void (*log_with)(const struct skill_host *host, int level, const char *message);
 } skill_host;
+
+/** Opaque record for skill_plugin.snapshot (since 1.1). */
+typedef struct skill_snapshot skill_snapshot;
+
+/** Host callbacks for skill_plugin.snapshot (since 1.1). Owned by the host; valid while snapshot runs. */
+typedef struct skill_snapshot_api {
+    uint32_t struct_size;
+    /** Sets the snapshot: a UTF-8 JSON object, copied (need not be NUL-terminated). The last call wins. */
+    void (*set)(skill_snapshot *out, const char *json, size_t length);
+} skill_snapshot_api;
 
 /** Describes a plugin. Owned by the plugin; valid until the plugin is unloaded. */
 typedef struct skill_plugin {
@@ -183,6 +215,15 @@ typedef struct skill_plugin {
     void (*deinit)(void *state);
     /** Optional. [thread-safe] Frees a string returned by a typed skill. */
     void (*free_string)(char *s);
+    /** Since 1.1: SKILL_CAP_* bits, what the plugin's code needs beyond computing (0: nothing). */
+    uint32_t capabilities;
+    /** Since 1.1, optional, NULL-terminated: extra folders readable without SKILL_CAP_READ_FS (a model
+        directory, say). Absolute, or starting with "~/" for the user's home. */
+    const char *const *read_paths;
+    /** Since 1.1, optional. [thread-safe] The plugin's current state as a small JSON object for the agent — what
+        a model should know before acting, e.g. {"notes": 3, "recent": ["milk"]} — set with api->set. Returns
+        SKILL_OK or an error code. Keep it short: the host trims it to a budget. */
+    int (*snapshot)(void *state, const skill_snapshot_api *api, skill_snapshot *out);
 } skill_plugin;
 
 /** The one symbol a plugin exports. [load-thread] Returns a pointer valid until the plugin is unloaded, or NULL
@@ -194,31 +235,42 @@ typedef const skill_plugin *(*skill_plugin_entry_fn)(void);
 
 /** A JSON skill descriptor (timeout: host default). */
 #define SKILL_JSON(id, title, description, input_schema, risk, flags, invoke_fn)                                    \
+    SKILL_JSON_OUTPUT(id, title, description, input_schema, NULL, risk, flags, invoke_fn)
+
+/** A JSON skill descriptor that declares the JSON Schema of its result (since 1.1). */
+#define SKILL_JSON_OUTPUT(id, title, description, input_schema, output_schema, risk, flags, invoke_fn)              \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
-      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL }
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema) }
 
 /** A typed, read-only, idempotent skill descriptor; the schema is generated from the signature. */
 #define SKILL_TYPED(id, title, description, signature, fn)                                                          \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), NULL, (uint32_t)SKILL_RISK_READ_ONLY,     \
-      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn) }
+      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL }
 
 /** A typed skill with a declared input schema (adds descriptions, enums, bounds); it must agree with the
     signature: the same properties, compatible types, all required. */
 #define SKILL_TYPED_SCHEMA(id, title, description, input_schema, signature, fn)                                     \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema),                           \
-      (uint32_t)SKILL_RISK_READ_ONLY, (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn) }
+      (uint32_t)SKILL_RISK_READ_ONLY, (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL }
 
 /** Number of elements of a static array. */
 #define SKILL_COUNT(array) ((uint32_t)(sizeof(array) / sizeof((array)[0])))
 
-/** Defines and exports skill_plugin_entry for a plugin with init, deinit and free_string (each may be NULL). */
-#define SKILL_PLUGIN_FULL(name, version, description, skills_array, init_fn, deinit_fn, free_string_fn)             \
+/** Defines and exports skill_plugin_entry with every field (since 1.1): capabilities (SKILL_CAP_* bits, 0 for
+    none), read_paths (a NULL-terminated array of folders, or NULL) and snapshot (or NULL). */
+#define SKILL_PLUGIN_EX(name, version, description, skills_array, init_fn, deinit_fn, free_string_fn, caps,          \
+                        read_paths_array, snapshot_fn)                                                              \
     SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {                                                    \
         static const skill_plugin plugin = { (uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,    \
                                              (name), (version), (description), SKILL_COUNT(skills_array),          \
-                                             (skills_array), (init_fn), (deinit_fn), (free_string_fn) };           \
+                                             (skills_array), (init_fn), (deinit_fn), (free_string_fn),             \
+                                             (uint32_t)(caps), (read_paths_array), (snapshot_fn) };               \
         return &plugin;                                                                                            \
     }
+
+/** Defines and exports skill_plugin_entry for a plugin with init, deinit and free_string (each may be NULL). */
+#define SKILL_PLUGIN_FULL(name, version, description, skills_array, init_fn, deinit_fn, free_string_fn)             \
+    SKILL_PLUGIN_EX(name, version, description, skills_array, init_fn, deinit_fn, free_string_fn, 0u, NULL, NULL)
 
 /** Defines and exports skill_plugin_entry for a plugin without init, deinit or free_string. */
 #define SKILL_PLUGIN(name, version, description, skills_array)                                                      \

@@ -223,16 +223,22 @@ public final class MCPServer: Sendable {
 
     /// A skill as an MCP tool; risk and flags become the annotations.
     static func tool(_ skill: SkillInfo) -> JSONValue {
-        [
-            "name": .string(skill.id), "title": .string(skill.title), "description": .string(skill.description),
-            "inputSchema": skill.inputSchema,
-            "annotations": [
-                "title": .string(skill.title), "readOnlyHint": .bool(skill.risk == .readOnly),
-                "destructiveHint": .bool(skill.risk == .destructive),
-                "idempotentHint": .bool(skill.flags.contains(.idempotent)),
-                "openWorldHint": .bool(skill.flags.contains(.openWorld)),
-            ],
-        ]
+        var tool = JSONObject([
+            (key: "name", value: .string(skill.id)), (key: "title", value: .string(skill.title)),
+            (key: "description", value: .string(skill.description)), (key: "inputSchema", value: skill.inputSchema),
+            (
+                key: "annotations",
+                value: [
+                    "title": .string(skill.title), "readOnlyHint": .bool(skill.risk == .readOnly),
+                    "destructiveHint": .bool(skill.risk == .destructive),
+                    "idempotentHint": .bool(skill.flags.contains(.idempotent)),
+                    "openWorldHint": .bool(skill.flags.contains(.openWorld)),
+                ]
+            ),
+        ])
+        // MCP's outputSchema describes structuredContent, which is an object: other result schemas are not sent.
+        if let output = skill.outputSchema, output["type"] == "object" { tool["outputSchema"] = output }
+        return .object(tool)
     }
 
     /// How a request id is told apart from others in flight (and how `notifications/cancelled` names it): by

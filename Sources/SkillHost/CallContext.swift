@@ -19,6 +19,10 @@ final class CallContext: Sendable {
     let skill: Skill
     let cancellation: CallCancellation
     let recorded = Mutex(Recorded())
+    /// The caller's context as JSON text (`skill_call_api.context`, since 1.1).
+    let callerContext: String
+    /// Its C copy, made on the first `context()` call and freed with this record (after `invoke` returned).
+    private let callerContextCopy = Mutex<UnsafeMutablePointer<CChar>?>(nil)
     let onProgress: (@Sendable (SkillProgress) -> Void)?
     let log: @Sendable (LogRecord) -> Void
     /// Results longer than this become an error instead of a result.
@@ -26,13 +30,43 @@ final class CallContext: Sendable {
 
     init(
         skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void,
-        resultLimit: Int, cancellation: CallCancellation = CallCancellation()
+        resultLimit: Int, cancellation: CallCancellation = CallCancellation(), callerContext: String
     ) {
         self.skill = skill
+        self.callerContext = callerContext
         self.onProgress = onProgress
         self.log = log
         self.resultLimit = resultLimit
         self.cancellation = cancellation
+    }
+
+    deinit { callerContextCopy.withLock { $0.map { free($0) } } }
+
+    /// The context as a C string owned by this record.
+    var callerContextPointer: UnsafePointer<CChar>? {
+        callerContextCopy.withLock { copy in
+            if copy == nil { copy = strdup(callerContext) }
+            return copy.map { UnsafePointer($0) }
+        }
+    }
+
+    /// The context a call gets: locale, language, time zone and now from this process, `client` from the front
+    /// end (`SkillRegistry.Configuration.client`).
+    static func callerContext(client: String, now: Date = Date()) -> String {
+        let zone = TimeZone.current
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        let locale = Locale.current
+        return JSONValue.object(
+            JSONObject([
+                (key: "locale", value: .string(locale.identifier)),
+                (key: "language", value: .string(locale.language.languageCode?.identifier ?? "en")),
+                (key: "time_zone", value: .string(zone.identifier)),
+                (key: "now", value: .string(formatter.string(from: now))),
+                (key: "client", value: .string(client)),
+            ])
+        ).jsonText
     }
 
     var isCancelled: Bool { cancellation.isCancelled }
@@ -119,6 +153,7 @@ final class CallAPITable: @unchecked Sendable {
                 skill_id: { call in
                     guard let context = CallContext.from(call) else { return nil }
                     return UnsafePointer(context.skill.cID)
-                }))
+                },
+                context: { call in CallContext.from(call)?.callerContextPointer }))
     }
 }

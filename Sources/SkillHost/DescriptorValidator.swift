@@ -9,6 +9,10 @@ enum DescriptorValidator {
         let version: String
         let description: String
         let skills: [ValidatedSkill]
+        /// `SKILL_CAP_*` bits (since 1.1; for a v1.0 plugin: network when a skill is open-world).
+        let capabilities: PluginCapabilities
+        /// Extra readable folders (since 1.1), as declared ("~/models").
+        let readPaths: [String]
     }
 
     /// The sizes of the v1.0 structs on LP64 (x86_64, aarch64), written as literals on purpose: a plugin built
@@ -18,8 +22,19 @@ enum DescriptorValidator {
     static let minimumDescriptorSize = 80
     static let maximumSkills: UInt32 = 4096
 
+    /// Whether a struct of `size` bytes (its `struct_size`) has the field at `offset` of `length` bytes: fields a
+    /// later minor version added are read only when the plugin's struct is that long.
+    static func has(_ size: UInt32, _ offset: Int?, _ length: Int = 8) -> Bool {
+        guard let offset else { return false }
+        return Int(size) >= offset + length
+    }
+
+    static let maximumReadPaths = 64
+
     static func validate(_ pointer: UnsafePointer<skill_plugin>) -> Result<Validated, ProblemList> {
-        let plugin = pointer.pointee
+        // Only the v1.0 part is copied (72 bytes); a v1.0 plugin's struct ends there, and fields added since are
+        // read one by one below, when `struct_size` says they exist.
+        let plugin = Self.v1_0Part(pointer)
         // struct_size and the ABI fields sit in the first 8 bytes, which every version has.
         guard Int(plugin.struct_size) >= minimumPluginSize else {
             return .failure(
@@ -49,9 +64,23 @@ enum DescriptorValidator {
         } else if plugin.skill_count > maximumSkills {
             problems.append(.other("declares \(plugin.skill_count) skills; at most \(maximumSkills) are supported"))
         } else if let descriptors = plugin.skills {
+            // The array's stride is the size the plugin was compiled with (its first descriptor's struct_size),
+            // not this host's sizeof: a v1.0 plugin's descriptors are 80 bytes apart.
+            let stride = Int(UnsafeRawPointer(descriptors).load(as: UInt32.self))
             var seen: Set<String> = []
-            for index in 0..<Int(plugin.skill_count) {
-                switch validateSkill(descriptors + index, index: index, freeString: plugin.free_string) {
+            for index in 0..<(stride >= minimumDescriptorSize ? Int(plugin.skill_count) : 1) {
+                let descriptor = UnsafeRawPointer(descriptors).advanced(by: index * stride)
+                    .assumingMemoryBound(to: skill_descriptor.self)
+                let size = UnsafeRawPointer(descriptor).load(as: UInt32.self)
+                if index > 0, Int(size) != stride {
+                    problems.append(
+                        .skill(
+                            index: index, id: nil,
+                            reason: "struct_size \(size) differs from the first descriptor's "
+                                + "\(stride); build every descriptor with the same header"))
+                    continue
+                }
+                switch validateSkill(descriptor, index: index, freeString: plugin.free_string) {
                 case .success(let skill):
                     if !seen.insert(skill.id).inserted {
                         problems.append(.duplicateSkillID(skill.id))
@@ -62,11 +91,67 @@ enum DescriptorValidator {
                 }
             }
         }
+        // Since 1.1: capabilities and read paths.
+        var capabilities = PluginCapabilities()
+        var readPaths: [String] = []
+        let raw = UnsafeRawPointer(pointer)
+        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.capabilities), 4) {
+            let bits = raw.load(
+                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.capabilities) ?? 0, as: UInt32.self)
+            capabilities = PluginCapabilities(rawValue: bits)
+            if !PluginCapabilities.known.isSuperset(of: capabilities) {
+                problems.append(
+                    .other(
+                        "capabilities 0x\(String(bits, radix: 16)) contain unknown bits; use SKILL_CAP_NETWORK, "
+                            + "SKILL_CAP_READ_FS, SKILL_CAP_WRITE_FS and SKILL_CAP_EXEC"))
+            }
+        } else if skills.contains(where: { $0.flags.contains(.openWorld) }) {
+            capabilities = .network  // a v1.0 plugin that talks to the world
+        }
+        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.read_paths)),
+            let list = raw.load(
+                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.read_paths) ?? 0,
+                as: UnsafePointer<UnsafePointer<CChar>?>?.self)
+        {
+            var index = 0
+            while let entry = list[index] {
+                guard index < maximumReadPaths else {
+                    problems.append(.other("read_paths lists more than \(maximumReadPaths) folders"))
+                    break
+                }
+                let path = pluginString(entry)
+                if path.hasPrefix("/") || path.hasPrefix("~/") || path == "~" {
+                    readPaths.append(path)
+                } else {
+                    problems.append(
+                        .other("read_paths[\(index)] \"\(path)\" is not absolute; use /… or ~/… (the user's home)"))
+                }
+                index += 1
+            }
+        }
         guard problems.isEmpty, let name else { return .failure(ProblemList(problems)) }
         return .success(
             Validated(
                 name: name, version: version, description: plugin.description.map { pluginString($0) } ?? "",
-                skills: skills))
+                skills: skills, capabilities: capabilities, readPaths: readPaths))
+    }
+
+    /// The v1.0 fields of a plugin record, read without touching a byte past them.
+    static func v1_0Part(_ pointer: UnsafePointer<skill_plugin>) -> skill_plugin {
+        var copy = skill_plugin()
+        withUnsafeMutableBytes(of: &copy) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: minimumPluginSize))
+        }
+        return copy
+    }
+
+    /// The v1.0 fields of a descriptor, likewise.
+    static func v1_0Part(_ pointer: UnsafePointer<skill_descriptor>) -> skill_descriptor {
+        var copy = skill_descriptor()
+        withUnsafeMutableBytes(of: &copy) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: minimumDescriptorSize))
+        }
+        return copy
     }
 
     // swiftlint:disable:next function_body_length cyclomatic_complexity
@@ -74,7 +159,7 @@ enum DescriptorValidator {
         _ pointer: UnsafePointer<skill_descriptor>, index: Int,
         freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
     ) -> Result<ValidatedSkill, ProblemList> {
-        let descriptor = pointer.pointee
+        let descriptor = Self.v1_0Part(pointer)
         guard Int(descriptor.struct_size) >= minimumDescriptorSize else {
             return .failure(
                 ProblemList([
@@ -169,6 +254,20 @@ enum DescriptorValidator {
         if let schemaDocument {
             do { schema = try JSONSchema(schemaDocument) } catch { problem("input schema is invalid: \(error)") }
         }
+        // Since 1.1: the result's schema.
+        var output: (document: JSONValue, schema: JSONSchema)?
+        if has(descriptor.struct_size, MemoryLayout<skill_descriptor>.offset(of: \.output_schema)),
+            let text = UnsafeRawPointer(pointer).load(
+                fromByteOffset: MemoryLayout<skill_descriptor>.offset(of: \.output_schema) ?? 0,
+                as: UnsafePointer<CChar>?.self)
+        {
+            do {
+                let document = try JSONValue(parsing: pluginString(text))
+                output = (document, try JSONSchema(document))
+            } catch {
+                problem("output schema is invalid: \(error)")
+            }
+        }
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))
         }
@@ -177,7 +276,8 @@ enum DescriptorValidator {
             ValidatedSkill(
                 id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
                 timeout: descriptor.timeout_ms == 0 ? nil : .milliseconds(Int(descriptor.timeout_ms)), schema: schema,
-                schemaIsGenerated: declared == nil, kind: kind, implementation: implementation))
+                schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
+                outputSchema: output?.document, output: output?.schema))
     }
 
     /// `[a-z0-9_-]{1,48}`

@@ -17,6 +17,8 @@ struct PluginCandidate {
     /// FNV-1a 64 of the file content (not a cryptographic hash): recognises a file rewritten unchanged, so a
     /// rescan keeps the loaded plugin instead of reloading it.
     let contentHash: UInt64
+    let capabilities: PluginCapabilities
+    let readPaths: [String]
 }
 
 /// A descriptor that passed validation, with its compiled schema and implementation.
@@ -31,6 +33,9 @@ struct ValidatedSkill {
     let schemaIsGenerated: Bool
     let kind: SkillKind
     let implementation: Skill.Implementation
+    /// The result's JSON Schema (since 1.1), as declared and compiled.
+    let outputSchema: JSONValue?
+    let output: JSONSchema?
 }
 
 /// Opens plugin files from private copies, validates them against the ABI, and initialises them.
@@ -135,7 +140,8 @@ final class PluginLoader: Sendable {
                 PluginCandidate(
                     file: file, handle: handle, descriptor: descriptor, name: validated.name,
                     version: validated.version, description: validated.description, skills: validated.skills,
-                    keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes)))
+                    keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes),
+                    capabilities: validated.capabilities, readPaths: validated.readPaths))
         }
     }
 
@@ -161,7 +167,7 @@ final class PluginLoader: Sendable {
     /// Calls the plugin's `init` with its data directory (created private to the user; `log` hears when an existing
     /// one had to be tightened) and builds the registered objects.
     func initialize(
-        _ candidate: PluginCandidate, dataDirectory: URL, log: @Sendable (LogRecord) -> Void = { _ in }
+        _ candidate: PluginCandidate, dataDirectory: URL, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
     ) -> Result<
         (LoadedPlugin, [Skill]), PluginLoadError
     > {
@@ -182,10 +188,11 @@ final class PluginLoader: Sendable {
                         .other("cannot create the data directory \(dataDirectory.path): \(error.localizedDescription)")
                     ]))
         }
-        let host = HostRecord(dataDirectory: dataDirectory.path, hostVersion: hostVersion)
+        let host = HostRecord(
+            dataDirectory: dataDirectory.path, hostVersion: hostVersion, plugin: candidate.name, log: log)
         var state: UnsafeMutableRawPointer?
         onPhase(.initialisation)
-        if let initFunction = candidate.descriptor.pointee.`init` {
+        if let initFunction = DescriptorValidator.v1_0Part(candidate.descriptor).`init` {
             var errorBuffer = [CChar](repeating: 0, count: 1024)
             let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
                 initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
@@ -200,7 +207,8 @@ final class PluginLoader: Sendable {
         let plugin = LoadedPlugin(
             name: candidate.name, version: candidate.version, description: candidate.description, file: candidate.file,
             image: .native(handle: candidate.handle, descriptor: candidate.descriptor, state: state),
-            keepsMapped: candidate.keepsMapped, imageSize: candidate.imageSize, host: host)
+            keepsMapped: candidate.keepsMapped, imageSize: candidate.imageSize, host: host,
+            capabilities: candidate.capabilities, readPaths: candidate.readPaths)
         let skills = candidate.skills.map { validated in
             Skill(
                 info: SkillInfo(
@@ -209,8 +217,10 @@ final class PluginLoader: Sendable {
                     pluginVersion: candidate.version, file: candidate.file, risk: validated.risk,
                     flags: validated.flags,
                     timeout: validated.timeout, inputSchema: validated.schema.document,
-                    schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind),
-                schema: validated.schema, implementation: validated.implementation, plugin: plugin)
+                    schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind,
+                    outputSchema: validated.outputSchema),
+                schema: validated.schema, implementation: validated.implementation, plugin: plugin,
+                output: validated.output)
         }
         return .success((plugin, skills))
     }
@@ -229,7 +239,7 @@ final class HostRecord: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<skill_host>
     private let strings: [UnsafeMutablePointer<CChar>]
 
-    init(dataDirectory: String, hostVersion: String) {
+    init(dataDirectory: String, hostVersion: String, plugin: String, log: @escaping @Sendable (LogRecord) -> Void) {
         let copies = [strdup("skillhost"), strdup(hostVersion), strdup(dataDirectory)].compactMap { $0 }
         strings = copies
         pointer = .allocate(capacity: 1)
@@ -243,10 +253,27 @@ final class HostRecord: @unchecked Sendable {
                     HostLog.emit(
                         LogRecord(level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message))
                     )
+                },
+                log_with: { host, level, message in
+                    // The record names its plugin and its registry's sink: no global logger is involved.
+                    guard let host, let speaker = HostRecord.speaker(host) else { return }
+                    speaker.log(
+                        LogRecord(
+                            level: LogRecord.Level(code: level), source: speaker.plugin, message: pluginString(message))
+                    )
                 }))
+        Self.speakers.withLock { $0[UInt(bitPattern: pointer)] = (plugin, log) }
+    }
+
+    /// Who speaks through each live record (keyed by its address), for `log_with`.
+    private static let speakers = Mutex<[UInt: (plugin: String, log: @Sendable (LogRecord) -> Void)]>([:])
+
+    static func speaker(_ host: UnsafePointer<skill_host>) -> (plugin: String, log: @Sendable (LogRecord) -> Void)? {
+        speakers.withLock { $0[UInt(bitPattern: host)] }
     }
 
     deinit {
+        _ = Self.speakers.withLock { $0.removeValue(forKey: UInt(bitPattern: pointer)) }
         pointer.deallocate()
         strings.forEach { free($0) }
     }

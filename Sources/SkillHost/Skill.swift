@@ -34,10 +34,16 @@ final class LoadedPlugin: @unchecked Sendable {
     /// would crash.
     let users = Atomic<Int>(0)
 
+    /// What the plugin's code may do beyond computing, and extra folders it may read (since 1.1).
+    let capabilities: PluginCapabilities
+    let readPaths: [String]
+
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
-        imageSize: Int, host: HostRecord?
+        imageSize: Int, host: HostRecord?, capabilities: PluginCapabilities = [], readPaths: [String] = []
     ) {
+        self.capabilities = capabilities
+        self.readPaths = readPaths
         self.name = name
         self.version = version
         self.description = description
@@ -65,7 +71,7 @@ final class LoadedPlugin: @unchecked Sendable {
     func unload() {
         switch image {
         case .native(let handle, let descriptor, let state):
-            if let deinitFunction = descriptor.pointee.deinit { deinitFunction(state) }
+            if let deinitFunction = DescriptorValidator.v1_0Part(descriptor).deinit { deinitFunction(state) }
             dlclose(handle)
         case .isolated(let isolated):
             isolated.stop()
@@ -90,10 +96,16 @@ final class Skill: @unchecked Sendable {
     let schema: JSONSchema
     let implementation: Implementation
     let plugin: LoadedPlugin
+    /// The compiled output schema: results that do not match it become errors.
+    let output: JSONSchema?
     /// The id as a C string, for `skill_call_api.skill_id`.
     let cID: UnsafeMutablePointer<CChar>
 
-    init(info: SkillInfo, schema: JSONSchema, implementation: Implementation, plugin: LoadedPlugin) {
+    init(
+        info: SkillInfo, schema: JSONSchema, implementation: Implementation, plugin: LoadedPlugin,
+        output: JSONSchema? = nil
+    ) {
+        self.output = output
         self.info = info
         self.schema = schema
         self.implementation = implementation
@@ -114,6 +126,20 @@ final class Skill: @unchecked Sendable {
     /// `context` is only built for JSON and remote skills (typed skills have no call API); string results of typed
     /// skills over `resultLimit` bytes are errors.
     func execute(
+        arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
+    ) -> SkillOutcome {
+        let outcome = run(
+            arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context())
+        guard let output, outcome.status == .ok else { return outcome }
+        // The declared result schema is a promise: a result that breaks it is an error naming where.
+        if case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict) {
+            return .failure(
+                .error, "\(info.id) returned a result that does not match its output schema: \(issues.summary)")
+        }
+        return outcome
+    }
+
+    private func run(
         arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
     ) -> SkillOutcome {
         switch implementation {

@@ -16,6 +16,33 @@ public enum SkillRisk: String, Sendable, CaseIterable {
     }
 }
 
+/// What a plugin's code needs beyond computing (`skill_plugin.capabilities`, since ABI 1.1).
+public struct PluginCapabilities: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Open sockets, resolve names.
+    public static let network = PluginCapabilities(rawValue: 1 << 0)
+    /// Read files anywhere the user can.
+    public static let readFiles = PluginCapabilities(rawValue: 1 << 1)
+    /// Write outside its data directory.
+    public static let writeFiles = PluginCapabilities(rawValue: 1 << 2)
+    /// Run other programs.
+    public static let runPrograms = PluginCapabilities(rawValue: 1 << 3)
+
+    static let known: PluginCapabilities = [.network, .readFiles, .writeFiles, .runPrograms]
+
+    /// `network, read-files` — empty when none.
+    public var names: [String] {
+        var result: [String] = []
+        if contains(.network) { result.append("network") }
+        if contains(.readFiles) { result.append("read-files") }
+        if contains(.writeFiles) { result.append("write-files") }
+        if contains(.runPrograms) { result.append("run-programs") }
+        return result
+    }
+}
+
 /// Skill flags from the descriptor.
 public struct SkillFlags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt32
@@ -72,12 +99,16 @@ public struct SkillInfo: Sendable {
     /// Whether the schema was generated from a typed signature.
     public let schemaIsGenerated: Bool
     public let kind: SkillKind
+    /// The JSON Schema every result is validated against (`skill_descriptor.output_schema`, since 1.1; an MCP
+    /// tool's `outputSchema`), nil when none is declared.
+    public let outputSchema: JSONValue?
 
     public init(
         id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
         risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
-        kind: SkillKind
+        kind: SkillKind, outputSchema: JSONValue? = nil
     ) {
+        self.outputSchema = outputSchema
         self.id = id
         self.title = title
         self.description = description

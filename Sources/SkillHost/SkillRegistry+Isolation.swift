@@ -60,7 +60,8 @@ extension SkillRegistry {
         }
         let plugin = LoadedPlugin(
             name: description.name, version: description.version, description: description.description, file: file,
-            image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil)
+            image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil,
+            capabilities: description.capabilities, readPaths: description.readPaths)
         var skills: [Skill] = []
         for info in description.skills {
             guard let schema = try? JSONSchema(info.inputSchema) else {
@@ -105,7 +106,7 @@ extension SkillRegistry {
             let summary = PluginSummary(
                 name: description.name, version: description.version, description: description.description,
                 file: file, skillIDs: description.skills.map(\.id), keepsMapped: description.keepsMapped,
-                imageSize: bytes.count)
+                imageSize: bytes.count, capabilities: description.capabilities, readPaths: description.readPaths)
             return .success((summary, description.skills))
         }
     }

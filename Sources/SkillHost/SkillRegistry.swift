@@ -41,6 +41,8 @@ public final class SkillRegistry: Sendable {
         public var onLoadPhase: @Sendable (LoadPhase) -> Void = { _ in }
         /// Time for call deadlines, kill graces, restart backoff and crash windows (tests inject a manual clock).
         public var clock: any HostClock = SystemClock()
+        /// Who calls, as skills see it in their context (`skill_call_api.context`): "shell", "ask", "mcp", "call".
+        public var client = "embedder"
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
@@ -241,9 +243,11 @@ public final class SkillRegistry: Sendable {
         invokeOnCurrentThread(id, arguments: arguments, cancellation: CallCancellation(), onProgress: nil)
     }
 
+    /// - Parameter callerContext: the context the call's skill sees; nil: this registry's own (a worker passes
+    ///   on the host's).
     func invokeOnCurrentThread(
         _ id: String, arguments: String, cancellation: CallCancellation,
-        onProgress: (@Sendable (SkillProgress) -> Void)?
+        onProgress: (@Sendable (SkillProgress) -> Void)?, callerContext: String? = nil
     ) -> SkillOutcome {
         let start = ContinuousClock.now
         var outcome: SkillOutcome
@@ -255,7 +259,8 @@ public final class SkillRegistry: Sendable {
                 arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
                 context: CallContext(
                     skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-                    resultLimit: configuration.resultLimit, cancellation: cancellation))
+                    resultLimit: configuration.resultLimit, cancellation: cancellation,
+                    callerContext: callerContext ?? CallContext.callerContext(client: configuration.client)))
         }
         outcome.duration = .now - start
         return outcome
@@ -268,7 +273,8 @@ public final class SkillRegistry: Sendable {
     ) -> Job {
         let context = CallContext(
             skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-            resultLimit: configuration.resultLimit)
+            resultLimit: configuration.resultLimit,
+            callerContext: CallContext.callerContext(client: configuration.client))
         return Job(
             skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
             timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout, spent: prepared.validated)
@@ -364,11 +370,18 @@ public struct PluginSummary: Sendable, Equatable {
     public let imageSize: Int
     /// Where the plugin's code runs (external sources: in their own process).
     public let isolation: IsolationMode
+    /// What its code may do beyond computing, and the extra folders it may read (ABI 1.1; empty for v1.0
+    /// plugins, but network for one with an open-world skill).
+    public let capabilities: PluginCapabilities
+    public let readPaths: [String]
 
     init(
         name: String, version: String, description: String, file: String, skillIDs: [String],
-        keepsMapped: Bool = false, imageSize: Int = 0
+        keepsMapped: Bool = false, imageSize: Int = 0, capabilities: PluginCapabilities = [],
+        readPaths: [String] = []
     ) {
+        self.capabilities = capabilities
+        self.readPaths = readPaths
         self.name = name
         self.version = version
         self.description = description
@@ -388,6 +401,8 @@ public struct PluginSummary: Sendable, Equatable {
         keepsMapped = plugin.keepsMapped
         imageSize = plugin.imageSize
         isolation = plugin.isolation
+        capabilities = plugin.capabilities
+        readPaths = plugin.readPaths
     }
 }
 

@@ -25,6 +25,19 @@ enum Command: Equatable {
     case mcp
 }
 
+extension Command {
+    /// Who calls, as a skill's context names it (`skill_call_api.context`'s "client").
+    var client: String {
+        switch self {
+        case .ask: return "ask"
+        case .call: return "call"
+        case .mcp: return "mcp"
+        case .shell: return "shell"
+        case .list, .check, .help, .version, .sessions: return "host"
+        }
+    }
+}
+
 /// Everything the command line says.
 struct ParsedCommandLine: Equatable {
     var command: Command

@@ -15,6 +15,10 @@ enum CheckOutput {
             if !plugin.description.isEmpty { out += " (\(plugin.description))" }
             out += ", \(skills.count) skill\(skills.count == 1 ? "" : "s")"
             out += plugin.keepsMapped ? ", carries Swift runtime metadata (kept mapped after unload)\n" : "\n"
+            let capabilities = plugin.capabilities.names
+            out +=
+                "may: compute\(capabilities.isEmpty ? " only" : ", " + capabilities.joined(separator: ", "))"
+                + (plugin.readPaths.isEmpty ? "" : "; also read \(plugin.readPaths.joined(separator: ", "))") + "\n"
             for skill in skills {
                 let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
                 out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue)\(flags)]\n"
@@ -27,6 +31,10 @@ enum CheckOutput {
                 out += "  arguments: \(skill.argumentSummary)\n"
                 out += "  input schema (\(skill.schemaIsGenerated ? "generated from the signature" : "declared")):\n"
                 for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
+                if let output = skill.outputSchema {
+                    out += "  output schema (every result is checked against it):\n"
+                    for line in output.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
+                }
             }
             return out
         }
@@ -44,6 +52,8 @@ enum CheckOutput {
             document = [
                 "ok": true, "file": .string(plugin.file), "plugin": .string(plugin.name),
                 "version": .string(plugin.version), "keeps_mapped": .bool(plugin.keepsMapped),
+                "capabilities": .array(plugin.capabilities.names.map { .string($0) }),
+                "read_paths": .array(plugin.readPaths.map { .string($0) }),
                 "skills": .array(skills.map(ListOutput.skillJSON)),
             ]
         }

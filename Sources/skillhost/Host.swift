@@ -18,7 +18,7 @@ struct Host {
         let config = try Config.load(environment)
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
-            config: config, isolate: line.isolate, log: log)
+            config: config, isolate: line.isolate, client: line.command.client, log: log)
         let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
         if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
         return Host(config: config, setup: setup, mcp: mcp)

@@ -45,11 +45,12 @@ struct HostSetup {
     /// Creates the registry and loads the default folders (unless disabled) and `extraFolders`.
     static func assemble(
         extraFolders: [String], defaultFolders: Bool, environment: [String: String], config: Config,
-        isolate: IsolateChoice?, log: @escaping @Sendable (LogRecord) -> Void
+        isolate: IsolateChoice?, client: String = "host", log: @escaping @Sendable (LogRecord) -> Void
     ) throws(CLIError) -> HostSetup {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
         configuration.log = log
+        configuration.client = client
         if let limit = config.resultLimit { configuration.resultLimit = limit }
         if let limit = config.pluginLimit { configuration.maximumPluginSize = limit }
         if let executable = executablePath() {

@@ -104,6 +104,8 @@ enum ListOutput {
                         "skills": .array(plugin.skillIDs.map { .string($0) }),
                         "keeps_mapped": .bool(plugin.keepsMapped), "isolation": .string(plugin.isolation.rawValue),
                         "image_bytes": .int(Int64(plugin.imageSize)),
+                        "capabilities": .array(plugin.capabilities.names.map { .string($0) }),
+                        "read_paths": .array(plugin.readPaths.map { .string($0) }),
                     ]
                 }),
             "failures": .array(
@@ -136,6 +138,7 @@ enum ListOutput {
         object["arguments"] = .string(skill.argumentSummary)
         object["input_schema"] = skill.inputSchema
         object["schema_generated"] = .bool(skill.schemaIsGenerated)
+        if let output = skill.outputSchema { object["output_schema"] = output }
         return .object(object)
     }
 

@@ -12,14 +12,16 @@ struct HeaderTests {
         #include "skill_json.h"
         static double add(double a, double b) { return a + b; }
         static int run(void *s, const skill_call_api *api, skill_call *call, const char *args) {
-            char text[64];
+            char text[64], out[140];
+            size_t length;
             double n = 0;
             int flag = 0;
             (void)s;
             if (skill_json_get_string(args, "text", text, sizeof text) < 0) return SKILL_ERR_INVALID_ARGS;
             (void)skill_json_get_number(args, "n", &n);
             (void)skill_json_get_bool(args, "flag", &flag);
-            api->set_result(call, text, skill_json_write_string(NULL, 0, text));
+            length = skill_json_write_string(out, sizeof out, text);
+            api->set_result(call, out, length < sizeof out ? length : 0);
             return SKILL_OK;
         }
         static const skill_descriptor skills[] = {
@@ -83,5 +85,6 @@ struct HeaderTests {
         #expect(sum.result == .double(3.5))
         let run = await registry.invoke("run", arguments: #"{"text":"hi"}"#)
         #expect(run.status == .ok, "\(run.error ?? "")")
+        #expect(run.result == .string("hi"))
     }
 }

@@ -134,7 +134,10 @@ final class IsolatedPlugin: Sendable {
         case .failure(let refusal): return .failure(.error, "\(skill) failed: \(refusal.message)")
         case .success(let value): worker = value
         }
-        let params: JSONValue = ["skill": .string(skill), "arguments": arguments]
+        // The caller's context travels with the call, so a skill sees the same context in either mode.
+        let params: JSONValue = [
+            "skill": .string(skill), "arguments": arguments, "context": .string(context.callerContext),
+        ]
         let reply = worker.request(
             "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
             onProgress: context.onProgress, describeCall: { skill })

@@ -78,6 +78,8 @@ enum WorkerProtocol {
         let description: String
         let keepsMapped: Bool
         let skills: [SkillInfo]
+        let capabilities: PluginCapabilities
+        let readPaths: [String]
     }
 
     static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo]) -> JSONValue {
@@ -85,6 +87,8 @@ enum WorkerProtocol {
             "plugin": [
                 "name": .string(plugin.name), "version": .string(plugin.version),
                 "description": .string(plugin.description), "keeps_mapped": .bool(plugin.keepsMapped),
+                "capabilities": .int(Int64(plugin.capabilities.rawValue)),
+                "read_paths": .array(plugin.readPaths.map { .string($0) }),
             ],
             "skills": .array(
                 skills.map { skill in
@@ -98,6 +102,7 @@ enum WorkerProtocol {
                     ])
                     if let timeout = skill.timeout { object["timeout_ms"] = .double(timeout.milliseconds) }
                     if case .typed(let signature) = skill.kind { object["signature"] = .string(signature) }
+                    if let output = skill.outputSchema { object["output_schema"] = output }
                     return .object(object)
                 }),
         ]
@@ -121,11 +126,15 @@ enum WorkerProtocol {
                     flags: SkillFlags(rawValue: UInt32(truncatingIfNeeded: flags)),
                     timeout: item["timeout_ms"]?.doubleValue.map { .milliseconds($0) }, inputSchema: schema,
                     schemaIsGenerated: item["schema_generated"] == .bool(true),
-                    kind: item["signature"]?.stringValue.map { .typed(signature: $0) } ?? .json))
+                    kind: item["signature"]?.stringValue.map { .typed(signature: $0) } ?? .json,
+                    outputSchema: item["output_schema"]))
         }
         return Description(
             name: name, version: version, description: plugin["description"]?.stringValue ?? "",
-            keepsMapped: plugin["keeps_mapped"] == .bool(true), skills: skills)
+            keepsMapped: plugin["keeps_mapped"] == .bool(true), skills: skills,
+            capabilities: PluginCapabilities(
+                rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
+            readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue))
     }
 }
 

@@ -99,7 +99,7 @@ final class WorkerServer: @unchecked Sendable {
             followers.add(1, ordering: .relaxed)
             leadership.wait()
             followers.subtract(1, ordering: .relaxed)
-            guard let (id, skill, arguments, cancellation) = readUntilCall() else { shutDown() }
+            guard let (id, skill, arguments, cancellation, callerContext) = readUntilCall() else { shutDown() }
             // Someone must read the next request while this thread is inside plugin code.
             if followers.load(ordering: .relaxed) == 0 { startFollower() }
             leadership.signal()
@@ -110,7 +110,7 @@ final class WorkerServer: @unchecked Sendable {
                     if let total = progress.total { body["total"] = .double(total) }
                     if let message = progress.message { body["message"] = .string(message) }
                     writer.write(WorkerProtocol.notification("progress", .object(body)))
-                })
+                }, callerContext: callerContext)
             calls.withLock { _ = $0.removeValue(forKey: id) }
             writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(outcome)))
         }
@@ -124,7 +124,7 @@ final class WorkerServer: @unchecked Sendable {
     }
 
     /// Reads and answers requests until an `invoke` arrives; nil when the input closed.
-    private func readUntilCall() -> (Int64, String, String, CallCancellation)? {
+    private func readUntilCall() -> (Int64, String, String, CallCancellation, String?)? {
         while true {
             let bytes: [UInt8]
             switch reader.next() {
@@ -153,7 +153,7 @@ final class WorkerServer: @unchecked Sendable {
                 }
                 let cancellation = CallCancellation()
                 calls.withLock { $0[id] = cancellation }
-                return (id, skill, params["arguments"]?.jsonText ?? "{}", cancellation)
+                return (id, skill, params["arguments"]?.jsonText ?? "{}", cancellation, params["context"]?.stringValue)
             case "describe":
                 switch loaded {
                 case .success(let plugin):

@@ -1,0 +1,85 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SkillJSON
+
+/// ABI v1.1 through the real binary, in a worker process (a third-party plugin's default) and in-process:
+/// capabilities and read paths are read and shown, the output schema is checked against every result, skills see
+/// the caller's context, and `log_with` names the plugin that speaks.
+struct ABIv11Tests {
+    let home = Paths.temporaryDirectory("abi11-home")
+
+    func environment() -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
+            environment[key] = nil
+        }
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["TZ"] = "Europe/Zurich"
+        environment["SKILLHOST_LOG"] = "info"
+        return environment
+    }
+
+    func skillhost(_ arguments: [String]) async throws -> ProcessResult {
+        try await runProcessOffPool(Paths.skillhost, arguments, environment: environment())
+    }
+
+    @Test(arguments: [[], ["--isolate", "none"]])
+    func everyFieldWorks(isolation: [String]) async throws {
+        let folder = Paths.temporaryDirectory("abi11")
+        _ = try Fixture.compileFile("v11.c", into: folder)
+        let plugins = ["--plugins", folder, "--no-default-plugins"] + isolation
+
+        let list = try await skillhost(["list", "--json"] + plugins)
+        let document = try JSONValue(parsing: list.stdout)
+        let plugin = try #require(document["plugins"]?.arrayValue?.first { $0["name"] == "v11" })
+        #expect(plugin["capabilities"] == ["network", "read-files"])
+        #expect(plugin["read_paths"] == ["~/models", "/opt/skill-data"])
+        let count = try #require(document["skills"]?.arrayValue?.first { $0["id"] == "v11_count" })
+        #expect(count["output_schema"]?["required"] == ["n"])
+
+        let good = try await skillhost(["call", "v11_count", "{}"] + plugins)
+        #expect(good.status == 0)
+        #expect(good.stdout == #"{"n":3}"# + "\n")
+        let broken = try await skillhost(["call", "v11_count", #"{"broken":true}"#] + plugins)
+        #expect(broken.status == 1)
+        #expect(
+            broken.stderr.contains(
+                "error: v11_count returned a result that does not match its output schema: $.n: expected integer"),
+            "\(broken.stderr)")
+
+        let context = try await skillhost(["call", "v11_context", "{}"] + plugins)
+        let seen = try JSONValue(parsing: context.stdout)
+        #expect(seen["client"] == "call")
+        #expect(seen["time_zone"] == "Europe/Zurich")
+        #expect(
+            seen["now"]?.stringValue?.hasSuffix("+01:00") == true
+                || seen["now"]?.stringValue?.hasSuffix("+02:00") == true)
+        #expect(seen["locale"]?.stringValue != nil && seen["language"]?.stringValue != nil)
+        // log_with: the line names the plugin, not "plugin".
+        #expect(context.stderr.contains("[v11] ready"), "\(context.stderr)")
+    }
+
+    @Test func checkShowsWhatAPluginMayDo() async throws {
+        let folder = Paths.temporaryDirectory("abi11-check")
+        let file = try Fixture.compileFile("v11.c", into: folder)
+        let check = try await skillhost(["check", file])
+        #expect(check.stdout.contains("may: compute, network, read-files; also read ~/models, /opt/skill-data"))
+        #expect(check.stdout.contains("output schema (every result is checked against it):"))
+    }
+
+    @Test func aRelativeReadPathIsRefusedWithASentence() async throws {
+        let folder = Paths.temporaryDirectory("abi11-bad")
+        let source = try String(contentsOfFile: Paths.fixtures + "/v11.c", encoding: .utf8)
+            .replacingOccurrences(of: #""~/models", "/opt/skill-data""#, with: #""models""#)
+        let file = try Fixture.compile(source, name: "badpaths", into: folder)
+        let check = try await skillhost(["check", file])
+        #expect(check.status == 1)
+        #expect(
+            check.stdout.contains(#"read_paths[0] "models" is not absolute; use /… or ~/… (the user's home)"#),
+            "\(check.stdout)")
+    }
+}
