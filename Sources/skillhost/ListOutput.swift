@@ -26,10 +26,11 @@ enum ListOutput {
                 [
                     "\(plugin.name) \(plugin.version)",
                     plugin.file.hasPrefix("mcp server") ? "own process" : plugin.isolation.rawValue,
-                    "\(plugin.skillIDs.count)", plugin.file,
+                    "\(plugin.skillIDs.count)",
+                    plugin.capabilities.isEmpty ? "-" : plugin.capabilities.names.joined(separator: ","), plugin.file,
                 ]
             }
-            out += "\n" + Table.render(header: ["PLUGIN", "RUNS", "SKILLS", "SOURCE"], rows: rows)
+            out += "\n" + Table.render(header: ["PLUGIN", "RUNS", "SKILLS", "MAY", "SOURCE"], rows: rows)
         }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
