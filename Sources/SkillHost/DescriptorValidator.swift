@@ -13,6 +13,8 @@ enum DescriptorValidator {
         let capabilities: PluginCapabilities
         /// Extra readable folders (since 1.1), as declared ("~/models").
         let readPaths: [String]
+        /// `snapshot` (since 1.1), if the plugin has one.
+        let snapshot: PluginSnapshot.Function?
     }
 
     /// The sizes of the v1.0 structs on LP64 (x86_64, aarch64), written as literals on purpose: a plugin built
@@ -129,11 +131,17 @@ enum DescriptorValidator {
                 index += 1
             }
         }
+        var snapshot: PluginSnapshot.Function?
+        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.snapshot)) {
+            snapshot = raw.load(
+                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.snapshot) ?? 0,
+                as: PluginSnapshot.Function?.self)
+        }
         guard problems.isEmpty, let name else { return .failure(ProblemList(problems)) }
         return .success(
             Validated(
                 name: name, version: version, description: plugin.description.map { pluginString($0) } ?? "",
-                skills: skills, capabilities: capabilities, readPaths: readPaths))
+                skills: skills, capabilities: capabilities, readPaths: readPaths, snapshot: snapshot))
     }
 
     /// The v1.0 fields of a plugin record, read without touching a byte past them.

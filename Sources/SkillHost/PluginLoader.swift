@@ -19,6 +19,7 @@ struct PluginCandidate {
     let contentHash: UInt64
     let capabilities: PluginCapabilities
     let readPaths: [String]
+    let snapshot: PluginSnapshot.Function?
 }
 
 /// A descriptor that passed validation, with its compiled schema and implementation.
@@ -141,7 +142,8 @@ final class PluginLoader: Sendable {
                     file: file, handle: handle, descriptor: descriptor, name: validated.name,
                     version: validated.version, description: validated.description, skills: validated.skills,
                     keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes),
-                    capabilities: validated.capabilities, readPaths: validated.readPaths))
+                    capabilities: validated.capabilities, readPaths: validated.readPaths,
+                    snapshot: validated.snapshot))
         }
     }
 
@@ -208,7 +210,7 @@ final class PluginLoader: Sendable {
             name: candidate.name, version: candidate.version, description: candidate.description, file: candidate.file,
             image: .native(handle: candidate.handle, descriptor: candidate.descriptor, state: state),
             keepsMapped: candidate.keepsMapped, imageSize: candidate.imageSize, host: host,
-            capabilities: candidate.capabilities, readPaths: candidate.readPaths)
+            capabilities: candidate.capabilities, readPaths: candidate.readPaths, snapshot: candidate.snapshot)
         let skills = candidate.skills.map { validated in
             Skill(
                 info: SkillInfo(

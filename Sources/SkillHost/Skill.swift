@@ -37,13 +37,17 @@ final class LoadedPlugin: @unchecked Sendable {
     /// What the plugin's code may do beyond computing, and extra folders it may read (since 1.1).
     let capabilities: PluginCapabilities
     let readPaths: [String]
+    /// A native plugin's `snapshot` function (since 1.1).
+    let snapshot: PluginSnapshot.Function?
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
-        imageSize: Int, host: HostRecord?, capabilities: PluginCapabilities = [], readPaths: [String] = []
+        imageSize: Int, host: HostRecord?, capabilities: PluginCapabilities = [], readPaths: [String] = [],
+        snapshot: PluginSnapshot.Function? = nil
     ) {
         self.capabilities = capabilities
         self.readPaths = readPaths
+        self.snapshot = snapshot
         self.name = name
         self.version = version
         self.description = description

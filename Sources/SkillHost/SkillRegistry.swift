@@ -235,6 +235,24 @@ public final class SkillRegistry: Sendable {
         }
     }
 
+    /// The plugin's current state as a small JSON object for the agent (`skill_plugin.snapshot`, ABI 1.1): nil
+    /// when the plugin has no snapshot (or is unknown), a sentence when its snapshot failed, was not an object or
+    /// was over 8 KB. A plugin in a worker process answers within 5 s.
+    ///
+    /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
+    public func snapshotOnCurrentThread(plugin name: String) -> Result<JSONValue, SnapshotError>? {
+        guard let plugin = state.withLock({ $0.plugins[name]?.plugin }) else { return nil }
+        switch plugin.image {
+        case .native(_, _, let pluginState):
+            guard let function = plugin.snapshot else { return nil }
+            plugin.users.add(1, ordering: .acquiring)
+            defer { plugin.users.subtract(1, ordering: .releasing) }
+            return PluginSnapshot.take(function, state: pluginState, plugin: name)
+        case .isolated(let isolated):
+            return isolated.snapshot()
+        }
+    }
+
     /// Invokes a skill synchronously on the calling thread, with no deadline: the cost of a call without the
     /// thread hand-off. For benchmarks and worker processes.
     ///

@@ -1,4 +1,5 @@
 import Foundation
+import SkillHost
 import TestSupport
 import Testing
 
@@ -61,6 +62,26 @@ struct ABIv11Tests {
         #expect(seen["locale"]?.stringValue != nil && seen["language"]?.stringValue != nil)
         // log_with: the line names the plugin, not "plugin".
         #expect(context.stderr.contains("[v11] ready"), "\(context.stderr)")
+    }
+
+    /// `snapshot`: the plugin's state as an object, taken in-process and from a worker alike; none for a plugin
+    /// without one.
+    @Test(arguments: [false, true])
+    func snapshotsAreTaken(isolated: Bool) async throws {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-data")))
+        if isolated {
+            configuration.isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+        }
+        let registry = try SkillRegistry(configuration: configuration)
+        defer { registry.shutdown() }
+        let folder = Paths.temporaryDirectory("abi11-snapshot")
+        _ = try registry.load(file: try Fixture.compileFile("v11.c", into: folder)).get()
+        _ = try registry.load(file: try Fixture.compileFile("typed.c", into: folder)).get()
+        let taken = try await offPool { registry.snapshotOnCurrentThread(plugin: "v11") }
+        #expect(taken == .success(["count": 3, "recent": ["milk"]]))
+        #expect(try await offPool { registry.snapshotOnCurrentThread(plugin: "typed") } == nil)
+        #expect(try await offPool { registry.snapshotOnCurrentThread(plugin: "absent") } == nil)
     }
 
     @Test func checkShowsWhatAPluginMayDo() async throws {

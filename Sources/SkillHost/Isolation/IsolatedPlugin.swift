@@ -127,6 +127,21 @@ final class IsolatedPlugin: Sendable {
                 + "loaded")
     }
 
+    /// The plugin's snapshot, asked of its worker (nil when it has none). Blocks for at most 5 s.
+    func snapshot() -> Result<JSONValue, SnapshotError>? {
+        switch liveWorker(cancellation: CallCancellation()) {
+        case .failure(let refusal): return .failure(SnapshotError("\(name)'s snapshot: \(refusal.message)"))
+        case .success(let worker):
+            switch worker.request("snapshot", nil, timeout: .seconds(5), clock: clock) {
+            case .failure(let failure): return .failure(SnapshotError("\(name)'s snapshot: \(failure.message)"))
+            case .success(let value):
+                if value == .null { return nil }
+                if let error = value["error"]?.stringValue { return .failure(SnapshotError(error)) }
+                return value["snapshot"].map { .success($0) }
+            }
+        }
+    }
+
     /// Runs one call in the worker, starting (or restarting) it first when needed. Blocks.
     func call(skill: String, arguments: JSONValue, context: CallContext) -> SkillOutcome {
         let worker: WorkerProcess

@@ -166,6 +166,17 @@ final class WorkerServer: @unchecked Sendable {
                         WorkerProtocol.response(
                             id, errorCode: -32001, message: error.problems.map(\.description).joined(separator: "\n")))
                 }
+            case "snapshot":
+                // Answered on the reading thread: a snapshot is short by contract, and the host stops waiting
+                // after 5 s.
+                let name = (try? loaded.get())?.name ?? ""
+                let result: JSONValue
+                switch registry.snapshotOnCurrentThread(plugin: name) {
+                case nil: result = .null
+                case .success(let value)?: result = ["snapshot": value]
+                case .failure(let error)?: result = ["error": .string(error.message)]
+                }
+                writer.write(WorkerProtocol.response(id, result: result))
             default:
                 writer.write(WorkerProtocol.response(id, errorCode: -32601, message: "unknown method \(method)"))
             }

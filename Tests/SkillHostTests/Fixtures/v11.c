@@ -41,5 +41,12 @@ static const skill_descriptor skills[] = {
 
 static const char *const paths[] = {"~/models", "/opt/skill-data", NULL};
 
+static int snapshot(void *state, const skill_snapshot_api *api, skill_snapshot *out) {
+    static const char text[] = "{\"count\":3,\"recent\":[\"milk\"]}";
+    (void)state;
+    api->set(out, text, sizeof text - 1);
+    return SKILL_OK;
+}
+
 SKILL_PLUGIN_EX("v11", "1.1.0", "ABI v1.1 fixture", skills, setup, NULL, NULL, SKILL_CAP_NETWORK | SKILL_CAP_READ_FS,
-                paths, NULL)
+                paths, snapshot)

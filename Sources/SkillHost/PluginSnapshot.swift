@@ -1,0 +1,74 @@
+import Foundation
+import SkillJSON
+import SkillSDK
+import Synchronization
+
+/// `skill_plugin.snapshot` (ABI 1.1): the plugin's current state as a small JSON object for the agent.
+enum PluginSnapshot {
+    typealias Function =
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafePointer<skill_snapshot_api>?, OpaquePointer?
+        ) -> Int32
+
+    /// Snapshots longer than this are refused (the agent's budget; a snapshot is a summary, not data).
+    static let limit = 8 << 10
+
+    /// Where `set` writes, behind the opaque `skill_snapshot *`.
+    final class Box: Sendable {
+        let bytes = Mutex<[UInt8]?>(nil)
+        var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+        static func from(_ pointer: OpaquePointer?) -> Box? {
+            pointer.map { Unmanaged<Box>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+        }
+    }
+
+    /// The `skill_snapshot_api` table. Built once; never freed.
+    ///
+    /// - Important: `@unchecked Sendable` is safe because the table is written once and never changed, and its
+    ///   function captures nothing (it finds its box through the `skill_snapshot *` argument).
+    final class Table: @unchecked Sendable {
+        static let shared = Table()
+        let pointer: UnsafeMutablePointer<skill_snapshot_api>
+        private init() {
+            pointer = .allocate(capacity: 1)
+            pointer.initialize(
+                to: skill_snapshot_api(
+                    struct_size: UInt32(MemoryLayout<skill_snapshot_api>.size),
+                    set: { out, json, length in
+                        guard let box = Box.from(out) else { return }
+                        let bytes = json.map { Array(UnsafeRawBufferPointer(start: $0, count: min(length, limit + 1))) }
+                        box.bytes.withLock { $0 = bytes ?? [] }
+                    }))
+        }
+    }
+
+    /// Calls a native plugin's `snapshot` on the calling thread: the object, nil when the plugin has none, or a
+    /// sentence saying what was wrong with it.
+    static func take(_ function: Function, state: UnsafeMutableRawPointer?, plugin: String)
+        -> Result<JSONValue, SnapshotError>
+    {
+        let box = Box()
+        let code = withExtendedLifetime(box) { function(state, Table.shared.pointer, box.opaque) }
+        guard code == SKILL_OK else {
+            return .failure(SnapshotError("\(plugin)'s snapshot failed with status \(code)"))
+        }
+        guard let bytes = box.bytes.withLock({ $0 }) else {
+            return .failure(SnapshotError("\(plugin)'s snapshot returned without calling set"))
+        }
+        guard bytes.count <= limit else {
+            return .failure(
+                SnapshotError("\(plugin)'s snapshot is over \(limit / 1024) KB; keep it to a short summary"))
+        }
+        guard let value = try? JSONValue(parsing: bytes), value.objectValue != nil else {
+            return .failure(SnapshotError("\(plugin)'s snapshot is not a JSON object"))
+        }
+        return .success(value)
+    }
+}
+
+/// Why a snapshot could not be taken, as a sentence.
+public struct SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
