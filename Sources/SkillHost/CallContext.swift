@@ -19,9 +19,12 @@ final class CallContext: Sendable {
     let skill: Skill
     let cancellation: CallCancellation
     let recorded = Mutex(Recorded())
-    /// The caller's context as JSON text (`skill_call_api.context`, since 1.1).
-    let callerContext: String
-    /// Its C copy, made on the first `context()` call and freed with this record (after `invoke` returned).
+    /// Who calls (`client` in the context), and the context text when the caller gave it whole (a worker passes
+    /// on the host's).
+    private let client: String
+    private let givenContext: String?
+    /// The context's C copy, made on the first `context()` call (most calls never ask) and freed with this
+    /// record, after `invoke` returned.
     private let callerContextCopy = Mutex<UnsafeMutablePointer<CChar>?>(nil)
     let onProgress: (@Sendable (SkillProgress) -> Void)?
     let log: @Sendable (LogRecord) -> Void
@@ -30,10 +33,12 @@ final class CallContext: Sendable {
 
     init(
         skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void,
-        resultLimit: Int, cancellation: CallCancellation = CallCancellation(), callerContext: String
+        resultLimit: Int, cancellation: CallCancellation = CallCancellation(), client: String,
+        callerContext: String? = nil
     ) {
         self.skill = skill
-        self.callerContext = callerContext
+        self.client = client
+        givenContext = callerContext
         self.onProgress = onProgress
         self.log = log
         self.resultLimit = resultLimit
@@ -41,6 +46,9 @@ final class CallContext: Sendable {
     }
 
     deinit { callerContextCopy.withLock { $0.map { free($0) } } }
+
+    /// The caller's context as JSON text (`skill_call_api.context`, since 1.1): as given, or made now.
+    var callerContext: String { givenContext ?? Self.callerContext(client: client) }
 
     /// The context as a C string owned by this record.
     var callerContextPointer: UnsafePointer<CChar>? {
@@ -50,20 +58,34 @@ final class CallContext: Sendable {
         }
     }
 
+    /// What does not change between calls: this process's locale, language and zone, and a formatter for it.
+    private static let place = Mutex<
+        (locale: String, language: String, zone: TimeZone, formatter: ISO8601DateFormatter)?
+    >(nil)
+
     /// The context a call gets: locale, language, time zone and now from this process, `client` from the front
     /// end (`SkillRegistry.Configuration.client`).
     static func callerContext(client: String, now: Date = Date()) -> String {
-        let zone = TimeZone.current
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = zone
-        formatter.formatOptions = [.withInternetDateTime]
-        let locale = Locale.current
+        let (locale, language, zone, stamp) = place.withLock { place in
+            let fixed: (locale: String, language: String, zone: TimeZone, formatter: ISO8601DateFormatter)
+            if let known = place {
+                fixed = known
+            } else {
+                let zone = TimeZone.current
+                let formatter = ISO8601DateFormatter()
+                formatter.timeZone = zone
+                formatter.formatOptions = [.withInternetDateTime]
+                let locale = Locale.current
+                fixed = (locale.identifier, locale.language.languageCode?.identifier ?? "en", zone, formatter)
+                place = fixed
+            }
+            // The formatter is used only under this lock.
+            return (fixed.locale, fixed.language, fixed.zone, fixed.formatter.string(from: now))
+        }
         return JSONValue.object(
             JSONObject([
-                (key: "locale", value: .string(locale.identifier)),
-                (key: "language", value: .string(locale.language.languageCode?.identifier ?? "en")),
-                (key: "time_zone", value: .string(zone.identifier)),
-                (key: "now", value: .string(formatter.string(from: now))),
+                (key: "locale", value: .string(locale)), (key: "language", value: .string(language)),
+                (key: "time_zone", value: .string(zone.identifier)), (key: "now", value: .string(stamp)),
                 (key: "client", value: .string(client)),
             ])
         ).jsonText

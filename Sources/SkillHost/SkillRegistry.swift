@@ -277,8 +277,8 @@ public final class SkillRegistry: Sendable {
                 arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
                 context: CallContext(
                     skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-                    resultLimit: configuration.resultLimit, cancellation: cancellation,
-                    callerContext: callerContext ?? CallContext.callerContext(client: configuration.client)))
+                    resultLimit: configuration.resultLimit, cancellation: cancellation, client: configuration.client,
+                    callerContext: callerContext))
         }
         outcome.duration = .now - start
         return outcome
@@ -291,8 +291,7 @@ public final class SkillRegistry: Sendable {
     ) -> Job {
         let context = CallContext(
             skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-            resultLimit: configuration.resultLimit,
-            callerContext: CallContext.callerContext(client: configuration.client))
+            resultLimit: configuration.resultLimit, client: configuration.client)
         return Job(
             skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
             timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout, spent: prepared.validated)

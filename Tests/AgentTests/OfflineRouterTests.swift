@@ -110,11 +110,12 @@ struct OfflineRouterTests {
                         + "without a model I do not guess it."))
     }
 
-    /// Requests and schemas are strangers' text: a huge request routes in bounded time, and a property name
-    /// that is a pathological pattern is matched literally.
-    @Test func hostileTextStaysCheap() async throws {
+    /// Requests and schemas are strangers' text: a huge request of number words neither crashes (it overflowed
+    /// Int before) nor costs more than its first 2,000 characters, and a property name that is a pathological
+    /// pattern is matched literally (as a pattern, 40 a's would backtrack for hours). The cap is the hazard's
+    /// scale, minutes — never a timing.
+    @Test(.timeLimit(.minutes(3))) func hostileTextStaysCheap() async throws {
         let huge = "convert " + String(repeating: "twenty one hundred and ", count: 5_000) + "km to miles"
-        let started = ContinuousClock.now
         _ = try await offPool { OfflineRouter().route(huge, tools: routerTools) }
         let evil = ToolDefinition(
             name: "evil", description: "Evil text tool.",
@@ -122,11 +123,10 @@ struct OfflineRouterTests {
                 "type": "object", "properties": ["(a+)+$": ["type": "string"], "b": ["type": "string"]],
                 "required": ["(a+)+$"],
             ], risk: .readOnly)
-        _ = try await offPool {
+        let routed = try await offPool {
             OfflineRouter().route("evil " + String(repeating: "a", count: 40) + "!", tools: [evil])
         }
-        // Generous: a machine under load; the hazard is minutes, not milliseconds.
-        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(routed?.name == "evil")
     }
 
     @Test func answersWithTheResultLabelledOffline() async throws {

@@ -89,7 +89,8 @@ public final class OfflineRouter: ModelProvider {
         guard !tools.isEmpty else { return .nothing }
         let request = RouterRequest(text, now: now())
         let relevance = Dictionary(
-            SkillSelector(tools: tools).rank(request.text).map { ($0.id, $0.score) }, uniquingKeysWith: max)
+            SkillSelector(tools: tools).rank(String(request.text.prefix(2000))).map { ($0.id, $0.score) },
+            uniquingKeysWith: max)
         var candidates: [(tool: ToolDefinition, score: Double)] = []
         for tool in tools {
             let bm25 = relevance[tool.name] ?? 0
