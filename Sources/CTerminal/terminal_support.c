@@ -52,10 +52,12 @@ void skillhost_sigint_target_current_thread(void) {
 
 int skillhost_tty_echo_control(int fd, int on) {
     struct termios settings;
+    int was;
     if (tcgetattr(fd, &settings) != 0) return -1;
+    was = (settings.c_lflag & ECHOCTL) != 0;
     if (on) settings.c_lflag |= ECHOCTL;
     else settings.c_lflag &= ~(tcflag_t)ECHOCTL;
-    return tcsetattr(fd, TCSANOW, &settings) == 0 ? 0 : -1;
+    return tcsetattr(fd, TCSANOW, &settings) == 0 ? was : -1;
 }
 
 int skillhost_read_key(int fd) {

@@ -271,8 +271,8 @@ public final class Shell: @unchecked Sendable {
         drain(signals)
         _ = skillhost_sigint_take()
         // While the turn runs, Ctrl-C cancels it; the terminal does not print "^C" into the cards.
-        _ = skillhost_tty_echo_control(STDIN_FILENO, 0)
-        defer { _ = skillhost_tty_echo_control(STDIN_FILENO, 1) }
+        let echoedControl = skillhost_tty_echo_control(STDIN_FILENO, 0)
+        defer { if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) } }
         var cancelled = false
         while !shared.withLock({ $0.turnDone }) {
             var fds = [

@@ -15,8 +15,8 @@ int skillhost_sigint_take(void);
     (so a blocking read there is interrupted). [the shell's input thread] */
 void skillhost_sigint_target_current_thread(void);
 
-/** Turns the terminal's echo of control characters (`^C` printed when Ctrl-C is pressed) on or off. Returns 0, or
-    -1 when `fd` is not a terminal. [the shell's input thread] */
+/** Turns the terminal's echo of control characters (`^C` printed when Ctrl-C is pressed) on or off. Returns whether
+    it was on before (1 or 0), or -1 when `fd` is not a terminal. [the shell's input thread] */
 int skillhost_tty_echo_control(int fd, int on);
 
 /** Reads one key from the terminal `fd` without waiting for Enter and without echoing it (Ctrl-C still raises
