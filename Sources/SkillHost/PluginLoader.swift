@@ -1,3 +1,4 @@
+import CProcess
 import Foundation
 import SkillJSON
 import SkillSDK
@@ -196,8 +197,10 @@ final class PluginLoader: Sendable {
         onPhase(.initialisation)
         if let initFunction = DescriptorValidator.v1_0Part(candidate.descriptor).`init` {
             var errorBuffer = [CChar](repeating: 0, count: 1024)
-            let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
-                initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
+            let code = host.speaking {
+                errorBuffer.withUnsafeMutableBufferPointer { buffer in
+                    initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
+                }
             }
             if code != 0 {
                 discard(candidate)
@@ -252,9 +255,17 @@ final class HostRecord: @unchecked Sendable {
                 host_version: copies.count == 3 ? UnsafePointer(copies[1]) : nil,
                 data_dir: copies.count == 3 ? UnsafePointer(copies[2]) : nil,
                 log: { level, message in
-                    HostLog.emit(
-                        LogRecord(level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message))
-                    )
+                    // v1.0's log has no context: the plugin running on this thread speaks (set around init,
+                    // invoke, snapshot and deinit); only a line from a plugin's own thread falls back.
+                    let record = LogRecord(
+                        level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message))
+                    if let current = skillhost_speaker(),
+                        let speaker = HostRecord.speaker(current.assumingMemoryBound(to: skill_host.self))
+                    {
+                        speaker.log(LogRecord(level: record.level, source: speaker.plugin, message: record.message))
+                    } else {
+                        HostLog.emit(record)
+                    }
                 },
                 log_with: { host, level, message in
                     // The record names its plugin and its registry's sink: no global logger is involved.
@@ -272,6 +283,13 @@ final class HostRecord: @unchecked Sendable {
 
     static func speaker(_ host: UnsafePointer<skill_host>) -> (plugin: String, log: @Sendable (LogRecord) -> Void)? {
         speakers.withLock { $0[UInt(bitPattern: host)] }
+    }
+
+    /// Runs `body` (plugin code) with this record as the thread's speaker, restoring the previous one after.
+    func speaking<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = skillhost_speaker_swap(UnsafeRawPointer(pointer))
+        defer { _ = skillhost_speaker_swap(previous) }
+        return try body()
     }
 
     deinit {

@@ -75,7 +75,9 @@ final class LoadedPlugin: @unchecked Sendable {
     func unload() {
         switch image {
         case .native(let handle, let descriptor, let state):
-            if let deinitFunction = DescriptorValidator.v1_0Part(descriptor).deinit { deinitFunction(state) }
+            if let deinitFunction = DescriptorValidator.v1_0Part(descriptor).deinit {
+                if let host { host.speaking { deinitFunction(state) } } else { deinitFunction(state) }
+            }
             dlclose(handle)
         case .isolated(let isolated):
             isolated.stop()
@@ -151,7 +153,7 @@ final class Skill: @unchecked Sendable {
             guard case .object(let object) = arguments else {
                 return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
             }
-            switch function.call(object) {
+            switch speaking({ function.call(object) }) {
             case .success(.string(let text)) where text.utf8.count > resultLimit:
                 return oversized(text.utf8.count, limit: resultLimit)
             case .success(let value): return SkillOutcome(status: .ok, result: value)
@@ -160,11 +162,19 @@ final class Skill: @unchecked Sendable {
         case .json(let invoke):
             let text = argumentText ?? arguments.jsonText
             let context = context()
-            let code = text.withCString { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, $0) }
+            let code = text.withCString { arguments in
+                speaking { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, arguments) }
+            }
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
         case .remote(let isolated):
             return isolated.call(skill: info.id, arguments: arguments, context: context())
         }
+    }
+
+    /// Runs plugin code with its plugin as the thread's speaker (for v1.0's context-free `log`).
+    private func speaking<T>(_ body: () -> T) -> T {
+        guard let host = plugin.host else { return body() }
+        return host.speaking(body)
     }
 
     private func oversized(_ size: Int, limit: Int) -> SkillOutcome {

@@ -247,7 +247,8 @@ public final class SkillRegistry: Sendable {
             guard let function = plugin.snapshot else { return nil }
             plugin.users.add(1, ordering: .acquiring)
             defer { plugin.users.subtract(1, ordering: .releasing) }
-            return PluginSnapshot.take(function, state: pluginState, plugin: name)
+            guard let host = plugin.host else { return PluginSnapshot.take(function, state: pluginState, plugin: name) }
+            return host.speaking { PluginSnapshot.take(function, state: pluginState, plugin: name) }
         case .isolated(let isolated):
             return isolated.snapshot()
         }

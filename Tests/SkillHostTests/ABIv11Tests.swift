@@ -45,6 +45,8 @@ struct ABIv11Tests {
         let good = try await skillhost(["call", "v11_count", "{}"] + plugins)
         #expect(good.status == 0)
         #expect(good.stdout == #"{"n":3}"# + "\n")
+        // v1.0's log (no context in its signature) names the plugin whose call is running on that thread.
+        #expect(good.stderr.contains("[v11] counting"), "\(good.stderr)")
         let broken = try await skillhost(["call", "v11_count", #"{"broken":true}"#] + plugins)
         #expect(broken.status == 1)
         #expect(

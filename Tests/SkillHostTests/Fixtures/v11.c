@@ -16,6 +16,8 @@ static int setup(const skill_host *host, void **state, char *error, size_t capac
 
 static int count(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
+    /* v1.0's context-free log, during a call: the host still knows who speaks. */
+    if (host_record) host_record->log(SKILL_LOG_INFO, "counting");
     /* {"n": 3} as asked; {"n": "three"} breaks the output schema. */
     const char *result = strstr(args, "\"broken\":true") ? "{\"n\":\"three\"}" : "{\"n\":3}";
     api->set_result(call, result, strlen(result));
