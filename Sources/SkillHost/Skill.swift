@@ -1,3 +1,4 @@
+import CProcess
 import Foundation
 import SkillJSON
 import SkillSDK
@@ -39,6 +40,8 @@ final class LoadedPlugin: @unchecked Sendable {
     let readPaths: [String]
     /// A native plugin's `snapshot` function (since 1.1).
     let snapshot: PluginSnapshot.Function?
+    /// `host`'s record address, for the thread's speaker (nil for isolated plugins).
+    let hostAddress: UnsafeRawPointer?
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
@@ -48,6 +51,7 @@ final class LoadedPlugin: @unchecked Sendable {
         self.capabilities = capabilities
         self.readPaths = readPaths
         self.snapshot = snapshot
+        hostAddress = host.map { UnsafeRawPointer($0.pointer) }
         self.name = name
         self.version = version
         self.description = description
@@ -134,9 +138,13 @@ final class Skill: @unchecked Sendable {
     func execute(
         arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
     ) -> SkillOutcome {
+        // Most skills declare no output schema: they go straight to the call.
+        guard let output else {
+            return run(arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context())
+        }
         let outcome = run(
             arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context())
-        guard let output, outcome.status == .ok else { return outcome }
+        guard outcome.status == .ok else { return outcome }
         // The declared result schema is a promise: a result that breaks it is an error naming where.
         if case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict) {
             return .failure(
@@ -145,6 +153,7 @@ final class Skill: @unchecked Sendable {
         return outcome
     }
 
+    @inline(__always)
     private func run(
         arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
     ) -> SkillOutcome {
@@ -153,7 +162,8 @@ final class Skill: @unchecked Sendable {
             guard case .object(let object) = arguments else {
                 return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
             }
-            switch speaking({ function.call(object) }) {
+            // Typed functions are pure and have no host record to log through: no speaker to set.
+            switch function.call(object) {
             case .success(.string(let text)) where text.utf8.count > resultLimit:
                 return oversized(text.utf8.count, limit: resultLimit)
             case .success(let value): return SkillOutcome(status: .ok, result: value)
@@ -171,10 +181,12 @@ final class Skill: @unchecked Sendable {
         }
     }
 
-    /// Runs plugin code with its plugin as the thread's speaker (for v1.0's context-free `log`).
+    /// Runs plugin code with its plugin as the thread's speaker (for v1.0's context-free `log`). The record's
+    /// address is kept raw: it lives as long as the plugin, and the call path pays no reference counting for it.
     private func speaking<T>(_ body: () -> T) -> T {
-        guard let host = plugin.host else { return body() }
-        return host.speaking(body)
+        let previous = skillhost_speaker_swap(plugin.hostAddress)
+        defer { _ = skillhost_speaker_swap(previous) }
+        return body()
     }
 
     private func oversized(_ size: Int, limit: Int) -> SkillOutcome {
