@@ -49,17 +49,17 @@ public struct IsolationSettings: Sendable {
 }
 
 /// The command line of a worker process: `skillhost worker --file F --copy C --data-dir D …`.
-public struct WorkerLaunch: Sendable, Equatable {
+package struct WorkerLaunch: Sendable, Equatable {
     /// The plugin file as the user placed it (for messages).
-    public var file: String
+    package var file: String
     /// The private copy to load.
-    public var copy: String
+    package var copy: String
     /// Parent of the per-plugin data directories.
-    public var dataDirectory: String
-    public var limits: WorkerLimits
-    public var resultLimit: Int
+    package var dataDirectory: String
+    package var limits: WorkerLimits
+    package var resultLimit: Int
 
-    public init(file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int) {
+    package init(file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int) {
         self.file = file
         self.copy = copy
         self.dataDirectory = dataDirectory
@@ -68,7 +68,7 @@ public struct WorkerLaunch: Sendable, Equatable {
     }
 
     /// The arguments after `worker`.
-    public var arguments: [String] {
+    package var arguments: [String] {
         var result = [
             "--file", file, "--copy", copy, "--data-dir", dataDirectory, "--max-result-bytes", String(resultLimit),
         ]
@@ -79,7 +79,7 @@ public struct WorkerLaunch: Sendable, Equatable {
     }
 
     /// Parses the arguments after `worker`; nil when they are not what `arguments` produces.
-    public init?(arguments: [String]) {
+    package init?(arguments: [String]) {
         var values: [String: String] = [:]
         var index = 0
         while index + 1 < arguments.count {

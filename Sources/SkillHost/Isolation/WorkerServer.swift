@@ -10,10 +10,10 @@ import Synchronization
 /// Threads follow the leader/follower pattern: one thread at a time reads the protocol input; when it reads an
 /// `invoke`, it hands the reading over to an idle thread (starting one if none waits) and runs the call itself,
 /// so a call costs no thread hand-off and a slow call never delays the next request.
-public enum WorkerMain {
+package enum WorkerMain {
     /// Runs the worker role. Never returns: exits 0 when the host closes the protocol input, 70 when the worker
     /// cannot set itself up.
-    public static func run(_ launch: WorkerLaunch) -> Never {
+    package static func run(_ launch: WorkerLaunch) -> Never {
         var input: Int32 = -1
         var output: Int32 = -1
         let setup = skillhost_worker_setup(&input, &output)
