@@ -248,17 +248,22 @@ struct ArgumentFiller {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         var cut = 0
         var afterMarker: Int?
+        // After the last word that names the action: stop words right after it belong to the text ("greet the
+        // team" → "the team"), unless the text ends up being only stop words.
+        var afterAction = 0
         while cut < words.count {
             let folded = Lexicon.fold(words[cut]).trimmingCharacters(in: .punctuationCharacters)
             let terms = Set(Lexicon.terms(folded))
-            let isNoise =
-                folded.isEmpty || Lexicon.stopWords.contains(folded) || Lexicon.changeVerbs[folded] != nil
-                || (!terms.isEmpty && !terms.isDisjoint(with: vocabulary)) || Self.fillers.contains(folded)
-            guard isNoise else { break }
+            let stop = folded.isEmpty || Lexicon.stopWords.contains(folded)
+            let action =
+                Lexicon.changeVerbs[folded] != nil || (!terms.isEmpty && !terms.isDisjoint(with: vocabulary))
+                || Self.fillers.contains(folded)
+            guard stop || action else { break }
             if Self.markers.contains(folded) { afterMarker = cut + 1 }
+            if action { afterAction = cut + 1 }
             cut += 1
         }
-        let start = afterMarker ?? cut
+        let start = afterMarker.map { max($0, afterAction) } ?? afterAction
         guard start < words.count else { return nil }
         return words[start...].joined(separator: " ")
     }
