@@ -261,7 +261,8 @@ struct MCPOfficialClientTests {
         environment["XDG_CONFIG_HOME"] = home + "/config"
         let plugin = try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-sdk-staging"))
         let served = Paths.temporaryDirectory("mcp-sdk-served")
-        let result = try runProcess(
+        // Off the cooperative pool: the client runs for many seconds.
+        let result = try await runProcessOffPool(
             python, [Paths.fixtures + "/mcp_client.py", Paths.skillhost, served, plugin], environment: environment)
         #expect(result.status == 0, "\(result.stderr.suffix(2000))")
         let runs = result.stdout.split(separator: "\n").compactMap {

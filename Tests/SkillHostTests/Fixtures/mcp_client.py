@@ -36,7 +36,8 @@ async def run(mode: str) -> None:
         shutil.copy(plugin, target + ".partial")
         os.rename(target + ".partial", target)
         try:
-            await asyncio.wait_for(changed.wait(), timeout=10)
+            # A generous cap (a busy 2-core machine may take long to load and probe the plugin), not a timing.
+            await asyncio.wait_for(changed.wait(), timeout=60)
             notified = True
         except asyncio.TimeoutError:
             notified = False
