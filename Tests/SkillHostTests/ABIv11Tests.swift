@@ -12,16 +12,7 @@ struct ABIv11Tests {
     let home = Paths.temporaryDirectory("abi11-home")
 
     func environment() -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
-            environment[key] = nil
-        }
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
-        environment["TZ"] = "Europe/Zurich"
-        environment["SKILLHOST_LOG"] = "info"
-        return environment
+        cliEnvironment(home: home, ["TZ": "Europe/Zurich", "SKILLHOST_LOG": "info"])
     }
 
     func skillhost(_ arguments: [String]) async throws -> ProcessResult {

@@ -9,14 +9,7 @@ struct AskCLITests {
     let home = Paths.temporaryDirectory("ask-home")
 
     func environment(_ extra: [String: String] = [:]) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
-            environment[key] = nil
-        }
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
-        return environment.merging(extra) { $1 }
+        cliEnvironment(home: home, extra.mapValues { $0 })
     }
 
     @Test func answersOfflineWithToolActivityOnStderr() throws {

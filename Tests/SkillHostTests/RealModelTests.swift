@@ -65,14 +65,8 @@ struct RealModelTests {
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         try #"{"disabled_skills": ["calculator", "text_stats", "text_summary"]}"#.write(
             toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
-        environment["OPENAI_BASE_URL"] = base
-        environment["OPENAI_API_KEY"] = nil
-        environment["SKILLHOST_MODEL"] = "smollm2"
-        environment["SKILLHOST_LOG"] = "debug"
+        let environment = cliEnvironment(
+            home: home, ["OPENAI_BASE_URL": base, "SKILLHOST_MODEL": "smollm2", "SKILLHOST_LOG": "debug"])
         let result = try await runProcessOffPool(
             Paths.skillhost, ["ask", "--json", "--step-limit", "3", "Convert 5 km to miles."],
             environment: environment)

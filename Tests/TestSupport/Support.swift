@@ -78,6 +78,20 @@ public func runProcess(
         stderr: String(decoding: errData, as: UTF8.self))
 }
 
+/// The environment for running the `skillhost` binary in a test: this process's, without a configured model or
+/// plugin folder, with `home` as HOME and the XDG folders under it, then `extra` (a nil value removes a variable).
+public func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
+        environment[key] = nil
+    }
+    environment["HOME"] = home
+    environment["XDG_DATA_HOME"] = home + "/data"
+    environment["XDG_CONFIG_HOME"] = home + "/config"
+    for (key, value) in extra { environment[key] = value }
+    return environment
+}
+
 /// Runs CPU-heavy or blocking test work on a thread of its own: on 2 cores the cooperative pool has 2 threads, and
 /// a test that held one for seconds would starve every other test's timers and readers.
 public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
