@@ -50,6 +50,12 @@ public struct ConfirmationRequest: Sendable, Equatable {
     /// The exact (validated) arguments the skill would receive.
     public let arguments: JSONValue
 
+    public init(callID: String, skill: SkillInfo, arguments: JSONValue) {
+        self.callID = callID
+        self.skill = skill
+        self.arguments = arguments
+    }
+
     public static func == (lhs: ConfirmationRequest, rhs: ConfirmationRequest) -> Bool {
         lhs.callID == rhs.callID && lhs.skill.id == rhs.skill.id && lhs.arguments == rhs.arguments
     }

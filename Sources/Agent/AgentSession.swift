@@ -11,7 +11,6 @@ public struct AgentConfiguration: Sendable {
     public var maximumTools = 24
     /// Skills the model never sees.
     public var disabledSkills: Set<String> = []
-    public var policy = Policy()
     /// The system message that starts every conversation.
     public var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "

@@ -148,10 +148,10 @@ struct TurnRunner: Sendable {
         return results.map { $0 ?? CallResult(content: "cancelled before it ran", isError: true) }
     }
 
-    /// A call that may run: its validated arguments, and when it was first seen.
+    /// A call that may run: the registry's prepared call, and when it was first seen.
     struct Prepared: Sendable {
         let call: ToolCall
-        let arguments: JSONValue
+        let prepared: PreparedCall
         let start: ContinuousClock.Instant
     }
 
@@ -160,8 +160,9 @@ struct TurnRunner: Sendable {
         let result: CallResult
     }
 
-    /// Everything before the skill runs: lookup, argument repair and validation, policy and confirmation, then
-    /// the `toolCallStarted` event. Never throws: every problem becomes a tool result the model can correct from.
+    /// Everything before the skill runs: lookup, argument repair, then the registry's one preparation (validation,
+    /// policy, confirmation), then the `toolCallStarted` event. Never throws: every problem becomes a tool result
+    /// the model can correct from.
     private func prepare(_ call: ToolCall) async -> Result<Prepared, Refused> {
         let start = ContinuousClock.now
         func failed(_ message: String, shown arguments: String) -> Result<Prepared, Refused> {
@@ -169,35 +170,40 @@ struct TurnRunner: Sendable {
             emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
             return .failure(Refused(result: CallResult(content: "error: \(message)", isError: true)))
         }
-        guard !session.disabledSkills.contains(call.name), let skill = registry.skill(call.name) else {
+        guard !session.disabledSkills.contains(call.name), registry.skill(call.name) != nil else {
             return failed(unknownSkillMessage(call.name), shown: call.arguments)
         }
-        let arguments: JSONValue
+        let object: JSONObject
         switch ArgumentRepair.repair(call.arguments) {
         case .failure(let error):
             return failed("\(error.message); send the arguments as one JSON object", shown: call.arguments)
-        case .success(let object):
-            switch registry.validate(call.name, arguments: .object(object)) {
-            case .failure(let invalid):
-                return failed("invalid arguments: \(invalid.issues.summary)", shown: JSONValue.object(object).jsonText)
-            case .success(let value): arguments = value
+        case .success(let repaired): object = repaired
+        }
+        let report = self.emit
+        let invocation = SkillInvocation(
+            skill: call.name, arguments: .object(object), confirmer: confirmer(for: call),
+            onProgress: { progress in report(.toolCallProgress(id: call.id, progress: progress)) })
+        switch await registry.prepare(invocation) {
+        case .failure(let refusal):
+            let outcome = refusal.outcome
+            let shown = (refusal.arguments ?? .object(object)).jsonText
+            switch outcome.code {
+            case .unknownSkill: return failed(unknownSkillMessage(call.name), shown: shown)
+            case .invalidArguments:
+                return failed("invalid arguments: \(outcome.error ?? "rejected")", shown: shown)
+            default: return failed(outcome.error ?? outcome.status.rawValue, shown: shown)
             }
+        case .success(let prepared):
+            if Task.isCancelled { return failed("cancelled by the user", shown: prepared.arguments.jsonText) }
+            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: prepared.arguments.jsonText))
+            return .success(Prepared(call: call, prepared: prepared, start: start))
         }
-        if let refusal = await permission(for: skill, call: call, arguments: arguments) {
-            return failed(refusal, shown: arguments.jsonText)
-        }
-        if Task.isCancelled { return failed("cancelled by the user", shown: arguments.jsonText) }
-        emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments.jsonText))
-        return .success(Prepared(call: call, arguments: arguments, start: start))
     }
 
     /// Runs a prepared call and reports how it ended.
     private func run(_ prepared: Prepared) async -> CallResult {
         let call = prepared.call
-        let report = self.emit
-        let outcome = await registry.invoke(call.name, arguments: prepared.arguments.jsonText) { progress in
-            report(.toolCallProgress(id: call.id, progress: progress))
-        }
+        let outcome = await registry.run(prepared.prepared)
         switch outcome.status {
         case .ok:
             if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }
@@ -213,31 +219,20 @@ struct TurnRunner: Sendable {
         }
     }
 
-    /// nil when the call may run; otherwise the reason it may not. "Always this session" covers the exact skill
-    /// and arguments the user approved, never another call of the same skill.
-    private func permission(for skill: SkillInfo, call: ToolCall, arguments: JSONValue) async -> String? {
-        let asking: Policy.Asking =
-            session.confirm == nil
-            ? .nobody(refusal: {
-                "not run: \($0.id) is \($0.risk == .destructive ? "destructive" : "set to ask") and there is no one to "
-                    + "confirm it (allow it with a rule in the configuration)"
-            }) : .person
-        switch configuration.policy.gate(skill, asking: asking) {
-        case .run: return nil
-        case .refuse(let reason): return reason
-        case .ask:
+    /// Who confirms this call: the front end's person, asked through `confirmationNeeded` — or nobody. "Always
+    /// this session" covers the exact skill and arguments the user approved, never another call of the same skill.
+    private func confirmer(for call: ToolCall) -> Confirmer {
+        guard let confirm = session.confirm else { return .nobodyToAsk }
+        let session = self.session
+        let emit = self.emit
+        return .person { skill, arguments in
             let approval = skill.id + " " + arguments.jsonText
-            if session.state.withLock({ $0.allowedForSession.contains(approval) }) { return nil }
-            guard let confirm = session.confirm else { return "not run: there is no one to confirm \(skill.id)" }
+            if session.state.withLock({ $0.allowedForSession.contains(approval) }) { return .allowOnce }
             let request = ConfirmationRequest(callID: call.id, skill: skill, arguments: arguments)
             emit(.confirmationNeeded(request))
-            switch await confirm(request) {
-            case .allowOnce: return nil
-            case .allowForSession:
-                session.state.withLock { _ = $0.allowedForSession.insert(approval) }
-                return nil
-            case .deny: return "not run: the user declined this call"
-            }
+            let answer = await confirm(request)
+            if answer == .allowForSession { session.state.withLock { _ = $0.allowedForSession.insert(approval) } }
+            return answer
         }
     }
 

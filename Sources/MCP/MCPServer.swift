@@ -15,7 +15,6 @@ public final class MCPServer: Sendable {
     static let metaVersion = "io.modelcontextprotocol/protocolVersion"
 
     let registry: SkillRegistry
-    let policy: Policy
     let output: @Sendable (String) -> Void
     private let state = Mutex(State())
 
@@ -34,15 +33,15 @@ public final class MCPServer: Sendable {
     package static let maximumLine = 64 << 20
 
     /// - Parameters:
-    ///   - policy: skills denied by a rule are refused; destructive skills need a rule that allows them.
+    ///   - registry: its policy applies to every call: skills denied by a rule are refused, and so are those it
+    ///     would ask about (nobody can confirm for a client) — destructive skills need a rule that allows them.
     ///   - output: writes one line (the message, without newline) to the client.
     ///   - maximumCallsInFlight: calls running at once before further ones are refused as busy.
     public init(
-        registry: SkillRegistry, policy: Policy, maximumCallsInFlight: Int = 256,
+        registry: SkillRegistry, maximumCallsInFlight: Int = 256,
         output: @escaping @Sendable (String) -> Void
     ) {
         self.registry = registry
-        self.policy = policy
         self.maximumCallsInFlight = maximumCallsInFlight
         self.output = output
     }
@@ -253,21 +252,13 @@ public final class MCPServer: Sendable {
             respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name", reply: reply)
             return
         }
-        guard let skill = registry.skill(name) else {
+        guard registry.skill(name) != nil else {
             respond(id, code: -32602, message: "Unknown tool: \(name)", reply: reply)
             return
         }
         let arguments = params["arguments"] ?? .object(JSONObject())
         guard arguments.objectValue != nil else {
             respond(id, code: -32602, message: "Invalid params: arguments must be an object", reply: reply)
-            return
-        }
-        let asking = Policy.Asking.nobody { skill in
-            "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask"); allow it for MCP "
-                + "clients with a policy rule in config.json (\"policy\": {\"\(skill.id)\": \"allow\"})"
-        }
-        if case .refuse(let reason) = policy.gate(skill, asking: asking) {
-            finish(Self.errorResult(reason))
             return
         }
         let token = params["_meta"]?["progressToken"]
@@ -306,10 +297,10 @@ public final class MCPServer: Sendable {
             self.send(["jsonrpc": "2.0", "method": "notifications/progress", "params": .object(body)])
         }
         beforeCall()
-        registry.start(
-            name, arguments: arguments.jsonText, onCallingThread: !onPool, onProgress: onProgress,
-            onHandle: { slot.attach($0) }
-        ) { [weak self] outcome in
+        // The registry applies the policy: nobody can confirm for an MCP client.
+        let invocation = SkillInvocation(
+            skill: name, arguments: arguments, confirmer: Self.confirmer, onProgress: onProgress)
+        registry.start(invocation, onCallingThread: !onPool, onHandle: { slot.attach($0) }) { [weak self] outcome in
             guard let self else { return }
             // A cancelled request gets no response (the client stopped waiting for it).
             guard self.state.withLock({ $0.running.removeValue(forKey: key) }) != nil else { return }
@@ -325,6 +316,12 @@ public final class MCPServer: Sendable {
                 finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
             }
         }
+    }
+
+    /// Nobody answers for an MCP client: what the policy would ask about is refused, with the rule that allows it.
+    static let confirmer = Confirmer.nobody { skill in
+        "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask"); allow it for MCP "
+            + "clients with a policy rule in config.json (\"policy\": {\"\(skill.id)\": \"allow\"})"
     }
 
     static func errorResult(_ message: String) -> JSONValue {

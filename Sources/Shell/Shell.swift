@@ -63,7 +63,7 @@ public final class Shell: @unchecked Sendable {
     var modelName: String?
     var trace = TurnTrace()
     let shared = Mutex(Shared())
-    private let notify: (read: Int32, write: Int32)
+    let notify: (read: Int32, write: Int32)
     private var changes: Task<Void, Never>?
 
     var registry: SkillRegistry { environment.registry }
@@ -325,7 +325,7 @@ public final class Shell: @unchecked Sendable {
         _ = write(notify.write, &byte, 1)
     }
 
-    private func drain(_ fd: Int32) {
+    func drain(_ fd: Int32) {
         var buffer = [UInt8](repeating: 0, count: 64)
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while poll(&descriptor, 1, 0) > 0, read(fd, &buffer, buffer.count) > 0 {}

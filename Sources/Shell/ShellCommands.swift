@@ -2,6 +2,7 @@ import Agent
 import Foundation
 import SkillHost
 import SkillJSON
+import Synchronization
 
 /// The slash commands.
 extension Shell {
@@ -132,27 +133,14 @@ extension Shell {
             return
         }
         let arguments = parts.count > 1 ? parts[1] : "{}"
-        // The policy applies to /call as to the model's calls: a deny wins; what needs confirming is asked.
-        if let info = registry.skill(id) {
-            switch currentConfiguration.policy.gate(info, asking: .person) {
-            case .run: break
-            case .refuse(let reason):
-                writeOut(terminal.red("✗") + " \(id) → \(reason)\n")
-                return
-            case .ask:
-                writeOut(
-                    "\(terminal.bold("?")) \(id)(\(SessionViewModel.arguments(arguments))) is \(info.risk.rawValue)\n")
-                guard ask(cancel: {}) != .deny else {
-                    writeOut(terminal.red("✗") + " \(id) → not run: the call was not confirmed\n")
-                    return
-                }
-            }
-        }
         // One card, drawn and finished in place like the calls of a turn.
         var card = SessionViewModel.ToolCard(
             id: "call", skill: id, arguments: SessionViewModel.arguments(arguments), started: .now)
         writeOut(TurnRenderer.render(card, terminal: terminal, frame: nil) + (terminal.isTTY ? "" : "\n"))
-        let outcome = waitFor { await self.registry.invoke(id, arguments: arguments) }
+        // The registry's policy applies to /call as to the model's calls: a deny wins; what needs confirming is
+        // asked here, on the shell's thread.
+        let invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: personConfirmer)
+        let outcome = waitFor { await self.registry.invoke(invocation) }
         card.duration = outcome.duration
         switch outcome.status {
         case .ok: card.state = .succeeded((outcome.result ?? .null).displayText)
@@ -221,7 +209,9 @@ extension Shell {
         writeOut(
             terminal.cyan("↶")
                 + " undoing \(skill): \(undo.skillID)(\(SessionViewModel.arguments(undo.arguments.jsonText)))\n")
-        let outcome = waitFor { await self.registry.invoke(undo.skillID, arguments: undo.arguments.jsonText) }
+        // Typing /undo confirms the reversing call; a deny rule still wins.
+        let invocation = SkillInvocation(skill: undo.skillID, arguments: undo.arguments, confirmer: .confirmed)
+        let outcome = waitFor { await self.registry.invoke(invocation) }
         if outcome.status == .ok {
             writeOut(
                 terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
@@ -231,15 +221,29 @@ extension Shell {
         }
     }
 
-    /// Runs async work from the shell's thread and waits for it (this thread is not part of the cooperative pool).
+    /// The person at this shell, asked on its thread while `waitFor` waits (the policy decides when).
+    var personConfirmer: Confirmer {
+        .person { [weak self] skill, arguments in
+            await self?.confirm(ConfirmationRequest(callID: "call", skill: skill, arguments: arguments)) ?? .deny
+        }
+    }
+
+    /// Runs async work from the shell's thread and waits for it (this thread is not part of the cooperative pool),
+    /// answering confirmations the work asks for meanwhile.
     func waitFor<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
+        let done = Atomic<Bool>(false)
+        Task { [weak self] in
             box.set(await work())
-            done.signal()
+            done.store(true, ordering: .releasing)
+            self?.wake()
         }
-        done.wait()
+        while !done.load(ordering: .acquiring) {
+            var descriptor = pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 250)
+            if descriptor.revents != 0 { drain(notify.read) }
+            askPendingConfirmation(cancel: {})
+        }
         guard let value = box.value else { preconditionFailure("the task signalled completion without a value") }
         return value
     }
@@ -247,7 +251,7 @@ extension Shell {
 
 /// Carries a value from a task to a waiting thread.
 final class ResultBox<T: Sendable>: @unchecked Sendable {
-    // @unchecked: written once before the semaphore is signalled, read after waiting on it.
+    // @unchecked: written once before the waiter is told (a release store), read only after it was told.
     private(set) var value: T?
     func set(_ value: T) { self.value = value }
 }

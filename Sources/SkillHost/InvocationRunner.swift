@@ -121,6 +121,7 @@ final class InvocationRunner: Sendable {
             if !returned(job, &state) { state.liveThreads -= 1 }
             return dispatch(&state)
         }
+        job.skill.plugin.drain.notify()
         perform(actions)
     }
 
@@ -240,6 +241,7 @@ final class InvocationRunner: Sendable {
                 let next = release(job, worker: worker, &state)
                 return (next, dispatch(&state))
             }
+            job.skill.plugin.drain.notify()
             perform(actions)
             switch next {
             case .run(let following): current = following
@@ -336,7 +338,10 @@ final class InvocationRunner: Sendable {
                 return dispatch(&state)
             }
         }
-        if won { perform(actions) }
+        if won {
+            job.skill.plugin.drain.notify()
+            perform(actions)
+        }
     }
 
     /// Resumes the caller with `outcome` unless someone else already did. Returns whether this call won.

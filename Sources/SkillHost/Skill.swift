@@ -34,6 +34,8 @@ final class LoadedPlugin: @unchecked Sendable {
     /// about them, until the caller resumes). Retiring waits for zero: unmapping an image a call is about to enter
     /// would crash.
     let users = Atomic<Int>(0)
+    /// Wakes the plugin's retirement when a call ends or a user is given back.
+    let drain = DrainSignal()
 
     /// What the plugin's code may do beyond computing, and extra folders it may read (since 1.1).
     let capabilities: PluginCapabilities
@@ -60,6 +62,12 @@ final class LoadedPlugin: @unchecked Sendable {
         self.keepsMapped = keepsMapped
         self.imageSize = imageSize
         self.host = host
+    }
+
+    /// Gives back a user taken with `users.add` and wakes a retirement waiting for the plugin.
+    func release() {
+        users.subtract(1, ordering: .releasing)
+        drain.notify()
     }
 
     /// The state `init` returned (native plugins).

@@ -13,6 +13,8 @@ public struct SkillOutcome: Sendable, Equatable {
     }
 
     public var status: Status
+    /// Why the call returned no result, for code to act on (nil for `.ok`); `error` is the sentence for people.
+    public var code: FailureCode?
     /// The skill's result for `.ok` (a string when the plugin returned plain text).
     public var result: JSONValue?
     /// A sentence for every other status.
@@ -27,6 +29,7 @@ public struct SkillOutcome: Sendable, Equatable {
         undo: UndoAction? = nil
     ) {
         self.status = status
+        self.code = FailureCode(status)
         self.result = result
         self.error = error
         self.duration = duration
@@ -36,6 +39,13 @@ public struct SkillOutcome: Sendable, Equatable {
     /// A failed outcome with a sentence.
     public static func failure(_ status: Status, _ message: String) -> SkillOutcome {
         SkillOutcome(status: status, error: message)
+    }
+
+    /// A failed outcome with its code and a sentence: `.failure(code: .unknownSkill, "unknown skill …")`.
+    public static func failure(code: FailureCode, _ message: String) -> SkillOutcome {
+        var outcome = SkillOutcome(status: code.status, error: message)
+        outcome.code = code
+        return outcome
     }
 
     /// Milliseconds, as a double.
@@ -54,6 +64,41 @@ public struct SkillOutcome: Sendable, Equatable {
             object["undo"] = ["skill": .string(undo.skillID), "arguments": undo.arguments]
         }
         return .object(object)
+    }
+}
+
+/// Why a call returned no result. Front ends branch on it (an unknown skill adds a hint about plugins that
+/// failed to load; a refusal is not a crash), never on the wording of the sentence.
+public enum FailureCode: String, Sendable, CaseIterable {
+    /// No skill has the id.
+    case unknownSkill = "unknown_skill"
+    /// The arguments are not JSON, break the schema, or the skill rejected them.
+    case invalidArguments = "invalid_args"
+    /// The policy denied the call, or nobody confirmed it.
+    case notPermitted = "not_permitted"
+    /// The skill ran (or was to run) and failed: an error it reported, a crash, a result it may not return.
+    case failed
+    case timeout
+    case cancelled
+
+    init?(_ status: SkillOutcome.Status) {
+        switch status {
+        case .ok: return nil
+        case .error: self = .failed
+        case .timeout: self = .timeout
+        case .cancelled: self = .cancelled
+        case .invalidArgs: self = .invalidArguments
+        }
+    }
+
+    /// The status an outcome with this code has.
+    var status: SkillOutcome.Status {
+        switch self {
+        case .unknownSkill, .notPermitted, .failed: return .error
+        case .invalidArguments: return .invalidArgs
+        case .timeout: return .timeout
+        case .cancelled: return .cancelled
+        }
     }
 }
 

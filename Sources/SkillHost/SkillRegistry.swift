@@ -43,55 +43,27 @@ public final class SkillRegistry: Sendable {
         public var clock: any HostClock = SystemClock()
         /// Who calls, as skills see it in their context (`skill_call_api.context`): "shell", "ask", "mcp", "call".
         public var client = "embedder"
+        /// What may run without asking, what is asked, what never runs — applied to every call, whoever makes it.
+        public var policy = Policy()
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
-    }
-
-    struct Entry {
-        let plugin: LoadedPlugin
-        let skills: [Skill]
-        let contentHash: UInt64
-    }
-
-    struct State {
-        /// By plugin name.
-        var plugins: [String: Entry] = [:]
-        /// File path → plugin name.
-        var owners: [String: String] = [:]
-        var skills: [String: Skill] = [:]
-        /// File path → the failure and the hash of the content that failed (nil when unreadable).
-        var failures: [String: (error: PluginLoadError, hash: UInt64?)] = [:]
-        /// Retired images that stay mapped (Swift code, or calls that never returned).
-        var keptImages = 0
-        var keptBytes = 0
-        /// Replaced or removed plugins still draining.
-        var retiring = 0
-        /// Skills of other programs (MCP servers), by id, and their sources by name.
-        var external: [String: ExternalEntry] = [:]
-        var sources: [String: PluginSummary] = [:]
-        var isShutDown = false
     }
 
     /// The version this host reports to plugins.
     public static let hostVersion = "0.1.0"
 
     public let configuration: Configuration
-    /// The clock's current instant as a closure made once (validation asks it without a per-call allocation).
-    let now: @Sendable () -> ContinuousClock.Instant
     let loader: PluginLoader
     let runner: InvocationRunner
+    let catalog = Catalog()
+    let invoker: Invoker
+    let lifecycle: PluginLifecycle
     let copyDirectory: URL
-    let state = Mutex(State())
-    /// Serialises loading, unloading and the `init`/`deinit` calls they make ([load-thread] in the ABI).
-    let loading = Mutex(())
-    let broadcaster = ChangeBroadcaster()
 
     /// Creates an empty registry and its private copy directory.
     /// - Throws: `RegistryError.cannotCreateDirectory` when the temporary directory is not writable.
     public init(configuration: Configuration) throws(RegistryError) {
         self.configuration = configuration
-        let clock = configuration.clock
-        now = { clock.now }
         copyDirectory = try TemporaryDirectories.create()
         loader = PluginLoader(
             copyDirectory: copyDirectory, hostVersion: Self.hostVersion, onPhase: configuration.onLoadPhase)
@@ -100,53 +72,48 @@ public final class SkillRegistry: Sendable {
                 maximumThreads: configuration.maximumThreads, perPluginConcurrency: configuration.perPluginConcurrency,
                 unhealthyAfterStuckCalls: configuration.unhealthyAfterStuckCalls),
             clock: configuration.clock)
+        invoker = Invoker(catalog: catalog, runner: runner, configuration: configuration)
+        lifecycle = PluginLifecycle(
+            configuration: configuration, loader: loader, catalog: catalog, runner: runner,
+            copyDirectory: copyDirectory)
         HostLog.install(configuration.log)
     }
 
     // MARK: Queries
 
-    /// Registered skills, sorted by id.
-    public var skills: [SkillInfo] {
-        state.withLock { $0.skills.values.map(\.info) + $0.external.values.map(\.skill.info) }.sorted { $0.id < $1.id }
-    }
+    /// Registered skills (plugin skills and external tools), sorted by id.
+    public var skills: [SkillInfo] { catalog.infos.sorted { $0.id < $1.id } }
 
-    /// Loaded plugins, sorted by name.
-    public var plugins: [PluginSummary] {
-        state.withLock { $0.plugins.values.map { PluginSummary($0.plugin, skills: $0.skills) } + $0.sources.values }
-            .sorted { $0.name < $1.name }
-    }
+    /// Loaded plugins and external sources, sorted by name.
+    public var plugins: [PluginSummary] { catalog.summaries.sorted { $0.name < $1.name } }
 
     /// Files whose current content failed to load, sorted by file.
     public var failures: [PluginLoadError] {
-        state.withLock { $0.failures.values.map(\.error) }.sorted { $0.file < $1.file }
+        lifecycle.state.withLock { $0.failures.values.map(\.error) }.sorted { $0.file < $1.file }
     }
 
     /// Retired plugin images that stay mapped: Swift code is never unmapped, nor is an image whose abandoned calls
     /// never returned.
-    public var keptImages: (count: Int, bytes: Int) { state.withLock { ($0.keptImages, $0.keptBytes) } }
+    public var keptImages: (count: Int, bytes: Int) { lifecycle.state.withLock { ($0.keptImages, $0.keptBytes) } }
 
     /// Replaced or removed plugins whose calls are still draining.
-    public var pendingRetirements: Int { state.withLock { $0.retiring } }
+    public var pendingRetirements: Int { lifecycle.state.withLock { $0.retiring } }
 
     /// Every change from now on: loads, replacements, unloads and load failures.
-    public func changes() -> AsyncStream<RegistryChange> { broadcaster.subscribe() }
+    public func changes() -> AsyncStream<RegistryChange> { catalog.broadcaster.subscribe() }
 
-    /// Validates `arguments` for skill `id` exactly as `invoke` will (lenient coercions, defaults filled in), so a
-    /// front end can show the exact arguments before asking the user. An unknown id is an issue at `$`.
+    /// Validates `arguments` for skill `id` exactly as a call will (lenient coercions, defaults filled in), so a
+    /// front end can show the exact arguments before it calls. An unknown id is an issue at `$`.
     public func validate(_ id: String, arguments: JSONValue) -> Result<JSONValue, ValidationIssues> {
-        if let external = state.withLock({ $0.external[id] }) {
-            return external.schema?.check(arguments).map { $0 ?? arguments } ?? .success(arguments)
+        guard let entry = catalog.entry(id) else {
+            return .failure(
+                ValidationIssues(issues: [ValidationIssue(path: "$", message: invoker.unknownSkillMessage(id))]))
         }
-        guard let skill = state.withLock({ $0.skills[id] }) else {
-            return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: unknownSkillMessage(id))]))
-        }
-        return skill.schema.check(arguments).map { $0 ?? arguments }
+        return entry.schema?.check(arguments).map { $0 ?? arguments } ?? .success(arguments)
     }
 
     /// The skill with this id.
-    public func skill(_ id: String) -> SkillInfo? {
-        state.withLock { $0.skills[id]?.info ?? $0.external[id]?.skill.info }
-    }
+    public func skill(_ id: String) -> SkillInfo? { catalog.entry(id)?.info }
 
     /// Counters of the invocation pool.
     public var poolStatistics: (liveThreads: Int, idleThreads: Int, abandonedThreads: Int, queued: Int) {
@@ -156,36 +123,29 @@ public final class SkillRegistry: Sendable {
 
     // MARK: Invocation
 
-    /// Invokes a skill: looks it up, parses and validates the arguments, then runs it on the pool under its
-    /// deadline. Never throws; every failure is an outcome with a sentence.
+    /// Runs a call: looks the skill up, validates the arguments once, applies the policy (asking the invocation's
+    /// confirmer when it says ask), then runs it under its deadline. Never throws; every failure is an outcome
+    /// with a code and a sentence.
     ///
-    /// - Parameters:
-    ///   - id: the skill id.
-    ///   - arguments: a JSON object as text (`""` means `{}`).
-    ///   - timeout: overrides the skill's `timeout_ms` and the host default.
-    ///   - onProgress: receives `report_progress` calls, on the plugin's thread.
     /// - Returns: the outcome; cancelling the calling task ends the call with `.cancelled` promptly.
-    public func invoke(
-        _ id: String, arguments: String, timeout: Duration? = nil,
-        onProgress: (@Sendable (SkillProgress) -> Void)? = nil
-    ) async -> SkillOutcome {
+    public func invoke(_ invocation: SkillInvocation) async -> SkillOutcome { await invoker.invoke(invocation) }
+
+    /// Everything before a call runs — lookup, validation once, the policy (asking the invocation's confirmer) —
+    /// without running it. Run the result with `run(_:)`.
+    public func prepare(_ invocation: SkillInvocation) async -> Result<PreparedCall, CallRefusal> {
         let start = ContinuousClock.now
-        if let external = state.withLock({ $0.external[id] }) {
-            var outcome = await invokeExternal(
-                external, arguments: arguments,
-                timeout: timeout ?? external.skill.info.timeout ?? configuration.defaultTimeout)
-            outcome.duration = .now - start
-            return outcome
+        switch await invoker.permit(invocation) {
+        case .failure(let rejection):
+            return .failure(CallRefusal(outcome: rejection.outcome.took(.now - start), arguments: rejection.arguments))
+        case .success(let prepared): return .success(PreparedCall(prepared, invocation, start: start))
         }
-        switch prepare(id, arguments, timeout: timeout) {
-        case .failure(let outcome):
-            var failed = outcome.outcome
-            failed.duration = .now - start
-            return failed
-        case .success(let prepared):
-            defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
-            return await runner.run(job(for: prepared, timeout: timeout, onProgress: onProgress))
-        }
+    }
+
+    /// Runs a prepared call under its deadline (once; running it again is an error outcome).
+    public func run(_ call: PreparedCall) async -> SkillOutcome {
+        guard call.take() else { return .failure(code: .failed, "\(call.skill.id): this prepared call already ran") }
+        defer { call.prepared.release() }
+        return await invoker.run(call.prepared, call.invocation, start: call.start)
     }
 
     /// Starts a call like `invoke` for callers that are threads rather than tasks (a protocol reader): `completion`
@@ -198,41 +158,10 @@ public final class SkillRegistry: Sendable {
     ///   runs on this one).
     @discardableResult
     public func start(
-        _ id: String, arguments: String, timeout: Duration? = nil, onCallingThread: Bool = false,
-        onProgress: (@Sendable (SkillProgress) -> Void)? = nil, onHandle: (CallHandle) -> Void = { _ in },
+        _ invocation: SkillInvocation, onCallingThread: Bool = false, onHandle: (CallHandle) -> Void = { _ in },
         completion: @escaping @Sendable (SkillOutcome) -> Void
     ) -> CallHandle {
-        let start = ContinuousClock.now
-        if state.withLock({ $0.external[id] }) != nil {
-            let task = Task {
-                completion(await invoke(id, arguments: arguments, timeout: timeout, onProgress: onProgress))
-            }
-            let handle = CallHandle { task.cancel() }
-            onHandle(handle)
-            return handle
-        }
-        switch prepare(id, arguments, timeout: timeout) {
-        case .failure(let rejected):
-            var failed = rejected.outcome
-            failed.duration = .now - start
-            completion(failed)
-            return CallHandle {}
-        case .success(let prepared):
-            let job = job(for: prepared, timeout: timeout, onProgress: onProgress)
-            let plugin = prepared.skill.plugin
-            let finish: @Sendable (SkillOutcome) -> Void = { outcome in
-                plugin.users.subtract(1, ordering: .releasing)
-                completion(outcome)
-            }
-            let handle = CallHandle { [runner] in runner.cancel(job) }
-            onHandle(handle)
-            if onCallingThread {
-                runner.runOnCallingThread(job, completion: finish)
-            } else {
-                runner.start(job, completion: finish)
-            }
-            return handle
-        }
+        invoker.start(invocation, onCallingThread: onCallingThread, onHandle: onHandle, completion: completion)
     }
 
     /// The plugin's current state as a small JSON object for the agent (`skill_plugin.snapshot`, ABI 1.1): nil
@@ -241,12 +170,12 @@ public final class SkillRegistry: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     public func snapshotOnCurrentThread(plugin name: String) -> Result<JSONValue, SnapshotError>? {
-        guard let plugin = state.withLock({ $0.plugins[name]?.plugin }) else { return nil }
+        guard let plugin = catalog.plugin(named: name) else { return nil }
         switch plugin.image {
         case .native(_, _, let pluginState):
             guard let function = plugin.snapshot else { return nil }
             plugin.users.add(1, ordering: .acquiring)
-            defer { plugin.users.subtract(1, ordering: .releasing) }
+            defer { plugin.release() }
             guard let host = plugin.host else { return PluginSnapshot.take(function, state: pluginState, plugin: name) }
             return host.speaking { PluginSnapshot.take(function, state: pluginState, plugin: name) }
         case .isolated(let isolated):
@@ -254,125 +183,29 @@ public final class SkillRegistry: Sendable {
         }
     }
 
-    /// Invokes a skill synchronously on the calling thread, with no deadline: the cost of a call without the
-    /// thread hand-off. For benchmarks and worker processes.
+    /// Runs a call synchronously on the calling thread, with no deadline: the cost of a call without the thread
+    /// hand-off. For benchmarks and worker processes (whose host keeps the deadline); a call that needs a
+    /// person's answer is refused.
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
-    public func invokeOnCurrentThread(_ id: String, arguments: String) -> SkillOutcome {
-        invokeOnCurrentThread(id, arguments: arguments, cancellation: CallCancellation(), onProgress: nil)
+    package func invokeOnCurrentThread(_ invocation: SkillInvocation) -> SkillOutcome {
+        invoker.invokeOnCurrentThread(invocation, cancellation: CallCancellation())
+    }
+}
+
+extension SkillRegistry {
+    /// `invoke(SkillInvocation(skill: id, argumentText: arguments, …))`: a call from JSON text, confirmed by
+    /// nobody (destructive calls and those a rule says to ask about are refused).
+    public func invoke(
+        _ id: String, arguments: String, timeout: Duration? = nil,
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil
+    ) async -> SkillOutcome {
+        await invoke(SkillInvocation(skill: id, argumentText: arguments, timeout: timeout, onProgress: onProgress))
     }
 
-    /// - Parameter callerContext: the context the call's skill sees; nil: this registry's own (a worker passes
-    ///   on the host's).
-    func invokeOnCurrentThread(
-        _ id: String, arguments: String, cancellation: CallCancellation,
-        onProgress: (@Sendable (SkillProgress) -> Void)?, callerContext: String? = nil
-    ) -> SkillOutcome {
-        let start = ContinuousClock.now
-        var outcome: SkillOutcome
-        switch prepare(id, arguments, timeout: nil) {
-        case .failure(let failed): outcome = failed.outcome
-        case .success(let prepared):
-            defer { prepared.skill.plugin.users.subtract(1, ordering: .releasing) }
-            outcome = prepared.skill.execute(
-                arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
-                context: CallContext(
-                    skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-                    resultLimit: configuration.resultLimit, cancellation: cancellation, client: configuration.client,
-                    callerContext: callerContext))
-        }
-        outcome.duration = .now - start
-        return outcome
-    }
-
-    /// The runner's job for a prepared call: its context and its deadline (the caller's, else the skill's, else
-    /// the host default).
-    private func job(
-        for prepared: Prepared, timeout: Duration?, onProgress: (@Sendable (SkillProgress) -> Void)?
-    ) -> Job {
-        let context = CallContext(
-            skill: prepared.skill, onProgress: onProgress, log: configuration.log,
-            resultLimit: configuration.resultLimit, client: configuration.client)
-        return Job(
-            skill: prepared.skill, arguments: prepared.arguments, argumentText: prepared.text, context: context,
-            timeout: timeout ?? prepared.skill.info.timeout ?? configuration.defaultTimeout, spent: prepared.validated)
-    }
-
-    private struct Prepared {
-        let skill: Skill
-        let arguments: JSONValue
-        /// The original text when validation changed nothing (saves re-serialising for JSON skills).
-        let text: String?
-        /// How long validation took: it counts against the call's deadline.
-        let validated: Duration
-    }
-
-    private struct Rejected: Error {
-        let outcome: SkillOutcome
-    }
-
-    /// Looks the skill up and validates the arguments. On success the skill's plugin counts one more user (taken
-    /// under the same lock as the lookup, so a replaced plugin cannot gain users after the switch); the caller
-    /// gives it back when the call is over.
-    private func prepare(_ id: String, _ arguments: String, timeout: Duration?) -> Result<Prepared, Rejected> {
-        let found = state.withLock { state -> Skill? in
-            guard let skill = state.skills[id] else { return nil }
-            skill.plugin.users.add(1, ordering: .acquiring)
-            return skill
-        }
-        guard let skill = found else {
-            return .failure(Rejected(outcome: .failure(.error, unknownSkillMessage(id))))
-        }
-        let result = validateArguments(
-            skill, arguments, timeout: timeout ?? skill.info.timeout ?? configuration.defaultTimeout)
-        if case .failure = result { skill.plugin.users.subtract(1, ordering: .releasing) }
-        return result
-    }
-
-    /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
-    private func validateArguments(_ skill: Skill, _ arguments: String, timeout: Duration) -> Result<
-        Prepared, Rejected
-    > {
-        // Only a schema that can cost more than a walk over the value needs the deadline (and the clock reads);
-        // the step budget bounds every validation.
-        let started = skill.schema.mayBeCostly ? configuration.clock.now : nil
-        let blank = arguments.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        let text = blank ? "{}" : arguments
-        let parsed: JSONValue
-        do {
-            parsed = try JSONValue(parsing: text)
-        } catch {
-            return .failure(Rejected(outcome: .failure(.invalidArgs, "arguments are not valid JSON: \(error)")))
-        }
-        var options = ValidationOptions.lenient
-        if let started {
-            options.deadline = started + timeout
-            options.now = now
-        }
-        switch skill.schema.check(parsed, options: options) {
-        case .failure(let invalid) where invalid.stop == .deadline:
-            return .failure(
-                Rejected(
-                    outcome: .failure(
-                        .timeout,
-                        "\(skill.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
-                            + "against its schema (the schema is too costly for them)")))
-        case .failure(let invalid):
-            return .failure(Rejected(outcome: .failure(.invalidArgs, invalid.issues.summary)))
-        case .success(let replacement):
-            return .success(
-                Prepared(
-                    skill: skill, arguments: replacement ?? parsed, text: replacement == nil ? text : nil,
-                    validated: started.map { configuration.clock.now - $0 } ?? .zero))
-        }
-    }
-
-    func unknownSkillMessage(_ id: String) -> String {
-        let ids = state.withLock { Array($0.skills.keys) + Array($0.external.keys) }
-        if let suggestion = EditDistance.closest(to: id, among: ids) {
-            return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
-        }
-        return "unknown skill \"\(id)\"; run skillhost list to see the available skills"
+    /// `invokeOnCurrentThread(SkillInvocation(skill: id, argumentText: arguments))`, for benchmarks.
+    package func invokeOnCurrentThread(_ id: String, arguments: String) -> SkillOutcome {
+        invokeOnCurrentThread(SkillInvocation(skill: id, argumentText: arguments))
     }
 }
 
@@ -386,8 +219,8 @@ public struct PluginSummary: Sendable, Equatable {
     /// True when the image contains Swift code and is never unmapped.
     public let keepsMapped: Bool
     public let imageSize: Int
-    /// Where the plugin's code runs (external sources: in their own process).
-    public let isolation: IsolationMode
+    /// Where the skills come from: a plugin file and where its code runs, or an MCP server.
+    public let origin: PluginOrigin
     /// What its code may do beyond computing, and the extra folders it may read (ABI 1.1; empty for v1.0
     /// plugins, but network for one with an open-world skill).
     public let capabilities: PluginCapabilities
@@ -396,8 +229,9 @@ public struct PluginSummary: Sendable, Equatable {
     init(
         name: String, version: String, description: String, file: String, skillIDs: [String],
         keepsMapped: Bool = false, imageSize: Int = 0, capabilities: PluginCapabilities = [],
-        readPaths: [String] = []
+        readPaths: [String] = [], origin: PluginOrigin = .file(placement: .process)
     ) {
+        self.origin = origin
         self.capabilities = capabilities
         self.readPaths = readPaths
         self.name = name
@@ -407,7 +241,6 @@ public struct PluginSummary: Sendable, Equatable {
         self.skillIDs = skillIDs
         self.keepsMapped = keepsMapped
         self.imageSize = imageSize
-        isolation = .process
     }
 
     init(_ plugin: LoadedPlugin, skills: [Skill]) {
@@ -418,10 +251,28 @@ public struct PluginSummary: Sendable, Equatable {
         skillIDs = skills.map(\.info.id)
         keepsMapped = plugin.keepsMapped
         imageSize = plugin.imageSize
-        isolation = plugin.isolation
+        origin = .file(placement: plugin.isolation)
         capabilities = plugin.capabilities
         readPaths = plugin.readPaths
     }
+}
+
+extension PluginSummary {
+    /// Where the code runs: a plugin's placement; an MCP server's tools run in the server's process.
+    public var isolation: IsolationMode {
+        switch origin {
+        case .file(let placement): return placement
+        case .mcp: return .process
+        }
+    }
+}
+
+/// Where a registry entry's skills come from.
+public enum PluginOrigin: Sendable, Equatable {
+    /// A plugin file, loaded in-process or in a worker process.
+    case file(placement: IsolationMode)
+    /// The tools of an MCP server, by its configured name.
+    case mcp(server: String)
 }
 
 /// A call started with `SkillRegistry.start`.

@@ -118,7 +118,7 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         let start = now()
         let delivered = DispatchSemaphore(value: 0)
         let at = Atomic<UInt64>(0)
-        registry.start("bench_block", arguments: "{}", timeout: .milliseconds(50)) { outcome in
+        registry.start(SkillInvocation(skill: "bench_block", timeout: .milliseconds(50))) { outcome in
             if outcome.status != .timeout { print("unexpected: \(outcome)") }
             at.store(now(), ordering: .relaxed)
             delivered.signal()

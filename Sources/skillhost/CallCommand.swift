@@ -3,11 +3,12 @@ import Dispatch
 import Foundation
 import SkillHost
 import SkillJSON
+import Synchronization
 
 /// `skillhost call <skill> '<json>'`.
 enum CallCommand {
     static func run(
-        registry: SkillRegistry, policy: Policy, skill: String, arguments: String?, json: Bool, timeout: Duration?,
+        registry: SkillRegistry, skill: String, arguments: String?, json: Bool, timeout: Duration?,
         confirmed: Bool
     ) async throws(CLIError) -> Int32 {
         var text = arguments ?? "{}"
@@ -15,38 +16,22 @@ enum CallCommand {
         if fromStandardInput {
             text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         }
-        // The policy applies here as everywhere: a deny always wins; what needs confirming is asked on a terminal,
-        // and needs --yes otherwise.
-        if let info = registry.skill(skill) {
-            let canAsk = !fromStandardInput && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
-            let asking: Policy.Asking =
-                confirmed
-                ? .confirmed
-                : canAsk
-                    ? .person
-                    : .nobody(refusal: {
-                        "not run: \($0.id) is \($0.risk == .destructive ? "destructive" : "set to ask"); run it again "
-                            + "with --yes to confirm, or allow it with a policy rule in config.json"
-                    })
-            var refusal: String?
-            switch policy.gate(info, asking: asking) {
-            case .run: break
-            case .refuse(let reason): refusal = reason
-            case .ask:
-                FileHandle.standardError.write(
-                    Data("? \(info.id)(\(text)) is \(info.risk.rawValue). Run it? [y/N] ".utf8))
-                let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
-                if answer != "y" && answer != "yes" { refusal = "not run: the call was not confirmed" }
-            }
-            if let refusal {
-                let outcome = SkillOutcome.failure(.error, refusal)
-                if json { print(outcome.envelope.jsonText) } else { printError("error: \(refusal)") }
-                return ExitCode.error.rawValue
-            }
-        }
+        // The registry applies the policy here as everywhere: a deny always wins; what needs confirming is asked
+        // on a terminal, and needs --yes otherwise.
+        let canAsk = !fromStandardInput && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+        let confirmer: Confirmer =
+            confirmed
+            ? .confirmed
+            : canAsk
+                ? .person({ skill, arguments in await askOnTerminal(skill, arguments) })
+                : .nobody(refusal: {
+                    "not run: \($0.id) is \($0.risk == .destructive ? "destructive" : "set to ask"); run it again "
+                        + "with --yes to confirm, or allow it with a policy rule in config.json"
+                })
         // Ctrl-C cancels the call (the runner resumes us at once), then we exit with "cancelled".
         signal(SIGINT, SIG_IGN)
-        let call = Task { await registry.invoke(skill, arguments: text, timeout: timeout) }
+        let invocation = SkillInvocation(skill: skill, argumentText: text, timeout: timeout, confirmer: confirmer)
+        let call = Task { await registry.invoke(invocation) }
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler { call.cancel() }
         interrupt.resume()
@@ -61,7 +46,7 @@ enum CallCommand {
             printError(
                 "\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
                     + (outcome.error ?? "unknown error"))
-            if outcome.error?.hasPrefix("unknown skill") == true {
+            if outcome.code == .unknownSkill {
                 let failures = registry.failures
                 if !failures.isEmpty {
                     printError(
@@ -71,5 +56,28 @@ enum CallCommand {
             }
         }
         return ExitCode(outcome.status).rawValue
+    }
+
+    /// Asks on the terminal, from a thread of its own (reading a line blocks; the cooperative pool must not).
+    /// Ctrl-C (which cancels the call's task) answers no at once.
+    private static func askOnTerminal(_ skill: SkillInfo, _ arguments: JSONValue) async -> ConfirmationAnswer {
+        let waiting = Mutex<CheckedContinuation<ConfirmationAnswer, Never>?>(nil)
+        let answer: @Sendable (ConfirmationAnswer) -> Void = { value in
+            waiting.withLock { $0.take() }?.resume(returning: value)
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiting.withLock { $0 = continuation }
+                if Task.isCancelled { answer(.deny) }
+                Thread {
+                    FileHandle.standardError.write(
+                        Data("? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] ".utf8))
+                    let line = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+                    answer(line == "y" || line == "yes" ? .allowOnce : .deny)
+                }.start()
+            }
+        } onCancel: {
+            answer(.deny)
+        }
     }
 }

@@ -177,7 +177,6 @@ struct Config: Sendable {
         var configuration = AgentConfiguration()
         if let limit = override ?? stepLimit { configuration.stepLimit = limit }
         if let maximumTools { configuration.maximumTools = maximumTools }
-        configuration.policy = Policy(rules: rules)
         configuration.disabledSkills = disabledSkills
         return configuration
     }

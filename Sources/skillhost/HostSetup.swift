@@ -51,6 +51,7 @@ struct HostSetup {
             dataDirectory: URL(fileURLWithPath: dataHome(environment) + "/data", isDirectory: true))
         configuration.log = log
         configuration.client = client
+        configuration.policy = Policy(rules: config.rules)
         if let limit = config.resultLimit { configuration.resultLimit = limit }
         if let limit = config.pluginLimit { configuration.maximumPluginSize = limit }
         if let executable = executablePath() {

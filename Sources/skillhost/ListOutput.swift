@@ -23,9 +23,13 @@ enum ListOutput {
         }
         if !plugins.isEmpty {
             let rows = plugins.map { plugin in
-                [
-                    "\(plugin.name) \(plugin.version)",
-                    plugin.file.hasPrefix("mcp server") ? "own process" : plugin.isolation.rawValue,
+                let runs: String
+                switch plugin.origin {
+                case .file(let placement): runs = placement.rawValue
+                case .mcp: runs = "own process"
+                }
+                return [
+                    "\(plugin.name) \(plugin.version)", runs,
                     "\(plugin.skillIDs.count)",
                     plugin.capabilities.isEmpty ? "-" : plugin.capabilities.names.joined(separator: ","), plugin.file,
                 ]

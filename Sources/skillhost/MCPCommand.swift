@@ -14,9 +14,9 @@ enum MCPCommand {
         return FileHandle(fileDescriptor: channel, closeOnDealloc: true)
     }
 
-    static func run(registry: SkillRegistry, policy: Policy, output: FileHandle) async {
+    static func run(registry: SkillRegistry, output: FileHandle) async {
         let lock = Mutex(())
-        let server = MCPServer(registry: registry, policy: policy) { line in
+        let server = MCPServer(registry: registry) { line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
         // Standard input is read on threads of their own (blocking reads and plugin code never touch the

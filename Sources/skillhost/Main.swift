@@ -144,7 +144,7 @@ struct SkillhostCLI {
             defer { host.close() }
             let watch = host.setup.watch()
             defer { watch.stop() }
-            await MCPCommand.run(registry: host.registry, policy: Policy(rules: host.config.rules), output: output)
+            await MCPCommand.run(registry: host.registry, output: output)
             return ExitCode.ok.rawValue
         case .sessions:
             let store = try ShellLauncher.openStore(environment)
@@ -161,7 +161,7 @@ struct SkillhostCLI {
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             return try await CallCommand.run(
-                registry: host.registry, policy: Policy(rules: host.config.rules), skill: skill, arguments: arguments,
+                registry: host.registry, skill: skill, arguments: arguments,
                 json: json, timeout: timeout, confirmed: confirmed)
         }
     }

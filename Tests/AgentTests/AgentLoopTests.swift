@@ -16,8 +16,8 @@ func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
 
 /// A registry with the bundled plugins and the behaviours fixture (block, cooperative, echo, undoable …) plus a
 /// destructive skill.
-func agentRegistry() throws -> SkillRegistry {
-    let registry = try makeRegistry(timeout: .seconds(5))
+func agentRegistry(policy: Policy = Policy()) throws -> SkillRegistry {
+    let registry = try makeRegistry(timeout: .seconds(5), policy: policy)
     registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
     let folder = Paths.temporaryDirectory("agent-fixtures")
     _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
@@ -42,13 +42,15 @@ struct AgentLoopTests {
 
     func session(
         _ responses: [ScriptedProvider.Response], configure: (inout AgentConfiguration) -> Void = { _ in },
-        confirm: ConfirmationHook? = nil
+        confirm: ConfirmationHook? = nil, registry: SkillRegistry? = nil
     ) -> (AgentSession, ScriptedProvider) {
         let provider = ScriptedProvider(responses)
         var configuration = AgentConfiguration()
         configure(&configuration)
         return (
-            AgentSession(registry: registry, provider: provider, configuration: configuration, confirm: confirm),
+            AgentSession(
+                registry: registry ?? self.registry, provider: provider, configuration: configuration,
+                confirm: confirm),
             provider
         )
     }
@@ -135,7 +137,7 @@ struct AgentLoopTests {
         // A rule denies echo; destructive without a front end is denied; mutating without one runs.
         let (denied, _) = session(
             [.calls([("echo", "{}"), ("wipe_notes", "{}"), ("undoable", "{}")]), .text("ok")],
-            configure: { $0.policy = Policy(rules: [PolicyRule("ec*", .deny)]) })
+            registry: try agentRegistry(policy: Policy(rules: [PolicyRule("ec*", .deny)])))
         _ = await collect(denied.send("go"))
         #expect(
             denied.conversation.messages.filter { $0.role == .tool }.map(\.content) == [

@@ -88,7 +88,7 @@ struct MCPClientTests {
         // A tool without annotations is treated as destructive (untrusted: ask before running it).
         #expect(registry.skill("crash")?.risk == .destructive)
 
-        let crashed = await registry.invoke("crash", arguments: "{}")
+        let crashed = await registry.invoke(SkillInvocation(skill: "crash", confirmer: .confirmed))
         #expect(crashed.status == .error)
         #expect(crashed.error?.hasPrefix("MCP server legacy exited") == true)
         let meanwhile = await registry.invoke("echo_text", arguments: #"{"text":"x"}"#)

@@ -20,7 +20,7 @@ struct MCPServerInFlightTests {
         let registry = try makeRegistry(timeout: .seconds(600))
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c")).get()
         let lines = Lines()
-        let server = MCPServer(registry: registry, policy: .init(), maximumCallsInFlight: maximum) { lines.add($0) }
+        let server = MCPServer(registry: registry, maximumCallsInFlight: maximum) { lines.add($0) }
         return (server, lines, registry)
     }
 

@@ -56,7 +56,7 @@ struct IsolationTests {
 
         /// Calls the worker of `plugin` has not answered yet.
         func callsInWorker(_ plugin: String) -> Int {
-            guard case .isolated(let isolated)? = registry.state.withLock({ $0.plugins[plugin]?.plugin.image }) else {
+            guard case .isolated(let isolated)? = registry.catalog.plugin(named: plugin)?.image else {
                 return -1
             }
             return isolated.callsInWorker
@@ -72,7 +72,7 @@ struct IsolationTests {
     ) {
         let start = ContinuousClock.now
         return await withCheckedContinuation { continuation in
-            registry.start(skill, arguments: "{}", timeout: timeout) { outcome in
+            registry.start(SkillInvocation(skill: skill, timeout: timeout)) { outcome in
                 continuation.resume(returning: (outcome, ContinuousClock.now - start))
             }
         }

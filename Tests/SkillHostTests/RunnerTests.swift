@@ -208,7 +208,7 @@ struct RunnerTests {
         func startOnThread(_ skill: String, timeout: Duration) -> Pending {
             let pending = Pending()
             Thread {
-                registry.start(skill, arguments: "{}", timeout: timeout, onCallingThread: true) { outcome in
+                registry.start(SkillInvocation(skill: skill, timeout: timeout), onCallingThread: true) { outcome in
                     pending.box.withLock { $0 = outcome }
                 }
             }.start()

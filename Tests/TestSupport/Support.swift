@@ -153,7 +153,7 @@ public enum Fixture {
 /// A registry with a private data directory and short limits for tests.
 public func makeRegistry(
     timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4,
-    clock: any HostClock = SystemClock()
+    clock: any HostClock = SystemClock(), policy: Policy = Policy()
 ) throws -> SkillRegistry {
     var configuration = SkillRegistry.Configuration(
         dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("data")))
@@ -162,6 +162,7 @@ public func makeRegistry(
     configuration.maximumThreads = maximumThreads
     configuration.perPluginConcurrency = perPluginConcurrency
     configuration.unhealthyAfterStuckCalls = unhealthyAfter
+    configuration.policy = policy
     return try SkillRegistry(configuration: configuration)
 }
 
@@ -274,7 +275,9 @@ public final class StartedCall: Sendable {
     /// Starts `skill` on `registry`; the call is looked up and handed to the runner (its deadline armed) before
     /// this returns.
     public init(_ registry: SkillRegistry, _ skill: String, _ arguments: String = "{}", timeout: Duration? = nil) {
-        registry.start(skill, arguments: arguments, timeout: timeout) { [self] outcome in self.set(outcome) }
+        registry.start(SkillInvocation(skill: skill, argumentText: arguments, timeout: timeout)) { [self] outcome in
+            self.set(outcome)
+        }
     }
 
     private func set(_ outcome: SkillOutcome) { box.withLock { $0 = outcome } }

@@ -103,14 +103,17 @@ final class WorkerServer: @unchecked Sendable {
             // Someone must read the next request while this thread is inside plugin code.
             if followers.load(ordering: .relaxed) == 0 { startFollower() }
             leadership.signal()
-            let outcome = registry.invokeOnCurrentThread(
-                skill, arguments: arguments, cancellation: cancellation,
+            // The host applied its policy before sending the call: here it is confirmed.
+            var invocation = SkillInvocation(
+                skill: skill, argumentText: arguments, confirmer: .confirmed,
                 onProgress: { [writer] progress in
                     var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
                     if let total = progress.total { body["total"] = .double(total) }
                     if let message = progress.message { body["message"] = .string(message) }
                     writer.write(WorkerProtocol.notification("progress", .object(body)))
-                }, callerContext: callerContext)
+                })
+            invocation.callerContext = callerContext
+            let outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
             calls.withLock { _ = $0.removeValue(forKey: id) }
             writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(outcome)))
         }

@@ -3,12 +3,13 @@ import SkillJSON
 import Synchronization
 
 /// Loading through worker processes: probes of untrusted files, plugins in process mode, and `check` of files that
-/// may crash. Called from the loading paths in SkillRegistry+Loading.swift, under `loading`.
-extension SkillRegistry {
+/// may crash. Called from the pipeline in PluginLifecycle.swift, under `loading`.
+extension PluginLifecycle {
     /// A worker started ahead of loading, for the bytes it was started with.
     struct StartedWorker: Sendable {
+        typealias Outcome = Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError>
         let hash: UInt64
-        let result: Result<(IsolatedPlugin, WorkerProtocol.Description), PluginLoadError>
+        let result: Outcome
     }
 
     func startWorkersInParallel(_ files: [String]) -> [String: StartedWorker] {
@@ -26,10 +27,6 @@ extension SkillRegistry {
         }
         return results.withLock { $0 }
     }
-
-    /// Stops a worker that only served as a probe, and waits until it is gone: its `deinit` must be over before
-    /// the same plugin is initialised in the host (both use its data directory).
-    func stopProbe(_ isolated: IsolatedPlugin) { isolated.stop() }
 
     /// Starts a worker process for a private copy of `bytes` and waits until it loaded the plugin.
     func startWorker(_ file: String, bytes: [UInt8], isolation: IsolationSettings) -> Result<
@@ -49,15 +46,10 @@ extension SkillRegistry {
         return started
     }
 
-    /// Registers a plugin whose worker process is running.
-    func registerIsolated(
-        _ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, hash: UInt64, bytes: Int
-    ) -> Result<PluginSummary, PluginLoadError> {
-        let problems = conflicts(name: description.name, skillIDs: description.skills.map(\.id), file: file)
-        guard problems.isEmpty else {
-            isolated.stop()
-            return fail(PluginLoadError(file: file, problems: problems), hash: nil)
-        }
+    /// A loaded plugin for a worker process that loaded it, with its skills' schemas compiled here.
+    func adopt(_ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, bytes: Int)
+        -> Result<(LoadedPlugin, [Skill]), PluginLoadError>
+    {
         let plugin = LoadedPlugin(
             name: description.name, version: description.version, description: description.description, file: file,
             image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil,
@@ -66,15 +58,14 @@ extension SkillRegistry {
         for info in description.skills {
             guard let schema = try? JSONSchema(info.inputSchema) else {
                 isolated.stop()
-                return fail(
+                return .failure(
                     PluginLoadError(
                         file: file,
-                        problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]),
-                    hash: hash)
+                        problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]))
             }
             skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))
         }
-        return register(plugin, skills, file: file, hash: hash)
+        return .success((plugin, skills))
     }
 
     func checkInWorker(_ file: String, isolation: IsolationSettings) -> Result<

@@ -1,4 +1,4 @@
-import SkillHost
+import SkillJSON
 
 /// What to do with a call before it runs.
 public enum PolicyDecision: String, Sendable, Equatable {
@@ -94,6 +94,60 @@ public struct Policy: Sendable, Equatable {
             case .confirmed: return .run
             case .nobody(let refusal):
                 return skill.risk == .destructive || rule != nil ? .refuse(refusal(skill)) : .run
+            }
+        }
+    }
+}
+
+/// Who answers when the policy says a call needs confirming — every invocation names one (`SkillInvocation`).
+public enum Confirmer: Sendable {
+    /// A person answers: asked with the skill and its validated arguments, only when the policy says ask.
+    case person(@Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
+    /// The caller confirmed beforehand (`skillhost call --yes`, a worker whose host already decided): what would be
+    /// asked runs; a deny still wins.
+    case confirmed
+    /// No one can answer (`skillhost ask`, an MCP client): a destructive call, or one a rule says to ask about, is
+    /// refused with `refusal`; a mutating call without a rule runs.
+    case nobody(refusal: @Sendable (SkillInfo) -> String)
+
+    /// `.nobody` with the sentence embedders get: what to change to let the call run.
+    public static let nobodyToAsk = Confirmer.nobody { skill in
+        "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask") and there is no one to "
+            + "confirm it (allow it with a rule in the configuration)"
+    }
+
+    var asking: Policy.Asking {
+        switch self {
+        case .person: return .person
+        case .confirmed: return .confirmed
+        case .nobody(let refusal): return .nobody(refusal: refusal)
+        }
+    }
+}
+
+/// Whether a call may run.
+public enum Permission: Sendable, Equatable {
+    case granted
+    /// Not run; the sentence says why and how to change it.
+    case refused(String)
+}
+
+extension Policy {
+    /// The one decision every path that runs a skill takes: the gate, then — when it says ask — the confirmer.
+    ///
+    /// - Parameters:
+    ///   - skill: the skill to run.
+    ///   - arguments: its validated arguments (what a person is shown).
+    ///   - confirmer: who answers when the call needs confirming.
+    public func permission(for skill: SkillInfo, arguments: JSONValue, confirmer: Confirmer) async -> Permission {
+        switch gate(skill, asking: confirmer.asking) {
+        case .run: return .granted
+        case .refuse(let reason): return .refused(reason)
+        case .ask:
+            guard case .person(let ask) = confirmer else { return .granted }
+            switch await ask(skill, arguments) {
+            case .allowOnce, .allowForSession: return .granted
+            case .deny: return .refused("not run: the user declined this call")
             }
         }
     }

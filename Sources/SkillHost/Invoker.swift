@@ -1,0 +1,311 @@
+import Dispatch
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// Runs calls. Every path takes the same steps once — look the skill up, validate the arguments (lenient
+/// coercions, defaults), ask the policy (and the confirmer when it says ask), then run on the entry's backend:
+/// the invocation runner for plugin skills, a deadline race for external tools.
+struct Invoker: Sendable {
+    let catalog: Catalog
+    let runner: InvocationRunner
+    let configuration: SkillRegistry.Configuration
+    /// The clock's current instant as a closure made once (validation asks it without a per-call allocation).
+    let now: @Sendable () -> ContinuousClock.Instant
+
+    init(catalog: Catalog, runner: InvocationRunner, configuration: SkillRegistry.Configuration) {
+        self.catalog = catalog
+        self.runner = runner
+        self.configuration = configuration
+        let clock = configuration.clock
+        now = { clock.now }
+    }
+
+    /// A call that passed lookup and validation. While it exists its plugin counts one user more; `release()`
+    /// gives it back.
+    struct Prepared: Sendable {
+        let entry: SkillEntry
+        let arguments: JSONValue
+        /// The caller's text when validation changed nothing (a JSON skill gets it as it is).
+        let text: String?
+        /// How long validation took: it counts against the call's deadline.
+        let validated: Duration
+        /// The caller's deadline, else the skill's, else the host default.
+        let timeout: Duration
+
+        func release() { entry.plugin?.release() }
+    }
+
+    /// A call that ends before it runs.
+    struct Rejection: Error {
+        let outcome: SkillOutcome
+        /// The validated arguments, when the call was refused after validation.
+        var arguments: JSONValue?
+        init(_ outcome: SkillOutcome, arguments: JSONValue? = nil) {
+            self.outcome = outcome
+            self.arguments = arguments
+        }
+    }
+
+    // MARK: Entry points
+
+    func invoke(_ invocation: SkillInvocation) async -> SkillOutcome {
+        let start = ContinuousClock.now
+        switch await permit(invocation) {
+        case .failure(let rejection): return rejection.outcome.took(.now - start)
+        case .success(let prepared):
+            defer { prepared.release() }
+            return await run(prepared, invocation, start: start)
+        }
+    }
+
+    /// Lookup, validation and the policy's permission (asking the confirmer when it says ask): everything before
+    /// the call runs. On success the plugin counts one user more.
+    func permit(_ invocation: SkillInvocation) async -> Result<Prepared, Rejection> {
+        switch prepare(invocation) {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let prepared):
+            if case .refused(let reason) = await configuration.policy.permission(
+                for: prepared.entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
+            {
+                prepared.release()
+                return .failure(Rejection(.failure(code: .notPermitted, reason), arguments: prepared.arguments))
+            }
+            return .success(prepared)
+        }
+    }
+
+    func start(
+        _ invocation: SkillInvocation, onCallingThread: Bool, onHandle: (CallHandle) -> Void,
+        completion: @escaping @Sendable (SkillOutcome) -> Void
+    ) -> CallHandle {
+        let start = ContinuousClock.now
+        let prepared: Prepared
+        switch prepare(invocation) {
+        case .failure(let rejection):
+            completion(rejection.outcome.took(.now - start))
+            return CallHandle {}
+        case .success(let p): prepared = p
+        }
+        let info = prepared.entry.info
+        switch configuration.policy.gate(info, asking: invocation.confirmer.asking) {
+        case .refuse(let reason):
+            prepared.release()
+            completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
+            return CallHandle {}
+        case .ask:
+            // Only a person is asked; their answer is awaited on a task, never on this thread.
+            let task = Task {
+                defer { prepared.release() }
+                if case .refused(let reason) = await configuration.policy.permission(
+                    for: info, arguments: prepared.arguments, confirmer: invocation.confirmer)
+                {
+                    completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
+                    return
+                }
+                completion(await run(prepared, invocation, start: start))
+            }
+            let handle = CallHandle { task.cancel() }
+            onHandle(handle)
+            return handle
+        case .run: break
+        }
+        invocation.onStart?(prepared.arguments)
+        switch prepared.entry.backend {
+        case .external(let skill):
+            let task = Task {
+                defer { prepared.release() }
+                completion(await runExternal(skill, prepared).took(.now - start))
+            }
+            let handle = CallHandle { task.cancel() }
+            onHandle(handle)
+            return handle
+        case .plugin(let skill):
+            let job = job(skill, prepared, invocation)
+            let finish: @Sendable (SkillOutcome) -> Void = { outcome in
+                prepared.release()
+                completion(outcome)
+            }
+            let handle = CallHandle { [runner] in runner.cancel(job) }
+            onHandle(handle)
+            if onCallingThread {
+                runner.runOnCallingThread(job, completion: finish)
+            } else {
+                runner.start(job, completion: finish)
+            }
+            return handle
+        }
+    }
+
+    /// Runs the call on the calling thread, with no deadline of its own (a worker's host keeps the deadline; a
+    /// benchmark measures the call without the hand-off). A call that needs a person's answer is refused here.
+    ///
+    /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
+    func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation) -> SkillOutcome {
+        let start = ContinuousClock.now
+        switch prepare(invocation) {
+        case .failure(let rejection): return rejection.outcome.took(.now - start)
+        case .success(let prepared):
+            defer { prepared.release() }
+            switch configuration.policy.gate(prepared.entry.info, asking: invocation.confirmer.asking) {
+            case .refuse(let reason):
+                return SkillOutcome.failure(code: .notPermitted, reason).took(.now - start)
+            case .ask:
+                return SkillOutcome.failure(
+                    code: .notPermitted,
+                    "not run: \(prepared.entry.info.id) needs confirming and nobody can be asked here"
+                ).took(.now - start)
+            case .run: break
+            }
+            invocation.onStart?(prepared.arguments)
+            let outcome: SkillOutcome
+            switch prepared.entry.backend {
+            case .plugin(let skill):
+                outcome = skill.execute(
+                    arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
+                    context: context(skill, invocation, cancellation: cancellation))
+            case .external(let skill):
+                let box = Mutex<SkillOutcome?>(nil)
+                let done = DispatchSemaphore(value: 0)
+                Task {
+                    let result = await runExternal(skill, prepared)
+                    box.withLock { $0 = result }
+                    done.signal()
+                }
+                done.wait()
+                outcome = box.withLock { $0 } ?? .failure(code: .failed, "\(skill.info.id) ended without an outcome")
+            }
+            return outcome.took(.now - start)
+        }
+    }
+
+    // MARK: Steps
+
+    /// Looks the skill up (taking a user of its plugin) and validates the arguments.
+    func prepare(_ invocation: SkillInvocation) -> Result<Prepared, Rejection> {
+        guard let entry = catalog.acquire(invocation.skill) else {
+            return .failure(Rejection(.failure(code: .unknownSkill, unknownSkillMessage(invocation.skill))))
+        }
+        let timeout = invocation.timeout ?? entry.info.timeout ?? configuration.defaultTimeout
+        let result = validate(entry, invocation.arguments, timeout: timeout)
+        if case .failure = result { entry.plugin?.release() }
+        return result
+    }
+
+    /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
+    private func validate(_ entry: SkillEntry, _ arguments: SkillInvocation.Arguments, timeout: Duration) -> Result<
+        Prepared, Rejection
+    > {
+        let value: JSONValue
+        let text: String?
+        switch arguments {
+        case .value(let given):
+            value = given
+            text = nil
+        case .text(let given):
+            let blank = given.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            text = blank ? "{}" : given
+            do {
+                value = try JSONValue(parsing: text ?? "{}")
+            } catch {
+                return .failure(Rejection(.failure(code: .invalidArguments, "arguments are not valid JSON: \(error)")))
+            }
+        }
+        guard let schema = entry.schema else {
+            return .success(Prepared(entry: entry, arguments: value, text: text, validated: .zero, timeout: timeout))
+        }
+        // Only a schema that can cost more than a walk over the value needs the deadline (and the clock reads);
+        // the step budget bounds every validation.
+        let started = schema.mayBeCostly ? configuration.clock.now : nil
+        var options = ValidationOptions.lenient
+        if let started {
+            options.deadline = started + timeout
+            options.now = now
+        }
+        switch schema.check(value, options: options) {
+        case .failure(let invalid) where invalid.stop == .deadline:
+            return .failure(
+                Rejection(
+                    .failure(
+                        code: .timeout,
+                        "\(entry.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
+                            + "against its schema (the schema is too costly for them)")))
+        case .failure(let invalid):
+            return .failure(Rejection(.failure(code: .invalidArguments, invalid.issues.summary)))
+        case .success(let replacement):
+            return .success(
+                Prepared(
+                    entry: entry, arguments: replacement ?? value, text: replacement == nil ? text : nil,
+                    validated: started.map { configuration.clock.now - $0 } ?? .zero, timeout: timeout))
+        }
+    }
+
+    /// Runs a permitted call on its backend.
+    func run(_ prepared: Prepared, _ invocation: SkillInvocation, start: ContinuousClock.Instant) async
+        -> SkillOutcome
+    {
+        invocation.onStart?(prepared.arguments)
+        switch prepared.entry.backend {
+        case .plugin(let skill): return await runner.run(job(skill, prepared, invocation))
+        case .external(let skill): return await runExternal(skill, prepared).took(.now - start)
+        }
+    }
+
+    private func context(_ skill: Skill, _ invocation: SkillInvocation, cancellation: CallCancellation = .init())
+        -> CallContext
+    {
+        CallContext(
+            skill: skill, onProgress: invocation.onProgress, log: configuration.log,
+            resultLimit: configuration.resultLimit, cancellation: cancellation, client: configuration.client,
+            callerContext: invocation.callerContext)
+    }
+
+    /// The runner's job for a prepared call.
+    private func job(_ skill: Skill, _ prepared: Prepared, _ invocation: SkillInvocation) -> Job {
+        Job(
+            skill: skill, arguments: prepared.arguments, argumentText: prepared.text,
+            context: context(skill, invocation), timeout: prepared.timeout, spent: prepared.validated)
+    }
+
+    /// Runs an external call racing its deadline; cancelling the caller cancels the call.
+    private func runExternal(_ skill: ExternalSkill, _ prepared: Prepared) async -> SkillOutcome {
+        let id = skill.info.id
+        let call = skill.call
+        let value = prepared.arguments
+        let timeout = max(prepared.timeout - prepared.validated, .zero)
+        let named = prepared.timeout
+        return await withTaskGroup(of: SkillOutcome?.self) { group in
+            group.addTask { await call(value) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .failure(.timeout, "\(id) timed out after \(humanDuration(named))")
+            }
+            var outcome: SkillOutcome = .failure(.cancelled, "\(id) was cancelled")
+            for await result in group {
+                if let result {
+                    outcome = result
+                    break
+                }
+            }
+            group.cancelAll()
+            if Task.isCancelled { return .failure(.cancelled, "\(id) was cancelled") }
+            return outcome
+        }
+    }
+
+    func unknownSkillMessage(_ id: String) -> String {
+        if let suggestion = EditDistance.closest(to: id, among: catalog.ids) {
+            return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
+        }
+        return "unknown skill \"\(id)\"; run skillhost list to see the available skills"
+    }
+}
+
+extension SkillOutcome {
+    /// The outcome with its duration set.
+    func took(_ duration: Duration) -> SkillOutcome {
+        var outcome = self
+        outcome.duration = duration
+        return outcome
+    }
+}

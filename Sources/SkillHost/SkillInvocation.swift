@@ -1,0 +1,92 @@
+import SkillJSON
+import Synchronization
+
+/// One call of a skill, as one value: what to call, with what, under which deadline, who confirms it, and who
+/// hears its progress. `SkillRegistry.invoke(_:)` and `start(_:completion:)` take it.
+///
+/// ```swift
+/// let call = SkillInvocation(skill: "calculator", arguments: ["expression": "(23+7)*2"])
+/// let outcome = await registry.invoke(call)
+/// ```
+public struct SkillInvocation: Sendable {
+    /// The arguments as the caller has them: a value, or JSON text (text is passed on unchanged to a JSON skill
+    /// when validation changes nothing, so it is never parsed and printed again).
+    public enum Arguments: Sendable, Equatable {
+        case value(JSONValue)
+        /// JSON text; blank text means `{}`.
+        case text(String)
+    }
+
+    /// The skill id.
+    public var skill: String
+    public var arguments: Arguments
+    /// Overrides the skill's `timeout_ms` and the host default.
+    public var timeout: Duration?
+    /// Who answers when the policy says the call needs confirming.
+    public var confirmer: Confirmer
+    /// Receives `report_progress` calls, on the plugin's thread.
+    public var onProgress: (@Sendable (SkillProgress) -> Void)?
+    /// Called once the call is permitted, with its validated arguments, just before it runs (the agent shows the
+    /// call then).
+    public var onStart: (@Sendable (JSONValue) -> Void)?
+    /// The context the skill sees as JSON text; nil: the registry's own (a worker passes the host's on).
+    package var callerContext: String?
+
+    /// - Parameter confirmer: defaults to nobody: destructive calls (and calls a rule says to ask about) are
+    ///   refused, everything else runs.
+    public init(
+        skill: String, arguments: JSONValue = .object(JSONObject()), timeout: Duration? = nil,
+        confirmer: Confirmer = .nobodyToAsk, onProgress: (@Sendable (SkillProgress) -> Void)? = nil
+    ) {
+        self.skill = skill
+        self.arguments = .value(arguments)
+        self.timeout = timeout
+        self.confirmer = confirmer
+        self.onProgress = onProgress
+    }
+
+    /// A call whose arguments are JSON text (`""` means `{}`).
+    public init(
+        skill: String, argumentText: String, timeout: Duration? = nil, confirmer: Confirmer = .nobodyToAsk,
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil
+    ) {
+        self.skill = skill
+        self.arguments = .text(argumentText)
+        self.timeout = timeout
+        self.confirmer = confirmer
+        self.onProgress = onProgress
+    }
+}
+
+/// A call that passed lookup, validation and the policy, and has not run yet: `SkillRegistry.prepare(_:)` makes
+/// it, `run(_:)` runs it. Lets a front end announce several calls in order and then run them at once.
+///
+/// While it exists, the skill's plugin is not retired; dropping it without running it gives the plugin back.
+public final class PreparedCall: Sendable {
+    /// The skill as it was looked up.
+    public var skill: SkillInfo { prepared.entry.info }
+    /// The validated arguments (coerced, defaults filled in): what runs.
+    public var arguments: JSONValue { prepared.arguments }
+
+    let prepared: Invoker.Prepared
+    let invocation: SkillInvocation
+    let start: ContinuousClock.Instant
+    private let taken = Atomic<Bool>(false)
+
+    init(_ prepared: Invoker.Prepared, _ invocation: SkillInvocation, start: ContinuousClock.Instant) {
+        self.prepared = prepared
+        self.invocation = invocation
+        self.start = start
+    }
+
+    /// True the first time: the caller runs the call and gives the plugin back.
+    func take() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
+
+    deinit { if take() { prepared.release() } }
+}
+
+/// A call refused before it ran: the outcome, and its validated arguments when it got that far.
+public struct CallRefusal: Error, Sendable {
+    public let outcome: SkillOutcome
+    public let arguments: JSONValue?
+}
