@@ -2,37 +2,52 @@ import Foundation
 import SkillJSON
 import Synchronization
 
-/// A registered skill and what runs it.
-struct SkillEntry: Sendable {
-    enum Backend: Sendable {
-        /// A skill of a loaded plugin (in this process or in its worker).
-        case plugin(Skill)
-        /// A tool of another program (an MCP server).
-        case external(ExternalSkill)
+/// A registered skill and what runs it. One reference either way, so a lookup costs one retain.
+enum SkillEntry: Sendable {
+    /// A skill of a loaded plugin (in this process or in its worker).
+    case plugin(Skill)
+    /// A tool of another program (an MCP server).
+    case external(ExternalTool)
+
+    var info: SkillInfo {
+        switch self {
+        case .plugin(let skill): return skill.info
+        case .external(let tool): return tool.skill.info
+        }
     }
 
-    let info: SkillInfo
+    /// The skill's own deadline (`timeout_ms`), read without copying its description.
+    var timeout: Duration? {
+        switch self {
+        case .plugin(let skill): return skill.info.timeout
+        case .external(let tool): return tool.skill.info.timeout
+        }
+    }
+
     /// nil: an external tool whose schema uses something the validator does not support (its arguments pass
     /// unchecked; the server validates them itself).
-    let schema: JSONSchema?
-    let backend: Backend
-
-    init(_ skill: Skill) {
-        info = skill.info
-        schema = skill.schema
-        backend = .plugin(skill)
-    }
-
-    init(_ skill: ExternalSkill, schema: JSONSchema?) {
-        info = skill.info
-        self.schema = schema
-        backend = .external(skill)
+    var schema: JSONSchema? {
+        switch self {
+        case .plugin(let skill): return skill.schema
+        case .external(let tool): return tool.schema
+        }
     }
 
     /// The plugin whose code runs the skill (nil for external tools).
     var plugin: LoadedPlugin? {
-        if case .plugin(let skill) = backend { return skill.plugin }
+        if case .plugin(let skill) = self { return skill.plugin }
         return nil
+    }
+}
+
+/// An external tool and the schema its arguments are checked against.
+final class ExternalTool: Sendable {
+    let skill: ExternalSkill
+    let schema: JSONSchema?
+
+    init(_ skill: ExternalSkill, schema: JSONSchema?) {
+        self.skill = skill
+        self.schema = schema
     }
 }
 
@@ -123,7 +138,7 @@ final class Catalog: Sendable {
             for skill in old?.skills ?? [] { state.entries[skill.info.id] = nil }
             state.plugins[new.plugin.name] = new
             state.owners[file] = new.plugin.name
-            for skill in new.skills { state.entries[skill.info.id] = SkillEntry(skill) }
+            for skill in new.skills { state.entries[skill.info.id] = .plugin(skill) }
             return old
         }
         if let old {
@@ -185,7 +200,7 @@ final class Catalog: Sendable {
                     }
                     schema = nil
                 }
-                state.entries[id] = SkillEntry(skill, schema: schema)
+                state.entries[id] = .external(ExternalTool(skill, schema: schema))
                 ids.append(id)
             }
             let summary = PluginSummary(

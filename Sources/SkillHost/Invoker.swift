@@ -65,8 +65,9 @@ struct Invoker: Sendable {
         switch prepare(invocation) {
         case .failure(let rejection): return .failure(rejection)
         case .success(let prepared):
-            if case .refused(let reason) = await configuration.policy.permission(
-                for: prepared.entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
+            if !mayRunUnasked(prepared.entry),
+                case .refused(let reason) = await configuration.policy.permission(
+                    for: prepared.entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
             {
                 prepared.release()
                 return .failure(Rejection(.failure(code: .notPermitted, reason), arguments: prepared.arguments))
@@ -87,8 +88,9 @@ struct Invoker: Sendable {
             return CallHandle {}
         case .success(let p): prepared = p
         }
-        let info = prepared.entry.info
-        switch configuration.policy.gate(info, asking: invocation.confirmer.asking) {
+        let entry = prepared.entry
+        switch mayRunUnasked(entry) ? .run : configuration.policy.gate(entry.info, asking: invocation.confirmer.asking)
+        {
         case .refuse(let reason):
             prepared.release()
             completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
@@ -98,7 +100,7 @@ struct Invoker: Sendable {
             let task = Task {
                 defer { prepared.release() }
                 if case .refused(let reason) = await configuration.policy.permission(
-                    for: info, arguments: prepared.arguments, confirmer: invocation.confirmer)
+                    for: entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
                 {
                     completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
                     return
@@ -111,11 +113,11 @@ struct Invoker: Sendable {
         case .run: break
         }
         invocation.onStart?(prepared.arguments)
-        switch prepared.entry.backend {
-        case .external(let skill):
+        switch prepared.entry {
+        case .external(let tool):
             let task = Task {
                 defer { prepared.release() }
-                completion(await runExternal(skill, prepared).took(.now - start))
+                completion(await runExternal(tool.skill, prepared).took(.now - start))
             }
             let handle = CallHandle { task.cancel() }
             onHandle(handle)
@@ -147,7 +149,10 @@ struct Invoker: Sendable {
         case .failure(let rejection): return rejection.outcome.took(.now - start)
         case .success(let prepared):
             defer { prepared.release() }
-            switch configuration.policy.gate(prepared.entry.info, asking: invocation.confirmer.asking) {
+            let entry = prepared.entry
+            switch mayRunUnasked(entry)
+                ? .run : configuration.policy.gate(entry.info, asking: invocation.confirmer.asking)
+            {
             case .refuse(let reason):
                 return SkillOutcome.failure(code: .notPermitted, reason).took(.now - start)
             case .ask:
@@ -159,21 +164,22 @@ struct Invoker: Sendable {
             }
             invocation.onStart?(prepared.arguments)
             let outcome: SkillOutcome
-            switch prepared.entry.backend {
+            switch prepared.entry {
             case .plugin(let skill):
                 outcome = skill.execute(
                     arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
                     context: context(skill, invocation, cancellation: cancellation))
-            case .external(let skill):
+            case .external(let tool):
                 let box = Mutex<SkillOutcome?>(nil)
                 let done = DispatchSemaphore(value: 0)
                 Task {
-                    let result = await runExternal(skill, prepared)
+                    let result = await runExternal(tool.skill, prepared)
                     box.withLock { $0 = result }
                     done.signal()
                 }
                 done.wait()
-                outcome = box.withLock { $0 } ?? .failure(code: .failed, "\(skill.info.id) ended without an outcome")
+                outcome =
+                    box.withLock { $0 } ?? .failure(code: .failed, "\(tool.skill.info.id) ended without an outcome")
             }
             return outcome.took(.now - start)
         }
@@ -181,12 +187,20 @@ struct Invoker: Sendable {
 
     // MARK: Steps
 
+    /// The policy's common case, decided without copying the skill's description: no rules, a read-only plugin
+    /// skill.
+    @inline(__always)
+    private func mayRunUnasked(_ entry: SkillEntry) -> Bool {
+        guard configuration.policy.rules.isEmpty, case .plugin(let skill) = entry else { return false }
+        return skill.info.risk == .readOnly
+    }
+
     /// Looks the skill up (taking a user of its plugin) and validates the arguments.
     func prepare(_ invocation: SkillInvocation) -> Result<Prepared, Rejection> {
         guard let entry = catalog.acquire(invocation.skill) else {
             return .failure(Rejection(.failure(code: .unknownSkill, unknownSkillMessage(invocation.skill))))
         }
-        let timeout = invocation.timeout ?? entry.info.timeout ?? configuration.defaultTimeout
+        let timeout = invocation.timeout ?? entry.timeout ?? configuration.defaultTimeout
         let result = validate(entry, invocation.arguments, timeout: timeout)
         if case .failure = result { entry.plugin?.release() }
         return result
@@ -245,9 +259,9 @@ struct Invoker: Sendable {
         -> SkillOutcome
     {
         invocation.onStart?(prepared.arguments)
-        switch prepared.entry.backend {
+        switch prepared.entry {
         case .plugin(let skill): return await runner.run(job(skill, prepared, invocation))
-        case .external(let skill): return await runExternal(skill, prepared).took(.now - start)
+        case .external(let tool): return await runExternal(tool.skill, prepared).took(.now - start)
         }
     }
 

@@ -81,6 +81,8 @@ public struct Policy: Sendable, Equatable {
 
     /// The gate for one call of `skill`.
     public func gate(_ skill: SkillInfo, asking: Asking) -> Gate {
+        // The common case, on every call: no rules, a read-only skill.
+        if rules.isEmpty, skill.risk == .readOnly { return .run }
         let rule = rule(for: skill.id)
         switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
         case .allow: return .run

@@ -194,11 +194,16 @@ public struct JSONParser {
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII text needs no UTF-8 validation.
+        var highBits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if highBits & 0x80 == 0 {
+                    index += 1
+                    return String(decoding: slice, as: UTF8.self)
+                }
                 guard let string = String(validating: slice, as: UTF8.self) else {
                     index = start
                     throw fail("string is not valid UTF-8")
@@ -208,6 +213,7 @@ public struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string (escape it as \\u00XX)") }
+            highBits |= byte
             index += 1
         }
         var buffer = Array(bytes[start..<index])
