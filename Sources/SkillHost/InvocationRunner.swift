@@ -14,76 +14,32 @@ import Synchronization
 /// Scheduling rules: at most `maximumThreads` live threads; at most `perPluginConcurrency` running calls per
 /// plugin; a `SKILL_SERIAL` skill runs one call at a time (a stuck serial call keeps the skill busy). Excess calls
 /// wait in FIFO order.
+///
+/// The bookkeeping is `InvocationStateMachine`, kept under one lock; this class applies what it decides (starting
+/// threads, handing jobs over, resuming callers) outside the lock.
 final class InvocationRunner: Sendable {
-    /// Limits of the pool.
-    struct Limits: Sendable {
-        var maximumThreads = 64
-        var perPluginConcurrency = 8
-        /// Abandoned calls still stuck in one plugin before it refuses new calls.
-        var unhealthyAfterStuckCalls = 4
-    }
-
-    /// Counters for `skillhost list --json` and tests.
-    struct Statistics: Sendable, Equatable {
-        var liveThreads: Int
-        var idleThreads: Int
-        var abandonedThreads: Int
-        var queued: Int
-    }
-
-    private struct State {
-        var idle: [PoolThread] = []
-        var liveThreads = 0
-        var abandonedThreads = 0
-        var queue: [Job] = []
-        var running: [ObjectIdentifier: Job] = [:]
-        var abandoned: Set<ObjectIdentifier> = []
-        var inFlight: [ObjectIdentifier: Int] = [:]
-        var stuck: [ObjectIdentifier: Int] = [:]
-        var serialBusy: Set<ObjectIdentifier> = []
-
-        /// Decrements a per-plugin counter, dropping it at zero so retired plugins leave nothing behind.
-        mutating func decrement(_ counter: WritableKeyPath<State, [ObjectIdentifier: Int]>, _ plugin: ObjectIdentifier)
-        {
-            let value = self[keyPath: counter][plugin, default: 1] - 1
-            self[keyPath: counter][plugin] = value > 0 ? value : nil
-        }
-    }
-
-    private enum Action {
-        case assign(PoolThread, Job)
-        case spawn(Job)
-    }
+    typealias Limits = InvocationStateMachine.Limits
+    typealias Statistics = InvocationStateMachine.Statistics
 
     let limits: Limits
     /// Where deadlines come from (tests drive a manual clock).
     let clock: any HostClock
-    private let state = Mutex(State())
+    private let state: Mutex<InvocationStateMachine>
 
     init(limits: Limits = Limits(), clock: any HostClock = SystemClock()) {
         self.limits = limits
         self.clock = clock
+        state = Mutex(InvocationStateMachine(limits: limits))
     }
 
-    var statistics: Statistics {
-        state.withLock {
-            Statistics(
-                liveThreads: $0.liveThreads, idleThreads: $0.idle.count, abandonedThreads: $0.abandonedThreads,
-                queued: $0.queue.count)
-        }
-    }
+    var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Abandoned calls of `plugin` that have not returned yet.
-    func stuckCalls(of plugin: LoadedPlugin) -> Int {
-        state.withLock { $0.stuck[ObjectIdentifier(plugin), default: 0] }
-    }
+    func stuckCalls(of plugin: LoadedPlugin) -> Int { state.withLock { $0.stuckCalls(of: ObjectIdentifier(plugin)) } }
 
     /// Running and queued calls of `plugin`, for draining before unload.
     func activeCalls(of plugin: LoadedPlugin) -> Int {
-        let key = ObjectIdentifier(plugin)
-        return state.withLock { state in
-            state.inFlight[key, default: 0] + state.queue.filter { ObjectIdentifier($0.skill.plugin) == key }.count
-        }
+        state.withLock { $0.activeCalls(of: ObjectIdentifier(plugin)) }
     }
 
     /// Runs `job` on a pool thread and waits for its outcome, the deadline or cancellation of the calling task.
@@ -93,7 +49,7 @@ final class InvocationRunner: Sendable {
                 start(job) { continuation.resume(returning: $0) }
             }
         } onCancel: {
-            finish(job, .cancelled)
+            end(job, .cancelled)
         }
     }
 
@@ -101,11 +57,11 @@ final class InvocationRunner: Sendable {
     /// (see `cancel`) exactly once, on whichever thread ends the job. For callers that are threads, not tasks.
     func start(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
         guard arm(job, completion) else { return }
-        admit(job, runHere: false)
+        submit(job, runHere: false)
     }
 
     /// Ends a started job with `cancelled` (its caller stopped waiting).
-    func cancel(_ job: Job) { finish(job, .cancelled) }
+    func cancel(_ job: Job) { end(job, .cancelled) }
 
     /// Like `start`, but the calling thread runs the job itself when it may run at once (no thread hand-off):
     /// for the time of the call the thread counts as one of the pool's, with the same deadline and abandonment
@@ -114,15 +70,12 @@ final class InvocationRunner: Sendable {
     ///
     /// - Important: blocks in plugin code; call it only from a thread that may block (never the cooperative pool).
     func runOnCallingThread(_ job: Job, completion: @escaping @Sendable (SkillOutcome) -> Void) {
-        guard arm(job, completion), admit(job, runHere: true) else { return }
-        if !job.isFinished { finish(job, outcome: job.execute()) }
-        let actions = state.withLock { state -> [Action] in
-            // An abandoned call's thread was already taken out of the live count at its deadline.
-            if !returned(job, &state) { state.liveThreads -= 1 }
-            return dispatch(&state)
-        }
+        guard arm(job, completion), submit(job, runHere: true) else { return }
+        let outcome = job.isFinished ? nil : job.execute()
+        let (delivery, _, dispatches) = state.withLock { $0.returned(job, thread: nil) }
+        if delivery == .deliver, let outcome { job.complete(outcome) }
         job.skill.plugin.drain.notify()
-        perform(actions)
+        perform(dispatches)
     }
 
     /// Stores `completion` and starts the deadline; false when the job already ended.
@@ -130,95 +83,30 @@ final class InvocationRunner: Sendable {
         guard job.install(completion) else { return false }
         let timer = clock.schedule(after: job.remaining) { [weak self, weak job] in
             guard let self, let job else { return }
-            self.finish(job, .timeout)
+            self.end(job, .timeout)
         }
         job.attach(timer)
         return true
     }
 
-    /// Refuses the job when its plugin is unhealthy; otherwise, with `runHere`, marks it running on the calling
-    /// thread when it may run at once (returns true: the caller runs it), else queues it and dispatches.
+    /// Hands the job to the machine; true when the calling thread is to run it now.
     @discardableResult
-    private func admit(_ job: Job, runHere: Bool) -> Bool {
-        let key = ObjectIdentifier(job.skill.plugin)
-        enum Admission {
-            case here
-            case queued([Action])
-            case rejected(String)
-        }
-        let admission = state.withLock { state -> Admission in
-            let stuck = state.stuck[key, default: 0]
-            if stuck >= limits.unhealthyAfterStuckCalls {
-                return .rejected(
-                    "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuck) calls are still stuck after timing out; "
-                        + "fix or remove the plugin, then reload it")
-            }
-            if runHere, state.queue.isEmpty, isEligible(job, state), state.liveThreads < limits.maximumThreads {
-                state.liveThreads += 1
-                markRunning(job, &state)
-                return .here
-            }
-            state.queue.append(job)
-            return .queued(dispatch(&state))
-        }
-        switch admission {
-        case .here: return true
-        case .queued(let actions): perform(actions)
-        case .rejected(let message): finish(job, outcome: .failure(.error, message))
+    private func submit(_ job: Job, runHere: Bool) -> Bool {
+        switch state.withLock({ $0.submit(job, runHere: runHere) }) {
+        case .runHere: return true
+        case .queued(let dispatches): perform(dispatches)
+        case .rejected(let message): job.complete(.failure(.error, message))
         }
         return false
     }
 
-    /// Hands eligible queued jobs to idle workers or new threads. Called with the lock held.
-    private func dispatch(_ state: inout State) -> [Action] {
-        var actions: [Action] = []
-        var index = 0
-        while index < state.queue.count {
-            let job = state.queue[index]
-            if job.isFinished {
-                state.queue.remove(at: index)
-                continue
-            }
-            guard isEligible(job, state) else {
-                index += 1
-                continue
-            }
-            let worker = state.idle.popLast()
-            if worker == nil {
-                guard state.liveThreads < limits.maximumThreads else { break }
-                state.liveThreads += 1
-            }
-            state.queue.remove(at: index)
-            markRunning(job, &state)
-            actions.append(worker.map { .assign($0, job) } ?? .spawn(job))
-        }
-        return actions
-    }
-
-    private func isEligible(_ job: Job, _ state: State) -> Bool {
-        if state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] >= limits.perPluginConcurrency {
-            return false
-        }
-        if job.skill.info.flags.contains(.serial), state.serialBusy.contains(ObjectIdentifier(job.skill)) {
-            return false
-        }
-        return true
-    }
-
-    private func markRunning(_ job: Job, _ state: inout State) {
-        state.running[ObjectIdentifier(job)] = job
-        state.inFlight[ObjectIdentifier(job.skill.plugin), default: 0] += 1
-        if job.skill.info.flags.contains(.serial) { state.serialBusy.insert(ObjectIdentifier(job.skill)) }
-        job.markStarted()
-    }
-
-    private func perform(_ actions: [Action]) {
-        for action in actions {
-            switch action {
-            case .assign(let worker, let job): worker.hand(job)
+    private func perform(_ dispatches: [InvocationStateMachine.Dispatch]) {
+        for dispatch in dispatches {
+            switch dispatch {
+            case .assign(let thread, let job): thread.hand(job)
             case .spawn(let job):
-                let worker = PoolThread()
-                let thread = Thread { [self] in self.workerLoop(worker, first: job) }
+                let poolThread = PoolThread()
+                let thread = Thread { [self] in self.threadLoop(poolThread, first: job) }
                 thread.name = "skillhost.call"
                 thread.stackSize = 8 << 20
                 thread.start()
@@ -226,62 +114,21 @@ final class InvocationRunner: Sendable {
         }
     }
 
-    private enum Next {
-        case run(Job)
-        case wait
-        case exit
-    }
-
-    private func workerLoop(_ worker: PoolThread, first: Job) {
+    private func threadLoop(_ thread: PoolThread, first: Job) {
         var current: Job? = first
         while let job = current {
             // A job that ended between dispatch and now (deadline, cancellation) is not started at all.
-            if !job.isFinished { finish(job, outcome: job.execute()) }
-            let (next, actions) = state.withLock { state -> (Next, [Action]) in
-                let next = release(job, worker: worker, &state)
-                return (next, dispatch(&state))
-            }
+            let outcome = job.isFinished ? nil : job.execute()
+            let (delivery, next, dispatches) = state.withLock { $0.returned(job, thread: thread) }
+            if delivery == .deliver, let outcome { job.complete(outcome) }
             job.skill.plugin.drain.notify()
-            perform(actions)
+            perform(dispatches)
             switch next {
             case .run(let following): current = following
             case .exit: current = nil
-            case .wait: current = worker.waitForJob()
+            case .wait: current = thread.waitForJob()
             }
         }
-    }
-
-    /// Accounts for a job whose plugin code returned, and picks this worker's next step. Lock held.
-    private func release(_ job: Job, worker: PoolThread, _ state: inout State) -> Next {
-        if returned(job, &state) {
-            // The thread of an abandoned call rejoins the pool if there is room.
-            guard state.liveThreads < limits.maximumThreads else { return .exit }
-            state.liveThreads += 1
-        }
-        // Take the first eligible job directly, without a round trip through the idle list.
-        if let index = state.queue.firstIndex(where: { !$0.isFinished && isEligible($0, state) }) {
-            let next = state.queue.remove(at: index)
-            markRunning(next, &state)
-            return .run(next)
-        }
-        state.idle.append(worker)
-        return .wait
-    }
-
-    /// Accounts for a job whose plugin code returned (the thread's count is the caller's business). Returns whether
-    /// the job had been abandoned. Lock held.
-    private func returned(_ job: Job, _ state: inout State) -> Bool {
-        let key = ObjectIdentifier(job)
-        let plugin = ObjectIdentifier(job.skill.plugin)
-        if job.skill.info.flags.contains(.serial) { state.serialBusy.remove(ObjectIdentifier(job.skill)) }
-        if state.abandoned.remove(key) != nil {
-            state.decrement(\.stuck, plugin)
-            state.abandonedThreads -= 1
-            return true
-        }
-        state.running[key] = nil
-        state.decrement(\.inFlight, plugin)
-        return false
     }
 
     enum Ending {
@@ -294,17 +141,29 @@ final class InvocationRunner: Sendable {
     /// Cancels every queued and running call of `plugin` (a replaced or removed plugin whose drain timed out).
     /// Callers get `cancelled` with "<skill> <message>"; running calls are abandoned.
     func cancelCalls(of plugin: LoadedPlugin, message: String) {
-        let key = ObjectIdentifier(plugin)
-        let jobs = state.withLock { state in
-            state.running.values.filter { ObjectIdentifier($0.skill.plugin) == key }
-                + state.queue.filter { ObjectIdentifier($0.skill.plugin) == key }
-        }
-        for job in jobs { finish(job, .cancelledByHost(message)) }
+        let jobs = state.withLock { $0.jobs(of: ObjectIdentifier(plugin)) }
+        for job in jobs { end(job, .cancelledByHost(message)) }
     }
 
-    /// Ends `job` at its deadline or on cancellation: the caller resumes now; a running call is abandoned.
-    private func finish(_ job: Job, _ ending: Ending) {
-        let started = job.hasStarted
+    /// Ends `job` at its deadline or on cancellation: the machine accounts for it first (so what the caller does
+    /// next sees a consistent pool), then the caller resumes; a running call is abandoned and told to stop.
+    private func end(_ job: Job, _ ending: Ending) {
+        let ended = state.withLock { $0.end(job) }
+        let dispatches: [InvocationStateMachine.Dispatch]
+        let started: Bool
+        switch ended {
+        case .alreadyAbandoned: return
+        case .untracked:
+            dispatches = []
+            started = true
+        case .dequeued(let d):
+            dispatches = d
+            started = false
+        case .abandoned(let d):
+            dispatches = d
+            started = true
+            job.context.cancel()
+        }
         let message: String
         switch ending {
         case .timeout:
@@ -317,36 +176,10 @@ final class InvocationRunner: Sendable {
         case .cancelledByHost(let reason):
             message = "\(job.skill.info.id) \(reason)"
         }
-        // Account for the abandoned call before the caller resumes, so what it does next sees a consistent pool.
-        var actions: [Action] = []
         let status: SkillOutcome.Status
         if case .timeout = ending { status = .timeout } else { status = .cancelled }
-        let won = job.complete(.failure(status, message)) {
-            job.context.cancel()
-            actions = state.withLock { state -> [Action] in
-                let key = ObjectIdentifier(job)
-                if state.running.removeValue(forKey: key) != nil {
-                    let plugin = ObjectIdentifier(job.skill.plugin)
-                    state.abandoned.insert(key)
-                    state.decrement(\.inFlight, plugin)
-                    state.stuck[plugin, default: 0] += 1
-                    state.liveThreads -= 1
-                    state.abandonedThreads += 1
-                } else if let index = state.queue.firstIndex(where: { $0 === job }) {
-                    state.queue.remove(at: index)
-                }
-                return dispatch(&state)
-            }
-        }
-        if won {
-            job.skill.plugin.drain.notify()
-            perform(actions)
-        }
-    }
-
-    /// Resumes the caller with `outcome` unless someone else already did. Returns whether this call won.
-    @discardableResult
-    private func finish(_ job: Job, outcome: SkillOutcome) -> Bool {
-        job.complete(outcome)
+        job.complete(.failure(status, message))
+        if case .dequeued = ended { job.skill.plugin.drain.notify() }
+        perform(dispatches)
     }
 }

@@ -29,7 +29,6 @@ final class Job: Sendable {
         var resume: (@Sendable (SkillOutcome) -> Void)?
         var outcome: SkillOutcome?
         var timer: ScheduledTimer?
-        var started = false
     }
 
     let skill: Skill
@@ -57,10 +56,6 @@ final class Job: Sendable {
     }
 
     var isFinished: Bool { completion.withLock { $0.outcome != nil } }
-    var hasStarted: Bool { completion.withLock { $0.started } }
-
-    func markStarted() { completion.withLock { $0.started = true } }
-
     /// Runs the plugin code on the current (pool) thread.
     func execute() -> SkillOutcome {
         skill.execute(
@@ -91,8 +86,9 @@ final class Job: Sendable {
     }
 
     /// Sets the outcome once (later attempts are ignored) and resumes the caller. Returns whether this call won.
-    /// `beforeResuming` runs only for the winner, after the outcome is fixed and before the caller resumes.
-    func complete(_ outcome: SkillOutcome, beforeResuming: () -> Void = {}) -> Bool {
+    /// The runner's state machine decides who delivers; this guard makes a late ending harmless.
+    @discardableResult
+    func complete(_ outcome: SkillOutcome) -> Bool {
         var final = outcome
         final.duration = ContinuousClock.now - start
         let (won, resume, timer) = completion.withLock { state in
@@ -107,7 +103,6 @@ final class Job: Sendable {
         }
         guard won else { return false }
         timer?.cancel()
-        beforeResuming()
         resume?(final)
         return true
     }

@@ -99,6 +99,7 @@ final class IsolatedPlugin: Sendable {
                 worker.kill(because: "plugin worker sent an unreadable description")
                 return .failure(WorkerProcess.WorkerFailure(message: "its worker sent an unreadable description"))
             }
+            worker.markRunning()
             return .success((worker, description))
         }
     }

@@ -62,24 +62,39 @@ final class WorkerProcess: Sendable {
     private struct State {
         var nextID: Int64 = 1
         var pending: [Int64: Pending] = [:]
-        /// Set once the process is gone (or being killed): why, for every later request.
-        var ended: String?
-        /// Set by `kill`: the reason given to calls still pending when the process dies.
-        var killReason: String?
-        var stopping = false
+        var lifecycle = Lifecycle.starting
         /// Calls that were cancelled or timed out and are still running: the worker is killed if one is still there
         /// when its grace ends. A worker with one takes no new calls until it returned or the kill happened.
         var doomed: Set<Int64> = []
-        /// The host killed the worker because a call did not stop after its cancel: not a crash of the plugin's.
-        var killedForStuckCall = false
         /// The protocol pipe closed while the worker was still running (the host then stopped it).
         var channelClosed = false
         /// The step of loading the worker reported last.
         var loadPhase: LoadPhase?
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
-        /// Set when the process ended by itself (not by `kill`) and was reaped.
-        var termination: Termination?
+    }
+
+    /// Where the process is in its life. Moves only forward: starting → running → stopping → exited, or from any
+    /// live phase to killed → exited.
+    enum Lifecycle {
+        /// Spawned; loading its plugin (until it answered `describe`).
+        case starting
+        case running
+        /// The host asked it to exit (its input is closed; it is `deinit`ing the plugin).
+        case stopping
+        /// The host killed its group; `reason` is what calls still pending are told. `forStuckCall`: because a call
+        /// did not stop after its cancel — not a crash of the plugin's.
+        case killed(reason: String, forStuckCall: Bool)
+        /// Reaped. `reason` answers every later request; `termination` is set when it ended by itself.
+        case exited(reason: String, termination: Termination?)
+
+        /// Why requests are refused now; nil while the process takes them.
+        var refusal: String? {
+            switch self {
+            case .starting, .running, .stopping: return nil
+            case .killed(let reason, _), .exited(let reason, _): return reason
+            }
+        }
     }
 
     let pid: pid_t
@@ -190,7 +205,19 @@ final class WorkerProcess: Sendable {
     }
 
     /// How the process ended by itself, once it has (nil while it runs, or when the host killed it).
-    var termination: Termination? { state.withLock { $0.termination } }
+    var termination: Termination? {
+        state.withLock { state in
+            if case .exited(_, let termination) = state.lifecycle { return termination }
+            return nil
+        }
+    }
+
+    /// The worker described its plugin: it is running.
+    func markRunning() {
+        state.withLock { state in
+            if case .starting = state.lifecycle { state.lifecycle = .running }
+        }
+    }
 
     /// Names the plugin once the worker described it.
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
@@ -205,7 +232,7 @@ final class WorkerProcess: Sendable {
     var hasKillPending: Bool { state.withLock { !$0.doomed.isEmpty } }
 
     /// Whether the process is still there and accepting requests.
-    var isRunning: Bool { state.withLock { $0.ended == nil && $0.killReason == nil } }
+    var isRunning: Bool { state.withLock { $0.lifecycle.refusal == nil } }
 
     /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
     /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
@@ -218,7 +245,7 @@ final class WorkerProcess: Sendable {
     ) -> Result<JSONValue, WorkerFailure> {
         let pending = Pending(onProgress: onProgress)
         let registered = state.withLock { state -> Result<Int64, WorkerFailure> in
-            if let ended = state.ended ?? state.killReason { return .failure(WorkerFailure(message: ended)) }
+            if let refusal = state.lifecycle.refusal { return .failure(WorkerFailure(message: refusal)) }
             let id = state.nextID
             state.nextID += 1
             state.pending[id] = pending
@@ -253,15 +280,10 @@ final class WorkerProcess: Sendable {
                     guard let self else { return }
                     // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
                     defer { self.state.withLock { _ = $0.doomed.remove(id) } }
-                    let stuck = self.state.withLock { state -> Bool in
-                        guard state.pending[id] != nil else { return false }
-                        state.killedForStuckCall = true
-                        return true
-                    }
-                    guard stuck else { return }
+                    guard self.state.withLock({ $0.pending[id] != nil }) else { return }
                     self.kill(
                         because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
-                            + "within \(humanDuration(killGrace)) of being cancelled or timing out")
+                            + "within \(humanDuration(killGrace)) of being cancelled or timing out", forStuckCall: true)
                 }
             }
         }
@@ -282,11 +304,14 @@ final class WorkerProcess: Sendable {
     }
 
     /// Kills the process group now. Requests still waiting fail with `reason` (a sentence).
-    func kill(because reason: String) {
+    func kill(because reason: String, forStuckCall: Bool = false) {
         let first = state.withLock { state -> Bool in
-            guard state.killReason == nil, state.ended == nil else { return false }
-            state.killReason = reason
-            return true
+            switch state.lifecycle {
+            case .killed, .exited: return false
+            case .starting, .running, .stopping:
+                state.lifecycle = .killed(reason: reason, forStuckCall: forStuckCall)
+                return true
+            }
         }
         guard first else { return }
         _ = skillhost_kill_group(pid, SIGKILL)
@@ -297,8 +322,13 @@ final class WorkerProcess: Sendable {
     /// Blocks until the process is gone.
     func stop(grace: Duration = .seconds(2)) {
         let alreadyGone = state.withLock { state -> Bool in
-            state.stopping = true
-            return state.ended != nil
+            switch state.lifecycle {
+            case .starting, .running:
+                state.lifecycle = .stopping
+                return false
+            case .stopping, .killed: return false
+            case .exited: return true
+            }
         }
         if !alreadyGone { writer.close() }
         if exited.wait(timeout: .now() + grace.dispatchInterval) == .timedOut {
@@ -344,7 +374,14 @@ final class WorkerProcess: Sendable {
             gone = poll(&descriptors, 1, 1) > 0
         }
         close(exitNotice)
-        if !gone { state.withLock { $0.channelClosed = $0.killReason == nil && !$0.stopping } }
+        if !gone {
+            state.withLock { state in
+                switch state.lifecycle {
+                case .starting, .running: state.channelClosed = true
+                case .stopping, .killed, .exited: break
+                }
+            }
+        }
         // Nothing the plugin started in the worker's group outlives it. Before reaping: until then the group id
         // cannot be reused by another process.
         _ = skillhost_kill_group(pid, SIGKILL)
@@ -355,20 +392,27 @@ final class WorkerProcess: Sendable {
         ProcessTree.killAdoptedOrphans()
         let peak = UInt64(max(0, usage.ru_maxrss)) * 1024
         let (reason, requested, hadCalls, stuck) = state.withLock { state -> (String, Bool, Bool, Bool) in
-            if state.killReason == nil {
-                state.termination = Termination(waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak)
-            }
-            let reason =
-                state.killReason
-                ?? (state.channelClosed
+            let reason: String
+            let termination: Termination?
+            var killed = false
+            var forStuckCall = false
+            switch state.lifecycle {
+            case .killed(let why, let stuck):
+                (reason, termination, killed, forStuckCall) = (why, nil, true, stuck)
+            case .exited(let why, let ended):
+                (reason, termination) = (why, ended)
+            case .starting, .running, .stopping:
+                let ended = Termination(waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak)
+                termination = ended
+                reason =
+                    state.channelClosed
                     ? "plugin \"\(plugin)\" closed its worker's protocol channel (it closed or replaced file descriptors "
-                        + "it does not own), so its worker was stopped" : nil)
-                ?? state.termination.map(crashReason) ?? "plugin \"\(plugin)\" ended"
-            state.ended = reason
-            return (
-                reason, state.stopping && state.killReason == nil, !state.pending.isEmpty || state.killReason != nil,
-                state.killedForStuckCall
-            )
+                        + "it does not own), so its worker was stopped" : crashReason(ended)
+            }
+            var requested = false
+            if case .stopping = state.lifecycle { requested = true }
+            state.lifecycle = .exited(reason: reason, termination: termination)
+            return (reason, requested, !state.pending.isEmpty || killed, forStuckCall)
         }
         // The plugin counts the crash before any caller hears of it and tries again.
         onExit(Exit(pid: pid, reason: reason, requested: requested, killedForStuckCall: stuck, hadCalls: hadCalls))
