@@ -25,16 +25,19 @@ let package = Package(
         // The Swift helper for plugin authors who write skills in Swift.
         .target(name: "SkillSDKSwift", dependencies: ["SkillSDK"], path: "SkillSDK/Swift"),
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi", providers: [.apt(["libffi-dev"])]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CTerminal"),
         .target(name: "CProcess"),
         .target(name: "SkillJSON"),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
-        .target(name: "SkillHost", dependencies: ["SkillJSON", "SkillSDK", "CFFI", "CProcess"]),
+        .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess"]),
+        .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
-        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON"]),
+        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
-        .executableTarget(name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON"]),
+        .executableTarget(
+            name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC"]),
         .executableTarget(
             name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
@@ -55,6 +58,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["SkillHost"], path: "Tests/TestSupport"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
             name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "MCP", "SkillHost", "SkillJSON", "TestSupport"]),

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -105,32 +106,30 @@ final class MCPConnection: Sendable {
     }
 
     private func receive(_ line: [UInt8], onNotification: @Sendable (String, JSONValue) -> Void) {
-        guard let message = try? JSONValue(parsing: line) else { return }
-        if case .string(let method)? = message["method"] {
-            if message["id"] == nil { onNotification(method, message["params"] ?? .null) }
+        guard let value = try? JSONValue(parsing: line), let message = JSONRPCMessage(value) else { return }
+        let id: JSONRPCID
+        let reply: Reply
+        switch message {
+        case .notification(let method, let params):
+            onNotification(method, params ?? .null)
             return
+        case .request: return  // this client serves no requests
+        case .response(let answered, let result): (id, reply) = (answered, .success(result))
+        case .failure(let answered, let error):
+            (id, reply) = (answered, .failure(MCPClientError(error.message, code: error.code.rawValue)))
         }
-        guard case .int(let id)? = message["id"] else { return }
-        let continuation = state.withLock { $0.pending.removeValue(forKey: Int(id)) }
-        if let error = message["error"] {
-            let code = error["code"]?.doubleValue.map { Int($0) }
-            continuation?.resume(
-                returning: .failure(MCPClientError(error["message"]?.stringValue ?? error.jsonText, code: code)))
-        } else {
-            continuation?.resume(returning: .success(message["result"] ?? .null))
-        }
+        guard let number = id.integer, let key = Int(exactly: number) else { return }
+        state.withLock { $0.pending.removeValue(forKey: key) }?.resume(returning: reply)
     }
 
-    private func write(_ message: JSONValue) throws(MCPClientError) {
-        guard input.write(message.jsonText) else {
+    private func write(_ message: JSONRPCMessage) throws(MCPClientError) {
+        guard input.write(message.line) else {
             throw MCPClientError("MCP server \(name) is not accepting input (it exited?)")
         }
     }
 
     func notify(_ method: String, _ params: JSONValue? = nil) {
-        var message = JSONObject([(key: "jsonrpc", value: "2.0"), (key: "method", value: .string(method))])
-        if let params { message["params"] = params }
-        try? write(.object(message))
+        try? write(.notification(method: method, params: params))
     }
 
     /// Sends a request and waits for its answer, at most `timeout`; cancelling the caller sends
@@ -146,14 +145,12 @@ final class MCPConnection: Sendable {
         if let exited { throw MCPClientError("MCP server \(name) is not running (it exited with status \(exited))") }
         if let version {
             var meta = params["_meta"]?.objectValue ?? JSONObject()
-            meta["io.modelcontextprotocol/protocolVersion"] = .string(version)
-            meta["io.modelcontextprotocol/clientInfo"] = ["name": "skillhost", "version": "0.1.0"]
-            meta["io.modelcontextprotocol/clientCapabilities"] = .object(JSONObject())
+            meta[MCPProtocol.Meta.protocolVersion] = .string(version)
+            meta[MCPProtocol.Meta.clientInfo] = MCPProtocol.implementation
+            meta[MCPProtocol.Meta.clientCapabilities] = .object(JSONObject())
             params["_meta"] = .object(meta)
         }
-        let message: JSONValue = [
-            "jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method), "params": .object(params),
-        ]
+        let message = JSONRPCMessage.request(id: JSONRPCID(Int64(id)), method: method, params: .object(params))
         let name = self.name
         let reply: Reply = await withTaskCancellationHandler {
             await withTaskGroup(of: Reply?.self) { group in
@@ -256,11 +253,11 @@ final class MCPConnection: Sendable {
     }
 
     private func discover(timeout: Duration) async -> Probe {
-        let stateless = "2026-07-28"
+        let stateless = MCPProtocol.statelessVersion
         let meta: JSONObject = JSONObject([
-            (key: "io.modelcontextprotocol/protocolVersion", value: .string(stateless)),
-            (key: "io.modelcontextprotocol/clientInfo", value: ["name": "skillhost", "version": "0.1.0"]),
-            (key: "io.modelcontextprotocol/clientCapabilities", value: .object(JSONObject())),
+            (key: MCPProtocol.Meta.protocolVersion, value: .string(stateless)),
+            (key: MCPProtocol.Meta.clientInfo, value: MCPProtocol.implementation),
+            (key: MCPProtocol.Meta.clientCapabilities, value: .object(JSONObject())),
         ])
         do throws(MCPClientError) {
             let discovered = try await request(
@@ -269,7 +266,7 @@ final class MCPConnection: Sendable {
                 return .legacy
             }
             state.withLock { $0.statelessVersion = stateless }
-            let info = discovered["serverInfo"] ?? discovered["_meta"]?["io.modelcontextprotocol/serverInfo"]
+            let info = discovered["serverInfo"] ?? discovered["_meta"]?[MCPProtocol.Meta.serverInfo]
             return .stateless((info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? ""))
         } catch {
             return error.code == nil && error.timedOut ? .silent : .legacy
@@ -280,8 +277,9 @@ final class MCPConnection: Sendable {
         let result = try await request(
             "initialize",
             JSONObject([
-                (key: "protocolVersion", value: "2025-11-25"), (key: "capabilities", value: .object(JSONObject())),
-                (key: "clientInfo", value: ["name": "skillhost", "version": "0.1.0"]),
+                (key: "protocolVersion", value: .string(MCPProtocol.latestHandshakeVersion)),
+                (key: "capabilities", value: .object(JSONObject())),
+                (key: "clientInfo", value: MCPProtocol.implementation),
             ]), timeout: timeout)
         notify("notifications/initialized")
         let info = result["serverInfo"]

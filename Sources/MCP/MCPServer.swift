@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import JSONRPC
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -9,11 +10,6 @@ import Synchronization
 /// `server/discover` and per-request `_meta` — `tools/list`, `tools/call` (with progress and cancellation), `ping`,
 /// and `notifications/tools/list_changed` on hot reload. Protocol messages only on stdout.
 public final class MCPServer: Sendable {
-    static let handshakeVersions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
-    static let statelessVersion = "2026-07-28"
-    static var allVersions: [String] { handshakeVersions + [statelessVersion] }
-    static let metaVersion = "io.modelcontextprotocol/protocolVersion"
-
     let registry: SkillRegistry
     let output: @Sendable (String) -> Void
     private let state = Mutex(State())
@@ -51,7 +47,7 @@ public final class MCPServer: Sendable {
     /// reads a `tools/call` hands reading over to another thread and runs the call itself, so a request is
     /// answered without a single thread hand-off. Hot reload changes become `list_changed` notifications. Returns
     /// once the calls still running at the end have been answered.
-    package func serve(nextLine: @escaping @Sendable () -> LineReader.Line) {
+    package func serve(_ reader: LineReader) {
         let changes = registry.changes()
         let notifier = Task { [weak self] in
             for await change in changes {
@@ -63,7 +59,19 @@ public final class MCPServer: Sendable {
         defer { notifier.cancel() }
         // The loop runs on threads of its own: a thread stuck in a plugin call past its deadline must not keep
         // the server from ending.
-        let loop = ReadLoop(server: self, nextLine: nextLine)
+        let loop = ReadLoop(reader: reader, threadName: "skillhost.mcp.reader") { [self] line, handOff in
+            switch line {
+            case .end: return
+            case .tooLong:
+                respond(
+                    .null, code: .parseError,
+                    message: "Parse error: a message longer than \(MCPServer.maximumLine >> 20) MB was skipped",
+                    reply: output)
+            case .line(let bytes):
+                if bytes.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { return }
+                handle(bytes, beforeCall: handOff)
+            }
+        }
         loop.start()
         loop.waitForEnd()
         // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
@@ -73,24 +81,17 @@ public final class MCPServer: Sendable {
     func send(_ message: JSONValue) { output(message.jsonText) }
 
     /// A request id as the client wrote it: numbers keep their text (no rounding, no `1e400` → null).
-    struct RequestID: Sendable {
-        let text: String
-        static let null = RequestID(text: "null")
-    }
+    typealias RequestID = JSONRPCID
 
     /// Where the responses to one line go: straight out, or into the array answering a batch.
     typealias Reply = @Sendable (String) -> Void
 
     func respond(_ id: RequestID, result: JSONValue, reply: Reply) {
-        reply(#"{"jsonrpc":"2.0","id":\#(id.text),"result":\#(result.jsonText)}"#)
+        reply(JSONRPCMessage.response(id: id, result: result).line)
     }
 
-    func respond(_ id: RequestID, code: Int, message: String, data: JSONValue? = nil, reply: Reply) {
-        var error: JSONObject = JSONObject([
-            (key: "code", value: .int(Int64(code))), (key: "message", value: .string(message)),
-        ])
-        if let data { error["data"] = data }
-        reply(#"{"jsonrpc":"2.0","id":\#(id.text),"error":\#(JSONValue.object(error).jsonText)}"#)
+    func respond(_ id: RequestID, code: JSONRPCErrorCode, message: String, data: JSONValue? = nil, reply: Reply) {
+        reply(JSONRPCMessage.failure(id: id, error: JSONRPCError(code, message, data: data)).line)
     }
 
     /// Handles one line: a request, a notification, a batch (in 2025-03-26 only), or garbage. A call runs on this
@@ -99,22 +100,22 @@ public final class MCPServer: Sendable {
     func handle(_ line: [UInt8], beforeCall: () -> Void = {}) {
         let message: JSONValue
         do throws(JSONParseError) { message = try JSONValue(parsing: line) } catch {
-            respond(.null, code: -32700, message: "Parse error: \(error)", reply: output)
+            respond(.null, code: .parseError, message: "Parse error: \(error)", reply: output)
             return
         }
         guard case .array(let elements) = message else {
             handle(message, raw: line[...], beforeCall: beforeCall, reply: output)
             return
         }
-        guard state.withLock({ $0.negotiated }) == "2025-03-26" else {
+        guard state.withLock({ $0.negotiated }) == MCPProtocol.batchVersion else {
             respond(
-                .null, code: -32600,
+                .null, code: .invalidRequest,
                 message: "Invalid request: JSON-RPC batches are part of protocol revision 2025-03-26 only, and this "
                     + "session negotiated another; send one message per line", reply: output)
             return
         }
         guard !elements.isEmpty else {
-            respond(.null, code: -32600, message: "Invalid request: an empty batch", reply: output)
+            respond(.null, code: .invalidRequest, message: "Invalid request: an empty batch", reply: output)
             return
         }
         // Every request of the batch is answered in one array, once the last one is done; calls run on the pool.
@@ -138,14 +139,15 @@ public final class MCPServer: Sendable {
     ) {
         let rawID = message["id"].map { value -> RequestID in
             switch value {
-            case .int, .double: return RequestID(text: RawJSON.member("id", in: raw) ?? value.jsonText)
-            default: return RequestID(text: value.jsonText)
+            case .int, .double: return RequestID(rawText: RawJSON.member("id", in: raw) ?? value.jsonText)
+            default: return RequestID(rawText: value.jsonText)
             }
         }
         guard case .object = message, case .string(let method)? = message["method"] else {
             if message["id"] != nil, message["result"] != nil || message["error"] != nil { return }  // a response
             respond(
-                rawID ?? .null, code: -32600, message: "Invalid request: expected a JSON-RPC request with a method",
+                rawID ?? .null, code: .invalidRequest,
+                message: "Invalid request: expected a JSON-RPC request with a method",
                 reply: reply)
             return
         }
@@ -155,11 +157,11 @@ public final class MCPServer: Sendable {
             return
         }
         // The stateless generation names its version in every request.
-        let version = params["_meta"]?[Self.metaVersion]?.stringValue
-        if let version, !Self.allVersions.contains(version) {
+        let version = params["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue
+        if let version, !MCPProtocol.allVersions.contains(version) {
             respond(
-                id, code: -32022, message: "Unsupported protocol version \(version)",
-                data: ["supported": .array(Self.allVersions.map { .string($0) })], reply: reply)
+                id, code: .unsupportedProtocolVersion, message: "Unsupported protocol version \(version)",
+                data: ["supported": .array(MCPProtocol.allVersions.map { .string($0) })], reply: reply)
             return
         }
         let stateless = version != nil
@@ -181,21 +183,22 @@ public final class MCPServer: Sendable {
         switch method {
         case "initialize":
             let requested = params["protocolVersion"]?.stringValue ?? ""
-            let chosen = Self.handshakeVersions.contains(requested) ? requested : Self.handshakeVersions.last ?? ""
+            let chosen =
+                MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.handshakeVersions.last ?? ""
             state.withLock {
                 $0.ready = true
                 $0.negotiated = chosen
             }
             finish([
                 "protocolVersion": .string(chosen), "capabilities": ["tools": ["listChanged": true]],
-                "serverInfo": ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)],
+                "serverInfo": MCPProtocol.implementation,
             ])
         case "server/discover":
             state.withLock { $0.ready = true }
             finish([
-                "supportedVersions": .array(Self.allVersions.map { .string($0) }),
+                "supportedVersions": .array(MCPProtocol.allVersions.map { .string($0) }),
                 "capabilities": ["tools": ["listChanged": true]],
-                "serverInfo": ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)],
+                "serverInfo": MCPProtocol.implementation,
             ])
         case "ping" where !stateless:
             finish(.object(JSONObject()))
@@ -205,7 +208,7 @@ public final class MCPServer: Sendable {
         case "tools/call":
             call(id: id, params: params, onPool: onPool, finish: finish, beforeCall: beforeCall, reply: reply)
         default:
-            respond(id, code: -32601, message: "Method not found: \(method)", reply: reply)
+            respond(id, code: .methodNotFound, message: "Method not found: \(method)", reply: reply)
         }
     }
 
@@ -249,19 +252,19 @@ public final class MCPServer: Sendable {
         beforeCall: () -> Void, reply: @escaping Reply
     ) {
         guard case .string(let name)? = params["name"] else {
-            respond(id, code: -32602, message: "Invalid params: tools/call needs a tool name", reply: reply)
+            respond(id, code: .invalidParams, message: "Invalid params: tools/call needs a tool name", reply: reply)
             return
         }
         guard registry.skill(name) != nil else {
-            respond(id, code: -32602, message: "Unknown tool: \(name)", reply: reply)
+            respond(id, code: .invalidParams, message: "Unknown tool: \(name)", reply: reply)
             return
         }
         let arguments = params["arguments"] ?? .object(JSONObject())
         guard arguments.objectValue != nil else {
-            respond(id, code: -32602, message: "Invalid params: arguments must be an object", reply: reply)
+            respond(id, code: .invalidParams, message: "Invalid params: arguments must be an object", reply: reply)
             return
         }
-        let token = params["_meta"]?["progressToken"]
+        let token = params["_meta"]?[MCPProtocol.Meta.progressToken]
         let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
         // Registered before the call starts, so a fast call that ends at once still finds (and removes) it.
         let slot = CallSlot()
@@ -276,13 +279,13 @@ public final class MCPServer: Sendable {
         case .admitted: break
         case .duplicate:
             respond(
-                id, code: -32600,
+                id, code: .invalidRequest,
                 message: "Invalid request: id \(id.text) is already used by a request in flight; give every request "
                     + "its own id", reply: reply)
             return
         case .busy(let count):
             respond(
-                id, code: -32000,
+                id, code: .serverBusy,
                 message: "Server busy: \(count) calls are already running for this client; retry when one has "
                     + "finished", reply: reply)
             return
@@ -366,71 +369,5 @@ final class CallSlot: Sendable {
             return state.handle
         }
         handle?.cancel()
-    }
-}
-
-/// The read loop of `MCPServer.serve`: one thread at a time reads; a thread that is about to run a call hands
-/// reading to a waiting thread (starting one when none waits).
-final class ReadLoop: Sendable {
-    private let server: MCPServer
-    private let nextLine: @Sendable () -> LineReader.Line
-    private let leadership = DispatchSemaphore(value: 1)
-    private let followers = Atomic<Int>(0)
-    private let ended = Atomic<Bool>(false)
-    private let endOfInput = DispatchSemaphore(value: 0)
-
-    init(server: MCPServer, nextLine: @escaping @Sendable () -> LineReader.Line) {
-        self.server = server
-        self.nextLine = nextLine
-    }
-
-    /// Starts the first reading thread.
-    func start() { startFollower() }
-
-    /// Blocks until the input ended.
-    func waitForEnd() { endOfInput.wait() }
-
-    /// Runs until the input ends. Every thread that joins the loop leaves it once the input ended.
-    private func lead() {
-        while true {
-            followers.add(1, ordering: .relaxed)
-            leadership.wait()
-            followers.subtract(1, ordering: .relaxed)
-            if ended.load(ordering: .acquiring) {
-                leadership.signal()  // let the next one see it too
-                return
-            }
-            var leading = true
-            while leading {
-                let line: [UInt8]
-                switch nextLine() {
-                case .end:
-                    ended.store(true, ordering: .releasing)
-                    leadership.signal()
-                    endOfInput.signal()
-                    return
-                case .tooLong:
-                    server.respond(
-                        .null, code: -32700,
-                        message: "Parse error: a message longer than \(MCPServer.maximumLine >> 20) MB was skipped",
-                        reply: server.output)
-                    continue
-                case .line(let bytes): line = bytes
-                }
-                if line.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { continue }
-                server.handle(line) {
-                    if followers.load(ordering: .relaxed) == 0 { startFollower() }
-                    leading = false
-                    leadership.signal()
-                }
-            }
-        }
-    }
-
-    private func startFollower() {
-        let thread = Thread { [self] in lead() }
-        thread.name = "skillhost.mcp.reader"
-        thread.stackSize = 8 << 20
-        thread.start()
     }
 }

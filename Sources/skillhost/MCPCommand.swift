@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import JSONRPC
 import MCP
 import SkillHost
 import Synchronization
@@ -24,9 +25,8 @@ enum MCPCommand {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let reader = Thread {
                 // Raw bytes (invalid UTF-8 is the server's to refuse), at most MCPServer.maximumLine per message;
-                // one thread reads at a time (the read loop's leader), the lock only makes that visible.
-                let input = Mutex(LineReader(descriptor: STDIN_FILENO, limit: MCPServer.maximumLine))
-                server.serve { input.withLock { $0.next() } }
+                // one thread reads at a time (the read loop's leader).
+                server.serve(LineReader(descriptor: STDIN_FILENO, limit: MCPServer.maximumLine))
                 done.resume()
             }
             reader.name = "skillhost.mcp"

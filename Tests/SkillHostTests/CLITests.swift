@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import Synchronization
 import TestSupport
 import Testing

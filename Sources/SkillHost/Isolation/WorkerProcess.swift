@@ -1,6 +1,7 @@
 import CProcess
 import Dispatch
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 
@@ -256,7 +257,7 @@ final class WorkerProcess: Sendable {
         case .failure(let failure): return .failure(failure)
         case .success(let value): id = value
         }
-        let line = WorkerProtocol.request(id, method, params)
+        let line = JSONRPCMessage.request(id: JSONRPCID(id), method: method, params: params).line
         guard line.utf8.count <= requestLimit else {
             state.withLock { _ = $0.pending.removeValue(forKey: id) }
             return .failure(
@@ -272,7 +273,7 @@ final class WorkerProcess: Sendable {
         if let cancellation {
             cancellation.onCancel { [weak self] in
                 guard let self else { return }
-                self.writer.write(WorkerProtocol.notification("cancel", ["id": .int(id)]))
+                self.writer.write(JSONRPCMessage.notification(method: "cancel", params: ["id": .int(id)]).line)
                 self.state.withLock { state in
                     if state.pending[id] != nil { state.doomed.insert(id) }
                 }
@@ -421,25 +422,32 @@ final class WorkerProcess: Sendable {
         exited.signal()
     }
 
-    private func dispatch(_ message: JSONValue) {
-        if case .int(let id)? = message["id"] {
-            // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
-            guard
-                let pending = state.withLock({ state -> Pending? in
-                    state.doomed.remove(id)
-                    return state.pending.removeValue(forKey: id)
-                })
-            else { return }
-            if let result = message["result"] {
-                pending.settle(.success(result))
-            } else {
-                let text = message["error"]?["message"]?.stringValue ?? "the worker answered with an error"
-                pending.settle(.failure(WorkerFailure(message: text, isProtocolError: true)))
-            }
+    private func dispatch(_ value: JSONValue) {
+        let id: JSONRPCID
+        let reply: Result<JSONValue, WorkerFailure>
+        switch JSONRPCMessage(value) {
+        case .response(let answered, let result)?: (id, reply) = (answered, .success(result))
+        case .failure(let answered, let error)?:
+            (id, reply) = (answered, .failure(WorkerFailure(message: error.message, isProtocolError: true)))
+        case .notification(let method, let params)?:
+            notice(method, params ?? .null)
             return
+        case .request?, nil:
+            return  // the host answers no requests
         }
-        let params = message["params"] ?? .null
-        switch message["method"]?.stringValue {
+        guard let number = id.integer,
+            // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
+            let pending = state.withLock({ state -> Pending? in
+                state.doomed.remove(number)
+                return state.pending.removeValue(forKey: number)
+            })
+        else { return }
+        pending.settle(reply)
+    }
+
+    /// A notification from the worker: progress of a call, a load phase, a log line.
+    private func notice(_ method: String, _ params: JSONValue) {
+        switch method {
         case "progress":
             guard case .int(let id)? = params["id"], let done = params["done"]?.doubleValue,
                 let pending = state.withLock({ $0.pending[id] })

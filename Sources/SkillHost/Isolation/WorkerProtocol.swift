@@ -21,37 +21,6 @@ enum WorkerProtocol {
     /// Parses one protocol line.
     static func parse(_ line: [UInt8]) -> JSONValue? { try? JSONValue(parsing: line, maximumDepth: maximumDepth) }
 
-    static func request(_ id: Int64, _ method: String, _ params: JSONValue? = nil) -> String {
-        var object = JSONObject([
-            (key: "jsonrpc", value: "2.0"), (key: "id", value: .int(id)), (key: "method", value: .string(method)),
-        ])
-        if let params { object["params"] = params }
-        return JSONValue.object(object).jsonText
-    }
-
-    static func notification(_ method: String, _ params: JSONValue) -> String {
-        JSONValue.object(
-            JSONObject([
-                (key: "jsonrpc", value: "2.0"), (key: "method", value: .string(method)), (key: "params", value: params),
-            ])
-        ).jsonText
-    }
-
-    static func response(_ id: Int64, result: JSONValue) -> String {
-        JSONValue.object(
-            JSONObject([(key: "jsonrpc", value: "2.0"), (key: "id", value: .int(id)), (key: "result", value: result)])
-        ).jsonText
-    }
-
-    static func response(_ id: Int64, errorCode: Int, message: String) -> String {
-        JSONValue.object(
-            JSONObject([
-                (key: "jsonrpc", value: "2.0"), (key: "id", value: .int(id)),
-                (key: "error", value: ["code": .int(Int64(errorCode)), "message": .string(message)]),
-            ])
-        ).jsonText
-    }
-
     // MARK: Values
 
     static func encode(_ outcome: SkillOutcome) -> JSONValue {
@@ -59,12 +28,16 @@ enum WorkerProtocol {
         if let result = outcome.result { object["result"] = result }
         if let error = outcome.error { object["error"] = .string(error) }
         if let undo = outcome.undo { object["undo"] = ["skill": .string(undo.skillID), "arguments": undo.arguments] }
+        if let code = outcome.code, code != FailureCode(outcome.status) { object["code"] = .string(code.rawValue) }
         return .object(object)
     }
 
     static func decodeOutcome(_ value: JSONValue) -> SkillOutcome? {
         guard let status = value["status"]?.stringValue.flatMap(SkillOutcome.Status.init(rawValue:)) else { return nil }
         var outcome = SkillOutcome(status: status, result: value["result"], error: value["error"]?.stringValue)
+        if let code = value["code"]?.stringValue.flatMap(FailureCode.init(rawValue:)), code.status == status {
+            outcome.code = code
+        }
         if let undo = value["undo"], let skill = undo["skill"]?.stringValue, let arguments = undo["arguments"] {
             outcome.undo = UndoAction(skillID: skill, arguments: arguments)
         }
@@ -135,107 +108,5 @@ enum WorkerProtocol {
             capabilities: PluginCapabilities(
                 rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
             readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue))
-    }
-}
-
-/// Reads newline-terminated lines of at most `limit` bytes from a descriptor with its own buffer. Not thread-safe:
-/// one reader at a time.
-package final class LineReader {
-    package enum Line {
-        case line([UInt8])
-        case end
-        /// A line longer than the limit (its bytes are skipped).
-        case tooLong
-    }
-
-    private let descriptor: Int32
-    private let limit: Int
-    /// When readable, reading stops (`.end`) as soon as nothing more is waiting in `descriptor`: how a reader whose
-    /// pipe another process keeps open learns that the process it cares about is gone. -1: none.
-    private let interrupt: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var chunk = [UInt8](repeating: 0, count: 65536)
-
-    package init(descriptor: Int32, limit: Int, interrupt: Int32 = -1) {
-        self.descriptor = descriptor
-        self.limit = limit
-        self.interrupt = interrupt
-    }
-
-    package func next() -> Line {
-        var scanned = start
-        while true {
-            if let newline = buffer[scanned...].firstIndex(of: 10) {
-                let line = Array(buffer[start..<newline])
-                start = newline + 1
-                if start > 65536, start * 2 > buffer.count {
-                    buffer.removeFirst(start)
-                    start = 0
-                }
-                return .line(line)
-            }
-            scanned = buffer.count
-            if buffer.count - start > limit {
-                buffer.removeAll(keepingCapacity: false)
-                start = 0
-                return .tooLong
-            }
-            if interrupt >= 0 {
-                var descriptors = [
-                    pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0),
-                ]
-                if poll(&descriptors, 2, -1) < 0 {
-                    if errno == EINTR { continue }
-                    return .end
-                }
-                // Data first: what was written before the interruption is still delivered.
-                if descriptors[0].revents == 0 && descriptors[1].revents != 0 { return .end }
-            }
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { return .end }
-            buffer.append(contentsOf: chunk[0..<count])
-        }
-    }
-}
-
-/// Writes whole lines to a descriptor; concurrent writers never interleave. Writing to a closed pipe fails
-/// (SIGPIPE is ignored by the host and the worker).
-package final class LineWriter: Sendable {
-    /// nil once closed.
-    private let descriptor: Mutex<Int32?>
-
-    package init(descriptor: Int32) { self.descriptor = Mutex(descriptor) }
-
-    /// Returns false when the other side is gone or the writer is closed.
-    @discardableResult
-    package func write(_ line: String) -> Bool {
-        var bytes = Array(line.utf8)
-        bytes.append(10)
-        return descriptor.withLock { descriptor in
-            guard let descriptor else { return false }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { raw -> Int in
-                    guard let base = raw.baseAddress else { return 0 }
-                    // A worker that went away is a failed write, never a SIGPIPE for the host.
-                    return skillhost_write_nosigpipe(descriptor, base + offset, raw.count - offset)
-                }
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { return false }
-                offset += written
-            }
-            return true
-        }
-    }
-
-    /// Closes the descriptor (once); later writes fail.
-    package func close() {
-        descriptor.withLock { descriptor in
-            if let open = descriptor { Glibc.close(open) }
-            descriptor = nil
-        }
     }
 }

@@ -1,6 +1,7 @@
 import CProcess
 import Dispatch
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 
@@ -30,15 +31,16 @@ package enum WorkerMain {
         configuration.resultLimit = launch.resultLimit
         configuration.log = { record in
             writer.write(
-                WorkerProtocol.notification(
-                    "log",
-                    [
+                JSONRPCMessage.notification(
+                    method: "log",
+                    params: [
                         "level": .int(Int64(record.level.rawValue)), "source": .string(record.source),
                         "message": .string(record.message),
-                    ]))
+                    ]
+                ).line)
         }
         configuration.onLoadPhase = { phase in
-            writer.write(WorkerProtocol.notification("phase", ["phase": .string(phase.rawValue)]))
+            writer.write(JSONRPCMessage.notification(method: "phase", params: ["phase": .string(phase.rawValue)]).line)
         }
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch { fail(error.description) }
@@ -46,12 +48,8 @@ package enum WorkerMain {
         let loaded = registry.load(file: launch.copy).mapError {
             PluginLoadError(file: launch.file, problems: $0.problems)
         }
-        let server = WorkerServer(
-            registry: registry, loaded: loaded, input: input,
-            reader: LineReader(
-                descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)),
-            writer: writer)
-        server.lead()
+        let server = WorkerServer(registry: registry, loaded: loaded, input: input, writer: writer)
+        server.serve(LineReader(descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)))
     }
 
     private static func limit(_ resource: __rlimit_resource, _ value: UInt64, _ name: String) {
@@ -66,123 +64,114 @@ package enum WorkerMain {
     }
 }
 
-/// - Important: `@unchecked Sendable` is safe because `reader`, the only mutable part, is used by the leader
-///   alone, and leadership passes between threads through `leadership` (a semaphore: its signal/wait pair orders
-///   one leader's reads before the next one's).
-final class WorkerServer: @unchecked Sendable {
+/// Answers the host's requests on the shared leader/follower `ReadLoop`: `describe` and `snapshot` on the reading
+/// thread, each `invoke` on the thread that read it, after handing reading over.
+final class WorkerServer: Sendable {
     private let registry: SkillRegistry
     private let loaded: Result<PluginSummary, PluginLoadError>
-    private let reader: LineReader
     private let writer: LineWriter
     /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
     private let input: Int32
-    private let leadership = DispatchSemaphore(value: 1)
-    /// Threads waiting to lead.
-    private let followers = Atomic<Int>(0)
     /// Calls in flight, by request id, for `cancel`.
     private let calls = Mutex<[Int64: CallCancellation]>([:])
 
-    init(
-        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, input: Int32, reader: LineReader,
-        writer: LineWriter
-    ) {
+    init(registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, input: Int32, writer: LineWriter) {
         self.registry = registry
         self.loaded = loaded
         self.input = input
-        self.reader = reader
         self.writer = writer
     }
 
-    /// Waits for leadership, reads requests until one is a call, hands leadership on and runs the call; forever.
-    func lead() -> Never {
-        while true {
-            followers.add(1, ordering: .relaxed)
-            leadership.wait()
-            followers.subtract(1, ordering: .relaxed)
-            guard let (id, skill, arguments, cancellation, callerContext) = readUntilCall() else { shutDown() }
-            // Someone must read the next request while this thread is inside plugin code.
-            if followers.load(ordering: .relaxed) == 0 { startFollower() }
-            leadership.signal()
+    /// Serves until the host closes the input, then shuts down. Never returns.
+    func serve(_ reader: LineReader) -> Never {
+        let loop = ReadLoop(reader: reader, threadName: "skillhost.worker") { [self] line, handOff in
+            handle(line, handOff: handOff)
+        } onEnd: { [self] in
+            shutDown()
+        }
+        loop.lead()
+        // The thread that read the end shuts the worker down; any other one waits for that.
+        while true { pause() }
+    }
+
+    private func send(_ message: JSONRPCMessage) { writer.write(message.line) }
+
+    private func handle(_ line: LineReader.Line, handOff: () -> Void) {
+        let bytes: [UInt8]
+        switch line {
+        case .end: return
+        case .tooLong:
+            send(.failure(id: .null, error: JSONRPCError(.invalidRequest, "request line too long")))
+            return
+        case .line(let read): bytes = read
+        }
+        guard let value = WorkerProtocol.parse(bytes), let message = JSONRPCMessage(value) else {
+            send(.failure(id: .null, error: JSONRPCError(.parseError, "not a JSON-RPC message")))
+            return
+        }
+        switch message {
+        case .notification("cancel", let params):
+            if case .int(let target)? = params?["id"] { calls.withLock { $0[target] }?.cancel() }
+        case .request(let id, let method, let params):
+            guard let number = id.integer else {
+                send(.failure(id: id, error: JSONRPCError(.invalidRequest, "request ids are integers")))
+                return
+            }
+            answer(number, method, params ?? .null, handOff: handOff)
+        case .notification, .response, .failure:
+            return  // nothing else is meant for the worker
+        }
+    }
+
+    private func answer(_ id: Int64, _ method: String, _ params: JSONValue, handOff: () -> Void) {
+        switch method {
+        case "invoke":
+            guard let skill = params["skill"]?.stringValue else {
+                send(.failure(id: JSONRPCID(id), error: JSONRPCError(.invalidParams, "invoke needs a skill")))
+                return
+            }
+            let cancellation = CallCancellation()
+            calls.withLock { $0[id] = cancellation }
+            handOff()
             // The host applied its policy before sending the call: here it is confirmed.
             var invocation = SkillInvocation(
-                skill: skill, argumentText: arguments, confirmer: .confirmed,
+                skill: skill, arguments: params["arguments"] ?? .object(JSONObject()), confirmer: .confirmed,
                 onProgress: { [writer] progress in
                     var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
                     if let total = progress.total { body["total"] = .double(total) }
                     if let message = progress.message { body["message"] = .string(message) }
-                    writer.write(WorkerProtocol.notification("progress", .object(body)))
+                    writer.write(JSONRPCMessage.notification(method: "progress", params: .object(body)).line)
                 })
-            invocation.callerContext = callerContext
+            invocation.callerContext = params["context"]?.stringValue
             let outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
             calls.withLock { _ = $0.removeValue(forKey: id) }
-            writer.write(WorkerProtocol.response(id, result: WorkerProtocol.encode(outcome)))
-        }
-    }
-
-    private func startFollower() {
-        let thread = Thread { [self] in lead() }
-        thread.name = "skillhost.worker"
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
-
-    /// Reads and answers requests until an `invoke` arrives; nil when the input closed.
-    private func readUntilCall() -> (Int64, String, String, CallCancellation, String?)? {
-        while true {
-            let bytes: [UInt8]
-            switch reader.next() {
-            case .end: return nil
-            case .tooLong:
-                writer.write(WorkerProtocol.response(-1, errorCode: -32600, message: "request line too long"))
-                continue
-            case .line(let line): bytes = line
+            send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
+        case "describe":
+            switch loaded {
+            case .success(let plugin):
+                send(
+                    .response(
+                        id: JSONRPCID(id),
+                        result: WorkerProtocol.encode(plugin, plugin.skillIDs.compactMap { registry.skill($0) })))
+            case .failure(let error):
+                send(
+                    .failure(
+                        id: JSONRPCID(id),
+                        error: JSONRPCError(
+                            .pluginNotLoaded, error.problems.map(\.description).joined(separator: "\n"))))
             }
-            guard let message = WorkerProtocol.parse(bytes), case .string(let method)? = message["method"] else {
-                writer.write(WorkerProtocol.response(-1, errorCode: -32700, message: "not a JSON-RPC message"))
-                continue
+        case "snapshot":
+            // Answered on the reading thread: a snapshot is short by contract, and the host stops waiting after 5 s.
+            let name = (try? loaded.get())?.name ?? ""
+            let result: JSONValue
+            switch registry.snapshotOnCurrentThread(plugin: name) {
+            case nil: result = .null
+            case .success(let value)?: result = ["snapshot": value]
+            case .failure(let error)?: result = ["error": .string(error.message)]
             }
-            let params = message["params"] ?? .null
-            guard case .int(let id)? = message["id"] else {
-                if method == "cancel", case .int(let target)? = params["id"] {
-                    calls.withLock { $0[target] }?.cancel()
-                }
-                continue
-            }
-            switch method {
-            case "invoke":
-                guard let skill = params["skill"]?.stringValue else {
-                    writer.write(WorkerProtocol.response(id, errorCode: -32602, message: "invoke needs a skill"))
-                    continue
-                }
-                let cancellation = CallCancellation()
-                calls.withLock { $0[id] = cancellation }
-                return (id, skill, params["arguments"]?.jsonText ?? "{}", cancellation, params["context"]?.stringValue)
-            case "describe":
-                switch loaded {
-                case .success(let plugin):
-                    writer.write(
-                        WorkerProtocol.response(
-                            id, result: WorkerProtocol.encode(plugin, plugin.skillIDs.compactMap { registry.skill($0) })
-                        ))
-                case .failure(let error):
-                    writer.write(
-                        WorkerProtocol.response(
-                            id, errorCode: -32001, message: error.problems.map(\.description).joined(separator: "\n")))
-                }
-            case "snapshot":
-                // Answered on the reading thread: a snapshot is short by contract, and the host stops waiting
-                // after 5 s.
-                let name = (try? loaded.get())?.name ?? ""
-                let result: JSONValue
-                switch registry.snapshotOnCurrentThread(plugin: name) {
-                case nil: result = .null
-                case .success(let value)?: result = ["snapshot": value]
-                case .failure(let error)?: result = ["error": .string(error.message)]
-                }
-                writer.write(WorkerProtocol.response(id, result: result))
-            default:
-                writer.write(WorkerProtocol.response(id, errorCode: -32601, message: "unknown method \(method)"))
-            }
+            send(.response(id: JSONRPCID(id), result: result))
+        default:
+            send(.failure(id: JSONRPCID(id), error: JSONRPCError(.methodNotFound, "unknown method \(method)")))
         }
     }
 

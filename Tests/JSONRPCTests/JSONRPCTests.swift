@@ -1,0 +1,119 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import JSONRPC
+@testable import SkillJSON
+
+/// The JSON-RPC layer the worker protocol and MCP share: the four message shapes, hostile peers, and the
+/// leader/follower read loop over a real pipe.
+struct JSONRPCTests {
+    @Test func theFourShapesRoundTrip() throws {
+        let messages: [(JSONRPCMessage, String)] = [
+            (
+                .request(id: JSONRPCID(7), method: "invoke", params: ["skill": "echo"]),
+                #"{"jsonrpc":"2.0","id":7,"method":"invoke","params":{"skill":"echo"}}"#
+            ),
+            (.notification(method: "cancel", params: nil), #"{"jsonrpc":"2.0","method":"cancel"}"#),
+            (
+                .response(id: JSONRPCID(rawText: #""a""#), result: [1, 2]),
+                #"{"jsonrpc":"2.0","id":"a","result":[1,2]}"#
+            ),
+            (
+                .failure(id: .null, error: JSONRPCError(.parseError, "Parse error: x", data: ["at": 3])),
+                #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: x","data":{"at":3}}}"#
+            ),
+        ]
+        for (message, line) in messages {
+            #expect(message.line == line)
+            let read = try #require(JSONRPCMessage(try JSONValue(parsing: line)))
+            #expect(read.line == line, "reads back as the same message")
+        }
+    }
+
+    @Test func hostilePeersAreReadWithoutCrashing() throws {
+        // A code far outside Int, a code that is text, no message: still an error answering request 3.
+        for text in [
+            #"{"jsonrpc":"2.0","id":3,"error":{"code":1e300,"message":"huge"}}"#,
+            #"{"jsonrpc":"2.0","id":3,"error":{"code":"bad"}}"#,
+        ] {
+            guard case .failure(let id, let error)? = JSONRPCMessage(try JSONValue(parsing: text)) else {
+                Issue.record("not read as an error: \(text)")
+                continue
+            }
+            #expect(id.integer == 3)
+            #expect(error.code == .internalError)
+        }
+        // Not messages: no method and no result, an id that is an object, an array.
+        for text in [#"{"jsonrpc":"2.0","id":1}"#, #"{"id":{"a":1},"method":"x"}"#, "[1]", "17"] {
+            #expect(JSONRPCMessage(try JSONValue(parsing: text)) == nil, "\(text)")
+        }
+        #expect(JSONRPCID(rawText: "1.5").integer == nil)
+        #expect(JSONRPCErrorCode.invalidParams.rawValue == -32602)
+    }
+
+    /// A line over the limit is reported once and skipped whole, even when it arrives in many writes: its tail is
+    /// never read as a message of its own.
+    @Test func anOverlongLineIsSkippedWhole() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let reader = LineReader(descriptor: descriptors[0], limit: 8)
+        let writeEnd = descriptors[1]
+        let writer = Thread {
+            let input = FileHandle(fileDescriptor: writeEnd, closeOnDealloc: true)
+            input.write(Data("short\n".utf8))
+            // 100 KB without a newline (over the 64 KB read chunk), then a tail that would parse as a message.
+            input.write(Data(String(repeating: "x", count: 100_000).utf8))
+            usleep(20_000)
+            input.write(Data((#"{"method":"tail"}"# + "\nnext\n").utf8))
+            try? input.close()
+        }
+        writer.start()
+        var lines: [String] = []
+        loop: while true {
+            switch reader.next() {
+            case .line(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
+            case .tooLong: lines.append("<too long>")
+            case .end: break loop
+            }
+        }
+        close(descriptors[0])
+        #expect(lines == ["short", "<too long>", "next"])
+    }
+
+    @Test func theReadLoopHandsReadingOverBeforeALongRequest() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let seen = Mutex<[String]>([])
+        let threads = Mutex<[String: UInt]>([:])
+        let secondRead = DispatchSemaphore(value: 0)
+        let loop = ReadLoop(
+            reader: LineReader(descriptor: descriptors[0], limit: 16), threadName: "test.reader"
+        ) { line, handOff in
+            guard case .line(let bytes) = line else {
+                seen.withLock { $0.append("too long") }
+                return
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            seen.withLock { $0.append(text) }
+            threads.withLock { $0[text] = UInt(pthread_self()) }
+            if text == "slow" {
+                handOff()
+                // Only another thread can read the next line while this one waits.
+                _ = secondRead.wait(timeout: .now() + 60)
+            } else {
+                secondRead.signal()
+            }
+        }
+        loop.start()
+        let input = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
+        input.write(Data("slow\nfast\n\(String(repeating: "x", count: 40))\n".utf8))
+        try input.close()
+        loop.waitForEnd()
+        #expect(seen.withLock { $0 }.prefix(2) == ["slow", "fast"])
+        #expect(seen.withLock { $0 }.last == "too long")
+        let readers = threads.withLock { $0 }
+        #expect(readers["slow"] != nil && readers["fast"] != nil && readers["slow"] != readers["fast"])
+        close(descriptors[0])
+    }
+}
