@@ -178,7 +178,8 @@ typedef struct skill_host {
     const char *host_name;         /**< "skillhost" */
     const char *host_version;      /**< e.g. "0.1.0" */
     const char *data_dir;          /**< private, writable directory for this plugin, created by the host */
-    /** [thread-safe] Writes one line to the host's log. level is a SKILL_LOG_* value; message is copied. */
+    /** [thread-safe, any thread — the plugin's own too] Writes one line to the host's log, attributed to this
+        plugin (each plugin receives a function of its own). level is a SKILL_LOG_* value; message is copied. */
     void (*log)(int level, const char *message);
     /** Since 1.1 (check struct_size). [thread-safe] Like log, but names the plugin that speaks: pass the host
         pointer init received. */

@@ -155,13 +155,3 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length) {
     errno = saved;
     return result;
 }
-
-static _Thread_local const void *current_speaker;
-
-const void *skillhost_speaker_swap(const void *speaker) {
-    const void *previous = current_speaker;
-    current_speaker = speaker;
-    return previous;
-}
-
-const void *skillhost_speaker(void) { return current_speaker; }

@@ -158,7 +158,7 @@ struct InvocationStateMachine {
             delivery = .drop
             // The abandoned call's thread was taken out of the live count at its deadline; a pool thread rejoins
             // the pool if there is room.
-            if let thread {
+            if thread != nil {
                 guard liveThreads < limits.maximumThreads else { return (delivery, .exit, dispatch()) }
                 liveThreads += 1
             }

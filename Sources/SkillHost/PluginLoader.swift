@@ -191,16 +191,22 @@ final class PluginLoader: Sendable {
                         .other("cannot create the data directory \(dataDirectory.path): \(error.localizedDescription)")
                     ]))
         }
-        let host = HostRecord(
-            dataDirectory: dataDirectory.path, hostVersion: hostVersion, plugin: candidate.name, log: log)
+        guard
+            let host = HostRecord(
+                dataDirectory: dataDirectory.path, hostVersion: hostVersion, plugin: candidate.name, log: log)
+        else {
+            discard(candidate)
+            return .failure(
+                PluginLoadError(
+                    file: candidate.file,
+                    problems: [.other("the host is out of memory for the plugin's log function (libffi closure)")]))
+        }
         var state: UnsafeMutableRawPointer?
         onPhase(.initialisation)
         if let initFunction = DescriptorValidator.v1_0Part(candidate.descriptor).`init` {
             var errorBuffer = [CChar](repeating: 0, count: 1024)
-            let code = host.speaking {
-                errorBuffer.withUnsafeMutableBufferPointer { buffer in
-                    initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
-                }
+            let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
+                initFunction(host.pointer, &state, buffer.baseAddress, buffer.count - 1)
             }
             if code != 0 {
                 discard(candidate)
@@ -236,15 +242,22 @@ final class PluginLoader: Sendable {
     }
 }
 
-/// The `skill_host` record handed to `init`, with the strings it points to. Lives as long as the plugin.
+/// The `skill_host` record handed to `init`, with the strings it points to and the plugin's own `log` function.
+/// Lives as long as the plugin.
 ///
 /// - Important: `@unchecked Sendable` is safe because the record and its strings are written once in `init` and
 ///   only read (by plugin code) afterwards; they are freed in `deinit`, after the plugin's `deinit` ran.
 final class HostRecord: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<skill_host>
     private let strings: [UnsafeMutablePointer<CChar>]
+    /// `log`: a C function made for this plugin alone.
+    private let logFunction: LogClosure
 
-    init(dataDirectory: String, hostVersion: String, plugin: String, log: @escaping @Sendable (LogRecord) -> Void) {
+    /// nil when libffi cannot make the plugin's `log` function (out of memory).
+    init?(dataDirectory: String, hostVersion: String, plugin: String, log: @escaping @Sendable (LogRecord) -> Void) {
+        let speaker = LogClosure.Speaker(plugin: plugin, log: log)
+        guard let logFunction = LogClosure(speaker) else { return nil }
+        self.logFunction = logFunction
         let copies = [strdup("skillhost"), strdup(hostVersion), strdup(dataDirectory)].compactMap { $0 }
         strings = copies
         pointer = .allocate(capacity: 1)
@@ -254,42 +267,24 @@ final class HostRecord: @unchecked Sendable {
                 abi_minor: UInt16(SKILL_ABI_MINOR), host_name: copies.count == 3 ? UnsafePointer(copies[0]) : nil,
                 host_version: copies.count == 3 ? UnsafePointer(copies[1]) : nil,
                 data_dir: copies.count == 3 ? UnsafePointer(copies[2]) : nil,
-                log: { level, message in
-                    // v1.0's log has no context: the plugin running on this thread speaks (set around init,
-                    // invoke, snapshot and deinit); only a line from a plugin's own thread falls back.
-                    let record = LogRecord(
-                        level: LogRecord.Level(code: level), source: "plugin", message: pluginString(message))
-                    if let current = skillhost_speaker(),
-                        let speaker = HostRecord.speaker(current.assumingMemoryBound(to: skill_host.self))
-                    {
-                        speaker.log(LogRecord(level: record.level, source: speaker.plugin, message: record.message))
-                    } else {
-                        HostLog.emit(record)
-                    }
-                },
+                log: logFunction.function,
                 log_with: { host, level, message in
-                    // The record names its plugin and its registry's sink: no global logger is involved.
+                    // The record names its plugin and its registry's sink; an unknown pointer is ignored.
                     guard let host, let speaker = HostRecord.speaker(host) else { return }
                     speaker.log(
                         LogRecord(
                             level: LogRecord.Level(code: level), source: speaker.plugin, message: pluginString(message))
                     )
                 }))
-        Self.speakers.withLock { $0[UInt(bitPattern: pointer)] = (plugin, log) }
+        Self.speakers.withLock { $0[UInt(bitPattern: pointer)] = speaker }
     }
 
-    /// Who speaks through each live record (keyed by its address), for `log_with`.
-    private static let speakers = Mutex<[UInt: (plugin: String, log: @Sendable (LogRecord) -> Void)]>([:])
+    /// Who speaks through each live record (keyed by its address), for `log_with`: a plugin may pass any pointer,
+    /// and only the address of a live record finds a speaker.
+    private static let speakers = Mutex<[UInt: LogClosure.Speaker]>([:])
 
-    static func speaker(_ host: UnsafePointer<skill_host>) -> (plugin: String, log: @Sendable (LogRecord) -> Void)? {
+    static func speaker(_ host: UnsafePointer<skill_host>) -> LogClosure.Speaker? {
         speakers.withLock { $0[UInt(bitPattern: host)] }
-    }
-
-    /// Runs `body` (plugin code) with this record as the thread's speaker, restoring the previous one after.
-    func speaking<T>(_ body: () throws -> T) rethrows -> T {
-        let previous = skillhost_speaker_swap(UnsafeRawPointer(pointer))
-        defer { _ = skillhost_speaker_swap(previous) }
-        return try body()
     }
 
     deinit {
@@ -297,16 +292,6 @@ final class HostRecord: @unchecked Sendable {
         pointer.deallocate()
         strings.forEach { free($0) }
     }
-}
-
-/// Where `skill_host.log` lines go. The C callback carries no context, so this is the one process-wide sink;
-/// the registry installs its handler.
-enum HostLog {
-    private static let sink = Mutex<(@Sendable (LogRecord) -> Void)?>(nil)
-
-    static func install(_ handler: @escaping @Sendable (LogRecord) -> Void) { sink.withLock { $0 = handler } }
-
-    static func emit(_ record: LogRecord) { sink.withLock { $0 }?(record) }
 }
 
 /// FNV-1a, 64 bit: a fast content fingerprint (not a security hash).

@@ -42,8 +42,6 @@ final class LoadedPlugin: @unchecked Sendable {
     let readPaths: [String]
     /// A native plugin's `snapshot` function (since 1.1).
     let snapshot: PluginSnapshot.Function?
-    /// `host`'s record address, for the thread's speaker (nil for isolated plugins).
-    let hostAddress: UnsafeRawPointer?
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
@@ -53,7 +51,6 @@ final class LoadedPlugin: @unchecked Sendable {
         self.capabilities = capabilities
         self.readPaths = readPaths
         self.snapshot = snapshot
-        hostAddress = host.map { UnsafeRawPointer($0.pointer) }
         self.name = name
         self.version = version
         self.description = description
@@ -88,7 +85,7 @@ final class LoadedPlugin: @unchecked Sendable {
         switch image {
         case .native(let handle, let descriptor, let state):
             if let deinitFunction = DescriptorValidator.v1_0Part(descriptor).deinit {
-                if let host { host.speaking { deinitFunction(state) } } else { deinitFunction(state) }
+                deinitFunction(state)
             }
             dlclose(handle)
         case .isolated(let isolated):
@@ -170,7 +167,6 @@ final class Skill: @unchecked Sendable {
             guard case .object(let object) = arguments else {
                 return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
             }
-            // Typed functions are pure and have no host record to log through: no speaker to set.
             switch function.call(object) {
             case .success(.string(let text)) where text.utf8.count > resultLimit:
                 return oversized(text.utf8.count, limit: resultLimit)
@@ -181,20 +177,12 @@ final class Skill: @unchecked Sendable {
             let text = argumentText ?? arguments.jsonText
             let context = context()
             let code = text.withCString { arguments in
-                speaking { invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, arguments) }
+                invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, arguments)
             }
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
         case .remote(let isolated):
             return isolated.call(skill: info.id, arguments: arguments, context: context())
         }
-    }
-
-    /// Runs plugin code with its plugin as the thread's speaker (for v1.0's context-free `log`). The record's
-    /// address is kept raw: it lives as long as the plugin, and the call path pays no reference counting for it.
-    private func speaking<T>(_ body: () -> T) -> T {
-        let previous = skillhost_speaker_swap(plugin.hostAddress)
-        defer { _ = skillhost_speaker_swap(previous) }
-        return body()
     }
 
     private func oversized(_ size: Int, limit: Int) -> SkillOutcome {

@@ -76,7 +76,6 @@ public final class SkillRegistry: Sendable {
         lifecycle = PluginLifecycle(
             configuration: configuration, loader: loader, catalog: catalog, runner: runner,
             copyDirectory: copyDirectory)
-        HostLog.install(configuration.log)
     }
 
     // MARK: Queries
@@ -176,8 +175,7 @@ public final class SkillRegistry: Sendable {
             guard let function = plugin.snapshot else { return nil }
             plugin.users.add(1, ordering: .acquiring)
             defer { plugin.release() }
-            guard let host = plugin.host else { return PluginSnapshot.take(function, state: pluginState, plugin: name) }
-            return host.speaking { PluginSnapshot.take(function, state: pluginState, plugin: name) }
+            return PluginSnapshot.take(function, state: pluginState, plugin: name)
         case .isolated(let isolated):
             return isolated.snapshot()
         }

@@ -182,3 +182,40 @@ struct InvokerTests {
         #expect(registry.skill("echo") != nil)
     }
 }
+
+/// Log lines name their plugin and reach their own registry — v1.0's context-free `log` included, from any thread:
+/// each plugin's `log` is a C function made for it alone (a libffi closure), so there is no process-wide logger.
+struct PluginLogTests {
+    final class Lines: Sendable {
+        let lines = Mutex<[LogRecord]>([])
+        var records: [LogRecord] { lines.withLock { $0 } }
+    }
+
+    static func registry(_ lines: Lines) throws -> SkillRegistry {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("data")))
+        configuration.log = { record in lines.lines.withLock { $0.append(record) } }
+        let registry = try SkillRegistry(configuration: configuration)
+        _ = try registry.load(file: try Fixture.compileFile("threadlog.c")).get()
+        return registry
+    }
+
+    @Test func everyLineNamesItsPluginAndReachesItsOwnRegistry() async throws {
+        let first = Lines()
+        let second = Lines()
+        let one = try Self.registry(first)
+        // A second registry in the same process (the last one created used to take every v1.0 line).
+        let two = try Self.registry(second)
+        #expect(await one.invoke("thread_log", arguments: "{}").result == true)
+        let fromThread = LogRecord(level: .warning, source: "threadlog", message: "from my own thread")
+        #expect(first.records.contains(fromThread))
+        #expect(!second.records.contains(fromThread))
+        #expect(first.records.contains(LogRecord(level: .info, source: "threadlog", message: "set up")))
+        #expect(second.records.contains(LogRecord(level: .info, source: "threadlog", message: "set up")))
+        #expect(await two.invoke("thread_log", arguments: "{}").result == true)
+        #expect(second.records.contains(fromThread))
+        #expect(first.records.filter { $0 == fromThread }.count == 1)
+        one.shutdown()
+        two.shutdown()
+    }
+}

@@ -39,12 +39,4 @@ int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_ses
 /// SIGPIPE. [thread-safe]
 ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length);
 
-/** The plugin whose code runs on the calling thread now (an opaque host record), or NULL: set around init, invoke,
-    snapshot and deinit, so a v1.0 plugin's context-free skill_host.log line can name its plugin. Returns the
-    previous value. [thread-local, any thread] */
-const void *skillhost_speaker_swap(const void *speaker);
-
-/** The plugin whose code runs on the calling thread now, or NULL. [thread-local, any thread] */
-const void *skillhost_speaker(void);
-
 #endif
