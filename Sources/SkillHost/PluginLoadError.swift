@@ -1,55 +1,233 @@
-/// One reason a plugin file cannot be loaded. Each case renders as a sentence that says what is wrong and how to
-/// fix it; `PluginLoadError` adds the file.
-public enum PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
+/// One reason a plugin file cannot be loaded: a sentence that says what is wrong and how to fix it (`description`),
+/// a `code` to branch on, and for failures of the dynamic linker the `cause` it gave (`dlerror()`).
+/// `PluginLoadError` adds the file.
+///
+/// A struct over a private enum (as NIO's error codes are), so new problems can be added without breaking code
+/// that switches over the codes.
+public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of problem it is, for code that branches on it.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let rawValue: String
+        private init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let unreadable = Code(rawValue: "unreadable")
+        public static let notELF = Code(rawValue: "notELF")
+        public static let wrongClass = Code(rawValue: "wrongClass")
+        public static let wrongArchitecture = Code(rawValue: "wrongArchitecture")
+        public static let notSharedLibrary = Code(rawValue: "notSharedLibrary")
+        public static let truncated = Code(rawValue: "truncated")
+        public static let dlopenFailed = Code(rawValue: "dlopenFailed")
+        public static let missingEntry = Code(rawValue: "missingEntry")
+        public static let entryReturnedNull = Code(rawValue: "entryReturnedNull")
+        public static let structTooSmall = Code(rawValue: "structTooSmall")
+        public static let abiMajorMismatch = Code(rawValue: "abiMajorMismatch")
+        public static let abiMinorTooNew = Code(rawValue: "abiMinorTooNew")
+        public static let invalidPluginName = Code(rawValue: "invalidPluginName")
+        public static let duplicatePluginName = Code(rawValue: "duplicatePluginName")
+        public static let missingVersion = Code(rawValue: "missingVersion")
+        public static let noSkills = Code(rawValue: "noSkills")
+        public static let skill = Code(rawValue: "skill")
+        public static let duplicateSkillID = Code(rawValue: "duplicateSkillID")
+        public static let skillIDTaken = Code(rawValue: "skillIDTaken")
+        public static let initFailed = Code(rawValue: "initFailed")
+        public static let other = Code(rawValue: "other")
+        public static let notAFile = Code(rawValue: "notAFile")
+        public static let tooLarge = Code(rawValue: "tooLarge")
+    }
+
+    private enum Kind: Equatable, Sendable {
+        /// The file cannot be read.
+        case unreadable(String)
+        /// The file does not start with an ELF header.
+        case notELF
+        /// A 32-bit ELF file.
+        case wrongClass
+        /// Built for another CPU.
+        case wrongArchitecture(found: String)
+        /// An executable or object file, not a shared library.
+        case notSharedLibrary
+        /// The headers describe more bytes than the file has.
+        case truncated(expected: Int, actual: Int)
+        /// `dlopen` failed; `cause` is `dlerror()`.
+        case dlopenFailed
+        /// No `skill_plugin_entry` function is exported.
+        case missingEntry
+        /// `skill_plugin_entry()` returned NULL.
+        case entryReturnedNull
+        /// `struct_size` smaller than the v1.0 struct.
+        case structTooSmall(structName: String, size: Int, minimum: Int)
+        /// ABI major differs from the host's.
+        case abiMajorMismatch(plugin: Int, host: Int)
+        /// ABI minor newer than the host's.
+        case abiMinorTooNew(plugin: Int, host: Int)
+        /// Missing or malformed plugin name.
+        case invalidPluginName(String?)
+        /// Another loaded plugin already has this name.
+        case duplicatePluginName(String, otherFile: String)
+        /// Missing or empty version.
+        case missingVersion
+        /// skill_count > 0 with a NULL skills pointer, or zero skills.
+        case noSkills
+        /// A descriptor-level problem: the skill's index and id (when readable) and what is wrong.
+        case skill(index: Int, id: String?, reason: String)
+        /// The same skill id twice in this plugin.
+        case duplicateSkillID(String)
+        /// The skill id is already provided by another loaded plugin.
+        case skillIDTaken(String, plugin: String)
+        /// `init` returned non-zero; the payload is the plugin's error text.
+        case initFailed(code: Int32, message: String)
+        /// A file with this content failed before and was not retried.
+        case other(String)
+        /// The path is not a regular file (a directory, a FIFO, a socket, a device).
+        case notAFile(kind: String)
+        /// The file is larger than the host accepts for a plugin.
+        case tooLarge(size: Int, limit: Int)
+
+        var code: Code {
+            switch self {
+            case .unreadable: return .unreadable
+            case .notELF: return .notELF
+            case .wrongClass: return .wrongClass
+            case .wrongArchitecture: return .wrongArchitecture
+            case .notSharedLibrary: return .notSharedLibrary
+            case .truncated: return .truncated
+            case .dlopenFailed: return .dlopenFailed
+            case .missingEntry: return .missingEntry
+            case .entryReturnedNull: return .entryReturnedNull
+            case .structTooSmall: return .structTooSmall
+            case .abiMajorMismatch: return .abiMajorMismatch
+            case .abiMinorTooNew: return .abiMinorTooNew
+            case .invalidPluginName: return .invalidPluginName
+            case .duplicatePluginName: return .duplicatePluginName
+            case .missingVersion: return .missingVersion
+            case .noSkills: return .noSkills
+            case .skill: return .skill
+            case .duplicateSkillID: return .duplicateSkillID
+            case .skillIDTaken: return .skillIDTaken
+            case .initFailed: return .initFailed
+            case .other: return .other
+            case .notAFile: return .notAFile
+            case .tooLarge: return .tooLarge
+            }
+        }
+    }
+
+    private let kind: Kind
+    /// The underlying error text, when another component gave one: `dlerror()` for a library the dynamic linker
+    /// refused.
+    public let cause: String?
+
+    private init(_ kind: Kind, cause: String? = nil) {
+        self.kind = kind
+        self.cause = cause
+    }
+
+    public var code: Code { kind.code }
+
     /// The file cannot be read.
-    case unreadable(String)
+    public static func unreadable(_ value0: String) -> PluginProblem {
+        PluginProblem(.unreadable(value0))
+    }
+
     /// The file does not start with an ELF header.
-    case notELF
+    public static let notELF = PluginProblem(.notELF)
+
     /// A 32-bit ELF file.
-    case wrongClass
+    public static let wrongClass = PluginProblem(.wrongClass)
+
     /// Built for another CPU.
-    case wrongArchitecture(found: String)
+    public static func wrongArchitecture(found: String) -> PluginProblem {
+        PluginProblem(.wrongArchitecture(found: found))
+    }
+
     /// An executable or object file, not a shared library.
-    case notSharedLibrary
+    public static let notSharedLibrary = PluginProblem(.notSharedLibrary)
+
     /// The headers describe more bytes than the file has.
-    case truncated(expected: Int, actual: Int)
+    public static func truncated(expected: Int, actual: Int) -> PluginProblem {
+        PluginProblem(.truncated(expected: expected, actual: actual))
+    }
+
     /// `dlopen` failed; the payload is `dlerror()`.
-    case dlopenFailed(String)
+    public static func dlopenFailed(_ dlerror: String) -> PluginProblem {
+        PluginProblem(.dlopenFailed, cause: dlerror)
+    }
+
     /// No `skill_plugin_entry` function is exported.
-    case missingEntry
+    public static let missingEntry = PluginProblem(.missingEntry)
+
     /// `skill_plugin_entry()` returned NULL.
-    case entryReturnedNull
+    public static let entryReturnedNull = PluginProblem(.entryReturnedNull)
+
     /// `struct_size` smaller than the v1.0 struct.
-    case structTooSmall(structName: String, size: Int, minimum: Int)
+    public static func structTooSmall(structName: String, size: Int, minimum: Int) -> PluginProblem {
+        PluginProblem(.structTooSmall(structName: structName, size: size, minimum: minimum))
+    }
+
     /// ABI major differs from the host's.
-    case abiMajorMismatch(plugin: Int, host: Int)
+    public static func abiMajorMismatch(plugin: Int, host: Int) -> PluginProblem {
+        PluginProblem(.abiMajorMismatch(plugin: plugin, host: host))
+    }
+
     /// ABI minor newer than the host's.
-    case abiMinorTooNew(plugin: Int, host: Int)
+    public static func abiMinorTooNew(plugin: Int, host: Int) -> PluginProblem {
+        PluginProblem(.abiMinorTooNew(plugin: plugin, host: host))
+    }
+
     /// Missing or malformed plugin name.
-    case invalidPluginName(String?)
+    public static func invalidPluginName(_ value0: String?) -> PluginProblem {
+        PluginProblem(.invalidPluginName(value0))
+    }
+
     /// Another loaded plugin already has this name.
-    case duplicatePluginName(String, otherFile: String)
+    public static func duplicatePluginName(_ value0: String, otherFile: String) -> PluginProblem {
+        PluginProblem(.duplicatePluginName(value0, otherFile: otherFile))
+    }
+
     /// Missing or empty version.
-    case missingVersion
+    public static let missingVersion = PluginProblem(.missingVersion)
+
     /// skill_count > 0 with a NULL skills pointer, or zero skills.
-    case noSkills
+    public static let noSkills = PluginProblem(.noSkills)
+
     /// A descriptor-level problem: the skill's index and id (when readable) and what is wrong.
-    case skill(index: Int, id: String?, reason: String)
+    public static func skill(index: Int, id: String?, reason: String) -> PluginProblem {
+        PluginProblem(.skill(index: index, id: id, reason: reason))
+    }
+
     /// The same skill id twice in this plugin.
-    case duplicateSkillID(String)
+    public static func duplicateSkillID(_ value0: String) -> PluginProblem {
+        PluginProblem(.duplicateSkillID(value0))
+    }
+
     /// The skill id is already provided by another loaded plugin.
-    case skillIDTaken(String, plugin: String)
+    public static func skillIDTaken(_ value0: String, plugin: String) -> PluginProblem {
+        PluginProblem(.skillIDTaken(value0, plugin: plugin))
+    }
+
     /// `init` returned non-zero; the payload is the plugin's error text.
-    case initFailed(code: Int32, message: String)
+    public static func initFailed(code: Int32, message: String) -> PluginProblem {
+        PluginProblem(.initFailed(code: code, message: message))
+    }
+
     /// A file with this content failed before and was not retried.
-    case other(String)
+    public static func other(_ value0: String) -> PluginProblem {
+        PluginProblem(.other(value0))
+    }
+
     /// The path is not a regular file (a directory, a FIFO, a socket, a device).
-    case notAFile(kind: String)
+    public static func notAFile(kind: String) -> PluginProblem {
+        PluginProblem(.notAFile(kind: kind))
+    }
+
     /// The file is larger than the host accepts for a plugin.
-    case tooLarge(size: Int, limit: Int)
+    public static func tooLarge(size: Int, limit: Int) -> PluginProblem {
+        PluginProblem(.tooLarge(size: size, limit: limit))
+    }
 
     public var description: String {
-        switch self {
+        switch kind {
         case .unreadable(let reason): return "cannot be read: \(reason)"
         case .notAFile(let kind): return "is \(kind), not a plugin file; only shared library files are loaded"
         case .tooLarge(let size, let limit):
@@ -68,7 +246,7 @@ public enum PluginProblem: Error, Equatable, Sendable, CustomStringConvertible {
         case .truncated(let expected, let actual):
             return "is truncated: its headers describe \(expected) bytes but the file has \(actual); "
                 + "rebuild it or copy it again"
-        case .dlopenFailed(let reason): return "cannot be loaded: \(reason)"
+        case .dlopenFailed: return "cannot be loaded: \(cause ?? "the dynamic linker gave no reason")"
         case .missingEntry:
             return "does not export skill_plugin_entry; define it with SKILL_PLUGIN(...) from skill_sdk.h "
                 + "(or mark it SKILL_EXPORT)"

@@ -145,6 +145,18 @@ struct LoaderRejectionTests {
         #expect(
             try rejection(Self.prelude + "void unresolved(void); SKILL_EXPORT int x(void) { unresolved(); return 0; }")
                 .hasPrefix("bad.so: cannot be loaded: "))
+        // The dynamic linker's own words are the problem's cause, not just part of its sentence.
+        let file = try Fixture.compile(
+            Self.prelude + "void unresolved(void); SKILL_EXPORT int x(void) { unresolved(); return 0; }", name: "bad",
+            into: folder)
+        guard case .failure(let error) = registry.load(file: file), let problem = error.problems.first else {
+            Issue.record("an unresolved symbol was loaded")
+            return
+        }
+        #expect(problem.code == .dlopenFailed)
+        #expect(problem.cause?.contains("undefined symbol: unresolved") == true, "\(problem.cause ?? "no cause")")
+        #expect(problem.description == "cannot be loaded: \(problem.cause ?? "")")
+        #expect(PluginProblem.notELF.cause == nil)
     }
 
     @Test func rejectsVersionAndSizeMismatches() throws {
