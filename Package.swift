@@ -39,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC"]),
         .executableTarget(
-            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI"],
+            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(
@@ -56,12 +56,13 @@ let package = Package(
             name: "PluginNotes", dependencies: ["SkillSDK"], path: "Plugins/notes", publicHeadersPath: ".",
             cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("sqlite3")]),
 
-        .target(name: "TestSupport", dependencies: ["SkillHost"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SkillHost", "Agent"], path: "Tests/TestSupport"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
             name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "MCP", "SkillHost", "SkillJSON", "TestSupport"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
+        .testTarget(name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
         .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
     ]
 )

@@ -29,11 +29,12 @@ public typealias ConfirmationHook = @Sendable (ConfirmationRequest) async -> Con
 /// conversation consistent: every tool call gets a result, a cancelled one says so.
 ///
 /// ```swift
-/// let session = AgentSession(registry: registry, provider: OfflineRouter())
+/// let session = AgentSession(skills: registry, provider: OfflineRouter())
 /// for await event in session.send("what is (23+7)*2") { print(event) }
 /// ```
 public final class AgentSession: Sendable {
-    public let registry: SkillRegistry
+    /// The skills offered to the model (the registry, or a stand-in).
+    public let skills: any AgentSkills
     public let provider: any ModelProvider
     public let configuration: AgentConfiguration
     let confirm: ConfirmationHook?
@@ -79,11 +80,11 @@ public final class AgentSession: Sendable {
     }
 
     public init(
-        registry: SkillRegistry, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
+        skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
         confirm: ConfirmationHook? = nil, conversation: Conversation? = nil,
         onMessage: (@Sendable (Message) -> Void)? = nil
     ) {
-        self.registry = registry
+        self.skills = skills
         self.provider = provider
         self.configuration = configuration
         self.confirm = confirm

@@ -1,6 +1,5 @@
 import SkillHost
 import SkillJSON
-import Synchronization
 
 /// A tool as the model sees it (name, description, parameters — what goes on the wire), plus what the host knows
 /// about it that a provider may use but never sends: its title and what it can change.
@@ -68,69 +67,4 @@ public protocol ModelProvider: Sendable {
     var displayName: String { get }
     /// Streams the response. Cancelling the consuming task stops the request (and closes its connection).
     func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error>
-}
-
-/// A provider that replays scripted responses in order, for tests; it records every request.
-public final class ScriptedProvider: ModelProvider {
-    /// One scripted response: chunks to stream, or an error to throw after them.
-    public struct Response: Sendable {
-        public var chunks: [ModelChunk]
-        public var error: ModelError?
-        /// Pause before each chunk (to test streaming and cancellation).
-        public var delay: Duration
-
-        public init(_ chunks: [ModelChunk], error: ModelError? = nil, delay: Duration = .zero) {
-            self.chunks = chunks
-            self.error = error
-            self.delay = delay
-        }
-
-        /// A plain text answer.
-        public static func text(_ text: String) -> Response { Response([.text(text)]) }
-
-        /// Tool calls (`(name, arguments)`), with ids `call_1`, `call_2`, ….
-        public static func calls(_ calls: [(String, String)]) -> Response {
-            Response(
-                calls.enumerated().map {
-                    .toolCall(ToolCall(id: "call_\($0.offset + 1)", name: $0.element.0, arguments: $0.element.1))
-                })
-        }
-    }
-
-    private let script: Mutex<[Response]>
-    private let recorded = Mutex<[ModelRequest]>([])
-    /// Answer when the script has run out.
-    private let fallback: Response
-
-    public let displayName = "scripted"
-
-    public init(_ responses: [Response], fallback: Response = .text("(end of script)")) {
-        script = Mutex(responses)
-        self.fallback = fallback
-    }
-
-    /// Every request received so far.
-    public var requests: [ModelRequest] { recorded.withLock { $0 } }
-
-    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
-        recorded.withLock { $0.append(request) }
-        let response = script.withLock { $0.isEmpty ? fallback : $0.removeFirst() }
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                for chunk in response.chunks {
-                    if response.delay > .zero { try? await Task.sleep(for: response.delay) }
-                    if Task.isCancelled { break }
-                    continuation.yield(chunk)
-                }
-                if Task.isCancelled {
-                    continuation.finish(throwing: CancellationError())
-                } else if let error = response.error {
-                    continuation.finish(throwing: error)
-                } else {
-                    continuation.finish()
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
 }

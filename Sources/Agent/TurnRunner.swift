@@ -9,7 +9,7 @@ struct TurnRunner: Sendable {
     let session: AgentSession
     let emit: @Sendable (AgentEvent) -> Void
 
-    var registry: SkillRegistry { session.registry }
+    var registry: any AgentSkills { session.skills }
     var configuration: AgentConfiguration { session.configuration }
 
     func run() async -> FinishReason {
@@ -151,7 +151,7 @@ struct TurnRunner: Sendable {
     /// A call that may run: the registry's prepared call, and when it was first seen.
     struct Prepared: Sendable {
         let call: ToolCall
-        let prepared: PreparedCall
+        let prepared: any ReadySkillCall
         let start: ContinuousClock.Instant
     }
 
@@ -183,7 +183,7 @@ struct TurnRunner: Sendable {
         let invocation = SkillInvocation(
             skill: call.name, arguments: .object(object), confirmer: confirmer(for: call),
             onProgress: { progress in report(.toolCallProgress(id: call.id, progress: progress)) })
-        switch await registry.prepare(invocation) {
+        switch await registry.prepareCall(invocation) {
         case .failure(let refusal):
             let outcome = refusal.outcome
             let shown = (refusal.arguments ?? .object(object)).jsonText
@@ -203,7 +203,7 @@ struct TurnRunner: Sendable {
     /// Runs a prepared call and reports how it ended.
     private func run(_ prepared: Prepared) async -> CallResult {
         let call = prepared.call
-        let outcome = await registry.run(prepared.prepared)
+        let outcome = await prepared.prepared.run()
         switch outcome.status {
         case .ok:
             if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }

@@ -84,7 +84,7 @@ public final class Shell: @unchecked Sendable {
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         notify = (fds[0], fds[1])
-        session = AgentSession(registry: environment.registry, provider: try Self.makeProvider(environment, nil))
+        session = AgentSession(skills: environment.registry, provider: try Self.makeProvider(environment, nil))
         var configuration = environment.configuration
         if let disabled = try? store?.setting("disabled_skills"), let ids = try? JSONValue(parsing: disabled).arrayValue
         {
@@ -134,7 +134,7 @@ public final class Shell: @unchecked Sendable {
         let journal = self.journal
         let sessionID = self.sessionID
         session = AgentSession(
-            registry: registry, provider: provider, configuration: configuration,
+            skills: registry, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
             conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in

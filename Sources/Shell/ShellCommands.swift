@@ -171,7 +171,7 @@ extension Shell {
             let provider = try Self.makeProvider(environment, name)
             modelName = name
             session = AgentSession(
-                registry: registry, provider: provider, configuration: currentConfiguration,
+                skills: registry, provider: provider, configuration: currentConfiguration,
                 confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
                 conversation: session.conversation, onMessage: sessionObserver)
             writeOut("Model: \(provider.displayName)\n")

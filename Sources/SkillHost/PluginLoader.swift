@@ -15,9 +15,6 @@ struct PluginCandidate {
     let skills: [ValidatedSkill]
     let keepsMapped: Bool
     let imageSize: Int
-    /// FNV-1a 64 of the file content (not a cryptographic hash): recognises a file rewritten unchanged, so a
-    /// rescan keeps the loaded plugin instead of reloading it.
-    let contentHash: UInt64
     let capabilities: PluginCapabilities
     let readPaths: [String]
     let snapshot: PluginSnapshot.Function?
@@ -142,7 +139,7 @@ final class PluginLoader: Sendable {
                 PluginCandidate(
                     file: file, handle: handle, descriptor: descriptor, name: validated.name,
                     version: validated.version, description: validated.description, skills: validated.skills,
-                    keepsMapped: summary.containsSwift, imageSize: bytes.count, contentHash: fnv1a(bytes),
+                    keepsMapped: summary.containsSwift, imageSize: bytes.count,
                     capabilities: validated.capabilities, readPaths: validated.readPaths,
                     snapshot: validated.snapshot))
         }

@@ -3,7 +3,8 @@ import Synchronization
 
 /// One change to the registry, as front ends (the `list --watch` printer, the shell, the MCP server) see it.
 public enum RegistryChange: Sendable, Equatable {
-    /// A plugin was loaded from a file that had none; `added` are its skill ids.
+    /// A plugin was loaded from a file that had none (or an MCP server's tools were registered); its
+    /// `skillIDs` are the skills added.
     case loaded(PluginSummary)
     /// A file's plugin was replaced by a new version, switched atomically.
     case replaced(old: PluginSummary, new: PluginSummary, added: [String], removed: [String], updated: [String])

@@ -71,16 +71,26 @@ public final class PreparedCall: Sendable {
     let prepared: Invoker.Prepared
     let invocation: SkillInvocation
     let start: ContinuousClock.Instant
+    private let invoker: Invoker
     private let taken = Atomic<Bool>(false)
 
-    init(_ prepared: Invoker.Prepared, _ invocation: SkillInvocation, start: ContinuousClock.Instant) {
+    init(_ prepared: Invoker.Prepared, _ invocation: SkillInvocation, start: ContinuousClock.Instant, invoker: Invoker)
+    {
+        self.invoker = invoker
         self.prepared = prepared
         self.invocation = invocation
         self.start = start
     }
 
+    /// Runs the call under its deadline (once; running it again is an error outcome).
+    public func run() async -> SkillOutcome {
+        guard take() else { return .failure(code: .failed, "\(skill.id): this prepared call already ran") }
+        defer { prepared.release() }
+        return await invoker.run(prepared, invocation, start: start)
+    }
+
     /// True the first time: the caller runs the call and gives the plugin back.
-    func take() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
+    private func take() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
 
     deinit { if take() { prepared.release() } }
 }
@@ -89,4 +99,9 @@ public final class PreparedCall: Sendable {
 public struct CallRefusal: Error, Sendable {
     public let outcome: SkillOutcome
     public let arguments: JSONValue?
+
+    public init(outcome: SkillOutcome, arguments: JSONValue? = nil) {
+        self.outcome = outcome
+        self.arguments = arguments
+    }
 }

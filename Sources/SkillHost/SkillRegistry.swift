@@ -136,16 +136,12 @@ public final class SkillRegistry: Sendable {
         switch await invoker.permit(invocation) {
         case .failure(let rejection):
             return .failure(CallRefusal(outcome: rejection.outcome.took(.now - start), arguments: rejection.arguments))
-        case .success(let prepared): return .success(PreparedCall(prepared, invocation, start: start))
+        case .success(let prepared): return .success(PreparedCall(prepared, invocation, start: start, invoker: invoker))
         }
     }
 
     /// Runs a prepared call under its deadline (once; running it again is an error outcome).
-    public func run(_ call: PreparedCall) async -> SkillOutcome {
-        guard call.take() else { return .failure(code: .failed, "\(call.skill.id): this prepared call already ran") }
-        defer { call.prepared.release() }
-        return await invoker.run(call.prepared, call.invocation, start: call.start)
-    }
+    public func run(_ call: PreparedCall) async -> SkillOutcome { await call.run() }
 
     /// Starts a call like `invoke` for callers that are threads rather than tasks (a protocol reader): `completion`
     /// receives the outcome exactly once, on whichever thread ends the call. The handle cancels it.

@@ -2,6 +2,7 @@ import Agent
 import Foundation
 import SkillHost
 import SkillJSON
+import TestSupport
 
 /// Agent overhead per step, SSE parsing throughput, and skill selection time and recall with 1,000 skills.
 func agentBenchmarks(registry: SkillRegistry) async {
@@ -12,7 +13,7 @@ func agentBenchmarks(registry: SkillRegistry) async {
         let provider = ScriptedProvider([
             .calls([("bench_add", #"{"a":1.5,"b":2.25}"#)]), .text("3.75"),
         ])
-        let session = AgentSession(registry: registry, provider: provider)
+        let session = AgentSession(skills: registry, provider: provider)
         let start = now()
         var skillTime: Duration = .zero
         for await event in session.send("add 1.5 and 2.25") {

@@ -21,7 +21,7 @@ enum AskCommand {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
         let session = AgentSession(
-            registry: registry, provider: try config.provider(log: log),
+            skills: registry, provider: try config.provider(log: log),
             configuration: config.agentConfiguration(stepLimit: stepLimit))
 
         signal(SIGINT, SIG_IGN)

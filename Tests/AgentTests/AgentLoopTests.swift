@@ -7,13 +7,6 @@ import Testing
 @testable import Agent
 @testable import SkillJSON
 
-/// Events collected from one turn.
-func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
-    var events: [AgentEvent] = []
-    for await event in stream { events.append(event) }
-    return events
-}
-
 /// A registry with the bundled plugins and the behaviours fixture (block, cooperative, echo, undoable …) plus a
 /// destructive skill.
 func agentRegistry(policy: Policy = Policy()) throws -> SkillRegistry {
@@ -49,7 +42,7 @@ struct AgentLoopTests {
         configure(&configuration)
         return (
             AgentSession(
-                registry: registry ?? self.registry, provider: provider, configuration: configuration,
+                skills: registry ?? self.registry, provider: provider, configuration: configuration,
                 confirm: confirm),
             provider
         )

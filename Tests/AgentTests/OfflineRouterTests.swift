@@ -131,7 +131,7 @@ struct OfflineRouterTests {
 
     @Test func answersWithTheResultLabelledOffline() async throws {
         let registry = try agentRegistry()
-        let session = AgentSession(registry: registry, provider: OfflineRouter())
+        let session = AgentSession(skills: registry, provider: OfflineRouter())
         let events = await collect(session.send("what is (23+7)*2"))
         #expect(events.last == .finished(.answered))
         #expect(session.conversation.messages.last?.content == "[offline router] calculator: (23+7)*2 = 60")

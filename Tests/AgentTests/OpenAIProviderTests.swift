@@ -373,7 +373,7 @@ struct AgentOverHTTPTests {
         var configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: nil, model: "m")
         configuration.retryDelay = .milliseconds(10)
         let session = AgentSession(
-            registry: try agentRegistry(), provider: OpenAIProvider(configuration: configuration))
+            skills: try agentRegistry(), provider: OpenAIProvider(configuration: configuration))
         let events = await collect(session.send("what is (23+7)*2"))
         #expect(events.last == .finished(.answered))
         #expect(server.requests.count == 3)

@@ -61,7 +61,7 @@ struct MCPClientTests {
         let provider = ScriptedProvider([
             .calls([("get_current_time", #"{"timezone":"Europe/Paris"}"#)]), .text("done"),
         ])
-        let session = AgentSession(registry: registry, provider: provider)
+        let session = AgentSession(skills: registry, provider: provider)
         let events = await collect(session.send("what time is it in Paris"))
         #expect(
             events.contains {

@@ -1,0 +1,28 @@
+import SkillHost
+import SkillJSON
+
+/// What an agent session needs of the skills it offers the model: the registry — or a stand-in, so agent tests
+/// can script skills without compiling plugins.
+public protocol AgentSkills: Sendable {
+    /// Every skill there is, sorted by id.
+    var skills: [SkillInfo] { get }
+    func skill(_ id: String) -> SkillInfo?
+    /// Lookup, validation, policy and confirmation: a call ready to run, or why it may not.
+    func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal>
+}
+
+/// A call that passed everything before running.
+public protocol ReadySkillCall: Sendable {
+    /// The validated arguments: what runs.
+    var arguments: JSONValue { get }
+    /// Runs it under its deadline.
+    func run() async -> SkillOutcome
+}
+
+extension PreparedCall: ReadySkillCall {}
+
+extension SkillRegistry: AgentSkills {
+    public func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+        await prepare(invocation).map { $0 }
+    }
+}
