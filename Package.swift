@@ -56,7 +56,7 @@ let package = Package(
             name: "PluginNotes", dependencies: ["SkillSDK"], path: "Plugins/notes", publicHeadersPath: ".",
             cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("sqlite3")]),
 
-        .target(name: "TestSupport", dependencies: ["SkillHost", "Agent"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SkillHost", "SkillJSON", "Agent"], path: "Tests/TestSupport"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(

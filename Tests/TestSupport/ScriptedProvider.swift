@@ -1,5 +1,7 @@
 import Agent
 import Foundation
+import SkillHost
+import SkillJSON
 import Synchronization
 
 /// A provider that replays scripted responses in order, for tests and the agent benchmark; it records every request.
@@ -72,4 +74,67 @@ public func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
     var events: [AgentEvent] = []
     for await event in stream { events.append(event) }
     return events
+}
+
+/// Skills for an agent session without any plugin: each id answers with a fixed result (or refuses with a fixed
+/// sentence), and every call that ran is recorded with its arguments.
+public final class StandInSkills: AgentSkills {
+    public struct Behaviour: Sendable {
+        let info: SkillInfo
+        let answer: @Sendable (JSONValue) -> SkillOutcome
+        let refusal: String?
+
+        /// A read-only skill answering `answer(arguments)`; with `refusal`, every call is refused with it.
+        public init(
+            _ id: String, risk: SkillRisk = .readOnly, refusal: String? = nil,
+            answer: @escaping @Sendable (JSONValue) -> SkillOutcome = { SkillOutcome(status: .ok, result: $0) }
+        ) {
+            info = SkillInfo(
+                id: id, title: id, description: "stand-in \(id)", plugin: "stand-in", pluginVersion: "1", file: "",
+                risk: risk, flags: [], timeout: nil, inputSchema: ["type": "object"], schemaIsGenerated: false,
+                kind: .json)
+            self.answer = answer
+            self.refusal = refusal
+        }
+    }
+
+    private struct Ready: ReadySkillCall {
+        let arguments: JSONValue
+        let behaviour: Behaviour
+        let record: @Sendable (String, JSONValue) -> Void
+
+        func run() async -> SkillOutcome {
+            record(behaviour.info.id, arguments)
+            return behaviour.answer(arguments)
+        }
+    }
+
+    private let behaviours: [String: Behaviour]
+    private let ran = Mutex<[(String, JSONValue)]>([])
+
+    public init(_ behaviours: [Behaviour]) {
+        self.behaviours = Dictionary(behaviours.map { ($0.info.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The calls that ran, in order.
+    public var calls: [(skill: String, arguments: JSONValue)] { ran.withLock { $0 } }
+
+    public var skills: [SkillInfo] { behaviours.values.map(\.info).sorted { $0.id < $1.id } }
+
+    public func skill(_ id: String) -> SkillInfo? { behaviours[id]?.info }
+
+    public func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+        guard let behaviour = behaviours[invocation.skill] else {
+            return .failure(CallRefusal(outcome: .failure(code: .unknownSkill, "unknown skill")))
+        }
+        guard case .value(let arguments) = invocation.arguments else {
+            return .failure(CallRefusal(outcome: .failure(code: .invalidArguments, "stand-ins take values")))
+        }
+        if let refusal = behaviour.refusal {
+            return .failure(CallRefusal(outcome: .failure(code: .notPermitted, refusal), arguments: arguments))
+        }
+        return .success(Ready(arguments: arguments, behaviour: behaviour) { [self] id, value in
+            ran.withLock { $0.append((id, value)) }
+        })
+    }
 }
