@@ -17,15 +17,22 @@ extension Shell {
         }
     }
 
-    func askPendingConfirmation(cancel: () -> Void) {
+    /// Asks the confirmation a task is waiting for, if any. In a turn the turn's state says whether it may be asked
+    /// (a turn being cancelled answers no without asking).
+    func askPendingConfirmation(inTurn: Bool = false, cancel: () -> Void) {
         guard
             let pending = shared.withLock({
-                state -> (ConfirmationRequest, CheckedContinuation<ConfirmationAnswer, Never>)? in
+                state -> (ConfirmationRequest, CheckedContinuation<ConfirmationAnswer, Never>, Bool)? in
                 defer { state.confirmation = nil }
-                return state.confirmation
+                return state.confirmation.map { ($0.request, $0.continuation, !inTurn || state.turn.beginAsking()) }
             })
         else { return }
-        let (request, continuation) = pending
+        let (request, continuation, mayAsk) = pending
+        guard mayAsk else {
+            continuation.resume(returning: .deny)
+            return
+        }
+        defer { if inTurn { shared.withLock { $0.turn.endAsking() } } }
         let risk =
             request.skill.risk == .destructive
             ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)

@@ -50,8 +50,7 @@ public struct ShellEnvironment: Sendable {
 public final class Shell: @unchecked Sendable {
     struct Shared {
         var confirmation: (request: ConfirmationRequest, continuation: CheckedContinuation<ConfirmationAnswer, Never>)?
-        var turnDone = true
-        var reason: FinishReason?
+        var turn = TurnController()
         var notices: [String] = []
     }
 
@@ -224,10 +223,7 @@ public final class Shell: @unchecked Sendable {
     /// Runs one turn to its end: rendering on the main actor, while this thread waits for Ctrl-C (which cancels
     /// the turn), confirmation requests (which it asks), and the end of the turn.
     func runTurn(start: @escaping @Sendable (AgentSession) -> AsyncStream<AgentEvent>) -> FinishReason {
-        shared.withLock {
-            $0.turnDone = false
-            $0.reason = nil
-        }
+        shared.withLock { $0.turn.start() }
         trace = TurnTrace()
         let session = self.session
         let model = self.model
@@ -260,10 +256,7 @@ public final class Shell: @unchecked Sendable {
         }
         Task { [weak self] in
             let reason = await task.value
-            self?.shared.withLock {
-                $0.turnDone = true
-                $0.reason = reason
-            }
+            self?.shared.withLock { $0.turn.finish(reason) }
             self?.wake()
         }
         let signals = skillhost_sigint_install()
@@ -273,8 +266,7 @@ public final class Shell: @unchecked Sendable {
         // While the turn runs, Ctrl-C cancels it; the terminal does not print "^C" into the cards.
         let echoedControl = skillhost_tty_echo_control(STDIN_FILENO, 0)
         defer { if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) } }
-        var cancelled = false
-        while !shared.withLock({ $0.turnDone }) {
+        while !shared.withLock({ $0.turn.isOver }) {
             var fds = [
                 pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0),
@@ -285,17 +277,21 @@ public final class Shell: @unchecked Sendable {
             if fds[0].revents != 0 || skillhost_sigint_take() > 0 {
                 drain(signals)
                 _ = skillhost_sigint_take()
-                if !cancelled {
-                    cancelled = true
+                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn {
                     task.cancel()
                     denyPendingConfirmation()
                 }
             }
             if fds[1].revents != 0 { drain(notify.read) }
-            askPendingConfirmation(cancel: { task.cancel() })
+            askPendingConfirmation(inTurn: true) {
+                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn { task.cancel() }
+            }
         }
         trace = recorder.trace
-        return shared.withLock { $0.reason } ?? .cancelled
+        return shared.withLock { state in
+            defer { state.turn = TurnController() }
+            return state.turn.reason
+        }
     }
 
     static func persist(_ event: AgentEvent, journal: HistoryJournal?, session: String?) {

@@ -11,7 +11,8 @@ struct AgentStandInTests {
     @Test func aTurnRunsOnStandInSkills() async {
         let skills = StandInSkills([
             .init("lookup") { arguments in SkillOutcome(status: .ok, result: ["found": arguments["q"] ?? .null]) },
-            .init("wipe", risk: .destructive, refusal: "not run: wipe is destructive and there is no one to confirm it"),
+            .init(
+                "wipe", risk: .destructive, refusal: "not run: wipe is destructive and there is no one to confirm it"),
         ])
         let provider = ScriptedProvider([
             .calls([("lookup", #"{"q":"milk"}"#), ("wipe", "{}"), ("nosuch", "{}")]), .text("Found it."),

@@ -133,8 +133,9 @@ public final class StandInSkills: AgentSkills {
         if let refusal = behaviour.refusal {
             return .failure(CallRefusal(outcome: .failure(code: .notPermitted, refusal), arguments: arguments))
         }
-        return .success(Ready(arguments: arguments, behaviour: behaviour) { [self] id, value in
-            ran.withLock { $0.append((id, value)) }
-        })
+        return .success(
+            Ready(arguments: arguments, behaviour: behaviour) { [self] id, value in
+                ran.withLock { $0.append((id, value)) }
+            })
     }
 }
