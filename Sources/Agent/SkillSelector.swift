@@ -2,7 +2,7 @@ import SkillHost
 
 /// Picks the skills most relevant to a conversation with BM25 over each skill's id, title, description and
 /// argument names. Built once per registry snapshot; `select` is cheap.
-public struct SkillSelector: Sendable {
+package struct SkillSelector: Sendable {
     struct Document: Sendable {
         let id: String
         let termFrequencies: [String: Int]
@@ -15,7 +15,7 @@ public struct SkillSelector: Sendable {
     static let k1 = 1.2
     static let b = 0.75
 
-    public init(_ skills: [SkillInfo]) {
+    package init(_ skills: [SkillInfo]) {
         self.init(
             documents: skills.map { skill in
                 let arguments = skill.inputSchema["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
@@ -27,7 +27,7 @@ public struct SkillSelector: Sendable {
     }
 
     /// Tools as the model sees them (name, description, parameter names).
-    public init(tools: [ToolDefinition]) {
+    package init(tools: [ToolDefinition]) {
         self.init(
             documents: tools.map { tool in
                 let arguments = tool.parameters["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
@@ -36,7 +36,7 @@ public struct SkillSelector: Sendable {
     }
 
     /// Any documents: an id and the text that describes it.
-    public init(documents texts: [(id: String, text: String)]) {
+    package init(documents texts: [(id: String, text: String)]) {
         var frequency: [String: Int] = [:]
         documents = texts.map { id, text in
             let terms = Self.terms(text)
@@ -56,7 +56,7 @@ public struct SkillSelector: Sendable {
     }
 
     /// BM25 scores of every skill for `query`, highest first (zero scores omitted).
-    public func rank(_ query: String) -> [(id: String, score: Double)] {
+    package func rank(_ query: String) -> [(id: String, score: Double)] {
         let queryTerms = Set(Self.terms(query))
         let count = Double(documents.count)
         var scored: [(id: String, score: Double)] = []
@@ -78,7 +78,7 @@ public struct SkillSelector: Sendable {
 
     /// The ids to offer the model: all of them when there are at most `limit`; otherwise the `limit` best for
     /// `query`, always including `keep` (skills already used in the conversation), filled up in id order.
-    public func select(_ query: String, limit: Int, keep: Set<String>) -> [String] {
+    package func select(_ query: String, limit: Int, keep: Set<String>) -> [String] {
         let all = documents.map(\.id)
         guard all.count > limit else { return all }
         var chosen: [String] = all.filter { keep.contains($0) }

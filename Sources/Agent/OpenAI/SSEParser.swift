@@ -7,17 +7,17 @@
 /// An incremental Server-Sent Events parser: feed it bytes as they arrive (split anywhere), get the `data` of each
 /// complete event. Handles LF, CRLF and CR line ends, comments (`: keep-alive`), multi-line data, and fields it
 /// does not need (`event:`, `id:`, `retry:`).
-public struct SSEParser: Sendable {
+package struct SSEParser: Sendable {
     private var partialLine: [UInt8] = []
     private var data: [UInt8] = []
     private var hasData = false
     /// The previous chunk ended in CR: a LF at the start of the next one belongs to it.
     private var skipLeadingLF = false
 
-    public init() {}
+    package init() {}
 
     /// The data of every event completed by `bytes`.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> [String] {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) -> [String] {
         var events: [String] = []
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return events }
         var start = 0
@@ -53,12 +53,12 @@ public struct SSEParser: Sendable {
     }
 
     /// Bytes as an array (tests and small inputs).
-    public mutating func feed(_ bytes: [UInt8]) -> [String] {
+    package mutating func feed(_ bytes: [UInt8]) -> [String] {
         bytes.withUnsafeBytes { feed($0) }
     }
 
     /// Call at the end of the stream: an event not followed by a blank line still counts.
-    public mutating func finish() -> [String] {
+    package mutating func finish() -> [String] {
         var events: [String] = []
         if !partialLine.isEmpty {
             let whole = partialLine
