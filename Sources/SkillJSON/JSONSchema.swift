@@ -44,13 +44,20 @@ public struct JSONSchema: Sendable {
     /// Like `validate`, but says whether anything changed: `.success(nil)` means the value is valid as given.
     public func check(_ value: JSONValue, options: ValidationOptions = .lenient) -> Result<JSONValue?, ValidationIssues>
     {
-        var validator = Validator(options: options)
+        // First without paths (a valid value, the common case, allocates nothing for them); a value that failed is
+        // walked again to say where and why.
+        var validator = Validator(options: options, collectsIssues: false)
         let replacement = validator.check(value, root)
         if let stop = validator.budget.stop {
             return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: stop.message)], stop: stop))
         }
-        if validator.issues.isEmpty { return .success(replacement) }
-        return .failure(ValidationIssues(issues: validator.issues))
+        if !validator.failed { return .success(replacement) }
+        var explaining = Validator(options: options)
+        _ = explaining.check(value, root)
+        if let stop = explaining.budget.stop {
+            return .failure(ValidationIssues(issues: [ValidationIssue(path: "$", message: stop.message)], stop: stop))
+        }
+        return .failure(ValidationIssues(issues: explaining.issues))
     }
 }
 

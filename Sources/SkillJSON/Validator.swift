@@ -53,16 +53,32 @@ struct Validator {
 
     let options: ValidationOptions
     var budget: ValidationBudget
+    /// Whether issues are collected with their paths. The first pass over a value does not (no path is kept, so
+    /// a valid value costs no allocation); only a value that failed is walked again to say where and why.
+    let collectsIssues: Bool
+    var failed = false
     var issues: [ValidationIssue] = []
     var path: [PathComponent] = []
 
-    init(options: ValidationOptions) {
+    init(options: ValidationOptions, collectsIssues: Bool = true) {
         self.options = options
+        self.collectsIssues = collectsIssues
         self.budget = ValidationBudget(options: options)
     }
 
-    mutating func report(_ message: String) {
-        issues.append(ValidationIssue(path: Self.render(path), message: message))
+    mutating func report(_ message: @autoclosure () -> String) {
+        failed = true
+        if collectsIssues { issues.append(ValidationIssue(path: Self.render(path), message: message())) }
+    }
+
+    @inline(__always)
+    mutating func enter(_ component: PathComponent) {
+        if collectsIssues { path.append(component) }
+    }
+
+    @inline(__always)
+    mutating func leave() {
+        if collectsIssues { path.removeLast() }
     }
 
     static func render(_ path: [PathComponent]) -> String {
@@ -86,12 +102,11 @@ struct Validator {
 
     /// Does `value` match `node`? Used inside anyOf/oneOf/not/if, where issues are not reported.
     mutating func matches(_ value: JSONValue, _ node: SchemaNode) -> (Bool, JSONValue?) {
-        var probe = Validator(options: options)
+        var probe = Validator(options: options, collectsIssues: false)
         probe.budget = budget
-        probe.path = path
         let replacement = probe.check(value, node)
         budget = probe.budget
-        return (probe.issues.isEmpty && budget.stop == nil, replacement)
+        return (!probe.failed && budget.stop == nil, replacement)
     }
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
@@ -228,7 +243,7 @@ struct Validator {
         for member in object.members {
             var evaluated = false
             var current = member.value
-            path.append(.key(member.key))
+            enter(.key(member.key))
             if let property = node.property(named: member.key) {
                 evaluated = true
                 if let replacement = check(current, property) {
@@ -245,15 +260,16 @@ struct Validator {
             }
             if !evaluated, let additional = node.additionalProperties {
                 if additional.rejectsEverything {
-                    path.removeLast()
-                    report(unknownPropertyMessage(member.key, node))
-                    path.append(.key(member.key))
+                    leave()
+                    let message = collectsIssues ? unknownPropertyMessage(member.key, node) : ""
+                    report(message)
+                    enter(.key(member.key))
                 } else if let replacement = check(current, additional) {
                     current = replacement
                     changed = true
                 }
             }
-            path.removeLast()
+            leave()
             if changed { result[member.key] = current }
         }
         if options.fillDefaults {
@@ -288,12 +304,12 @@ struct Validator {
         for (position, element) in elements.enumerated() {
             let schema = position < node.prefixItems.count ? node.prefixItems[position] : node.items
             guard let schema else { continue }
-            path.append(.index(position))
+            enter(.index(position))
             if let replacement = check(element, schema) {
                 result[position] = replacement
                 changed = true
             }
-            path.removeLast()
+            leave()
         }
         if node.uniqueItems {
             outer: for i in result.indices {
@@ -324,7 +340,8 @@ struct Validator {
 
     mutating func checkNumber(_ value: JSONValue, _ node: SchemaNode) {
         guard let number = value.doubleValue else { return }
-        let shown = value.jsonText
+        // Messages (and the number's text in them) are made only when issues are collected.
+        var shown: String { value.jsonText }
         func order(_ bound: JSONValue) -> Int { JSONValue.compareNumbers(value, bound) ?? 0 }
         if let minimum = node.minimum, order(minimum) < 0 {
             report("must be >= \(minimum.jsonText), got \(shown)")
