@@ -11,6 +11,8 @@ public struct AgentConfiguration: Sendable {
     public var maximumTools = 24
     /// Skills the model never sees.
     public var disabledSkills: Set<String> = []
+    /// The conversation's id as skills see it (`session` in their context); nil when it has none.
+    public var sessionID: String?
     /// The system message that starts every conversation.
     public var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "

@@ -180,9 +180,10 @@ struct TurnRunner: Sendable {
         case .success(let repaired): object = repaired
         }
         let report = self.emit
-        let invocation = SkillInvocation(
+        var invocation = SkillInvocation(
             skill: call.name, arguments: .object(object), confirmer: confirmer(for: call),
             onProgress: { progress in report(.toolCallProgress(id: call.id, progress: progress)) })
+        invocation.session = configuration.sessionID
         switch await registry.prepareCall(invocation) {
         case .failure(let refusal):
             let outcome = refusal.outcome

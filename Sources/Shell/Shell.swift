@@ -132,6 +132,8 @@ public final class Shell: @unchecked Sendable {
         }
         let journal = self.journal
         let sessionID = self.sessionID
+        var configuration = configuration
+        configuration.sessionID = sessionID
         session = AgentSession(
             skills: registry, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.confirm(request) ?? .deny },

@@ -139,8 +139,10 @@ extension Shell {
         writeOut(TurnRenderer.render(card, terminal: terminal, frame: nil) + (terminal.isTTY ? "" : "\n"))
         // The registry's policy applies to /call as to the model's calls: a deny wins; what needs confirming is
         // asked here, on the shell's thread.
-        let invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: personConfirmer)
-        let outcome = waitFor { await self.registry.invoke(invocation) }
+        var invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: personConfirmer)
+        invocation.session = sessionID
+        let call = invocation
+        let outcome = waitFor { await self.registry.invoke(call) }
         card.duration = outcome.duration
         switch outcome.status {
         case .ok: card.state = .succeeded((outcome.result ?? .null).displayText)
@@ -210,8 +212,10 @@ extension Shell {
             terminal.cyan("↶")
                 + " undoing \(skill): \(undo.skillID)(\(SessionViewModel.arguments(undo.arguments.jsonText)))\n")
         // Typing /undo confirms the reversing call; a deny rule still wins.
-        let invocation = SkillInvocation(skill: undo.skillID, arguments: undo.arguments, confirmer: .confirmed)
-        let outcome = waitFor { await self.registry.invoke(invocation) }
+        var invocation = SkillInvocation(skill: undo.skillID, arguments: undo.arguments, confirmer: .confirmed)
+        invocation.session = sessionID
+        let call = invocation
+        let outcome = waitFor { await self.registry.invoke(call) }
         if outcome.status == .ok {
             writeOut(
                 terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)

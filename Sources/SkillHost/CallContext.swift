@@ -22,6 +22,7 @@ final class CallContext: Sendable {
     /// Who calls (`client` in the context), and the context text when the caller gave it whole (a worker passes
     /// on the host's).
     private let client: String
+    private let session: String?
     private let givenContext: String?
     /// The context's C copy, made on the first `context()` call (most calls never ask) and freed with this
     /// record, after `invoke` returned.
@@ -34,10 +35,11 @@ final class CallContext: Sendable {
     init(
         skill: Skill, onProgress: (@Sendable (SkillProgress) -> Void)?, log: @escaping @Sendable (LogRecord) -> Void,
         resultLimit: Int, cancellation: CallCancellation = CallCancellation(), client: String,
-        callerContext: String? = nil
+        session: String? = nil, callerContext: String? = nil
     ) {
         self.skill = skill
         self.client = client
+        self.session = session
         givenContext = callerContext
         self.onProgress = onProgress
         self.log = log
@@ -48,7 +50,7 @@ final class CallContext: Sendable {
     deinit { callerContextCopy.withLock { $0.map { free($0) } } }
 
     /// The caller's context as JSON text (`skill_call_api.context`, since 1.1): as given, or made now.
-    var callerContext: String { givenContext ?? Self.callerContext(client: client) }
+    var callerContext: String { givenContext ?? Self.callerContext(client: client, session: session) }
 
     /// The context as a C string owned by this record.
     var callerContextPointer: UnsafePointer<CChar>? {
@@ -65,7 +67,7 @@ final class CallContext: Sendable {
 
     /// The context a call gets: locale, language, time zone and now from this process, `client` from the front
     /// end (`SkillRegistry.Configuration.client`).
-    static func callerContext(client: String, now: Date = Date()) -> String {
+    static func callerContext(client: String, session: String? = nil, now: Date = Date()) -> String {
         let (locale, language, zone, stamp) = place.withLock { place in
             let fixed: (locale: String, language: String, zone: TimeZone, formatter: ISO8601DateFormatter)
             if let known = place {
@@ -86,7 +88,7 @@ final class CallContext: Sendable {
             JSONObject([
                 (key: "locale", value: .string(locale)), (key: "language", value: .string(language)),
                 (key: "time_zone", value: .string(zone.identifier)), (key: "now", value: .string(stamp)),
-                (key: "client", value: .string(client)),
+                (key: "session", value: session.map { .string($0) } ?? .null), (key: "client", value: .string(client)),
             ])
         ).jsonText
     }

@@ -271,7 +271,7 @@ struct Invoker: Sendable {
         CallContext(
             skill: skill, onProgress: invocation.onProgress, log: configuration.log,
             resultLimit: configuration.resultLimit, cancellation: cancellation, client: configuration.client,
-            callerContext: invocation.callerContext)
+            session: invocation.session, callerContext: invocation.callerContext)
     }
 
     /// The runner's job for a prepared call.

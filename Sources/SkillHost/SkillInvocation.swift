@@ -29,6 +29,8 @@ public struct SkillInvocation: Sendable {
     /// Called once the call is permitted, with its validated arguments, just before it runs (the agent shows the
     /// call then).
     public var onStart: (@Sendable (JSONValue) -> Void)?
+    /// The conversation the call belongs to, as skills see it (`session` in their context); nil outside one.
+    public var session: String?
     /// The context the skill sees as JSON text; nil: the registry's own (a worker passes the host's on).
     package var callerContext: String?
 

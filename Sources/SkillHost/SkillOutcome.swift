@@ -51,7 +51,8 @@ public struct SkillOutcome: Sendable, Equatable {
     /// Milliseconds, as a double.
     public var durationMilliseconds: Double { duration.milliseconds }
 
-    /// `{"status":"ok","result":60,"duration_ms":0.41}` — the shape `skillhost call --json` prints.
+    /// `{"status":"ok","result":60,"duration_ms":0.41}` — the shape `skillhost call --json` prints; a failure
+    /// has `error` (the sentence) and `code` (`unknown_skill`, `not_permitted`, …) instead of `result`.
     public var envelope: JSONValue {
         var object = JSONObject([(key: "status", value: .string(status.rawValue))])
         if status == .ok {
@@ -60,6 +61,7 @@ public struct SkillOutcome: Sendable, Equatable {
             object["error"] = .string(error ?? status.rawValue)
         }
         object["duration_ms"] = .double((durationMilliseconds * 1000).rounded() / 1000)
+        if let code { object["code"] = .string(code.rawValue) }
         if let undo {
             object["undo"] = ["skill": .string(undo.skillID), "arguments": undo.arguments]
         }

@@ -109,7 +109,12 @@ struct CLITests {
 
         let error = try skillhost("call", "calculator", #"{"expression":"1/0"}"#, "--json")
         #expect(error.status == 1)
-        #expect(error.stdout.hasPrefix(#"{"status":"error","error":"division by zero","duration_ms":"#))
+        #expect(
+            error.stdout.range(
+                of: #"^\{"status":"error","error":"division by zero","duration_ms":[0-9.]+,"code":"failed"\}\n$"#,
+                options: .regularExpression) != nil, "\(error.stdout)")
+        let unknownJSON = try skillhost("call", "calculater", "{}", "--json")
+        #expect(unknownJSON.stdout.contains(#""code":"unknown_skill""#), "\(unknownJSON.stdout)")
 
         let invalid = try skillhost("call", "calculator", #"{"expression":5}"#)
         #expect(invalid.status == 3)

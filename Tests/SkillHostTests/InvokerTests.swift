@@ -219,3 +219,20 @@ struct PluginLogTests {
         two.shutdown()
     }
 }
+
+/// The caller's context (`skill_call_api.context`) carries the invocation's session.
+struct CallerContextTests {
+    @Test func theSessionReachesTheSkill() async throws {
+        let registry = try makeRegistry()
+        _ = try registry.load(file: try Fixture.compileFile("v11.c")).get()
+        var invocation = SkillInvocation(skill: "v11_context")
+        invocation.session = "20261201-0930-4f2a"
+        let inSession = await registry.invoke(invocation)
+        #expect(inSession.result?["session"] == "20261201-0930-4f2a")
+        #expect(inSession.result?["client"] == "embedder")
+        let outside = await registry.invoke(SkillInvocation(skill: "v11_context"))
+        #expect(outside.result?["session"] == .null)
+        #expect(outside.result?.objectValue?.keys == ["locale", "language", "time_zone", "now", "session", "client"])
+        registry.shutdown()
+    }
+}
