@@ -148,6 +148,29 @@ struct ShellTerminalTests {
         try tmux.key("C-d")
     }
 
+    /// The registry applies the policy to every path, the shell's /call and /undo included: a deny rule wins even
+    /// over the user's explicit command.
+    @Test func aDenyRuleHoldsForCallAndUndo() async throws {
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"policy": {"notes_delete": "deny"}}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("? notes_add(title: \"milk\", body: \"\") is mutating")
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_add → {\"id\":1")
+        let denied =
+            #"not run: calls to notes_delete are denied by the configuration (policy rule "notes_delete": "deny")"#
+        try tmux.type("/undo")
+        await tmux.waitFor("✗ undo failed: " + denied)
+        try tmux.type(#"/call notes_delete {"id":1}"#)
+        await tmux.waitFor("notes_delete → " + denied)
+        try tmux.type("list notes")
+        await tmux.waitFor("- id: 1, title: milk")
+    }
+
     @Test func confirmationsYesNoAlwaysAndUndo() async throws {
         let tmux = try TmuxSession([Paths.skillhost], environment: environment())
         defer { tmux.close() }
