@@ -4,13 +4,19 @@ import Synchronization
 
 /// The host's registry of loaded plugins and their skills, and the one way to invoke a skill.
 ///
+/// A facade over three parts: the `Catalog` (every registered skill, plugin or external, by id, and the change
+/// broadcast), the `PluginLifecycle` (loading, replacing, unloading and retiring plugins) and the `Invoker` (one
+/// path for every call: lookup, validation, the configured policy, the run under a deadline).
 /// Loading is serialised; lookups and invocations are concurrent. The registry owns a private directory for
 /// plugin copies and removes it in `shutdown()`.
 ///
 /// ```swift
-/// let registry = try SkillRegistry(configuration: .init(dataDirectory: dataURL))
+/// var configuration = SkillRegistry.Configuration(dataDirectory: dataURL)
+/// configuration.policy = Policy(rules: [PolicyRule("notes_delete", .deny)])
+/// let registry = try SkillRegistry(configuration: configuration)
 /// _ = registry.loadFolder("/path/to/plugins")
-/// let outcome = await registry.invoke("calculator", arguments: #"{"expression":"(23+7)*2"}"#)
+/// let outcome = await registry.invoke(SkillInvocation(skill: "calculator", arguments: ["expression": "(23+7)*2"]))
+/// if outcome.code == .unknownSkill { … }
 /// ```
 public final class SkillRegistry: Sendable {
     /// What the registry needs from its host program.
