@@ -13,6 +13,8 @@ public final class MCPServer: Sendable {
     let registry: SkillRegistry
     let output: @Sendable (String) -> Void
     private let state = Mutex(State())
+    /// Signalled whenever the last call in flight is taken out of `running` (the end of `serve` waits for it).
+    private let drained = DispatchSemaphore(value: 0)
 
     struct State {
         /// Requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.
@@ -75,10 +77,17 @@ public final class MCPServer: Sendable {
         loop.start()
         loop.waitForEnd()
         // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
-        while state.withLock({ !$0.running.isEmpty }) { usleep(1000) }
+        while state.withLock({ !$0.running.isEmpty }) { _ = drained.wait(timeout: .now() + .seconds(1)) }
     }
 
     func send(_ message: JSONValue) { output(message.jsonText) }
+
+    /// Takes a call out of `running`, telling the end of `serve` when none is left.
+    private func removeRunning(_ key: String) -> CallSlot? {
+        let (slot, empty) = state.withLock { state in (state.running.removeValue(forKey: key), state.running.isEmpty) }
+        if slot != nil, empty { drained.signal() }
+        return slot
+    }
 
     /// A request id as the client wrote it: numbers keep their text (no rounding, no `1e400` → null).
     typealias RequestID = JSONRPCID
@@ -217,8 +226,7 @@ public final class MCPServer: Sendable {
         case "notifications/initialized": state.withLock { $0.ready = true }
         case "notifications/cancelled":
             guard let requestID = params["requestId"] else { return }
-            let call = state.withLock { $0.running.removeValue(forKey: Self.key(requestID)) }
-            call?.cancel()
+            removeRunning(Self.key(requestID))?.cancel()
         default: break
         }
     }
@@ -306,7 +314,7 @@ public final class MCPServer: Sendable {
         registry.start(invocation, onCallingThread: !onPool, onHandle: { slot.attach($0) }) { [weak self] outcome in
             guard let self else { return }
             // A cancelled request gets no response (the client stopped waiting for it).
-            guard self.state.withLock({ $0.running.removeValue(forKey: key) }) != nil else { return }
+            guard self.removeRunning(key) != nil else { return }
             if outcome.status == .ok {
                 let result = outcome.result ?? .null
                 var object = JSONObject([
