@@ -228,6 +228,13 @@ struct Invoker: Sendable {
         guard let schema = entry.schema else {
             return .success(Prepared(entry: entry, arguments: value, text: text, validated: .zero, timeout: timeout))
         }
+        // A typed skill's generated schema is its signature: arguments that match it as given need no walk.
+        if case .plugin(let skill) = entry, skill.info.schemaIsGenerated,
+            case .typed(let function) = skill.implementation,
+            function.acceptsAsGiven(value)
+        {
+            return .success(Prepared(entry: entry, arguments: value, text: text, validated: .zero, timeout: timeout))
+        }
         // Only a schema that can cost more than a walk over the value needs the deadline (and the clock reads);
         // the step budget bounds every validation.
         let started = schema.mayBeCostly ? configuration.clock.now : nil

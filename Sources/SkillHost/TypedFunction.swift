@@ -87,6 +87,22 @@ final class TypedFunction: @unchecked Sendable {
         }
     }
 
+    /// Whether `arguments` satisfies the generated schema exactly as given — every parameter present with a value
+    /// of its type (integers in range), nothing else — so lenient validation would neither change nor report
+    /// anything. The quick check for the common call; any other value goes through the validator, which coerces
+    /// and explains.
+    func acceptsAsGiven(_ arguments: JSONValue) -> Bool {
+        guard case .object(let object) = arguments, object.count == signature.parameters.count else { return false }
+        for parameter in signature.parameters {
+            switch (parameter.type, object[parameter.name]) {
+            case (.bool, .bool?), (.double, .int?), (.double, .double?), (.int64, .int?), (.string, .string?): continue
+            case (.int32, .int(let value)?) where Int32(exactly: value) != nil: continue
+            default: return false
+            }
+        }
+        return true
+    }
+
     /// Writes one argument into its slot; returns a C string the caller must free, if one was made.
     static func store(_ value: JSONValue, as type: CType, into slot: UnsafeMutableRawPointer)
         -> Result<UnsafeMutablePointer<CChar>?, ArgumentReason>

@@ -20,6 +20,40 @@ struct TypedSkillTests {
         await registry.invoke(id, arguments: arguments)
     }
 
+    /// The quick check that lets a typed call skip the validator agrees with it: whatever it accepts, lenient
+    /// validation against the generated schema accepts unchanged.
+    @Test func theQuickSignatureCheckNeverAcceptsWhatTheValidatorWouldChangeOrRefuse() throws {
+        let values: [JSONValue] = try [
+            "{}", #"{"a":1.5,"b":2}"#, #"{"a":1,"b":2}"#, #"{"a":"1.5","b":2}"#, #"{"a":1.5}"#, #"{"a":1,"b":2,"c":3}"#,
+            #"{"x":2147483647}"#, #"{"x":2147483648}"#, #"{"x":-2147483648}"#, #"{"x":2.0}"#, #"{"x":2.5}"#,
+            #"{"x":"7"}"#, #"{"b":true}"#, #"{"b":"true"}"#, #"{"b":1}"#, #"{"s":"héllo"}"#, #"{"s":null}"#,
+            #"{"a":1,"b":0.5,"c":10,"d":true,"e":"abc"}"#, #"{"a":1,"b":0.5,"c":10,"d":true,"e":7}"#, "[]", "3",
+        ].map { try JSONValue(parsing: $0) }
+        var accepted = 0
+        for entry in registry.catalog.ids.compactMap({ registry.catalog.entry($0) }) {
+            guard case .plugin(let skill) = entry, case .typed(let function) = skill.implementation,
+                skill.info.schemaIsGenerated
+            else { continue }
+            for value in values where function.acceptsAsGiven(value) {
+                accepted += 1
+                guard case .success(nil) = skill.schema.check(value, options: .lenient) else {
+                    Issue.record("\(skill.info.id) accepted \(value.jsonText) quickly, but the validator does not")
+                    continue
+                }
+            }
+        }
+        #expect(accepted >= 8, "the quick check takes the common calls")
+        // What it does not take still gets the validator's coercions and messages.
+        let coerced = try JSONValue(parsing: #"{"x":"7"}"#)
+        guard case .plugin(let negate)? = registry.catalog.entry("negate32"),
+            case .typed(let function) = negate.implementation
+        else {
+            Issue.record("negate32 is not a typed skill")
+            return
+        }
+        #expect(!function.acceptsAsGiven(coerced))
+    }
+
     @Test func callsEveryTypeExactly() async {
         #expect(await call("add", #"{"a":1.5,"b":2}"#).result == .double(3.5))
         #expect(await call("negate32", #"{"x":-2147483647}"#).result == .int(2_147_483_647))
