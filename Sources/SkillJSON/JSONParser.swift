@@ -316,6 +316,7 @@ public struct JSONParser {
         }
         let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
         if isInteger, let value = Self.int64(text) { return .int(value) }
+        if let value = Self.exactDouble(text) { return .double(value) }
         // The grammar is already checked, so strtod parses exactly this span; copy it to add the terminator.
         let value: Double
         if text.count < 64 {
@@ -354,6 +355,60 @@ public struct JSONParser {
             position += 1
         }
         return value
+    }
+
+    /// Exact powers of ten as doubles (every one up to 10^22 is representable).
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        var value = 1.0
+        for _ in 0..<exponent { value *= 10 }
+        return value
+    }
+
+    /// The common number, correctly rounded without `strtod`: at most 15 significant digits and a decimal exponent
+    /// within ±22, so the digits and the power of ten are both exact doubles and one multiplication or division
+    /// rounds once (Clinger's fast path). nil for anything else, which `strtod` then parses. `text` already
+    /// follows the JSON number grammar.
+    static func exactDouble(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
+        var position = 0
+        let negative = text[0] == UInt8(ascii: "-")
+        if negative { position = 1 }
+        var mantissa: Int64 = 0
+        var digits = 0
+        var exponent = 0
+        var seenPoint = false
+        while position < text.count {
+            let byte = text[position]
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if byte >= 0x30 && byte <= 0x39 {
+                if mantissa != 0 || byte != 0x30 { digits += 1 }
+                guard digits <= 15 else { return nil }
+                mantissa = mantissa * 10 + Int64(byte - 0x30)
+                if seenPoint { exponent -= 1 }
+            } else {
+                break  // 'e' or 'E'
+            }
+            position += 1
+        }
+        if position < text.count {
+            position += 1
+            var exponentNegative = false
+            if text[position] == UInt8(ascii: "+") || text[position] == UInt8(ascii: "-") {
+                exponentNegative = text[position] == UInt8(ascii: "-")
+                position += 1
+            }
+            var written = 0
+            while position < text.count {
+                written = written * 10 + Int(text[position] - 0x30)
+                guard written <= 400 else { return nil }
+                position += 1
+            }
+            exponent += exponentNegative ? -written : written
+        }
+        guard abs(exponent) <= 22 else { return nil }
+        var value = Double(mantissa)
+        value = exponent < 0 ? value / powersOfTen[-exponent] : value * powersOfTen[exponent]
+        return negative ? -value : value
     }
 
     @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SkillJSON
@@ -176,5 +177,42 @@ struct ValidationMessageTests {
         #expect(
             schema.validate(try JSONValue(parsing: #"{"a b":1}"#))
                 == .invalid([ValidationIssue(path: #"$["a b"]"#, message: "expected string, got integer")]))
+    }
+}
+
+/// The parser's fast path for common numbers reads exactly what `strtod` reads.
+struct NumberParsingTests {
+    static func strtodValue(_ text: String) -> Double { text.withCString { strtod($0, nil) } }
+
+    @Test func theFastPathAgreesWithStrtodBitForBit() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = [
+            "1.5", "2.25", "-0.0", "0.1", "0.3", "123.456e2", "1e22", "1e-22", "9007199254740993.0", "0.000123",
+            "-17.25E+3", "999999999999999.9", "1.000000000000000000", "4.35", "0.0000000000000000000001", "1e23",
+        ]
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 1...17, using: &generator)
+            let mantissa = (0..<digits).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+            let point = Int.random(in: 1...digits, using: &generator)
+            let whole = String(mantissa.prefix(point).drop { $0 == "0" })  // JSON allows no leading zero
+            var text = (whole.isEmpty ? "0" : whole) + "." + String(mantissa.dropFirst(point) + "0")
+            if Bool.random(using: &generator) { text = "-" + text }
+            if Int.random(in: 0...2, using: &generator) == 0 {
+                text += "e\(Int.random(in: -30...30, using: &generator))"
+            }
+            texts.append(text)
+        }
+        var fast = 0
+        for text in texts {
+            let parsed = try JSONValue(parsing: text)
+            let expected = Self.strtodValue(text)
+            guard case .double(let value) = parsed else {
+                Issue.record("\(text) did not parse as a double: \(parsed)")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(text): \(value) against strtod's \(expected)")
+            if text.utf8.withContiguousStorageIfAvailable({ JSONParser.exactDouble($0) }) != nil { fast += 1 }
+        }
+        #expect(fast > 5_000, "most of these take the fast path")
     }
 }
