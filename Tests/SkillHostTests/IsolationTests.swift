@@ -1,3 +1,4 @@
+import CProcess
 import Foundation
 import Synchronization
 import TestSupport
@@ -134,6 +135,24 @@ struct IsolationTests {
     }
 
     /// Workers get what a program needs (PATH, HOME, locale…), never the host's secrets.
+    /// A plugin in a worker cannot signal the host (Landlock's signal scoping, ABI 6 and later): `kill(getppid(),
+    /// 0)` — which sends nothing — is refused with EPERM; the same plugin in-process may.
+    @Test func aWorkerCannotSignalTheHost() async throws {
+        let host = try Host()
+        try host.load("faults.c")
+        let inWorker = await host.registry.invoke("fault_signal_parent", arguments: "{}").result
+        if skillhost_landlock_abi() >= 6 {
+            #expect(inWorker?["errno"] == .int(Int64(EPERM)), "\(String(describing: inWorker))")
+        } else {
+            #expect(inWorker?["errno"] == 0, "without Landlock scoping the kernel allows it")
+        }
+        let inProcess = try Host(isolated: [])
+        try inProcess.load("faults.c")
+        #expect(await inProcess.registry.invoke("fault_signal_parent", arguments: "{}").result?["errno"] == 0)
+        // The worker still works, and still signals what it starts itself (its own children are in its domain).
+        #expect(await host.workerPID() != nil)
+    }
+
     @Test func workersDoNotInheritTheHostsSecrets() async throws {
         setenv("SKILLHOST_TEST_SECRET", "sk-planted-secret", 1)
         defer { unsetenv("SKILLHOST_TEST_SECRET") }

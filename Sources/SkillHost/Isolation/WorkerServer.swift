@@ -21,6 +21,14 @@ package enum WorkerMain {
         guard setup == 0 else { fail("cannot set up the protocol channel: \(String(cString: strerror(setup)))") }
         // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
         ProcessTree.adoptOrphans()
+        // Before any plugin code runs (and before any other thread exists, since Landlock binds the calling thread
+        // and the threads it starts): the plugin can no longer signal the host or any process outside the worker,
+        // nor reach an abstract UNIX socket outside it. Kernels before Landlock ABI 6 lack the scoping.
+        let scoped = skillhost_scope_signals_and_sockets()
+        if scoped != 0 && scoped != ENOSYS {
+            FileHandle.standardError.write(
+                Data("skillhost worker: signals are not scoped (\(String(cString: strerror(scoped))))\n".utf8))
+        }
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
         if let value = launch.limits.openFiles { limit(RLIMIT_NOFILE, value, "open files") }

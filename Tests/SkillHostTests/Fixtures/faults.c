@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "skill_sdk.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,16 @@ static int ok(void *state, const skill_call_api *api, skill_call *call, const ch
     (void)args;
     char result[64];
     api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"pid\":%d}", (int)getpid()));
+    return SKILL_OK;
+}
+
+/* Asks the kernel whether it may signal its parent (signal 0 sends nothing): {"errno": 0} when it may. */
+static int signal_parent(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    (void)args;
+    int error = kill(getppid(), 0) == 0 ? 0 : errno;
+    char result[64];
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"errno\":%d}", error));
     return SKILL_OK;
 }
 
@@ -211,6 +223,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_spam", "Spam", "Writes 100,000 lines to stderr.", OBJECT, SKILL_RISK_READ_ONLY, 0, spam),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
+    SKILL_JSON("fault_signal_parent", "Signal parent", "Tries to signal its parent.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               signal_parent),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
     SKILL_JSON("fault_abort", "Abort", "Calls abort().", OBJECT, SKILL_RISK_READ_ONLY, 0, do_abort),
     SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
