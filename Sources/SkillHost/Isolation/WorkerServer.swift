@@ -24,7 +24,12 @@ package enum WorkerMain {
         // Before any plugin code runs (and before any other thread exists, since Landlock binds the calling thread
         // and the threads it starts): the plugin can no longer signal the host or any process outside the worker,
         // nor reach an abstract UNIX socket outside it. Kernels before Landlock ABI 6 lack the scoping.
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
         let scoped = skillhost_scope_signals_and_sockets()
+        if threads > 1 {
+            FileHandle.standardError.write(
+                Data("skillhost worker: \(threads) threads existed before the scoping; only new ones are bound\n".utf8))
+        }
         if scoped != 0 && scoped != ENOSYS {
             FileHandle.standardError.write(
                 Data("skillhost worker: signals are not scoped (\(String(cString: strerror(scoped))))\n".utf8))
