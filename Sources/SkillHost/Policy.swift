@@ -113,7 +113,10 @@ public enum Confirmer: Sendable {
     case nobody(refusal: @Sendable (SkillInfo) -> String)
 
     /// `.nobody` with the sentence embedders get: what to change to let the call run.
-    public static let nobodyToAsk = Confirmer.nobody { skill in
+    case nobodyToAsk
+
+    /// The sentence `.nobodyToAsk` refuses with.
+    static func refusalWithNobodyToAsk(_ skill: SkillInfo) -> String {
         "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask") and there is no one to "
             + "confirm it (allow it with a rule in the configuration)"
     }
@@ -123,6 +126,7 @@ public enum Confirmer: Sendable {
         case .person: return .person
         case .confirmed: return .confirmed
         case .nobody(let refusal): return .nobody(refusal: refusal)
+        case .nobodyToAsk: return .nobody(refusal: Self.refusalWithNobodyToAsk)
         }
     }
 }
