@@ -57,7 +57,7 @@ struct IsolationCLITests {
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  in-process  1 ") })
-        #expect(lines.contains { $0.hasPrefix("faults 1.0.0      process     20 ") })
+        #expect(lines.contains { $0.hasPrefix("faults 1.0.0      process     21 ") })
         #expect(
             lines.contains(
                 "  ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
@@ -91,7 +91,7 @@ struct IsolationCLITests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("\"pid\":\(String(result.stdout.filter(\.isNumber)))"))
         let list = try await skillhost(["list", "--isolate", "none"])
-        #expect(list.stdout.contains("faults 1.0.0      in-process  20 "))
+        #expect(list.stdout.contains("faults 1.0.0      in-process  21 "))
         // The constructor is still probed in a child: the host survives it.
         #expect(list.stdout.contains("ctor_crash.so: crashed while loading"))
     }
@@ -113,7 +113,7 @@ struct IsolationCLITests {
         try writeConfig(#"{"isolation": {"default": "in-process", "plugins": {"calculator": "process"}}}"#)
         let list = try await skillhost(["list"])
         #expect(list.stdout.contains("calculator 1.0.0  process     1 "))
-        #expect(list.stdout.contains("faults 1.0.0      in-process  20 "))
+        #expect(list.stdout.contains("faults 1.0.0      in-process  21 "))
 
         try writeConfig(#"{"isolation": {"default": "sandbox"}}"#)
         let bad = try await skillhost(["list"])

@@ -153,6 +153,39 @@ struct IsolationTests {
         #expect(await host.workerPID() != nil)
     }
 
+    /// Nor can it reach an abstract UNIX socket outside the worker (the host's, or this test's listener here);
+    /// in-process it can.
+    @Test func aWorkerCannotReachAnAbstractSocketOutsideIt() async throws {
+        let name = "skillhost-test-\(UUID().uuidString.prefix(8))"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(name.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for (offset, byte) in bytes.enumerated() { path[offset + 1] = byte }  // path[0] = 0: abstract
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + bytes.count)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        #expect(bound == 0)
+        #expect(listen(listener, 8) == 0)
+        let arguments = #"{"name":"\#(name)"}"#
+        let host = try Host()
+        try host.load("faults.c")
+        let inWorker = await host.registry.invoke("fault_connect_abstract", arguments: arguments).result
+        if skillhost_landlock_abi() >= 6 {
+            #expect(inWorker?["errno"] == .int(Int64(EPERM)), "\(String(describing: inWorker))")
+        } else {
+            #expect(inWorker?["errno"] == 0)
+        }
+        let inProcess = try Host(isolated: [])
+        try inProcess.load("faults.c")
+        #expect(await inProcess.registry.invoke("fault_connect_abstract", arguments: arguments).result?["errno"] == 0)
+    }
+
     @Test func workersDoNotInheritTheHostsSecrets() async throws {
         setenv("SKILLHOST_TEST_SECRET", "sk-planted-secret", 1)
         defer { unsetenv("SKILLHOST_TEST_SECRET") }

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,28 @@ static int signal_parent(void *state, const skill_call_api *api, skill_call *cal
     (void)state;
     (void)args;
     int error = kill(getppid(), 0) == 0 ? 0 : errno;
+    char result[64];
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"errno\":%d}", error));
+    return SKILL_OK;
+}
+
+/* Connects to the abstract UNIX socket named by {"name": "..."}: {"errno": 0} when it may. */
+static int connect_abstract(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    const char *start = strstr(args, "\"name\":\"");
+    if (!start) return SKILL_ERR_INVALID_ARGS;
+    start += 8;
+    const char *end = strchr(start, '"');
+    if (!end || end - start > 90) return SKILL_ERR_INVALID_ARGS;
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    memcpy(address.sun_path + 1, start, (size_t)(end - start)); /* sun_path[0] = 0: the abstract namespace */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int error = fd < 0 ? errno
+        : connect(fd, (struct sockaddr *)&address, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (end - start))) == 0
+            ? 0 : errno;
+    if (fd >= 0) close(fd);
     char result[64];
     api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"errno\":%d}", error));
     return SKILL_OK;
@@ -223,6 +248,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_spam", "Spam", "Writes 100,000 lines to stderr.", OBJECT, SKILL_RISK_READ_ONLY, 0, spam),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
+    SKILL_JSON("fault_connect_abstract", "Connect", "Connects to an abstract UNIX socket.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, connect_abstract),
     SKILL_JSON("fault_signal_parent", "Signal parent", "Tries to signal its parent.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                signal_parent),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
