@@ -89,8 +89,7 @@ struct Invoker: Sendable {
         case .success(let p): prepared = p
         }
         let entry = prepared.entry
-        switch mayRunUnasked(entry) ? .run : configuration.policy.gate(entry.info, asking: invocation.confirmer.asking)
-        {
+        switch gate(entry, invocation.confirmer) {
         case .refuse(let reason):
             prepared.release()
             completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
@@ -150,15 +149,14 @@ struct Invoker: Sendable {
         case .success(let prepared):
             defer { prepared.release() }
             let entry = prepared.entry
-            switch mayRunUnasked(entry)
-                ? .run : configuration.policy.gate(entry.info, asking: invocation.confirmer.asking)
-            {
+            switch gate(entry, invocation.confirmer) {
             case .refuse(let reason):
                 return SkillOutcome.failure(code: .notPermitted, reason).took(.now - start)
             case .ask:
                 return SkillOutcome.failure(
                     code: .notPermitted,
-                    "not run: \(prepared.entry.info.id) needs confirming and nobody can be asked here"
+                    "not run: \(prepared.entry.info.id) needs confirming, and a call on the calling thread cannot ask a "
+                        + "person (confirm it beforehand, or allow it with a policy rule)"
                 ).took(.now - start)
             case .run: break
             }
@@ -187,8 +185,14 @@ struct Invoker: Sendable {
 
     // MARK: Steps
 
-    /// The policy's common case, decided without copying the skill's description: no rules, a read-only plugin
-    /// skill.
+    /// The policy's gate for a call on a thread: the common case (no rules, a read-only plugin skill) is decided
+    /// without copying the skill's description.
+    @inline(__always)
+    private func gate(_ entry: SkillEntry, _ confirmer: Confirmer) -> Policy.Gate {
+        mayRunUnasked(entry) ? .run : configuration.policy.gate(entry.info, asking: confirmer.asking)
+    }
+
+    /// No rules, a read-only plugin skill: it runs without asking anyone.
     @inline(__always)
     private func mayRunUnasked(_ entry: SkillEntry) -> Bool {
         guard configuration.policy.rules.isEmpty, case .plugin(let skill) = entry else { return false }

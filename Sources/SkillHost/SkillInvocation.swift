@@ -61,7 +61,7 @@ public struct SkillInvocation: Sendable {
 }
 
 /// A call that passed lookup, validation and the policy, and has not run yet: `SkillRegistry.prepare(_:)` makes
-/// it, `run(_:)` runs it. Lets a front end announce several calls in order and then run them at once.
+/// it, `run()` runs it. Lets a front end announce several calls in order and then run them at once.
 ///
 /// While it exists, the skill's plugin is not retired; dropping it without running it gives the plugin back.
 public final class PreparedCall: Sendable {

@@ -136,7 +136,7 @@ public final class SkillRegistry: Sendable {
     public func invoke(_ invocation: SkillInvocation) async -> SkillOutcome { await invoker.invoke(invocation) }
 
     /// Everything before a call runs — lookup, validation once, the policy (asking the invocation's confirmer) —
-    /// without running it. Run the result with `run(_:)`.
+    /// without running it. Run the result with `PreparedCall.run()`.
     public func prepare(_ invocation: SkillInvocation) async -> Result<PreparedCall, CallRefusal> {
         let start = ContinuousClock.now
         switch await invoker.permit(invocation) {
@@ -145,9 +145,6 @@ public final class SkillRegistry: Sendable {
         case .success(let prepared): return .success(PreparedCall(prepared, invocation, start: start, invoker: invoker))
         }
     }
-
-    /// Runs a prepared call under its deadline (once; running it again is an error outcome).
-    public func run(_ call: PreparedCall) async -> SkillOutcome { await call.run() }
 
     /// Starts a call like `invoke` for callers that are threads rather than tasks (a protocol reader): `completion`
     /// receives the outcome exactly once, on whichever thread ends the call. The handle cancels it.

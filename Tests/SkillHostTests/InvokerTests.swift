@@ -43,7 +43,7 @@ struct InvokerTests {
         let prepared: SkillOutcome
         switch await registry.prepare(invocation) {
         case .failure(let refusal): prepared = refusal.outcome
-        case .success(let call): prepared = await registry.run(call)
+        case .success(let call): prepared = await call.run()
         }
         return [await registry.invoke(invocation), started, onThread, prepared]
     }
@@ -94,7 +94,10 @@ struct InvokerTests {
             registry.invokeOnCurrentThread(
                 SkillInvocation(skill: "wipe_all", confirmer: .person({ _, _ in .allowOnce })))
         }
-        #expect(onThread.error == "not run: wipe_all needs confirming and nobody can be asked here")
+        #expect(
+            onThread.error
+                == "not run: wipe_all needs confirming, and a call on the calling thread cannot ask a person (confirm it beforehand, or allow it with a policy rule)"
+        )
     }
 
     @Test func failuresCarryACodeNotJustASentence() async throws {
@@ -129,8 +132,8 @@ struct InvokerTests {
         registry.unload(file: file)
         #expect(registry.skill("echo") == nil)
         #expect(registry.pendingRetirements == 1)
-        #expect(await registry.run(call).result == ["a": 1], "the old version still serves the prepared call")
-        let again = await registry.run(call)
+        #expect(await call.run().result == ["a": 1], "the old version still serves the prepared call")
+        let again = await call.run()
         #expect(again.error == "echo: this prepared call already ran")
         #expect(await eventually { registry.pendingRetirements == 0 }, "woken by the call's end, not by polling")
 
