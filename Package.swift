@@ -28,7 +28,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CTerminal"),
-        .target(name: "CProcess"),
+        // libseccomp (Debian libseccomp-dev) for the workers' system-call filter.
+        .systemLibrary(
+            name: "CSeccomp", path: "Sources/CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
+        .target(name: "CProcess", dependencies: ["CSeccomp", "SkillSDK"]),
         .target(name: "SkillJSON"),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
         .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess"]),

@@ -39,7 +39,7 @@ extension PluginLifecycle {
         }
         let launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit)
+            resultLimit: configuration.resultLimit, rules: isolation.rules)
         let started = IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
@@ -53,7 +53,8 @@ extension PluginLifecycle {
         let plugin = LoadedPlugin(
             name: description.name, version: description.version, description: description.description, file: file,
             image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil,
-            capabilities: description.capabilities, readPaths: description.readPaths)
+            capabilities: description.capabilities, readPaths: description.readPaths,
+            confinement: description.confinement)
         var skills: [Skill] = []
         for info in description.skills {
             guard let schema = try? JSONSchema(info.inputSchema) else {
@@ -85,7 +86,7 @@ extension PluginLifecycle {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit)
+            resultLimit: configuration.resultLimit, rules: isolation.rules)
         switch IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         {
@@ -97,7 +98,9 @@ extension PluginLifecycle {
             let summary = PluginSummary(
                 name: description.name, version: description.version, description: description.description,
                 file: file, skillIDs: description.skills.map(\.id), keepsMapped: description.keepsMapped,
-                imageSize: bytes.count, capabilities: description.capabilities, readPaths: description.readPaths)
+                imageSize: bytes.count, capabilities: description.capabilities, readPaths: description.readPaths,
+                confinement: description.confinement,
+                origin: .file(placement: isolation.mode(description.name, file)))
             return .success((summary, description.skills))
         }
     }

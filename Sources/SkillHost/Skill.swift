@@ -40,16 +40,20 @@ final class LoadedPlugin: @unchecked Sendable {
     /// What the plugin's code may do beyond computing, and extra folders it may read (since 1.1).
     let capabilities: PluginCapabilities
     let readPaths: [String]
+    /// How the kernel confines the plugin's worker; nil in process.
+    let confinement: ConfinementReport?
     /// A native plugin's `snapshot` function (since 1.1).
     let snapshot: PluginSnapshot.Function?
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
         imageSize: Int, host: HostRecord?, capabilities: PluginCapabilities = [], readPaths: [String] = [],
+        confinement: ConfinementReport? = nil,
         snapshot: PluginSnapshot.Function? = nil
     ) {
         self.capabilities = capabilities
         self.readPaths = readPaths
+        self.confinement = confinement
         self.snapshot = snapshot
         self.name = name
         self.version = version

@@ -222,12 +222,16 @@ public struct PluginSummary: Sendable, Equatable {
     /// plugins, but network for one with an open-world skill).
     public let capabilities: PluginCapabilities
     public let readPaths: [String]
+    /// How the kernel confines its worker (process mode); nil in process and for MCP servers.
+    public let confinement: ConfinementReport?
 
     init(
         name: String, version: String, description: String, file: String, skillIDs: [String],
         keepsMapped: Bool = false, imageSize: Int = 0, capabilities: PluginCapabilities = [],
-        readPaths: [String] = [], origin: PluginOrigin = .file(placement: .process)
+        readPaths: [String] = [], confinement: ConfinementReport? = nil,
+        origin: PluginOrigin = .file(placement: .process)
     ) {
+        self.confinement = confinement
         self.origin = origin
         self.capabilities = capabilities
         self.readPaths = readPaths
@@ -251,10 +255,23 @@ public struct PluginSummary: Sendable, Equatable {
         origin = .file(placement: plugin.isolation)
         capabilities = plugin.capabilities
         readPaths = plugin.readPaths
+        confinement = plugin.confinement
     }
 }
 
 extension PluginSummary {
+    /// Where the code runs and what it may do, for people: `process · confined: no network, no programs, reads
+    /// system files + 1 folder, writes its data dir`, `in-process · not confined`, `own process (MCP server)`.
+    public var placementText: String {
+        switch origin {
+        case .mcp: return "own process (MCP server)"
+        case .file(.inProcess): return "in-process · not confined"
+        case .file(.process):
+            guard let confinement else { return "process" }
+            return "process · " + confinement.summary(declared: capabilities)
+        }
+    }
+
     /// Where the code runs: a plugin's placement; an MCP server's tools run in the server's process.
     public var isolation: IsolationMode {
         switch origin {

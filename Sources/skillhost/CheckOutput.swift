@@ -17,8 +17,9 @@ enum CheckOutput {
             out += plugin.keepsMapped ? ", carries Swift runtime metadata (kept mapped after unload)\n" : "\n"
             let capabilities = plugin.capabilities.names
             out +=
-                "may: compute\(capabilities.isEmpty ? " only" : ", " + capabilities.joined(separator: ", "))"
+                "declares: compute\(capabilities.isEmpty ? " only" : ", " + capabilities.joined(separator: ", "))"
                 + (plugin.readPaths.isEmpty ? "" : "; also read \(plugin.readPaths.joined(separator: ", "))") + "\n"
+            out += "runs: \(plugin.placementText)\n"
             for skill in skills {
                 let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
                 out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue)\(flags)]\n"
@@ -54,6 +55,7 @@ enum CheckOutput {
                 "version": .string(plugin.version), "keeps_mapped": .bool(plugin.keepsMapped),
                 "capabilities": .array(plugin.capabilities.names.map { .string($0) }),
                 "read_paths": .array(plugin.readPaths.map { .string($0) }),
+                "runs": ListOutput.placementJSON(plugin),
                 "skills": .array(skills.map(ListOutput.skillJSON)),
             ]
         }

@@ -8,7 +8,9 @@ import SkillJSON
 /// ```json
 /// "isolation": {"default": "process", "plugins": {"units": "in-process"},
 ///               "memory_mb": 4096, "cpu_seconds": 3600, "open_files": 256,
-///               "start_timeout_ms": 5000, "kill_grace_ms": 100, "max_crashes": 5, "crash_window_s": 60}
+///               "start_timeout_ms": 5000, "kill_grace_ms": 100, "max_crashes": 5, "crash_window_s": 60,
+///               "grant": {"weather": ["network"], "indexer": ["read:~/Documents"]}, "deny": {"x": ["exec"]},
+///               "require_confinement": true}
 /// ```
 /// Without a `"default"`, bundled plugins run in-process and every other plugin in process mode.
 struct IsolationConfig: Sendable, Equatable {
@@ -20,10 +22,12 @@ struct IsolationConfig: Sendable, Equatable {
     var killGrace: Duration?
     var maximumCrashes: Int?
     var crashWindow: Duration?
+    /// Grants, denials and `require_confinement` for confined (process-mode) plugins.
+    var rules = ConfinementRules()
 
     static let keys = [
         "default", "plugins", "memory_mb", "cpu_seconds", "open_files", "start_timeout_ms", "kill_grace_ms",
-        "max_crashes", "crash_window_s",
+        "max_crashes", "crash_window_s", "grant", "deny", "require_confinement",
     ]
 
     /// Parses the section; `fail` turns a message into the error naming the file.
@@ -61,12 +65,44 @@ struct IsolationConfig: Sendable, Equatable {
             case "kill_grace_ms": config.killGrace = .milliseconds(try number(value, key, max: 60_000))
             case "max_crashes": config.maximumCrashes = Int(try number(value, key, max: 1000))
             case "crash_window_s": config.crashWindow = .milliseconds(try number(value, key, max: 86_400) * 1000)
+            case "grant": config.rules.grants = try grants(value, key, fail: fail)
+            case "deny": config.rules.denials = try grants(value, key, fail: fail)
+            case "require_confinement":
+                guard case .bool(let required) = value else {
+                    throw fail("isolation.require_confinement must be true or false")
+                }
+                config.rules.requireConfinement = required
             default:
                 let hint = EditDistance.closest(to: key, among: keys).map { " (did you mean \"\($0)\"?)" } ?? ""
                 throw fail("unknown setting isolation.\(key)\(hint); known: \(keys.joined(separator: ", "))")
             }
         }
         return config
+    }
+
+    /// `{"weather": ["network"], "indexer": ["read:~/Documents"]}`: plugin names to lists of grants.
+    private static func grants(_ value: JSONValue, _ key: String, fail: (String) -> CLIError) throws(CLIError)
+        -> [String: [ConfinementGrant]]
+    {
+        let example = #"{"weather": ["network"], "indexer": ["read:~/Documents"]}"#
+        guard let object = value.objectValue else {
+            throw fail("isolation.\(key) must map plugin names to lists such as \(example)")
+        }
+        var result: [String: [ConfinementGrant]] = [:]
+        for (name, list) in object.members {
+            guard let items = list.arrayValue else {
+                throw fail("isolation.\(key).\(name) must be a list such as [\"network\"]")
+            }
+            result[name] = try items.enumerated().map { (index, item) throws(CLIError) in
+                guard let text = item.stringValue, let grant = ConfinementGrant(text) else {
+                    throw fail(
+                        "isolation.\(key).\(name)[\(index)] is \(item.jsonText); use \(ConfinementGrant.forms) "
+                            + "(a folder is absolute or starts with ~)")
+                }
+                return grant
+            }
+        }
+        return result
     }
 
     /// The registry's settings, with `--isolate` (if given) taking precedence over the file.
@@ -96,6 +132,7 @@ struct IsolationConfig: Sendable, Equatable {
         // The bundled plugins are built with the host; every other file is probed before it is loaded.
         settings.probe = { file in !isBundled(file) }
         settings.limits = limits
+        settings.rules = rules
         if let startTimeout { settings.startTimeout = startTimeout }
         if let killGrace { settings.killGrace = killGrace }
         if let maximumCrashes { settings.maximumCrashes = maximumCrashes }

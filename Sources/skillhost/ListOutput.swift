@@ -23,18 +23,9 @@ enum ListOutput {
         }
         if !plugins.isEmpty {
             let rows = plugins.map { plugin in
-                let runs: String
-                switch plugin.origin {
-                case .file(let placement): runs = placement.rawValue
-                case .mcp: runs = "own process"
-                }
-                return [
-                    "\(plugin.name) \(plugin.version)", runs,
-                    "\(plugin.skillIDs.count)",
-                    plugin.capabilities.isEmpty ? "-" : plugin.capabilities.names.joined(separator: ","), plugin.file,
-                ]
+                ["\(plugin.name) \(plugin.version)", "\(plugin.skillIDs.count)", plugin.file, plugin.placementText]
             }
-            out += "\n" + Table.render(header: ["PLUGIN", "RUNS", "SKILLS", "MAY", "SOURCE"], rows: rows)
+            out += "\n" + Table.render(header: ["PLUGIN", "SKILLS", "SOURCE", "RUNS"], rows: rows)
         }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
@@ -111,6 +102,7 @@ enum ListOutput {
                         "image_bytes": .int(Int64(plugin.imageSize)),
                         "capabilities": .array(plugin.capabilities.names.map { .string($0) }),
                         "read_paths": .array(plugin.readPaths.map { .string($0) }),
+                        "runs": placementJSON(plugin),
                     ]
                 }),
             "failures": .array(
@@ -120,6 +112,24 @@ enum ListOutput {
             "folders": .array(setup.folders.map { .string($0.path) }),
         ]
         return document.prettyJSONText + "\n"
+    }
+
+    /// Where a plugin runs and, in a worker, what the kernel lets it do — for `list --json` and `check --json`.
+    static func placementJSON(_ plugin: PluginSummary) -> JSONValue {
+        var object = JSONObject([
+            (key: "isolation", value: .string(plugin.isolation.rawValue)),
+            (key: "text", value: .string(plugin.placementText)),
+        ])
+        if plugin.isolation == .process, case .file = plugin.origin, let report = plugin.confinement {
+            object["confined"] = .string(report.shortfall == nil ? "fully" : "partly")
+            if let shortfall = report.shortfall { object["shortfall"] = .string(shortfall) }
+            object["may"] = .array(report.confinement.capabilities.names.map { .string($0) })
+            object["read_paths"] = .array(report.confinement.readPaths.map { .string($0) })
+            object["write_paths"] = .array(report.confinement.writePaths.map { .string($0) })
+            object["landlock_abi"] = .int(Int64(report.landlockABI))
+            object["kernel"] = .string(report.kernel)
+        }
+        return .object(object)
     }
 
     static func skillJSON(_ skill: SkillInfo) -> JSONValue {

@@ -81,7 +81,8 @@ struct ABIv11Tests {
         let folder = Paths.temporaryDirectory("abi11-check")
         let file = try Fixture.compileFile("v11.c", into: folder)
         let check = try await skillhost(["check", file])
-        #expect(check.stdout.contains("may: compute, network, read-files; also read ~/models, /opt/skill-data"))
+        #expect(check.stdout.contains("declares: compute, network, read-files; also read ~/models, /opt/skill-data\n"))
+        #expect(check.stdout.contains("runs: process · confined: network, no programs, reads all your files, writes"))
         #expect(check.stdout.contains("output schema (every result is checked against it):"))
     }
 

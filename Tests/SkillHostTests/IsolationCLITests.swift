@@ -41,6 +41,11 @@ struct IsolationCLITests {
 
     /// A plugin's setsid() child that keeps the worker's pipes open: the crash is reported as a crash, `call` exits,
     /// and the child does not outlive skillhost.
+    /// The row of `list`'s plugin table that starts with `plugin` ("faults 1.0.0").
+    static func row(_ listing: String, _ plugin: String) -> String? {
+        listing.split(separator: "\n").map(String.init).first { $0.hasPrefix(plugin + " ") && $0.contains("/") }
+    }
+
     @Test func nothingAPluginStartsOutlivesTheHost() async throws {
         let pidFile = Paths.temporaryDirectory("cli-orphan") + "/pid"
         let result = try await skillhost(["call", "fault_orphan", #"{"pid_file":"\#(pidFile)"}"#])
@@ -56,8 +61,12 @@ struct IsolationCLITests {
         let result = try await skillhost(["list"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  in-process  1 ") })
-        #expect(lines.contains { $0.hasPrefix("faults 1.0.0      process     21 ") })
+        #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  1 ") && $0.hasSuffix("  in-process · not confined") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("faults 1.0.0      21 ")
+                    && $0.hasSuffix("  process · confined: no network, runs programs, reads and writes all your files")
+            })
         #expect(
             lines.contains(
                 "  ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
@@ -91,7 +100,7 @@ struct IsolationCLITests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("\"pid\":\(String(result.stdout.filter(\.isNumber)))"))
         let list = try await skillhost(["list", "--isolate", "none"])
-        #expect(list.stdout.contains("faults 1.0.0      in-process  21 "))
+        #expect(Self.row(list.stdout, "faults 1.0.0")?.hasSuffix("  in-process · not confined") == true)
         // The constructor is still probed in a child: the host survives it.
         #expect(list.stdout.contains("ctor_crash.so: crashed while loading"))
     }
@@ -112,8 +121,10 @@ struct IsolationCLITests {
     @Test func configChoosesModesAndLimitsWithClearErrors() async throws {
         try writeConfig(#"{"isolation": {"default": "in-process", "plugins": {"calculator": "process"}}}"#)
         let list = try await skillhost(["list"])
-        #expect(list.stdout.contains("calculator 1.0.0  process     1 "))
-        #expect(list.stdout.contains("faults 1.0.0      in-process  21 "))
+        #expect(
+            Self.row(list.stdout, "calculator 1.0.0")?.hasSuffix(
+                "  process · confined: no network, no programs, reads system files, writes its data dir") == true)
+        #expect(Self.row(list.stdout, "faults 1.0.0")?.hasSuffix("  in-process · not confined") == true)
 
         try writeConfig(#"{"isolation": {"default": "sandbox"}}"#)
         let bad = try await skillhost(["list"])

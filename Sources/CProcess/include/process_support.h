@@ -49,4 +49,55 @@ int skillhost_landlock_abi(void);
     runs, in the worker. [binds the calling thread and the threads it starts later; once] */
 int skillhost_scope_signals_and_sockets(void);
 
+/** What a confined process may do (see skillhost_confine). Paths are absolute; ones that do not exist are skipped. */
+struct skillhost_confinement {
+    int network;        /**< sockets of any family, connect and bind; else only UNIX stream sockets, no connect */
+    int exec;           /**< run programs and start processes; else threads only */
+    int read_anywhere;  /**< read every file the user can */
+    int write_anywhere; /**< write every file the user can (implies read_anywhere) */
+    const char *const *execute_paths; /**< readable and executable (system folders, the plugin's copy) */
+    int execute_count;
+    const char *const *read_paths;    /**< readable */
+    int read_count;
+    const char *const *write_paths;   /**< readable and writable (its data directory, its temp directory) */
+    int write_count;
+};
+
+/** What skillhost_confine applied, as bits of its `applied` result. */
+enum {
+    SKILLHOST_CONFINED_FILES = 1 << 0,    /**< Landlock filesystem rules */
+    SKILLHOST_CONFINED_TCP = 1 << 1,      /**< Landlock TCP bind/connect (ABI 4) */
+    SKILLHOST_CONFINED_SCOPE = 1 << 2,    /**< Landlock signal and abstract-socket scoping (ABI 6) */
+    SKILLHOST_CONFINED_SYSCALLS = 1 << 3, /**< the seccomp filter */
+};
+
+/** Confines the calling process and everything it starts, for good: PR_SET_NO_NEW_PRIVS, then Landlock with the
+    highest ABI the kernel offers (files as `spec` says; TCP unless `network`; signals and abstract UNIX sockets
+    scoped to the process), then a seccomp filter. Calls the filter blocks fail with EPERM (clone3 with ENOSYS, so
+    the C library falls back to clone) after a SIGSYS handler wrote "skillhost worker: blocked connect() to …" to
+    standard error and recorded it for skillhost_take_blocked. Always blocked: ptrace, process_vm_*, io_uring_*,
+    bpf, perf_event_open, mounts, namespaces, keyrings, kexec, userfaultfd, modules, open_by_handle_at, and
+    replacing the SIGSYS handler. Without `network`: socket() other than UNIX stream, connect(), sendto() with an
+    address. Without `exec`: execve, execveat, fork, vfork, clone without CLONE_THREAD.
+    Returns 0 and sets `applied` (SKILLHOST_CONFINED_* bits; without Landlock only the filter), or an errno value
+    when something could not be applied. [before any other thread exists — both bind only the calling thread and
+    the threads it starts later; once] */
+int skillhost_confine(const struct skillhost_confinement *spec, int *applied);
+
+/** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
+    thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,
+    else 0. [the thread that made the blocked call] */
+int skillhost_take_blocked(char *buffer, int size);
+
+enum { SKILLHOST_PEEK_REPORT_SIZE = 65536, SKILLHOST_PEEK_MAX_PATHS = 64 };
+
+/** Learns what the plugin at `path` declares without letting its code do anything: a child process confines
+    itself with `confinement`, loads the plugin (constructors run there), calls skill_plugin_entry and reports the
+    name, the capabilities in decimal and each read path, each followed by a NUL, into `out` (`out_size` should
+    be SKILLHOST_PEEK_REPORT_SIZE). Returns 0 and sets `out_length`; ETIMEDOUT when the child took longer than
+    `timeout_ms` (it is killed); ECHILD when it failed or crashed; another errno when it could not start.
+    [a process with one thread: it forks] */
+int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *confinement, int timeout_ms,
+                          char *out, int out_size, int *out_length);
+
 #endif

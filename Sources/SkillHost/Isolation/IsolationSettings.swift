@@ -1,4 +1,5 @@
 import Foundation
+import SkillJSON
 
 /// Where a plugin's code runs.
 public enum IsolationMode: String, Sendable, CaseIterable {
@@ -41,6 +42,8 @@ public struct IsolationSettings: Sendable {
     public var crashWindow: Duration = .seconds(60)
     /// Longest wait before restarting a worker that keeps crashing (the wait doubles from 50 ms).
     public var maximumBackoff: Duration = .seconds(5)
+    /// The user's grants and denials for confined plugins (every process-mode plugin is confined).
+    public var rules = ConfinementRules()
 
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
         self.executable = executable
@@ -58,19 +61,26 @@ package struct WorkerLaunch: Sendable, Equatable {
     package var dataDirectory: String
     package var limits: WorkerLimits
     package var resultLimit: Int
+    /// The user's grants and denials; the worker picks its plugin's once it knows the name.
+    package var rules: ConfinementRules
 
-    package init(file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int) {
+    package init(
+        file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
+        rules: ConfinementRules = ConfinementRules()
+    ) {
         self.file = file
         self.copy = copy
         self.dataDirectory = dataDirectory
         self.limits = limits
         self.resultLimit = resultLimit
+        self.rules = rules
     }
 
     /// The arguments after `worker`.
     package var arguments: [String] {
         var result = [
             "--file", file, "--copy", copy, "--data-dir", dataDirectory, "--max-result-bytes", String(resultLimit),
+            "--confine", rules.json.jsonText,
         ]
         if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
         if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
@@ -87,12 +97,14 @@ package struct WorkerLaunch: Sendable, Equatable {
             index += 2
         }
         guard index == arguments.count, let file = values["--file"], let copy = values["--copy"],
-            let data = values["--data-dir"], let result = values["--max-result-bytes"].flatMap({ Int($0) })
+            let data = values["--data-dir"], let result = values["--max-result-bytes"].flatMap({ Int($0) }),
+            let rules = values["--confine"].flatMap({ try? JSONValue(parsing: $0) }).flatMap(
+                ConfinementRules.init(json:))
         else { return nil }
         var limits = WorkerLimits()
         limits.addressSpace = values["--limit-as"].flatMap { UInt64($0) }
         limits.cpuSeconds = values["--limit-cpu"].flatMap { UInt64($0) }
         limits.openFiles = values["--limit-files"].flatMap { UInt64($0) }
-        self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result)
+        self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result, rules: rules)
     }
 }

@@ -53,15 +53,18 @@ enum WorkerProtocol {
         let skills: [SkillInfo]
         let capabilities: PluginCapabilities
         let readPaths: [String]
+        /// How the worker confined itself.
+        let confinement: ConfinementReport?
     }
 
-    static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo]) -> JSONValue {
+    static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confinement: ConfinementReport?) -> JSONValue {
         [
             "plugin": [
                 "name": .string(plugin.name), "version": .string(plugin.version),
                 "description": .string(plugin.description), "keeps_mapped": .bool(plugin.keepsMapped),
                 "capabilities": .int(Int64(plugin.capabilities.rawValue)),
                 "read_paths": .array(plugin.readPaths.map { .string($0) }),
+                "confinement": confinement?.json ?? .null,
             ],
             "skills": .array(
                 skills.map { skill in
@@ -107,6 +110,7 @@ enum WorkerProtocol {
             keepsMapped: plugin["keeps_mapped"] == .bool(true), skills: skills,
             capabilities: PluginCapabilities(
                 rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
-            readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue))
+            readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
+            confinement: ConfinementReport(json: plugin["confinement"]))
     }
 }

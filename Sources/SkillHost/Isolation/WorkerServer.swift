@@ -21,18 +21,18 @@ package enum WorkerMain {
         guard setup == 0 else { fail("cannot set up the protocol channel: \(String(cString: strerror(setup)))") }
         // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
         ProcessTree.adoptOrphans()
-        // Before any plugin code runs (and before any other thread exists, since Landlock binds the calling thread
-        // and the threads it starts): the plugin can no longer signal the host or any process outside the worker,
-        // nor reach an abstract UNIX socket outside it. Kernels before Landlock ABI 6 lack the scoping.
+        // Before any plugin code runs in this process (and before any other thread exists, since Landlock and the
+        // system-call filter bind the calling thread and the threads it starts): learn what the plugin declares
+        // from a confined child, then confine this process for good with that plus the user's grants.
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
-        let scoped = skillhost_scope_signals_and_sockets()
         if threads > 1 {
             FileHandle.standardError.write(
-                Data("skillhost worker: \(threads) threads existed before the scoping; only new ones are bound\n".utf8))
+                Data("skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n".utf8))
         }
-        if scoped != 0 && scoped != ENOSYS {
-            FileHandle.standardError.write(
-                Data("skillhost worker: signals are not scoped (\(String(cString: strerror(scoped))))\n".utf8))
+        let confinement: ConfinementReport
+        switch WorkerConfinement.apply(launch, rules: launch.rules) {
+        case .failure(let failure): fail(failure.message)
+        case .success(let applied): confinement = applied.report
         }
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
@@ -61,7 +61,8 @@ package enum WorkerMain {
         let loaded = registry.load(file: launch.copy).mapError {
             PluginLoadError(file: launch.file, problems: $0.problems)
         }
-        let server = WorkerServer(registry: registry, loaded: loaded, input: input, writer: writer)
+        let server = WorkerServer(
+            registry: registry, loaded: loaded, confinement: confinement, input: input, writer: writer)
         server.serve(LineReader(descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)))
     }
 
@@ -82,15 +83,20 @@ package enum WorkerMain {
 final class WorkerServer: Sendable {
     private let registry: SkillRegistry
     private let loaded: Result<PluginSummary, PluginLoadError>
+    private let confinement: ConfinementReport
     private let writer: LineWriter
     /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
     private let input: Int32
     /// Calls in flight, by request id, for `cancel`.
     private let calls = Mutex<[Int64: CallCancellation]>([:])
 
-    init(registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, input: Int32, writer: LineWriter) {
+    init(
+        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confinement: ConfinementReport,
+        input: Int32, writer: LineWriter
+    ) {
         self.registry = registry
         self.loaded = loaded
+        self.confinement = confinement
         self.input = input
         self.writer = writer
     }
@@ -156,7 +162,9 @@ final class WorkerServer: Sendable {
                     writer.write(JSONRPCMessage.notification(method: "progress", params: .object(body)).line)
                 })
             invocation.callerContext = params["context"]?.stringValue
-            let outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
+            var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
+            ConfinementMessages.explain(
+                &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
             calls.withLock { _ = $0.removeValue(forKey: id) }
             send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
         case "describe":
@@ -165,7 +173,8 @@ final class WorkerServer: Sendable {
                 send(
                     .response(
                         id: JSONRPCID(id),
-                        result: WorkerProtocol.encode(plugin, plugin.skillIDs.compactMap { registry.skill($0) })))
+                        result: WorkerProtocol.encode(
+                            plugin, plugin.skillIDs.compactMap { registry.skill($0) }, confinement: confinement)))
             case .failure(let error):
                 send(
                     .failure(

@@ -271,4 +271,6 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_json", "JSON", "Returns broken JSON.", OBJECT, SKILL_RISK_READ_ONLY, 0, bad_json),
 };
 
-SKILL_PLUGIN("faults", "1.0.0", "Misbehaves on purpose", skills)
+/* It forks (fault_orphan) and writes a pid file where a test says: it declares both, so confinement lets it. */
+SKILL_PLUGIN_EX("faults", "1.0.0", "Misbehaves on purpose", skills, NULL, NULL, NULL, SKILL_CAP_EXEC | SKILL_CAP_WRITE_FS,
+                NULL, NULL)

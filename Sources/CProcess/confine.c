@@ -1,0 +1,348 @@
+/* Confinement of a worker process: Landlock (files, TCP, signal and abstract-socket scoping) and a seccomp filter
+   (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked. */
+#define _GNU_SOURCE
+#include "process_support.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* Declared here: Debian's kernel headers (linux-libc-dev 6.1) stop at Landlock ABI 2. */
+struct confine_ruleset_attr {
+    __u64 handled_access_fs;
+    __u64 handled_access_net;
+    __u64 scoped;
+};
+struct confine_path_beneath {
+    __u64 allowed_access;
+    __s32 parent_fd;
+} __attribute__((packed));
+struct confine_net_port {
+    __u64 allowed_access;
+    __u64 port;
+};
+
+enum {
+    FS_EXECUTE = 1ULL << 0,
+    FS_WRITE_FILE = 1ULL << 1,
+    FS_READ_FILE = 1ULL << 2,
+    FS_READ_DIR = 1ULL << 3,
+    FS_TRUNCATE = 1ULL << 14,
+    FS_IOCTL_DEV = 1ULL << 15,
+    NET_BIND_TCP = 1ULL << 0,
+    NET_CONNECT_TCP = 1ULL << 1,
+    SCOPE_ABSTRACT_UNIX = 1ULL << 0,
+    SCOPE_SIGNAL = 1ULL << 1,
+};
+
+/* Every filesystem right each ABI knows (ABI 1: bits 0–12, 2: REFER, 3: TRUNCATE, 5: IOCTL_DEV). */
+static __u64 fs_rights(int abi) {
+    __u64 rights = (1ULL << 13) - 1;
+    if (abi >= 2) rights |= 1ULL << 13;
+    if (abi >= 3) rights |= FS_TRUNCATE;
+    if (abi >= 5) rights |= FS_IOCTL_DEV;
+    return rights;
+}
+
+/* The rights that apply to a file (not a directory): a rule on a file with directory rights is EINVAL. */
+static __u64 file_rights(__u64 rights) { return rights & (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV); }
+
+/* Adds a rule for `path`; a path that does not exist is skipped (0). */
+static int allow_path(int ruleset, const char *path, __u64 rights) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat status;
+    if (fstat(fd, &status) == 0 && !S_ISDIR(status.st_mode)) rights = file_rights(rights);
+    struct confine_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
+    int result = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : errno;
+    close(fd);
+    return result;
+}
+
+static int allow_all(int ruleset, const char *const *paths, int count, __u64 rights) {
+    for (int i = 0; i < count; i++) {
+        int result = allow_path(ruleset, paths[i], rights);
+        if (result != 0) return result;
+    }
+    return 0;
+}
+
+static int apply_landlock(const struct skillhost_confinement *spec, int abi, int *applied) {
+    __u64 all = fs_rights(abi);
+    __u64 read = FS_READ_FILE | FS_READ_DIR;
+    struct confine_ruleset_attr attr = {.handled_access_fs = all};
+    size_t size = sizeof(__u64);
+    if (abi >= 4 && !spec->network) {
+        attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
+        size = 2 * sizeof(__u64);
+    }
+    if (abi >= 6) {
+        attr.scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
+        size = sizeof attr;
+    }
+    long ruleset = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) return errno;
+    int fd = (int)ruleset, result = 0;
+    if (spec->write_anywhere) {
+        result = allow_path(fd, "/", all);
+    } else {
+        if (spec->read_anywhere) result = allow_path(fd, "/", read);
+        if (result == 0) result = allow_all(fd, spec->execute_paths, spec->execute_count, read | FS_EXECUTE);
+        if (result == 0) result = allow_all(fd, spec->read_paths, spec->read_count, read);
+        if (result == 0) result = allow_all(fd, spec->write_paths, spec->write_count, all & ~FS_EXECUTE);
+    }
+    /* A program the plugin may run must also be executable where it lives (the system folders above are). */
+    if (result == 0 && spec->write_anywhere == 0 && spec->read_anywhere && spec->exec)
+        result = allow_path(fd, "/", read | FS_EXECUTE);
+    if (result == 0 && syscall(SYS_landlock_restrict_self, fd, 0) != 0) result = errno;
+    close(fd);
+    if (result == 0) {
+        *applied |= SKILLHOST_CONFINED_FILES;
+        if (attr.handled_access_net) *applied |= SKILLHOST_CONFINED_TCP;
+        if (attr.scoped) *applied |= SKILLHOST_CONFINED_SCOPE;
+    }
+    return result;
+}
+
+/* What the last blocked call on this thread was, for the worker to put into the call's error. Written by the
+   SIGSYS handler (async-signal-safe: plain stores and snprintf-free formatting below), read by
+   skillhost_take_blocked on the same thread. */
+static __thread char blocked_text[256];
+
+/* The names of the system calls the filter traps, by number, so the handler can name them without a lookup. */
+enum { MAX_TRAPPED = 96 };
+static struct {
+    int number;
+    const char *name;
+} trapped[MAX_TRAPPED];
+static int trapped_count;
+
+static const char *trapped_name(int number) {
+    for (int i = 0; i < trapped_count; i++)
+        if (trapped[i].number == number) return trapped[i].name;
+    return "a system call";
+}
+
+/* Appends text to a fixed buffer, truncating; async-signal-safe. */
+static size_t append(char *buffer, size_t used, size_t size, const char *text) {
+    while (*text && used + 1 < size) buffer[used++] = *text++;
+    buffer[used] = 0;
+    return used;
+}
+
+static size_t append_number(char *buffer, size_t used, size_t size, unsigned long value) {
+    char digits[24];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value && count < 23);
+    while (count > 0 && used + 1 < size) buffer[used++] = digits[--count];
+    buffer[used] = 0;
+    return used;
+}
+
+/* " to 127.0.0.1:8080", " to /run/x.sock", " to @name" for a socket address the plugin passed. */
+static size_t append_address(char *buffer, size_t used, size_t size, const struct sockaddr *address) {
+    if (!address) return used;
+    char text[INET6_ADDRSTRLEN + 1] = "";
+    switch (address->sa_family) {
+    case AF_INET: {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)address;
+        inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+        used = append(buffer, used, size, " to ");
+        used = append(buffer, used, size, text);
+        used = append(buffer, used, size, ":");
+        return append_number(buffer, used, size, ntohs(in->sin_port));
+    }
+    case AF_INET6: {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)address;
+        inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+        used = append(buffer, used, size, " to [");
+        used = append(buffer, used, size, text);
+        used = append(buffer, used, size, "]:");
+        return append_number(buffer, used, size, ntohs(in6->sin6_port));
+    }
+    case AF_UNIX: {
+        const struct sockaddr_un *un = (const struct sockaddr_un *)address;
+        char path[sizeof un->sun_path + 1];
+        memcpy(path, un->sun_path, sizeof un->sun_path);
+        path[sizeof un->sun_path] = 0;
+        used = append(buffer, used, size, " to ");
+        if (path[0] == 0) {
+            used = append(buffer, used, size, "@");
+            return append(buffer, used, size, path + 1);
+        }
+        return append(buffer, used, size, path);
+    }
+    default: return used;
+    }
+}
+
+static const char *family_name(long family) {
+    switch (family) {
+    case AF_INET: return "IPv4";
+    case AF_INET6: return "IPv6";
+    case AF_UNIX: return "UNIX datagram";
+    case AF_NETLINK: return "netlink";
+    case AF_PACKET: return "packet";
+    default: return "network";
+    }
+}
+
+static void on_blocked(int signal, siginfo_t *info, void *context) {
+    (void)signal;
+    ucontext_t *uc = context;
+    int saved = errno;
+#if defined(__x86_64__)
+    long arg0 = (long)uc->uc_mcontext.gregs[REG_RDI], arg1 = (long)uc->uc_mcontext.gregs[REG_RSI];
+#elif defined(__aarch64__)
+    long arg0 = (long)uc->uc_mcontext.regs[0], arg1 = (long)uc->uc_mcontext.regs[1];
+#else
+    long arg0 = 0, arg1 = 0;
+#endif
+    int number = info->si_syscall;
+    char *text = blocked_text;
+    size_t size = sizeof blocked_text, used = 0;
+    used = append(text, used, size, trapped_name(number));
+    used = append(text, used, size, "()");
+    if (number == SCMP_SYS(connect) || number == SCMP_SYS(sendto)) {
+#if defined(__x86_64__)
+        long address = number == SCMP_SYS(sendto) ? (long)uc->uc_mcontext.gregs[REG_R8] : arg1;
+#elif defined(__aarch64__)
+        long address = number == SCMP_SYS(sendto) ? (long)uc->uc_mcontext.regs[4] : arg1;
+#else
+        long address = 0;
+#endif
+        used = append_address(text, used, size, (const struct sockaddr *)address);
+    } else if (number == SCMP_SYS(socket)) {
+        used = append(text, used, size, " of an ");
+        used = append(text, used, size, family_name(arg0));
+        used = append(text, used, size, " socket");
+    } else if (number == SCMP_SYS(execve) && arg0) {
+        used = append(text, used, size, " of ");
+        used = append(text, used, size, (const char *)arg0);
+    } else if (number == SCMP_SYS(execveat) && arg1) {
+        used = append(text, used, size, " of ");
+        used = append(text, used, size, (const char *)arg1);
+    }
+    char line[320];
+    size_t length = append(line, 0, sizeof line, "skillhost worker: blocked ");
+    length = append(line, length, sizeof line, text);
+    length = append(line, length, sizeof line, "\n");
+    (void)!write(2, line, length);
+    /* The call fails with EPERM, as an ordinary permission error the plugin can report. */
+#if defined(__x86_64__)
+    uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+    uc->uc_mcontext.regs[0] = (unsigned long long)-EPERM;
+#endif
+    errno = saved;
+}
+
+int skillhost_take_blocked(char *buffer, int size) {
+    if (blocked_text[0] == 0 || size <= 0) return 0;
+    snprintf(buffer, (size_t)size, "%s", blocked_text);
+    blocked_text[0] = 0;
+    return 1;
+}
+
+static int trap(scmp_filter_ctx filter, const char *name, unsigned count, const struct scmp_arg_cmp *conditions) {
+    int number = seccomp_syscall_resolve_name(name);
+    if (number == __NR_SCMP_ERROR) return 0; /* not a call of this architecture */
+    if (trapped_count < MAX_TRAPPED) {
+        int known = 0;
+        for (int i = 0; i < trapped_count; i++) known |= trapped[i].number == number;
+        if (!known) trapped[trapped_count++] = (typeof(trapped[0])){number, name};
+    }
+    return -seccomp_rule_add_array(filter, SCMP_ACT_TRAP, number, count, conditions);
+}
+
+static int trap_always(scmp_filter_ctx filter, const char *name) { return trap(filter, name, 0, NULL); }
+
+static int trap_when(scmp_filter_ctx filter, const char *name, struct scmp_arg_cmp condition) {
+    return trap(filter, name, 1, &condition);
+}
+
+/* What no plugin ever needs: other processes' memory, kernel attack surface, namespaces and mounts. */
+static const char *const always_blocked[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "bpf", "perf_event_open", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns", "keyctl", "add_key", "request_key",
+    "kexec_load", "kexec_file_load", "userfaultfd", "open_by_handle_at", "name_to_handle_at", "init_module",
+    "finit_module", "delete_module", "swapon", "swapoff", "reboot", "acct", "quotactl", "iopl", "ioperm",
+    "syslog", "lookup_dcookie", "vhangup",
+};
+
+static int apply_seccomp(const struct skillhost_confinement *spec) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_blocked;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGSYS, &action, NULL) != 0) return errno;
+    sigset_t sys;
+    sigemptyset(&sys);
+    sigaddset(&sys, SIGSYS);
+    pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    if (!filter) return ENOMEM;
+    int result = 0;
+    for (size_t i = 0; i < sizeof always_blocked / sizeof always_blocked[0] && result == 0; i++)
+        result = trap_always(filter, always_blocked[i]);
+    /* The handler that reports blocked calls stays in place. */
+    if (result == 0) result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+    if (result == 0 && !spec->network) {
+        /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. */
+        result = trap_when(filter, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        if (result == 0) result = trap_when(filter, "socket", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+        if (result == 0) result = trap_always(filter, "connect");
+        if (result == 0) result = trap_when(filter, "sendto", SCMP_A4(SCMP_CMP_NE, 0));
+    }
+    if (result == 0 && !spec->exec) {
+        /* No programs and no processes: threads only (clone with CLONE_THREAD). clone3 passes its flags in
+           memory a filter cannot read, so it reports ENOSYS and the C library falls back to clone. */
+        result = trap_always(filter, "execve");
+        if (result == 0) result = trap_always(filter, "execveat");
+        if (result == 0) result = trap_always(filter, "fork");
+        if (result == 0) result = trap_always(filter, "vfork");
+        if (result == 0) result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+        if (result == 0) {
+            int number = seccomp_syscall_resolve_name("clone3");
+            if (number != __NR_SCMP_ERROR) result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
+        }
+    }
+    if (result == 0) result = -seccomp_load(filter);
+    seccomp_release(filter);
+    return result;
+}
+
+int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
+    *applied = 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+    int abi = skillhost_landlock_abi();
+    if (abi >= 1) {
+        int result = apply_landlock(spec, abi, applied);
+        if (result != 0) return result;
+    }
+    int result = apply_seccomp(spec);
+    if (result != 0) return result;
+    *applied |= SKILLHOST_CONFINED_SYSCALLS;
+    return 0;
+}

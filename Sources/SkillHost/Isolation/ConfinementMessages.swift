@@ -1,0 +1,55 @@
+import CProcess
+
+/// Turns what confinement blocked during a call into the sentence a person can act on.
+enum ConfinementMessages {
+    /// The system calls that need a capability, and the grant that gives it.
+    private static let needs: [String: (capability: String, grant: String)] = [
+        "socket": ("network", "network"), "connect": ("network", "network"), "sendto": ("network", "network"),
+        "execve": ("exec", "exec"), "execveat": ("exec", "exec"), "fork": ("exec", "exec"),
+        "vfork": ("exec", "exec"), "clone": ("exec", "exec"),
+    ]
+
+    /// After a call on this thread: when the filter blocked something and the call failed, the error says what was
+    /// blocked and how to allow it; when the plugin reports a permission error, it says the plugin is confined.
+    static func explain(_ outcome: inout SkillOutcome, plugin: String, confinement: Confinement) {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let blocked =
+            skillhost_take_blocked(&buffer, Int32(buffer.count)) == 1
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        guard outcome.status == .error else { return }
+        let reported = outcome.error ?? ""
+        if let blocked {
+            outcome.error =
+                sentence(blocked: blocked, plugin: plugin) + (reported.isEmpty ? "" : "; it reported: \(reported)")
+        } else if reported.contains("Permission denied") || reported.contains("Operation not permitted") {
+            outcome.error = reported + " (" + hint(plugin: plugin, confinement: confinement) + ")"
+        }
+    }
+
+    /// `weather: connect() to 93.184.216.34:443 was blocked (the plugin does not declare network; grant it with
+    /// "isolation.grant.weather": ["network"])`.
+    static func sentence(blocked: String, plugin: String) -> String {
+        let call = String(blocked.prefix { $0 != "(" })
+        guard let need = needs[call] else {
+            return "\(plugin): \(blocked) was blocked (no plugin may do that)"
+        }
+        return "\(plugin): \(blocked) was blocked (the plugin does not declare \(need.capability); grant it with "
+            + "\"isolation.grant.\(plugin)\": [\"\(need.grant)\"])"
+    }
+
+    /// What a confined plugin may touch, for a permission error the plugin reported itself.
+    static func hint(plugin: String, confinement: Confinement) -> String {
+        let capabilities = confinement.capabilities
+        if capabilities.contains(.writeFiles) {
+            return "the plugin is confined: it may not signal or trace other processes"
+        }
+        let reads = confinement.readPaths.count
+        let readable =
+            capabilities.contains(.readFiles)
+            ? "read all your files"
+            : "read system files\(reads == 0 ? "" : " and \(reads) more folder\(reads == 1 ? "" : "s")")"
+        let grant = capabilities.contains(.readFiles) ? "write:" : "read:"
+        return "the plugin is confined: it may \(readable) and write only its data dir; grant a folder with "
+            + "\"isolation.grant.\(plugin)\": [\"\(grant)<folder>\"]"
+    }
+}

@@ -1,0 +1,187 @@
+import CProcess
+import Foundation
+
+/// The worker's side of confinement, before any of the plugin's code runs in the worker itself: a confined child
+/// learns what the plugin declares (`skillhost_peek_plugin`), the user's rules widen or narrow it, and the worker
+/// confines itself with the result for good (`skillhost_confine`).
+enum WorkerConfinement {
+    /// The system folders every worker may read and execute from (what the dynamic loader and the C library need).
+    static let systemFolders = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"]
+    /// The parts of /etc a program reads to run, resolve names and tell the time — not all of /etc (which holds
+    /// host keys and, for root, password hashes).
+    static let systemFiles = [
+        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/ssl",
+        "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf",
+        "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group",
+        "/etc/mime.types", "/etc/locale.alias", "/etc/locale.conf", "/etc/os-release", "/etc/fonts",
+        "/proc/self", "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/sys/devices/system/cpu",
+        "/dev/urandom", "/dev/random", "/dev/zero",
+    ]
+
+    /// What the worker applied, and the plugin name its declaration gave (nil when the child could not read it).
+    struct Applied {
+        let report: ConfinementReport
+        let name: String?
+    }
+
+    /// Peeks at the plugin at `launch.copy`, then confines this process. Fails with a sentence when the
+    /// confinement cannot be applied, or is partial while the rules require it complete.
+    static func apply(_ launch: WorkerLaunch, rules: ConfinementRules) -> Result<Applied, WorkerFailure> {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let base = basePaths(copy: launch.copy)
+        // The child gets nothing beyond computing; what it reports decides what this process may do.
+        let declared = peek(launch.copy, paths: base)
+        let confinement = rules.confinement(
+            for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
+            home: home)
+        var writable = ["/dev/null"] + confinement.writePaths
+        if let name = declared?.name {
+            let data = (launch.dataDirectory as NSString).appendingPathComponent(name)
+            // Created here, while the parent is still writable (the registry only finds it later).
+            do {
+                _ = try PrivateFiles.directory(launch.dataDirectory)
+                _ = try PrivateFiles.directory(data)
+                writable.append(data)
+            } catch {
+                FileHandle.standardError.write(Data("skillhost worker: cannot create \(data): \(error)\n".utf8))
+            }
+        }
+        if let temporary = makeTemporaryDirectory(name: declared?.name ?? "plugin") {
+            writable.append(temporary)
+            setenv("TMPDIR", temporary, 1)
+        }
+        let report = confine(
+            confinement, execute: base.execute, read: base.read + confinement.readPaths, write: writable)
+        switch report {
+        case .failure(let failure): return .failure(failure)
+        case .success(let report):
+            if rules.requireConfinement, let shortfall = report.shortfall {
+                return .failure(
+                    WorkerFailure(
+                        "refused to load: the plugin would be only partly confined (\(shortfall)) and "
+                            + "isolation.require_confinement is true"))
+            }
+            return .success(Applied(report: report, name: declared?.name))
+        }
+    }
+
+    struct WorkerFailure: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    struct Paths {
+        var execute: [String]
+        var read: [String]
+    }
+
+    /// The system folders, the files this process already maps (the Swift runtime wherever the toolchain lives,
+    /// and the skillhost binary itself), and the plugin's private copy.
+    static func basePaths(copy: String) -> Paths {
+        var execute = systemFolders
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        var folders = Set<String>()
+        if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
+            for line in maps.split(separator: "\n") {
+                guard let slash = line.firstIndex(of: "/") else { continue }
+                let path = String(line[slash...])
+                // The binary itself, not its folder (a build folder holds more than the program).
+                if path == executable { continue }
+                folders.insert((path as NSString).deletingLastPathComponent)
+            }
+        }
+        execute += folders.sorted().filter { folder in !systemFolders.contains { folder.hasPrefix($0 + "/") } }
+        if !executable.isEmpty { execute.append(executable) }
+        execute.append(copy)
+        var read = systemFiles
+        // A symbolic link's target must be readable too (/etc/resolv.conf → /run/systemd/resolve/…).
+        for path in systemFiles {
+            if let resolved = realpath(path, nil) {
+                let target = String(cString: resolved)
+                free(resolved)
+                if target != path, !path.hasPrefix("/proc/") { read.append(target) }
+            }
+        }
+        return Paths(execute: execute, read: read)
+    }
+
+    struct Declared {
+        let name: String
+        let capabilities: PluginCapabilities
+        let readPaths: [String]
+    }
+
+    /// What the plugin declares, read by a child that confines itself before loading it; nil when the child
+    /// failed (the real load then fails the same way and says why).
+    static func peek(_ copy: String, paths: Paths) -> Declared? {
+        var buffer = [CChar](repeating: 0, count: Int(SKILLHOST_PEEK_REPORT_SIZE))
+        var length: Int32 = 0
+        let result = withSpecification(Confinement(), execute: paths.execute, read: paths.read, write: ["/dev/null"]) {
+            specification in
+            withUnsafePointer(to: specification) { pointer in
+                skillhost_peek_plugin(copy, pointer, 60_000, &buffer, Int32(buffer.count), &length)
+            }
+        }
+        guard result == 0 else { return nil }
+        let fields = buffer[0..<Int(length)].split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+            String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        guard fields.count >= 2, let bits = UInt32(fields[1]) else { return nil }
+        let readPaths = fields.dropFirst(2).filter { $0.hasPrefix("/") || $0.hasPrefix("~") }
+        return Declared(
+            name: fields[0], capabilities: PluginCapabilities(rawValue: bits).intersection(.known),
+            readPaths: Array(readPaths))
+    }
+
+    private static func makeTemporaryDirectory(name: String) -> String? {
+        var template = Array((NSTemporaryDirectory() + "/tmp-\(name)-XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+        }
+    }
+
+    private static func confine(_ confinement: Confinement, execute: [String], read: [String], write: [String])
+        -> Result<ConfinementReport, WorkerFailure>
+    {
+        var applied: Int32 = 0
+        let result = withSpecification(confinement, execute: execute, read: read, write: write) { specification in
+            withUnsafePointer(to: specification) { skillhost_confine($0, &applied) }
+        }
+        guard result == 0 else {
+            return .failure(WorkerFailure("cannot confine the plugin: \(String(cString: strerror(result)))"))
+        }
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return .success(
+            ConfinementReport(
+                confinement: confinement, layers: ConfinementReport.Layers(rawValue: Int(applied)),
+                landlockABI: Int(skillhost_landlock_abi()), kernel: kernel))
+    }
+
+    /// Calls `body` with the C form of a confinement; the strings live until it returns.
+    private static func withSpecification<T>(
+        _ confinement: Confinement, execute: [String], read: [String], write: [String],
+        _ body: (skillhost_confinement) -> T
+    ) -> T {
+        let owned = [execute, read, write].map { list in list.map { strdup($0) } }
+        defer { owned.joined().forEach { free($0) } }
+        let pointers = owned.map { list in list.map { UnsafePointer($0) } }
+        return pointers[0].withUnsafeBufferPointer { execute in
+            pointers[1].withUnsafeBufferPointer { read in
+                pointers[2].withUnsafeBufferPointer { write in
+                    let capabilities = confinement.capabilities
+                    let specification = skillhost_confinement(
+                        network: capabilities.contains(.network) ? 1 : 0,
+                        exec: capabilities.contains(.runPrograms) ? 1 : 0,
+                        read_anywhere: capabilities.contains(.readFiles) ? 1 : 0,
+                        write_anywhere: capabilities.contains(.writeFiles) ? 1 : 0,
+                        execute_paths: execute.baseAddress, execute_count: Int32(execute.count),
+                        read_paths: read.baseAddress, read_count: Int32(read.count),
+                        write_paths: write.baseAddress, write_count: Int32(write.count))
+                    return body(specification)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+/* Tries, one skill each, what a confined plugin must not do. Each skill fails with the C library's words when the
+   kernel refuses ("open /x: Permission denied"), and answers {"done": true, ...} when it got through.
+   The name, capabilities and read path are replaced by tests that build variants ("@NAME@", "@CAPS@",
+   "@READ_PATH@"). */
+#define _GNU_SOURCE
+#include "skill_json.h"
+#include "skill_sdk.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OBJECT "{\"type\":\"object\"}"
+
+static int fail(const skill_call_api *api, skill_call *call, const char *what) {
+    char message[600];
+    snprintf(message, sizeof message, "%s: %s", what, strerror(errno));
+    api->set_error(call, message);
+    return SKILL_ERR_FAILED;
+}
+
+static int done(const skill_call_api *api, skill_call *call, const char *extra) {
+    char result[700];
+    int length = snprintf(result, sizeof result, "{\"done\":true%s%s}", extra[0] ? "," : "", extra);
+    api->set_result(call, result, (size_t)length);
+    return SKILL_OK;
+}
+
+/* {"path": "..."}: reads the first bytes of a file. */
+static int read_file(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char path[512], what[600], extra[160], content[64] = "";
+    if (!skill_json_get_string(args, "path", path, sizeof path)) return SKILL_ERR_INVALID_ARGS;
+    snprintf(what, sizeof what, "open %s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(api, call, what);
+    ssize_t n = read(fd, content, sizeof content - 1);
+    close(fd);
+    if (n < 0) return fail(api, call, what);
+    content[n] = 0;
+    for (char *c = content; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '_';
+    snprintf(extra, sizeof extra, "\"content\":\"%s\"", content);
+    return done(api, call, extra);
+}
+
+/* {"path": "..."}: appends a line to a file, creating it. */
+static int write_file(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char path[512], what[600];
+    if (!skill_json_get_string(args, "path", path, sizeof path)) return SKILL_ERR_INVALID_ARGS;
+    snprintf(what, sizeof what, "open %s for writing", path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(api, call, what);
+    ssize_t n = write(fd, "escaped\n", 8);
+    close(fd);
+    if (n != 8) return fail(api, call, what);
+    return done(api, call, "");
+}
+
+/* {"port": N}: connects over TCP to 127.0.0.1:N and reads one line. */
+static int connect_tcp(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    double port = 0;
+    if (!skill_json_get_number(args, "port", &port)) return SKILL_ERR_INVALID_ARGS;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail(api, call, "socket");
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return fail(api, call, "connect");
+    }
+    char line[64] = "";
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    line[n > 0 ? n : 0] = 0;
+    line[strcspn(line, "\r\n\"\\")] = 0;
+    char extra[100];
+    snprintf(extra, sizeof extra, "\"read\":\"%s\"", line);
+    return done(api, call, extra);
+}
+
+/* Binds a TCP socket to 127.0.0.1 on a port the kernel picks. */
+static int bind_tcp(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail(api, call, "socket");
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(0)};
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int bound = bind(fd, (struct sockaddr *)&address, sizeof address);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return bound == 0 ? done(api, call, "") : fail(api, call, "bind");
+}
+
+/* {"pid": N} (0: the worker's parent, the host): sends SIGTERM. */
+static int kill_process(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    double pid = 0;
+    skill_json_get_number(args, "pid", &pid);
+    pid_t target = pid > 0 ? (pid_t)pid : getppid();
+    char what[64];
+    snprintf(what, sizeof what, "kill(%d)", (int)target);
+    /* Signal 0 for the host, so a test that fails cannot kill its own runner; the kernel checks it all the same. */
+    return kill(target, pid > 0 ? SIGTERM : 0) == 0 ? done(api, call, "") : fail(api, call, what);
+}
+
+static int trace_host(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    pid_t host = getppid();
+    if (ptrace(PTRACE_ATTACH, host, NULL, NULL) != 0) return fail(api, call, "ptrace(PTRACE_ATTACH) of the host");
+    ptrace(PTRACE_DETACH, host, NULL, NULL);
+    return done(api, call, "");
+}
+
+static int run_shell(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    char *const argv[] = {"/bin/sh", "-c", "exit 0", NULL};
+    execve("/bin/sh", argv, NULL);
+    return fail(api, call, "execve /bin/sh"); /* only reached when it was refused */
+}
+
+/* Forks up to 5,000 children that each sleep a second, and reports how many it started. */
+static int fork_bomb(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    int started = 0;
+    for (; started < 5000; started++) {
+        pid_t child = fork();
+        if (child < 0) break;
+        if (child == 0) {
+            sleep(1);
+            _exit(0);
+        }
+    }
+    int saved = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    if (started == 0) {
+        errno = saved;
+        return fail(api, call, "fork");
+    }
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"started\":%d", started);
+    return done(api, call, extra);
+}
+
+/* {"pid": N}: reads another process's memory through /proc/N/mem. */
+static int proc_mem(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    double pid = 0;
+    if (!skill_json_get_number(args, "pid", &pid)) return SKILL_ERR_INVALID_ARGS;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        char what[100];
+        snprintf(what, sizeof what, "open %s", path);
+        return fail(api, call, what);
+    }
+    close(fd);
+    return done(api, call, "");
+}
+
+/* {"name": "..."}: whether an environment variable is set. */
+static int read_env(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char name[128];
+    if (!skill_json_get_string(args, "name", name, sizeof name)) return SKILL_ERR_INVALID_ARGS;
+    return done(api, call, getenv(name) ? "\"set\":true" : "\"set\":false");
+}
+
+/* {"pid_file": "..."}: starts a grandchild in a session of its own that sleeps 300 s and writes its pid. */
+static int daemonize(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char path[512] = "";
+    skill_json_get_string(args, "pid_file", path, sizeof path);
+    int channel[2];
+    if (pipe(channel) != 0) return fail(api, call, "pipe");
+    pid_t child = fork();
+    if (child < 0) return fail(api, call, "fork");
+    if (child == 0) {
+        setsid();
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            sleep(300);
+            _exit(0);
+        }
+        (void)!write(channel[1], &grandchild, sizeof grandchild);
+        _exit(0);
+    }
+    pid_t grandchild = -1;
+    (void)!read(channel[0], &grandchild, sizeof grandchild);
+    close(channel[0]);
+    close(channel[1]);
+    waitpid(child, NULL, 0);
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"pid\":%d", (int)grandchild);
+    return done(api, call, extra);
+}
+
+static const skill_descriptor skills[] = {
+    SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),
+    SKILL_JSON("@NAME@_write", "Write", "Writes a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, write_file),
+    SKILL_JSON("@NAME@_connect", "Connect", "Connects to a loopback port.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               connect_tcp),
+    SKILL_JSON("@NAME@_bind", "Bind", "Binds a TCP port.", OBJECT, SKILL_RISK_READ_ONLY, 0, bind_tcp),
+    SKILL_JSON("@NAME@_kill", "Kill", "Signals a process.", OBJECT, SKILL_RISK_READ_ONLY, 0, kill_process),
+    SKILL_JSON("@NAME@_ptrace", "Trace", "Attaches to the host.", OBJECT, SKILL_RISK_READ_ONLY, 0, trace_host),
+    SKILL_JSON("@NAME@_exec", "Exec", "Runs /bin/sh.", OBJECT, SKILL_RISK_READ_ONLY, 0, run_shell),
+    SKILL_JSON("@NAME@_fork_bomb", "Fork bomb", "Forks many children.", OBJECT, SKILL_RISK_READ_ONLY, 0, fork_bomb),
+    SKILL_JSON("@NAME@_proc_mem", "Memory", "Opens another process's memory.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               proc_mem),
+    SKILL_JSON("@NAME@_env", "Environment", "Reads a variable.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_env),
+    SKILL_JSON("@NAME@_daemon", "Daemon", "Starts a grandchild in its own session.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               daemonize),
+};
+
+static const char *const read_paths[] = {"@READ_PATH@", NULL};
+
+SKILL_PLUGIN_EX("@NAME@", "1.0.0", "Tries to escape its confinement", skills, NULL, NULL, NULL, @CAPS@, read_paths,
+                NULL)
