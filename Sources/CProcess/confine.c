@@ -337,6 +337,7 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     *applied = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     int abi = skillhost_landlock_abi();
+    if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
     if (abi >= 1) {
         int result = apply_landlock(spec, abi, applied);
         if (result != 0) return result;

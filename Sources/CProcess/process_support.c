@@ -108,9 +108,43 @@ static int read_stat(pid_t pid, pid_t *parent, pid_t *session) {
     return 0;
 }
 
+static int kill_child(pid_t pid, const pid_t *keep, int keep_count, int only_other_sessions, pid_t own_session) {
+    for (int i = 0; i < keep_count; i++)
+        if (keep[i] == pid) return 0;
+    if (only_other_sessions && getsid(pid) == own_session) return 0;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 1;
+}
+
+/* The children of every thread of this process, from /proc/self/task/<tid>/children (readable in a confined
+   worker, where /proc/<other pid> is not). -1 when the kernel lacks the file (CONFIG_PROC_CHILDREN). */
+static int kill_listed_children(const pid_t *keep, int keep_count, int only_other_sessions, pid_t own_session) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int killed = 0, listed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL) {
+        if (entry->d_name[0] == '.') continue;
+        char path[96];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", entry->d_name);
+        FILE *file = fopen(path, "re");
+        if (!file) continue;
+        listed = 1;
+        int pid;
+        while (fscanf(file, "%d", &pid) == 1)
+            if (pid > 0) killed += kill_child((pid_t)pid, keep, keep_count, only_other_sessions, own_session);
+        fclose(file);
+    }
+    closedir(tasks);
+    return listed ? killed : -1;
+}
+
 int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions) {
     pid_t self = getpid();
     pid_t own_session = getsid(0);
+    int listed = kill_listed_children(keep, keep_count, only_other_sessions, own_session);
+    if (listed >= 0) return listed;
     int killed = 0;
     DIR *proc = opendir("/proc");
     if (!proc) return 0;
@@ -121,13 +155,7 @@ int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_ses
         if (*end != 0 || value <= 0) continue;
         pid_t pid = (pid_t)value, parent, session;
         if (read_stat(pid, &parent, &session) != 0 || parent != self) continue;
-        int kept = 0;
-        for (int i = 0; i < keep_count && !kept; i++) kept = keep[i] == pid;
-        if (kept) continue;
-        if (only_other_sessions && session == own_session) continue;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        killed++;
+        killed += kill_child(pid, keep, keep_count, only_other_sessions, own_session);
     }
     closedir(proc);
     return killed;

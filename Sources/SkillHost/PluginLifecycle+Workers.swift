@@ -37,9 +37,10 @@ extension PluginLifecycle {
         case .failure(let error): return .failure(error)
         case .success(let (_, path)): copy = path
         }
-        let launch = WorkerLaunch(
+        var launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit, rules: isolation.rules)
+        launch.maximumLandlockABI = isolation.maximumLandlockABI
         let started = IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
@@ -84,9 +85,10 @@ extension PluginLifecycle {
         }
         let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let launch = WorkerLaunch(
+        var launch = WorkerLaunch(
             file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit, rules: isolation.rules)
+        launch.maximumLandlockABI = isolation.maximumLandlockABI
         switch IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         {

@@ -61,6 +61,7 @@ struct skillhost_confinement {
     int read_count;
     const char *const *write_paths;   /**< readable and writable (its data directory, its temp directory) */
     int write_count;
+    int maximum_abi;    /**< use at most this Landlock ABI (0: none — as on an older kernel); -1: the kernel's */
 };
 
 /** What skillhost_confine applied, as bits of its `applied` result. */

@@ -195,7 +195,9 @@ public struct ConfinementReport: Sendable, Equatable {
         parts.append(capabilities.contains(.network) ? "network" : "no network")
         parts.append(capabilities.contains(.runPrograms) ? "runs programs" : "no programs")
         func plus(_ count: Int) -> String { count == 0 ? "" : " + \(count) folder\(count == 1 ? "" : "s")" }
-        if capabilities.contains(.writeFiles) {
+        if !layers.contains(.files) {
+            parts.append("files not confined")
+        } else if capabilities.contains(.writeFiles) {
             parts.append("reads and writes all your files")
         } else {
             parts.append(

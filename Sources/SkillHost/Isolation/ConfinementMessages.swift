@@ -30,6 +30,8 @@ enum ConfinementMessages {
     /// "isolation.grant.weather": ["network"])`.
     static func sentence(blocked: String, plugin: String) -> String {
         let call = String(blocked.prefix { $0 != "(" })
+        // Threads are clones too, and are allowed: a blocked clone() is one that would start a process.
+        let blocked = call == "clone" ? "clone() to start a process" : blocked
         guard let need = needs[call] else {
             return "\(plugin): \(blocked) was blocked (no plugin may do that)"
         }
@@ -41,15 +43,14 @@ enum ConfinementMessages {
     static func hint(plugin: String, confinement: Confinement) -> String {
         let capabilities = confinement.capabilities
         if capabilities.contains(.writeFiles) {
-            return "the plugin is confined: it may not signal or trace other processes"
+            return "the plugin is confined: it may signal only its own processes"
         }
         let reads = confinement.readPaths.count
-        let readable =
-            capabilities.contains(.readFiles)
-            ? "read all your files"
-            : "read system files\(reads == 0 ? "" : " and \(reads) more folder\(reads == 1 ? "" : "s")")"
+        let writes = confinement.writePaths.count
+        func more(_ count: Int) -> String { count == 0 ? "" : " and \(count) more folder\(count == 1 ? "" : "s")" }
+        let readable = capabilities.contains(.readFiles) ? "read all your files" : "read system files" + more(reads)
         let grant = capabilities.contains(.readFiles) ? "write:" : "read:"
-        return "the plugin is confined: it may \(readable) and write only its data dir; grant a folder with "
-            + "\"isolation.grant.\(plugin)\": [\"\(grant)<folder>\"]"
+        return "the plugin is confined: it may \(readable), write only its data dir\(more(writes)) and signal only its "
+            + "own processes; grant a folder with \"isolation.grant.\(plugin)\": [\"\(grant)<folder>\"]"
     }
 }

@@ -44,6 +44,8 @@ public struct IsolationSettings: Sendable {
     public var maximumBackoff: Duration = .seconds(5)
     /// The user's grants and denials for confined plugins (every process-mode plugin is confined).
     public var rules = ConfinementRules()
+    /// Use at most this Landlock ABI (0: none), to see how plugins fare on an older kernel; nil: the kernel's.
+    package var maximumLandlockABI: Int?
 
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
         self.executable = executable
@@ -63,6 +65,8 @@ package struct WorkerLaunch: Sendable, Equatable {
     package var resultLimit: Int
     /// The user's grants and denials; the worker picks its plugin's once it knows the name.
     package var rules: ConfinementRules
+    /// `IsolationSettings.maximumLandlockABI`.
+    package var maximumLandlockABI: Int?
 
     package init(
         file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
@@ -82,6 +86,7 @@ package struct WorkerLaunch: Sendable, Equatable {
             "--file", file, "--copy", copy, "--data-dir", dataDirectory, "--max-result-bytes", String(resultLimit),
             "--confine", rules.json.jsonText,
         ]
+        if let maximumLandlockABI { result += ["--landlock-abi", String(maximumLandlockABI)] }
         if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
         if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
         if let value = limits.openFiles { result += ["--limit-files", String(value)] }
@@ -106,5 +111,6 @@ package struct WorkerLaunch: Sendable, Equatable {
         limits.cpuSeconds = values["--limit-cpu"].flatMap { UInt64($0) }
         limits.openFiles = values["--limit-files"].flatMap { UInt64($0) }
         self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result, rules: rules)
+        maximumLandlockABI = values["--landlock-abi"].flatMap { Int($0) }
     }
 }

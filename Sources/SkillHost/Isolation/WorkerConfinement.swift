@@ -30,7 +30,8 @@ enum WorkerConfinement {
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
         let base = basePaths(copy: launch.copy)
         // The child gets nothing beyond computing; what it reports decides what this process may do.
-        let declared = peek(launch.copy, paths: base)
+        let abi = launch.maximumLandlockABI ?? -1
+        let declared = peek(launch.copy, paths: base, maximumABI: abi)
         let confinement = rules.confinement(
             for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
             home: home)
@@ -51,7 +52,8 @@ enum WorkerConfinement {
             setenv("TMPDIR", temporary, 1)
         }
         let report = confine(
-            confinement, execute: base.execute, read: base.read + confinement.readPaths, write: writable)
+            confinement, execute: base.execute, read: base.read + confinement.readPaths, write: writable,
+            maximumABI: abi)
         switch report {
         case .failure(let failure): return .failure(failure)
         case .success(let report):
@@ -113,11 +115,12 @@ enum WorkerConfinement {
 
     /// What the plugin declares, read by a child that confines itself before loading it; nil when the child
     /// failed (the real load then fails the same way and says why).
-    static func peek(_ copy: String, paths: Paths) -> Declared? {
+    static func peek(_ copy: String, paths: Paths, maximumABI: Int) -> Declared? {
         var buffer = [CChar](repeating: 0, count: Int(SKILLHOST_PEEK_REPORT_SIZE))
         var length: Int32 = 0
-        let result = withSpecification(Confinement(), execute: paths.execute, read: paths.read, write: ["/dev/null"]) {
-            specification in
+        let result = withSpecification(
+            Confinement(), execute: paths.execute, read: paths.read, write: ["/dev/null"], maximumABI: maximumABI
+        ) { specification in
             withUnsafePointer(to: specification) { pointer in
                 skillhost_peek_plugin(copy, pointer, 60_000, &buffer, Int32(buffer.count), &length)
             }
@@ -140,11 +143,13 @@ enum WorkerConfinement {
         }
     }
 
-    private static func confine(_ confinement: Confinement, execute: [String], read: [String], write: [String])
-        -> Result<ConfinementReport, WorkerFailure>
-    {
+    private static func confine(
+        _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int
+    ) -> Result<ConfinementReport, WorkerFailure> {
         var applied: Int32 = 0
-        let result = withSpecification(confinement, execute: execute, read: read, write: write) { specification in
+        let result = withSpecification(
+            confinement, execute: execute, read: read, write: write, maximumABI: maximumABI
+        ) { specification in
             withUnsafePointer(to: specification) { skillhost_confine($0, &applied) }
         }
         guard result == 0 else {
@@ -156,12 +161,14 @@ enum WorkerConfinement {
         return .success(
             ConfinementReport(
                 confinement: confinement, layers: ConfinementReport.Layers(rawValue: Int(applied)),
-                landlockABI: Int(skillhost_landlock_abi()), kernel: kernel))
+                landlockABI: maximumABI >= 0
+                    ? min(maximumABI, Int(skillhost_landlock_abi())) : Int(skillhost_landlock_abi()),
+                kernel: kernel))
     }
 
     /// Calls `body` with the C form of a confinement; the strings live until it returns.
     private static func withSpecification<T>(
-        _ confinement: Confinement, execute: [String], read: [String], write: [String],
+        _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int,
         _ body: (skillhost_confinement) -> T
     ) -> T {
         let owned = [execute, read, write].map { list in list.map { strdup($0) } }
@@ -178,7 +185,8 @@ enum WorkerConfinement {
                         write_anywhere: capabilities.contains(.writeFiles) ? 1 : 0,
                         execute_paths: execute.baseAddress, execute_count: Int32(execute.count),
                         read_paths: read.baseAddress, read_count: Int32(read.count),
-                        write_paths: write.baseAddress, write_count: Int32(write.count))
+                        write_paths: write.baseAddress, write_count: Int32(write.count),
+                        maximum_abi: Int32(maximumABI))
                     return body(specification)
                 }
             }

@@ -29,9 +29,11 @@ package enum WorkerMain {
             FileHandle.standardError.write(
                 Data("skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n".utf8))
         }
-        let confinement: ConfinementReport
+        // A plugin that cannot be confined as required is not loaded at all; `describe` says why.
+        var confinement: ConfinementReport?
+        var refusal: String?
         switch WorkerConfinement.apply(launch, rules: launch.rules) {
-        case .failure(let failure): fail(failure.message)
+        case .failure(let failure): refusal = failure.message
         case .success(let applied): confinement = applied.report
         }
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
@@ -58,8 +60,13 @@ package enum WorkerMain {
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch { fail(error.description) }
         // Constructors and `init` run here; if they crash or hang, the host sees it and rejects the file.
-        let loaded = registry.load(file: launch.copy).mapError {
-            PluginLoadError(file: launch.file, problems: $0.problems)
+        let loaded: Result<PluginSummary, PluginLoadError>
+        if let refusal {
+            loaded = .failure(PluginLoadError(file: launch.file, problems: [.other(refusal)]))
+        } else {
+            loaded = registry.load(file: launch.copy).mapError {
+                PluginLoadError(file: launch.file, problems: $0.problems)
+            }
         }
         let server = WorkerServer(
             registry: registry, loaded: loaded, confinement: confinement, input: input, writer: writer)
@@ -83,7 +90,7 @@ package enum WorkerMain {
 final class WorkerServer: Sendable {
     private let registry: SkillRegistry
     private let loaded: Result<PluginSummary, PluginLoadError>
-    private let confinement: ConfinementReport
+    private let confinement: ConfinementReport?
     private let writer: LineWriter
     /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
     private let input: Int32
@@ -91,7 +98,7 @@ final class WorkerServer: Sendable {
     private let calls = Mutex<[Int64: CallCancellation]>([:])
 
     init(
-        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confinement: ConfinementReport,
+        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confinement: ConfinementReport?,
         input: Int32, writer: LineWriter
     ) {
         self.registry = registry
@@ -163,8 +170,10 @@ final class WorkerServer: Sendable {
                 })
             invocation.callerContext = params["context"]?.stringValue
             var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
-            ConfinementMessages.explain(
-                &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
+            if let confinement {
+                ConfinementMessages.explain(
+                    &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
+            }
             calls.withLock { _ = $0.removeValue(forKey: id) }
             send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
         case "describe":

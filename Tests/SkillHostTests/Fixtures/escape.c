@@ -1,7 +1,7 @@
 /* Tries, one skill each, what a confined plugin must not do. Each skill fails with the C library's words when the
    kernel refuses ("open /x: Permission denied"), and answers {"done": true, ...} when it got through.
    The name, capabilities and read path are replaced by tests that build variants ("@NAME@", "@CAPS@",
-   "@READ_PATH@"). */
+   "@READ_PATHS@": quoted folders, each followed by a comma). */
 #define _GNU_SOURCE
 #include "skill_json.h"
 #include "skill_sdk.h"
@@ -39,7 +39,7 @@ static int done(const skill_call_api *api, skill_call *call, const char *extra) 
 static int read_file(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     char path[512], what[600], extra[160], content[64] = "";
-    if (!skill_json_get_string(args, "path", path, sizeof path)) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_string(args, "path", path, sizeof path) <= 0) return SKILL_ERR_INVALID_ARGS;
     snprintf(what, sizeof what, "open %s", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return fail(api, call, what);
@@ -57,7 +57,7 @@ static int read_file(void *state, const skill_call_api *api, skill_call *call, c
 static int write_file(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     char path[512], what[600];
-    if (!skill_json_get_string(args, "path", path, sizeof path)) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_string(args, "path", path, sizeof path) <= 0) return SKILL_ERR_INVALID_ARGS;
     snprintf(what, sizeof what, "open %s for writing", path);
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0) return fail(api, call, what);
@@ -71,7 +71,7 @@ static int write_file(void *state, const skill_call_api *api, skill_call *call, 
 static int connect_tcp(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     double port = 0;
-    if (!skill_json_get_number(args, "port", &port)) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_number(args, "port", &port) != 0) return SKILL_ERR_INVALID_ARGS;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return fail(api, call, "socket");
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -133,11 +133,13 @@ static int run_shell(void *state, const skill_call_api *api, skill_call *call, c
     return fail(api, call, "execve /bin/sh"); /* only reached when it was refused */
 }
 
-/* Forks up to 5,000 children that each sleep a second, and reports how many it started. */
+/* Forks up to {"limit": N} children (default 5,000) that each sleep a second, and reports how many it started. */
 static int fork_bomb(void *state, const skill_call_api *api, skill_call *call, const char *args) {
-    (void)state, (void)args;
+    (void)state;
+    double limit = 5000;
+    skill_json_get_number(args, "limit", &limit);
     int started = 0;
-    for (; started < 5000; started++) {
+    for (; started < (int)limit; started++) {
         pid_t child = fork();
         if (child < 0) break;
         if (child == 0) {
@@ -161,7 +163,7 @@ static int fork_bomb(void *state, const skill_call_api *api, skill_call *call, c
 static int proc_mem(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     double pid = 0;
-    if (!skill_json_get_number(args, "pid", &pid)) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_number(args, "pid", &pid) != 0) return SKILL_ERR_INVALID_ARGS;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -178,7 +180,7 @@ static int proc_mem(void *state, const skill_call_api *api, skill_call *call, co
 static int read_env(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     char name[128];
-    if (!skill_json_get_string(args, "name", name, sizeof name)) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_string(args, "name", name, sizeof name) <= 0) return SKILL_ERR_INVALID_ARGS;
     return done(api, call, getenv(name) ? "\"set\":true" : "\"set\":false");
 }
 
@@ -228,7 +230,7 @@ static const skill_descriptor skills[] = {
                daemonize),
 };
 
-static const char *const read_paths[] = {"@READ_PATH@", NULL};
+static const char *const read_paths[] = {@READ_PATHS@ NULL};
 
 SKILL_PLUGIN_EX("@NAME@", "1.0.0", "Tries to escape its confinement", skills, NULL, NULL, NULL, @CAPS@, read_paths,
                 NULL)

@@ -1,0 +1,360 @@
+import CProcess
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import SkillHost
+@testable import SkillJSON
+
+/// The escape suite: a plugin compiled here (Fixtures/escape.c) tries, from a real confined worker, what a
+/// stranger's plugin must not do. Each attempt fails with a sentence, and the host, other plugins and the same
+/// plugin's next call carry on. Then the positive side: what it declares or is granted, it may.
+@Suite(.serialized)
+struct ConfinementTests {
+    /// A registry whose plugins all run in confined worker processes, with `rules`.
+    final class Host: Sendable {
+        let registry: SkillRegistry
+
+        init(rules: ConfinementRules = ConfinementRules()) throws {
+            var configuration = SkillRegistry.Configuration(
+                dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("confinement-data")))
+            configuration.defaultTimeout = .seconds(60)
+            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+            isolation.rules = rules
+            configuration.isolation = isolation
+            registry = try SkillRegistry(configuration: configuration)
+        }
+
+        func call(_ skill: String, _ arguments: JSONValue = .object(JSONObject())) async -> SkillOutcome {
+            await registry.invoke(SkillInvocation(skill: skill, arguments: arguments))
+        }
+
+        func plugin(_ name: String) -> PluginSummary? { registry.plugins.first { $0.name == name } }
+
+        deinit { registry.shutdown() }
+    }
+
+    /// escape.c as plugin `name` with `capabilities` (a C expression) and, if given, one declared read path.
+    static func escape(
+        _ name: String = "escape", capabilities: String = "0", readPath: String? = nil
+    ) throws -> String {
+        let source = try String(contentsOfFile: Paths.fixtures + "/escape.c", encoding: .utf8)
+            .replacingOccurrences(of: "@NAME@", with: name)
+            .replacingOccurrences(of: "@CAPS@", with: capabilities)
+            .replacingOccurrences(of: "@READ_PATHS@", with: readPath.map { "\"\($0)\"," } ?? "")
+        return try Fixture.compile(source, name: name, into: Paths.temporaryDirectory("confinement-\(name)"))
+    }
+
+    /// A TCP listener on 127.0.0.1 that answers every connection with "hello\n" (on a thread of its own).
+    final class Listener: Sendable {
+        final class Count: Sendable {
+            let value = Mutex(0)
+        }
+        let descriptor: Int32
+        let port: Int
+        let accepted = Count()
+
+        init() throws {
+            let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(listening, pointer, length) == 0 && listen(listening, 8) == 0
+                        && getsockname(listening, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+            descriptor = listening
+            port = Int(UInt16(bigEndian: address.sin_port))
+            let accepted = accepted
+            Thread {
+                while true {
+                    let client = accept(listening, nil, nil)
+                    if client < 0 { return }
+                    accepted.value.withLock { $0 += 1 }
+                    _ = write(client, "hello\n", 6)
+                    close(client)
+                }
+            }.start()
+        }
+
+        var connections: Int { accepted.value.withLock { $0 } }
+
+        deinit {
+            shutdown(descriptor, Int32(SHUT_RDWR))
+            close(descriptor)
+        }
+    }
+
+    /// The sentence for a call the filter blocked, as the host gives it.
+    static func blocked(_ what: String, needs capability: String, reported: String) -> String {
+        "escape: \(what) was blocked (the plugin does not declare \(capability); grant it with "
+            + "\"isolation.grant.escape\": [\"\(capability)\"]); it reported: \(reported)"
+    }
+
+    static let fileHint =
+        "(the plugin is confined: it may read system files, write only its data dir and signal only its own "
+        + "processes; grant a folder with \"isolation.grant.escape\": [\"read:<folder>\"])"
+
+    @Test func filesOutsideItsDataDirAreOutOfReach() async throws {
+        let home = Paths.temporaryDirectory("confinement-home")
+        try FileManager.default.createDirectory(atPath: home + "/.ssh", withIntermediateDirectories: true)
+        try "-----BEGIN OPENSSH PRIVATE KEY-----".write(
+            toFile: home + "/.ssh/id_rsa", atomically: true, encoding: .utf8)
+        try "# bashrc\n".write(toFile: home + "/.bashrc", atomically: true, encoding: .utf8)
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+
+        let key = await host.call("escape_read", ["path": .string(home + "/.ssh/id_rsa")])
+        #expect(key.status == .error)
+        #expect(key.error == "open \(home)/.ssh/id_rsa: Permission denied \(Self.fileHint)")
+        let bashrc = await host.call("escape_write", ["path": .string(home + "/.bashrc")])
+        #expect(bashrc.error == "open \(home)/.bashrc for writing: Permission denied \(Self.fileHint)")
+        #expect(try String(contentsOfFile: home + "/.bashrc", encoding: .utf8) == "# bashrc\n")
+        let loose = "/tmp/skillhost-escape-\(UUID().uuidString.prefix(8))"
+        let temporary = await host.call("escape_write", ["path": .string(loose)])
+        #expect(temporary.error == "open \(loose) for writing: Permission denied \(Self.fileHint)")
+        #expect(!FileManager.default.fileExists(atPath: loose))
+        let memory = await host.call("escape_proc_mem", ["pid": .int(Int64(getpid()))])
+        #expect(memory.error == "open /proc/\(getpid())/mem: Permission denied \(Self.fileHint)")
+
+        // What it may touch: system files, and its data dir (which a skill finds as data_dir).
+        let system = await host.call("escape_read", ["path": "/etc/passwd"])
+        #expect(system.status == .ok, "\(system.error ?? "")")
+        let data = host.registry.configuration.dataDirectory.appendingPathComponent("escape/state").path
+        #expect(await host.call("escape_write", ["path": .string(data)]).status == .ok)
+        #expect(FileManager.default.fileExists(atPath: data))
+        #expect(await host.call("escape_read", ["path": .string(data)]).result?["content"] == "escaped_")
+    }
+
+    @Test func noNetworkWithoutTheCapability() async throws {
+        let listener = try Listener()
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+        let connect = await host.call("escape_connect", ["port": .int(Int64(listener.port))])
+        #expect(
+            connect.error
+                == Self.blocked(
+                    "socket() of an IPv4 socket", needs: "network", reported: "socket: Operation not permitted"))
+        let bind = await host.call("escape_bind")
+        #expect(
+            bind.error
+                == Self.blocked(
+                    "socket() of an IPv4 socket", needs: "network", reported: "socket: Operation not permitted"))
+        #expect(listener.connections == 0)
+        // The same plugin's next call works.
+        #expect(await host.call("escape_env", ["name": "PATH"]).result?["set"] == true)
+    }
+
+    @Test func noProgramsNoProcessesAndNoTracing() async throws {
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+        let shell = await host.call("escape_exec")
+        #expect(
+            shell.error
+                == Self.blocked(
+                    "execve() of /bin/sh", needs: "exec", reported: "execve /bin/sh: Operation not permitted"))
+        let bomb = await host.call("escape_fork_bomb")
+        #expect(
+            bomb.error
+                == Self.blocked("clone() to start a process", needs: "exec", reported: "fork: Operation not permitted"))
+        let daemon = await host.call("escape_daemon")
+        #expect(daemon.error?.hasPrefix("escape: clone() to start a process was blocked") == true)
+        let trace = await host.call("escape_ptrace")
+        #expect(
+            trace.error
+                == "escape: ptrace() was blocked (no plugin may do that); it reported: ptrace(PTRACE_ATTACH) of the "
+                + "host: Operation not permitted")
+        #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok)
+    }
+
+    @Test func noSignalsToTheHostOrAnyOtherProcess() async throws {
+        let sibling = Process()
+        sibling.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sibling.arguments = ["60"]
+        try sibling.run()
+        defer { sibling.terminate() }
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+        let parent = await host.call("escape_kill")
+        #expect(parent.error == "kill(\(getpid())): Operation not permitted \(Self.fileHint)")
+        let other = await host.call("escape_kill", ["pid": .int(Int64(sibling.processIdentifier))])
+        #expect(other.error == "kill(\(sibling.processIdentifier)): Operation not permitted \(Self.fileHint)")
+        #expect(sibling.isRunning)
+    }
+
+    @Test func noSecretsInItsEnvironment() async throws {
+        setenv("SKILLHOST_CONFINEMENT_SECRET", "sk-planted", 1)
+        defer { unsetenv("SKILLHOST_CONFINEMENT_SECRET") }
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+        #expect(await host.call("escape_env", ["name": "SKILLHOST_CONFINEMENT_SECRET"]).result?["set"] == false)
+    }
+
+    @Test func whatItDeclaresItMay() async throws {
+        let listener = try Listener()
+        let folder = Paths.temporaryDirectory("confinement-models")
+        try "weights".write(toFile: folder + "/model.bin", atomically: true, encoding: .utf8)
+        let host = try Host()
+        _ = try host.registry.load(
+            file: try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK", readPath: folder)
+        ).get()
+        let connect = await host.call("reach_connect", ["port": .int(Int64(listener.port))])
+        #expect(connect.result?["read"] == "hello", "\(connect.error ?? "")")
+        #expect(await host.call("reach_bind").status == .ok)
+        #expect(await host.call("reach_read", ["path": .string(folder + "/model.bin")]).result?["content"] == "weights")
+        // Reading is not writing, and the folder's neighbours stay out of reach.
+        #expect(await host.call("reach_write", ["path": .string(folder + "/model.bin")]).status == .error)
+        let summary = try #require(host.plugin("reach"))
+        #expect(
+            summary.placementText
+                == "process · confined: network, no programs, reads system files + 1 folder, writes its data dir")
+    }
+
+    @Test func grantsWidenAndDenialsNarrowWhatItDeclares() async throws {
+        let listener = try Listener()
+        let folder = Paths.temporaryDirectory("confinement-granted")
+        try "granted".write(toFile: folder + "/note.txt", atomically: true, encoding: .utf8)
+        var rules = ConfinementRules()
+        rules.grants["escape"] = [.read(folder), .capability(.runPrograms)]
+        rules.denials["reach"] = [.capability(.network)]
+        let host = try Host(rules: rules)
+        _ = try host.registry.load(file: try Self.escape()).get()
+        _ = try host.registry.load(file: try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK")).get()
+        #expect(await host.call("escape_read", ["path": .string(folder + "/note.txt")]).result?["content"] == "granted")
+        #expect(await host.call("escape_fork_bomb", ["limit": 3]).status == .ok)
+        let denied = await host.call("reach_connect", ["port": .int(Int64(listener.port))])
+        #expect(denied.error?.hasPrefix("reach: socket() of an IPv4 socket was blocked") == true)
+        #expect(
+            host.plugin("escape")?.placementText
+                == "process · confined: no network, runs programs, reads system files + 1 folder, writes its data dir; "
+                + "granted beyond its declaration: run-programs")
+        #expect(
+            host.plugin("reach")?.placementText
+                == "process · confined: no network, no programs, reads system files, writes its data dir; declared but "
+                + "denied: network")
+    }
+
+    /// With programs granted, a grandchild in a session of its own still ends with the plugin's worker.
+    @Test func aDaemonDoesNotOutliveTheHost() async throws {
+        var rules = ConfinementRules()
+        rules.grants["escape"] = [.capability(.runPrograms)]
+        var host: Host? = try Host(rules: rules)
+        _ = try host?.registry.load(file: try Self.escape()).get()
+        let started = await host?.call("escape_daemon")
+        let pid = try #require(started?.result?["pid"]?.doubleValue.map { pid_t($0) }, "\(started?.error ?? "")")
+        #expect(kill(pid, 0) == 0)
+        host = nil
+        let gone = await eventually { kill(pid, 0) != 0 }
+        if !gone { kill(pid, SIGKILL) }
+        #expect(gone, "the daemon was stopped with its worker")
+    }
+
+    /// A plugin built against the frozen v1.0 header (no capabilities field) is confined as declaring nothing.
+    @Test func aV1_0PluginIsConfinedAsDeclaringNothing() async throws {
+        let folder = Paths.temporaryDirectory("confinement-v1.0")
+        let plugin = try Fixture.compile(
+            HeaderTests.source, name: "legacy", into: folder,
+            flags: ["-shared", "-fPIC", "-I", HeaderTests.frozenV1_0])
+        let host = try Host()
+        _ = try host.registry.load(file: plugin).get()
+        #expect(await host.call("add", ["a": 1, "b": 2]).result == .double(3))
+        let report = try #require(host.plugin("header-test")?.confinement)
+        #expect(report.confinement == Confinement())
+        #expect(report.layers == [.files, .tcp, .scope, .syscalls] || skillhost_landlock_abi() < 6)
+    }
+
+    /// The bundled clock, moved into a confined worker, still finds its zones.
+    @Test func theClockFindsItsZonesWhenConfined() async throws {
+        let host = try Host()
+        _ = try host.registry.load(file: Paths.products + "/libskill-clock.so").get()
+        let converted = await host.call(
+            "clock_convert", ["time": "2026-07-01 12:00", "from": "Europe/Zurich", "to": "Asia/Tokyo"])
+        #expect(converted.status == .ok, "\(converted.error ?? "")")
+        #expect(converted.result?["time"] == "19:00:00", "\(String(describing: converted.result))")
+    }
+
+    @Test func rulesParseAndCombine() throws {
+        #expect(ConfinementGrant("network") == .capability(.network))
+        #expect(ConfinementGrant("read:~/Documents") == .read("~/Documents"))
+        #expect(ConfinementGrant("write:/srv/out") == .write("/srv/out"))
+        #expect(ConfinementGrant("read:Documents") == nil)
+        #expect(ConfinementGrant("everything") == nil)
+        var rules = ConfinementRules()
+        rules.grants["x"] = [.read("~/Documents"), .write("~/out/"), .capability(.network)]
+        rules.denials["x"] = [.capability(.network), .read("~/models")]
+        let confinement = rules.confinement(
+            for: "x", declared: [.network, .runPrograms], readPaths: ["~/models"], home: "/home/u")
+        #expect(confinement.capabilities == [.runPrograms])
+        #expect(confinement.readPaths == ["/home/u/Documents"])
+        #expect(confinement.writePaths == ["/home/u/out"])
+        #expect(ConfinementRules(json: rules.json) == rules)
+        #expect(
+            rules.confinement(for: "y", declared: [.writeFiles], readPaths: [], home: "/h").capabilities
+                == [.writeFiles, .readFiles])
+    }
+}
+
+/// Kernels without Landlock (or with an older ABI), seen by capping the ABI the worker uses.
+@Suite(.serialized)
+struct OlderKernelTests {
+    static func host(abi: Int, require: Bool = false) throws -> SkillRegistry {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("confinement-abi-data")))
+        var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+        isolation.maximumLandlockABI = abi
+        isolation.rules.requireConfinement = require
+        configuration.isolation = isolation
+        return try SkillRegistry(configuration: configuration)
+    }
+
+    static var kernel: String {
+        var name = utsname()
+        uname(&name)
+        return withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    @Test func withoutLandlockTheFilterStillHoldsAndListSaysSo() async throws {
+        let registry = try Self.host(abi: 0)
+        defer { registry.shutdown() }
+        _ = try registry.load(file: try ConfinementTests.escape()).get()
+        #expect(
+            registry.plugins.first?.placementText
+                == "process · partly confined (Landlock unavailable (kernel \(Self.kernel))): no network, no programs, "
+                + "files not confined")
+        let shell = await registry.invoke(SkillInvocation(skill: "escape_exec"))
+        #expect(shell.error?.hasPrefix("escape: execve() of /bin/sh was blocked") == true)
+    }
+
+    @Test func anOlderABIIsNamed() async throws {
+        let registry = try Self.host(abi: 3)
+        defer { registry.shutdown() }
+        _ = try registry.load(file: try ConfinementTests.escape()).get()
+        #expect(
+            registry.plugins.first?.placementText
+                == "process · partly confined (Landlock ABI 3 lacks TCP rules (kernel \(Self.kernel))): no network, no "
+                + "programs, reads system files, writes its data dir")
+    }
+
+    @Test func requireConfinementRefusesToLoadInstead() async throws {
+        let registry = try Self.host(abi: 0, require: true)
+        defer { registry.shutdown() }
+        let file = try ConfinementTests.escape()
+        let loaded = registry.load(file: file)
+        guard case .failure(let error) = loaded else {
+            Issue.record("loaded although confinement was required")
+            return
+        }
+        #expect(
+            error.problems.map(\.description)
+                == [
+                    "refused to load: the plugin would be only partly confined (Landlock unavailable (kernel "
+                        + "\(Self.kernel))) and isolation.require_confinement is true"
+                ])
+        #expect(registry.skills.isEmpty)
+    }
+}
