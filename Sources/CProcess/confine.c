@@ -262,6 +262,10 @@ int skillhost_take_blocked(char *buffer, int size) {
     return 1;
 }
 
+/* SCMP_ACT_TRAP while the SIGSYS handler is in place (a worker); SCMP_ACT_ERRNO(EPERM) for a program that will
+   execve (its handlers are reset, so a trap would kill it). */
+static uint32_t blocked_action = SCMP_ACT_TRAP;
+
 static int trap(scmp_filter_ctx filter, const char *name, unsigned count, const struct scmp_arg_cmp *conditions) {
     int number = seccomp_syscall_resolve_name(name);
     if (number == __NR_SCMP_ERROR) return 0; /* not a call of this architecture */
@@ -270,7 +274,7 @@ static int trap(scmp_filter_ctx filter, const char *name, unsigned count, const 
         for (int i = 0; i < trapped_count; i++) known |= trapped[i].number == number;
         if (!known) trapped[trapped_count++] = (typeof(trapped[0])){number, name};
     }
-    return -seccomp_rule_add_array(filter, SCMP_ACT_TRAP, number, count, conditions);
+    return -seccomp_rule_add_array(filter, blocked_action, number, count, conditions);
 }
 
 static int trap_always(scmp_filter_ctx filter, const char *name) { return trap(filter, name, 0, NULL); }
@@ -290,6 +294,8 @@ static const char *const always_blocked[] = {
 };
 
 static int apply_seccomp(const struct skillhost_confinement *spec) {
+    blocked_action = spec->for_exec ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP;
+    if (spec->for_exec) goto filter;
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_blocked;
@@ -301,13 +307,14 @@ static int apply_seccomp(const struct skillhost_confinement *spec) {
     sigaddset(&sys, SIGSYS);
     pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
 
+filter:;
     scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
     if (!filter) return ENOMEM;
     int result = 0;
     for (size_t i = 0; i < sizeof always_blocked / sizeof always_blocked[0] && result == 0; i++)
         result = trap_always(filter, always_blocked[i]);
     /* The handler that reports blocked calls stays in place. */
-    if (result == 0) result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+    if (result == 0 && !spec->for_exec) result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_EQ, SIGSYS));
     if (result == 0 && !spec->network) {
         /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. */
         result = trap_when(filter, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));

@@ -48,7 +48,7 @@ final class MCPConnection: Sendable {
     /// Starts the server. `onNotification` gets server notifications; `onExit` the exit status, once.
     init(
         name: String, command: String, arguments: [String], environment: [String: String],
-        onNotification: @escaping @Sendable (String, JSONValue) -> Void,
+        sandbox: (Sandbox, launcher: String)? = nil, onNotification: @escaping @Sendable (String, JSONValue) -> Void,
         onExit: @escaping @Sendable (Int32) -> Void
     ) throws(MCPClientError) {
         self.name = name
@@ -56,9 +56,11 @@ final class MCPConnection: Sendable {
         signal(SIGPIPE, SIG_IGN)
         // Started like a worker (own process group, clean signal mask, no inherited descriptors) so it can be
         // stopped for sure; only what a program needs plus what config.json passes: never the host's secrets.
-        switch ChildProcess.spawn(
-            "/usr/bin/env", [command] + arguments, environment: ChildEnvironment.minimal(adding: environment))
-        {
+        // With a sandbox, the skillhost binary's sandbox role confines itself and then becomes the server.
+        let (program, argv) =
+            sandbox.map { ($0.launcher, $0.0.launcherArguments(command: command, arguments: arguments)) }
+            ?? ("/usr/bin/env", [command] + arguments)
+        switch ChildProcess.spawn(program, argv, environment: ChildEnvironment.minimal(adding: environment)) {
         case .failure(let reason): throw MCPClientError("cannot start MCP server \(name) (\(command)): \(reason)")
         case .success(let child): process = child
         }

@@ -13,6 +13,11 @@ public struct MCPServerConfiguration: Sendable, Equatable {
     public var callTimeout: Duration?
     /// Deadline of the handshake and `tools/list`.
     public var startTimeout: Duration = .seconds(20)
+    /// When set, the server runs confined as it says, started through `launcher` (the skillhost binary's
+    /// `sandbox` role).
+    public var sandbox: Sandbox?
+    /// The skillhost executable that starts sandboxed servers.
+    public var launcher: String?
 
     public init(
         command: String, arguments: [String] = [], environment: [String: String] = [:], callTimeout: Duration? = nil
@@ -82,6 +87,7 @@ public final class MCPSkillSource: Sendable {
         let connection = try MCPConnection(
             name: name, command: configuration.command, arguments: configuration.arguments,
             environment: configuration.environment,
+            sandbox: configuration.sandbox.flatMap { sandbox in configuration.launcher.map { (sandbox, $0) } },
             onNotification: { [weak self] method, _ in
                 guard method == "notifications/tools/list_changed", let self else { return }
                 Task { try? await self.refresh() }

@@ -147,12 +147,17 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     var starts: [Double] = []
     var probes: [Double] = []
     var plain: [Double] = []
+    var confinementLine = ""
     for _ in 0..<20 {
         let fresh = try processRegistry()
         var start = now()
-        _ = try fresh.load(file: folder + "/libskill-calculator.so").get()
+        let summary = try fresh.load(file: folder + "/libskill-calculator.so").get()
         starts.append(Double(now() - start))
         fresh.shutdown()
+        if starts.count == 1 { confinementLine = summary.placementText }
+        if starts.count == 1, let report = summary.confinement {
+            confinementLine += " (kernel \(report.kernel), Landlock ABI \(report.landlockABI))"
+        }
 
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
@@ -176,6 +181,7 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
             run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6)
     }
     print("")
+    print("worker: \(confinementLine)")
     print(line("worker start, spawn → plugin loaded and described", starts))
     print(line("in-process load with a probe in a child first", probes))
     print(line("in-process load without a probe", plain))

@@ -131,6 +131,10 @@ struct Config: Sendable {
                     if let value = server["start_timeout_s"] {
                         configuration.startTimeout = try seconds(value, "mcpServers.\(name).start_timeout_s")
                     }
+                    if let value = server["sandbox"] {
+                        configuration.sandbox = try sandbox(value, "mcpServers.\(name).sandbox", fail: fail)
+                        configuration.launcher = HostSetup.executablePath()
+                    }
                     config.mcpServers.append((name, configuration))
                 }
             case "isolation": config.isolation = try IsolationConfig.parse(value, fail: fail)
@@ -179,5 +183,37 @@ struct Config: Sendable {
         if let maximumTools { configuration.maximumTools = maximumTools }
         configuration.disabledSkills = disabledSkills
         return configuration
+    }
+}
+
+extension Config {
+    /// `"sandbox": true` (the defaults: no network, no extra folders) or `{"network": true, "read": ["~/models"],
+    /// "write": ["~/repo"]}`.
+    static func sandbox(_ value: JSONValue, _ key: String, fail: (String) -> CLIError) throws(CLIError) -> Sandbox {
+        if case .bool(true) = value { return Sandbox() }
+        let example = #"{"network": true, "read": ["~/models"], "write": ["~/repo"]}"#
+        guard let object = value.objectValue else { throw fail("\(key) must be true or an object such as \(example)") }
+        var sandbox = Sandbox()
+        func folders(_ value: JSONValue, _ name: String) throws(CLIError) -> [String] {
+            guard let items = value.arrayValue else { throw fail("\(key).\(name) must be a list of folders") }
+            return try items.enumerated().map { (index, item) throws(CLIError) in
+                guard let path = item.stringValue, path.hasPrefix("/") || path.hasPrefix("~") else {
+                    throw fail("\(key).\(name)[\(index)] must be a folder that is absolute or starts with ~")
+                }
+                return path
+            }
+        }
+        for (name, item) in object.members {
+            switch name {
+            case "network":
+                guard case .bool(let allowed) = item else { throw fail("\(key).network must be true or false") }
+                sandbox.network = allowed
+            case "read": sandbox.read = try folders(item, name)
+            case "write": sandbox.write = try folders(item, name)
+            default:
+                throw fail("unknown setting \(key).\(name); known: \(Sandbox.keys.joined(separator: ", "))")
+            }
+        }
+        return sandbox
     }
 }

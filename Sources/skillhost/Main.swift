@@ -53,6 +53,10 @@ struct SkillhostCLI {
             }
             WorkerMain.run(launch)
         }
+        // The sandbox role: confines itself, then becomes an MCP server configured with a "sandbox".
+        if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "sandbox" {
+            SandboxMain.run(Array(CommandLine.arguments.dropFirst(2)))
+        }
         // What plugins start and abandon (a setsid() child of a worker that died) comes to this process, which
         // stops it: nothing a plugin starts outlives skillhost.
         ProcessTree.adoptOrphans()

@@ -46,50 +46,6 @@ struct ConfinementTests {
         return try Fixture.compile(source, name: name, into: Paths.temporaryDirectory("confinement-\(name)"))
     }
 
-    /// A TCP listener on 127.0.0.1 that answers every connection with "hello\n" (on a thread of its own).
-    final class Listener: Sendable {
-        final class Count: Sendable {
-            let value = Mutex(0)
-        }
-        let descriptor: Int32
-        let port: Int
-        let accepted = Count()
-
-        init() throws {
-            let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(listening, pointer, length) == 0 && listen(listening, 8) == 0
-                        && getsockname(listening, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-            descriptor = listening
-            port = Int(UInt16(bigEndian: address.sin_port))
-            let accepted = accepted
-            Thread {
-                while true {
-                    let client = accept(listening, nil, nil)
-                    if client < 0 { return }
-                    accepted.value.withLock { $0 += 1 }
-                    _ = write(client, "hello\n", 6)
-                    close(client)
-                }
-            }.start()
-        }
-
-        var connections: Int { accepted.value.withLock { $0 } }
-
-        deinit {
-            shutdown(descriptor, Int32(SHUT_RDWR))
-            close(descriptor)
-        }
-    }
-
     /// The sentence for a call the filter blocked, as the host gives it.
     static func blocked(_ what: String, needs capability: String, reported: String) -> String {
         "escape: \(what) was blocked (the plugin does not declare \(capability); grant it with "
@@ -132,7 +88,7 @@ struct ConfinementTests {
     }
 
     @Test func noNetworkWithoutTheCapability() async throws {
-        let listener = try Listener()
+        let listener = try LoopbackListener()
         let host = try Host()
         _ = try host.registry.load(file: try Self.escape()).get()
         let connect = await host.call("escape_connect", ["port": .int(Int64(listener.port))])
@@ -196,7 +152,7 @@ struct ConfinementTests {
     }
 
     @Test func whatItDeclaresItMay() async throws {
-        let listener = try Listener()
+        let listener = try LoopbackListener()
         let folder = Paths.temporaryDirectory("confinement-models")
         try "weights".write(toFile: folder + "/model.bin", atomically: true, encoding: .utf8)
         let host = try Host()
@@ -216,7 +172,7 @@ struct ConfinementTests {
     }
 
     @Test func grantsWidenAndDenialsNarrowWhatItDeclares() async throws {
-        let listener = try Listener()
+        let listener = try LoopbackListener()
         let folder = Paths.temporaryDirectory("confinement-granted")
         try "granted".write(toFile: folder + "/note.txt", atomically: true, encoding: .utf8)
         var rules = ConfinementRules()

@@ -145,6 +145,48 @@ struct IsolationCLITests {
                 + "--isolate notes,units\n")
     }
 
+    /// Grants and denials from config.json, as `list` shows them and a blocked call names them; and their errors.
+    @Test func grantsAndDenialsFromTheConfig() async throws {
+        try writeConfig(#"{"isolation": {"deny": {"faults": ["exec"]}, "grant": {"calculator": ["network"]}}}"#)
+        let list = try await skillhost(["list", "--isolate", "all"])
+        #expect(
+            Self.row(list.stdout, "faults 1.0.0")?.hasSuffix(
+                "  process · confined: no network, no programs, reads and writes all your files; declared but denied: "
+                    + "run-programs") == true, "\(list.stdout)")
+        #expect(
+            Self.row(list.stdout, "calculator 1.0.0")?.hasSuffix(
+                "  process · confined: network, no programs, reads system files, writes its data dir; granted beyond "
+                    + "its declaration: network") == true)
+        let orphan = try await skillhost(["call", "fault_orphan", "{}"])
+        #expect(orphan.stderr.contains("[faults] stderr: skillhost worker: blocked clone()\n"))
+        #expect(
+            orphan.stderr.contains(
+                "error: fault_orphan failed: plugin \"faults\" crashed (killed by SIGSEGV); its last words: skillhost "
+                    + "worker: blocked clone()"), "\(orphan.stderr)")
+
+        try writeConfig(#"{"isolation": {"grant": {"weather": ["net"]}}}"#)
+        let bad = try await skillhost(["list"])
+        #expect(bad.status == 2)
+        #expect(
+            bad.stderr == "skillhost: \(home)/config/skillhost/config.json: isolation.grant.weather[0] is \"net\"; use "
+                + "\"network\", \"read\", \"write\", \"exec\", \"read:<folder>\" or \"write:<folder>\" (a folder is "
+                + "absolute or starts with ~)\nhint: fix the file or remove it\n")
+        try writeConfig(#"{"isolation": {"require_confinement": "yes"}}"#)
+        #expect(
+            try await skillhost(["list"]).stderr.hasPrefix(
+                "skillhost: \(home)/config/skillhost/config.json: isolation.require_confinement must be true or false"))
+        try writeConfig(#"{"mcpServers": {"x": {"command": "x", "sandbox": {"net": true}}}}"#)
+        #expect(
+            try await skillhost(["list"]).stderr.hasPrefix(
+                "skillhost: \(home)/config/skillhost/config.json: unknown setting mcpServers.x.sandbox.net; known: "
+                    + "network, read, write"))
+        try writeConfig(#"{"mcpServers": {"x": {"command": "x", "sandbox": {"write": ["repo"]}}}}"#)
+        #expect(
+            try await skillhost(["list"]).stderr.hasPrefix(
+                "skillhost: \(home)/config/skillhost/config.json: mcpServers.x.sandbox.write[0] must be a folder that "
+                    + "is absolute or starts with ~"))
+    }
+
     @Test func aMemoryLimitFromTheConfigStopsAHog() async throws {
         try writeConfig(#"{"isolation": {"memory_mb": 768}}"#)
         let result = try await skillhost(["call", "fault_hog"])

@@ -62,6 +62,8 @@ struct skillhost_confinement {
     const char *const *write_paths;   /**< readable and writable (its data directory, its temp directory) */
     int write_count;
     int maximum_abi;    /**< use at most this Landlock ABI (0: none — as on an older kernel); -1: the kernel's */
+    int for_exec;       /**< the process will execve a program: blocked calls fail with EPERM, without the SIGSYS
+                             record (a program's signal handlers do not survive execve) */
 };
 
 /** What skillhost_confine applied, as bits of its `applied` result. */

@@ -143,12 +143,13 @@ enum WorkerConfinement {
         }
     }
 
-    private static func confine(
-        _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int
+    static func confine(
+        _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int,
+        forExec: Bool = false
     ) -> Result<ConfinementReport, WorkerFailure> {
         var applied: Int32 = 0
         let result = withSpecification(
-            confinement, execute: execute, read: read, write: write, maximumABI: maximumABI
+            confinement, execute: execute, read: read, write: write, maximumABI: maximumABI, forExec: forExec
         ) { specification in
             withUnsafePointer(to: specification) { skillhost_confine($0, &applied) }
         }
@@ -169,7 +170,7 @@ enum WorkerConfinement {
     /// Calls `body` with the C form of a confinement; the strings live until it returns.
     private static func withSpecification<T>(
         _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int,
-        _ body: (skillhost_confinement) -> T
+        forExec: Bool = false, _ body: (skillhost_confinement) -> T
     ) -> T {
         let owned = [execute, read, write].map { list in list.map { strdup($0) } }
         defer { owned.joined().forEach { free($0) } }
@@ -186,7 +187,7 @@ enum WorkerConfinement {
                         execute_paths: execute.baseAddress, execute_count: Int32(execute.count),
                         read_paths: read.baseAddress, read_count: Int32(read.count),
                         write_paths: write.baseAddress, write_count: Int32(write.count),
-                        maximum_abi: Int32(maximumABI))
+                        maximum_abi: Int32(maximumABI), for_exec: forExec ? 1 : 0)
                     return body(specification)
                 }
             }

@@ -1,0 +1,142 @@
+import CProcess
+import Foundation
+import SkillJSON
+
+/// What a program started in a sandbox may do (config.json: `"mcpServers": {"x": {…, "sandbox": {"network": true,
+/// "read": ["~/models"], "write": ["~/repo"]}}}`). It may always read the system's files and run programs from the
+/// system folders; read the folder it was installed in (for `…/bin/server`: the folder above `bin`, which holds
+/// its libraries, as in a virtual environment) and the folder of every file its arguments name by absolute path;
+/// and write a private temporary folder. Anything else is what this grants.
+public struct Sandbox: Sendable, Equatable {
+    public var network = false
+    /// Extra readable folders (`~` is the user's home).
+    public var read: [String] = []
+    /// Extra writable folders.
+    public var write: [String] = []
+
+    public init(network: Bool = false, read: [String] = [], write: [String] = []) {
+        self.network = network
+        self.read = read
+        self.write = write
+    }
+
+    /// The keys config.json accepts.
+    public static let keys = ["network", "read", "write"]
+
+    package var json: JSONValue {
+        [
+            "network": .bool(network), "read": .array(read.map { .string($0) }),
+            "write": .array(write.map { .string($0) }),
+        ]
+    }
+
+    package init?(json: JSONValue) {
+        guard case .bool(let network)? = json["network"], let read = json["read"]?.arrayValue,
+            let write = json["write"]?.arrayValue
+        else { return nil }
+        self.init(
+            network: network, read: read.compactMap(\.stringValue), write: write.compactMap(\.stringValue))
+    }
+
+    /// The arguments (after argv[0]) that make the skillhost binary start `command arguments` confined as this
+    /// says, through its `sandbox` role.
+    public func launcherArguments(command: String, arguments: [String]) -> [String] {
+        ["sandbox", json.jsonText, "--", command] + arguments
+    }
+}
+
+/// The `sandbox` role of the binary: `skillhost sandbox '<json>' -- <program> <arguments…>` confines itself and
+/// becomes the program (`execve`), which keeps the confinement for good.
+package enum SandboxMain {
+    /// Never returns: becomes the program, or exits 127 (the program is not found) or 70 (it cannot be confined).
+    package static func run(_ arguments: [String]) -> Never {
+        guard arguments.count >= 3, arguments[1] == "--", let value = try? JSONValue(parsing: arguments[0]),
+            let sandbox = Sandbox(json: value)
+        else { fail(70, "sandbox is started by skillhost itself for MCP servers with a \"sandbox\"") }
+        let command = arguments[2]
+        let environment = ProcessInfo.processInfo.environment
+        guard let program = resolve(command, path: environment["PATH"] ?? "/usr/bin:/bin") else {
+            fail(127, "\(command): not found on PATH")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        func expand(_ path: String) -> String {
+            let expanded = path == "~" ? home : path.hasPrefix("~/") ? home + path.dropFirst(1) : path
+            return (expanded as NSString).standardizingPath
+        }
+        let path = environment["PATH"] ?? "/usr/bin:/bin"
+        var execute = WorkerConfinement.systemFolders + installFolders(program)
+        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
+        for interpreter in interpreters(of: program, path: path) { execute += installFolders(interpreter) }
+        var read = WorkerConfinement.systemFiles + sandbox.read.map(expand)
+        for argument in arguments.dropFirst(3) where argument.hasPrefix("/") {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), !isDirectory.boolValue {
+                read.append((argument as NSString).deletingLastPathComponent)
+            }
+        }
+        var write = ["/dev/null"] + sandbox.write.map(expand)
+        var template = Array((NSTemporaryDirectory() + "/skillhost-sandbox-XXXXXX").utf8CString)
+        if let folder = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) {
+            let path = String(cString: folder)
+            write.append(path)
+            setenv("TMPDIR", path, 1)
+        }
+        var confinement = Confinement(capabilities: [.runPrograms])
+        if sandbox.network { confinement.capabilities.insert(.network) }
+        let result = WorkerConfinement.confine(
+            confinement, execute: execute, read: read, write: write, maximumABI: -1, forExec: true)
+        if case .failure(let failure) = result { fail(70, failure.message) }
+        let argv = ([program] + arguments.dropFirst(3)).map { strdup($0) } + [nil]
+        execv(program, argv)
+        fail(126, "cannot run \(program): \(String(cString: strerror(errno)))")
+    }
+
+    /// The folder a program was installed in, for it and for what its symbolic link points to: for
+    /// `…/venv/bin/python3`, `…/venv` (its libraries live beside `bin`).
+    static func installFolders(_ program: String) -> [String] {
+        [program, realpath(program)].map { path in
+            let folder = (path as NSString).deletingLastPathComponent
+            return (folder as NSString).lastPathComponent == "bin"
+                ? (folder as NSString).deletingLastPathComponent : folder
+        }
+    }
+
+    /// The interpreters a script names on its `#!` line (with `env`, also the program `env` finds on `path`).
+    static func interpreters(of program: String, path: String) -> [String] {
+        guard let handle = FileHandle(forReadingAtPath: program) else { return [] }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 256)) ?? Data()
+        guard head.starts(with: Array("#!".utf8)) else { return [] }
+        let line = String(decoding: head.dropFirst(2).prefix { $0 != 10 }, as: UTF8.self)
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let interpreter = words.first else { return [] }
+        var result = [interpreter]
+        if (interpreter as NSString).lastPathComponent == "env",
+            let name = words.dropFirst().first(where: { !$0.hasPrefix("-") }), let found = resolve(name, path: path)
+        {
+            result.append(found)
+        }
+        return result
+    }
+
+    /// `command` itself when it holds a slash, else the first executable of that name on `path`.
+    static func resolve(_ command: String, path: String) -> String? {
+        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
+        for folder in path.split(separator: ":") {
+            let candidate = "\(folder)/\(command)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    private static func realpath(_ path: String) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func fail(_ status: Int32, _ message: String) -> Never {
+        FileHandle.standardError.write(Data("skillhost sandbox: \(message)\n".utf8))
+        exit(status)
+    }
+}

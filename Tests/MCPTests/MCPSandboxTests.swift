@@ -1,0 +1,81 @@
+import CProcess
+import Foundation
+import SkillHost
+import TestSupport
+import Testing
+
+@testable import MCP
+
+/// MCP servers started with a "sandbox": the skillhost binary's sandbox role confines itself and becomes the
+/// server, which then may read the system and its own installation, write only what the sandbox names, and reach
+/// the network only when allowed.
+@Suite(.serialized)
+struct MCPSandboxTests {
+    func source(_ name: String, _ command: String, _ arguments: [String], sandbox: Sandbox, registry: SkillRegistry)
+        -> MCPSkillSource
+    {
+        var configuration = MCPServerConfiguration(command: command, arguments: arguments)
+        configuration.sandbox = sandbox
+        configuration.launcher = Paths.skillhost
+        return MCPSkillSource(name: name, configuration: configuration, registry: registry)
+    }
+
+    func text(_ registry: SkillRegistry, _ skill: String, _ arguments: String) async -> String? {
+        await registry.invoke(skill, arguments: arguments).result?.stringValue
+    }
+
+    /// The reference server from PyPI (a script in a virtual environment) starts and answers inside the sandbox.
+    @Test func theReferenceTimeServerRunsSandboxed() async throws {
+        let python = try await PythonPeers.ensure()
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        let time = source(
+            "time", (python as NSString).deletingLastPathComponent + "/mcp-server-time", ["--local-timezone", "UTC"],
+            sandbox: Sandbox(), registry: registry)
+        try await time.start()
+        defer { time.stop() }
+        let now = await registry.invoke("get_current_time", arguments: #"{"timezone":"Asia/Tokyo"}"#)
+        #expect(now.result?["timezone"] == "Asia/Tokyo", "\(now.error ?? "")")
+    }
+
+    @Test func aSandboxedServerReachesOnlyWhatItIsGiven() async throws {
+        let python = try await PythonPeers.ensure()
+        let listener = try LoopbackListener()
+        let readable = Paths.temporaryDirectory("sandbox-readable")
+        let writable = Paths.temporaryDirectory("sandbox-writable")
+        let secret = Paths.temporaryDirectory("sandbox-secret")
+        try "shared".write(toFile: readable + "/a.txt", atomically: true, encoding: .utf8)
+        try "secret".write(toFile: secret + "/b.txt", atomically: true, encoding: .utf8)
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        let probing = source(
+            "probing", python, [Paths.fixtures + "/probing_mcp_server.py"],
+            sandbox: Sandbox(read: [readable], write: [writable]), registry: registry)
+        try await probing.start()
+        defer { probing.stop() }
+        #expect(await text(registry, "read_file", #"{"path":"\#(readable)/a.txt"}"#) == "ok: shared")
+        #expect(
+            await text(registry, "read_file", #"{"path":"\#(secret)/b.txt"}"#) == "PermissionError: Permission denied")
+        #expect(await text(registry, "write_file", #"{"path":"\#(writable)/c.txt"}"#) == "ok: written")
+        #expect(
+            await text(registry, "write_file", #"{"path":"\#(readable)/c.txt"}"#)
+                == "PermissionError: Permission denied")
+        #expect(
+            await text(registry, "connect", #"{"port":\#(listener.port)}"#)
+                == "PermissionError: Operation not permitted")
+        #expect(listener.connections == 0)
+        #expect(
+            await text(registry, "signal_parent", "{}") == "PermissionError: Operation not permitted"
+                || skillhost_landlock_abi() < 6)
+
+        // With the network allowed, the same server connects.
+        let networked = try makeRegistry()
+        defer { networked.shutdown() }
+        let online = source(
+            "online", python, [Paths.fixtures + "/probing_mcp_server.py"], sandbox: Sandbox(network: true),
+            registry: networked)
+        try await online.start()
+        defer { online.stop() }
+        #expect(await text(networked, "connect", #"{"port":\#(listener.port)}"#) == "ok: hello")
+    }
+}
