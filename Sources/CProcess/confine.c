@@ -6,13 +6,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -293,23 +297,8 @@ static const char *const always_blocked[] = {
     "syslog", "lookup_dcookie", "vhangup",
 };
 
-static int apply_seccomp(const struct skillhost_confinement *spec) {
-    blocked_action = spec->for_exec ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP;
-    if (spec->for_exec) goto filter;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_sigaction = on_blocked;
-    action.sa_flags = SA_SIGINFO;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGSYS, &action, NULL) != 0) return errno;
-    sigset_t sys;
-    sigemptyset(&sys);
-    sigaddset(&sys, SIGSYS);
-    pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
-
-filter:;
-    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-    if (!filter) return ENOMEM;
+/* Adds the rules `spec` calls for. 0 or an errno value. */
+static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement *spec) {
     int result = 0;
     for (size_t i = 0; i < sizeof always_blocked / sizeof always_blocked[0] && result == 0; i++)
         result = trap_always(filter, always_blocked[i]);
@@ -335,9 +324,72 @@ filter:;
             if (number != __NR_SCMP_ERROR) result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
         }
     }
-    if (result == 0) result = -seccomp_load(filter);
-    seccomp_release(filter);
     return result;
+}
+
+/* The last compiled filter, for the choices it was compiled for: compiling costs about half a millisecond, and a
+   worker compiles the filter its plugin most likely gets while the peeking child runs. */
+static struct {
+    int valid, network, exec, for_exec;
+    struct sock_filter *program;
+    unsigned short length;
+} compiled;
+
+static int matches(const struct skillhost_confinement *spec) {
+    return compiled.valid && compiled.network == !!spec->network && compiled.exec == !!spec->exec &&
+           compiled.for_exec == !!spec->for_exec;
+}
+
+int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
+    if (matches(spec)) return 0;
+    blocked_action = spec->for_exec ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP;
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    if (!filter) return ENOMEM;
+    int result = add_rules(filter, spec);
+    int fd = -1;
+    if (result == 0) {
+        fd = memfd_create("skillhost-seccomp", MFD_CLOEXEC);
+        if (fd < 0) result = errno;
+    }
+    if (result == 0) result = -seccomp_export_bpf(filter, fd);
+    seccomp_release(filter);
+    if (result == 0) {
+        off_t size = lseek(fd, 0, SEEK_END);
+        struct sock_filter *program = size > 0 && size <= 65535 * (off_t)sizeof *program ? malloc((size_t)size) : NULL;
+        if (!program || pread(fd, program, (size_t)size, 0) != size) {
+            free(program);
+            result = EIO;
+        } else {
+            free(compiled.program);
+            compiled.program = program;
+            compiled.length = (unsigned short)(size / (off_t)sizeof *program);
+            compiled.network = !!spec->network;
+            compiled.exec = !!spec->exec;
+            compiled.for_exec = !!spec->for_exec;
+            compiled.valid = 1;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return result;
+}
+
+static int apply_seccomp(const struct skillhost_confinement *spec) {
+    int result = skillhost_seccomp_prepare(spec);
+    if (result != 0) return result;
+    if (!spec->for_exec) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_blocked;
+        action.sa_flags = SA_SIGINFO;
+        sigemptyset(&action.sa_mask);
+        if (sigaction(SIGSYS, &action, NULL) != 0) return errno;
+        sigset_t sys;
+        sigemptyset(&sys);
+        sigaddset(&sys, SIGSYS);
+        pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+    }
+    struct sock_fprog program = {.len = compiled.length, .filter = compiled.program};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
 }
 
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {

@@ -60,6 +60,9 @@ static int report(int fd, const skill_plugin *plugin) {
     PUT(number, (size_t)length);
     for (int i = 0; paths && paths[i] && i < SKILLHOST_PEEK_MAX_PATHS; i++) PUT(paths[i], strnlen(paths[i], 4095));
 #undef PUT
+    /* The report ends where its length says, so the worker need not wait for this process to be torn down. */
+    uint32_t length32 = (uint32_t)used;
+    if (write(fd, &length32, sizeof length32) != (ssize_t)sizeof length32) return 1;
     size_t written = 0;
     while (written < used) {
         ssize_t n = write(fd, buffer + written, used - written);
@@ -75,9 +78,8 @@ static long long now_ms(void) {
     return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *confinement, int timeout_ms,
-                          char *out, int out_size, int *out_length) {
-    *out_length = 0;
+int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
+                         int *report_fd) {
     int channel[2];
     if (pipe2(channel, O_CLOEXEC) != 0) return errno;
     pid_t child = fork();
@@ -93,7 +95,7 @@ int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *
         close_range(4, ~0U, 0);
         int applied;
         if (skillhost_confine(confinement, &applied) != 0) _exit(3);
-        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
         if (!handle) _exit(4);
         const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");
         if (!entry) _exit(5);
@@ -102,7 +104,14 @@ int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *
         _exit(report(3, plugin) == 0 ? 0 : 7);
     }
     close(channel[1]);
-    int result = 0, used = 0;
+    *pid = child;
+    *report_fd = channel[0];
+    return 0;
+}
+
+int skillhost_peek_finish(pid_t child, int channel, int timeout_ms, char *out, int out_size, int *out_length) {
+    *out_length = 0;
+    int result = 0, used = 0, complete = 0;
     long long deadline = now_ms() + timeout_ms;
     for (;;) {
         long long left = deadline - now_ms();
@@ -110,22 +119,70 @@ int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *
             result = ETIMEDOUT;
             break;
         }
-        struct pollfd wait_for = {.fd = channel[0], .events = POLLIN};
+        struct pollfd wait_for = {.fd = channel, .events = POLLIN};
         int ready = poll(&wait_for, 1, (int)left);
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) continue;
-        ssize_t n = read(channel[0], out + used, (size_t)(out_size - used));
+        ssize_t n = read(channel, out + used, (size_t)(out_size - used));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         used += (int)n;
+        if (used >= 4) {
+            uint32_t expected;
+            memcpy(&expected, out, sizeof expected);
+            if (expected > (uint32_t)out_size - 4) break;
+            if ((uint32_t)used >= expected + 4) {
+                complete = 1;
+                break;
+            }
+        }
         if (used == out_size) break;
     }
-    close(channel[0]);
-    if (result != 0) kill(child, SIGKILL);
+    close(channel);
+    /* Whatever it still does (a constructor's thread, its exit), it is done: the report is in. */
+    kill(child, SIGKILL);
     int status = 0;
+    if (complete) {
+        /* Reaped now if it is gone, or later with the worker's other children: its teardown is not waited for. */
+        waitpid(child, &status, WNOHANG);
+        used -= 4;
+        memmove(out, out + 4, (size_t)used);
+        *out_length = used;
+        return 0;
+    }
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    if (result == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) result = ECHILD;
-    *out_length = result == 0 ? used : 0;
-    return result;
+    return result != 0 ? result : ECHILD;
+}
+
+int skillhost_mapped_folders(const char *skip, char *out, int out_size) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    static char maps[1 << 18];
+    size_t length = 0;
+    ssize_t n;
+    while (length < sizeof maps - 1 && (n = read(fd, maps + length, sizeof maps - 1 - length)) > 0) length += (size_t)n;
+    close(fd);
+    maps[length] = 0;
+    int used = 0;
+    for (char *line = maps; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end) *end = 0;
+        char *path = strchr(line, '/');
+        char *slash = path ? strrchr(path, '/') : NULL;
+        if (path && slash && strcmp(path, skip) != 0) {
+            size_t folder = slash == path ? 1 : (size_t)(slash - path);
+            /* Maps list a file's segments one after another: compare with the folders kept so far. */
+            int known = 0;
+            for (int at = 0; at < used && !known; at += (int)strlen(out + at) + 1)
+                known = strlen(out + at) == folder && memcmp(out + at, path, folder) == 0;
+            if (!known && used + (int)folder + 1 <= out_size) {
+                memcpy(out + used, path, folder);
+                used += (int)folder;
+                out[used++] = 0;
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return used;
 }

@@ -41,6 +41,7 @@ extension PluginLifecycle {
             file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit, rules: isolation.rules)
         launch.maximumLandlockABI = isolation.maximumLandlockABI
+        launch.confines = isolation.confines
         let started = IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
@@ -89,6 +90,7 @@ extension PluginLifecycle {
             file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
             resultLimit: configuration.resultLimit, rules: isolation.rules)
         launch.maximumLandlockABI = isolation.maximumLandlockABI
+        launch.confines = isolation.confines
         switch IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         {

@@ -56,10 +56,11 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         print("isolation: \(skillhost) not found; build it first (swift build -c release)")
         return
     }
-    func processRegistry() throws -> SkillRegistry {
+    func processRegistry(confines: Bool = true) throws -> SkillRegistry {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
         var isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+        isolation.confines = confines
         isolation.maximumCrashes = 1000  // the deadline measurement kills the worker on purpose, again and again
         configuration.isolation = isolation
         return try SkillRegistry(configuration: configuration)
@@ -86,11 +87,19 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
             name: "raw pipe round trip of a \(request.utf8.count)-byte line (floor)",
             runs: try pipeFloorRuns(calls, line: request)
         ).line)
-    print(
-        Row(
-            name: "process mode, calling thread waits (invokeOnCurrentThread)",
-            runs: measure(calls) { _ = registry.invokeOnCurrentThread("calculator", arguments: arguments) }
-        ).line)
+    // Confined and unconfined workers measured run by run, alternately, so a busy machine weighs on both alike.
+    let unconfined = try processRegistry(confines: false)
+    _ = try unconfined.load(file: folder + "/libskill-calculator.so").get()
+    var confinedRuns: [Run] = []
+    var unconfinedRuns: [Run] = []
+    let one = Options(["--calls", String(calls.calls), "--runs", "1"])
+    for _ in 0..<calls.runs {
+        confinedRuns += measure(one) { _ = registry.invokeOnCurrentThread("calculator", arguments: arguments) }
+        unconfinedRuns += measure(one) { _ = unconfined.invokeOnCurrentThread("calculator", arguments: arguments) }
+    }
+    unconfined.shutdown()
+    print(Row(name: "process mode, calling thread waits (invokeOnCurrentThread)", runs: confinedRuns).line)
+    print(Row(name: "the same without confinement (alternate runs)", runs: unconfinedRuns).line)
     print(
         Row(
             name: "in-process, calling thread (invokeOnCurrentThread)",
@@ -148,12 +157,20 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     var probes: [Double] = []
     var plain: [Double] = []
     var confinementLine = ""
-    for _ in 0..<20 {
+    var bareStarts: [Double] = []
+    let loads = 40
+    for _ in 0..<loads {
         let fresh = try processRegistry()
         var start = now()
         let summary = try fresh.load(file: folder + "/libskill-calculator.so").get()
         starts.append(Double(now() - start))
         fresh.shutdown()
+
+        let bare = try processRegistry(confines: false)
+        start = now()
+        _ = try bare.load(file: folder + "/libskill-calculator.so").get()
+        bareStarts.append(Double(now() - start))
+        bare.shutdown()
         if starts.count == 1 { confinementLine = summary.placementText }
         if starts.count == 1, let report = summary.confinement {
             confinementLine += " (kernel \(report.kernel), Landlock ABI \(report.landlockABI))"
@@ -177,12 +194,13 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     func line(_ name: String, _ values: [Double]) -> String {
         let run = Run(samples: values)
         return String(
-            format: "%@ (20 loads): median %.1f ms, p10 %.1f ms, p90 %.1f ms", name, run.percentile(0.5) / 1e6,
+            format: "%@ (\(loads) loads): median %.1f ms, p10 %.1f ms, p90 %.1f ms", name, run.percentile(0.5) / 1e6,
             run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6)
     }
     print("")
     print("worker: \(confinementLine)")
     print(line("worker start, spawn → plugin loaded and described", starts))
+    print(line("the same without confinement (interleaved)", bareStarts))
     print(line("in-process load with a probe in a child first", probes))
     print(line("in-process load without a probe", plain))
     try await reloadBenchmarks(isolation: IsolationSettings(executable: skillhost) { _, _ in .process })

@@ -94,13 +94,26 @@ int skillhost_take_blocked(char *buffer, int size);
 
 enum { SKILLHOST_PEEK_REPORT_SIZE = 65536, SKILLHOST_PEEK_MAX_PATHS = 64 };
 
-/** Learns what the plugin at `path` declares without letting its code do anything: a child process confines
-    itself with `confinement`, loads the plugin (constructors run there), calls skill_plugin_entry and reports the
-    name, the capabilities in decimal and each read path, each followed by a NUL, into `out` (`out_size` should
-    be SKILLHOST_PEEK_REPORT_SIZE). Returns 0 and sets `out_length`; ETIMEDOUT when the child took longer than
-    `timeout_ms` (it is killed); ECHILD when it failed or crashed; another errno when it could not start.
+/** Compiles the seccomp filter `spec` calls for and keeps it, so a later skillhost_confine with the same network,
+    exec and for_exec choices loads it without compiling (about half a millisecond). 0 or an errno value.
+    [one thread at a time] */
+int skillhost_seccomp_prepare(const struct skillhost_confinement *spec);
+
+/** Starts learning what the plugin at `path` declares without letting its code do anything: a child process
+    (fork) keeps only a report pipe open, confines itself with `confinement`, loads the plugin (its constructors run
+    there), calls skill_plugin_entry and writes the name, the capabilities in decimal and each read path, each
+    followed by a NUL. Sets the child's `pid` and the read end of the report pipe (`report_fd`); 0 or an errno value.
     [a process with one thread: it forks] */
-int skillhost_peek_plugin(const char *path, const struct skillhost_confinement *confinement, int timeout_ms,
-                          char *out, int out_size, int *out_length);
+int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
+                         int *report_fd);
+
+/** The folders of the files this process maps (from /proc/self/maps), except the file `skip`, each once and
+    followed by a NUL, into `out`; returns the bytes used. */
+int skillhost_mapped_folders(const char *skip, char *out, int out_size);
+
+/** Reads the report of skillhost_peek_start into `out` (`out_size` should be SKILLHOST_PEEK_REPORT_SIZE), closes
+    the pipe and reaps the child. Returns 0 and sets `out_length`; ETIMEDOUT when the child took longer than
+    `timeout_ms` (it is killed); ECHILD when it failed or crashed. */
+int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
 
 #endif

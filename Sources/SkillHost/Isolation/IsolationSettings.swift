@@ -46,6 +46,8 @@ public struct IsolationSettings: Sendable {
     public var rules = ConfinementRules()
     /// Use at most this Landlock ABI (0: none), to see how plugins fare on an older kernel; nil: the kernel's.
     package var maximumLandlockABI: Int?
+    /// False only for the benchmark that measures what confinement costs: workers then skip it.
+    package var confines = true
 
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
         self.executable = executable
@@ -67,6 +69,8 @@ package struct WorkerLaunch: Sendable, Equatable {
     package var rules: ConfinementRules
     /// `IsolationSettings.maximumLandlockABI`.
     package var maximumLandlockABI: Int?
+    /// `IsolationSettings.confines`.
+    package var confines = true
 
     package init(
         file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
@@ -87,6 +91,7 @@ package struct WorkerLaunch: Sendable, Equatable {
             "--confine", rules.json.jsonText,
         ]
         if let maximumLandlockABI { result += ["--landlock-abi", String(maximumLandlockABI)] }
+        if !confines { result += ["--confines", "no"] }
         if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
         if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
         if let value = limits.openFiles { result += ["--limit-files", String(value)] }
@@ -112,5 +117,6 @@ package struct WorkerLaunch: Sendable, Equatable {
         limits.openFiles = values["--limit-files"].flatMap { UInt64($0) }
         self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result, rules: rules)
         maximumLandlockABI = values["--landlock-abi"].flatMap { Int($0) }
+        confines = values["--confines"] != "no"
     }
 }

@@ -24,18 +24,55 @@ enum WorkerConfinement {
         let name: String?
     }
 
-    /// Peeks at the plugin at `launch.copy`, then confines this process. Fails with a sentence when the
-    /// confinement cannot be applied, or is partial while the rules require it complete.
-    static func apply(_ launch: WorkerLaunch, rules: ConfinementRules) -> Result<Applied, WorkerFailure> {
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+    /// A peek under way: the child reads the declaration while the worker sets up its registry.
+    struct Peek {
+        let base: Paths
+        let child: pid_t
+        let report: Int32
+        let temporary: String?
+        let maximumABI: Int
+    }
+
+    /// Starts the peek: a confined child loads the plugin at `launch.copy` and reports its declaration. Gives the
+    /// worker its private temporary folder (`TMPDIR`), and compiles meanwhile the filter a plugin that declares
+    /// nothing gets. Nil when the child cannot start (the plugin is then confined as declaring nothing).
+    static func begin(_ launch: WorkerLaunch) -> Peek {
         let base = basePaths(copy: launch.copy)
-        // The child gets nothing beyond computing; what it reports decides what this process may do.
+        let temporary = makeTemporaryDirectory()
+        if let temporary { setenv("TMPDIR", temporary, 1) }
         let abi = launch.maximumLandlockABI ?? -1
-        let declared = peek(launch.copy, paths: base, maximumABI: abi)
+        var child: pid_t = -1
+        var report: Int32 = -1
+        let started = withSpecification(
+            Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"], maximumABI: abi
+        ) { specification in
+            withUnsafePointer(to: specification) { pointer in
+                let started = skillhost_peek_start(launch.copy, pointer, &child, &report)
+                _ = skillhost_seccomp_prepare(pointer)
+                return started
+            }
+        }
+        if started != 0 { child = -1 }
+        return Peek(base: base, child: child, report: report, temporary: temporary, maximumABI: abi)
+    }
+
+    /// Reads the declaration, widens or narrows it by the user's rules, and confines this process for good. Fails
+    /// with a sentence when the confinement cannot be applied, or is partial while the rules require it complete.
+    static func finish(_ peek: Peek, _ launch: WorkerLaunch, rules: ConfinementRules) -> Result<Applied, WorkerFailure>
+    {
+        // Landlock and the filter bind only the calling thread (and the threads it starts from now on): one that
+        // already ran could later run plugin code unconfined.
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        guard threads == 1 else {
+            return .failure(WorkerFailure("cannot confine the plugin: the worker already runs \(threads) threads"))
+        }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let declared = peek.child > 0 ? read(peek) : nil
         let confinement = rules.confinement(
             for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
             home: home)
         var writable = ["/dev/null"] + confinement.writePaths
+        if let temporary = peek.temporary { writable.append(temporary) }
         if let name = declared?.name {
             let data = (launch.dataDirectory as NSString).appendingPathComponent(name)
             // Created here, while the parent is still writable (the registry only finds it later).
@@ -47,13 +84,9 @@ enum WorkerConfinement {
                 FileHandle.standardError.write(Data("skillhost worker: cannot create \(data): \(error)\n".utf8))
             }
         }
-        if let temporary = makeTemporaryDirectory(name: declared?.name ?? "plugin") {
-            writable.append(temporary)
-            setenv("TMPDIR", temporary, 1)
-        }
         let report = confine(
-            confinement, execute: base.execute, read: base.read + confinement.readPaths, write: writable,
-            maximumABI: abi)
+            confinement, execute: peek.base.execute, read: peek.base.read + confinement.readPaths, write: writable,
+            maximumABI: peek.maximumABI)
         switch report {
         case .failure(let failure): return .failure(failure)
         case .success(let report):
@@ -81,27 +114,28 @@ enum WorkerConfinement {
     /// and the skillhost binary itself), and the plugin's private copy.
     static func basePaths(copy: String) -> Paths {
         var execute = systemFolders
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        var folders = Set<String>()
-        if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
-            for line in maps.split(separator: "\n") {
-                guard let slash = line.firstIndex(of: "/") else { continue }
-                let path = String(line[slash...])
-                // The binary itself, not its folder (a build folder holds more than the program).
-                if path == executable { continue }
-                folders.insert((path as NSString).deletingLastPathComponent)
-            }
+        var link = [CChar](repeating: 0, count: 4096)
+        let linked = readlink("/proc/self/exe", &link, link.count - 1)
+        let executable =
+            linked > 0 ? String(decoding: link[0..<linked].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        // The binary itself, not its folder (a build folder holds more than the program).
+        var buffer = [CChar](repeating: 0, count: 65536)
+        let used = Int(skillhost_mapped_folders(executable, &buffer, Int32(buffer.count)))
+        let folders = buffer[0..<used].split(separator: 0).map {
+            String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
-        execute += folders.sorted().filter { folder in !systemFolders.contains { folder.hasPrefix($0 + "/") } }
+        execute += folders.filter { folder in !systemFolders.contains { folder == $0 || folder.hasPrefix($0 + "/") } }
         if !executable.isEmpty { execute.append(executable) }
         execute.append(copy)
         var read = systemFiles
         // A symbolic link's target must be readable too (/etc/resolv.conf → /run/systemd/resolve/…).
-        for path in systemFiles {
+        for path in systemFiles where !path.hasPrefix("/proc/") {
+            var status = stat()
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { continue }
             if let resolved = realpath(path, nil) {
                 let target = String(cString: resolved)
                 free(resolved)
-                if target != path, !path.hasPrefix("/proc/") { read.append(target) }
+                if target != path { read.append(target) }
             }
         }
         return Paths(execute: execute, read: read)
@@ -113,19 +147,12 @@ enum WorkerConfinement {
         let readPaths: [String]
     }
 
-    /// What the plugin declares, read by a child that confines itself before loading it; nil when the child
-    /// failed (the real load then fails the same way and says why).
-    static func peek(_ copy: String, paths: Paths, maximumABI: Int) -> Declared? {
+    /// What the child reported; nil when it failed (the real load then fails the same way and says why).
+    static func read(_ peek: Peek) -> Declared? {
         var buffer = [CChar](repeating: 0, count: Int(SKILLHOST_PEEK_REPORT_SIZE))
         var length: Int32 = 0
-        let result = withSpecification(
-            Confinement(), execute: paths.execute, read: paths.read, write: ["/dev/null"], maximumABI: maximumABI
-        ) { specification in
-            withUnsafePointer(to: specification) { pointer in
-                skillhost_peek_plugin(copy, pointer, 60_000, &buffer, Int32(buffer.count), &length)
-            }
-        }
-        guard result == 0 else { return nil }
+        guard skillhost_peek_finish(peek.child, peek.report, 60_000, &buffer, Int32(buffer.count), &length) == 0
+        else { return nil }
         let fields = buffer[0..<Int(length)].split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
@@ -136,8 +163,10 @@ enum WorkerConfinement {
             readPaths: Array(readPaths))
     }
 
-    private static func makeTemporaryDirectory(name: String) -> String? {
-        var template = Array((NSTemporaryDirectory() + "/tmp-\(name)-XXXXXX").utf8CString)
+    private static func makeTemporaryDirectory() -> String? {
+        // $TMPDIR as the host set it (its private folder); read directly, as Foundation's first use costs time.
+        let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((folder + "/worker-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
         }

@@ -22,20 +22,15 @@ package enum WorkerMain {
         // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
         ProcessTree.adoptOrphans()
         // Before any plugin code runs in this process (and before any other thread exists, since Landlock and the
-        // system-call filter bind the calling thread and the threads it starts): learn what the plugin declares
-        // from a confined child, then confine this process for good with that plus the user's grants.
+        // system-call filter bind the calling thread and the threads it starts): a confined child learns what the
+        // plugin declares while this process sets up its registry; then this process confines itself for good
+        // with that plus the user's grants.
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
         if threads > 1 {
             FileHandle.standardError.write(
                 Data("skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n".utf8))
         }
-        // A plugin that cannot be confined as required is not loaded at all; `describe` says why.
-        var confinement: ConfinementReport?
-        var refusal: String?
-        switch WorkerConfinement.apply(launch, rules: launch.rules) {
-        case .failure(let failure): refusal = failure.message
-        case .success(let applied): confinement = applied.report
-        }
+        let peek = launch.confines ? WorkerConfinement.begin(launch) : nil
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
         if let value = launch.limits.openFiles { limit(RLIMIT_NOFILE, value, "open files") }
@@ -59,6 +54,14 @@ package enum WorkerMain {
         }
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch { fail(error.description) }
+        // A plugin that cannot be confined as required is not loaded at all; `describe` says why.
+        var confinement: ConfinementReport?
+        var refusal: String?
+        switch peek.map({ WorkerConfinement.finish($0, launch, rules: launch.rules) }) {
+        case .failure(let failure)?: refusal = failure.message
+        case .success(let applied)?: confinement = applied.report
+        case nil: break
+        }
         // Constructors and `init` run here; if they crash or hang, the host sees it and rejects the file.
         let loaded: Result<PluginSummary, PluginLoadError>
         if let refusal {
