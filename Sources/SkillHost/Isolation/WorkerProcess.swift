@@ -502,7 +502,9 @@ final class WorkerProcess: Sendable {
                     state.recentErrors.append(text)
                     if state.recentErrors.count > 3 { state.recentErrors.removeFirst() }
                 }
-                relay(LogRecord(level: .warning, source: plugin, message: "stderr: \(text)"))
+                // What confinement blocked is also in the failed call's error: logged at info level, not twice.
+                let blocked = text.hasPrefix("skillhost worker: blocked ")
+                relay(LogRecord(level: blocked ? .info : .warning, source: plugin, message: "stderr: \(text)"))
             }
         }
         close(descriptor)
