@@ -78,4 +78,18 @@ struct MCPSandboxTests {
         defer { online.stop() }
         #expect(await text(networked, "connect", #"{"port":\#(listener.port)}"#) == "ok: hello")
     }
+
+    /// What a sandboxed program may read of where it is installed: never the root, the home folder or ~/.local.
+    @Test func installFoldersStayNarrow() throws {
+        let home = Paths.temporaryDirectory("sandbox-home")
+        try FileManager.default.createDirectory(atPath: home + "/.local/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/.local/lib", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/venv/bin", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: home + "/venv/pyvenv.cfg", contents: Data())
+        #expect(SandboxMain.installFolders("/usr/bin/true", home: home).first == "/usr")
+        #expect(SandboxMain.installFolders(home + "/.local/bin/server", home: home).first == home + "/.local/bin")
+        #expect(SandboxMain.installFolders(home + "/venv/bin/server", home: home).first == home + "/venv")
+        #expect(SandboxMain.installFolders(home + "/server", home: home).first == nil)
+        #expect(SandboxMain.installFolders("/server", home: home).first == nil)
+    }
 }

@@ -210,6 +210,33 @@ struct ConfinementTests {
         #expect(gone, "the daemon was stopped with its worker")
     }
 
+    /// The peek's plugin name names the data directory the worker creates: "../x" must not make a folder outside.
+    @Test func aHostileNameMakesNoFolderOutsideTheDataDirectory() async throws {
+        let marker = "pwned-\(UUID().uuidString.prefix(8).lowercased())"
+        let source = """
+            #include "skill_sdk.h"
+            static int ok(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                (void)s, (void)args;
+                api->set_result(call, "1", 1);
+                return SKILL_OK;
+            }
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("hostile_ok", "OK", "OK.", "{\\"type\\":\\"object\\"}", SKILL_RISK_READ_ONLY, 0, ok),
+            };
+            SKILL_PLUGIN("../\(marker)", "1.0.0", "Hostile name", skills)
+            """
+        let file = try Fixture.compile(source, name: "hostile", into: Paths.temporaryDirectory("confinement-hostile"))
+        let host = try Host()
+        guard case .failure(let error) = host.registry.load(file: file) else {
+            Issue.record("a plugin named ../\(marker) loaded")
+            return
+        }
+        #expect(error.problems.map(\.description).joined().contains("name"), "\(error.problems)")
+        let outside = host.registry.configuration.dataDirectory.deletingLastPathComponent().appendingPathComponent(
+            marker)
+        #expect(!FileManager.default.fileExists(atPath: outside.path))
+    }
+
     /// A plugin built against the frozen v1.0 header (no capabilities field) is confined as declaring nothing.
     @Test func aV1_0PluginIsConfinedAsDeclaringNothing() async throws {
         let folder = Paths.temporaryDirectory("confinement-v1.0")

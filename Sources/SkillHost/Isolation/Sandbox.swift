@@ -4,9 +4,10 @@ import SkillJSON
 
 /// What a program started in a sandbox may do (config.json: `"mcpServers": {"x": {…, "sandbox": {"network": true,
 /// "read": ["~/models"], "write": ["~/repo"]}}}`). It may always read the system's files and run programs from the
-/// system folders; read the folder it was installed in (for `…/bin/server`: the folder above `bin`, which holds
-/// its libraries, as in a virtual environment) and the folder of every file its arguments name by absolute path;
-/// and write a private temporary folder. Anything else is what this grants.
+/// system folders; read and run what is in the folder it was installed in (see `SandboxMain.installFolders`) and
+/// its script's interpreter's; read the folder of every file its arguments name by absolute path (the file alone
+/// when that folder is the root or the home folder); and write a private temporary folder. Anything else is what
+/// this grants.
 public struct Sandbox: Sendable, Equatable {
     public var network = false
     /// Extra readable folders (`~` is the user's home).
@@ -64,14 +65,17 @@ package enum SandboxMain {
             return (expanded as NSString).standardizingPath
         }
         let path = environment["PATH"] ?? "/usr/bin:/bin"
-        var execute = WorkerConfinement.systemFolders + installFolders(program)
+        var execute = WorkerConfinement.systemFolders + installFolders(program, home: home)
         // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
-        for interpreter in interpreters(of: program, path: path) { execute += installFolders(interpreter) }
+        for interpreter in interpreters(of: program, path: path) { execute += installFolders(interpreter, home: home) }
         var read = WorkerConfinement.systemFiles + sandbox.read.map(expand)
+        // A file named in the arguments (`python3 /srv/mcp/server.py`) with its folder — unless that folder is the
+        // root or the home folder itself: then the file alone.
         for argument in arguments.dropFirst(3) where argument.hasPrefix("/") {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), !isDirectory.boolValue {
-                read.append((argument as NSString).deletingLastPathComponent)
+                let folder = (argument as NSString).deletingLastPathComponent
+                read.append(folder == "/" || folder == home ? argument : folder)
             }
         }
         var write = ["/dev/null"] + sandbox.write.map(expand)
@@ -91,13 +95,29 @@ package enum SandboxMain {
         fail(126, "cannot run \(program): \(String(cString: strerror(errno)))")
     }
 
-    /// The folder a program was installed in, for it and for what its symbolic link points to: for
-    /// `…/venv/bin/python3`, `…/venv` (its libraries live beside `bin`).
-    static func installFolders(_ program: String) -> [String] {
-        [program, realpath(program)].map { path in
+    /// The folders a program was installed in, for it and for what its symbolic link points to: its own folder,
+    /// or for `…/bin/x` in a virtual environment (a `pyvenv.cfg` beside `bin`), an installation prefix (`lib`
+    /// beside `bin`, such as pyenv's) or under /usr or /opt, the folder above `bin`, which holds its libraries.
+    /// Never the root, the home folder, ~/.local or a folder above the home folder.
+    package static func installFolders(_ program: String, home: String) -> [String] {
+        [program, realpath(program)].compactMap { path in
             let folder = (path as NSString).deletingLastPathComponent
-            return (folder as NSString).lastPathComponent == "bin"
-                ? (folder as NSString).deletingLastPathComponent : folder
+            if (folder as NSString).lastPathComponent == "bin" {
+                let prefix = (folder as NSString).deletingLastPathComponent
+                // An installation prefix (`lib` beside `bin`, as pyenv or a toolchain has) — but never one that is
+                // the home folder, ~/.local (which holds other programs' data) or holds the home folder.
+                let shared = prefix == home || prefix == home + "/.local" || home.hasPrefix(prefix + "/")
+                var isDirectory: ObjCBool = false
+                let hasLibraries =
+                    FileManager.default.fileExists(atPath: prefix + "/lib", isDirectory: &isDirectory)
+                    && isDirectory.boolValue
+                if FileManager.default.fileExists(atPath: prefix + "/pyvenv.cfg") || prefix == "/usr"
+                    || prefix.hasPrefix("/usr/") || prefix.hasPrefix("/opt/") || (hasLibraries && !shared)
+                {
+                    return prefix
+                }
+            }
+            return folder == "/" || folder == home ? nil : folder
         }
     }
 

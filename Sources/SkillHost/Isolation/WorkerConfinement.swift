@@ -2,8 +2,8 @@ import CProcess
 import Foundation
 
 /// The worker's side of confinement, before any of the plugin's code runs in the worker itself: a confined child
-/// learns what the plugin declares (`skillhost_peek_plugin`), the user's rules widen or narrow it, and the worker
-/// confines itself with the result for good (`skillhost_confine`).
+/// learns what the plugin declares (`skillhost_peek_start`/`_finish`) while the worker sets up its registry, the
+/// user's rules widen or narrow it, and the worker confines itself with the result for good (`skillhost_confine`).
 enum WorkerConfinement {
     /// The system folders every worker may read and execute from (what the dynamic loader and the C library need).
     static let systemFolders = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"]
@@ -157,7 +157,10 @@ enum WorkerConfinement {
         let fields = buffer[0..<Int(length)].split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
-        guard fields.count >= 2, let bits = UInt32(fields[1]) else { return nil }
+        // The name becomes a folder name (its data directory): only a valid plugin name is taken, never "../x".
+        guard fields.count >= 2, DescriptorValidator.isValidPluginName(fields[0]), let bits = UInt32(fields[1]) else {
+            return nil
+        }
         let readPaths = fields.dropFirst(2).filter { $0.hasPrefix("/") || $0.hasPrefix("~") }
         return Declared(
             name: fields[0], capabilities: PluginCapabilities(rawValue: bits).intersection(.known),
