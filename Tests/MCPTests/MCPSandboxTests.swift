@@ -92,4 +92,29 @@ struct MCPSandboxTests {
         #expect(SandboxMain.installFolders(home + "/server", home: home).first == nil)
         #expect(SandboxMain.installFolders("/server", home: home).first == nil)
     }
+
+    /// Through config.json and the real binary: the sandboxed server's tool cannot read a file outside what the
+    /// sandbox gives, and a sandboxed server that cannot start is named.
+    @Test func aSandboxFromTheConfigHoldsThroughTheCommandLine() async throws {
+        let python = try await PythonPeers.ensure()
+        let home = Paths.temporaryDirectory("sandbox-config-home")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try "key".write(toFile: home + "/secret.txt", atomically: true, encoding: .utf8)
+        let config = home + "/config/skillhost/config.json"
+        try
+            #"{"mcpServers": {"probing": {"command": "\#(python)", "args": ["\#(Paths.fixtures)/probing_mcp_server.py"], "sandbox": true}}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let call = try await runProcessOffPool(
+            Paths.skillhost, ["call", "read_file", #"{"path":"\#(home)/secret.txt"}"#], environment: environment)
+        #expect(call.stdout == "PermissionError: Permission denied\n", "\(call.stdout)\(call.stderr)")
+
+        try #"{"mcpServers": {"gone": {"command": "no-such-server-\#(UUID().uuidString.prefix(6))", "sandbox": true}}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let list = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
+        #expect(list.stdout.contains("mcp server gone: "), "\(list.stdout)")
+    }
 }
