@@ -278,7 +278,8 @@ static int trap(scmp_filter_ctx filter, const char *name, unsigned count, const 
         for (int i = 0; i < trapped_count; i++) known |= trapped[i].number == number;
         if (!known) trapped[trapped_count++] = (typeof(trapped[0])){number, name};
     }
-    return -seccomp_rule_add_array(filter, blocked_action, number, count, conditions);
+    /* Without a filter, only the names are noted (a filter compiled elsewhere was imported). */
+    return filter ? -seccomp_rule_add_array(filter, blocked_action, number, count, conditions) : 0;
 }
 
 static int trap_always(scmp_filter_ctx filter, const char *name) { return trap(filter, name, 0, NULL); }
@@ -321,7 +322,8 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
         if (result == 0) result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
         if (result == 0) {
             int number = seccomp_syscall_resolve_name("clone3");
-            if (number != __NR_SCMP_ERROR) result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
+            if (number != __NR_SCMP_ERROR && filter)
+                result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
         }
     }
     return result;
@@ -373,6 +375,31 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
     return result;
 }
 
+int skillhost_seccomp_export(const struct skillhost_confinement *spec, unsigned char *out, int size) {
+    if (skillhost_seccomp_prepare(spec) != 0) return -1;
+    int length = (int)(compiled.length * sizeof *compiled.program);
+    if (length > size) return -1;
+    memcpy(out, compiled.program, (size_t)length);
+    return length;
+}
+
+int skillhost_seccomp_import(const struct skillhost_confinement *spec, const unsigned char *bytes, int length) {
+    if (length <= 0 || length % (int)sizeof(struct sock_filter) != 0 || length > 65535 * (int)sizeof(struct sock_filter))
+        return EINVAL;
+    struct sock_filter *program = malloc((size_t)length);
+    if (!program) return ENOMEM;
+    memcpy(program, bytes, (size_t)length);
+    free(compiled.program);
+    compiled.program = program;
+    compiled.length = (unsigned short)(length / (int)sizeof *program);
+    compiled.network = !!spec->network;
+    compiled.exec = !!spec->exec;
+    compiled.for_exec = !!spec->for_exec;
+    compiled.valid = 1;
+    add_rules(NULL, spec); /* the names of the trapped calls, for the SIGSYS record */
+    return 0;
+}
+
 static int apply_seccomp(const struct skillhost_confinement *spec) {
     int result = skillhost_seccomp_prepare(spec);
     if (result != 0) return result;
@@ -389,6 +416,9 @@ static int apply_seccomp(const struct skillhost_confinement *spec) {
         pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
     }
     struct sock_fprog program = {.len = compiled.length, .filter = compiled.program};
+    /* SPEC_ALLOW: the kernel would otherwise turn on the speculative-store-bypass mitigation for the process on
+       some configurations; it guards a process against itself, and here the only other code is the host's. */
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &program) == 0) return 0;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
 }
 

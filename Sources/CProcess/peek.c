@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,8 +171,11 @@ int skillhost_mapped_folders(const char *skip, char *out, int out_size) {
         if (end) *end = 0;
         char *path = strchr(line, '/');
         char *slash = path ? strrchr(path, '/') : NULL;
-        if (path && slash && strcmp(path, skip) != 0) {
-            size_t folder = slash == path ? 1 : (size_t)(slash - path);
+        /* Only regular files that exist: not "/memfd:x (deleted)" or "/dev/zero", whose folders are "/" and "/dev". */
+        struct stat status;
+        if (path && slash && slash != path && strcmp(path, skip) != 0 && stat(path, &status) == 0 &&
+            S_ISREG(status.st_mode)) {
+            size_t folder = (size_t)(slash - path);
             /* Maps list a file's segments one after another: compare with the folders kept so far. */
             int known = 0;
             for (int at = 0; at < used && !known; at += (int)strlen(out + at) + 1)

@@ -37,15 +37,24 @@ extension PluginLifecycle {
         case .failure(let error): return .failure(error)
         case .success(let (_, path)): copy = path
         }
-        var launch = WorkerLaunch(
-            file: file, copy: copy, dataDirectory: configuration.dataDirectory.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit, rules: isolation.rules)
-        launch.maximumLandlockABI = isolation.maximumLandlockABI
-        launch.confines = isolation.confines
+        let launch = self.launch(file, copy: copy, dataDirectory: configuration.dataDirectory.path, isolation)
         let started = IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
         return started
+    }
+
+    /// The command line of a worker for `copy` of `file`.
+    private func launch(_ file: String, copy: String, dataDirectory: String, _ isolation: IsolationSettings)
+        -> WorkerLaunch
+    {
+        var launch = WorkerLaunch(
+            file: file, copy: copy, dataDirectory: dataDirectory, limits: isolation.limits,
+            resultLimit: configuration.resultLimit, rules: isolation.rules)
+        launch.maximumLandlockABI = isolation.maximumLandlockABI
+        launch.confines = isolation.confines
+        launch.prepared = workerPreparation
+        return launch
     }
 
     /// A loaded plugin for a worker process that loaded it, with its skills' schemas compiled here.
@@ -86,11 +95,7 @@ extension PluginLifecycle {
         }
         let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        var launch = WorkerLaunch(
-            file: file, copy: copy, dataDirectory: scratch.path, limits: isolation.limits,
-            resultLimit: configuration.resultLimit, rules: isolation.rules)
-        launch.maximumLandlockABI = isolation.maximumLandlockABI
-        launch.confines = isolation.confines
+        let launch = self.launch(file, copy: copy, dataDirectory: scratch.path, isolation)
         switch IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         {

@@ -50,6 +50,8 @@ final class PluginLifecycle: Sendable {
     let catalog: Catalog
     let runner: InvocationRunner
     let copyDirectory: URL
+    /// Computed once, before any plugin is loaded here, for every worker this host starts.
+    let workerPreparation: WorkerPreparation?
     let state = Mutex(State())
     /// Serialises loading, unloading and the `init`/`deinit` calls they make ([load-thread] in the ABI).
     let loading = Mutex(())
@@ -63,6 +65,7 @@ final class PluginLifecycle: Sendable {
         self.catalog = catalog
         self.runner = runner
         self.copyDirectory = copyDirectory
+        workerPreparation = configuration.isolation != nil ? WorkerPreparation.make() : nil
     }
 
     // MARK: The pipeline

@@ -99,6 +99,15 @@ enum { SKILLHOST_PEEK_REPORT_SIZE = 65536, SKILLHOST_PEEK_MAX_PATHS = 64 };
     [one thread at a time] */
 int skillhost_seccomp_prepare(const struct skillhost_confinement *spec);
 
+/** Copies the compiled filter for `spec` (compiling it first if needed) into `out`; returns its length in bytes,
+    or -1 when it cannot be compiled or `size` is too small. The host compiles the filter once and hands it to
+    every worker, which then need not compile it (skillhost_seccomp_import). [one thread at a time] */
+int skillhost_seccomp_export(const struct skillhost_confinement *spec, unsigned char *out, int size);
+
+/** Takes a filter skillhost_seccomp_export produced (in this binary, for the same network, exec and for_exec
+    choices) as the compiled filter for `spec`. 0, or EINVAL when `length` cannot be a filter. */
+int skillhost_seccomp_import(const struct skillhost_confinement *spec, const unsigned char *bytes, int length);
+
 /** Starts learning what the plugin at `path` declares without letting its code do anything: a child process
     (fork) keeps only a report pipe open, confines itself with `confinement`, loads the plugin (its constructors run
     there), calls skill_plugin_entry and writes the name, the capabilities in decimal and each read path, each

@@ -71,6 +71,8 @@ package struct WorkerLaunch: Sendable, Equatable {
     package var maximumLandlockABI: Int?
     /// `IsolationSettings.confines`.
     package var confines = true
+    /// The host's precomputed system paths and filter, so the worker need not compute them.
+    package var prepared: WorkerPreparation?
 
     package init(
         file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
@@ -92,6 +94,7 @@ package struct WorkerLaunch: Sendable, Equatable {
         ]
         if let maximumLandlockABI { result += ["--landlock-abi", String(maximumLandlockABI)] }
         if !confines { result += ["--confines", "no"] }
+        if let prepared { result += prepared.arguments }
         if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
         if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
         if let value = limits.openFiles { result += ["--limit-files", String(value)] }
@@ -118,5 +121,6 @@ package struct WorkerLaunch: Sendable, Equatable {
         self.init(file: file, copy: copy, dataDirectory: data, limits: limits, resultLimit: result, rules: rules)
         maximumLandlockABI = values["--landlock-abi"].flatMap { Int($0) }
         confines = values["--confines"] != "no"
+        prepared = WorkerPreparation(paths: values["--system-paths"], filter: values["--filter"])
     }
 }
