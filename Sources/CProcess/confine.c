@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
@@ -46,6 +47,8 @@ enum {
     FS_WRITE_FILE = 1ULL << 1,
     FS_READ_FILE = 1ULL << 2,
     FS_READ_DIR = 1ULL << 3,
+    FS_MAKE_CHAR = 1ULL << 6,
+    FS_MAKE_BLOCK = 1ULL << 11,
     FS_TRUNCATE = 1ULL << 14,
     FS_IOCTL_DEV = 1ULL << 15,
     NET_BIND_TCP = 1ULL << 0,
@@ -87,9 +90,11 @@ static int allow_all(int ruleset, const char *const *paths, int count, __u64 rig
 }
 
 static int apply_landlock(const struct skillhost_confinement *spec, int abi, int *applied) {
-    __u64 all = fs_rights(abi);
+    /* Never device nodes, even where it may write: a block device of its own would be the whole disk. */
+    __u64 all = fs_rights(abi) & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK);
+    __u64 handled = fs_rights(abi);
     __u64 read = FS_READ_FILE | FS_READ_DIR;
-    struct confine_ruleset_attr attr = {.handled_access_fs = all};
+    struct confine_ruleset_attr attr = {.handled_access_fs = handled};
     size_t size = sizeof(__u64);
     if (abi >= 4 && !spec->network) {
         attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
@@ -422,9 +427,26 @@ static int apply_seccomp(const struct skillhost_confinement *spec) {
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
 }
 
+/* Gives up every capability, for good: a worker started by root is then a process of uid 0 that the kernel
+   checks like any other (no raising its limits, setting the clock, loading modules or reconfiguring the network),
+   and a program it starts gains none either (the bounding set is empty and no_new_privs is set). */
+static int drop_capabilities(void) {
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0) continue; /* unknown to this kernel, or already gone */
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM) return errno;
+    }
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    return syscall(SYS_capset, &header, data) == 0 ? 0 : errno;
+}
+
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     *applied = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+    int dropped = drop_capabilities();
+    if (dropped != 0) return dropped;
     int abi = skillhost_landlock_abi();
     if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
     if (abi >= 1) {

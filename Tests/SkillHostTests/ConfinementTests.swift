@@ -143,6 +143,14 @@ struct ConfinementTests {
         #expect(sibling.isRunning)
     }
 
+    /// Started by root (as CI runs), a worker still has no capability at all.
+    @Test func noCapabilitiesEvenForRoot() async throws {
+        let host = try Host()
+        _ = try host.registry.load(file: try Self.escape()).get()
+        let capabilities = await host.call("escape_capabilities")
+        #expect(capabilities.result?["effective"] == "0000000000000000", "\(String(describing: capabilities.result))")
+    }
+
     @Test func noSecretsInItsEnvironment() async throws {
         setenv("SKILLHOST_CONFINEMENT_SECRET", "sk-planted", 1)
         defer { unsetenv("SKILLHOST_CONFINEMENT_SECRET") }

@@ -74,7 +74,8 @@ enum {
     SKILLHOST_CONFINED_SYSCALLS = 1 << 3, /**< the seccomp filter */
 };
 
-/** Confines the calling process and everything it starts, for good: PR_SET_NO_NEW_PRIVS, then Landlock with the
+/** Confines the calling process and everything it starts, for good: PR_SET_NO_NEW_PRIVS, every capability dropped
+    (bounding, ambient, effective, permitted and inheritable sets), then Landlock with the
     highest ABI the kernel offers (files as `spec` says; TCP unless `network`; signals and abstract UNIX sockets
     scoped to the process), then a seccomp filter. Calls the filter blocks fail with EPERM (clone3 with ENOSYS, so
     the C library falls back to clone) after a SIGSYS handler wrote "skillhost worker: blocked connect() to …" to

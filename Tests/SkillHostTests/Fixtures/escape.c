@@ -213,7 +213,23 @@ static int daemonize(void *state, const skill_call_api *api, skill_call *call, c
     return done(api, call, extra);
 }
 
+/* The effective capabilities of the process, as /proc/self/status gives them ("CapEff:\t000001ffffffffff"). */
+static int capabilities(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    FILE *status = fopen("/proc/self/status", "re");
+    if (!status) return fail(api, call, "open /proc/self/status");
+    char line[256], value[64] = "";
+    while (fgets(line, sizeof line, status))
+        if (sscanf(line, "CapEff: %63s", value) == 1) break;
+    fclose(status);
+    char extra[100];
+    snprintf(extra, sizeof extra, "\"effective\":\"%s\"", value);
+    return done(api, call, extra);
+}
+
 static const skill_descriptor skills[] = {
+    SKILL_JSON("@NAME@_capabilities", "Capabilities", "Reports its capabilities.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               capabilities),
     SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),
     SKILL_JSON("@NAME@_write", "Write", "Writes a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, write_file),
     SKILL_JSON("@NAME@_connect", "Connect", "Connects to a loopback port.", OBJECT, SKILL_RISK_READ_ONLY, 0,
