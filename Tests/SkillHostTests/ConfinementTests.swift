@@ -327,8 +327,8 @@ struct OlderKernelTests {
         _ = try registry.load(file: try ConfinementTests.escape()).get()
         #expect(
             registry.plugins.first?.placementText
-                == "process · partly confined (Landlock ABI 3 lacks TCP rules (kernel \(Self.kernel))): no network, no "
-                + "programs, reads system files, writes its data dir")
+                == "process · partly confined (Landlock ABI 3 lacks TCP rules and signal scoping (kernel \(Self.kernel))): "
+                + "no network, no programs, reads system files, writes its data dir")
     }
 
     @Test func requireConfinementRefusesToLoadInstead() async throws {

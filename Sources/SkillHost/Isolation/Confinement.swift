@@ -184,7 +184,8 @@ public struct ConfinementReport: Sendable, Equatable {
         if landlockABI == 0 { return "Landlock unavailable (kernel \(kernel))" }
         if !layers.contains(.syscalls) { return "no system-call filter" }
         return
-            "Landlock ABI \(landlockABI) lacks \(landlockABI < 4 ? "TCP rules" : "signal scoping") (kernel \(kernel))"
+            "Landlock ABI \(landlockABI) lacks \(landlockABI < 4 ? "TCP rules and signal scoping" : "signal scoping") "
+            + "(kernel \(kernel))"
     }
 
     /// `confined: no network, no programs, reads system files + 1 folder, writes its data dir`, followed by what
