@@ -121,8 +121,9 @@ public final class MCPSkillSource: Sendable {
         }
         let skipped = registry.registerExternal(
             source: sourceName, version: serverVersion.withLock { $0 },
-            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.command))", skills: skills
-        )
+            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.command))",
+            skills: skills,
+            sandbox: configuration.launcher == nil ? nil : configuration.sandbox)
         for reason in skipped {
             log(LogRecord(level: .warning, source: sourceName, message: "tool skipped: \(reason)"))
         }

@@ -178,7 +178,8 @@ final class Catalog: Sendable {
     /// Registers (or replaces) an external source's tools. Ids taken by a plugin or another source are skipped and
     /// returned with the reason; so is a tool whose schema would hang the host.
     func registerExternal(
-        source: String, version: String, description: String, location: String, skills: [ExternalSkill]
+        source: String, version: String, description: String, location: String, skills: [ExternalSkill],
+        sandbox: Sandbox? = nil
     ) -> [String] {
         var skipped: [String] = []
         let (old, summary) = state.withLock { state -> (PluginSummary?, PluginSummary) in
@@ -205,7 +206,7 @@ final class Catalog: Sendable {
             }
             let summary = PluginSummary(
                 name: source, version: version, description: description, file: location, skillIDs: ids,
-                origin: .mcp(server: source))
+                sandbox: sandbox, origin: .mcp(server: source))
             state.sources[source] = summary
             return (old, summary)
         }

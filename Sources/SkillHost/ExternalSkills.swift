@@ -18,13 +18,16 @@ public struct ExternalSkill: Sendable {
 extension SkillRegistry {
     /// Registers (or replaces) the skills of an external source such as an MCP server. Ids already taken by a
     /// plugin or another source are skipped and returned with the reason. Publishes a change like a plugin load.
+    /// `sandbox`: how the source's process is confined, for `list`.
     @discardableResult
     public func registerExternal(
-        source: String, version: String, description: String, location: String, skills: [ExternalSkill]
+        source: String, version: String, description: String, location: String, skills: [ExternalSkill],
+        sandbox: Sandbox? = nil
     ) -> [String] {
         lifecycle.loading.withLock { _ in
             catalog.registerExternal(
-                source: source, version: version, description: description, location: location, skills: skills)
+                source: source, version: version, description: description, location: location, skills: skills,
+                sandbox: sandbox)
         }
     }
 

@@ -224,14 +224,17 @@ public struct PluginSummary: Sendable, Equatable {
     public let readPaths: [String]
     /// How the kernel confines its worker (process mode); nil in process and for MCP servers.
     public let confinement: ConfinementReport?
+    /// How an MCP server's process is confined, when its configuration has a sandbox.
+    public let sandbox: Sandbox?
 
     init(
         name: String, version: String, description: String, file: String, skillIDs: [String],
         keepsMapped: Bool = false, imageSize: Int = 0, capabilities: PluginCapabilities = [],
-        readPaths: [String] = [], confinement: ConfinementReport? = nil,
+        readPaths: [String] = [], confinement: ConfinementReport? = nil, sandbox: Sandbox? = nil,
         origin: PluginOrigin = .file(placement: .process)
     ) {
         self.confinement = confinement
+        self.sandbox = sandbox
         self.origin = origin
         self.capabilities = capabilities
         self.readPaths = readPaths
@@ -256,6 +259,7 @@ public struct PluginSummary: Sendable, Equatable {
         capabilities = plugin.capabilities
         readPaths = plugin.readPaths
         confinement = plugin.confinement
+        sandbox = nil
     }
 }
 
@@ -264,7 +268,9 @@ extension PluginSummary {
     /// system files + 1 folder, writes its data dir`, `in-process · not confined`, `own process (MCP server)`.
     public var placementText: String {
         switch origin {
-        case .mcp: return "own process (MCP server)"
+        case .mcp:
+            guard let sandbox else { return "own process (MCP server) · not sandboxed" }
+            return "own process (MCP server) · " + sandbox.summary
         case .file(.inProcess): return "in-process · not confined"
         case .file(.process):
             guard let confinement else { return "process" }

@@ -111,6 +111,11 @@ struct MCPSandboxTests {
         let call = try await runProcessOffPool(
             Paths.skillhost, ["call", "read_file", #"{"path":"\#(home)/secret.txt"}"#], environment: environment)
         #expect(call.stdout == "PermissionError: Permission denied\n", "\(call.stdout)\(call.stderr)")
+        let listed = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
+        #expect(
+            listed.stdout.contains(
+                "own process (MCP server) · sandboxed: no network, reads its installation, writes only a temporary "
+                    + "folder\n"), "\(listed.stdout)")
 
         try #"{"mcpServers": {"gone": {"command": "no-such-server-\#(UUID().uuidString.prefix(6))", "sandbox": true}}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)

@@ -21,6 +21,14 @@ public struct Sandbox: Sendable, Equatable {
         self.write = write
     }
 
+    /// `sandboxed: no network, reads its installation + 1 folder, writes 1 folder`.
+    public var summary: String {
+        func plus(_ count: Int) -> String { count == 0 ? "" : " + \(count) folder\(count == 1 ? "" : "s")" }
+        return "sandboxed: \(network ? "network" : "no network"), reads its installation\(plus(read.count)), "
+            + (write.isEmpty
+                ? "writes only a temporary folder" : "writes \(write.count) folder\(write.count == 1 ? "" : "s")")
+    }
+
     /// The keys config.json accepts.
     public static let keys = ["network", "read", "write"]
 
