@@ -132,12 +132,14 @@ struct CLITests {
     @Test func timesOutWithExitCode4() throws {
         let folder = Paths.temporaryDirectory("cli-plugins")
         _ = try Fixture.compileFile("behaviours.c", into: folder)
+        // The stuck call would block for ten minutes: exiting well before that (a cap a busy machine cannot reach)
+        // shows the process does not wait for it, without timing how fast it exits.
         let start = Date()
         let result = try skillhost(
-            "call", "block", #"{"ms":5000}"#, "--timeout", "300ms", "--plugins", folder, "--json")
+            "call", "block", #"{"ms":600000}"#, "--timeout", "300ms", "--plugins", folder, "--json")
         #expect(result.status == 4)
         #expect(result.stdout.hasPrefix(#"{"status":"timeout","error":"block timed out after 300 ms","duration_ms":"#))
-        #expect(Date().timeIntervalSince(start) < 4, "the process exits without waiting for the stuck call")
+        #expect(Date().timeIntervalSince(start) < 300, "the process exits without waiting for the stuck call")
     }
 
     @Test func readsArgumentsFromStandardInput() throws {

@@ -32,6 +32,19 @@ struct ConfinementTests {
 
         func plugin(_ name: String) -> PluginSummary? { registry.plugins.first { $0.name == name } }
 
+        /// Compiles (with `make`) and loads a plugin off the cooperative pool: `cc` and a worker's start block for
+        /// a while on a busy machine, and the pool's few threads are other tests' timers and readers.
+        @discardableResult
+        func load(_ make: @escaping @Sendable () throws -> String) async throws -> PluginSummary {
+            try await Self.load(registry, make).get()
+        }
+
+        static func load(_ registry: SkillRegistry, _ make: @escaping @Sendable () throws -> String) async throws
+            -> Result<PluginSummary, PluginLoadError>
+        {
+            try await offPool { registry.load(file: try make()) }
+        }
+
         deinit { registry.shutdown() }
     }
 
@@ -63,7 +76,7 @@ struct ConfinementTests {
             toFile: home + "/.ssh/id_rsa", atomically: true, encoding: .utf8)
         try "# bashrc\n".write(toFile: home + "/.bashrc", atomically: true, encoding: .utf8)
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
 
         let key = await host.call("escape_read", ["path": .string(home + "/.ssh/id_rsa")])
         #expect(key.status == .error)
@@ -90,7 +103,7 @@ struct ConfinementTests {
     @Test func noNetworkWithoutTheCapability() async throws {
         let listener = try LoopbackListener()
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
         let connect = await host.call("escape_connect", ["port": .int(Int64(listener.port))])
         #expect(
             connect.error
@@ -108,7 +121,7 @@ struct ConfinementTests {
 
     @Test func noProgramsNoProcessesAndNoTracing() async throws {
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
         let shell = await host.call("escape_exec")
         #expect(
             shell.error
@@ -135,7 +148,7 @@ struct ConfinementTests {
         try sibling.run()
         defer { sibling.terminate() }
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
         let parent = await host.call("escape_kill")
         #expect(parent.error == "kill(\(getpid())): Operation not permitted \(Self.fileHint)")
         let other = await host.call("escape_kill", ["pid": .int(Int64(sibling.processIdentifier))])
@@ -146,7 +159,7 @@ struct ConfinementTests {
     /// Started by root (as CI runs), a worker still has no capability at all.
     @Test func noCapabilitiesEvenForRoot() async throws {
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
         let capabilities = await host.call("escape_capabilities")
         #expect(capabilities.result?["effective"] == "0000000000000000", "\(String(describing: capabilities.result))")
     }
@@ -155,7 +168,7 @@ struct ConfinementTests {
         setenv("SKILLHOST_CONFINEMENT_SECRET", "sk-planted", 1)
         defer { unsetenv("SKILLHOST_CONFINEMENT_SECRET") }
         let host = try Host()
-        _ = try host.registry.load(file: try Self.escape()).get()
+        try await host.load { try Self.escape() }
         #expect(await host.call("escape_env", ["name": "SKILLHOST_CONFINEMENT_SECRET"]).result?["set"] == false)
     }
 
@@ -164,9 +177,7 @@ struct ConfinementTests {
         let folder = Paths.temporaryDirectory("confinement-models")
         try "weights".write(toFile: folder + "/model.bin", atomically: true, encoding: .utf8)
         let host = try Host()
-        _ = try host.registry.load(
-            file: try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK", readPath: folder)
-        ).get()
+        try await host.load { try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK", readPath: folder) }
         let connect = await host.call("reach_connect", ["port": .int(Int64(listener.port))])
         #expect(connect.result?["read"] == "hello", "\(connect.error ?? "")")
         #expect(await host.call("reach_bind").status == .ok)
@@ -187,8 +198,8 @@ struct ConfinementTests {
         rules.grants["escape"] = [.read(folder), .capability(.runPrograms)]
         rules.denials["reach"] = [.capability(.network)]
         let host = try Host(rules: rules)
-        _ = try host.registry.load(file: try Self.escape()).get()
-        _ = try host.registry.load(file: try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK")).get()
+        try await host.load { try Self.escape() }
+        try await host.load { try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK") }
         #expect(await host.call("escape_read", ["path": .string(folder + "/note.txt")]).result?["content"] == "granted")
         #expect(await host.call("escape_fork_bomb", ["limit": 3]).status == .ok)
         let denied = await host.call("reach_connect", ["port": .int(Int64(listener.port))])
@@ -208,7 +219,7 @@ struct ConfinementTests {
         var rules = ConfinementRules()
         rules.grants["escape"] = [.capability(.runPrograms)]
         var host: Host? = try Host(rules: rules)
-        _ = try host?.registry.load(file: try Self.escape()).get()
+        try await host?.load { try Self.escape() }
         let started = await host?.call("escape_daemon")
         let pid = try #require(started?.result?["pid"]?.doubleValue.map { pid_t($0) }, "\(started?.error ?? "")")
         #expect(kill(pid, 0) == 0)
@@ -233,9 +244,11 @@ struct ConfinementTests {
             };
             SKILL_PLUGIN("../\(marker)", "1.0.0", "Hostile name", skills)
             """
-        let file = try Fixture.compile(source, name: "hostile", into: Paths.temporaryDirectory("confinement-hostile"))
         let host = try Host()
-        guard case .failure(let error) = host.registry.load(file: file) else {
+        let loaded = try await Host.load(host.registry) {
+            try Fixture.compile(source, name: "hostile", into: Paths.temporaryDirectory("confinement-hostile"))
+        }
+        guard case .failure(let error) = loaded else {
             Issue.record("a plugin named ../\(marker) loaded")
             return
         }
@@ -248,11 +261,12 @@ struct ConfinementTests {
     /// A plugin built against the frozen v1.0 header (no capabilities field) is confined as declaring nothing.
     @Test func aV1_0PluginIsConfinedAsDeclaringNothing() async throws {
         let folder = Paths.temporaryDirectory("confinement-v1.0")
-        let plugin = try Fixture.compile(
-            HeaderTests.source, name: "legacy", into: folder,
-            flags: ["-shared", "-fPIC", "-I", HeaderTests.frozenV1_0])
         let host = try Host()
-        _ = try host.registry.load(file: plugin).get()
+        try await host.load {
+            try Fixture.compile(
+                HeaderTests.source, name: "legacy", into: folder,
+                flags: ["-shared", "-fPIC", "-I", HeaderTests.frozenV1_0])
+        }
         #expect(await host.call("add", ["a": 1, "b": 2]).result == .double(3))
         let report = try #require(host.plugin("header-test")?.confinement)
         #expect(report.confinement == Confinement())
@@ -262,7 +276,7 @@ struct ConfinementTests {
     /// The bundled clock, moved into a confined worker, still finds its zones.
     @Test func theClockFindsItsZonesWhenConfined() async throws {
         let host = try Host()
-        _ = try host.registry.load(file: Paths.products + "/libskill-clock.so").get()
+        try await host.load { Paths.products + "/libskill-clock.so" }
         let converted = await host.call(
             "clock_convert", ["time": "2026-07-01 12:00", "from": "Europe/Zurich", "to": "Asia/Tokyo"])
         #expect(converted.status == .ok, "\(converted.error ?? "")")
@@ -312,7 +326,7 @@ struct OlderKernelTests {
     @Test func withoutLandlockTheFilterStillHoldsAndListSaysSo() async throws {
         let registry = try Self.host(abi: 0)
         defer { registry.shutdown() }
-        _ = try registry.load(file: try ConfinementTests.escape()).get()
+        _ = try await ConfinementTests.Host.load(registry) { try ConfinementTests.escape() }.get()
         #expect(
             registry.plugins.first?.placementText
                 == "process · partly confined (Landlock unavailable (kernel \(Self.kernel))): no network, no programs, "
@@ -324,7 +338,7 @@ struct OlderKernelTests {
     @Test func anOlderABIIsNamed() async throws {
         let registry = try Self.host(abi: 3)
         defer { registry.shutdown() }
-        _ = try registry.load(file: try ConfinementTests.escape()).get()
+        _ = try await ConfinementTests.Host.load(registry) { try ConfinementTests.escape() }.get()
         #expect(
             registry.plugins.first?.placementText
                 == "process · partly confined (Landlock ABI 3 lacks TCP rules and signal scoping (kernel \(Self.kernel))): "
@@ -334,8 +348,7 @@ struct OlderKernelTests {
     @Test func requireConfinementRefusesToLoadInstead() async throws {
         let registry = try Self.host(abi: 0, require: true)
         defer { registry.shutdown() }
-        let file = try ConfinementTests.escape()
-        let loaded = registry.load(file: file)
+        let loaded = try await ConfinementTests.Host.load(registry) { try ConfinementTests.escape() }
         guard case .failure(let error) = loaded else {
             Issue.record("loaded although confinement was required")
             return
