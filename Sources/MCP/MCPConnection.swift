@@ -207,9 +207,19 @@ final class MCPConnection: Sendable {
     /// probe). So a slow starter is not dropped and a server that ignores the probe is not waited on for long.
     func handshake(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
         let deadline = ContinuousClock.now + timeout
+        // A timeout names the handshake's whole time, not what was left of it after the probe.
+        let name = name
+        func whole(_ error: MCPClientError) -> MCPClientError {
+            error.timedOut
+                ? MCPClientError("MCP server \(name) did not answer initialize within \(timeout)", timedOut: true)
+                : error
+        }
         switch await discover(timeout: min(timeout, .seconds(3))) {
         case .stateless(let info): return info
-        case .legacy: return try await initialize(timeout: deadline - .now)
+        case .legacy:
+            do throws(MCPClientError) { return try await initialize(timeout: deadline - .now) } catch {
+                throw whole(error)
+            }
         case .silent: break
         }
         enum Answer: Sendable {
@@ -223,7 +233,7 @@ final class MCPConnection: Sendable {
             group.addTask {
                 do throws(MCPClientError) {
                     return .initialized(.success(try await self.initialize(timeout: remaining)))
-                } catch { return .initialized(.failure(error)) }
+                } catch { return .initialized(.failure(whole(error))) }
             }
             var initialized: Result<(name: String, version: String), MCPClientError>?
             var probed = false

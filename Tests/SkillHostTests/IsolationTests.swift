@@ -42,8 +42,11 @@ struct IsolationTests {
             registry = try SkillRegistry(configuration: configuration)
         }
 
-        func load(_ fixture: String) throws {
-            _ = try registry.load(file: try Fixture.compileFile(fixture)).get()
+        /// Compiles and loads a fixture off the cooperative pool (cc and a worker's start block for a while on a
+        /// busy machine; the pool's few threads are other tests' timers and readers).
+        func load(_ fixture: String) async throws {
+            let registry = registry
+            _ = try await offPool { try registry.load(file: try Fixture.compileFile(fixture)).get() }
         }
 
         /// The worker's pid as `fault_ok` reports it.
@@ -85,8 +88,8 @@ struct IsolationTests {
 
     @Test func callsRunInTheWorkerProcess() async throws {
         let host = try Host()
-        try host.load("faults.c")
-        try host.load("typed.c")  // in-process
+        try await host.load("faults.c")
+        try await host.load("typed.c")  // in-process
         let pid = try #require(await host.workerPID())
         #expect(pid != Int64(getpid()))
         #expect(host.registry.plugins.first { $0.name == "faults" }?.isolation == .process)
@@ -100,8 +103,8 @@ struct IsolationTests {
     ])
     func crashesFailTheCallAndTheWorkerRestarts(skill: String, expected: String) async throws {
         let host = try Host()
-        try host.load("faults.c")
-        try host.load("typed.c")
+        try await host.load("faults.c")
+        try await host.load("typed.c")
         let before = try #require(await host.workerPID())
         let outcome = await host.registry.invoke(skill, arguments: "{}")
         #expect(outcome.status == .error, "a crash is reported as a crash, not as the deadline")
@@ -115,7 +118,7 @@ struct IsolationTests {
     func hungCallsTimeOutAndTheWorkerIsKilled(skill: String) async throws {
         let clock = ManualClock()
         let host = try Host(clock: clock)
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         let call = StartedCall(host.registry, skill, timeout: .milliseconds(300))
         await Self.eventually("the call reached the worker") { host.callsInWorker("faults") == 1 }
@@ -139,7 +142,7 @@ struct IsolationTests {
     /// 0)` — which sends nothing — is refused with EPERM; the same plugin in-process may.
     @Test func aWorkerCannotSignalTheHost() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let inWorker = await host.registry.invoke("fault_signal_parent", arguments: "{}").result
         if skillhost_landlock_abi() >= 6 {
             #expect(inWorker?["errno"] == .int(Int64(EPERM)), "\(String(describing: inWorker))")
@@ -147,7 +150,7 @@ struct IsolationTests {
             #expect(inWorker?["errno"] == 0, "without Landlock scoping the kernel allows it")
         }
         let inProcess = try Host(isolated: [])
-        try inProcess.load("faults.c")
+        try await inProcess.load("faults.c")
         #expect(await inProcess.registry.invoke("fault_signal_parent", arguments: "{}").result?["errno"] == 0)
         // The worker still works, and still signals what it starts itself (its own children are in its domain).
         #expect(await host.workerPID() != nil)
@@ -174,7 +177,7 @@ struct IsolationTests {
         #expect(listen(listener, 8) == 0)
         let arguments = #"{"name":"\#(name)"}"#
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let inWorker = await host.registry.invoke("fault_connect_abstract", arguments: arguments).result
         if skillhost_landlock_abi() >= 6 {
             #expect(inWorker?["errno"] == .int(Int64(EPERM)), "\(String(describing: inWorker))")
@@ -182,7 +185,7 @@ struct IsolationTests {
             #expect(inWorker?["errno"] == 0)
         }
         let inProcess = try Host(isolated: [])
-        try inProcess.load("faults.c")
+        try await inProcess.load("faults.c")
         #expect(await inProcess.registry.invoke("fault_connect_abstract", arguments: arguments).result?["errno"] == 0)
     }
 
@@ -190,7 +193,7 @@ struct IsolationTests {
         setenv("SKILLHOST_TEST_SECRET", "sk-planted-secret", 1)
         defer { unsetenv("SKILLHOST_TEST_SECRET") }
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let seen = await host.registry.invoke("fault_env", arguments: "{}").result
         #expect(seen?["secret"] == false)
         #expect(seen?["path"] == true)
@@ -204,7 +207,7 @@ struct IsolationTests {
     @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {
         let clock = ManualClock()
         let host = try Host(clock: clock) { $0.maximumCrashes = 2 }
-        try host.load("faults.c")
+        try await host.load("faults.c")
         for round in 1...3 {
             let before = try #require(await host.workerPID())
             let stuck = StartedCall(host.registry, "fault_block", timeout: .milliseconds(100))
@@ -226,7 +229,7 @@ struct IsolationTests {
     /// not turn the crash into a timeout. A plugin that closes the protocol channel is told so.
     @Test func crashesAreSeenFromTheExitAndAClosedChannelIsNamed() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let pidFile = Paths.temporaryDirectory("orphan") + "/pid"
         let crashed = await host.registry.invoke("fault_orphan", arguments: #"{"pid_file":"\#(pidFile)"}"#)
         #expect(crashed.status == .error, "\(crashed)")
@@ -251,7 +254,7 @@ struct IsolationTests {
     /// A plugin spinning on stderr is cut back to its budget, with a line saying how much was dropped.
     @Test func aPluginsLogIsThrottled() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         #expect(await host.registry.invoke("fault_spam", arguments: "{}").status == .ok)
         // The next line let through after the drops says how many went.
         #expect(
@@ -267,7 +270,7 @@ struct IsolationTests {
     /// too big for the worker are refused up front with a sentence (not lost until a timeout).
     @Test func theWorkerProtocolCarriesWhatTheHostAccepts() async throws {
         let host = try Host()
-        try host.load("behaviours.c")
+        try await host.load("behaviours.c")
         let deep = String(repeating: #"{"a":"#, count: 510) + "1" + String(repeating: "}", count: 510)
         let echoed = await host.registry.invoke("echo", arguments: deep)
         #expect(echoed.status == .ok, "\(echoed.error ?? "")")
@@ -310,7 +313,7 @@ struct IsolationTests {
     /// anyone but must fire), and the next call gets a new worker.
     @Test func theKillGraceFiresWithTheRealClock() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(
             await host.registry.invoke("fault_spin", arguments: "{}", timeout: .milliseconds(100)).status == .timeout)
@@ -321,7 +324,7 @@ struct IsolationTests {
 
     @Test func otherCallsInFlightGetAClearError() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let blocked = Task { await host.registry.invoke("fault_block", arguments: "{}") }
         await Self.eventually("the blocking call reached the worker") { host.callsInWorker("faults") == 1 }
         _ = await host.registry.invoke("fault_segv", arguments: "{}")
@@ -334,7 +337,7 @@ struct IsolationTests {
     /// — on a machine too busy to reach it within the deadline — the call times out.
     @Test func aMemoryHogHitsTheLimit() async throws {
         let host = try Host(timeout: .seconds(120)) { $0.limits.addressSpace = 768 << 20 }
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let outcome = await host.registry.invoke("fault_hog", arguments: "{}")
         switch outcome.status {
         case .error:
@@ -353,7 +356,7 @@ struct IsolationTests {
             $0.limits.openFiles = 64
             $0.limits.cpuSeconds = 1
         }
-        try host.load("faults.c")
+        try await host.load("faults.c")
         guard case .int(let count)? = await host.registry.invoke("fault_files", arguments: "{}").result else {
             Issue.record("fault_files gave no count")
             return
@@ -376,7 +379,7 @@ struct IsolationTests {
 
     @Test func aCrashOnABackgroundThreadIsNoticedAndRecovered() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(await host.registry.invoke("fault_thread", arguments: "{}").result == "started")
         await Self.eventually("the crash was logged") { host.logged("crashed (killed by SIGSEGV)") }
@@ -386,7 +389,7 @@ struct IsolationTests {
 
     @Test func garbageOnStdoutGoesToTheLogNotTheProtocol() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(await host.registry.invoke("fault_stdout", arguments: "{}").result == "printed")
         await Self.eventually("stdout reached the log") { host.logged("stderr: not even json") }
@@ -395,7 +398,7 @@ struct IsolationTests {
 
     @Test func badResultsAreErrorsAndTheWorkerStays() async throws {
         let host = try Host()
-        try host.load("faults.c")
+        try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(
             await host.registry.invoke("fault_huge", arguments: "{}").error
@@ -415,7 +418,7 @@ struct IsolationTests {
         let host = try Host(isolated: mode == .process ? ["ctor_crash", "init_hang"] : []) {
             $0.startTimeout = .seconds(2)
         }
-        try host.load("typed.c")
+        try await host.load("typed.c")
         let crash = host.registry.load(file: try Fixture.compileFile("ctor_crash.c"))
         guard case .failure(let crashError) = crash else {
             Issue.record("a crashing constructor was loaded")
@@ -465,7 +468,7 @@ struct IsolationTests {
     @Test func progressCancellationAndConcurrentCallsCrossTheProcessBoundary() async throws {
         let clock = ManualClock()
         let host = try Host(clock: clock)
-        try host.load("behaviours.c")
+        try await host.load("behaviours.c")
         let reports = Mutex<[SkillProgress]>([])
         let progress = await host.registry.invoke("progress", arguments: "{}") { report in
             reports.withLock { $0.append(report) }
@@ -523,7 +526,7 @@ struct IsolationTests {
     @Test func inProcessFaultsHaveTheirDocumentedOutcomes() async throws {
         let clock = ManualClock()
         let host = try Host(isolated: [], clock: clock)
-        try host.load("faults.c")
+        try await host.load("faults.c")
         #expect(host.registry.plugins.first?.isolation == .inProcess)
         for (index, skill) in ["fault_spin", "fault_block"].enumerated() {
             let call = StartedCall(host.registry, skill, timeout: .milliseconds(200))
