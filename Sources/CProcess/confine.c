@@ -264,6 +264,8 @@ static void on_blocked(int signal, siginfo_t *info, void *context) {
     errno = saved;
 }
 
+int skillhost_blocked_pending(void) { return blocked_text[0] != 0; }
+
 int skillhost_take_blocked(char *buffer, int size) {
     if (blocked_text[0] == 0 || size <= 0) return 0;
     snprintf(buffer, (size_t)size, "%s", blocked_text);

@@ -93,6 +93,10 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied);
     else 0. [the thread that made the blocked call] */
 int skillhost_take_blocked(char *buffer, int size);
 
+/** 1 when the filter blocked something on the calling thread since the last skillhost_take_blocked, else 0 (the
+    check every call makes, without copying). [the thread that made the blocked call] */
+int skillhost_blocked_pending(void);
+
 enum { SKILLHOST_PEEK_REPORT_SIZE = 65536, SKILLHOST_PEEK_MAX_PATHS = 64 };
 
 /** Compiles the seccomp filter `spec` calls for and keeps it, so a later skillhost_confine with the same network,

@@ -12,6 +12,8 @@ enum ConfinementMessages {
     /// After a call on this thread: when the filter blocked something and the call failed, the error says what was
     /// blocked and how to allow it; when the plugin reports a permission error, it says the plugin is confined.
     static func explain(_ outcome: inout SkillOutcome, plugin: String, confinement: Confinement) {
+        // The common case, a call nothing was blocked in that succeeded, costs one load.
+        guard outcome.status == .error || skillhost_blocked_pending() != 0 else { return }
         var buffer = [CChar](repeating: 0, count: 256)
         let blocked =
             skillhost_take_blocked(&buffer, Int32(buffer.count)) == 1
