@@ -57,6 +57,15 @@ enum {
     SCOPE_SIGNAL = 1ULL << 1,
 };
 
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+
+int skillhost_landlock_abi(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return abi < 0 ? 0 : (int)abi;
+}
+
 /* Every filesystem right each ABI knows (ABI 1: bits 0–12, 2: REFER, 3: TRUNCATE, 5: IOCTL_DEV). */
 static __u64 fs_rights(int abi) {
     __u64 rights = (1ULL << 13) - 1;
@@ -171,21 +180,19 @@ static size_t append_address(char *buffer, size_t used, size_t size, const struc
     if (!address) return used;
     char text[INET6_ADDRSTRLEN + 1] = "";
     switch (address->sa_family) {
-    case AF_INET: {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)address;
-        inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
-        used = append(buffer, used, size, " to ");
-        used = append(buffer, used, size, text);
-        used = append(buffer, used, size, ":");
-        return append_number(buffer, used, size, ntohs(in->sin_port));
-    }
+    case AF_INET:
     case AF_INET6: {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)address;
-        inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
-        used = append(buffer, used, size, " to [");
+        /* " to 127.0.0.1:8080" or " to [::1]:8080". */
+        int v6 = address->sa_family == AF_INET6;
+        const void *host = v6 ? (const void *)&((const struct sockaddr_in6 *)address)->sin6_addr
+                              : (const void *)&((const struct sockaddr_in *)address)->sin_addr;
+        unsigned port = ntohs(v6 ? ((const struct sockaddr_in6 *)address)->sin6_port
+                                 : ((const struct sockaddr_in *)address)->sin_port);
+        inet_ntop(address->sa_family, host, text, sizeof text);
+        used = append(buffer, used, size, v6 ? " to [" : " to ");
         used = append(buffer, used, size, text);
-        used = append(buffer, used, size, "]:");
-        return append_number(buffer, used, size, ntohs(in6->sin6_port));
+        used = append(buffer, used, size, v6 ? "]:" : ":");
+        return append_number(buffer, used, size, port);
     }
     case AF_UNIX: {
         const struct sockaddr_un *un = (const struct sockaddr_un *)address;

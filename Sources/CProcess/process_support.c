@@ -183,39 +183,3 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length) {
     errno = saved;
     return result;
 }
-
-/* Landlock, declared here: Debian's kernel headers (linux-libc-dev 6.1) stop at ABI 2, before `scoped`. */
-#include <linux/landlock.h>
-#include <sys/syscall.h>
-
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-
-struct skillhost_landlock_ruleset_attr {
-    __u64 handled_access_fs;
-    __u64 handled_access_net;
-    __u64 scoped;
-};
-
-enum { SKILLHOST_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0, SKILLHOST_LANDLOCK_SCOPE_SIGNAL = 1 << 1 };
-
-int skillhost_landlock_abi(void) {
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    return abi < 0 ? 0 : (int)abi;
-}
-
-int skillhost_scope_signals_and_sockets(void) {
-    if (skillhost_landlock_abi() < 6) return ENOSYS;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-    struct skillhost_landlock_ruleset_attr attr = {
-        .handled_access_fs = 0,
-        .handled_access_net = 0,
-        .scoped = SKILLHOST_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | SKILLHOST_LANDLOCK_SCOPE_SIGNAL,
-    };
-    long ruleset = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-    if (ruleset < 0) return errno;
-    int result = syscall(SYS_landlock_restrict_self, (int)ruleset, 0) == 0 ? 0 : errno;
-    close((int)ruleset);
-    return result;
-}

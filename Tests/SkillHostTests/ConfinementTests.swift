@@ -190,6 +190,15 @@ struct ConfinementTests {
                 == "process · confined: network, no programs, reads system files + 1 folder, writes its data dir")
     }
 
+    /// A declared read path that holds the home folder is shown for what it is, not as "+ 1 folder".
+    @Test func aReadPathOverTheHomeFolderIsShownAsAllYourFiles() async throws {
+        let host = try Host()
+        try await host.load { try Self.escape(readPath: "~") }
+        #expect(
+            host.plugin("escape")?.placementText
+                == "process · confined: no network, no programs, reads all your files, writes its data dir")
+    }
+
     @Test func grantsWidenAndDenialsNarrowWhatItDeclares() async throws {
         let listener = try LoopbackListener()
         let folder = Paths.temporaryDirectory("confinement-granted")

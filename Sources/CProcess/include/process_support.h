@@ -42,13 +42,6 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length);
 /** The Landlock ABI the kernel offers (0 when it has none or it is disabled). [any thread] */
 int skillhost_landlock_abi(void);
 
-/** Sets PR_SET_NO_NEW_PRIVS, then confines the calling process and everything it starts with a Landlock ruleset
-    that scopes signals and abstract UNIX sockets (ABI 6): it can no longer signal, or connect to an abstract
-    socket of, any process outside its domain — the host above all. Files and the network are not restricted by
-    it. 0, ENOSYS when the kernel's Landlock is older than ABI 6, or another errno. Call before any plugin code
-    runs, in the worker. [binds the calling thread and the threads it starts later; once] */
-int skillhost_scope_signals_and_sockets(void);
-
 /** What a confined process may do (see skillhost_confine). Paths are absolute; ones that do not exist are skipped. */
 struct skillhost_confinement {
     int network;        /**< sockets of any family, connect and bind; else only UNIX stream sockets, no connect */

@@ -201,8 +201,11 @@ public struct ConfinementReport: Sendable, Equatable {
         } else if capabilities.contains(.writeFiles) {
             parts.append("reads and writes all your files")
         } else {
+            // A folder that holds the home folder (or is it) reads all your files, whatever it is called.
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            let broad = confinement.readPaths.contains { $0 == "/" || $0 == home || home.hasPrefix($0 + "/") }
             parts.append(
-                capabilities.contains(.readFiles)
+                capabilities.contains(.readFiles) || broad
                     ? "reads all your files" : "reads system files" + plus(confinement.readPaths.count))
             parts.append("writes its data dir" + plus(confinement.writePaths.count))
         }

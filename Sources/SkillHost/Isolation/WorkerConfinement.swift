@@ -19,12 +19,6 @@ enum WorkerConfinement {
         "/dev/urandom", "/dev/random", "/dev/zero",
     ]
 
-    /// What the worker applied, and the plugin name its declaration gave (nil when the child could not read it).
-    struct Applied {
-        let report: ConfinementReport
-        let name: String?
-    }
-
     /// A peek under way: the child reads the declaration while the worker sets up its registry.
     struct Peek {
         let base: Paths
@@ -65,7 +59,8 @@ enum WorkerConfinement {
 
     /// Reads the declaration, widens or narrows it by the user's rules, and confines this process for good. Fails
     /// with a sentence when the confinement cannot be applied, or is partial while the rules require it complete.
-    static func finish(_ peek: Peek, _ launch: WorkerLaunch, rules: ConfinementRules) -> Result<Applied, WorkerFailure>
+    static func finish(_ peek: Peek, _ launch: WorkerLaunch, rules: ConfinementRules)
+        -> Result<ConfinementReport, WorkerFailure>
     {
         // Landlock and the filter bind only the calling thread (and the threads it starts from now on): one that
         // already ran could later run plugin code unconfined.
@@ -103,7 +98,7 @@ enum WorkerConfinement {
                         "refused to load: the plugin would be only partly confined (\(shortfall)) and "
                             + "isolation.require_confinement is true"))
             }
-            return .success(Applied(report: report, name: declared?.name))
+            return .success(report)
         }
     }
 
