@@ -32,12 +32,15 @@ let package = Package(
         .systemLibrary(
             name: "CSeccomp", path: "Sources/CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CProcess", dependencies: ["CSeccomp", "SkillSDK"]),
+        // The HTTP server of `skillhost mcp --http` over libmicrohttpd (Debian libmicrohttpd-dev, which brings
+        // GnuTLS for HTTPS and the hashes of bearer tokens).
+        .target(name: "CHTTP", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("gnutls")]),
         .target(name: "SkillJSON"),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
         .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess"]),
         .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
-        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC"]),
+        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC", "CHTTP"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC"]),

@@ -40,6 +40,11 @@ package struct JSONRPCErrorCode: RawRepresentable, Hashable, Sendable {
     /// MCP: the request names a protocol revision this server does not speak (`data.supported` lists those it
     /// does).
     package static let unsupportedProtocolVersion = JSONRPCErrorCode(rawValue: -32022)
+    /// MCP over HTTP: a header that mirrors the body (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) is missing
+    /// or does not match it.
+    package static let headerMismatch = JSONRPCErrorCode(rawValue: -32020)
+    /// MCP: handling the request needs a client capability the request did not declare.
+    package static let missingClientCapability = JSONRPCErrorCode(rawValue: -32021)
 }
 
 /// The error member of a failed response.

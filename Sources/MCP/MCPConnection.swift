@@ -198,6 +198,26 @@ final class MCPConnection: Sendable {
         return try reply.get()
     }
 
+    /// Opens a `subscriptions/listen` stream for tool list changes (stateless generation only; the older one sends
+    /// them unasked): its acknowledgment and notifications arrive as notifications, its end (a response, at the
+    /// server's graceful close) is not waited for. A server that does not know the method answers with an error
+    /// nobody waits for either, and its tools are then refreshed only on restart.
+    func listenForToolChanges() {
+        let (id, version) = state.withLock { state -> (Int, String?) in
+            defer { state.nextID += 1 }
+            return (state.nextID, state.statelessVersion)
+        }
+        guard let version else { return }
+        let meta: JSONValue = [
+            MCPProtocol.Meta.protocolVersion: .string(version), MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
+            MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
+        ]
+        try? write(
+            .request(
+                id: JSONRPCID(Int64(id)), method: "subscriptions/listen",
+                params: ["notifications": ["toolsListChanged": true], "_meta": meta]))
+    }
+
     /// Negotiates the protocol: `server/discover` (stateless 2026-07-28) when the server knows it, else
     /// `initialize` + `notifications/initialized`. Returns the server's name and version.
     ///

@@ -20,6 +20,7 @@ enum MCPProtocol {
         static let clientInfo = "io.modelcontextprotocol/clientInfo"
         static let clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
         static let serverInfo = "io.modelcontextprotocol/serverInfo"
+        static let subscriptionID = "io.modelcontextprotocol/subscriptionId"
         static let progressToken = "progressToken"
     }
 

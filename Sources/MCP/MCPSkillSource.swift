@@ -32,7 +32,8 @@ public struct MCPServerConfiguration: Sendable, Equatable {
 /// An MCP server's tools as skills in the registry, beside the native ones: named `<tool>`, or `<server>_<tool>`
 /// where that is needed to stay unique and valid; risk and flags from the annotations (untrusted: without them a
 /// tool counts as destructive, so it is asked about). A server that exits is restarted with backoff; its tools
-/// answer "unavailable" meanwhile. `notifications/tools/list_changed` refreshes the tools.
+/// answer "unavailable" meanwhile. `notifications/tools/list_changed` refreshes the tools (a 2026-07-28 server
+/// sends it on the `subscriptions/listen` stream opened after the handshake; an older one unasked).
 public final class MCPSkillSource: Sendable {
     public let name: String
     let configuration: MCPServerConfiguration
@@ -95,6 +96,7 @@ public final class MCPSkillSource: Sendable {
             onExit: { [weak self] status in self?.exited(status) })
         state.withLock { $0.connection = connection }
         let info = try await connection.handshake(timeout: configuration.startTimeout)
+        connection.listenForToolChanges()
         state.withLock { $0.failures = 0 }
         try await refresh(serverVersion: info.version)
     }

@@ -192,15 +192,28 @@ struct MCPServerTests {
         let server = try MCPProcess(environment: environment)
         defer { server.close() }
         let meta =
-            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}"#
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#
         let discovered = result(server.request(1, "server/discover", "{\(meta)}"))
         #expect((discovered?["supportedVersions"] as? [String])?.contains("2026-07-28") == true)
         #expect(discovered?["resultType"] as? String == "complete")
+        let serverInfo =
+            (discovered?["_meta"] as? [String: Any])?["io.modelcontextprotocol/serverInfo"] as? [String: Any]
+        #expect(serverInfo?["name"] as? String == "skillhost")
         let tools = result(server.request(2, "tools/list", "{\(meta)}"))
         #expect((tools?["tools"] as? [Any])?.isEmpty == false)
         #expect(tools?["resultType"] as? String == "complete")
         let call = server.request(3, "tools/call", #"{"name":"gcd","arguments":{"a":12,"b":18},\#(meta)}"#)
         #expect(text(call) == "6")
+        #expect(
+            ((result(call)?["_meta"] as? [String: Any])?["io.modelcontextprotocol/serverInfo"] as? [String: Any])?[
+                "name"] as? String == "skillhost", "every stateless result names the server")
+        // A stateless request must declare the client's capabilities (an empty object at least).
+        let undeclared = server.request(
+            5, "tools/list", #"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#)
+        #expect(
+            (undeclared?["error"] as? [String: Any])?["message"] as? String
+                == #"Invalid params: a 2026-07-28 request needs _meta["io.modelcontextprotocol/clientCapabilities"] (an object; {} when the client declares none)"#
+        )
         let unsupported = server.request(
             4, "tools/list", #"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01"}}"#)
         let error = unsupported?["error"] as? [String: Any]
@@ -250,6 +263,64 @@ struct MCPServerTests {
     }
 }
 
+extension MCPServerTests {
+    /// 2026-07-28 on stdio: change notifications only on a `subscriptions/listen` request, acknowledged first,
+    /// tagged with its id; none unasked; cancelling the request ends them.
+    @Test func subscriptionsListenOnStdio() throws {
+        let folder = Paths.temporaryDirectory("mcp-listen")
+        let server = try MCPProcess(arguments: ["--no-default-plugins", "--plugins", folder], environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        server.send(
+            #"{"jsonrpc":"2.0","id":"watch","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},\#(meta)}}"#
+        )
+        let acknowledged = server.next()
+        #expect(acknowledged?["method"] as? String == "notifications/subscriptions/acknowledged")
+        let ackParams = acknowledged?["params"] as? [String: Any]
+        #expect(
+            (ackParams?["_meta"] as? [String: Any])?["io.modelcontextprotocol/subscriptionId"] as? String == "watch")
+        #expect(
+            (ackParams?["notifications"] as? [String: Any])?.keys.sorted() == ["toolsListChanged"],
+            "only what the server serves is honoured")
+
+        _ = try Fixture.compileFile("typed.c", into: folder)
+        var seen: [[String: Any]] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, let message = server.next() {
+            seen.append(message)
+            if message["method"] as? String == "notifications/tools/list_changed" { break }
+        }
+        let changed = seen.last?["params"] as? [String: Any]
+        #expect((changed?["_meta"] as? [String: Any])?["io.modelcontextprotocol/subscriptionId"] as? String == "watch")
+        var notifications: [[String: Any]] = []
+        let tools = result(server.request(2, "tools/list", "{\(meta)}", notifications: &notifications))
+        #expect((tools?["tools"] as? [Any])?.count == 9)
+        let untagged = (seen + notifications).filter {
+            $0["method"] as? String == "notifications/tools/list_changed"
+                && (($0["params"] as? [String: Any])?["_meta"] == nil)
+        }
+        #expect(untagged.isEmpty, "a stateless client gets no notification it did not ask for")
+
+        // Cancelled: the next change is not sent (the reply to a later request comes with nothing before it).
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"watch"}}"#)
+        _ = server.request(3, "tools/list", "{\(meta)}", notifications: &notifications)
+        try FileManager.default.removeItem(atPath: folder + "/typed.so")
+        var emptied = false
+        var id = 4
+        let cap = ContinuousClock.now + .seconds(60)
+        while !emptied, ContinuousClock.now < cap {
+            let listed = result(server.request(id, "tools/list", "{\(meta)}", notifications: &notifications))
+            emptied = (listed?["tools"] as? [Any])?.isEmpty == true
+            id += 1
+            if !emptied { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(emptied)
+        _ = server.request(id, "tools/list", "{\(meta)}", notifications: &notifications)
+        #expect(!notifications.contains { $0["method"] as? String == "notifications/tools/list_changed" })
+    }
+}
+
 /// The official MCP Python SDK (from PyPI) as the client of `skillhost mcp`, in both protocol generations.
 struct MCPOfficialClientTests {
     @Test func theOfficialSDKTalksToSkillhost() async throws {
@@ -270,6 +341,9 @@ struct MCPOfficialClientTests {
         }
         #expect(runs.map { $0["mode"] as? String } == ["auto", "legacy"])
         #expect(runs.map { $0["version"] as? String } == ["2026-07-28", "2025-11-25"])
+        #expect(
+            runs.map { $0["server_info"] as? String } == ["skillhost", "skillhost"],
+            "serverInfo reaches the SDK in both generations (2026-07-28: in the results' _meta)")
         for run in runs {
             #expect(run["tools"] as? Int == 20)
             #expect(run["list_changed"] as? Bool == true, "hot reload reached the SDK client")

@@ -31,14 +31,30 @@ async def run(mode: str) -> None:
             unknown = "no error"
         except Exception as error:  # the SDK raises for JSON-RPC errors
             unknown = str(error)
-        # Hot reload: a plugin dropped into the served folder becomes notifications/tools/list_changed.
+        # Hot reload: a plugin dropped into the served folder becomes notifications/tools/list_changed — on a
+        # subscriptions/listen stream in the stateless generation (never unasked), unasked in the handshake one.
         target = os.path.join(folder, f"dropped-{mode}.so")
-        shutil.copy(plugin, target + ".partial")
-        os.rename(target + ".partial", target)
+
+        def drop() -> None:
+            shutil.copy(plugin, target + ".partial")
+            os.rename(target + ".partial", target)
+
+        notified = False
         try:
             # A generous cap (a busy 2-core machine may take long to load and probe the plugin), not a timing.
-            await asyncio.wait_for(changed.wait(), timeout=60)
-            notified = True
+            if mode == "legacy":
+                drop()
+                await asyncio.wait_for(changed.wait(), timeout=60)
+                notified = True
+            else:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    honoured = subscription.honored.tools_list_changed
+                    drop()
+                    async def first_event():
+                        async for event in subscription:
+                            return event
+                    event = await asyncio.wait_for(first_event(), timeout=60)
+                    notified = honoured and type(event).__name__ == "ToolsListChanged"
         except asyncio.TimeoutError:
             notified = False
         after = await client.list_tools()
@@ -48,6 +64,7 @@ async def run(mode: str) -> None:
             "list_changed": notified,
             "tools_after": len(after.tools),
             "version": client.protocol_version,
+            "server_info": client.server_info.name if client.server_info else None,
             "tools": len(tools.tools),
             "calculator_read_only": calculator.annotations.read_only_hint,
             "ok": [ok.is_error, ok.content[0].text],

@@ -1,0 +1,128 @@
+import CHTTP
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// Confirming a call through the client's user, the 2026-07-28 way (multi round-trip requests): where the policy
+/// would ask and the client declares `elicitation`, `tools/call` answers `input_required` with a yes/no form and a
+/// signed `requestState`; the client's retry carries the user's answer and the state back, and the call runs only
+/// if the state is one this server issued — for this skill, these arguments, this principal, within 5 minutes —
+/// and the user accepted.
+///
+/// The state is HMAC-SHA-256 signed with `key`: random per process unless configured (`SKILLHOST_MCP_STATE_KEY`),
+/// so instances behind a load balancer share one.
+final class MCPConfirmation: Sendable {
+    private let key: [UInt8]
+    /// How long an issued state is honoured.
+    static let lifetime: TimeInterval = 300
+
+    init(key: [UInt8]? = nil) {
+        if let key, !key.isEmpty {
+            self.key = key
+        } else if let configured = ProcessInfo.processInfo.environment["SKILLHOST_MCP_STATE_KEY"], !configured.isEmpty {
+            self.key = Array(configured.utf8)
+        } else {
+            var random = [UInt8](repeating: 0, count: 32)
+            _ = skillhost_random_bytes(&random, random.count)
+            self.key = random
+        }
+    }
+
+    enum Answer: Sendable {
+        /// Ask the user: the `input_required` result.
+        case ask(JSONValue)
+        case confirmed
+        /// The user said no: the tool result's sentence.
+        case declined(String)
+        /// A state this server did not issue for this call: the error's sentence.
+        case invalid(String)
+    }
+
+    /// Whether a call of `skill` needs the user's answer and the client can ask for it.
+    func applies(to skill: SkillInfo, policy: Policy, params: JSONValue) -> Bool {
+        guard params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil else {
+            return false
+        }
+        guard policy.gate(skill, asking: .person) == .ask else { return false }
+        if case .refuse = policy.gate(skill, asking: .nobody(refusal: { _ in "" })) { return true }
+        return false
+    }
+
+    func answer(to skill: SkillInfo, arguments: JSONValue, params: JSONValue, principal: String) -> Answer {
+        let subject = Self.subject(skill: skill.id, arguments: arguments, principal: principal)
+        guard let state = params["requestState"]?.stringValue else {
+            return .ask(inputRequired(skill: skill, arguments: arguments, subject: subject))
+        }
+        guard verify(state, subject: subject) else {
+            return .invalid(
+                "requestState is not one this server issued for this call of \(skill.id) (or it expired after "
+                    + "\(Int(Self.lifetime / 60)) minutes); call the tool again without it")
+        }
+        guard let response = params["inputResponses"]?["confirm"] else {
+            return .ask(inputRequired(skill: skill, arguments: arguments, subject: subject))
+        }
+        if response["action"]?.stringValue == "accept", response["content"]?["confirm"] == .bool(true) {
+            return .confirmed
+        }
+        return .declined("not run: the user declined \(skill.id)")
+    }
+
+    private func inputRequired(skill: SkillInfo, arguments: JSONValue, subject: [UInt8]) -> JSONValue {
+        let kind = skill.risk == .destructive ? "destructive" : "set to ask"
+        let question = "Run \(skill.id) (\(kind)) with \(arguments.jsonText)?"
+        let form: JSONValue = [
+            "type": "object",
+            "properties": [
+                "confirm": ["type": "boolean", "title": .string("Run \(skill.id)"), "description": .string(question)]
+            ],
+            "required": ["confirm"],
+        ]
+        return [
+            "resultType": "input_required",
+            "inputRequests": [
+                "confirm": [
+                    "method": "elicitation/create",
+                    "params": ["mode": "form", "message": .string(question), "requestedSchema": form],
+                ]
+            ],
+            "requestState": .string(issue(subject: subject)),
+        ]
+    }
+
+    /// What a state is bound to: the skill, the arguments' text and the principal, hashed.
+    private static func subject(skill: String, arguments: JSONValue, principal: String) -> [UInt8] {
+        let text = Array("\(skill)\u{0}\(arguments.jsonText)\u{0}\(principal)".utf8)
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = skillhost_sha256(text, text.count, &digest)
+        return digest
+    }
+
+    /// `<expiry>.<mac>`: the expiry in seconds since 1970, and the MAC over it and the subject (base64url).
+    private func issue(subject: [UInt8], now: Date = Date()) -> String {
+        let expiry = String(Int(now.timeIntervalSince1970 + Self.lifetime))
+        return expiry + "." + Self.base64url(mac(expiry: expiry, subject: subject))
+    }
+
+    private func verify(_ state: String, subject: [UInt8], now: Date = Date()) -> Bool {
+        let parts = state.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let expiry = Int(parts[0]), Double(expiry) >= now.timeIntervalSince1970 else {
+            return false
+        }
+        let expected = Array(Self.base64url(mac(expiry: String(parts[0]), subject: subject)).utf8)
+        let given = Array(parts[1].utf8)
+        return given.count == expected.count && skillhost_equal_constant_time(given, expected, given.count) == 1
+    }
+
+    private func mac(expiry: String, subject: [UInt8]) -> [UInt8] {
+        let data = Array(expiry.utf8) + [0] + subject
+        var mac = [UInt8](repeating: 0, count: 32)
+        _ = skillhost_hmac_sha256(key, key.count, data, data.count, &mac)
+        return mac
+    }
+
+    static func base64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        ).replacingOccurrences(of: "=", with: "")
+    }
+}

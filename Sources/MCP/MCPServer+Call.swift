@@ -1,0 +1,149 @@
+import Agent
+import Foundation
+import JSONRPC
+import SkillHost
+import SkillJSON
+import Synchronization
+
+extension MCPServer {
+    /// `tools/call`: admits the call (stdio: one id in flight at a time, at most `maximumCallsInFlight`; HTTP: the
+    /// transport admits), asks the client's user through a confirmation round trip where the policy would ask and
+    /// the client can (2026-07-28 with elicitation), runs it, and answers with a result — a tool's failure is a
+    /// result with `isError`.
+    func call(
+        id: RequestID, params: JSONValue, stateless: Bool, onPool: Bool,
+        finish: @escaping @Sendable (JSONValue) -> Void, beforeCall: () -> Void, exchange: MCPExchange
+    ) {
+        guard case .string(let name)? = params["name"] else {
+            respond(id, code: .invalidParams, message: "Invalid params: tools/call needs a tool name", to: exchange)
+            return
+        }
+        guard let skill = registry.skill(name) else {
+            respond(id, code: .invalidParams, message: "Unknown tool: \(name)", to: exchange)
+            return
+        }
+        let arguments = params["arguments"] ?? .object(JSONObject())
+        guard arguments.objectValue != nil else {
+            respond(id, code: .invalidParams, message: "Invalid params: arguments must be an object", to: exchange)
+            return
+        }
+        var confirmer = Self.confirmer
+        if stateless, confirmations.applies(to: skill, policy: registry.configuration.policy, params: params) {
+            switch confirmations.answer(to: skill, arguments: arguments, params: params, principal: exchange.principal)
+            {
+            case .ask(let inputRequired):
+                finish(inputRequired)
+                return
+            case .confirmed: confirmer = .confirmed
+            case .declined(let sentence):
+                finish(Self.errorResult(sentence))
+                return
+            case .invalid(let sentence):
+                respond(id, code: .invalidParams, message: "Invalid params: \(sentence)", to: exchange)
+                return
+            }
+        }
+        let token = params["_meta"]?[MCPProtocol.Meta.progressToken]
+        let slot: CallSlot
+        let key: String?
+        if let given = exchange.call {
+            slot = given
+            key = nil
+        } else {
+            guard let admitted = admit(id, exchange: exchange) else { return }
+            (slot, key) = (admitted.slot, admitted.key)
+        }
+        let onProgress = token.map { Self.progressSender(token: $0, notify: exchange.notify) }
+        beforeCall()
+        // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
+        let invocation = SkillInvocation(
+            skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
+        registry.start(invocation, onCallingThread: !onPool, onHandle: { slot.attach($0) }) { [weak self] outcome in
+            guard let self else { return }
+            // stdio: a cancelled request gets no response (the client stopped waiting for it).
+            if let key, self.removeRunning(key) == nil { return }
+            if outcome.status == .ok {
+                let result = outcome.result ?? .null
+                var object = JSONObject([
+                    (key: "content", value: [["type": "text", "text": .string(result.displayText)]])
+                ])
+                if case .object = result { object["structuredContent"] = result }
+                object["isError"] = false
+                finish(.object(object))
+            } else {
+                finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
+            }
+        }
+    }
+
+    /// stdio: registers a call by id before it starts (so a fast call that ends at once still finds, and
+    /// removes, it); answers and returns nil for an id already in flight or a client over its limit.
+    private func admit(_ id: RequestID, exchange: MCPExchange) -> (slot: CallSlot, key: String)? {
+        let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
+        let slot = CallSlot()
+        enum Admission { case admitted, duplicate, busy(Int) }
+        let admission = state.withLock { state -> Admission in
+            if state.running[key] != nil { return .duplicate }
+            if state.running.count >= maximumCallsInFlight { return .busy(state.running.count) }
+            state.running[key] = slot
+            return .admitted
+        }
+        switch admission {
+        case .admitted: return (slot, key)
+        case .duplicate:
+            respond(
+                id, code: .invalidRequest,
+                message: "Invalid request: id \(id.text) is already used by a request in flight; give every request "
+                    + "its own id", to: exchange)
+        case .busy(let count):
+            respond(id, code: .serverBusy, message: Self.busy(count), to: exchange)
+        }
+        return nil
+    }
+
+    /// Sends a call's progress as `notifications/progress` with the request's token.
+    static func progressSender(token: JSONValue, notify: @escaping @Sendable (String) -> Void)
+        -> @Sendable (SkillProgress) -> Void
+    {
+        { progress in
+            var body = JSONObject([
+                (key: "progressToken", value: token), (key: "progress", value: .double(progress.done)),
+            ])
+            if let total = progress.total { body["total"] = .double(total) }
+            if let message = progress.message { body["message"] = .string(message) }
+            notify(JSONRPCMessage.notification(method: "notifications/progress", params: .object(body)).line)
+        }
+    }
+
+    static func busy(_ count: Int) -> String {
+        "Server busy: \(count) calls are already running for this client; retry when one has finished"
+    }
+
+    /// Nobody answers for an MCP client that cannot ask its user: what the policy would ask about is refused,
+    /// with the rule that allows it.
+    static let confirmer = Confirmer.nobody { skill in
+        "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask"); allow it for MCP "
+            + "clients with a policy rule in config.json (\"policy\": {\"\(skill.id)\": \"allow\"})"
+    }
+}
+
+/// Where a cancellation that arrives before the call's handle exists waits for it.
+final class CallSlot: Sendable {
+    private let state = Mutex<(handle: CallHandle?, cancelled: Bool)>((nil, false))
+
+    func attach(_ handle: CallHandle) {
+        let cancelled = state.withLock { state in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelled { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = state.withLock { state in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.cancel()
+    }
+}

@@ -1,0 +1,101 @@
+import JSONRPC
+import SkillJSON
+import Synchronization
+
+/// The change notifications a server owes its clients: `subscriptions/listen` streams (2026-07-28: acknowledged
+/// first, every message tagged with the subscription's id, only the types asked for) and older clients'
+/// notification streams (an HTTP session's GET stream: plain `notifications/tools/list_changed`).
+final class MCPSubscriptions: Sendable {
+    private struct Subscriber: Sendable {
+        /// The `subscriptions/listen` request's id; nil for an older client's stream.
+        let id: JSONValue?
+        let toolsListChanged: Bool
+        /// Sends one message; false when the client is gone.
+        let send: @Sendable (String) -> Bool
+        /// Ends the stream after its last message (HTTP); nil on stdio.
+        let end: (@Sendable () -> Void)?
+    }
+
+    private let subscribers = Mutex<(next: Int, open: [Int: Subscriber])>((1, [:]))
+    /// Orders every message of every subscription: an acknowledgment always precedes the notifications it covers.
+    private let delivery = Mutex(())
+
+    /// Opens a `subscriptions/listen` subscription: sends its acknowledgment (with the part of `filter` honoured:
+    /// tool list changes; prompts and resources are not served) and returns its handle for `remove`.
+    func add(
+        id: JSONRPCID, filter: JSONValue?, send: @escaping @Sendable (String) -> Bool,
+        end: (@Sendable () -> Void)? = nil
+    ) -> Int {
+        let idValue = (try? JSONValue(parsing: id.text)) ?? .null
+        let tools = filter?["toolsListChanged"] == .bool(true)
+        var honoured = JSONObject()
+        if tools { honoured["toolsListChanged"] = true }
+        let subscriber = Subscriber(id: idValue, toolsListChanged: tools, send: send, end: end)
+        return delivery.withLock { _ in
+            let serial = subscribers.withLock { state in
+                defer { state.next += 1 }
+                state.open[state.next] = subscriber
+                return state.next
+            }
+            _ = send(
+                JSONRPCMessage.notification(
+                    method: "notifications/subscriptions/acknowledged",
+                    params: ["_meta": Self.meta(idValue), "notifications": .object(honoured)]
+                ).line)
+            return serial
+        }
+    }
+
+    /// Opens an older client's notification stream (tool list changes, untagged).
+    func addUntagged(send: @escaping @Sendable (String) -> Bool, end: (@Sendable () -> Void)? = nil) -> Int {
+        subscribers.withLock { state in
+            defer { state.next += 1 }
+            state.open[state.next] = Subscriber(id: nil, toolsListChanged: true, send: send, end: end)
+            return state.next
+        }
+    }
+
+    /// Forgets a subscription (the client cancelled it or went away); nothing more is sent on it.
+    func remove(_ serial: Int) {
+        _ = subscribers.withLock { $0.open.removeValue(forKey: serial) }
+    }
+
+    var count: Int { subscribers.withLock { $0.open.count } }
+
+    /// The registry's tools changed: tells every subscriber that asked; forgets those that are gone.
+    func toolsChanged() {
+        delivery.withLock { _ in
+            let open = subscribers.withLock { $0.open }
+            var gone: [Int] = []
+            for (serial, subscriber) in open where subscriber.toolsListChanged {
+                let params: JSONValue? = subscriber.id.map { ["_meta": Self.meta($0)] }
+                let line = JSONRPCMessage.notification(method: "notifications/tools/list_changed", params: params).line
+                if !subscriber.send(line) { gone.append(serial) }
+            }
+            if !gone.isEmpty { subscribers.withLock { state in gone.forEach { state.open[$0] = nil } } }
+        }
+    }
+
+    /// Ends every subscription gracefully (the server stops): each `subscriptions/listen` request gets its
+    /// completion result, then its stream ends.
+    func closeAll() {
+        delivery.withLock { _ in
+            let open = subscribers.withLock { state in
+                defer { state.open = [:] }
+                return state.open
+            }
+            for subscriber in open.values {
+                if let id = subscriber.id {
+                    _ = subscriber.send(
+                        JSONRPCMessage.response(
+                            id: JSONRPCID(rawText: id.jsonText),
+                            result: ["resultType": "complete", "_meta": Self.meta(id)]
+                        ).line)
+                }
+                subscriber.end?()
+            }
+        }
+    }
+
+    private static func meta(_ id: JSONValue) -> JSONValue { [MCPProtocol.Meta.subscriptionID: id] }
+}
