@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC", "CHTTP"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
         .executableTarget(
-            name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC"]),
+            name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(
             name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),

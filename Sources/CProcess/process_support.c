@@ -183,3 +183,27 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length) {
     errno = saved;
     return result;
 }
+
+static int termination_write_end = -1;
+
+static void on_termination(int number) {
+    (void)number;
+    int saved = errno;
+    char byte = 1;
+    (void)!write(termination_write_end, &byte, 1);
+    errno = saved;
+}
+
+int skillhost_termination_pipe(void) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return -1;
+    termination_write_end = ends[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_termination;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    return ends[0];
+}

@@ -22,7 +22,14 @@ enum Command: Equatable {
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
     case shell(resume: String?)
     case sessions
-    case mcp
+    case mcp(MCPOptions)
+}
+
+/// `skillhost mcp` options: stdio by default; `--http ADDRESS:PORT` serves Streamable HTTP instead.
+struct MCPOptions: Equatable {
+    var http: String?
+    var tlsCertificate: String?
+    var tlsKey: String?
 }
 
 extension Command {
@@ -61,6 +68,7 @@ enum CommandLineParser {
         var stepLimit: Int?
         var resume: String?
         var isolate: IsolateChoice?
+        var mcp = MCPOptions()
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -88,6 +96,9 @@ enum CommandLineParser {
             case "--resume": resume = try value()
             case "--isolate": isolate = try IsolateChoice(try value())
             case "--no-default-plugins": defaultFolders = false
+            case "--http": mcp.http = try value()
+            case "--tls-cert": mcp.tlsCertificate = try value()
+            case "--tls-key": mcp.tlsKey = try value()
             case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
@@ -101,7 +112,7 @@ enum CommandLineParser {
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit", "--resume", "--isolate", "--yes",
+                    "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -146,7 +157,10 @@ enum CommandLineParser {
             line.command = .sessions
         case "mcp":
             try expectCount(rest, max: 0, command: name)
-            line.command = .mcp
+            guard (mcp.tlsCertificate == nil) == (mcp.tlsKey == nil) else {
+                throw UsageError("--tls-cert and --tls-key go together", hint: "give both PEM files, or neither")
+            }
+            line.command = .mcp(mcp)
         case "check":
             guard let file = rest.first else {
                 throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")

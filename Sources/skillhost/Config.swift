@@ -28,12 +28,14 @@ struct Config: Sendable {
     /// Skill results longer than this many bytes become an error.
     var resultLimit: Int?
     var pluginLimit: Int?
+    /// `"mcp"`: how `skillhost mcp` serves over HTTP.
+    var mcp = MCPHTTPSettings()
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb",
+        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -94,6 +96,10 @@ struct Config: Sendable {
                 if key == "step_limit" { config.stepLimit = Int(number) } else { config.maximumTools = Int(number) }
             case "request_timeout_s":
                 config.requestTimeout = try seconds(value, "request_timeout_s").milliseconds / 1000
+            case "mcp":
+                do throws(UsageError) { config.mcp = try MCPHTTPSettings.parse(value) } catch {
+                    throw fail(error.message)
+                }
             case "policy":
                 guard let rules = value.objectValue else {
                     throw fail("\"policy\" must map skill id patterns to \"allow\", \"ask\" or \"deny\"")

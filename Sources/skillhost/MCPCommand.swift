@@ -1,4 +1,5 @@
 import Agent
+import CProcess
 import Foundation
 import JSONRPC
 import MCP
@@ -30,6 +31,43 @@ enum MCPCommand {
                 done.resume()
             }
             reader.name = "skillhost.mcp"
+            reader.start()
+        }
+    }
+}
+
+extension MCPCommand {
+    /// `skillhost mcp --http`: serves Streamable HTTP until SIGINT or SIGTERM, then ends subscriptions gracefully.
+    static func serveHTTP(registry: SkillRegistry, configuration: MCPHTTPConfiguration) async throws(CLIError) {
+        let server = MCPServer(registry: registry)
+        let service: MCPHTTPService
+        do throws(MCPHTTPError) { service = try MCPHTTPService(server: server, configuration: configuration) } catch {
+            throw .failure(error.message)
+        }
+        let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let security =
+            configuration.tokenDigests.isEmpty
+            ? "no authentication (loopback only)" : "\(configuration.tokenDigests.count) bearer token(s)"
+        FileHandle.standardError.write(
+            Data(
+                ("skillhost: serving MCP at \(scheme)://\(host):\(service.port)\(configuration.path) (\(security)); "
+                    + "stop with Ctrl-C\n").utf8))
+        await waitForTermination()
+        service.stop()
+    }
+
+    /// Returns when the process gets SIGINT or SIGTERM (a handler writes to a pipe; a thread of its own reads it).
+    static func waitForTermination() async {
+        let signals = skillhost_termination_pipe()
+        guard signals >= 0 else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let reader = Thread {
+                var byte: UInt8 = 0
+                while read(signals, &byte, 1) < 0, errno == EINTR {}
+                done.resume()
+            }
+            reader.name = "skillhost.mcp.signals"
             reader.start()
         }
     }

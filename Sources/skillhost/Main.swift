@@ -142,13 +142,17 @@ struct SkillhostCLI {
             print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
-        case .mcp:
+        case .mcp(let options):
             let output = MCPCommand.protectStandardOutput()
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             let watch = host.setup.watch()
             defer { watch.stop() }
-            await MCPCommand.run(registry: host.registry, output: output)
+            if let http = try MCPHTTPSettings.resolve(options, config: host.config, environment: environment) {
+                try await MCPCommand.serveHTTP(registry: host.registry, configuration: http)
+            } else {
+                await MCPCommand.run(registry: host.registry, output: output)
+            }
             return ExitCode.ok.rawValue
         case .sessions:
             let store = try ShellLauncher.openStore(environment)

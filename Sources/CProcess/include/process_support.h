@@ -124,3 +124,7 @@ int skillhost_mapped_folders(const char *skip, char *out, int out_size);
 int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
 
 #endif
+
+/// Installs handlers for SIGINT and SIGTERM that write one byte to a pipe, and returns the pipe's read end (or -1):
+/// a thread that reads it learns of the signal without anything unsafe running in the handler. Call once.
+int skillhost_termination_pipe(void);

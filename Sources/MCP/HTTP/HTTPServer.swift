@@ -1,0 +1,180 @@
+import CHTTP
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server (libmicrohttpd's epoll thread pool, through CHTTP): each request reaches `handler` once
+/// with its whole body, on a server thread that must not block; the answer may come later from any thread.
+package final class HTTPServer: Sendable {
+    /// One request as received. Header names are lower case.
+    package struct Request: Sendable {
+        package let method: String
+        package let path: String
+        /// The client's address ("127.0.0.1").
+        package let peer: String
+        package let headers: [(name: String, value: String)]
+        package let body: [UInt8]
+
+        /// The first value of header `name` (lower case).
+        package func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    }
+
+    /// What bounds the server (CHTTP's `skillhost_http_limits`).
+    package struct Limits: Sendable {
+        package var maximumBody = 4 << 20
+        package var maximumHeaderBytes = 32 << 10
+        package var idleTimeoutSeconds = 30
+        package var maximumConnections = 1024
+        package var connectionsPerAddress = 256
+        package var threads = 2
+        package init() {}
+    }
+
+    package typealias Handler = @Sendable (Request, HTTPExchange) -> Void
+
+    /// The CHTTP server, nil once stopped.
+    private let server: Mutex<OpaquePointer?>
+    private let context: Unmanaged<HTTPHandlerContext>
+    /// The port listened on (the one asked for, or the one the system chose for 0).
+    package let port: UInt16
+
+    /// Listens on `address` (an IP literal) and `port` (0: any free one); HTTPS when `tls` holds PEM texts.
+    package init(
+        address: String, port: UInt16, limits: Limits = Limits(), tls: (certificate: String, key: String)? = nil,
+        handler: @escaping Handler
+    ) throws(HTTPServerError) {
+        let context = Unmanaged.passRetained(HTTPHandlerContext(handler: handler))
+        var cLimits = skillhost_http_limits(
+            maximum_body: limits.maximumBody, maximum_header_bytes: limits.maximumHeaderBytes,
+            idle_timeout_seconds: UInt32(limits.idleTimeoutSeconds),
+            maximum_connections: UInt32(limits.maximumConnections),
+            connections_per_address: UInt32(limits.connectionsPerAddress), threads: UInt32(limits.threads),
+            maximum_stream_backlog: 0)
+        var error = [CChar](repeating: 0, count: 512)
+        let started = skillhost_http_start(
+            address, port, &cLimits, tls?.certificate, tls?.key, httpHandler, httpAbort, httpRelease,
+            context.toOpaque(), &error, error.count)
+        guard let started else {
+            context.release()
+            throw HTTPServerError(
+                message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        self.port = skillhost_http_port(started)
+        self.context = context
+        server = Mutex(started)
+    }
+
+    /// Stops the server: waiting requests are abandoned (their abort handlers run); answers after this are dropped.
+    package func stop() {
+        guard
+            let server = server.withLock({ server -> OpaquePointer? in
+                defer { server = nil }
+                return server
+            })
+        else { return }
+        skillhost_http_stop(server)
+        context.release()
+    }
+
+    deinit { stop() }
+}
+
+/// Why the server could not start, as a sentence.
+package struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
+}
+
+/// One request's answer: a buffered response, or a stream (`beginStream`, `write`…, `end`). Exactly one of
+/// `respond` or `end` must be called, once.
+///
+/// - Important: `@unchecked Sendable` is safe because the only stored state besides the immutable pointer is the
+///   abort handler, behind a `Mutex`; every CHTTP output function locks the request it is given, and the request
+///   stays allocated until both the server and this answer are done with it (CHTTP's reference counts).
+package final class HTTPExchange: @unchecked Sendable {
+    private let request: OpaquePointer
+    private let abortHandler = Mutex<(@Sendable () -> Void)?>(nil)
+
+    fileprivate init(_ request: OpaquePointer) { self.request = request }
+
+    /// Runs `handler` once if the client goes away (or the server stops) before the answer is complete.
+    package func onAbort(_ handler: @escaping @Sendable () -> Void) { abortHandler.withLock { $0 = handler } }
+
+    fileprivate func aborted() {
+        abortHandler.withLock { handler in
+            defer { handler = nil }; return handler
+        }?()
+    }
+
+    /// Answers with `status`, `headers` and `body`. Returns false when the client is gone.
+    @discardableResult
+    package func respond(_ status: Int, headers: [(String, String)] = [], body: [UInt8] = []) -> Bool {
+        let block = Self.block(headers)
+        return body.withUnsafeBytes { bytes in
+            skillhost_http_respond(request, UInt32(status), block, bytes.baseAddress, bytes.count) == 0
+        }
+    }
+
+    /// Starts a streamed answer. Returns false when the client is gone (`end` must still be called).
+    @discardableResult
+    package func beginStream(_ status: Int, headers: [(String, String)]) -> Bool {
+        skillhost_http_stream_begin(request, UInt32(status), Self.block(headers)) == 0
+    }
+
+    /// Queues text on the stream. Returns false when the client is gone or too far behind.
+    @discardableResult
+    package func write(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in skillhost_http_stream_write(request, bytes.baseAddress, bytes.count) == 0 }
+    }
+
+    /// Ends the stream once what is queued has been sent.
+    package func end() { skillhost_http_stream_end(request) }
+
+    private static func block(_ headers: [(String, String)]) -> String {
+        headers.map { "\($0.0): \($0.1)\n" }.joined()
+    }
+}
+
+private func string(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+
+/// Keeps the handler alive for the server's threads (released by `HTTPServer.stop`).
+private final class HTTPHandlerContext: Sendable {
+    let handler: HTTPServer.Handler
+    init(handler: @escaping HTTPServer.Handler) { self.handler = handler }
+}
+
+private let httpHandler: skillhost_http_handler = { context, request in
+    guard let context, let request else { return }
+    let handler = Unmanaged<HTTPHandlerContext>.fromOpaque(context).takeUnretainedValue().handler
+    var length = 0
+    let headerText =
+        skillhost_http_headers(request, &length).map {
+            String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self)
+        } ?? ""
+    var headers: [(name: String, value: String)] = []
+    for line in headerText.split(separator: "\n") {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        let value = line[line.index(after: colon)...].drop { $0 == " " }
+        headers.append((String(line[..<colon]), String(value)))
+    }
+    var bodyLength = 0
+    let bodyStart = skillhost_http_body(request, &bodyLength)
+    let body = bodyStart.map { Array(UnsafeBufferPointer(start: $0, count: bodyLength)) } ?? []
+    let exchange = HTTPExchange(request)
+    // The request holds the exchange until it is freed (released by httpRelease), so aborts can reach it.
+    skillhost_http_set_tag(request, Unmanaged.passRetained(exchange).toOpaque())
+    handler(
+        HTTPServer.Request(
+            method: string(skillhost_http_method(request)), path: string(skillhost_http_path(request)),
+            peer: string(skillhost_http_peer(request)), headers: headers, body: body), exchange)
+}
+
+private let httpAbort: skillhost_http_abort_handler = { _, tag in
+    guard let tag else { return }
+    Unmanaged<HTTPExchange>.fromOpaque(tag).takeUnretainedValue().aborted()
+}
+
+private let httpRelease: skillhost_http_tag_release = { tag in
+    guard let tag else { return }
+    Unmanaged<HTTPExchange>.fromOpaque(tag).release()
+}

@@ -1,0 +1,74 @@
+import CHTTP
+import Foundation
+
+/// How `skillhost mcp --http` serves: where, for whom, and within which bounds.
+public struct MCPHTTPConfiguration: Sendable {
+    /// An IP literal: 127.0.0.1 (the default), ::1, 0.0.0.0 …
+    public var address = "127.0.0.1"
+    public var port: UInt16 = 8765
+    /// The MCP endpoint's path.
+    public var path = "/mcp"
+    /// Origins allowed besides the loopback ones (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
+    /// exactly as browsers send them: "https://app.example.com".
+    public var allowedOrigins: [String] = []
+    /// SHA-256 digests of the accepted bearer tokens. Empty: no authentication (loopback only).
+    public var tokenDigests: [[UInt8]] = []
+    /// RFC 9728: the authorization servers announced at `/.well-known/oauth-protected-resource` (their tokens'
+    /// signatures are not validated here: accepted tokens are the configured ones).
+    public var authorizationServers: [String] = []
+    /// The resource's canonical URL for that metadata (default: http://<address>:<port><path>).
+    public var resource: String?
+    /// Calls one client (a token, else an address) may have in flight; more are answered 429.
+    public var callsPerClient = 64
+    /// Serve the 2025-11-25 session form (Mcp-Session-Id, GET stream, DELETE, Last-Event-ID) beside the stateless one.
+    public var sessions = true
+    /// Older-client sessions kept at once (the least recently used is dropped beyond it).
+    public var maximumSessions = 1000
+    /// Seconds between keep-alive comments on open streams.
+    public var keepAliveSeconds = 15
+    /// PEM texts for HTTPS.
+    public var tls: (certificate: String, key: String)?
+    package var limits = HTTPServer.Limits()
+
+    public init() {}
+
+    /// Whether `address` reaches only this machine.
+    public var isLoopback: Bool {
+        address == "127.0.0.1" || address == "::1" || address.hasPrefix("127.") || address == "localhost"
+    }
+
+    /// The SHA-256 digest of a token, as stored in `tokenDigests`.
+    public static func digest(of token: String) -> [UInt8] {
+        let bytes = Array(token.utf8)
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = skillhost_sha256(bytes, bytes.count, &digest)
+        return digest
+    }
+
+    /// A digest from its hex text (64 characters), as config.json holds it.
+    public static func digest(hex: String) -> [UInt8]? {
+        let characters = Array(hex.lowercased().utf8)
+        guard characters.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < 64 {
+            guard let high = Self.nibble(characters[index]), let low = Self.nibble(characters[index + 1]) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
+    /// The hex text of a digest.
+    public static func hex(_ digest: [UInt8]) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+}

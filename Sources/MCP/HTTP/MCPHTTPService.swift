@@ -1,0 +1,387 @@
+import CHTTP
+import Foundation
+import JSONRPC
+import SkillJSON
+import Synchronization
+
+/// MCP over Streamable HTTP: the 2026-07-28 stateless form (a POST per request, answered with JSON or, for
+/// progress and `subscriptions/listen`, an SSE stream; the standard headers checked against the body; closing a
+/// stream cancels its request) and the 2025-11-25 session form for older clients (`MCPHTTPSessions`). In front of
+/// both: the Origin allow-list, bearer tokens, size limits and a per-client limit on calls in flight.
+public final class MCPHTTPService: Sendable {
+    let server: MCPServer
+    let configuration: MCPHTTPConfiguration
+    let sessions: MCPHTTPSessions
+    private let http: Mutex<HTTPServer?>
+    private let callsInFlight = Mutex<[String: Int]>([:])
+    /// Open SSE streams that wait for something to send (listen and GET streams), for keep-alive comments.
+    let openStreams = Mutex<(next: Int, streams: [Int: HTTPExchange])>((1, [:]))
+    private let notifier = Mutex<Task<Void, Never>?>(nil)
+    private let keepAlive = Mutex<Task<Void, Never>?>(nil)
+
+    /// The port served (the system's choice when the configuration said 0).
+    public let port: UInt16
+
+    /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback
+    /// address and no token is configured (a network-facing server needs authentication).
+    public init(server: MCPServer, configuration: MCPHTTPConfiguration) throws(MCPHTTPError) {
+        if !configuration.isLoopback, configuration.tokenDigests.isEmpty {
+            throw MCPHTTPError(
+                "refusing to serve MCP on \(configuration.address) without authentication: set SKILLHOST_MCP_TOKEN or "
+                    + "\"mcp\": {\"tokens\": [\"<sha256 hex of a token>\"]} in config.json, or serve on 127.0.0.1")
+        }
+        self.server = server
+        self.configuration = configuration
+        sessions = MCPHTTPSessions(maximum: configuration.maximumSessions)
+        let box = Mutex<MCPHTTPService?>(nil)
+        do {
+            let started = try HTTPServer(
+                address: configuration.address, port: configuration.port, limits: configuration.limits,
+                tls: configuration.tls
+            ) { request, exchange in
+                guard let service = box.withLock({ $0 }) else {
+                    exchange.respond(503, body: Array("starting".utf8))
+                    return
+                }
+                service.handle(request, exchange)
+            }
+            port = started.port
+            http = Mutex(started)
+        } catch {
+            throw MCPHTTPError("cannot serve MCP over HTTP: \(error.message)")
+        }
+        box.withLock { $0 = self }
+        notifier.withLock { $0 = server.watchChanges() }
+        // Writes to streams never block (CHTTP queues them), so the cooperative pool may send keep-alives.
+        let interval = Duration.seconds(max(1, configuration.keepAliveSeconds))
+        let pinger = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                self?.sendKeepAlive()
+            }
+        }
+        keepAlive.withLock { $0 = pinger }
+    }
+
+    /// Ends every subscription gracefully, then stops the server (waiting requests are cancelled).
+    public func stop() {
+        keepAlive.withLock { $0?.cancel() }
+        notifier.withLock { $0?.cancel() }
+        server.subscriptions.closeAll()
+        http.withLock { server in
+            server?.stop()
+            server = nil
+        }
+    }
+
+    deinit { stop() }
+
+    private func sendKeepAlive() {
+        let streams = openStreams.withLock { Array($0.streams.values) }
+        for stream in streams { stream.write(":\n\n") }
+    }
+
+    /// Registers a waiting stream for keep-alives; the returned handle removes it.
+    func track(_ stream: HTTPExchange) -> Int {
+        openStreams.withLock { state in
+            defer { state.next += 1 }
+            state.streams[state.next] = stream
+            return state.next
+        }
+    }
+
+    func untrack(_ handle: Int) { _ = openStreams.withLock { $0.streams.removeValue(forKey: handle) } }
+
+    static let jsonHeaders = [("Content-Type", "application/json")]
+    static let streamHeaders = [
+        ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+    ]
+
+    /// One SSE event carrying a JSON-RPC message.
+    static func event(_ line: String, id: Int? = nil) -> String {
+        (id.map { "id: \($0)\n" } ?? "") + "event: message\ndata: " + line + "\n\n"
+    }
+
+    /// An error answered without a request id (a refusal before the body was read).
+    static func refusal(
+        _ exchange: HTTPExchange, _ status: Int, _ code: JSONRPCErrorCode, _ message: String,
+        headers: [(String, String)] = []
+    ) {
+        let line = JSONRPCMessage.failure(id: .null, error: JSONRPCError(code, message)).line
+        exchange.respond(status, headers: jsonHeaders + headers, body: Array(line.utf8))
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: HTTPServer.Request, _ exchange: HTTPExchange) {
+        if request.path.hasPrefix("/.well-known/oauth-protected-resource") {
+            protectedResourceMetadata(request, exchange)
+            return
+        }
+        guard request.path == configuration.path else {
+            Self.refusal(
+                exchange, 404, .invalidRequest, "Not found: the MCP endpoint is \(configuration.path)")
+            return
+        }
+        if let origin = request.header("origin"), !originAllowed(origin) {
+            Self.refusal(
+                exchange, 403, .invalidRequest,
+                "Forbidden: origin \(origin) is not allowed; add it to \"mcp\": {\"allowed_origins\": […]} in "
+                    + "config.json")
+            return
+        }
+        guard let principal = authenticate(request) else {
+            var challenge = "Bearer"
+            if !configuration.authorizationServers.isEmpty {
+                challenge += " resource_metadata=\"\(metadataURL)\""
+            }
+            Self.refusal(
+                exchange, 401, .invalidRequest,
+                "Unauthorized: send Authorization: Bearer <token> with a token this server accepts",
+                headers: [("WWW-Authenticate", challenge)])
+            return
+        }
+        switch request.method {
+        case "POST": post(request, exchange, principal: principal)
+        case "GET" where configuration.sessions: sessions.openStream(request, exchange, service: self)
+        case "DELETE" where configuration.sessions: sessions.delete(request, exchange, service: self)
+        default:
+            Self.refusal(
+                exchange, 405, .invalidRequest, "Method not allowed: send JSON-RPC messages with POST",
+                headers: [("Allow", configuration.sessions ? "POST, GET, DELETE" : "POST")])
+        }
+    }
+
+    private func originAllowed(_ origin: String) -> Bool {
+        if configuration.allowedOrigins.contains(origin) { return true }
+        guard let url = URL(string: origin), let scheme = url.scheme, scheme == "http" || scheme == "https",
+            let host = url.host
+        else { return false }
+        return ["localhost", "127.0.0.1", "[::1]", "::1"].contains(host)
+    }
+
+    /// The caller's identity for limits and confirmations: the token's digest, or the address when no token is
+    /// configured. nil: refused.
+    private func authenticate(_ request: HTTPServer.Request) -> String? {
+        guard !configuration.tokenDigests.isEmpty else { return request.peer }
+        guard let value = request.header("authorization"), value.count > 7,
+            value.prefix(7).lowercased() == "bearer "
+        else { return nil }
+        let digest = MCPHTTPConfiguration.digest(of: String(value.dropFirst(7)))
+        var matched = false
+        for accepted in configuration.tokenDigests where accepted.count == digest.count {
+            // Every digest is compared, each in constant time: the answer's time says nothing about the token.
+            if skillhost_equal_constant_time(accepted, digest, digest.count) == 1 { matched = true }
+        }
+        return matched ? "token:" + MCPHTTPConfiguration.hex(digest).prefix(16) : nil
+    }
+
+    private var metadataURL: String {
+        let base = resourceURL
+        guard let url = URL(string: base), let host = url.host else { return base }
+        let port = url.port.map { ":\($0)" } ?? ""
+        return "\(url.scheme ?? "http")://\(host)\(port)/.well-known/oauth-protected-resource\(url.path)"
+    }
+
+    private var resourceURL: String {
+        if let resource = configuration.resource { return resource }
+        let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
+        return "\(configuration.tls == nil ? "http" : "https")://\(host):\(port)\(configuration.path)"
+    }
+
+    /// RFC 9728 protected-resource metadata, when authorization servers are configured.
+    private func protectedResourceMetadata(_ request: HTTPServer.Request, _ exchange: HTTPExchange) {
+        guard !configuration.authorizationServers.isEmpty, request.method == "GET" else {
+            Self.refusal(exchange, 404, .invalidRequest, "Not found: no authorization server is configured")
+            return
+        }
+        let metadata: JSONValue = [
+            "resource": .string(resourceURL),
+            "authorization_servers": .array(configuration.authorizationServers.map { .string($0) }),
+            "bearer_methods_supported": ["header"],
+        ]
+        exchange.respond(200, headers: Self.jsonHeaders, body: Array(metadata.jsonText.utf8))
+    }
+
+    private func post(_ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String) {
+        let contentType = request.header("content-type")?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/json") else {
+            Self.refusal(
+                exchange, 415, .invalidRequest,
+                "Unsupported media type: send the JSON-RPC message as Content-Type: application/json")
+            return
+        }
+        let message: JSONValue
+        do throws(JSONParseError) { message = try JSONValue(parsing: request.body) } catch {
+            Self.refusal(exchange, 400, .parseError, "Parse error: \(error)")
+            return
+        }
+        guard case .object = message else {
+            Self.refusal(
+                exchange, 400, .invalidRequest,
+                "Invalid request: send one JSON-RPC message per POST (batches are not accepted over HTTP)")
+            return
+        }
+        guard case .string(let method)? = message["method"] else {
+            // A response from the client: nothing here awaits one.
+            exchange.respond(202)
+            return
+        }
+        let params = message["params"] ?? .object(JSONObject())
+        let version = params["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue
+        if message["id"] == nil {
+            if version == nil, configuration.sessions { sessions.notification(method, params, request) }
+            exchange.respond(202)
+            return
+        }
+        if let version, MCPProtocol.allVersions.contains(version) {
+            if let mismatch = Self.headerMismatch(request, method: method, params: params, version: version) {
+                let id = JSONRPCID(rawText: RawJSON.member("id", in: request.body[...]) ?? "null")
+                let line = JSONRPCMessage.failure(id: id, error: JSONRPCError(.headerMismatch, mismatch)).line
+                exchange.respond(400, headers: Self.jsonHeaders, body: Array(line.utf8))
+                return
+            }
+            answer(message, method: method, params: params, request, exchange, principal: principal, session: nil)
+            return
+        }
+        // The session form (or a stateless request naming a version this server does not speak: the server's
+        // dispatch refuses it with the supported list).
+        guard version == nil, configuration.sessions else {
+            answer(message, method: method, params: params, request, exchange, principal: principal, session: nil)
+            return
+        }
+        switch sessions.admit(request, method: method, exchange: exchange, service: self) {
+        case .refused: return
+        case .session(let session):
+            answer(message, method: method, params: params, request, exchange, principal: principal, session: session)
+        }
+    }
+
+    /// Where the mirrored headers of a 2026-07-28 request disagree with its body, as the error's sentence.
+    static func headerMismatch(_ request: HTTPServer.Request, method: String, params: JSONValue, version: String)
+        -> String?
+    {
+        guard let header = request.header("mcp-protocol-version") else {
+            return "Header mismatch: the MCP-Protocol-Version header is missing (the body says \(version))"
+        }
+        guard header == version else {
+            return
+                "Header mismatch: MCP-Protocol-Version header value '\(header)' does not match body value '\(version)'"
+        }
+        guard let methodHeader = request.header("mcp-method") else {
+            return "Header mismatch: the Mcp-Method header is missing (the body says \(method))"
+        }
+        guard methodHeader == method else {
+            return "Header mismatch: Mcp-Method header value '\(methodHeader)' does not match body value '\(method)'"
+        }
+        let named = ["tools/call": "name", "prompts/get": "name", "resources/read": "uri"]
+        if let field = named[method], let value = params[field]?.stringValue {
+            guard let nameHeader = request.header("mcp-name") else {
+                return "Header mismatch: the Mcp-Name header is missing (the body says \(value))"
+            }
+            let decoded = decodeSentinel(nameHeader)
+            guard decoded == value else {
+                return
+                    "Header mismatch: Mcp-Name header value '\(decoded ?? nameHeader)' does not match body value '\(value)'"
+            }
+        }
+        return nil
+    }
+
+    /// A header value in the Base64 sentinel form (`=?base64?…?=`) decoded; plain values as they are.
+    static func decodeSentinel(_ value: String) -> String? {
+        guard value.hasPrefix("=?base64?"), value.hasSuffix("?="), value.count >= 11 else { return value }
+        let inner = String(value.dropFirst(9).dropLast(2))
+        guard let data = Data(base64Encoded: inner) else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+
+    /// Hands a request to the server with where its answer goes: JSON, or an SSE stream when it reports progress
+    /// or is a subscription.
+    private func answer(
+        _ message: JSONValue, method: String, params: JSONValue, _ request: HTTPServer.Request,
+        _ exchange: HTTPExchange, principal: String, session: MCPHTTPSession?
+    ) {
+        let headers: [(String, String)] = session.map { [("Mcp-Session-Id", $0.id)] } ?? []
+        let accept = request.header("accept") ?? "*/*"
+        let canStream = accept.contains("text/event-stream") || accept.contains("*/*")
+        if method == "subscriptions/listen", session == nil, params["_meta"] != nil {
+            listen(message, params: params, exchange)
+            return
+        }
+        let isCall = method == "tools/call"
+        let streamed = isCall && canStream && params["_meta"]?[MCPProtocol.Meta.progressToken] != nil
+        let slot = CallSlot()
+        if isCall {
+            let admitted = callsInFlight.withLock { counts -> Int? in
+                let current = counts[principal, default: 0]
+                guard current < configuration.callsPerClient else { return current }
+                counts[principal] = current + 1
+                return nil
+            }
+            if let current = admitted {
+                let id = JSONRPCID(rawText: RawJSON.member("id", in: request.body[...]) ?? "null")
+                let line = JSONRPCMessage.failure(id: id, error: JSONRPCError(.serverBusy, MCPServer.busy(current)))
+                    .line
+                exchange.respond(
+                    429, headers: Self.jsonHeaders + headers + [("Retry-After", "1")], body: Array(line.utf8))
+                return
+            }
+            exchange.onAbort { slot.cancel() }
+        }
+        let callKey = isCall ? message["id"].map(MCPServer.key) : nil
+        if let session, let callKey { session.track(call: callKey, slot) }
+        let finished: @Sendable () -> Void = { [weak self] in
+            if let session, let callKey { session.untrack(call: callKey) }
+            guard isCall, let self else { return }
+            self.callsInFlight.withLock { counts in
+                let left = counts[principal, default: 1] - 1
+                counts[principal] = left > 0 ? left : nil
+            }
+        }
+        let exchangeToServer: MCPExchange
+        if streamed {
+            exchange.beginStream(200, headers: Self.streamHeaders + headers)
+            exchangeToServer = MCPExchange(
+                reply: { line, _ in
+                    exchange.write(Self.event(line))
+                    exchange.end()
+                    finished()
+                }, notify: { line in exchange.write(Self.event(line)) }, call: slot, principal: principal)
+        } else {
+            exchangeToServer = MCPExchange(
+                reply: { line, status in
+                    exchange.respond(status, headers: Self.jsonHeaders + headers, body: Array(line.utf8))
+                    finished()
+                }, notify: { _ in }, call: slot, principal: principal)
+        }
+        if let session, method == "initialize" { session.initialized() }
+        server.handle(message, raw: request.body[...], exchange: exchangeToServer, onPool: true)
+    }
+
+    /// `subscriptions/listen`: an SSE stream that stays open — the acknowledgment, then the change notifications
+    /// asked for — until the client closes it or the server stops (then it gets the completion result).
+    private func listen(_ message: JSONValue, params: JSONValue, _ exchange: HTTPExchange) {
+        let id = JSONRPCID(rawText: message["id"]?.jsonText ?? "null")
+        exchange.beginStream(200, headers: Self.streamHeaders)
+        let tracked = track(exchange)
+        let serial = server.subscriptions.add(
+            id: id, filter: params["notifications"], send: { line in exchange.write(Self.event(line)) },
+            end: { [weak self] in
+                self?.untrack(tracked)
+                exchange.end()
+            })
+        exchange.onAbort { [weak self] in
+            self?.untrack(tracked)
+            self?.server.subscriptions.remove(serial)
+            exchange.end()
+        }
+    }
+}
+
+/// Why the HTTP transport could not start, as a sentence.
+public struct MCPHTTPError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

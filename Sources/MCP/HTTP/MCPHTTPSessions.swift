@@ -1,0 +1,178 @@
+import CHTTP
+import Foundation
+import JSONRPC
+import SkillJSON
+import Synchronization
+
+/// One older client's session (Streamable HTTP as in 2025-11-25): minted by `initialize`, named by the
+/// `Mcp-Session-Id` header on every later request, with a GET stream for the server's notifications whose events
+/// carry ids, so a client that reconnects with `Last-Event-ID` gets what it missed (the last 256 events).
+final class MCPHTTPSession: Sendable {
+    let id: String
+    private struct State {
+        var events: [(id: Int, line: String)] = []
+        var nextEventID = 1
+        var stream: (exchange: HTTPExchange, tracked: Int)?
+        var subscription: Int?
+        var calls: [String: CallSlot] = [:]
+        var lastUsed = ContinuousClock.now
+    }
+    private let state = Mutex(State())
+    static let kept = 256
+
+    init(id: String) { self.id = id }
+
+    var lastUsed: ContinuousClock.Instant { state.withLock { $0.lastUsed } }
+    func touch() { state.withLock { $0.lastUsed = .now } }
+    func initialized() { touch() }
+
+    /// Records a notification for the session and sends it on its GET stream when one is open. Always true: a
+    /// session outlives its streams.
+    func deliver(_ line: String) -> Bool {
+        let stream = state.withLock { state -> (HTTPExchange, Int)? in
+            let id = state.nextEventID
+            state.nextEventID += 1
+            state.events.append((id, line))
+            if state.events.count > Self.kept { state.events.removeFirst(state.events.count - Self.kept) }
+            return state.stream.map { ($0.exchange, id) }
+        }
+        if let (exchange, id) = stream { exchange.write(MCPHTTPService.event(line, id: id)) }
+        return true
+    }
+
+    /// Makes `exchange` the session's GET stream (ending an older one), after replaying what followed
+    /// `lastEventID`.
+    func attach(_ exchange: HTTPExchange, tracked: Int, after lastEventID: Int?) -> (HTTPExchange, Int)? {
+        state.withLock { state in
+            if let lastEventID {
+                for event in state.events where event.id > lastEventID {
+                    exchange.write(MCPHTTPService.event(event.line, id: event.id))
+                }
+            }
+            defer { state.stream = (exchange, tracked) }
+            return state.stream.map { ($0.exchange, $0.tracked) }
+        }
+    }
+
+    /// Forgets the GET stream if it is still `exchange`.
+    func detach(_ exchange: HTTPExchange) {
+        state.withLock { state in
+            if state.stream?.exchange === exchange { state.stream = nil }
+        }
+    }
+
+    func setSubscription(_ serial: Int) { state.withLock { $0.subscription = serial } }
+
+    /// Ends the session: its stream ends; returns its subscription to remove.
+    func close() -> Int? {
+        let (stream, subscription, calls) = state.withLock { state in
+            defer {
+                state.stream = nil
+                state.calls = [:]
+            }
+            return (state.stream, state.subscription, Array(state.calls.values))
+        }
+        stream?.exchange.end()
+        calls.forEach { $0.cancel() }
+        return subscription
+    }
+
+    func track(call key: String, _ slot: CallSlot) { state.withLock { $0.calls[key] = slot } }
+    func untrack(call key: String) { _ = state.withLock { $0.calls.removeValue(forKey: key) } }
+    func cancel(call key: String) { state.withLock { $0.calls.removeValue(forKey: key) }?.cancel() }
+}
+
+/// The sessions of older clients, bounded (the least recently used one is dropped beyond `maximum`).
+final class MCPHTTPSessions: Sendable {
+    private let sessions = Mutex<[String: MCPHTTPSession]>([:])
+    private let maximum: Int
+
+    init(maximum: Int) { self.maximum = max(1, maximum) }
+
+    enum Admission {
+        case refused
+        case session(MCPHTTPSession)
+    }
+
+    var count: Int { sessions.withLock { $0.count } }
+
+    /// The session a POST belongs to: a new one for `initialize`, else the one its header names (refusing the
+    /// request with 400 or 404 when there is none).
+    func admit(_ request: HTTPServer.Request, method: String, exchange: HTTPExchange, service: MCPHTTPService)
+        -> Admission
+    {
+        if method == "initialize" {
+            var random = [UInt8](repeating: 0, count: 16)
+            _ = skillhost_random_bytes(&random, random.count)
+            let session = MCPHTTPSession(id: MCPHTTPConfiguration.hex(random))
+            session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
+            let evicted = sessions.withLock { sessions -> MCPHTTPSession? in
+                sessions[session.id] = session
+                guard sessions.count > maximum else { return nil }
+                let oldest = sessions.values.min { $0.lastUsed < $1.lastUsed }
+                if let oldest { sessions[oldest.id] = nil }
+                return oldest
+            }
+            if let evicted, let serial = evicted.close() { service.server.subscriptions.remove(serial) }
+            return .session(session)
+        }
+        guard let session = find(request, exchange) else { return .refused }
+        session.touch()
+        return .session(session)
+    }
+
+    private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange) -> MCPHTTPSession? {
+        guard let id = request.header("mcp-session-id") else {
+            MCPHTTPService.refusal(
+                exchange, 400, .invalidRequest,
+                "Bad request: no Mcp-Session-Id header; start with initialize (or send 2026-07-28 requests, which "
+                    + "need no session)")
+            return nil
+        }
+        guard let session = sessions.withLock({ $0[id] }) else {
+            MCPHTTPService.refusal(
+                exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session")
+            return nil
+        }
+        return session
+    }
+
+    /// GET: the session's notification stream.
+    func openStream(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService) {
+        guard let session = find(request, exchange) else { return }
+        guard (request.header("accept") ?? "").contains("text/event-stream") else {
+            MCPHTTPService.refusal(
+                exchange, 406, .invalidRequest, "Not acceptable: the GET stream is text/event-stream; accept it")
+            return
+        }
+        session.touch()
+        exchange.beginStream(200, headers: MCPHTTPService.streamHeaders + [("Mcp-Session-Id", session.id)])
+        let tracked = service.track(exchange)
+        let lastEventID = request.header("last-event-id").flatMap { Int($0) }
+        if let (older, olderTracked) = session.attach(exchange, tracked: tracked, after: lastEventID) {
+            service.untrack(olderTracked)
+            older.end()
+        }
+        exchange.onAbort { [weak service, weak session] in
+            service?.untrack(tracked)
+            session?.detach(exchange)
+            exchange.end()
+        }
+    }
+
+    /// DELETE: ends the session.
+    func delete(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService) {
+        guard let session = find(request, exchange) else { return }
+        sessions.withLock { $0[session.id] = nil }
+        if let serial = session.close() { service.server.subscriptions.remove(serial) }
+        exchange.respond(200)
+    }
+
+    /// A notification POSTed in a session: `notifications/cancelled` stops the call it names.
+    func notification(_ method: String, _ params: JSONValue, _ request: HTTPServer.Request) {
+        guard method == "notifications/cancelled", let id = request.header("mcp-session-id"),
+            let session = sessions.withLock({ $0[id] }), let requestID = params["requestId"]
+        else { return }
+        session.cancel(call: MCPServer.key(requestID))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `skillhost mcp --http` with real peers: the official MCP Python SDK's Streamable HTTP client in both
+/// generations, and raw HTTP for the transport's refusals.
+struct MCPHTTPTests {
+    /// A home with config.json holding `config`, a plugins folder with the behaviours fixture, and the environment
+    /// the server runs with.
+    static func home(_ name: String, config: String) throws -> (environment: [String: String], plugins: String) {
+        let home = Paths.temporaryDirectory(name)
+        let plugins = home + "/plugins"
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try config.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        return (environment, plugins)
+    }
+
+    @Test func theOfficialSDKOverHTTPInBothGenerations() async throws {
+        let python = try await PythonPeers.ensure()
+        // One call in flight per client: a call abandoned by its client must end before the next is admitted.
+        let (home, plugins) = try Self.home("mcp-http-sdk", config: #"{"mcp": {"calls_per_client": 1}}"#)
+        var environment = home
+        _ = try await offPool { try Fixture.compileFile("behaviours.c", into: plugins) }
+        let plugin = try await offPool {
+            try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-http-staging"))
+        }
+        environment["SKILLHOST_MCP_TOKEN"] = "s3cret-token"
+        let server = try await HTTPServerProcess.start(arguments: ["--plugins", plugins], environment: environment)
+        let result = try await runProcessOffPool(
+            python, [Paths.fixtures + "/mcp_http_client.py", server.url, "s3cret-token", plugins, plugin],
+            environment: environment)
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr.suffix(3000))")
+        let runs = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(runs.map { $0["mode"] as? String } == ["auto", "legacy", "raw"])
+        let sdkRuns = runs.filter { $0["mode"] as? String != "raw" }
+        #expect(sdkRuns.map { $0["version"] as? String } == ["2026-07-28", "2025-11-25"])
+        for run in sdkRuns {
+            #expect(run["server_info"] as? String == "skillhost")
+            #expect(run["list_changed"] as? Bool == true, "a plugin dropped in reached the client")
+            #expect((run["tools_after"] as? Int ?? 0) == (run["tools"] as? Int ?? 0) + 9)
+            #expect((run["ok"] as? [Any])?.last as? String == "60")
+            #expect((run["failed"] as? [Any])?.last as? String == "division by zero")
+            #expect(run["unknown"] as? String == "Unknown tool: no_such_tool")
+            #expect(run["progress"] as? [Double] == [1, 2, 3])
+            #expect(run["progressed"] as? String == "3")
+        }
+        // 2026-07-28: the destructive call asks the user through the client (yes runs it, no does not); the
+        // handshake generation has no such round trip and refuses as on stdio.
+        let modern = sdkRuns.first
+        #expect(
+            modern?["questions"] as? [String] == [
+                #"Run notes_delete (destructive) with {"id":999999}?"#,
+                #"Run notes_delete (destructive) with {"id":999999}?"#,
+            ])
+        #expect((modern?["confirmed"] as? [Any])?.last as? String == "there is no note 999999", "it ran")
+        #expect((modern?["declined"] as? [Any])?.last as? String == "not run: the user declined notes_delete")
+        let legacy = sdkRuns.last
+        #expect(
+            ((legacy?["confirmed"] as? [Any])?.last as? String)?.hasPrefix("not run: notes_delete is destructive")
+                == true)
+
+        let raw = runs.last
+        #expect((raw?["no_token"] as? [Any])?.first as? Int == 401)
+        #expect((raw?["no_token"] as? [Any])?.last as? String == "Bearer")
+        #expect(raw?["foreign_origin"] as? Int == 403)
+        #expect(raw?["mismatch"] as? [Int] == [400, -32020])
+        #expect(raw?["get_without_session"] as? Int == 400)
+        #expect(raw?["slow_opened"] as? Int == 200)
+        #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")
+    }
+
+    /// Serving anything but loopback without a token is refused with what to do; a bad `mcp` setting names itself.
+    @Test func aNetworkFacingServerNeedsAToken() async throws {
+        let (environment, _) = try Self.home("mcp-http-open", config: "{}")
+        let refused = try await runProcessOffPool(
+            Paths.skillhost, ["mcp", "--no-default-plugins", "--http", "0.0.0.0:0"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.contains(
+                "refusing to serve MCP on 0.0.0.0 without authentication: set SKILLHOST_MCP_TOKEN or \"mcp\": "
+                    + "{\"tokens\": [\"<sha256 hex of a token>\"]} in config.json, or serve on 127.0.0.1"),
+            "\(refused.stderr)")
+        let (badEnvironment, _) = try Self.home("mcp-http-bad", config: #"{"mcp": {"tokens": ["s3cret"]}}"#)
+        let bad = try await runProcessOffPool(
+            Paths.skillhost, ["mcp", "--no-default-plugins", "--http", "127.0.0.1:0"], environment: badEnvironment)
+        #expect(bad.status == 2)
+        #expect(
+            bad.stderr.contains(
+                "mcp.tokens[0] is not a SHA-256 digest (64 hex digits); store the hash, never the token: printf %s "
+                    + "\"$TOKEN\" | sha256sum"), "\(bad.stderr)")
+        #expect(!bad.stderr.contains("s3cret"), "the secret is never echoed")
+    }
+}

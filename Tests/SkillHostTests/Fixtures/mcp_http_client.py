@@ -1,0 +1,137 @@
+"""Drives `skillhost mcp --http` with the official MCP Python SDK's Streamable HTTP client, in both protocol
+generations (2026-07-28 stateless, 2025-11-25 sessions), plus raw HTTP for what a client library hides.
+
+Usage: python mcp_http_client.py <endpoint URL> <token> <plugins folder> <plugin to drop in>.
+Prints one JSON object per line with what it saw.
+"""
+import asyncio
+import json
+import os
+import shutil
+import sys
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+URL, TOKEN, FOLDER, PLUGIN = sys.argv[1:5]
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def drop(name: str) -> str:
+    target = os.path.join(FOLDER, name)
+    shutil.copy(PLUGIN, target + ".partial")
+    os.rename(target + ".partial", target)
+    return target
+
+
+async def first(iterator, timeout=60):
+    async def take():
+        async for item in iterator:
+            return item
+    return await asyncio.wait_for(take(), timeout=timeout)
+
+
+async def sdk(mode: str) -> None:
+    answers = []
+
+    async def elicit(context, params):
+        # The user says yes to the first question and no to the second.
+        answers.append(params.message)
+        accept = len(answers) == 1
+        return types.ElicitResult(action="accept", content={"confirm": True}) if accept else types.ElicitResult(
+            action="decline")
+
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if "ToolListChanged" in type(getattr(message, "root", message)).__name__:
+            changed.set()
+
+    transport = streamable_http_client(URL, http_client=create_mcp_http_client(headers=AUTH))
+    async with Client(transport, mode=mode, elicitation_callback=elicit, message_handler=on_message) as client:
+        tools = await client.list_tools()
+        ok = await client.call_tool("calculator", {"expression": "(23+7)*2"})
+        failed = await client.call_tool("calculator", {"expression": "1/0"})
+        try:
+            await client.call_tool("no_such_tool", {})
+            unknown = "no error"
+        except Exception as error:
+            unknown = str(error)
+        progress = []
+
+        async def on_progress(done, total, message):
+            progress.append(done)
+
+        progressed = await client.call_tool("progress", {}, progress_callback=on_progress)
+        confirmed = await client.call_tool("notes_delete", {"id": 999999})
+        declined = await client.call_tool("notes_delete", {"id": 999999})
+        target = f"dropped-{mode}.so"
+        notified = False
+        try:
+            if mode == "legacy":
+                path = drop(target)
+                await asyncio.wait_for(changed.wait(), timeout=60)
+                notified = True
+            else:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    path = drop(target)
+                    event = await first(subscription)
+                    notified = type(event).__name__ == "ToolsListChanged"
+        except asyncio.TimeoutError:
+            pass
+        after = await client.list_tools()
+        os.remove(path)
+        print(json.dumps({
+            "mode": mode, "version": client.protocol_version,
+            "server_info": client.server_info.name if client.server_info else None,
+            "tools": len(tools.tools), "tools_after": len(after.tools), "list_changed": notified,
+            "ok": [ok.is_error, ok.content[0].text], "failed": [failed.is_error, failed.content[0].text],
+            "unknown": unknown, "progress": progress, "progressed": progressed.content[0].text,
+            "questions": answers, "confirmed": [confirmed.is_error, confirmed.content[0].text],
+            "declined": [declined.is_error, declined.content[0].text],
+        }), flush=True)
+
+
+async def raw() -> None:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "calculator", "arguments": {"expression": "1+1"}, "_meta": META}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": "calculator"}
+    async with httpx2.AsyncClient(timeout=60) as http:
+        no_token = await http.post(URL, json=call, headers=headers)
+        foreign = await http.post(URL, json=call, headers={**headers, **AUTH, "Origin": "http://evil.example"})
+        mismatch = await http.post(URL, json=call, headers={**headers, **AUTH, "Mcp-Name": "other"})
+        get = await http.get(URL, headers=AUTH)
+        # A dropped connection cancels its call: the server admits one call per client here, so the next call
+        # gets through only once the abandoned one has ended (it would otherwise run for ten minutes).
+        slow = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "cooperative", "arguments": {"ms": 600000},
+                           "_meta": {**META, "progressToken": "slow"}}}
+        async with http.stream("POST", URL, json=slow,
+                               headers={**headers, **AUTH, "Mcp-Name": "cooperative"}) as stream:
+            opened = stream.status_code
+        busy_seen = False
+        admitted = None
+        for _ in range(600):
+            answer = await http.post(URL, json=call, headers={**headers, **AUTH})
+            if answer.status_code == 429:
+                busy_seen = True
+                await asyncio.sleep(0.1)
+                continue
+            admitted = answer.json()["result"]["content"][0]["text"]
+            break
+    print(json.dumps({
+        "mode": "raw", "no_token": [no_token.status_code, no_token.headers.get("www-authenticate")],
+        "foreign_origin": foreign.status_code, "mismatch": [mismatch.status_code, mismatch.json()["error"]["code"]],
+        "get_without_session": get.status_code, "slow_opened": opened, "after_disconnect": admitted,
+        "busy_seen": busy_seen,
+    }), flush=True)
+
+
+asyncio.run(sdk("auto"))
+asyncio.run(sdk("legacy"))
+asyncio.run(raw())
