@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(
-            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport"],
+            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(

@@ -8,7 +8,8 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --mcp-compare <mcp-server-time>]
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --mcp-compare <mcp-server-time>
+//    | --http-compare [--fastmcp <python with fastmcp>]]
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
 // shows the median of those across runs plus the range of the run medians (the spread).
@@ -71,6 +72,7 @@ struct Options {
             case "--isolation-only":
                 isolationOnly = true
                 index -= 1
+            case "--http-compare": index -= 1
             default: break
             }
             index += 2
@@ -294,6 +296,12 @@ func main() async throws {
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
         try mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--http-compare") {
+        let index = CommandLine.arguments.firstIndex(of: "--fastmcp")
+        let python = index.flatMap { $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil }
+        try httpCompare(options, fastMCPPython: python)
         exit(0)
     }
     if options.reloadOnly {

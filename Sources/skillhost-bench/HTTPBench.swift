@@ -1,0 +1,348 @@
+import Dispatch
+import Foundation
+import SkillJSON
+import MCP
+import Synchronization
+
+// MCP tools/call over HTTP from one native client (raw keep-alive sockets, a few microseconds of its own), against
+// the loopback floor (a libmicrohttpd server answering a fixed body), `skillhost mcp --http` and FastMCP's HTTP
+// server with an equivalent tool; then 32 concurrent clients against skillhost, and its memory over 100,000 calls.
+//
+//   .build/release/skillhost-bench --http-compare [--fastmcp <python with fastmcp>] [--calls N] [--runs R]
+
+/// One keep-alive HTTP/1.1 connection: POST a body, read the answer (Content-Length or chunked).
+final class KeepAliveClient {
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 65536)
+    let port: Int
+
+    init(port: Int) throws {
+        self.port = port
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { throw BenchError("cannot connect to port \(port)") }
+        var one: Int32 = 1
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(socket) }
+
+    /// Sends a POST and returns (status, headers, body).
+    func post(_ path: String, headers: [(String, String)], body: String) -> (Int, [String: String], [UInt8])? {
+        var request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+        request += "Accept: application/json, text/event-stream\r\nContent-Length: \(body.utf8.count)\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        request += "\r\n" + body
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return nil }
+            sent += count
+        }
+        guard let head = readUntil([13, 10, 13, 10]) else { return nil }
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n")
+        guard let statusLine = lines.first, let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var payload: [UInt8] = []
+        if let length = fields["content-length"].flatMap({ Int($0) }) {
+            guard let content = readExactly(length) else { return nil }
+            payload = content
+        } else if fields["transfer-encoding"]?.lowercased() == "chunked" {
+            while true {
+                guard let sizeLine = readUntil([13, 10]),
+                    let size = Int(String(decoding: sizeLine, as: UTF8.self).split(separator: ";")[0], radix: 16)
+                else { return nil }
+                if size == 0 {
+                    _ = readUntil([13, 10])
+                    break
+                }
+                guard let content = readExactly(size), readExactly(2) != nil else { return nil }
+                payload += content
+            }
+        }
+        return (status, fields, payload)
+    }
+
+    private func fill() -> Bool {
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
+    }
+
+    /// Bytes up to `marker` (excluded; the marker is consumed).
+    private func readUntil(_ marker: [UInt8]) -> [UInt8]? {
+        var from = 0
+        while true {
+            if buffer.count >= marker.count {
+                var index = from
+                while index + marker.count <= buffer.count {
+                    if buffer[index] == marker[0], Array(buffer[index..<(index + marker.count)]) == marker {
+                        let head = Array(buffer[0..<index])
+                        buffer.removeFirst(index + marker.count)
+                        return head
+                    }
+                    index += 1
+                }
+                from = max(0, buffer.count - marker.count)
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    private func readExactly(_ count: Int) -> [UInt8]? {
+        while buffer.count < count { guard fill() else { return nil } }
+        let content = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return content
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// How one server is spoken to: the request's headers and body for call `index`, and whether an answer is good.
+struct HTTPTarget: Sendable {
+    let name: String
+    let port: Int
+    var headers: [(String, String)]
+    let body: @Sendable (Int) -> String
+
+    /// A 2026-07-28 stateless tools/call.
+    static func stateless(name: String, port: Int, tool: String, arguments: String) -> HTTPTarget {
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        return HTTPTarget(
+            name: name, port: port,
+            headers: [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)]
+        ) { index in
+            #"{"jsonrpc":"2.0","id":\#(index),"method":"tools/call","params":{"name":"\#(tool)","arguments":\#(arguments),\#(meta)}}"#
+        }
+    }
+
+    /// Whether an answer is a tool result (JSON, or one SSE event carrying it) that did not fail.
+    static func succeeded(_ answer: (Int, [String: String], [UInt8])?) -> Bool {
+        guard let (status, _, body) = answer, status == 200 else { return false }
+        let text = String(decoding: body, as: UTF8.self)
+        return text.contains(#""result""#) && !text.contains(#""isError":true"#)
+    }
+}
+
+/// A child process that prints a line naming its port on standard error or output.
+final class ServerProcess {
+    let process = Process()
+    let port: Int
+
+    init(_ command: [String], portPattern: String, environment: [String: String]? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        var text = ""
+        let handle = pipe.fileHandleForReading
+        var found: Int?
+        let deadline = Date().addingTimeInterval(120)
+        while found == nil, Date() < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if let range = text.range(of: portPattern, options: .regularExpression) {
+                found = Int(text[range].split(separator: ":").last?.prefix { $0.isNumber } ?? "")
+            }
+        }
+        guard let found else { throw BenchError("server did not start: \(text)") }
+        port = found
+        Thread { while !handle.availableData.isEmpty {} }.start()
+    }
+
+    /// Resident memory in KiB (VmRSS), 0 when unknown.
+    var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// Per-call latencies of `calls` sequential calls on one connection, after 200 warm-up calls.
+func sequential(_ target: HTTPTarget, calls: Int, runs: Int) throws -> [Run] {
+    let client = try KeepAliveClient(port: target.port)
+    for index in 0..<200 {
+        guard HTTPTarget.succeeded(client.post("/mcp", headers: target.headers, body: target.body(index))) else {
+            throw BenchError("\(target.name): a warm-up call failed")
+        }
+    }
+    return try (0..<runs).map { _ in
+        var samples: [Double] = []
+        samples.reserveCapacity(calls)
+        for index in 0..<calls {
+            let start = now()
+            let answer = client.post("/mcp", headers: target.headers, body: target.body(index))
+            samples.append(Double(now() - start))
+            guard HTTPTarget.succeeded(answer) else { throw BenchError("\(target.name): call \(index) failed") }
+        }
+        return Run(samples: samples)
+    }
+}
+
+/// `clients` threads, each on its own connection, `calls` calls each: (calls/s, all latencies, failures).
+func concurrent(_ target: HTTPTarget, clients: Int, calls: Int) -> (Double, Run, Int) {
+    let results = Mutex<(samples: [Double], failures: Int)>(([], 0))
+    let group = DispatchGroup()
+    let start = now()
+    for _ in 0..<clients {
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            guard let client = try? KeepAliveClient(port: target.port) else {
+                results.withLock { $0.failures += calls }
+                return
+            }
+            var samples: [Double] = []
+            var failures = 0
+            for index in 0..<calls {
+                let begin = now()
+                let answer = client.post("/mcp", headers: target.headers, body: target.body(index))
+                samples.append(Double(now() - begin))
+                if !HTTPTarget.succeeded(answer) { failures += 1 }
+            }
+            results.withLock {
+                $0.samples += samples
+                $0.failures += failures
+            }
+        }.start()
+    }
+    group.wait()
+    let seconds = Double(now() - start) / 1e9
+    let (samples, failures) = results.withLock { $0 }
+    return (Double(clients * calls) / seconds, Run(samples: samples), failures)
+}
+
+/// FastMCP's HTTP server with a calculator tool equivalent to the bundled one (+ - * / and parentheses).
+let fastMCPServer = """
+    import ast, operator, socket, sys
+    from fastmcp import FastMCP
+    mcp = FastMCP("calc")
+    OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+    def value(node):
+        if isinstance(node, ast.BinOp): return OPS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub): return -value(node.operand)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)): return node.value
+        raise ValueError("unsupported expression")
+    @mcp.tool(annotations={"readOnlyHint": True})
+    def calculator(expression: str) -> str:
+        \"\"\"Evaluates an arithmetic expression.\"\"\"
+        result = value(ast.parse(expression, mode="eval").body)
+        return str(int(result) if float(result).is_integer() else result)
+    sock = socket.socket(); sock.bind(("127.0.0.1", 0)); port = sock.getsockname()[1]; sock.close()
+    print(f"listening on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    mcp.run(transport="http", host="127.0.0.1", port=port, log_level="warning")
+    """
+
+func httpCompare(_ options: Options, fastMCPPython: String?) throws {
+    let skillhost = bundledPluginFolder() + "/skillhost"
+    let calls = min(options.calls, 5000)
+    let runs = options.runs
+    print("MCP tools/call over HTTP, keep-alive, one native client: \(runs) runs × \(calls) calls after 200 warm-up")
+    print("")
+    print("| server | median | p10 | p90 | spread of medians |")
+    print("|---|---|---|---|---|")
+    // The floor: the same HTTP library answering a fixed body, in this process.
+    let fixed = Array(#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"60"}],"isError":false}}"#.utf8)
+    let floor = try HTTPFloorServer(body: fixed)
+    let floorRuns = try sequential(
+        HTTPTarget(name: "floor", port: floor.port, headers: []) { _ in #"{"jsonrpc":"2.0","id":1,"method":"x"}"# },
+        calls: calls, runs: runs)
+    print(Row(name: "loopback HTTP floor (libmicrohttpd, fixed answer)", runs: floorRuns).line)
+    floor.stop()
+
+    let server = try ServerProcess(
+        [skillhost, "mcp", "--http", "127.0.0.1:0"], portPattern: "127\\.0\\.0\\.1:[0-9]+/mcp")
+    let target = HTTPTarget.stateless(
+        name: "skillhost", port: server.port, tool: "calculator", arguments: #"{"expression":"(23+7)*2"}"#)
+    let skillhostRuns = try sequential(target, calls: calls, runs: runs)
+    print(Row(name: "skillhost mcp --http, calculator", runs: skillhostRuns).line)
+
+    var fastRuns: [Run] = []
+    if let python = fastMCPPython {
+        let script = NSTemporaryDirectory() + "skillhost-bench-fastmcp.py"
+        try fastMCPServer.write(toFile: script, atomically: true, encoding: .utf8)
+        let fast = try ServerProcess([python, script], portPattern: "127\\.0\\.0\\.1:[0-9]+")
+        // FastMCP speaks the same stateless revision; the same client and request.
+        Thread.sleep(forTimeInterval: 1.0)  // uvicorn prints before it accepts
+        var fastTarget = HTTPTarget.stateless(
+            name: "FastMCP", port: fast.port, tool: "calculator", arguments: #"{"expression":"(23+7)*2"}"#)
+        fastTarget.headers.append(("Connection", "keep-alive"))
+        fastRuns = try sequential(fastTarget, calls: min(calls, 1000), runs: runs)
+        print(Row(name: "FastMCP (Python, uvicorn), calculator", runs: fastRuns).line)
+        fast.stop()
+    }
+    let median: ([Run]) -> Double = { runs in runs.map { $0.percentile(0.5) }.sorted()[runs.count / 2] }
+    if !fastRuns.isEmpty {
+        print("")
+        print(String(format: "p50 ratio FastMCP / skillhost: %.1f×", median(fastRuns) / median(skillhostRuns)))
+    }
+
+    print("")
+    print("32 concurrent clients, each on its own keep-alive connection, 3 runs × 32 × 1,000 calls")
+    print("")
+    print("| run | calls/s | p50 | p99 | failed |")
+    print("|---|---|---|---|---|")
+    for run in 1...3 {
+        let (rate, latencies, failures) = concurrent(target, clients: 32, calls: 1000)
+        print(
+            String(
+                format: "| %d | %.0f | %.2f ms | %.2f ms | %d |", run, rate, latencies.percentile(0.5) / 1e6,
+                latencies.percentile(0.99) / 1e6, failures))
+    }
+
+    print("")
+    print("skillhost resident memory over 100,000 calls (4 clients)")
+    print("")
+    print("| calls so far | VmRSS |")
+    print("|---|---|")
+    print("| 0 (after 96,000 warm-up calls above) | \(server.residentKiB / 1024) MiB (\(server.residentKiB) KiB) |")
+    for step in 1...5 {
+        _ = concurrent(target, clients: 4, calls: 5000)
+        print("| \(step * 20_000) | \(server.residentKiB / 1024) MiB (\(server.residentKiB) KiB) |")
+    }
+    server.stop()
+}
+
+/// The loopback floor: libmicrohttpd answering every request at once with a fixed body.
+final class HTTPFloorServer {
+    private let server: HTTPServer
+    var port: Int { Int(server.port) }
+
+    init(body: [UInt8]) throws {
+        server = try HTTPServer(address: "127.0.0.1", port: 0) { _, exchange in
+            exchange.respond(200, headers: [("Content-Type", "application/json")], body: body)
+        }
+    }
+
+    func stop() { server.stop() }
+}
