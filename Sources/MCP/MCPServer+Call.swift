@@ -54,12 +54,16 @@ extension MCPServer {
             (slot, key) = (admitted.slot, admitted.key)
         }
         let onProgress = token.map { Self.progressSender(token: $0, notify: exchange.notify) }
+        // HTTP: a skill that has been quick runs on the event thread that read the request; others on the pool.
+        let http = exchange.call != nil
+        let runHere = http ? quickCalls.isQuick(name) : !onPool
         beforeCall()
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
         let invocation = SkillInvocation(
             skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
-        registry.start(invocation, onCallingThread: !onPool, onHandle: { slot.attach($0) }) { [weak self] outcome in
+        registry.start(invocation, onCallingThread: runHere, onHandle: { slot.attach($0) }) { [weak self] outcome in
             guard let self else { return }
+            if http { self.quickCalls.record(name, took: outcome.duration) }
             // stdio: a cancelled request gets no response (the client stopped waiting for it).
             if let key, self.removeRunning(key) == nil { return }
             if outcome.status == .ok {

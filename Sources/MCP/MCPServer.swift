@@ -21,6 +21,8 @@ public final class MCPServer: Sendable {
     let subscriptions = MCPSubscriptions()
     /// Signs the state a confirmation round trip hands the client (see `MCPConfirmation`).
     let confirmations = MCPConfirmation()
+    /// Skills quick enough to run on an HTTP event thread.
+    let quickCalls = QuickCalls()
 
     struct State {
         /// stdio: requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import SkillJSON
 import MCP
+import SkillJSON
 import Synchronization
 
 // MCP tools/call over HTTP from one native client (raw keep-alive sockets, a few microseconds of its own), against
@@ -272,7 +272,8 @@ func httpCompare(_ options: Options, fastMCPPython: String?) throws {
     print("| server | median | p10 | p90 | spread of medians |")
     print("|---|---|---|---|---|")
     // The floor: the same HTTP library answering a fixed body, in this process.
-    let fixed = Array(#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"60"}],"isError":false}}"#.utf8)
+    let fixed = Array(
+        #"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"60"}],"isError":false}}"#.utf8)
     let floor = try HTTPFloorServer(body: fixed)
     let floorRuns = try sequential(
         HTTPTarget(name: "floor", port: floor.port, headers: []) { _ in #"{"jsonrpc":"2.0","id":1,"method":"x"}"# },

@@ -62,3 +62,18 @@ struct MCPServerInFlightTests {
         #expect(lines.contains(#""id":4,"result""#), "room again once the calls ended")
     }
 }
+
+/// HTTP runs a call on its event thread only for a skill whose recent calls were all quick.
+struct QuickCallsTests {
+    @Test func sixteenQuickCallsInARowAndOneSlowOneUndoesIt() {
+        let quick = QuickCalls(window: 16, threshold: .milliseconds(1))
+        #expect(!quick.isQuick("calculator"), "unknown skills go to the pool")
+        for _ in 0..<15 { quick.record("calculator", took: .microseconds(20)) }
+        #expect(!quick.isQuick("calculator"))
+        quick.record("calculator", took: .microseconds(20))
+        #expect(quick.isQuick("calculator"))
+        quick.record("calculator", took: .milliseconds(5))
+        #expect(!quick.isQuick("calculator"), "one slow call sends it back to the pool")
+        #expect(!quick.isQuick("other"))
+    }
+}

@@ -25,6 +25,7 @@ package final class HTTPServer: Sendable {
         package var idleTimeoutSeconds = 30
         package var maximumConnections = 1024
         package var connectionsPerAddress = 256
+        /// Event threads: more than the cores, so a quick skill that turns slow (see `QuickCalls`) stalls few.
         package var threads = 2
         package init() {}
     }
