@@ -18,6 +18,15 @@ public struct MCPServerConfiguration: Sendable, Equatable {
     public var sandbox: Sandbox?
     /// The skillhost executable that starts sandboxed servers.
     public var launcher: String?
+    /// A server on the network, spoken to over Streamable HTTP instead of starting `command`.
+    public var url: URL?
+    /// Headers sent with every HTTP request (`"headers": {"X-Team": "…"}`).
+    public var headers: [String: String] = [:]
+    /// The environment variable holding the bearer token for an HTTP server (its value is never logged).
+    public var bearerTokenEnvironment: String?
+
+    /// Where the server is, as `list` shows it: the command, or the URL.
+    public var location: String { url?.absoluteString ?? command }
 
     public init(
         command: String, arguments: [String] = [], environment: [String: String] = [:], callTimeout: Duration? = nil
@@ -44,7 +53,7 @@ public final class MCPSkillSource: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var connection: MCPConnection?
+        var connection: (any MCPServerConnection)?
         var stopped = false
         var failures = 0
         var lastExit: Int32?
@@ -70,7 +79,7 @@ public final class MCPSkillSource: Sendable {
 
     /// Stops the server and removes its tools.
     public func stop() {
-        let connection = state.withLock { state -> MCPConnection? in
+        let connection = state.withLock { state -> (any MCPServerConnection)? in
             state.stopped = true
             defer { state.connection = nil }
             return state.connection
@@ -82,18 +91,31 @@ public final class MCPSkillSource: Sendable {
     var sourceName: String { "mcp:\(name)" }
 
     /// The running connection, if any (for tests).
-    var connection: MCPConnection? { state.withLock { $0.connection } }
+    var connection: (any MCPServerConnection)? { state.withLock { $0.connection } }
 
     private func connect() async throws(MCPClientError) {
-        let connection = try MCPConnection(
-            name: name, command: configuration.command, arguments: configuration.arguments,
-            environment: configuration.environment,
-            sandbox: configuration.sandbox.flatMap { sandbox in configuration.launcher.map { (sandbox, $0) } },
-            onNotification: { [weak self] method, _ in
-                guard method == "notifications/tools/list_changed", let self else { return }
-                Task { try? await self.refresh() }
-            },
-            onExit: { [weak self] status in self?.exited(status) })
+        let onNotification: @Sendable (String, JSONValue) -> Void = { [weak self] method, _ in
+            guard method == "notifications/tools/list_changed", let self else { return }
+            Task { try? await self.refresh() }
+        }
+        let connection: any MCPServerConnection
+        if let url = configuration.url {
+            let token = configuration.bearerTokenEnvironment.flatMap { ProcessInfo.processInfo.environment[$0] }
+            if let variable = configuration.bearerTokenEnvironment, token?.isEmpty != false {
+                throw MCPClientError(
+                    "MCP server \(name) needs a bearer token in $\(variable), which is not set; export it or remove "
+                        + "\"bearer_token_env\"")
+            }
+            connection = MCPHTTPConnection(
+                name: name, url: url, headers: configuration.headers, bearerToken: token, onNotification: onNotification
+            )
+        } else {
+            connection = try MCPConnection(
+                name: name, command: configuration.command, arguments: configuration.arguments,
+                environment: configuration.environment,
+                sandbox: configuration.sandbox.flatMap { sandbox in configuration.launcher.map { (sandbox, $0) } },
+                onNotification: onNotification, onExit: { [weak self] status in self?.exited(status) })
+        }
         state.withLock { $0.connection = connection }
         let info = try await connection.handshake(timeout: configuration.startTimeout)
         connection.listenForToolChanges()
@@ -117,13 +139,22 @@ public final class MCPSkillSource: Sendable {
             cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
         } while cursor != nil
         let taken = Set(registry.skills.filter { $0.plugin != sourceName }.map(\.id))
-        let skills = tools.compactMap { tool -> ExternalSkill? in
-            guard case .string(let toolName)? = tool["name"] else { return nil }
-            return skill(for: tool, named: toolName, taken: taken)
+        let names = tools.compactMap { $0["name"]?.stringValue }
+        let ids = Self.skillIDs(for: names, server: name, taken: taken)
+        for (tool, id) in zip(names, ids) where id != Self.skillID(for: tool, server: name, taken: taken) {
+            if renamed.withLock({ $0.insert(tool).inserted }) {
+                log(
+                    LogRecord(
+                        level: .warning, source: sourceName,
+                        message: "tool \(tool) is named \(id): its name and another tool's make the same skill id"))
+            }
+        }
+        let skills = zip(tools.filter { $0["name"]?.stringValue != nil }, ids).map { tool, id in
+            skill(for: tool, named: tool["name"]?.stringValue ?? "", id: id)
         }
         let skipped = registry.registerExternal(
             source: sourceName, version: serverVersion.withLock { $0 },
-            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.command))",
+            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.location))",
             skills: skills,
             sandbox: configuration.launcher == nil ? nil : configuration.sandbox)
         for reason in skipped {
@@ -131,7 +162,28 @@ public final class MCPSkillSource: Sendable {
         }
     }
 
-    /// A valid, unique skill id for a tool: the tool's own name when possible, else `<server>_<tool>`.
+    /// Tools whose id had to be made unique, each said once.
+    private let renamed = Mutex(Set<String>())
+
+    /// Ids for all of a server's tools, in order: `skillID` for each, and where two come out the same (`x-y` and
+    /// `x.y` both make `srv_x_y`) the later ones, in the server's order, get `_2`, `_3`… — deterministic, so the
+    /// same list always gives the same ids.
+    static func skillIDs(for tools: [String], server: String, taken: Set<String>) -> [String] {
+        var used = taken
+        return tools.map { tool in
+            let base = skillID(for: tool, server: server, taken: taken)
+            var id = base
+            var suffix = 2
+            while used.contains(id) {
+                id = String(base.prefix(60)) + "_\(suffix)"
+                suffix += 1
+            }
+            used.insert(id)
+            return id
+        }
+    }
+
+    /// A valid skill id for a tool: the tool's own name when possible, else `<server>_<tool>`.
     static func skillID(for tool: String, server: String, taken: Set<String>) -> String {
         func sanitize(_ text: String) -> String {
             var id = String(text.lowercased().map { ($0.isASCII && ($0.isLetter || $0.isNumber)) ? $0 : "_" })
@@ -143,7 +195,7 @@ public final class MCPSkillSource: Sendable {
         return sanitize("\(server)_\(tool)")
     }
 
-    private func skill(for tool: JSONValue, named toolName: String, taken: Set<String>) -> ExternalSkill {
+    private func skill(for tool: JSONValue, named toolName: String, id: String) -> ExternalSkill {
         let annotations = tool["annotations"]
         let readOnly = annotations?["readOnlyHint"] == .bool(true)
         // Untrusted hints: unless the server says it is read-only or not destructive, assume the worst.
@@ -152,7 +204,6 @@ public final class MCPSkillSource: Sendable {
         var flags: SkillFlags = []
         if annotations?["idempotentHint"] == .bool(true) { flags.insert(.idempotent) }
         if annotations?["openWorldHint"] != .bool(false) { flags.insert(.openWorld) }
-        let id = Self.skillID(for: toolName, server: name, taken: taken)
         var schema = tool["inputSchema"] ?? ["type": "object"]
         if schema["type"] == nil, case .object(var object) = schema {
             object["type"] = "object"
@@ -161,7 +212,7 @@ public final class MCPSkillSource: Sendable {
         let title = tool["title"]?.stringValue ?? annotations?["title"]?.stringValue ?? toolName
         let info = SkillInfo(
             id: id, title: title, description: tool["description"]?.stringValue ?? title, plugin: sourceName,
-            pluginVersion: serverVersion.withLock { $0 }, file: "mcp server \(name) (\(configuration.command))",
+            pluginVersion: serverVersion.withLock { $0 }, file: "mcp server \(name) (\(configuration.location))",
             risk: risk, flags: flags, timeout: configuration.callTimeout, inputSchema: schema, schemaIsGenerated: false,
             kind: .external)
         return ExternalSkill(info: info) { [weak self] arguments in

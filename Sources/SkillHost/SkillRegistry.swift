@@ -265,10 +265,13 @@ public struct PluginSummary: Sendable, Equatable {
 
 extension PluginSummary {
     /// Where the code runs and what it may do, for people: `process · confined: no network, no programs, reads
-    /// system files + 1 folder, writes its data dir`, `in-process · not confined`, `own process (MCP server)`.
+    /// system files + 1 folder, writes its data dir`, `in-process · not confined`, `own process (MCP server)`,
+    /// `remote (MCP over HTTP)`.
     public var placementText: String {
         switch origin {
         case .mcp:
+            // A server by URL runs elsewhere: nothing of it runs here.
+            if file.contains("://") { return "remote (MCP over HTTP)" }
             guard let sandbox else { return "own process (MCP server) · not sandboxed" }
             return "own process (MCP server) · " + sandbox.summary
         case .file(.inProcess): return "in-process · not confined"

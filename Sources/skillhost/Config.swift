@@ -115,8 +115,14 @@ struct Config: Sendable {
                     throw fail("\"mcpServers\" must map server names to {\"command\": …, \"args\": […], \"env\": {…}}")
                 }
                 for (name, server) in servers.members {
+                    if server["url"] != nil {
+                        config.mcpServers.append((name, try remoteServer(name, server, fail: fail)))
+                        continue
+                    }
                     guard case .string(let command)? = server["command"], !command.isEmpty else {
-                        throw fail("mcpServers.\(name) needs a \"command\" (the program that starts the server)")
+                        throw fail(
+                            "mcpServers.\(name) needs a \"command\" (the program that starts the server) or a \"url\" "
+                                + "(a server on the network)")
                     }
                     let arguments = server["args"]?.arrayValue?.compactMap(\.stringValue) ?? []
                     if let args = server["args"], args.arrayValue?.count != arguments.count {
@@ -165,6 +171,50 @@ struct Config: Sendable {
             }
         }
         return config
+    }
+
+    /// `{"url": "https://…/mcp", "headers": {…}, "bearer_token_env": "X_TOKEN", "timeout_s": …, "start_timeout_s": …}`.
+    static func remoteServer(_ name: String, _ server: JSONValue, fail: (String) -> CLIError) throws(CLIError)
+        -> MCPServerConfiguration
+    {
+        guard let text = server["url"]?.stringValue, let url = URL(string: text),
+            ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil
+        else { throw fail("mcpServers.\(name).url must be an http(s) URL such as \"https://mcp.example/mcp\"") }
+        var configuration = MCPServerConfiguration(command: "")
+        configuration.url = url
+        for (key, value) in server.objectValue?.members ?? [] {
+            switch key {
+            case "url": break
+            case "headers":
+                for (field, member) in value.objectValue?.members ?? [] {
+                    guard let text = member.stringValue else {
+                        throw fail("mcpServers.\(name).headers.\(field) must be a string")
+                    }
+                    configuration.headers[field] = text
+                }
+                if value.objectValue == nil { throw fail("mcpServers.\(name).headers must map names to strings") }
+            case "bearer_token_env":
+                guard let variable = value.stringValue, !variable.isEmpty else {
+                    throw fail("mcpServers.\(name).bearer_token_env must name an environment variable")
+                }
+                configuration.bearerTokenEnvironment = variable
+            case "timeout_s", "start_timeout_s":
+                guard let seconds = value.doubleValue, seconds >= 0.001, seconds <= 86_400 else {
+                    throw fail("\"mcpServers.\(name).\(key)\" must be a number of seconds from 0.001 to 86400 (a day)")
+                }
+                let duration = Duration.milliseconds(Int64((seconds * 1000).rounded()))
+                if key == "timeout_s" {
+                    configuration.callTimeout = duration
+                } else {
+                    configuration.startTimeout = duration
+                }
+            default:
+                throw fail(
+                    "mcpServers.\(name) has no setting \"\(key)\" for a server by URL (url, headers, bearer_token_env, "
+                        + "timeout_s, start_timeout_s)")
+            }
+        }
+        return configuration
     }
 
     /// The configured model provider: the OpenAI-compatible endpoint when one is set, else the offline router.

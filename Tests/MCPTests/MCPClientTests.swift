@@ -108,6 +108,12 @@ struct MCPClientTests {
         // A name that a native skill already has gets the server's prefix.
         #expect(MCPSkillSource.skillID(for: "calculator", server: "other", taken: ["calculator"]) == "other_calculator")
         #expect(MCPSkillSource.skillID(for: "Get-Time", server: "x", taken: []) == "x_get_time")
+        // Two names that sanitise alike both stay reachable: the later one, in the server's order, gets a suffix.
+        #expect(
+            MCPSkillSource.skillIDs(for: ["x-y", "x.y", "plain", "x y"], server: "fm", taken: []) == [
+                "fm_x_y", "fm_x_y_2", "plain", "fm_x_y_3",
+            ])
+        #expect(MCPSkillSource.skillIDs(for: ["plain"], server: "fm", taken: ["plain"]) == ["fm_plain"])
     }
 
     /// A server slower to start than the 3 s probe is not dropped: the probe is asked again (with `initialize`

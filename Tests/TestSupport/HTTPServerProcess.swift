@@ -71,6 +71,9 @@ public final class HTTPServerProcess: Sendable {
         }
     }
 
+    /// SIGTERM without waiting (for `defer`).
+    public func terminate() { if process.isRunning { process.terminate() } }
+
     public var isRunning: Bool { process.isRunning }
     public var terminationStatus: Int32 { process.terminationStatus }
 }

@@ -166,10 +166,10 @@ public func makeRegistry(
     return try SkillRegistry(configuration: configuration)
 }
 
-/// A Python virtual environment with the official MCP SDK and the reference time server from PyPI, created once
+/// A Python virtual environment with the official MCP SDK, the reference time server and FastMCP from PyPI, created once
 /// under `.build/test-venv` and reused by later runs.
 public enum PythonPeers {
-    public static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19"]
+    public static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19", "fastmcp==4.2.3"]
     public static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
     public static var python: String { folder + "/bin/python" }
 

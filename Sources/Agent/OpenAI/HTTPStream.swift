@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// What a streaming HTTP request delivers, in order: the response head, then body chunks as they arrive.
-enum HTTPEvent: Sendable {
+package enum HTTPEvent: Sendable {
     case head(status: Int, headers: [String: String])
     case body(Data)
 }
@@ -13,8 +13,9 @@ enum HTTPEvent: Sendable {
 /// Streams an HTTP response through a `URLSessionDataDelegate` (swift-corelibs-foundation has no
 /// `URLSession.bytes(for:)`). Ending the stream — the consumer stops or its task is cancelled — cancels the task,
 /// which closes the connection.
-enum HTTPStream {
-    static func start(_ request: URLRequest, timeout: TimeInterval) -> AsyncThrowingStream<HTTPEvent, any Error> {
+package enum HTTPStream {
+    package static func start(_ request: URLRequest, timeout: TimeInterval) -> AsyncThrowingStream<HTTPEvent, any Error>
+    {
         AsyncThrowingStream { continuation in
             let delegate = StreamingDelegate(continuation: continuation)
             let configuration = URLSessionConfiguration.ephemeral

@@ -2,7 +2,7 @@ import Foundation
 
 /// Removes credentials from text that quotes a server (error bodies repeat keys: "Incorrect API key provided:
 /// sk-…"): the configured key wherever it appears, and anything shaped like a bearer token or an API key.
-enum Redaction {
+package enum Redaction {
     /// What a removed secret is replaced with.
     static let mask = "[redacted]"
 
@@ -13,7 +13,7 @@ enum Redaction {
         #"\b(?:ghp|gho|ghu|ghs|github_pat|xox[abprs]|AKIA)[A-Za-z0-9_-]{8,}"#,
     ].compactMap { try? NSRegularExpression(pattern: $0) }
 
-    static func redact(_ text: String, secrets: [String?]) -> String {
+    package static func redact(_ text: String, secrets: [String?]) -> String {
         var result = text
         for secret in secrets.compactMap({ $0 }) where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: mask)

@@ -1,0 +1,383 @@
+import Agent
+import Foundation
+import JSONRPC
+import SkillJSON
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An MCP server spoken to over Streamable HTTP, either form: `server/discover` first (2026-07-28: a POST per
+/// request with the mirrored headers, `subscriptions/listen` for tool changes), else `initialize` and a session
+/// (2025-11-25: `Mcp-Session-Id`, the GET stream for notifications). A session the server forgot (404) is
+/// negotiated again once; a notification stream that drops is opened again with backoff (0.5 s doubling to 30 s)
+/// and the tools are refreshed, since changes may have been missed meanwhile.
+final class MCPHTTPConnection: Sendable {
+    let name: String
+    let url: URL
+    /// Sent with every request: the configured headers and the bearer token.
+    private let headers: [(String, String)]
+    /// Never repeated in a message (a server's error may quote them).
+    private let secrets: [String]
+    private let onNotification: @Sendable (String, JSONValue) -> Void
+
+    private struct State {
+        var nextID = 1
+        var statelessVersion: String?
+        var negotiatedVersion: String?
+        var sessionID: String?
+        var listener: Task<Void, Never>?
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    var statelessVersion: String? { state.withLock { $0.statelessVersion } }
+
+    init(
+        name: String, url: URL, headers: [String: String], bearerToken: String?,
+        onNotification: @escaping @Sendable (String, JSONValue) -> Void
+    ) {
+        self.name = name
+        self.url = url
+        var all = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let bearerToken { all.append(("Authorization", "Bearer \(bearerToken)")) }
+        self.headers = all
+        secrets = ([bearerToken] + headers.values.map { Optional($0) }).compactMap { $0 }.filter { $0.count >= 8 }
+        self.onNotification = onNotification
+    }
+
+    /// What one POST brought back: the HTTP status, the response headers, and the JSON-RPC messages of the body
+    /// (one for a JSON answer; for an SSE stream, everything up to the answer to `id`).
+    private struct Answer {
+        var status = 0
+        var headers: [String: String] = [:]
+        var messages: [JSONRPCMessage] = []
+        var text = ""
+    }
+
+    private func redact(_ text: String) -> String { Redaction.redact(text, secrets: secrets) }
+
+    /// POSTs one message and reads the answer; notifications on an SSE answer are handed on as they arrive.
+    private func post(_ body: JSONValue, method: String, nameHeader: String?, id: Int?, timeout: Duration)
+        async throws(MCPClientError) -> Answer
+    {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.jsonText.utf8)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json, text/event-stream", forHTTPHeaderField: "Accept")
+        let (stateless, negotiated, session) = state.withLock {
+            ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
+        }
+        if let version = stateless ?? body["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue {
+            request.setValue(version, forHTTPHeaderField: "MCP-Protocol-Version")
+            request.setValue(method, forHTTPHeaderField: "Mcp-Method")
+            if let nameHeader { request.setValue(Self.headerValue(nameHeader), forHTTPHeaderField: "Mcp-Name") }
+        } else {
+            if let negotiated { request.setValue(negotiated, forHTTPHeaderField: "MCP-Protocol-Version") }
+            if let session { request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id") }
+        }
+        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let name = name
+        let prepared = request
+        let outcome: Result<Answer, MCPClientError> = await withTaskGroup(of: Result<Answer, MCPClientError>?.self) {
+            group in
+            group.addTask { await self.read(HTTPStream.start(prepared, timeout: max(1, seconds)), id: id) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled
+                    ? nil
+                    : .failure(
+                        MCPClientError("MCP server \(name) did not answer \(method) within \(timeout)", timedOut: true))
+            }
+            var first: Result<Answer, MCPClientError> = .failure(MCPClientError("cancelled"))
+            for await result in group {
+                if let result {
+                    first = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return first
+        }
+        return try outcome.get()
+    }
+
+    private func read(_ stream: AsyncThrowingStream<HTTPEvent, any Error>, id: Int?) async -> Result<
+        Answer, MCPClientError
+    > {
+        var answer = Answer()
+        var parser = SSEParser()
+        var body: [UInt8] = []
+        var streaming = false
+        do {
+            for try await event in stream {
+                switch event {
+                case .head(let status, let fields):
+                    answer.status = status
+                    answer.headers = fields
+                    streaming = fields["content-type"]?.hasPrefix("text/event-stream") == true
+                case .body(let data):
+                    guard streaming else {
+                        body += data
+                        if body.count > 64 << 20 {
+                            return .failure(MCPClientError("MCP server \(name) sent more than 64 MB"))
+                        }
+                        continue
+                    }
+                    for text in parser.feed([UInt8](data)) {
+                        guard let value = try? JSONValue(parsing: Array(text.utf8)), let message = JSONRPCMessage(value)
+                        else { continue }
+                        if case .notification(let method, let params) = message {
+                            onNotification(method, params ?? .null)
+                            continue
+                        }
+                        answer.messages.append(message)
+                        if Self.answers(message, id: id) { return .success(answer) }
+                    }
+                }
+            }
+        } catch {
+            if Task.isCancelled { return .failure(MCPClientError("cancelled")) }
+            return .failure(
+                MCPClientError(
+                    "cannot reach MCP server \(name) at \(url.absoluteString): \(redact(error.localizedDescription))"))
+        }
+        if !streaming {
+            answer.text = String(decoding: body, as: UTF8.self)
+            if let value = try? JSONValue(parsing: body), let message = JSONRPCMessage(value) {
+                answer.messages.append(message)
+            }
+        }
+        return .success(answer)
+    }
+
+    private static func answers(_ message: JSONRPCMessage, id: Int?) -> Bool {
+        switch message {
+        case .response(let answered, _), .failure(let answered, _): return answered.integer == id.map(Int64.init)
+        default: return false
+        }
+    }
+
+    /// A header value as the revision asks: plain when it is printable ASCII without edge spaces, else the Base64
+    /// sentinel form.
+    static func headerValue(_ value: String) -> String {
+        let plain =
+            value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } && value.first != " " && value.last != " "
+            && !(value.hasPrefix("=?base64?") && value.hasSuffix("?="))
+        return plain ? value : "=?base64?" + Data(value.utf8).base64EncodedString() + "?="
+    }
+
+    private func nextID() -> Int {
+        state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+    }
+
+    func request(_ method: String, _ params: JSONObject = JSONObject(), timeout: Duration) async throws(MCPClientError)
+        -> JSONValue
+    {
+        do throws(MCPClientError) { return try await requestOnce(method, params, timeout: timeout) } catch {
+            // A session the server no longer knows (it restarted): negotiate again, once.
+            guard error.code == 404, state.withLock({ $0.statelessVersion == nil && $0.sessionID != nil }) else {
+                throw error
+            }
+            _ = try await initialize(timeout: timeout)
+            return try await requestOnce(method, params, timeout: timeout)
+        }
+    }
+
+    private func requestOnce(_ method: String, _ params: JSONObject, timeout: Duration) async throws(MCPClientError)
+        -> JSONValue
+    {
+        var params = params
+        if let version = statelessVersion {
+            var meta = params["_meta"]?.objectValue ?? JSONObject()
+            meta[MCPProtocol.Meta.protocolVersion] = .string(version)
+            meta[MCPProtocol.Meta.clientInfo] = MCPProtocol.implementation
+            meta[MCPProtocol.Meta.clientCapabilities] = .object(JSONObject())
+            params["_meta"] = .object(meta)
+        }
+        let id = nextID()
+        let message = JSONRPCMessage.request(id: JSONRPCID(Int64(id)), method: method, params: .object(params))
+        let body = (try? JSONValue(parsing: Array(message.line.utf8))) ?? .null
+        let answer = try await post(
+            body, method: method, nameHeader: params["name"]?.stringValue ?? params["uri"]?.stringValue, id: id,
+            timeout: timeout)
+        for message in answer.messages where Self.answers(message, id: id) {
+            switch message {
+            case .response(_, let result): return result
+            case .failure(_, let error):
+                throw MCPClientError(redact(error.message), code: error.code.rawValue)
+            default: break
+            }
+        }
+        switch answer.status {
+        case 401, 403:
+            throw MCPClientError(
+                "MCP server \(name) refused the request (HTTP \(answer.status)): check its token "
+                    + "(\"bearer_token_env\") and headers in config.json", code: answer.status)
+        case 404: throw MCPClientError("MCP server \(name) answered 404 for \(method)", code: 404)
+        default:
+            let excerpt = redact(String(answer.text.prefix(200)))
+            throw MCPClientError(
+                "MCP server \(name) answered \(method) with HTTP \(answer.status) and no JSON-RPC answer"
+                    + (excerpt.isEmpty ? "" : ": \(excerpt)"), code: answer.status)
+        }
+    }
+
+    /// `server/discover` (stateless), else `initialize` and a session.
+    func handshake(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
+        let deadline = ContinuousClock.now + timeout
+        let meta: JSONValue = [
+            MCPProtocol.Meta.protocolVersion: .string(MCPProtocol.statelessVersion),
+            MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
+            MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
+        ]
+        let id = nextID()
+        let probe: JSONValue = [
+            "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "server/discover", "params": ["_meta": meta],
+        ]
+        let answer = try await post(probe, method: "server/discover", nameHeader: nil, id: id, timeout: timeout)
+        for case .response(_, let result) in answer.messages
+        where result["supportedVersions"]?.arrayValue?.contains(.string(MCPProtocol.statelessVersion)) == true {
+            state.withLock { $0.statelessVersion = MCPProtocol.statelessVersion }
+            let info = result["_meta"]?[MCPProtocol.Meta.serverInfo] ?? result["serverInfo"]
+            return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
+        }
+        if answer.status == 401 || answer.status == 403 {
+            throw MCPClientError(
+                "MCP server \(name) refused the request (HTTP \(answer.status)): check its token "
+                    + "(\"bearer_token_env\") and headers in config.json", code: answer.status)
+        }
+        return try await initialize(timeout: max(deadline - .now, .milliseconds(1)))
+    }
+
+    private func initialize(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
+        state.withLock {
+            $0.sessionID = nil
+            $0.negotiatedVersion = nil
+        }
+        let id = nextID()
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "initialize",
+            "params": [
+                "protocolVersion": .string(MCPProtocol.latestHandshakeVersion), "capabilities": .object(JSONObject()),
+                "clientInfo": MCPProtocol.implementation,
+            ],
+        ]
+        let answer = try await post(message, method: "initialize", nameHeader: nil, id: id, timeout: timeout)
+        guard case .response(_, let result)? = answer.messages.first(where: { Self.answers($0, id: id) }) else {
+            throw MCPClientError(
+                "MCP server \(name) at \(url.absoluteString) answered neither server/discover nor initialize "
+                    + "(HTTP \(answer.status))", code: answer.status)
+        }
+        state.withLock {
+            $0.sessionID = answer.headers["mcp-session-id"]
+            $0.negotiatedVersion = result["protocolVersion"]?.stringValue
+        }
+        _ = try? await post(
+            ["jsonrpc": "2.0", "method": "notifications/initialized"], method: "notifications/initialized",
+            nameHeader: nil, id: nil, timeout: timeout)
+        let info = result["serverInfo"]
+        return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
+    }
+
+    /// Keeps a notification stream open until `close`: `subscriptions/listen` (stateless) or the session's GET
+    /// stream, reopened with backoff when it drops (each reopening refreshes the tools).
+    func listenForToolChanges() {
+        let task = Task { [weak self] in
+            var failures = 0
+            var first = true
+            while !Task.isCancelled, let self {
+                if !first { self.onNotification("notifications/tools/list_changed", .null) }
+                first = false
+                let opened = await self.stream()
+                failures = opened ? 0 : failures + 1
+                try? await Task.sleep(for: MCPSkillSource.restartDelay(afterFailures: max(failures, 1)))
+            }
+        }
+        state.withLock { state in
+            state.listener?.cancel()
+            state.listener = state.closed ? nil : task
+        }
+        if state.withLock({ $0.closed }) { task.cancel() }
+    }
+
+    /// Reads one notification stream until it ends; whether it was opened at all.
+    private func stream() async -> Bool {
+        var request = URLRequest(url: url)
+        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        let (stateless, negotiated, session) = state.withLock {
+            ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
+        }
+        if let stateless {
+            let id = nextID()
+            let message: JSONValue = [
+                "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "subscriptions/listen",
+                "params": [
+                    "notifications": ["toolsListChanged": true],
+                    "_meta": [
+                        MCPProtocol.Meta.protocolVersion: .string(stateless),
+                        MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
+                        MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
+                    ],
+                ],
+            ]
+            request.httpMethod = "POST"
+            request.httpBody = Data(message.jsonText.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue("application/json, text/event-stream", forHTTPHeaderField: "Accept")
+            request.setValue(stateless, forHTTPHeaderField: "MCP-Protocol-Version")
+            request.setValue("subscriptions/listen", forHTTPHeaderField: "Mcp-Method")
+        } else {
+            guard let session else { return false }
+            request.httpMethod = "GET"
+            request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id")
+            if let negotiated { request.setValue(negotiated, forHTTPHeaderField: "MCP-Protocol-Version") }
+        }
+        var parser = SSEParser()
+        var opened = false
+        do {
+            for try await event in HTTPStream.start(request, timeout: 86_400) {
+                switch event {
+                case .head(let status, _):
+                    guard status == 200 else { return false }
+                    opened = true
+                case .body(let data):
+                    for text in parser.feed([UInt8](data)) {
+                        guard let value = try? JSONValue(parsing: Array(text.utf8)),
+                            case .notification(let method, let params)? = JSONRPCMessage(value)
+                        else { continue }
+                        onNotification(method, params ?? .null)
+                    }
+                }
+            }
+        } catch {}
+        return opened
+    }
+
+    /// Stops listening and ends a session (DELETE, not waited for).
+    func close() {
+        let (listener, session) = state.withLock { state in
+            state.closed = true
+            defer { state.listener = nil }
+            return (state.listener, state.sessionID)
+        }
+        listener?.cancel()
+        guard let session else { return }
+        var request = URLRequest(url: url)
+        request.httpMethod = "DELETE"
+        request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id")
+        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
+        Task {
+            for try await _ in HTTPStream.start(request, timeout: 5) {}
+        }
+    }
+}
+
+extension MCPHTTPConnection: MCPServerConnection {}

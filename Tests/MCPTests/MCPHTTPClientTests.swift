@@ -1,0 +1,98 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import MCP
+@testable import SkillHost
+
+/// skillhost as the client of MCP servers over Streamable HTTP: servers built on FastMCP and on the official SDK
+/// (both from PyPI), and `skillhost mcp --http` itself (with a token, and tool changes over subscriptions/listen).
+struct MCPHTTPClientTests {
+    /// Starts `http_mcp_server.py <kind>` and returns the process and its endpoint.
+    static func peer(_ kind: String) async throws -> (Process, URL) {
+        let python = try await PythonPeers.ensure()
+        return try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [Paths.fixtures + "/http_mcp_server.py", kind]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            var text = ""
+            let handle = errors.fileHandleForReading
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now < deadline {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+                if let range = text.range(of: #"listening on 127\.0\.0\.1:\d+"#, options: .regularExpression),
+                    let port = text[range].split(separator: ":").last
+                {
+                    Thread { while !handle.availableData.isEmpty {} }.start()
+                    return (process, URL(string: "http://127.0.0.1:\(port)/mcp")!)
+                }
+            }
+            process.terminate()
+            throw FixtureError.compileFailed("\(kind) server did not start: \(text)")
+        }
+    }
+
+    static func source(_ name: String, _ url: URL, registry: SkillRegistry, token: String? = nil) -> MCPSkillSource {
+        var configuration = MCPServerConfiguration(command: "")
+        configuration.url = url
+        if token != nil { configuration.bearerTokenEnvironment = "SKILLHOST_TEST_PEER_TOKEN" }
+        return MCPSkillSource(name: name, configuration: configuration, registry: registry)
+    }
+
+    @Test(arguments: ["fastmcp", "sdk"])
+    func aPythonServerOverHTTPBecomesSkills(kind: String) async throws {
+        let (process, url) = try await Self.peer(kind)
+        defer { process.terminate() }
+        let registry = try makeRegistry()
+        let source = Self.source(kind, url, registry: registry)
+        try await source.start()
+        defer { source.stop() }
+        let shout = registry.skills.first { $0.id.hasSuffix("shout") && !$0.id.contains("slow") }
+        #expect(shout != nil, "\(registry.skills.map(\.id))")
+        #expect(shout?.risk == .readOnly)
+        let shouted = await registry.invoke(shout?.id ?? "", arguments: #"{"text":"hi"}"#)
+        #expect(shouted.result == "HI!" || shouted.result == ["result": "HI!"], "\(shouted)")
+        // A call past its deadline is cancelled (the connection is closed) and reported as a timeout.
+        let slow = registry.skills.first { $0.id.hasSuffix("slow_shout") }?.id ?? ""
+        let timedOut = await registry.invoke(
+            slow, arguments: #"{"text":"x","seconds":30}"#, timeout: .milliseconds(300))
+        #expect(timedOut.status == .timeout, "\(timedOut)")
+        let summary = registry.plugins.first { $0.name == "mcp:\(kind)" }
+        #expect(summary?.placementText == "remote (MCP over HTTP)")
+    }
+
+    @Test func skillhostOverHTTPWithATokenAndToolChanges() async throws {
+        let home = Paths.temporaryDirectory("mcp-http-served")
+        let plugins = home + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["SKILLHOST_MCP_TOKEN"] = "a-long-test-token"
+        let server = try await HTTPServerProcess.start(
+            arguments: ["--no-default-plugins", "--plugins", plugins], environment: environment)
+        defer { server.terminate() }
+        let registry = try makeRegistry()
+        // Without the token: refused, with what to check.
+        let refused = Self.source("served", URL(string: server.url)!, registry: registry)
+        await #expect(throws: MCPClientError.self) { try await refused.start() }
+        setenv("SKILLHOST_TEST_PEER_TOKEN", "a-long-test-token", 1)
+        let served = Self.source("served", URL(string: server.url)!, registry: registry, token: "set")
+        try await served.start()
+        defer { served.stop() }
+        #expect(served.connection?.statelessVersion == "2026-07-28")
+        #expect(registry.skills.isEmpty)
+        _ = try await offPool { try Fixture.compileFile("typed.c", into: plugins) }
+        #expect(
+            await eventually { registry.skill("twice64") != nil },
+            "the subscriptions/listen stream over HTTP brought the change")
+        #expect(await registry.invoke("twice64", arguments: #"{"x":21}"#).result == .int(42))
+    }
+}
