@@ -129,6 +129,21 @@ struct MCPClientTests {
         #expect(await registry.invoke("slow_echo", arguments: #"{"text":"late"}"#).result == "late")
     }
 
+    /// A 2026-07-28 server on the official SDK 2.x announces tool changes only on subscriptions/listen: the
+    /// client's stream brings them.
+    @Test func anOfficialSDKServerAnnouncesNewToolsThroughListen() async throws {
+        let python = try await PythonPeers.ensure()
+        let registry = try makeRegistry()
+        let changing = source(
+            "changing", python, [Paths.fixtures + "/sdk_changing_server.py"], registry: registry)
+        try await changing.start()
+        defer { changing.stop() }
+        #expect(changing.connection?.statelessVersion == "2026-07-28")
+        #expect(registry.skill("extra") == nil)
+        #expect(await registry.invoke("grow", arguments: "{}").status == .ok)
+        #expect(await eventually { registry.skill("extra") != nil }, "the listen stream brought the change")
+    }
+
     @Test func listChangedRefreshesTheTools() async throws {
         let folder = Paths.temporaryDirectory("mcp-served")
         let home = Paths.temporaryDirectory("mcp-served-home")
