@@ -50,21 +50,29 @@ public final class MCPSkillSource: Sendable {
     let log: @Sendable (LogRecord) -> Void
     /// Waits before a restart; tests substitute one that records the waits instead of sleeping.
     let sleep: @Sendable (Duration) async throws -> Void
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     struct State {
         var connection: (any MCPServerConnection)?
         var stopped = false
         var failures = 0
         var lastExit: Int32?
+        /// Registered from the cache and not started yet: the first call starts it (`startOnFirstUse`).
+        var deferred = false
+        /// A start in progress, which concurrent first calls wait for.
+        var starting: Task<MCPClientError?, Never>?
     }
 
+    /// Where the last tool list is kept between runs (`MCPToolCache`); nil: not kept.
+    let cache: MCPToolCache?
+
     public init(
-        name: String, configuration: MCPServerConfiguration, registry: SkillRegistry,
+        name: String, configuration: MCPServerConfiguration, registry: SkillRegistry, cacheFolder: URL? = nil,
         log: @escaping @Sendable (LogRecord) -> Void = { _ in },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.name = name
+        cache = cacheFolder.map { MCPToolCache(folder: $0, configuration: configuration) }
         self.configuration = configuration
         self.registry = registry
         self.log = log
@@ -125,6 +133,8 @@ public final class MCPSkillSource: Sendable {
 
     private let serverVersion = Mutex("")
 
+    func setServerVersion(_ version: String) { serverVersion.withLock { $0 = version } }
+
     /// Lists the tools and (re)registers them.
     func refresh(serverVersion version: String? = nil) async throws(MCPClientError) {
         if let version { serverVersion.withLock { $0 = version } }
@@ -138,6 +148,14 @@ public final class MCPSkillSource: Sendable {
             tools += page["tools"]?.arrayValue ?? []
             cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
         } while cursor != nil
+        register(tools, description: "MCP server \(name)")
+        if let cache, let problem = cache.store(tools, version: serverVersion.withLock { $0 }) {
+            log(LogRecord(level: .warning, source: sourceName, message: problem))
+        }
+    }
+
+    /// Registers `tools` (a server's `tools/list`) as skills.
+    func register(_ tools: [JSONValue], description: String) {
         let taken = Set(registry.skills.filter { $0.plugin != sourceName }.map(\.id))
         let names = tools.compactMap { $0["name"]?.stringValue }
         let ids = Self.skillIDs(for: names, server: name, taken: taken)
@@ -154,7 +172,7 @@ public final class MCPSkillSource: Sendable {
         }
         let skipped = registry.registerExternal(
             source: sourceName, version: serverVersion.withLock { $0 },
-            description: "MCP server \(name)", location: "mcp server \(name) (\(configuration.location))",
+            description: description, location: "mcp server \(name) (\(configuration.location))",
             skills: skills,
             sandbox: configuration.launcher == nil ? nil : configuration.sandbox)
         for reason in skipped {
@@ -222,6 +240,9 @@ public final class MCPSkillSource: Sendable {
     }
 
     func call(_ tool: String, _ arguments: JSONValue) async -> SkillOutcome {
+        if state.withLock({ $0.deferred }), let failure = await startDeferred() {
+            return .failure(.error, failure.message)
+        }
         guard let connection = state.withLock({ $0.connection }) else {
             let status = state.withLock { $0.lastExit }.map { " (it exited with status \($0))" } ?? ""
             return .failure(

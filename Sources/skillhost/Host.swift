@@ -19,7 +19,15 @@ struct Host {
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
             config: config, isolate: line.isolate, client: line.command.client, log: log)
-        let mcp = await MCPSources.start(config, registry: setup.registry, log: log)
+        // One-shot commands start a server only when one of its tools is called (tools from the cache meanwhile);
+        // the shell and `skillhost mcp` start them all, for their change notifications.
+        let onFirstUse: Bool
+        switch line.command {
+        case .list, .call, .ask: onFirstUse = true
+        default: onFirstUse = false
+        }
+        let mcp = await MCPSources.start(
+            config, registry: setup.registry, environment: environment, onFirstUse: onFirstUse, log: log)
         if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
         return Host(config: config, setup: setup, mcp: mcp)
     }

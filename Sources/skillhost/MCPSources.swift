@@ -13,15 +13,29 @@ final class MCPSources: Sendable {
         self.failures = failures
     }
 
-    /// Starts every configured server (concurrently) and registers its tools.
-    static func start(_ config: Config, registry: SkillRegistry, log: @escaping @Sendable (LogRecord) -> Void) async
-        -> MCPSources
-    {
+    /// Where the servers' last tool lists are kept: `$XDG_CACHE_HOME/skillhost/mcp-tools` (default
+    /// `~/.cache/skillhost/mcp-tools`).
+    static func cacheFolder(_ environment: [String: String]) -> URL {
+        let base =
+            environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
+        return URL(fileURLWithPath: base + "/skillhost/mcp-tools")
+    }
+
+    /// Starts every configured server (concurrently) and registers its tools. With `onFirstUse`, a server whose
+    /// tools are cached from an earlier run is not started: its cached tools are registered and its first call
+    /// starts it.
+    static func start(
+        _ config: Config, registry: SkillRegistry, environment: [String: String], onFirstUse: Bool,
+        log: @escaping @Sendable (LogRecord) -> Void
+    ) async -> MCPSources {
+        let folder = cacheFolder(environment)
         let sources = config.mcpServers.map {
-            MCPSkillSource(name: $0.name, configuration: $0.configuration, registry: registry, log: log)
+            MCPSkillSource(
+                name: $0.name, configuration: $0.configuration, registry: registry, cacheFolder: folder, log: log)
         }
         let failures = await withTaskGroup(of: String?.self) { group in
-            for source in sources {
+            for source in sources where !(onFirstUse && source.startOnFirstUse()) {
                 group.addTask {
                     do throws(MCPClientError) {
                         try await source.start()

@@ -360,6 +360,47 @@ struct MCPOfficialClientTests {
 
 /// MCP servers from config.json as skill sources of the command line.
 struct MCPConfigCLITests {
+    /// `list` and `call` start a configured server only when one of its tools is called: its last tool list is
+    /// cached by a fingerprint of its configuration (a changed configuration starts it again).
+    @Test func serversStartOnFirstUseWithTheirToolsFromTheCache() async throws {
+        let python = try await PythonPeers.ensure()
+        let home = Paths.temporaryDirectory("mcp-lazy-home")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        let server = (python as NSString).deletingLastPathComponent + "/mcp-server-time"
+        let starts = home + "/starts"
+        func configure(_ zone: String) throws {
+            // Each start of the server appends a line to `starts`.
+            try
+                #"{"mcpServers": {"time": {"command": "/bin/sh", "args": ["-c", "echo started >> \#(starts); exec \#(server) --local-timezone \#(zone)"]}}}"#
+                .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        }
+        func startCount() -> Int {
+            ((try? String(contentsOfFile: starts, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        try configure("UTC")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_DATA_HOME"] = home + "/data"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment["XDG_CACHE_HOME"] = home + "/cache"
+        let first = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
+        #expect(first.stdout.contains("get_current_time"))
+        #expect(startCount() == 1, "nothing cached yet: started")
+        let second = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
+        #expect(second.stdout.contains("get_current_time"), "the tools from the cache")
+        let native = try await runProcessOffPool(
+            Paths.skillhost, ["call", "calculator", #"{"expression":"1+1"}"#], environment: environment)
+        #expect(native.stdout == "2\n")
+        #expect(startCount() == 1, "list and a native call did not start it")
+        let call = try await runProcessOffPool(
+            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json"], environment: environment)
+        #expect(call.stdout.hasPrefix(#"{"status":"ok","result":{"timezone":"UTC","datetime":"#), "\(call)")
+        #expect(startCount() == 2, "its first call started it")
+        try configure("Europe/Paris")
+        _ = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
+        #expect(startCount() == 3, "a changed configuration is not served from the old cache")
+    }
+
     @Test func configuredServersToolsAppearAndCanBeCalled() async throws {
         let python = try await PythonPeers.ensure()
         let home = Paths.temporaryDirectory("mcp-config-home")
