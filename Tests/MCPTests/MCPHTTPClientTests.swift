@@ -30,7 +30,8 @@ struct MCPHTTPClientTests {
                     let port = text[range].split(separator: ":").last
                 {
                     Thread { while !handle.availableData.isEmpty {} }.start()
-                    return (process, URL(string: "http://127.0.0.1:\(port)/mcp")!)
+                    guard let url = URL(string: "http://127.0.0.1:\(port)/mcp") else { break }
+                    return (process, url)
                 }
             }
             process.terminate()

@@ -77,6 +77,45 @@ struct MCPHTTPTests {
         #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")
     }
 
+    /// The session form: a session minted by initialize, a change kept while no stream is open and replayed on
+    /// a GET with Last-Event-ID, unknown and deleted sessions refused; and HTTPS with a certificate.
+    @Test func sessionsResumeAndHTTPS() async throws {
+        let python = try await PythonPeers.ensure()
+        let (environment, plugins) = try Self.home("mcp-http-sessions", config: "{}")
+        let plugin = try await offPool {
+            try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-http-sessions-staging"))
+        }
+        let tls = Paths.temporaryDirectory("mcp-http-tls")
+        let generated = try await runProcessOffPool(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/key.pem", "-out", tls + "/cert.pem",
+                "-days", "1", "-subj", "/CN=127.0.0.1",
+            ], environment: environment)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let server = try await HTTPServerProcess.start(
+            arguments: ["--no-default-plugins", "--plugins", plugins], environment: environment)
+        defer { server.terminate() }
+        let secure = try await HTTPServerProcess.start(
+            arguments: ["--tls-cert", tls + "/cert.pem", "--tls-key", tls + "/key.pem"], environment: environment)
+        defer { secure.terminate() }
+        #expect(secure.url.hasPrefix("https://"))
+        let result = try await runProcessOffPool(
+            python, [Paths.fixtures + "/mcp_http_sessions.py", server.url, plugins, plugin, secure.url],
+            environment: environment)
+        #expect(result.status == 0, "\(result.stderr.suffix(3000))")
+        let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(report?["session_minted"] as? Bool == true)
+        #expect(report?["get_status"] as? Int == 200)
+        let replayed = report?["replayed"] as? [String] ?? []
+        #expect(replayed.contains("id: 1"), "\(replayed)")
+        #expect(replayed.last == #"data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
+        #expect(report?["unknown_session"] as? Int == 404)
+        #expect(report?["delete"] as? Int == 200)
+        #expect(report?["after_delete"] as? Int == 404)
+        #expect(report?["https"] as? String == "42")
+    }
+
     /// Serving anything but loopback without a token is refused with what to do; a bad `mcp` setting names itself.
     @Test func aNetworkFacingServerNeedsAToken() async throws {
         let (environment, _) = try Self.home("mcp-http-open", config: "{}")
