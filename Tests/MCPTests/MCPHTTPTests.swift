@@ -73,6 +73,8 @@ struct MCPHTTPTests {
         #expect(raw?["foreign_origin"] as? Int == 403)
         #expect(raw?["mismatch"] as? [Int] == [400, -32020])
         #expect(raw?["get_without_session"] as? Int == 400)
+        #expect(raw?["huge_header"] as? Int == 431, "headers beyond 32 KiB")
+        #expect(raw?["huge_body"] as? Int == 413, "a body beyond 4 MiB")
         #expect(raw?["slow_opened"] as? Int == 200)
         #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")
     }

@@ -106,6 +106,8 @@ async def raw() -> None:
         foreign = await http.post(URL, json=call, headers={**headers, **AUTH, "Origin": "http://evil.example"})
         mismatch = await http.post(URL, json=call, headers={**headers, **AUTH, "Mcp-Name": "other"})
         get = await http.get(URL, headers=AUTH)
+        huge_header = await http.post(URL, json=call, headers={**headers, **AUTH, "X-Big": "x" * 40000})
+        huge_body = await http.post(URL, content=b"a" * (5 << 20), headers={**headers, **AUTH})
         # A dropped connection cancels its call: the server admits one call per client here, so the next call
         # gets through only once the abandoned one has ended (it would otherwise run for ten minutes).
         slow = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -127,7 +129,8 @@ async def raw() -> None:
     print(json.dumps({
         "mode": "raw", "no_token": [no_token.status_code, no_token.headers.get("www-authenticate")],
         "foreign_origin": foreign.status_code, "mismatch": [mismatch.status_code, mismatch.json()["error"]["code"]],
-        "get_without_session": get.status_code, "slow_opened": opened, "after_disconnect": admitted,
+        "get_without_session": get.status_code, "slow_opened": opened,
+        "huge_header": huge_header.status_code, "huge_body": huge_body.status_code, "after_disconnect": admitted,
         "busy_seen": busy_seen,
     }), flush=True)
 
