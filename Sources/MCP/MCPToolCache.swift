@@ -66,6 +66,15 @@ extension MCPSkillSource {
         return true
     }
 
+    /// Whether `skill` is one of this server's tools and the server waits for its first use: then start it
+    /// (`startForFirstUse`) before the call, so its start does not count against the call's deadline.
+    public func waitsForFirstUse(of skill: String) -> Bool {
+        state.withLock { $0.deferred } && registry.skill(skill)?.plugin == sourceName
+    }
+
+    /// Starts the server if it waits for its first use; the reason when it could not.
+    public func startForFirstUse() async -> String? { await startDeferred()?.message }
+
     /// Starts a server registered by `startOnFirstUse`, once, however many calls ask at the same time. Returns
     /// the reason when it failed (the next call tries again).
     func startDeferred() async -> MCPClientError? {

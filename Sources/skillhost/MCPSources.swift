@@ -50,5 +50,18 @@ final class MCPSources: Sendable {
         return MCPSources(sources: sources, failures: failures.sorted())
     }
 
+    /// Starts the server that owns `skill` if it waits for its first use — before the call, so the start does not
+    /// eat the call's deadline. The sentence when it could not be started.
+    func prepare(_ skill: String) async -> String? {
+        guard let source = sources.first(where: { $0.waitsForFirstUse(of: skill) }) else { return nil }
+        return await source.startForFirstUse()
+    }
+
+    /// Starts every server that waits for its first use, in the background (`ask`: they start while the model
+    /// thinks).
+    func startDeferredInBackground() {
+        for source in sources { Task { _ = await source.startForFirstUse() } }
+    }
+
     func stop() { sources.forEach { $0.stop() } }
 }

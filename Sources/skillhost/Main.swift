@@ -162,12 +162,14 @@ struct SkillhostCLI {
         case .ask(let prompt, let json, let stepLimit):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
+            host.mcp.startDeferredInBackground()
             return try await AskCommand.run(
                 registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit,
                 log: log)
         case .call(let skill, let arguments, let json, let timeout, let confirmed):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
+            if let failure = await host.mcp.prepare(skill) { printError("skillhost: \(failure)") }
             return try await CallCommand.run(
                 registry: host.registry, skill: skill, arguments: arguments,
                 json: json, timeout: timeout, confirmed: confirmed)
