@@ -9,7 +9,7 @@
 // (dropped by respond / stream_end), one for a streamed response, one for each watch.
 
 #define _GNU_SOURCE
-#include "http_server.h"
+#include "http_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,190 +23,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-enum output { OUTPUT_NONE, OUTPUT_BUFFER, OUTPUT_STREAM };
-
-struct skillhost_http_request {
-    struct skillhost_http_server *server;
-    struct MHD_Connection *connection;
-    atomic_int references;
-    pthread_mutex_t lock;
-    // Input, written by the event thread before delivery.
-    char method[16];
-    char *path;
-    char peer[INET6_ADDRSTRLEN];
-    uint8_t *body;
-    size_t body_length;
-    size_t body_capacity;
-    int too_large;
-    int delivered;
-    char *headers;
-    size_t headers_length;
-    void *tag;
-    // Output, under `lock`.
-    enum output output;
-    int queued;          // the response was handed to libmicrohttpd
-    unsigned status;
-    char *response_headers;
-    uint8_t *data;       // the buffered body, or the stream's unsent bytes
-    size_t data_length;
-    size_t data_start;
-    int stream_ended;
-    int finished;        // the application answered (respond / stream_end)
-    int aborted;         // the client left, or the server stops
-    int abort_reported;
-    int suspended;
-    int watch_slot;      // -1: not watched
-};
-
-struct watch_slot {
-    struct skillhost_http_request *request;
-    uint32_t generation;
-};
-
-struct skillhost_http_server {
-    struct MHD_Daemon *daemon;
-    struct skillhost_http_limits limits;
-    skillhost_http_handler handler;
-    skillhost_http_abort_handler on_abort;
-    skillhost_http_tag_release release;
-    void *context;
-    // The watch: sockets of suspended connections, for the peer's close.
-    int epoll;
-    int wake;
-    pthread_t watcher;
-    pthread_mutex_t watch_lock;
-    struct watch_slot *slots;
-    int slot_count;
-    atomic_int stopping;  // the watcher ends
-    atomic_int closing;   // no connection is suspended any more
-};
-
-static void request_release(struct skillhost_http_request *request) {
-    if (atomic_fetch_sub(&request->references, 1) != 1) return;
-    if (request->tag != NULL && request->server->release != NULL) request->server->release(request->tag);
-    pthread_mutex_destroy(&request->lock);
-    free(request->path);
-    free(request->body);
-    free(request->headers);
-    free(request->response_headers);
-    free(request->data);
-    free(request);
-}
-
-// Watches the request's socket for the peer's close. Called with request->lock held, after suspending.
-static void watch(struct skillhost_http_request *request) {
-    struct skillhost_http_server *server = request->server;
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    int descriptor = info != NULL ? info->connect_fd : -1;
-    pthread_mutex_lock(&server->watch_lock);
-    int slot = -1;
-    for (int index = 0; index < server->slot_count; index++) {
-        if (server->slots[index].request == NULL) {
-            slot = index;
-            break;
-        }
-    }
-    if (slot < 0) {
-        int count = server->slot_count == 0 ? 64 : server->slot_count * 2;
-        struct watch_slot *grown = realloc(server->slots, (size_t)count * sizeof *grown);
-        if (grown == NULL) {
-            pthread_mutex_unlock(&server->watch_lock);
-            return;  // unwatched: a disconnect is then noticed when the answer is written
-        }
-        memset(grown + server->slot_count, 0, (size_t)(count - server->slot_count) * sizeof *grown);
-        slot = server->slot_count;
-        server->slots = grown;
-        server->slot_count = count;
-    }
-    struct watch_slot *entry = &server->slots[slot];
-    entry->generation++;
-    struct epoll_event event = {.events = EPOLLRDHUP | EPOLLONESHOT,
-                                .data.u64 = ((uint64_t)entry->generation << 32) | (uint32_t)slot};
-    // Recorded even when epoll refuses the socket: the table is also how stop finds every suspended connection.
-    if (descriptor >= 0) (void)epoll_ctl(server->epoll, EPOLL_CTL_ADD, descriptor, &event);
-    entry->request = request;
-    atomic_fetch_add(&request->references, 1);
-    request->watch_slot = slot;
-    pthread_mutex_unlock(&server->watch_lock);
-}
-
-// Stops watching. Called with request->lock held (another reference is held, so the release never frees).
-static void unwatch(struct skillhost_http_request *request) {
-    struct skillhost_http_server *server = request->server;
-    if (request->watch_slot < 0) return;
-    pthread_mutex_lock(&server->watch_lock);
-    struct watch_slot *entry = &server->slots[request->watch_slot];
-    int owned = entry->request == request;
-    if (owned) {
-        entry->request = NULL;
-        const union MHD_ConnectionInfo *info =
-            MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (info != NULL) epoll_ctl(server->epoll, EPOLL_CTL_DEL, info->connect_fd, NULL);
-    }
-    request->watch_slot = -1;
-    pthread_mutex_unlock(&server->watch_lock);
-    if (owned) request_release(request);
-}
-
-// Suspends the connection until output arrives; returns 0 instead (and suspends nothing) once the server stops.
-// Called with request->lock held.
-static int suspend(struct skillhost_http_request *request) {
-    if (atomic_load(&request->server->closing)) return 0;
-    MHD_suspend_connection(request->connection);
-    request->suspended = 1;
-    watch(request);
-    return 1;
-}
-
-// Marks the request as abandoned and tells the application once. Returns whether the connection must be resumed
-// (by the caller, after unlocking). Called with request->lock held.
-static int abandon(struct skillhost_http_request *request, int *report) {
-    request->aborted = 1;
-    *report = !request->abort_reported && !request->finished && request->delivered;
-    if (*report) request->abort_reported = 1;
-    if (!request->suspended) return 0;
-    request->suspended = 0;
-    unwatch(request);
-    return 1;
-}
-
-static void *watcher_main(void *argument) {
-    struct skillhost_http_server *server = argument;
-    struct epoll_event events[32];
-    while (!atomic_load(&server->stopping)) {
-        int count = epoll_wait(server->epoll, events, 32, -1);
-        for (int index = 0; index < count; index++) {
-            if (events[index].data.u64 == UINT64_MAX) continue;  // the wake-up of stop
-            uint32_t slot = (uint32_t)events[index].data.u64;
-            uint32_t generation = (uint32_t)(events[index].data.u64 >> 32);
-            pthread_mutex_lock(&server->watch_lock);
-            struct skillhost_http_request *request = NULL;
-            if ((int)slot < server->slot_count && server->slots[slot].generation == generation) {
-                request = server->slots[slot].request;
-                if (request != NULL) {
-                    server->slots[slot].request = NULL;  // its reference passes to this thread
-                    const union MHD_ConnectionInfo *info =
-                        MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-                    if (info != NULL) epoll_ctl(server->epoll, EPOLL_CTL_DEL, info->connect_fd, NULL);
-                }
-            }
-            pthread_mutex_unlock(&server->watch_lock);
-            if (request == NULL) continue;
-            pthread_mutex_lock(&request->lock);
-            int report = 0, resume = 0;
-            if (request->watch_slot == (int)slot) request->watch_slot = -1;
-            if (request->suspended) resume = abandon(request, &report);
-            pthread_mutex_unlock(&request->lock);
-            if (report) server->on_abort(server->context, request->tag);
-            if (resume) MHD_resume_connection(request->connection);
-            request_release(request);
-        }
-        if (count < 0 && errno != EINTR) break;
-    }
-    return NULL;
-}
 
 static void add_headers(struct MHD_Response *response, const char *headers) {
     if (headers == NULL) return;
@@ -250,11 +66,11 @@ static ssize_t stream_read(void *argument, uint64_t position, char *buffer, size
         result = MHD_CONTENT_READER_END_WITH_ERROR;
     } else if (request->stream_ended) {
         result = MHD_CONTENT_READER_END_OF_STREAM;
-    } else if (suspend(request)) {
+    } else if (skillhost_http_suspend(request)) {
         result = 0;
     } else {
         int report = 0;
-        (void)abandon(request, &report);
+        (void)skillhost_http_abandon(request, &report);
         pthread_mutex_unlock(&request->lock);
         if (report) request->server->on_abort(request->server->context, request->tag);
         return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -263,7 +79,7 @@ static ssize_t stream_read(void *argument, uint64_t position, char *buffer, size
     return result;
 }
 
-static void stream_free(void *argument) { request_release(argument); }
+static void stream_free(void *argument) { skillhost_http_request_release(argument); }
 
 // Hands the answer to libmicrohttpd. Called on the event thread in the access handler, with request->lock held.
 static enum MHD_Result queue_output(struct skillhost_http_request *request) {
@@ -399,9 +215,9 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
     } else if (request->queued) {
         // Resumed again after the answer was queued: nothing to do.
     } else if (request->output == OUTPUT_NONE) {
-        if (!suspend(request)) {
+        if (!skillhost_http_suspend(request)) {
             int report = 0;
-            (void)abandon(request, &report);
+            (void)skillhost_http_abandon(request, &report);
             pthread_mutex_unlock(&request->lock);
             if (report) server->on_abort(server->context, request->tag);
             return MHD_NO;
@@ -422,10 +238,10 @@ static void on_completed(void *argument, struct MHD_Connection *connection, void
     *state = NULL;
     int report = 0;
     pthread_mutex_lock(&request->lock);
-    if (code != MHD_REQUEST_TERMINATED_COMPLETED_OK || !request->finished) (void)abandon(request, &report);
+    if (code != MHD_REQUEST_TERMINATED_COMPLETED_OK || !request->finished) (void)skillhost_http_abandon(request, &report);
     pthread_mutex_unlock(&request->lock);
     if (report) server->on_abort(server->context, request->tag);
-    request_release(request);
+    skillhost_http_request_release(request);
 }
 
 skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
@@ -480,7 +296,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     struct epoll_event wake_event = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
     if (server->epoll < 0 || server->wake < 0 ||
         epoll_ctl(server->epoll, EPOLL_CTL_ADD, server->wake, &wake_event) != 0 ||
-        pthread_create(&server->watcher, NULL, watcher_main, server) != 0) {
+        pthread_create(&server->watcher, NULL, skillhost_http_watcher_main, server) != 0) {
         snprintf(error, error_length, "could not start the connection watcher: %s", strerror(errno));
         if (server->epoll >= 0) close(server->epoll);
         if (server->wake >= 0) close(server->wake);
@@ -531,7 +347,7 @@ uint16_t skillhost_http_port(const skillhost_http_server *server) {
 }
 
 void skillhost_http_stop(skillhost_http_server *server) {
-    MHD_quiesce_daemon(server->daemon);
+    MHD_socket listening = MHD_quiesce_daemon(server->daemon);
     atomic_store(&server->closing, 1);
     // Every suspended connection is resumed (libmicrohttpd requires it before stopping) and its request abandoned;
     // none is suspended after `closing`, so the scan repeats until it finds none.
@@ -550,16 +366,17 @@ void skillhost_http_stop(skillhost_http_server *server) {
         for (int index = 0; index < found; index++) {
             struct skillhost_http_request *request = waiting[index];
             pthread_mutex_lock(&request->lock);
-            int report = 0, resume = request->suspended ? abandon(request, &report) : 0;
+            int report = 0, resume = request->suspended ? skillhost_http_abandon(request, &report) : 0;
             pthread_mutex_unlock(&request->lock);
             if (report) server->on_abort(server->context, request->tag);
             if (resume) MHD_resume_connection(request->connection);
-            request_release(request);
+            skillhost_http_request_release(request);
         }
         free(waiting);
         if (found == 0) break;
     }
     MHD_stop_daemon(server->daemon);
+    if (listening != MHD_INVALID_SOCKET) close(listening);  // ours once quiesced, after the daemon stopped
     atomic_store(&server->stopping, 1);
     uint64_t one = 1;
     (void)!write(server->wake, &one, sizeof one);
@@ -571,110 +388,3 @@ void skillhost_http_stop(skillhost_http_server *server) {
     free(server);
 }
 
-const char *skillhost_http_method(const skillhost_http_request *request) { return request->method; }
-const char *skillhost_http_path(const skillhost_http_request *request) { return request->path; }
-const char *skillhost_http_peer(const skillhost_http_request *request) { return request->peer; }
-
-const char *skillhost_http_headers(skillhost_http_request *request, size_t *length) {
-    *length = request->headers_length;
-    return request->headers != NULL ? request->headers : "";
-}
-
-const uint8_t *skillhost_http_body(const skillhost_http_request *request, size_t *length) {
-    *length = request->body_length;
-    return request->body;
-}
-
-void skillhost_http_set_tag(skillhost_http_request *request, void *tag) { request->tag = tag; }
-
-// Records output; resumes the connection when it waits. Returns -1 when the client is gone.
-static int deliver(skillhost_http_request *request, unsigned status, const char *headers, const void *body,
-                   size_t length, enum output output, int finishing) {
-    pthread_mutex_lock(&request->lock);
-    if (request->aborted || request->output != OUTPUT_NONE) {
-        int release = finishing && !request->finished;
-        if (finishing) request->finished = 1;
-        pthread_mutex_unlock(&request->lock);
-        if (release) request_release(request);
-        return -1;
-    }
-    request->status = status;
-    request->response_headers = headers != NULL ? strdup(headers) : NULL;
-    if (length > 0) {
-        request->data = malloc(length);
-        if (request->data != NULL) {
-            memcpy(request->data, body, length);
-            request->data_length = length;
-        }
-    }
-    request->output = output;
-    if (finishing) request->finished = 1;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        unwatch(request);
-    }
-    pthread_mutex_unlock(&request->lock);
-    if (resume) MHD_resume_connection(request->connection);
-    if (finishing) request_release(request);
-    return 0;
-}
-
-int skillhost_http_respond(skillhost_http_request *request, unsigned status, const char *headers, const void *body,
-                           size_t length) {
-    return deliver(request, status, headers, body, length, OUTPUT_BUFFER, 1);
-}
-
-int skillhost_http_stream_begin(skillhost_http_request *request, unsigned status, const char *headers) {
-    return deliver(request, status, headers, NULL, 0, OUTPUT_STREAM, 0);
-}
-
-int skillhost_http_stream_write(skillhost_http_request *request, const void *data, size_t length) {
-    pthread_mutex_lock(&request->lock);
-    if (request->aborted || request->output != OUTPUT_STREAM || request->stream_ended) {
-        pthread_mutex_unlock(&request->lock);
-        return -1;
-    }
-    size_t pending = request->data_length - request->data_start;
-    if (pending + length > request->server->limits.maximum_stream_backlog) {
-        int report = 0;
-        int resume = abandon(request, &report);  // the application is told by this call's result, not the handler
-        pthread_mutex_unlock(&request->lock);
-        if (resume) MHD_resume_connection(request->connection);
-        return -1;
-    }
-    if (request->data_start > 0 && request->data_start == request->data_length) {
-        request->data_start = request->data_length = 0;
-    }
-    uint8_t *grown = realloc(request->data, request->data_length + length);
-    if (grown == NULL) {
-        pthread_mutex_unlock(&request->lock);
-        return -1;
-    }
-    request->data = grown;
-    memcpy(request->data + request->data_length, data, length);
-    request->data_length += length;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        unwatch(request);
-    }
-    pthread_mutex_unlock(&request->lock);
-    if (resume) MHD_resume_connection(request->connection);
-    return 0;
-}
-
-void skillhost_http_stream_end(skillhost_http_request *request) {
-    pthread_mutex_lock(&request->lock);
-    int was_finished = request->finished;
-    request->stream_ended = 1;
-    request->finished = 1;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        unwatch(request);
-    }
-    pthread_mutex_unlock(&request->lock);
-    if (resume) MHD_resume_connection(request->connection);
-    if (!was_finished) request_release(request);
-}

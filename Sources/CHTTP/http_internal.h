@@ -1,0 +1,88 @@
+// Internal to CHTTP: the request and server records shared by the server (http_server.c) and the watch of
+// suspended connections (http_watch.c).
+#ifndef SKILLHOST_HTTP_INTERNAL_H
+#define SKILLHOST_HTTP_INTERNAL_H
+
+#include "http_server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+enum output { OUTPUT_NONE, OUTPUT_BUFFER, OUTPUT_STREAM };
+
+struct skillhost_http_request {
+    struct skillhost_http_server *server;
+    struct MHD_Connection *connection;
+    atomic_int references;
+    pthread_mutex_t lock;
+    // Input, written by the event thread before delivery.
+    char method[16];
+    char *path;
+    char peer[INET6_ADDRSTRLEN];
+    uint8_t *body;
+    size_t body_length;
+    size_t body_capacity;
+    int too_large;
+    int delivered;
+    char *headers;
+    size_t headers_length;
+    void *tag;
+    // Output, under `lock`.
+    enum output output;
+    int queued;          // the response was handed to libmicrohttpd
+    unsigned status;
+    char *response_headers;
+    uint8_t *data;       // the buffered body, or the stream's unsent bytes
+    size_t data_length;
+    size_t data_start;
+    int stream_ended;
+    int finished;        // the application answered (respond / stream_end)
+    int aborted;         // the client left, or the server stops
+    int abort_reported;
+    int suspended;
+    int watch_slot;      // -1: not watched
+};
+
+struct watch_slot {
+    struct skillhost_http_request *request;
+    uint32_t generation;
+};
+
+struct skillhost_http_server {
+    struct MHD_Daemon *daemon;
+    struct skillhost_http_limits limits;
+    skillhost_http_handler handler;
+    skillhost_http_abort_handler on_abort;
+    skillhost_http_tag_release release;
+    void *context;
+    // The watch: sockets of suspended connections, for the peer's close.
+    int epoll;
+    int wake;
+    pthread_t watcher;
+    pthread_mutex_t watch_lock;
+    struct watch_slot *slots;
+    int slot_count;
+    atomic_int stopping;  // the watcher ends
+    atomic_int closing;   // no connection is suspended any more
+};
+
+/// Drops one reference; the last frees the request (and releases its tag).
+void skillhost_http_request_release(struct skillhost_http_request *request);
+
+/// Suspends the connection until output arrives and watches its socket for the peer's close; returns 0 instead
+/// (suspending nothing) once the server stops. Called with request->lock held.
+int skillhost_http_suspend(struct skillhost_http_request *request);
+
+/// Stops watching. Called with request->lock held.
+void skillhost_http_unwatch(struct skillhost_http_request *request);
+
+/// Marks the request abandoned; `*report` says whether to tell the application (once). Returns whether the
+/// connection must be resumed by the caller after unlocking. Called with request->lock held.
+int skillhost_http_abandon(struct skillhost_http_request *request, int *report);
+
+/// The watch thread's body.
+void *skillhost_http_watcher_main(void *argument);
+
+#endif
