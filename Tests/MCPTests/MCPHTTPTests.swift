@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `skillhost mcp --http` with real peers: the official MCP Python SDK's Streamable HTTP client in both
-/// generations, and raw HTTP for the transport's refusals.
+/// generations, FastMCP's client, and raw HTTP for the transport's refusals.
 struct MCPHTTPTests {
     /// A home with config.json holding `config`, a plugins folder with the behaviours fixture, and the environment
     /// the server runs with.
@@ -20,7 +20,7 @@ struct MCPHTTPTests {
         return (environment, plugins)
     }
 
-    @Test func theOfficialSDKOverHTTPInBothGenerations() async throws {
+    @Test func theOfficialSDKAndFastMCPOverHTTP() async throws {
         let python = try await PythonPeers.ensure()
         // One call in flight per client: a call abandoned by its client must end before the next is admitted.
         let (home, plugins) = try Self.home("mcp-http-sdk", config: #"{"mcp": {"calls_per_client": 1}}"#)
@@ -39,8 +39,8 @@ struct MCPHTTPTests {
         let runs = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(runs.map { $0["mode"] as? String } == ["auto", "legacy", "raw"])
-        let sdkRuns = runs.filter { $0["mode"] as? String != "raw" }
+        #expect(runs.map { $0["mode"] as? String } == ["auto", "legacy", "raw", "fastmcp"])
+        let sdkRuns = runs.filter { $0["mode"] as? String == "auto" || $0["mode"] as? String == "legacy" }
         #expect(sdkRuns.map { $0["version"] as? String } == ["2026-07-28", "2025-11-25"])
         for run in sdkRuns {
             #expect(run["server_info"] as? String == "skillhost")
@@ -67,13 +67,21 @@ struct MCPHTTPTests {
             ((legacy?["confirmed"] as? [Any])?.last as? String)?.hasPrefix("not run: notes_delete is destructive")
                 == true)
 
-        let raw = runs.last
+        // FastMCP's client: the same tools, answers, progress and confirmation round trip.
+        let fast = runs.last
+        #expect(fast?["tools"] as? Int == sdkRuns.first?["tools"] as? Int)
+        #expect((fast?["ok"] as? [Any])?.last as? String == "60")
+        #expect((fast?["failed"] as? [Any])?.last as? String == "division by zero")
+        #expect(fast?["progress"] as? [Double] == [1, 2, 3])
+        #expect((fast?["confirmed"] as? [Any])?.last as? String == "there is no note 999999")
+        #expect((fast?["declined"] as? [Any])?.last as? String == "not run: the user declined notes_delete")
+
+        let raw = runs.first { $0["mode"] as? String == "raw" }
         #expect((raw?["no_token"] as? [Any])?.first as? Int == 401)
         #expect((raw?["no_token"] as? [Any])?.last as? String == "Bearer")
         #expect(raw?["foreign_origin"] as? Int == 403)
         #expect(raw?["mismatch"] as? [Int] == [400, -32020])
         #expect(raw?["get_without_session"] as? Int == 400)
-        #expect(raw?["huge_header"] as? Int == 431, "headers beyond 32 KiB")
         #expect(raw?["huge_body"] as? Int == 413, "a body beyond 4 MiB")
         #expect(raw?["slow_opened"] as? Int == 200)
         #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")

@@ -1,5 +1,6 @@
 """Drives `skillhost mcp --http` with the official MCP Python SDK's Streamable HTTP client, in both protocol
-generations (2026-07-28 stateless, 2025-11-25 sessions), plus raw HTTP for what a client library hides.
+generations (2026-07-28 stateless, 2025-11-25 sessions), raw HTTP for what a client library hides, and FastMCP's
+client.
 
 Usage: python mcp_http_client.py <endpoint URL> <token> <plugins folder> <plugin to drop in>.
 Prints one JSON object per line with what it saw.
@@ -106,7 +107,6 @@ async def raw() -> None:
         foreign = await http.post(URL, json=call, headers={**headers, **AUTH, "Origin": "http://evil.example"})
         mismatch = await http.post(URL, json=call, headers={**headers, **AUTH, "Mcp-Name": "other"})
         get = await http.get(URL, headers=AUTH)
-        huge_header = await http.post(URL, json=call, headers={**headers, **AUTH, "X-Big": "x" * 40000})
         huge_body = await http.post(URL, content=b"a" * (5 << 20), headers={**headers, **AUTH})
         # A dropped connection cancels its call: the server admits one call per client here, so the next call
         # gets through only once the abandoned one has ended (it would otherwise run for ten minutes).
@@ -130,11 +130,44 @@ async def raw() -> None:
         "mode": "raw", "no_token": [no_token.status_code, no_token.headers.get("www-authenticate")],
         "foreign_origin": foreign.status_code, "mismatch": [mismatch.status_code, mismatch.json()["error"]["code"]],
         "get_without_session": get.status_code, "slow_opened": opened,
-        "huge_header": huge_header.status_code, "huge_body": huge_body.status_code, "after_disconnect": admitted,
+        "huge_body": huge_body.status_code, "after_disconnect": admitted,
         "busy_seen": busy_seen,
+    }), flush=True)
+
+
+async def fast() -> None:
+    from fastmcp import Client as FastClient
+    from fastmcp.client.elicitation import ElicitResult as FastElicitResult
+    answers = []
+
+    async def elicit(message, response_type, params, context):
+        answers.append(message)
+        if len(answers) == 1:
+            return FastElicitResult(action="accept", content={"confirm": True})
+        return FastElicitResult(action="decline")
+
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append(done)
+
+    async with FastClient(URL, auth=TOKEN, elicitation_handler=elicit, progress_handler=on_progress) as client:
+        tools = await client.list_tools()
+        ok = await client.call_tool("calculator", {"expression": "(23+7)*2"})
+        failed = await client.call_tool("calculator", {"expression": "1/0"}, raise_on_error=False)
+        progressed = await client.call_tool("progress", {})
+        confirmed = await client.call_tool("notes_delete", {"id": 999999}, raise_on_error=False)
+        declined = await client.call_tool("notes_delete", {"id": 999999}, raise_on_error=False)
+    print(json.dumps({
+        "mode": "fastmcp", "tools": len(tools), "ok": [ok.is_error, ok.content[0].text],
+        "failed": [failed.is_error, failed.content[0].text], "progress": progress,
+        "progressed": progressed.content[0].text, "questions": answers,
+        "confirmed": [confirmed.is_error, confirmed.content[0].text],
+        "declined": [declined.is_error, declined.content[0].text],
     }), flush=True)
 
 
 asyncio.run(sdk("auto"))
 asyncio.run(sdk("legacy"))
 asyncio.run(raw())
+asyncio.run(fast())
