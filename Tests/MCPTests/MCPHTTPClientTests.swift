@@ -14,7 +14,9 @@ struct MCPHTTPClientTests {
         return try await offPool {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [Paths.fixtures + "/http_mcp_server.py", kind]
+            process.arguments =
+                kind == "legacy"
+                ? [Paths.fixtures + "/legacy_http_server.py"] : [Paths.fixtures + "/http_mcp_server.py", kind]
             let errors = Pipe()
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
@@ -66,6 +68,18 @@ struct MCPHTTPClientTests {
         #expect(timedOut.status == .timeout, "\(timedOut)")
         let summary = registry.plugins.first { $0.name == "mcp:\(kind)" }
         #expect(summary?.placementText == "remote (MCP over HTTP)")
+    }
+
+    /// A server of the 2025-11-25 form only: the probe fails, `initialize` mints a session, later requests name it.
+    @Test func aSessionOnlyServerIsSpokenToInItsForm() async throws {
+        let (process, url) = try await Self.peer("legacy")
+        defer { process.terminate() }
+        let registry = try makeRegistry()
+        let source = Self.source("legacy", url, registry: registry)
+        try await source.start()
+        defer { source.stop() }
+        #expect(source.connection?.statelessVersion == nil, "fell back to the session form")
+        #expect(await registry.invoke("legacy_echo", arguments: #"{"text":"old"}"#).result == "old")
     }
 
     @Test func skillhostOverHTTPWithATokenAndToolChanges() async throws {

@@ -88,10 +88,11 @@ struct MCPHTTPTests {
     }
 
     /// The session form: a session minted by initialize, a change kept while no stream is open and replayed on
-    /// a GET with Last-Event-ID, unknown and deleted sessions refused; and HTTPS with a certificate.
+    /// a GET with Last-Event-ID, unknown and deleted sessions refused; RFC 9728 metadata; HTTPS with a certificate.
     @Test func sessionsResumeAndHTTPS() async throws {
         let python = try await PythonPeers.ensure()
-        let (environment, plugins) = try Self.home("mcp-http-sessions", config: "{}")
+        let (environment, plugins) = try Self.home(
+            "mcp-http-sessions", config: #"{"mcp": {"authorization_servers": ["https://auth.example"]}}"#)
         let plugin = try await offPool {
             try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-http-sessions-staging"))
         }
@@ -124,6 +125,12 @@ struct MCPHTTPTests {
         #expect(report?["delete"] as? Int == 200)
         #expect(report?["after_delete"] as? Int == 404)
         #expect(report?["https"] as? String == "42")
+        // RFC 9728: where clients find the authorization server.
+        let metadata = report?["metadata"] as? [Any]
+        #expect(metadata?.first as? Int == 200)
+        let document = metadata?.last as? [String: Any]
+        #expect(document?["resource"] as? String == server.url)
+        #expect(document?["authorization_servers"] as? [String] == ["https://auth.example"])
     }
 
     /// Serving anything but loopback without a token is refused with what to do; a bad `mcp` setting names itself.

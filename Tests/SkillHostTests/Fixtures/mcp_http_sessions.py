@@ -46,6 +46,9 @@ with httpx2.Client(timeout=60) as http:
     report["unknown_session"] = http.post(URL, headers={**with_session, "Mcp-Session-Id": "0" * 32},
                                           json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).status_code
     report["delete"] = http.delete(URL, headers=with_session).status_code
+    base = URL.rsplit("/mcp", 1)[0]
+    metadata = http.get(base + "/.well-known/oauth-protected-resource/mcp")
+    report["metadata"] = [metadata.status_code, metadata.json()]
     report["after_delete"] = http.post(URL, headers=with_session,
                                        json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).status_code
 if HTTPS:
