@@ -28,6 +28,10 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CTerminal"),
+        // cmark-gfm (Debian libcmark-gfm-dev and libcmark-gfm-extensions-dev) for the shell's markdown answers.
+        .systemLibrary(
+            name: "CMarkGFM", path: "Sources/CMarkGFM", pkgConfig: "libcmark-gfm",
+            providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
         // libseccomp (Debian libseccomp-dev) for the workers' system-call filter.
         .systemLibrary(
             name: "CSeccomp", path: "Sources/CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
@@ -41,7 +45,7 @@ let package = Package(
         .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess"]),
         .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
         .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC", "CHTTP"]),
-        .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal"]),
+        .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"]),
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(
