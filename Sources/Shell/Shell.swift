@@ -234,7 +234,10 @@ public final class Shell: @unchecked Sendable {
         let sessionID = self.sessionID
         let recorder = TraceRecorder()
         let task = Task { @MainActor () -> FinishReason in
-            let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false) { draft in
+            // The offline router answers in plain lines by design; models answer in markdown.
+            let markdown = !(session.provider is OfflineRouter)
+            let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false, markdown: markdown) {
+                draft in
                 if let journal, let sessionID { journal.write(.draft(draft, session: sessionID)) }
             }
             model.begin()

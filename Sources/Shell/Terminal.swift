@@ -10,9 +10,12 @@ public struct Terminal: Sendable {
     public let isTTY: Bool
     /// ANSI colours allowed: a terminal, `NO_COLOR` unset, `TERM` not `dumb`.
     public let colors: Bool
+    /// Answers stay as the model sent them (`--raw`): no markdown layout after they are complete.
+    public let rawAnswers: Bool
 
-    public init(environment: [String: String], isTTY: Bool = isatty(STDOUT_FILENO) == 1) {
+    public init(environment: [String: String], isTTY: Bool = isatty(STDOUT_FILENO) == 1, rawAnswers: Bool = false) {
         self.isTTY = isTTY
+        self.rawAnswers = rawAnswers
         colors = isTTY && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
     }
 
@@ -21,6 +24,13 @@ public struct Terminal: Sendable {
         var size = winsize()
         guard isTTY, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 else { return 80 }
         return Int(size.ws_col)
+    }
+
+    /// Rows of the terminal (24 when unknown).
+    var height: Int {
+        var size = winsize()
+        guard isTTY, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 2 else { return 24 }
+        return Int(size.ws_row)
     }
 
     /// Standard input is a terminal (an interactive session).

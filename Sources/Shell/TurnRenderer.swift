@@ -21,14 +21,24 @@ final class TurnRenderer {
     /// Cards drawn on the last lines (the cursor at the end of the last one, no newline yet): redrawn in place.
     private var block: [String] = []
     private var spinner = 0
+    /// The answer text written since the last card (or since the turn began): what is laid out as markdown in
+    /// place once the answer is complete.
+    private var segment = ""
     static let flushInterval: Duration = .milliseconds(50)
     static let spinnerDelay: Duration = .milliseconds(300)
     static let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-    init(terminal: Terminal, model: SessionViewModel, answerOnly: Bool, onFlush: @escaping (String) -> Void) {
+    /// Lay the answer out as markdown once it is complete (model answers; not the offline router's plain lines).
+    let markdown: Bool
+
+    init(
+        terminal: Terminal, model: SessionViewModel, answerOnly: Bool, markdown: Bool = true,
+        onFlush: @escaping (String) -> Void
+    ) {
         self.terminal = terminal
         self.model = model
         self.answerOnly = answerOnly
+        self.markdown = markdown
         self.onFlush = onFlush
     }
 
@@ -41,6 +51,7 @@ final class TurnRenderer {
         case .toolCallStarted(let id, _, _):
             guard !answerOnly, let card = model.card(id) else { return }
             flushText()
+            segment = ""
             if terminal.isTTY {
                 if textLineOpen {
                     write("\n")
@@ -61,8 +72,10 @@ final class TurnRenderer {
                 flushText()
                 closeLine()
                 write(render(card) + "\n")
+                segment = ""
             }
         case .confirmationNeeded:
+            segment = ""
             flushText()
             closeLine()
         case .finished(let reason):
@@ -77,6 +90,7 @@ final class TurnRenderer {
                 write(terminal.dim("[interrupted]") + "\n")
             }
             closeLine()
+            if reason != .cancelled { layOutAnswer() }
         case .thinking, .usage:
             break
         }
@@ -115,13 +129,31 @@ final class TurnRenderer {
         if !block.isEmpty {  // text continues after the cards, on a line of its own
             write("\n")
             block = []
+            segment = ""
         }
         write(pending)
+        segment += pending
         textLineOpen = textLineOpen || !pending.isEmpty
         if pending.hasSuffix("\n") { textLineOpen = false }
         pending = ""
         lastFlush = .now
         onFlush(model.answer)
+    }
+
+    /// Replaces the answer's last stretch of text, streamed as it came, by its markdown layout (terminal only, not
+    /// with `--raw`, and only when all of it is still on the screen: moving up past the top would overwrite other
+    /// output). The cursor is at the start of the line after it.
+    private func layOutAnswer() {
+        defer { segment = "" }
+        guard markdown, terminal.isTTY, !terminal.rawAnswers, !answerOnly, !segment.isEmpty else { return }
+        let width = terminal.width
+        var lines = segment.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" { lines.removeLast() }
+        let rows = lines.reduce(0) { rows, line in
+            rows + max(1, (TerminalMarkdown.displayWidth(String(line)) + width - 1) / width)
+        }
+        guard rows > 0, rows < terminal.height else { return }
+        write("\u{1B}[\(rows)A\r\u{1B}[J" + TerminalMarkdown.render(segment, width: width, colors: terminal.colors))
     }
 
     /// Ends a card block or a text line before something else is printed.

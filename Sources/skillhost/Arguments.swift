@@ -52,6 +52,8 @@ struct ParsedCommandLine: Equatable {
     var defaultFolders = true
     /// `--isolate`: overrides the isolation mode of config.json.
     var isolate: IsolateChoice?
+    /// `--raw`: the shell leaves answers as the model sent them (no markdown layout).
+    var rawAnswers = false
 }
 
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
@@ -99,7 +101,7 @@ enum CommandLineParser {
             case "--http": mcp.http = try value()
             case "--tls-cert": mcp.tlsCertificate = try value()
             case "--tls-key": mcp.tlsKey = try value()
-            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y":
+            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--step-limit":
@@ -112,7 +114,7 @@ enum CommandLineParser {
             default:
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key",
+                    "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -121,6 +123,7 @@ enum CommandLineParser {
 
         var line = ParsedCommandLine(
             command: .help(topic: nil), pluginFolders: folders, defaultFolders: defaultFolders, isolate: isolate)
+        line.rawAnswers = flags.contains("--raw")
         if flags.contains("--version") {
             line.command = .version
             return line

@@ -21,6 +21,7 @@ enum Help {
           --isolate all|none|<plugin>,…
                                   run these plugins in worker processes (default: all but the bundled ones)
           --version               print the version
+          --raw                   the shell leaves model answers as sent (no markdown layout)
 
         Plugins load from the folder of the skillhost executable (bundled libskill-*.so), the user folder
         ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins, created on first use) and every --plugins <dir>.

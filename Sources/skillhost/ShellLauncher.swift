@@ -54,7 +54,8 @@ enum ShellLauncher {
             "skillhost \(SkillRegistry.hostVersion) · \(provider.displayName) · \(skills) skill\(skills == 1 ? "" : "s") "
             + "from \(folders.joined(separator: ", ")) · /help for commands, Ctrl-D to quit"
         let shellEnvironment = ShellEnvironment(
-            registry: setup.registry, store: store, terminal: Terminal(environment: environment),
+            registry: setup.registry, store: store,
+            terminal: Terminal(environment: environment, rawAnswers: line.rawAnswers),
             folders: setup.folders.map { folder in
                 (path: folder.path, include: folder.bundled ? HostSetup.bundledFilter : { @Sendable _ in true })
             },

@@ -123,6 +123,50 @@ struct ShellTerminalTests {
         #expect(tmux.screen(escapes: true).contains("\u{1B}[32m✓"), "colours on a terminal")
     }
 
+    /// A markdown answer streams as sent, then is laid out in place once complete: the table drawn and aligned, the
+    /// heading without its marker in colour (and with it in plain), the code boxed. `--raw` keeps the text as sent.
+    @Test(arguments: [(80, false), (120, true)])
+    func aMarkdownAnswerIsLaidOutInPlace(width: Int, colors: Bool) async throws {
+        // JSON escapes inside the streamed deltas: \\n is a newline in the answer.
+        let answer = Self.text([
+            "# Plan\\n\\nUse **both**:\\n\\n", "| step | cost |\\n|---|--:|\\n| walk | 3 |\\n| ride | 12 |\\n",
+            "\\n```sh\\nls -l\\n```\\n\\nDone.",
+        ])
+        let server = try LoopbackServer([answer, answer])
+        defer { server.stop() }
+        let tmux = try TmuxSession(
+            [Paths.skillhost], environment: environment(server: server, colors: colors), width: width)
+        defer { tmux.close() }
+        await tmux.waitFor("Ctrl-D to quit")
+        try tmux.type("plan it")
+        await tmux.waitFor("└──────┴──────┘")
+        let screen = tmux.screen()
+        #expect(screen.contains("│ step │ cost │"), "\(screen)")
+        #expect(screen.contains("│ walk │    3 │"))
+        #expect(screen.contains("│ ride │   12 │"))
+        #expect(!screen.contains("|---|--:|"), "the raw table was replaced")
+        #expect(screen.contains("┌─ sh "))
+        #expect(screen.contains("│ ls -l"))
+        if colors {
+            #expect(
+                tmux.screen(escapes: true).contains("\u{1B}[1m\u{1B}[4mPlan")
+                    || tmux.screen(escapes: true).contains("\u{1B}[1;4mPlan"))
+            #expect(!screen.contains("# Plan"))
+        } else {
+            #expect(screen.contains("# Plan"))
+            #expect(screen.contains("Use both:"))
+        }
+        tmux.close()
+
+        let raw = try TmuxSession(
+            [Paths.skillhost, "--raw"], environment: environment(server: server, colors: colors), width: width)
+        defer { raw.close() }
+        await raw.waitFor("Ctrl-D to quit")
+        try raw.type("plan it")
+        await raw.waitFor("Done.")
+        #expect(raw.screen().contains("|---|--:|"), "--raw keeps the answer as sent")
+    }
+
     @Test func ctrlCStopsATurnAndTheNextTurnWorks() async throws {
         var slow = Self.text((0..<60).map { "word\($0) " }, delay: .milliseconds(100), finish: false)
         slow.holdOpen = true

@@ -8,6 +8,9 @@ enum TerminalMarkdown {
         let blocks = MarkdownDocument(parsing: text).blocks
         return layout.blocks(blocks, width: max(20, width)).joined(separator: "\n") + "\n"
     }
+
+    /// Columns a text takes on a terminal (escapes not counted).
+    static func displayWidth(_ text: String) -> Int { Layout.displayWidth(Layout.strip(text)) }
 }
 
 /// One rendering's choices.
