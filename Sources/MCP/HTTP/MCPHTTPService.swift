@@ -365,17 +365,23 @@ public final class MCPHTTPService: Sendable {
         let id = JSONRPCID(rawText: message["id"]?.jsonText ?? "null")
         exchange.beginStream(200, headers: Self.streamHeaders)
         let tracked = track(exchange)
-        let serial = server.subscriptions.add(
+        // The abort handler is in place before the subscription exists, so a client gone in between is not missed.
+        let serial = Mutex<Int?>(nil)
+        let gone = Mutex(false)
+        exchange.onAbort { [weak self] in
+            self?.untrack(tracked)
+            gone.withLock { $0 = true }
+            if let serial = serial.withLock({ $0 }) { self?.server.subscriptions.remove(serial) }
+            exchange.end()
+        }
+        let added = server.subscriptions.add(
             id: id, filter: params["notifications"], send: { line in exchange.write(Self.event(line)) },
             end: { [weak self] in
                 self?.untrack(tracked)
                 exchange.end()
             })
-        exchange.onAbort { [weak self] in
-            self?.untrack(tracked)
-            self?.server.subscriptions.remove(serial)
-            exchange.end()
-        }
+        serial.withLock { $0 = added }
+        if gone.withLock({ $0 }) { server.subscriptions.remove(added) }
     }
 }
 
