@@ -314,4 +314,48 @@ static const skill_descriptor skills[] = {
                SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
 };
 
-SKILL_PLUGIN_FULL("notes", "1.0.0", "Notes kept in SQLite, with undo", skills, notes_init, notes_deinit, NULL)
+/* The state a model should know before it acts (ABI 1.1 snapshot): how many notes there are and the five most
+ * recently changed, newest first, with their ids: {"notes": 3, "recent": [{"id": 3, "title": "milk"}, …]}.
+ * Thread-safe: its own connection, like every call. */
+static int notes_snapshot(void *state, const skill_snapshot_api *api, skill_snapshot *out) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(((notes_state *)state)->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return SKILL_ERR_UNAVAILABLE;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    buffer b = {NULL, 0, 0};
+    sqlite3_stmt *count = NULL, *rows = NULL;
+    char number[32];
+    long long total = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM notes", -1, &count, NULL) == SQLITE_OK &&
+        sqlite3_step(count) == SQLITE_ROW)
+        total = (long long)sqlite3_column_int64(count, 0);
+    sqlite3_finalize(count);
+    put(&b, "{\"notes\":", 9);
+    put(&b, number, (size_t)snprintf(number, sizeof number, "%lld", total));
+    put(&b, ",\"recent\":[", 11);
+    int first = 1;
+    if (sqlite3_prepare_v2(db, "SELECT id, title FROM notes ORDER BY updated DESC, id DESC LIMIT 5", -1, &rows,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(rows) == SQLITE_ROW) {
+            if (!first) put(&b, ",", 1);
+            first = 0;
+            put(&b, "{\"id\":", 6);
+            put(&b, number, (size_t)snprintf(number, sizeof number, "%lld", (long long)sqlite3_column_int64(rows, 0)));
+            put(&b, ",\"title\":", 9);
+            put_string(&b, (const char *)sqlite3_column_text(rows, 1));
+            put(&b, "}", 1);
+        }
+    }
+    sqlite3_finalize(rows);
+    sqlite3_close(db);
+    put(&b, "]}", 2);
+    if (!b.data) return SKILL_ERR_UNAVAILABLE;
+    api->set(out, b.data, b.length);
+    free(b.data);
+    return SKILL_OK;
+}
+
+SKILL_PLUGIN_EX("notes", "1.1.0", "Notes kept in SQLite, with undo", skills, notes_init, notes_deinit, NULL, 0u, NULL,
+                notes_snapshot)

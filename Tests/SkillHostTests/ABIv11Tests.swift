@@ -77,6 +77,26 @@ struct ABIv11Tests {
         #expect(try await offPool { registry.snapshotOnCurrentThread(plugin: "absent") } == nil)
     }
 
+    /// The bundled notes plugin describes itself: how many notes and the most recently changed, newest first.
+    @Test func theNotesPluginsSnapshot() async throws {
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        _ = try registry.load(file: Paths.products + "/libskill-notes.so").get()
+        #expect(
+            try await offPool { registry.snapshotOnCurrentThread(plugin: "notes") }
+                == .success(["notes": 0, "recent": []]))
+        for title in ["milk", "eggs", "bread"] {
+            _ = await registry.invoke(
+                SkillInvocation(skill: "notes_add", argumentText: #"{"title":"\#(title)"}"#, confirmer: .confirmed))
+        }
+        #expect(
+            try await offPool { registry.snapshotOnCurrentThread(plugin: "notes") }
+                == .success([
+                    "notes": 3,
+                    "recent": [["id": 3, "title": "bread"], ["id": 2, "title": "eggs"], ["id": 1, "title": "milk"]],
+                ]))
+    }
+
     @Test func checkShowsWhatAPluginMayDo() async throws {
         let folder = Paths.temporaryDirectory("abi11-check")
         let file = try Fixture.compileFile("v11.c", into: folder)
