@@ -13,6 +13,8 @@ public struct AgentConfiguration: Sendable {
     public var disabledSkills: Set<String> = []
     /// The conversation's id as skills see it (`session` in their context); nil when it has none.
     public var sessionID: String?
+    /// Bytes of plugin state snapshots each model request may carry (`snapshot_budget_bytes`); 0 sends none.
+    public var snapshotBudget = 2000
     /// The system message that starts every conversation.
     public var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "
@@ -54,6 +56,8 @@ public final class AgentSession: Sendable {
         var disabledSkills: Set<String>
         /// The reversing call the last mutating skill registered, and which skill registered it.
         var lastUndo: (skill: String, undo: UndoAction)?
+        /// The state message the last model request carried (`/state`).
+        var lastState: String?
     }
 
     /// Skills the model never sees.
@@ -99,6 +103,11 @@ public final class AgentSession: Sendable {
 
     /// The conversation so far.
     public var conversation: Conversation { state.withLock { $0.conversation } }
+
+    /// The plugin state the last model request carried, as the model saw it; nil before any or when none.
+    public var lastStateMessage: String? { state.withLock { $0.lastState } }
+
+    func setLastStateMessage(_ message: String?) { state.withLock { $0.lastState = message } }
 
     /// Adds the user's message and runs one turn.
     public func send(_ text: String) -> AsyncStream<AgentEvent> {

@@ -9,6 +9,12 @@ public protocol AgentSkills: Sendable {
     func skill(_ id: String) -> SkillInfo?
     /// Lookup, validation, policy and confirmation: a call ready to run, or why it may not.
     func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal>
+    /// The state snapshots of these plugins (ABI 1.1), for the model; none by default.
+    func snapshots(of plugins: [String]) async -> [(plugin: String, state: JSONValue)]
+}
+
+extension AgentSkills {
+    public func snapshots(of plugins: [String]) async -> [(plugin: String, state: JSONValue)] { [] }
 }
 
 /// A call that passed everything before running.

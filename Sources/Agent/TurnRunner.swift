@@ -14,11 +14,21 @@ struct TurnRunner: Sendable {
 
     func run() async -> FinishReason {
         var callCounts: [String: Int] = [:]
+        // The plugins' state, taken for the first request and again after any step that may have changed it.
+        var stateMessage: String?
+        var stateIsCurrent = false
         for step in 1...max(1, configuration.stepLimit) {
             if Task.isCancelled { return .cancelled }
             emit(.thinking(step: step))
+            let conversation = session.conversation
+            let tools = tools(for: conversation)
+            if !stateIsCurrent {
+                stateMessage = await self.stateMessage(for: tools)
+                session.setLastStateMessage(stateMessage)
+                stateIsCurrent = true
+            }
             let response: (text: String, calls: [ToolCall], noMatch: Bool)
-            switch await requestModel() {
+            switch await requestModel(conversation, tools: tools, state: stateMessage) {
             case .success(let r): response = r
             case .failure(let reason): return reason
             }
@@ -40,6 +50,9 @@ struct TurnRunner: Sendable {
                 return .repeatedCall(skill: repeated.name)
             }
 
+            if response.calls.contains(where: { registry.skill($0.name)?.risk ?? .destructive != .readOnly }) {
+                stateIsCurrent = false
+            }
             let results = await execute(response.calls)
             for (call, result) in zip(response.calls, results) {
                 session.append(
@@ -62,9 +75,25 @@ struct TurnRunner: Sendable {
 
     // MARK: The model
 
-    private func requestModel() async -> Result<(text: String, calls: [ToolCall], noMatch: Bool), FinishReason> {
-        let conversation = session.conversation
-        let request = ModelRequest(messages: conversation.messages, tools: tools(for: conversation))
+    /// The snapshots of the plugins behind `tools` as one system message (nil when there are none or the budget
+    /// is 0).
+    func stateMessage(for tools: [ToolDefinition]) async -> String? {
+        guard configuration.snapshotBudget > 0 else { return nil }
+        let plugins = Set(tools.compactMap { registry.skill($0.name)?.plugin })
+        let taken = await registry.snapshots(of: plugins.sorted())
+        return StateSnapshots.message(taken, budget: configuration.snapshotBudget)
+    }
+
+    private func requestModel(_ conversation: Conversation, tools: [ToolDefinition], state: String?) async
+        -> Result<(text: String, calls: [ToolCall], noMatch: Bool), FinishReason>
+    {
+        var messages = conversation.messages
+        // The state goes right after the leading system message: it belongs to this request, not to the history.
+        if let state {
+            let at = messages.first?.role == .system ? 1 : 0
+            messages.insert(Message(role: .system, content: state), at: at)
+        }
+        let request = ModelRequest(messages: messages, tools: tools)
         var text = ""
         var calls: [ToolCall] = []
         var noMatch = false

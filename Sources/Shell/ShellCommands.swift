@@ -25,6 +25,7 @@ extension Shell {
         ("resume", "/resume <id>", "continue a saved session"),
         ("history", "/history", "this session's conversation"),
         ("trace", "/trace", "the last turn: steps, timings, sizes, tokens"),
+        ("state", "/state", "the plugins' state the model was last shown"),
         ("undo", "/undo", "reverse the last change a mutating skill made"),
         ("clear", "/clear", "clear the screen"),
         ("exit", "/exit", "quit (Ctrl-D too)"),
@@ -68,6 +69,11 @@ extension Shell {
             } catch { writeOut(terminal.red("✗ ") + error.description + "\n") }
         case "history": printHistory()
         case "trace": writeOut(trace.report())
+        case "state":
+            writeOut(
+                (session.lastStateMessage
+                    ?? "No plugin state has been sent to the model yet: it goes with each request, for the plugins "
+                    + "that describe their state (notes does).") + "\n")
         case "undo": undo()
         case "clear": writeOut(terminal.isTTY ? "\u{1B}[2J\u{1B}[H" : "")
         case "exit", "quit": return .exit

@@ -72,7 +72,7 @@ struct Options {
             case "--isolation-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare": index -= 1
+            case "--http-compare", "--snapshots-only": index -= 1
             default: break
             }
             index += 2
@@ -296,6 +296,10 @@ func main() async throws {
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
         try mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--snapshots-only") {
+        try await snapshotBenchmarks(options)
         exit(0)
     }
     if CommandLine.arguments.contains("--http-compare") {

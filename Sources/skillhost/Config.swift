@@ -28,6 +28,8 @@ struct Config: Sendable {
     /// Skill results longer than this many bytes become an error.
     var resultLimit: Int?
     var pluginLimit: Int?
+    /// `"snapshot_budget_bytes"`: plugin state each model request may carry.
+    var snapshotBudget: Int?
     /// `"mcp"`: how `skillhost mcp` serves over HTTP.
     var mcp = MCPHTTPSettings()
     /// Where it was read from (nil when there is no file).
@@ -35,7 +37,7 @@ struct Config: Sendable {
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp",
+        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -96,6 +98,12 @@ struct Config: Sendable {
                 if key == "step_limit" { config.stepLimit = Int(number) } else { config.maximumTools = Int(number) }
             case "request_timeout_s":
                 config.requestTimeout = try seconds(value, "request_timeout_s").milliseconds / 1000
+            case "snapshot_budget_bytes":
+                guard case .int(let bytes) = value, bytes >= 0, bytes <= 1_000_000 else {
+                    throw fail(
+                        "\"snapshot_budget_bytes\" must be a whole number of bytes from 0 (no snapshots) to 1000000")
+                }
+                config.snapshotBudget = Int(bytes)
             case "mcp":
                 do throws(UsageError) { config.mcp = try MCPHTTPSettings.parse(value) } catch {
                     throw fail(error.message)
@@ -237,6 +245,7 @@ struct Config: Sendable {
         var configuration = AgentConfiguration()
         if let limit = override ?? stepLimit { configuration.stepLimit = limit }
         if let maximumTools { configuration.maximumTools = maximumTools }
+        if let snapshotBudget { configuration.snapshotBudget = snapshotBudget }
         configuration.disabledSkills = disabledSkills
         return configuration
     }

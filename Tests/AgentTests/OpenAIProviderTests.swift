@@ -1,4 +1,5 @@
 import Foundation
+import SkillHost
 import Synchronization
 import TestSupport
 import Testing
@@ -390,5 +391,65 @@ struct AgentOverHTTPTests {
         let third = try JSONValue(parsing: server.requests[2].body)
         #expect(third["messages"]?.arrayValue?.last?["content"] == "60")
         #expect(session.conversation.messages.last?.content == "It is 60.")
+    }
+}
+
+/// State snapshots (issue #17): each model request carries the offered plugins' state as one system message,
+/// taken again after a mutating call, and the model server receives it in the request body.
+struct StateSnapshotTests {
+    @Test func theNotesStateReachesTheModelAndIsRefreshedAfterAChange() async throws {
+        func call(_ id: String, _ name: String, _ arguments: String) -> String {
+            let escaped = JSONValue.string(arguments).jsonText
+            return
+                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"\#(id)","type":"function","function":{"name":"\#(name)","arguments":\#(escaped)}}]},"finish_reason":"tool_calls"}]}"#
+        }
+        let server = try LoopbackServer([
+            .events([call("c1", "notes_add", #"{"title":"milk"}"#), "[DONE]"]),
+            .events([#"{"choices":[{"index":0,"delta":{"content":"Added."},"finish_reason":"stop"}]}"#, "[DONE]"]),
+        ])
+        defer { server.stop() }
+        let configuration = OpenAIConfiguration(baseURL: server.baseURL, apiKey: nil, model: "m")
+        let session = AgentSession(
+            skills: try agentRegistry(policy: Policy(rules: [PolicyRule("notes_add", .allow)])),
+            provider: OpenAIProvider(configuration: configuration))
+        let events = await collect(session.send("add a note titled milk"))
+        #expect(events.last == .finished(.answered))
+        func state(_ index: Int) throws -> String? {
+            let body = try JSONValue(parsing: server.requests[index].body)
+            return body["messages"]?.arrayValue?.dropFirst().first.flatMap { message in
+                message["role"] == "system" ? message["content"]?.stringValue : nil
+            }
+        }
+        #expect(
+            try state(0)
+                == "The current state of the plugins behind the tools (JSON, trimmed to fit):\nnotes: {\"notes\":0,\"recent\":[]}"
+        )
+        #expect(
+            try state(1)
+                == "The current state of the plugins behind the tools (JSON, trimmed to fit):\nnotes: {\"notes\":1,\"recent\":[{\"id\":1,\"title\":\"milk\"}]}",
+            "taken again after the mutating call")
+        #expect(session.lastStateMessage == (try state(1)))
+        #expect(
+            !session.conversation.messages.contains { $0.content.hasPrefix("The current state") },
+            "the state belongs to the request, not to the history")
+    }
+
+    /// Over budget: each plugin gets its share, a list loses its last (oldest) entries first, and a snapshot that
+    /// cannot fit at all is named instead of cut mid-way.
+    @Test func snapshotsAreTrimmedPerPluginKeepingTheNewest() {
+        let notes: JSONValue = [
+            "notes": 30,
+            "recent": .array((1...30).reversed().map { ["id": .int(Int64($0)), "title": .string("note \($0)")] }),
+        ]
+        let message = StateSnapshots.message(
+            [("notes", notes), ("huge", ["blob": .string(String(repeating: "x", count: 5000))])], budget: 400)
+        let lines = message?.split(separator: "\n").map(String.init) ?? []
+        #expect(lines.count == 3)
+        #expect(
+            lines[1].hasPrefix(#"notes: {"notes":30,"recent":[{"id":30,"title":"note 30"},{"id":29,"title":"note 29"}"#)
+        )
+        #expect(lines[1].utf8.count <= 200)
+        #expect(lines[2] == "(too large to include: huge)")
+        #expect(StateSnapshots.message([], budget: 400) == nil)
     }
 }
