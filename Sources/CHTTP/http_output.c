@@ -23,6 +23,15 @@ const uint8_t *skillhost_http_body(const skillhost_http_request *request, size_t
 
 void skillhost_http_set_tag(skillhost_http_request *request, void *tag) { request->tag = tag; }
 
+// Ends a suspension (and its watch) so new output is sent; returns whether the caller must resume the connection
+// after unlocking. Called with request->lock held.
+static int take_suspension(skillhost_http_request *request) {
+    if (!request->suspended) return 0;
+    request->suspended = 0;
+    skillhost_http_unwatch(request);
+    return 1;
+}
+
 // Records output; resumes the connection when it waits. Returns -1 when the client is gone.
 static int deliver(skillhost_http_request *request, unsigned status, const char *headers, const void *body,
                    size_t length, enum output output, int finishing) {
@@ -45,11 +54,7 @@ static int deliver(skillhost_http_request *request, unsigned status, const char 
     }
     request->output = output;
     if (finishing) request->finished = 1;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        skillhost_http_unwatch(request);
-    }
+    int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
     if (resume) MHD_resume_connection(request->connection);
     if (finishing) skillhost_http_request_release(request);
@@ -90,11 +95,7 @@ int skillhost_http_stream_write(skillhost_http_request *request, const void *dat
     request->data = grown;
     memcpy(request->data + request->data_length, data, length);
     request->data_length += length;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        skillhost_http_unwatch(request);
-    }
+    int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
     if (resume) MHD_resume_connection(request->connection);
     return 0;
@@ -105,11 +106,7 @@ void skillhost_http_stream_end(skillhost_http_request *request) {
     int was_finished = request->finished;
     request->stream_ended = 1;
     request->finished = 1;
-    int resume = request->suspended;
-    if (resume) {
-        request->suspended = 0;
-        skillhost_http_unwatch(request);
-    }
+    int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
     if (resume) MHD_resume_connection(request->connection);
     if (!was_finished) skillhost_http_request_release(request);

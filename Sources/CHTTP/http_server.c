@@ -244,6 +244,16 @@ static void on_completed(void *argument, struct MHD_Connection *connection, void
     skillhost_http_request_release(request);
 }
 
+// Ends the watch thread and closes its descriptors.
+static void stop_watcher(struct skillhost_http_server *server) {
+    atomic_store(&server->stopping, 1);
+    uint64_t one = 1;
+    (void)!write(server->wake, &one, sizeof one);
+    pthread_join(server->watcher, NULL);
+    close(server->epoll);
+    close(server->wake);
+}
+
 skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
                                             const struct skillhost_http_limits *limits, const char *tls_certificate,
                                             const char *tls_key, skillhost_http_handler handler,
@@ -329,12 +339,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
         int saved = errno;
         snprintf(error, error_length, "could not listen on %s port %u: %s", address, (unsigned)port,
                  saved != 0 ? strerror(saved) : "the HTTP library refused the settings");
-        atomic_store(&server->stopping, 1);
-        uint64_t one = 1;
-        (void)!write(server->wake, &one, sizeof one);
-        pthread_join(server->watcher, NULL);
-        close(server->epoll);
-        close(server->wake);
+        stop_watcher(server);
         free(server);
         return NULL;
     }
@@ -377,12 +382,7 @@ void skillhost_http_stop(skillhost_http_server *server) {
     }
     MHD_stop_daemon(server->daemon);
     if (listening != MHD_INVALID_SOCKET) close(listening);  // ours once quiesced, after the daemon stopped
-    atomic_store(&server->stopping, 1);
-    uint64_t one = 1;
-    (void)!write(server->wake, &one, sizeof one);
-    pthread_join(server->watcher, NULL);
-    close(server->epoll);
-    close(server->wake);
+    stop_watcher(server);
     free(server->slots);
     pthread_mutex_destroy(&server->watch_lock);
     free(server);

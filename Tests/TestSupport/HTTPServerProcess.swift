@@ -1,5 +1,16 @@
 import Foundation
 
+/// Sends SIGTERM to `process` (if it runs) and waits for its exit on a thread of its own.
+func terminateAndWait(_ process: Process) async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        Thread {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            done.resume()
+        }.start()
+    }
+}
+
 /// `skillhost mcp --http 127.0.0.1:0 …` running as a real process: started, its endpoint read from the line it
 /// prints, stopped with SIGTERM.
 public final class HTTPServerProcess: Sendable {
@@ -60,16 +71,7 @@ public final class HTTPServerProcess: Sendable {
     }
 
     /// SIGTERM, then waits for the exit (off the cooperative pool).
-    public func stop() async {
-        let process = process
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                if process.isRunning { process.terminate() }
-                process.waitUntilExit()
-                done.resume()
-            }.start()
-        }
-    }
+    public func stop() async { await terminateAndWait(process) }
 
     /// SIGTERM without waiting (for `defer`).
     public func terminate() { if process.isRunning { process.terminate() } }

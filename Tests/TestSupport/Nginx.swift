@@ -101,14 +101,5 @@ public final class Nginx: Sendable {
     }
 
     /// Stops nginx (SIGTERM) and waits for it, off the cooperative pool.
-    public func stop() async {
-        let process = process
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                if process.isRunning { process.terminate() }
-                process.waitUntilExit()
-                done.resume()
-            }.start()
-        }
-    }
+    public func stop() async { await terminateAndWait(process) }
 }
