@@ -41,6 +41,13 @@ struct MCPHTTPClientTests {
         }
     }
 
+    /// Ends a peer at once (SIGKILL: a test peer needs no graceful shutdown, and uvicorn's waits for open
+    /// connections) and reaps it.
+    static func stop(_ process: Process) {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
     static func source(_ name: String, _ url: URL, registry: SkillRegistry, token: String? = nil) -> MCPSkillSource {
         var configuration = MCPServerConfiguration(command: "")
         configuration.url = url
@@ -51,7 +58,7 @@ struct MCPHTTPClientTests {
     @Test(arguments: ["fastmcp", "sdk"])
     func aPythonServerOverHTTPBecomesSkills(kind: String) async throws {
         let (process, url) = try await Self.peer(kind)
-        defer { process.terminate() }
+        defer { Self.stop(process) }
         let registry = try makeRegistry()
         let source = Self.source(kind, url, registry: registry)
         try await source.start()
@@ -73,7 +80,7 @@ struct MCPHTTPClientTests {
     /// A server of the 2025-11-25 form only: the probe fails, `initialize` mints a session, later requests name it.
     @Test func aSessionOnlyServerIsSpokenToInItsForm() async throws {
         let (process, url) = try await Self.peer("legacy")
-        defer { process.terminate() }
+        defer { Self.stop(process) }
         let registry = try makeRegistry()
         let source = Self.source("legacy", url, registry: registry)
         try await source.start()

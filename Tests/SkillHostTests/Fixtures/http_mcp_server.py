@@ -6,6 +6,10 @@ Tools: shout(text) (read-only) and slow_shout(text, seconds).
 import asyncio
 import socket
 import sys
+import signal
+
+# Whatever mask the test runner's thread had, SIGTERM and SIGINT must reach this server so it can be stopped.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 import threading
 import time
 

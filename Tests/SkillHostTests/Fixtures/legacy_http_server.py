@@ -4,6 +4,10 @@ Prints "listening on 127.0.0.1:<port>". Tool: echo(text). Requests after initial
 """
 import json
 import sys
+import signal
+
+# Whatever mask the test runner's thread had, SIGTERM and SIGINT must reach this server so it can be stopped.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
