@@ -112,6 +112,7 @@ final class MCPHTTPConnection: Sendable {
         var parser = SSEParser()
         var body: [UInt8] = []
         var streaming = false
+        var received = 0
         do {
             for try await event in stream {
                 switch event {
@@ -153,6 +154,11 @@ final class MCPHTTPConnection: Sendable {
         }
         return .success(answer)
     }
+
+    /// The most a request's answer may bring (JSON or SSE), and the most a notification stream may send without
+    /// completing an event.
+    static let maximumAnswer = 64 << 20
+    static let maximumEvent = 16 << 20
 
     private static func answers(_ message: JSONRPCMessage, id: Int?) -> Bool {
         switch message {
@@ -342,6 +348,7 @@ final class MCPHTTPConnection: Sendable {
         }
         var parser = SSEParser()
         var opened = false
+        var sinceEvent = 0
         do {
             for try await event in HTTPStream.start(request, timeout: 86_400) {
                 switch event {
@@ -349,7 +356,11 @@ final class MCPHTTPConnection: Sendable {
                     guard status == 200 else { return false }
                     opened = true
                 case .body(let data):
-                    for text in parser.feed([UInt8](data)) {
+                    let events = parser.feed([UInt8](data))
+                    sinceEvent = events.isEmpty ? sinceEvent + data.count : 0
+                    // An event that never ends is dropped with its stream (it is opened again with backoff).
+                    if sinceEvent > Self.maximumEvent { return opened }
+                    for text in events {
                         guard let value = try? JSONValue(parsing: Array(text.utf8)),
                             case .notification(let method, let params)? = JSONRPCMessage(value)
                         else { continue }

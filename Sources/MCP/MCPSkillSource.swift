@@ -104,7 +104,7 @@ public final class MCPSkillSource: Sendable {
     private func connect() async throws(MCPClientError) {
         let onNotification: @Sendable (String, JSONValue) -> Void = { [weak self] method, _ in
             guard method == "notifications/tools/list_changed", let self else { return }
-            Task { try? await self.refresh() }
+            self.refreshSoon()
         }
         let connection: any MCPServerConnection
         if let url = configuration.url {
@@ -177,6 +177,36 @@ public final class MCPSkillSource: Sendable {
             sandbox: configuration.launcher == nil ? nil : configuration.sandbox)
         for reason in skipped {
             log(LogRecord(level: .warning, source: sourceName, message: "tool skipped: \(reason)"))
+        }
+    }
+
+    /// One refresh at a time: change notifications that arrive meanwhile make one more, however many they are (a
+    /// server that floods `list_changed` costs one `tools/list` after another, not a task each).
+    private let refreshing = Mutex<(running: Bool, again: Bool)>((false, false))
+
+    func refreshSoon() {
+        let start = refreshing.withLock { state -> Bool in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard start else { return }
+        Task { [weak self] in
+            while let self {
+                try? await self.refresh()
+                let more = self.refreshing.withLock { state -> Bool in
+                    if state.again {
+                        state.again = false
+                        return true
+                    }
+                    state.running = false
+                    return false
+                }
+                if !more { return }
+            }
         }
     }
 

@@ -144,6 +144,25 @@ struct MCPClientTests {
         #expect(await eventually { registry.skill("extra") != nil }, "the listen stream brought the change")
     }
 
+    /// A server that floods list_changed gets one tools/list after another, not one per notification.
+    @Test func aFloodOfListChangedIsCoalesced() async throws {
+        let python = try await PythonPeers.ensure()
+        let registry = try makeRegistry()
+        let flood = source("flood", python, [Paths.fixtures + "/flooding_mcp_server.py"], registry: registry)
+        try await flood.start()
+        defer { flood.stop() }
+        // The count settles once the flood has been read; a generous cap, not a timing.
+        var last = -1
+        var served = 0
+        let settled = await eventually {
+            if case .int(let count)? = await registry.invoke("lists", arguments: "{}").result { served = Int(count) }
+            defer { last = served }
+            return served == last && served > 0
+        }
+        #expect(settled)
+        #expect(served < 1000, "10,000 notifications made \(served) tools/list requests")
+    }
+
     @Test func listChangedRefreshesTheTools() async throws {
         let folder = Paths.temporaryDirectory("mcp-served")
         let home = Paths.temporaryDirectory("mcp-served-home")
