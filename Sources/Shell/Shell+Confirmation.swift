@@ -39,6 +39,11 @@ extension Shell {
         writeOut(
             "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
         )
+        // A composite is asked about once, for its whole plan.
+        if case .composite(let plan) = request.skill.kind {
+            writeOut("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
+            for line in plan.lines { writeOut("    \(line)\n") }
+        }
         let answer = ask(cancel: cancel)
         continuation.resume(returning: answer)
     }

@@ -129,6 +129,13 @@ extension Shell {
         if session.disabledSkills.contains(skill.id) {
             writeOut("  disabled (/enable \(skill.id) to offer it again)\n")
         }
+        if case .composite(let plan) = skill.kind {
+            writeOut("  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
+            for line in plan.lines { writeOut("    \(line)\n") }
+            if !plan.missing.isEmpty {
+                writeOut("  not registered: \(plan.missing.joined(separator: ", ")) (it fails until they are)\n")
+            }
+        }
         for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { writeOut("  \(line)\n") }
     }
 
@@ -214,20 +221,27 @@ extension Shell {
             writeOut("Nothing to undo.\n")
             return
         }
-        writeOut(
-            terminal.cyan("↶")
-                + " undoing \(skill): \(undo.skillID)(\(SessionViewModel.arguments(undo.arguments.jsonText)))\n")
-        // Typing /undo confirms the reversing call; a deny rule still wins.
-        var invocation = SkillInvocation(skill: undo.skillID, arguments: undo.arguments, confirmer: .confirmed)
-        invocation.session = sessionID
-        let call = invocation
-        let outcome = waitFor { await self.registry.invoke(call) }
-        if outcome.status == .ok {
+        // A composite's undo is its steps' undos, last step first; they run in order and stop at a failure.
+        let calls = undo.calls
+        for (done, call) in calls.enumerated() {
             writeOut(
-                terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
-                    + "\n")
-        } else {
-            writeOut(terminal.red("✗") + " undo failed: " + (outcome.error ?? outcome.status.rawValue) + "\n")
+                terminal.cyan("↶")
+                    + " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n")
+            // Typing /undo confirms the reversing call; a deny rule still wins.
+            var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+            invocation.session = sessionID
+            let reverse = invocation
+            let outcome = waitFor { await self.registry.invoke(reverse) }
+            if outcome.status == .ok {
+                writeOut(
+                    terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
+                        + "\n")
+            } else {
+                let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
+                writeOut(
+                    terminal.red("✗") + " undo failed: " + (outcome.error ?? outcome.status.rawValue) + left + "\n")
+                return
+            }
         }
     }
 

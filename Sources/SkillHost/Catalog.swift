@@ -8,11 +8,14 @@ enum SkillEntry: Sendable {
     case plugin(Skill)
     /// A tool of another program (an MCP server).
     case external(ExternalTool)
+    /// A composite skill: its steps call other entries.
+    case composite(CompositeSkill)
 
     var info: SkillInfo {
         switch self {
         case .plugin(let skill): return skill.info
         case .external(let tool): return tool.skill.info
+        case .composite(let composite): return composite.info
         }
     }
 
@@ -21,6 +24,7 @@ enum SkillEntry: Sendable {
         switch self {
         case .plugin(let skill): return skill.info.timeout
         case .external(let tool): return tool.skill.info.timeout
+        case .composite(let composite): return composite.definition.timeout
         }
     }
 
@@ -30,6 +34,7 @@ enum SkillEntry: Sendable {
         switch self {
         case .plugin(let skill): return skill.schema
         case .external(let tool): return tool.schema
+        case .composite(let composite): return composite.definition.schema
         }
     }
 
@@ -66,7 +71,7 @@ final class Catalog: Sendable {
         var summary: PluginSummary { PluginSummary(plugin, skills: skills) }
     }
 
-    private struct State {
+    struct State {
         var entries: [String: SkillEntry] = [:]
         /// By plugin name.
         var plugins: [String: Plugin] = [:]
@@ -74,9 +79,11 @@ final class Catalog: Sendable {
         var owners: [String: String] = [:]
         /// External sources by name.
         var sources: [String: PluginSummary] = [:]
+        /// Composite skills by file.
+        var composites: [String: CompositeSkill] = [:]
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     let broadcaster = ChangeBroadcaster()
 
     // MARK: Lookups
@@ -98,7 +105,7 @@ final class Catalog: Sendable {
     var ids: [String] { state.withLock { Array($0.entries.keys) } }
 
     var summaries: [PluginSummary] {
-        state.withLock { $0.plugins.values.map(\.summary) + $0.sources.values }
+        state.withLock { $0.plugins.values.map(\.summary) + $0.sources.values + $0.composites.values.map(\.summary) }
     }
 
     func plugin(named name: String) -> LoadedPlugin? { state.withLock { $0.plugins[name]?.plugin } }
@@ -139,6 +146,7 @@ final class Catalog: Sendable {
             state.plugins[new.plugin.name] = new
             state.owners[file] = new.plugin.name
             for skill in new.skills { state.entries[skill.info.id] = .plugin(skill) }
+            Self.resolveComposites(&state)
             return old
         }
         if let old {
@@ -156,6 +164,7 @@ final class Catalog: Sendable {
                 let plugin = state.plugins.removeValue(forKey: name)
             else { return nil }
             for skill in plugin.skills { state.entries[skill.info.id] = nil }
+            Self.resolveComposites(&state)
             return plugin
         }
         if let old { broadcaster.publish(.unloaded(old.summary)) }
@@ -208,6 +217,7 @@ final class Catalog: Sendable {
                 name: source, version: version, description: description, file: location, skillIDs: ids,
                 sandbox: sandbox, origin: .mcp(server: source))
             state.sources[source] = summary
+            Self.resolveComposites(&state)
             return (old, summary)
         }
         if let old {
@@ -223,12 +233,13 @@ final class Catalog: Sendable {
         let old = state.withLock { state -> PluginSummary? in
             let old = state.sources.removeValue(forKey: source)
             for id in old?.skillIDs ?? [] { state.entries[id] = nil }
+            Self.resolveComposites(&state)
             return old
         }
         if let old { broadcaster.publish(.unloaded(old)) }
     }
 
-    private func publishReplacement(old: PluginSummary, new: PluginSummary) {
+    func publishReplacement(old: PluginSummary, new: PluginSummary) {
         let before = Set(old.skillIDs)
         let after = Set(new.skillIDs)
         broadcaster.publish(

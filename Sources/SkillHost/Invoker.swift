@@ -113,10 +113,10 @@ struct Invoker: Sendable {
         }
         invocation.onStart?(prepared.arguments)
         switch prepared.entry {
-        case .external(let tool):
+        case .external, .composite:
             let task = Task {
                 defer { prepared.release() }
-                completion(await runExternal(tool.skill, prepared).took(.now - start))
+                completion(await runOffRunner(prepared, invocation).took(.now - start))
             }
             let handle = CallHandle { task.cancel() }
             onHandle(handle)
@@ -167,17 +167,17 @@ struct Invoker: Sendable {
                 outcome = skill.execute(
                     arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
                     context: context(skill, invocation, cancellation: cancellation))
-            case .external(let tool):
+            case .external, .composite:
                 let box = Mutex<SkillOutcome?>(nil)
                 let done = DispatchSemaphore(value: 0)
                 Task {
-                    let result = await runExternal(tool.skill, prepared)
+                    let result = await runOffRunner(prepared, invocation)
                     box.withLock { $0 = result }
                     done.signal()
                 }
                 done.wait()
                 outcome =
-                    box.withLock { $0 } ?? .failure(code: .failed, "\(tool.skill.info.id) ended without an outcome")
+                    box.withLock { $0 } ?? .failure(code: .failed, "\(entry.info.id) ended without an outcome")
             }
             return outcome.took(.now - start)
         }
@@ -205,6 +205,14 @@ struct Invoker: Sendable {
             return .failure(Rejection(.failure(code: .unknownSkill, unknownSkillMessage(invocation.skill))))
         }
         let timeout = invocation.timeout ?? entry.timeout ?? configuration.defaultTimeout
+        if case .composite(let composite) = entry, let missing = composite.plan?.missing.first {
+            return .failure(
+                Rejection(
+                    .failure(
+                        code: .failed,
+                        "\(invocation.skill) did not run: it calls \(missing), which is not registered (load the plugin "
+                            + "or server that provides it, or fix \(composite.file))")))
+        }
         let result = validate(entry, invocation.arguments, timeout: timeout)
         if case .failure = result { entry.plugin?.release() }
         return result
@@ -272,7 +280,16 @@ struct Invoker: Sendable {
         invocation.onStart?(prepared.arguments)
         switch prepared.entry {
         case .plugin(let skill): return await runner.run(job(skill, prepared, invocation))
-        case .external(let tool): return await runExternal(tool.skill, prepared).took(.now - start)
+        case .external, .composite: return await runOffRunner(prepared, invocation).took(.now - start)
+        }
+    }
+
+    /// Runs an external tool or a composite: what the invocation runner does not run.
+    private func runOffRunner(_ prepared: Prepared, _ invocation: SkillInvocation) async -> SkillOutcome {
+        switch prepared.entry {
+        case .plugin: preconditionFailure("a plugin skill runs on the invocation runner")
+        case .external(let tool): return await runExternal(tool.skill, prepared)
+        case .composite(let composite): return await runComposite(composite, prepared, invocation)
         }
     }
 

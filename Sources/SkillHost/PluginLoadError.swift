@@ -34,6 +34,7 @@ public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible
         public static let other = Code(rawValue: "other")
         public static let notAFile = Code(rawValue: "notAFile")
         public static let tooLarge = Code(rawValue: "tooLarge")
+        public static let composite = Code(rawValue: "composite")
     }
 
     private enum Kind: Equatable, Sendable {
@@ -83,6 +84,8 @@ public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible
         case notAFile(kind: String)
         /// The file is larger than the host accepts for a plugin.
         case tooLarge(size: Int, limit: Int)
+        /// A composite skill's file (`NAME.skill.json`) is wrong; the sentence says where and how.
+        case composite(String)
 
         var code: Code {
             switch self {
@@ -109,6 +112,7 @@ public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible
             case .other: return .other
             case .notAFile: return .notAFile
             case .tooLarge: return .tooLarge
+            case .composite: return .composite
             }
         }
     }
@@ -226,8 +230,14 @@ public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible
         PluginProblem(.tooLarge(size: size, limit: limit))
     }
 
+    /// A composite skill's file is wrong: `step 2: "call" 7 is not a skill id`.
+    public static func composite(_ sentence: String) -> PluginProblem {
+        PluginProblem(.composite(sentence))
+    }
+
     public var description: String {
         switch kind {
+        case .composite(let sentence): return sentence
         case .unreadable(let reason): return "cannot be read: \(reason)"
         case .notAFile(let kind): return "is \(kind), not a plugin file; only shared library files are loaded"
         case .tooLarge(let size, let limit):

@@ -54,9 +54,10 @@ final class PluginLoader: Sendable {
         self.onPhase = onPhase
     }
 
-    /// Reads a plugin file's bytes: refuses what is not a regular file or is larger than `maximumSize`, and a file
-    /// that does not start with an ELF header, before reading the rest (a 2 GB file of zeros costs one `read`).
-    static func read(_ file: String, maximumSize: Int) -> Result<[UInt8], PluginLoadError> {
+    /// Reads a plugin file's bytes: refuses what is not a regular file or is larger than `maximumSize`, and (`elf`,
+    /// for shared libraries) a file that does not start with an ELF header, before reading the rest (a 2 GB file
+    /// of zeros costs one `read`).
+    static func read(_ file: String, maximumSize: Int, elf: Bool = true) -> Result<[UInt8], PluginLoadError> {
         func failure(_ problem: PluginProblem) -> Result<[UInt8], PluginLoadError> {
             .failure(PluginLoadError(file: file, problems: [problem]))
         }
@@ -84,7 +85,9 @@ final class PluginLoader: Sendable {
         let size = Int(status.st_size)
         guard size <= maximumSize else { return failure(.tooLarge(size: size, limit: maximumSize)) }
         var magic: [UInt8] = [0, 0, 0, 0]
-        guard pread(descriptor, &magic, 4, 0) == 4, magic == [0x7F, 0x45, 0x4C, 0x46] else { return failure(.notELF) }
+        guard !elf || pread(descriptor, &magic, 4, 0) == 4 && magic == [0x7F, 0x45, 0x4C, 0x46] else {
+            return failure(.notELF)
+        }
         var bytes = [UInt8](repeating: 0, count: size)
         var filled = 0
         while filled < size {

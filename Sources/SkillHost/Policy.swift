@@ -79,11 +79,24 @@ public struct Policy: Sendable, Equatable {
         case refuse(String)
     }
 
-    /// The gate for one call of `skill`.
+    /// The gate for one call of `skill`. A composite skill's gate covers the skills its steps call: a deny rule
+    /// for any of them refuses it, and an ask rule for one makes it ask (once, for the whole plan) unless a rule
+    /// for the composite itself allows it.
     public func gate(_ skill: SkillInfo, asking: Asking) -> Gate {
         // The common case, on every call: no rules, a read-only skill.
         if rules.isEmpty, skill.risk == .readOnly { return .run }
-        let rule = rule(for: skill.id)
+        var rule = rule(for: skill.id)
+        if case .composite(let plan) = skill.kind, rule?.decision != .deny {
+            for id in plan.calls {
+                guard let stepRule = self.rule(for: id) else { continue }
+                if stepRule.decision == .deny {
+                    return .refuse(
+                        "not run: \(skill.id) calls \(id), and calls to \(id) are denied by the configuration (policy "
+                            + "rule \"\(stepRule.pattern)\": \"deny\")")
+                }
+                if stepRule.decision == .ask, rule?.decision != .allow, rule?.decision != .ask { rule = stepRule }
+            }
+        }
         switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
         case .allow: return .run
         case .deny:

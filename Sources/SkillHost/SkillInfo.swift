@@ -6,6 +6,17 @@ public enum SkillRisk: String, Sendable, CaseIterable {
     case mutating
     case destructive
 
+    /// The greater of two risks.
+    static func max(_ a: SkillRisk, _ b: SkillRisk) -> SkillRisk { a.rank >= b.rank ? a : b }
+
+    private var rank: Int {
+        switch self {
+        case .readOnly: return 0
+        case .mutating: return 1
+        case .destructive: return 2
+        }
+    }
+
     init?(code: UInt32) {
         switch code {
         case 0: self = .readOnly
@@ -75,6 +86,21 @@ public enum SkillKind: Sendable, Equatable {
     case typed(signature: String)
     /// A tool of another program (an MCP server), called over its protocol.
     case external
+    /// A composite skill (`NAME.skill.json`): its steps call other skills.
+    case composite(CompositePlan)
+}
+
+/// What a composite skill does, as registered: its steps as written, one line each for people, and every skill it
+/// can end up calling (through nested composites too), which the policy's rules also apply to.
+public struct CompositePlan: Sendable, Equatable {
+    /// The `steps` array of its file, entry by entry.
+    public let steps: [JSONValue]
+    /// `1. notes_search(query: ${input.folder}) → found`, one per step.
+    public let lines: [String]
+    /// The skills its steps call, directly or through the composites they call, each once.
+    public let calls: [String]
+    /// Called skills that are not registered (the call fails until they are).
+    public let missing: [String]
 }
 
 /// Everything the host knows about a registered skill, as plain Swift values (no C pointers).

@@ -33,6 +33,9 @@ public struct SkillInvocation: Sendable {
     public var session: String?
     /// The context the skill sees as JSON text; nil: the registry's own (a worker passes the host's on).
     package var callerContext: String?
+    /// The composite skills this call runs inside (0 outside one), and the calls the outermost may still make.
+    var compositeDepth = 0
+    var compositeBudget: CompositeBudget?
 
     /// - Parameter confirmer: defaults to nobody: destructive calls (and calls a rule says to ask about) are
     ///   refused, everything else runs.

@@ -62,9 +62,7 @@ public struct SkillOutcome: Sendable, Equatable {
         }
         object["duration_ms"] = .double((durationMilliseconds * 1000).rounded() / 1000)
         if let code { object["code"] = .string(code.rawValue) }
-        if let undo {
-            object["undo"] = ["skill": .string(undo.skillID), "arguments": undo.arguments]
-        }
+        if let undo { object["undo"] = undo.json }
         return .object(object)
     }
 }
@@ -104,10 +102,25 @@ public enum FailureCode: String, Sendable, CaseIterable {
     }
 }
 
-/// A call that reverses a mutating call: run `skillID` with `arguments`.
+/// A call that reverses a mutating call: run `skillID` with `arguments` — then, for a composite skill, the reversing
+/// calls in `then`, in order (its steps' undos, last step first).
 public struct UndoAction: Sendable, Equatable {
     public let skillID: String
     public let arguments: JSONValue
+    /// More reversing calls, run after this one in order.
+    public internal(set) var then: [UndoAction] = []
+
+    /// Every call, in the order they run.
+    public var calls: [UndoAction] {
+        [UndoAction(skillID: skillID, arguments: arguments)] + then
+    }
+
+    /// `{"skill": …, "arguments": …}` (+ `"then": […]`), as `call --json` prints it.
+    var json: JSONValue {
+        var object = JSONObject([(key: "skill", value: .string(skillID)), (key: "arguments", value: arguments)])
+        if !then.isEmpty { object["then"] = .array(then.map(\.json)) }
+        return .object(object)
+    }
 }
 
 /// Progress reported by a running skill.

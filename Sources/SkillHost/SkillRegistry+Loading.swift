@@ -4,30 +4,35 @@ import Synchronization
 
 /// Loading, replacing and unloading plugins: the facade over `PluginLifecycle`.
 extension SkillRegistry {
-    /// Loads every `*.so` in `folder` (sorted by name; hidden files skipped) that `include` accepts.
-    /// Failures are returned and remembered in `failures`.
+    /// Loads every `*.so` in `folder` (sorted by name; hidden files skipped) that `include` accepts, then every
+    /// composite skill's file (`*.skill.json`). Failures are returned and remembered in `failures`.
     /// Files that are probed start their workers in parallel first (a worker takes ~15 ms to start).
     @discardableResult
     public func loadFolder(_ folder: String, include: (String) -> Bool = { _ in true }) -> [PluginLoadError] {
         let files = Self.pluginFiles(in: folder, include: include)
-        let started = lifecycle.startWorkersInParallel(files)
+        let libraries = files.filter { !Self.isCompositeFileName(($0 as NSString).lastPathComponent) }
+        let started = lifecycle.startWorkersInParallel(libraries)
         var errors: [PluginLoadError] = []
-        for file in files {
+        for file in libraries {
             let result = lifecycle.loading.withLock { _ in lifecycle.loadLocked(file, started: started[file]) }
             if case .failure(let error) = result { errors.append(error) }
+        }
+        for file in files where !libraries.contains(file) {
+            if case .failure(let error) = load(file: file) { errors.append(error) }
         }
         return errors
     }
 
-    /// Plugin files in `folder`: `*.so`, not hidden, accepted by `include`, sorted by name.
+    /// Plugin files in `folder`: `*.so` and `*.skill.json`, not hidden, accepted by `include`, sorted by name.
     static func pluginFiles(in folder: String, include: (String) -> Bool) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.sorted().filter { isPluginFileName($0) && include($0) }.map { folder + "/" + $0 }
     }
 
-    /// `*.so`, and not a hidden or temporary name (`.x.so`, `x.so~`, `#x.so#`).
+    /// `*.so` or a composite skill's `*.skill.json`, and not a hidden or temporary name (`.x.so`, `x.so~`,
+    /// `#x.so#`).
     static func isPluginFileName(_ name: String) -> Bool {
-        name.hasSuffix(".so") && !name.hasPrefix(".") && !name.hasPrefix("#")
+        (name.hasSuffix(".so") || isCompositeFileName(name)) && !name.hasPrefix(".") && !name.hasPrefix("#")
     }
 
     /// Loads one plugin file and registers its skills, or records why not. Other plugins are unaffected.
@@ -38,23 +43,33 @@ extension SkillRegistry {
     /// replacement leaves the old version registered and is reported once per distinct content.
     @discardableResult
     public func load(file: String) -> Result<PluginSummary, PluginLoadError> {
-        lifecycle.loading.withLock { _ in lifecycle.loadLocked(file, started: nil) }
+        lifecycle.loading.withLock { _ in
+            Self.isCompositeFileName((file as NSString).lastPathComponent)
+                ? loadCompositeLocked(file) : lifecycle.loadLocked(file, started: nil)
+        }
     }
 
     /// Unregisters the plugin loaded from `file` (its skills disappear at once) and retires it in the background.
     /// Returns what was unloaded, or nil when nothing came from that file.
     @discardableResult
     public func unload(file: String) -> PluginSummary? {
-        lifecycle.loading.withLock { _ in lifecycle.unloadLocked(file) }
+        lifecycle.loading.withLock { _ in
+            guard Self.isCompositeFileName((file as NSString).lastPathComponent) else {
+                return lifecycle.unloadLocked(file)
+            }
+            lifecycle.state.withLock { _ = $0.failures.removeValue(forKey: file) }
+            return catalog.removeComposite(file: file)
+        }
     }
 
     /// Brings the registry in line with `folder`: loads new and changed files, unloads plugins whose file is gone.
     /// What hot reload does after an inotify queue overflow or when the folder itself was deleted or recreated.
     public func rescan(folder: String, include: (String) -> Bool = { _ in true }) {
         let present = Set(Self.pluginFiles(in: folder, include: include))
-        let loadedHere = (catalog.files + lifecycle.state.withLock { Array($0.failures.keys) }).filter {
-            ($0 as NSString).deletingLastPathComponent == folder
-        }
+        let loadedHere = (catalog.files + catalog.compositeFiles + lifecycle.state.withLock { Array($0.failures.keys) })
+            .filter {
+                ($0 as NSString).deletingLastPathComponent == folder
+            }
         for file in Set(loadedHere).subtracting(present) {
             unload(file: file)
         }

@@ -275,6 +275,7 @@ extension PluginSummary {
             guard let sandbox else { return "own process (MCP server) · not sandboxed" }
             return "own process (MCP server) · " + sandbox.summary
         case .file(.inProcess): return "in-process · not confined"
+        case .composite: return "composite · runs its steps' skills"
         case .file(.process):
             guard let confinement else { return "process" }
             return "process · " + confinement.summary(declared: capabilities)
@@ -286,6 +287,7 @@ extension PluginSummary {
         switch origin {
         case .file(let placement): return placement
         case .mcp: return .process
+        case .composite: return .inProcess
         }
     }
 }
@@ -296,6 +298,8 @@ public enum PluginOrigin: Sendable, Equatable {
     case file(placement: IsolationMode)
     /// The tools of an MCP server, by its configured name.
     case mcp(server: String)
+    /// A composite skill's file (`NAME.skill.json`): its steps run the skills they call, wherever those run.
+    case composite
 }
 
 /// A call started with `SkillRegistry.start`.

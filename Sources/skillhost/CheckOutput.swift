@@ -23,21 +23,62 @@ enum CheckOutput {
             for skill in skills {
                 let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
                 out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue)\(flags)]\n"
-                switch skill.kind {
-                case .json: out += "  JSON skill\n"
-                case .typed(let signature): out += "  typed skill: \(signature)\n"
-                case .external: out += "  external tool\n"
-                }
-                out += "  \(skill.description)\n"
-                out += "  arguments: \(skill.argumentSummary)\n"
-                out += "  input schema (\(skill.schemaIsGenerated ? "generated from the signature" : "declared")):\n"
-                for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
-                if let output = skill.outputSchema {
-                    out += "  output schema (every result is checked against it):\n"
-                    for line in output.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
-                }
+                out += skillText(skill)
             }
             return out
+        }
+    }
+
+    /// One skill's part of the report: kind, description, arguments, schemas.
+    private static func skillText(_ skill: SkillInfo) -> String {
+        var out = ""
+        switch skill.kind {
+        case .json: out += "  JSON skill\n"
+        case .typed(let signature): out += "  typed skill: \(signature)\n"
+        case .external: out += "  external tool\n"
+        case .composite(let plan):
+            out += "  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n"
+            for line in plan.lines { out += "    \(line)\n" }
+        }
+        out += "  \(skill.description)\n"
+        out += "  arguments: \(skill.argumentSummary)\n"
+        out += "  input schema (\(skill.schemaIsGenerated ? "generated from the signature" : "declared")):\n"
+        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
+        if let output = skill.outputSchema {
+            out += "  output schema (every result is checked against it):\n"
+            for line in output.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }
+        }
+        return out
+    }
+
+    /// `skillhost check FILE.skill.json`: the composite as it would be registered (its risk resolved against the
+    /// skills registered now) and what may still trip it up.
+    static func compositeText(_ result: Result<CompositeCheck, PluginLoadError>, file: String) -> String {
+        switch result {
+        case .failure(let error): return text(.failure(error), file: file)
+        case .success(let check):
+            let skill = check.skill
+            var out = "\(file): ok — composite skill \(skill.id) \(skill.pluginVersion)\n"
+            if case .composite(let plan) = skill.kind, !plan.calls.isEmpty {
+                out += "calls: \(plan.calls.joined(separator: ", "))\n"
+            }
+            out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue): the highest of its steps]\n"
+            out += skillText(skill)
+            for warning in check.warnings { out += "\nwarning: \(warning)" }
+            return out + (check.warnings.isEmpty ? "" : "\n")
+        }
+    }
+
+    static func compositeJSON(_ result: Result<CompositeCheck, PluginLoadError>) -> String {
+        switch result {
+        case .failure(let error): return json(.failure(error))
+        case .success(let check):
+            let document: JSONValue = [
+                "ok": true, "file": .string(check.skill.file), "composite": .string(check.skill.id),
+                "version": .string(check.skill.pluginVersion), "skills": [ListOutput.skillJSON(check.skill)],
+                "warnings": .array(check.warnings.map { .string($0) }),
+            ]
+            return document.prettyJSONText + "\n"
         }
     }
 

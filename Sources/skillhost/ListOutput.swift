@@ -149,6 +149,11 @@ enum ListOutput {
             object["kind"] = "typed"
             object["signature"] = .string(signature)
         case .external: object["kind"] = "external"
+        case .composite(let plan):
+            object["kind"] = "composite"
+            object["steps"] = .array(plan.steps)
+            object["calls"] = .array(plan.calls.map { .string($0) })
+            if !plan.missing.isEmpty { object["missing"] = .array(plan.missing.map { .string($0) }) }
         }
         object["arguments"] = .string(skill.argumentSummary)
         object["input_schema"] = skill.inputSchema

@@ -134,6 +134,19 @@ struct SkillhostCLI {
             guard FileManager.default.fileExists(atPath: file) else {
                 throw .failure("\(file): no such file")
             }
+            if file.hasSuffix(".skill.json") {
+                // Checked against the skills a host would have: the bundled and the user's plugins.
+                let setup = try HostSetup.assemble(
+                    extraFolders: [], defaultFolders: true, environment: environment,
+                    config: try Config.load(environment), isolate: line.isolate, log: { _ in })
+                defer { setup.registry.shutdown() }
+                let result = setup.registry.checkComposite(file: file)
+                print(
+                    json ? CheckOutput.compositeJSON(result) : CheckOutput.compositeText(result, file: file),
+                    terminator: "")
+                if case .failure = result { return ExitCode.error.rawValue }
+                return ExitCode.ok.rawValue
+            }
             let setup = try HostSetup.assemble(
                 extraFolders: [], defaultFolders: false, environment: environment,
                 config: try Config.load(environment), isolate: line.isolate, log: log)
