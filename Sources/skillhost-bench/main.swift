@@ -8,7 +8,8 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --mcp-compare <mcp-server-time>
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only
+//    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
@@ -72,7 +73,7 @@ struct Options {
             case "--isolation-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--snapshots-only": index -= 1
+            case "--http-compare", "--snapshots-only", "--composite-only": index -= 1
             default: break
             }
             index += 2
@@ -319,6 +320,10 @@ func main() async throws {
     let registry = try SkillRegistry(configuration: configuration)
     _ = try registry.load(file: fixture).get()
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
+    if CommandLine.arguments.contains("--composite-only") {
+        try await compositeBenchmarks(options, registry: registry)
+        exit(0)
+    }
     if options.isolationOnly {
         try await isolationBenchmarks(options, inProcess: registry)
         exit(0)

@@ -449,3 +449,37 @@ struct MCPConfigCLITests {
         #expect(invalid.stderr.contains("mcpServers.nameless needs a \"command\" (the program that starts the server)"))
     }
 }
+
+extension MCPServerTests {
+    /// A composite skill is one more tool: listed with its risk as annotations, called with progress by step.
+    @Test func compositesAreTools() throws {
+        let folder = Paths.temporaryDirectory("mcp-composites")
+        try """
+        {"id": "add_and_count", "description": "Adds a note and counts the notes.",
+         "input_schema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]},
+         "steps": [{"call": "notes_add", "with": {"title": "${input.title}"}, "as": "note"},
+                   {"call": "notes_list", "as": "all"},
+                   {"result": {"id": "${note.id}", "count": "${all.length}"}}]}
+        """.write(toFile: folder + "/add_and_count.skill.json", atomically: true, encoding: .utf8)
+        let server = try MCPProcess(arguments: ["--plugins", folder], environment: environment)
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        let tools = try #require(result(server.request(2, "tools/list"))?["tools"] as? [[String: Any]])
+        let composite = try #require(tools.first { $0["name"] as? String == "add_and_count" })
+        #expect(composite["description"] as? String == "Adds a note and counts the notes.")
+        let annotations = composite["annotations"] as? [String: Any]
+        #expect(annotations?["readOnlyHint"] as? Bool == false)
+        #expect(annotations?["destructiveHint"] as? Bool == false)
+
+        var notifications: [[String: Any]] = []
+        let called = server.request(
+            3, "tools/call",
+            #"{"name":"add_and_count","arguments":{"title":"milk"},"_meta":{"progressToken":"c1"}}"#,
+            notifications: &notifications)
+        #expect(result(called)?["isError"] as? Bool == false)
+        #expect(result(called)?["structuredContent"] as? [String: Int] == ["id": 1, "count": 1])
+        let messages = notifications.compactMap { ($0["params"] as? [String: Any])?["message"] as? String }
+        #expect(messages == ["step 1 of 3: notes_add", "step 2 of 3: notes_list", "step 3 of 3: result"])
+    }
+}
