@@ -74,7 +74,8 @@ public final class AgentSession: Sendable {
         }
     }
 
-    func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
+    /// Remembers the undo of a mutating call made outside a turn (the shell's `/call`), for `takeUndo()`.
+    public func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
 
     /// The selector for `skills`, built once per distinct skill set (ids and descriptions).
     func selector(for skills: [SkillInfo]) -> SkillSelector {

@@ -152,10 +152,18 @@ extension Shell {
         writeOut(TurnRenderer.render(card, terminal: terminal, frame: nil) + (terminal.isTTY ? "" : "\n"))
         // The registry's policy applies to /call as to the model's calls: a deny wins; what needs confirming is
         // asked here, on the shell's thread.
-        var invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: personConfirmer)
+        // The question goes on a line of its own, under the card drawn so far.
+        let confirmer = Confirmer.person { [weak self] skill, arguments in
+            guard let self else { return .deny }
+            writeOut(self.terminal.clearLine)
+            return await self.confirm(ConfirmationRequest(callID: "call", skill: skill, arguments: arguments))
+        }
+        var invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: confirmer)
         invocation.session = sessionID
         let call = invocation
         let outcome = waitFor { await self.registry.invoke(call) }
+        // /undo reverses a /call as it does a call of the model's.
+        if outcome.status == .ok, let undo = outcome.undo { session.recordUndo(undo, skill: id) }
         card.duration = outcome.duration
         switch outcome.status {
         case .ok: card.state = .succeeded((outcome.result ?? .null).displayText)

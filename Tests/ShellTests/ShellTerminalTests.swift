@@ -500,3 +500,34 @@ extension ShellTerminalTests {
         #expect(sessions.stdout.contains("what is 6*7"), "the turn shown while the database was locked was saved")
     }
 }
+
+extension ShellTerminalTests {
+    /// A composite in the shell: `/skill` shows its plan, running it asks once with the plan, `/undo` reverses
+    /// its steps last first.
+    @Test func aCompositeShowsItsPlanAndIsUndoneAsAWhole() async throws {
+        let plugins = home + "/data/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try """
+        {"id": "add_pair", "description": "Adds two notes.",
+         "input_schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+         "steps": [{"call": "notes_add", "with": {"title": "${input.a}"}},
+                   {"call": "notes_add", "with": {"title": "${input.b}"}}]}
+        """.write(toFile: plugins + "/add_pair.skill.json", atomically: true, encoding: .utf8)
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("/skill add_pair")
+        await tmux.waitFor("composite skill, 2 steps:")
+        await tmux.waitFor("2. notes_add(title: ${input.b})")
+        try tmux.type(#"/call add_pair {"a": "milk", "b": "eggs"}"#)
+        await tmux.waitFor("? add_pair(a: \"milk\", b: \"eggs\") is mutating")
+        await tmux.waitFor("it runs 2 steps:")
+        try tmux.key("y")
+        await tmux.waitFor("✓ add_pair → ")
+        try tmux.type("/undo")
+        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 2)")
+        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 1)")
+        try tmux.type(#"/call notes_list {}"#)
+        await tmux.waitFor("✓ notes_list → []")
+    }
+}
