@@ -19,14 +19,15 @@ struct TurnRunner: Sendable {
         var stateIsCurrent = false
         for step in 1...max(1, configuration.stepLimit) {
             if Task.isCancelled { return .cancelled }
-            emit(.thinking(step: step))
             let conversation = session.conversation
             let tools = tools(for: conversation)
+            // Taken before the step is announced, so whoever records the step (`/trace`) sees the state it sends.
             if !stateIsCurrent {
                 stateMessage = await self.stateMessage(for: tools)
                 session.setLastStateMessage(stateMessage)
                 stateIsCurrent = true
             }
+            emit(.thinking(step: step))
             let response: (text: String, calls: [ToolCall], noMatch: Bool)
             switch await requestModel(conversation, tools: tools, state: stateMessage) {
             case .success(let r): response = r

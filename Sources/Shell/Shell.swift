@@ -250,7 +250,7 @@ public final class Shell: @unchecked Sendable {
             var reason = FinishReason.cancelled
             for await event in start(session) {
                 renderer.handle(event)
-                recorder.record(event, conversation: session.conversation)
+                recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
                 Self.persist(event, journal: journal, session: sessionID)
                 if case .finished(let finish) = event { reason = finish }
             }

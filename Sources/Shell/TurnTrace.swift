@@ -22,6 +22,8 @@ struct TurnTrace: Sendable {
         /// Bytes of the conversation sent with the request (messages as JSON).
         let requestBytes: Int
         let messageCount: Int
+        /// The plugins' state the request carried (the system message `/state` shows), nil for none.
+        let state: String?
         var responseBytes = 0
         var usage: Usage?
         var calls: [String: Call] = [:]
@@ -54,6 +56,11 @@ struct TurnTrace: Sendable {
                 + "(\(step.messageCount) messages) · response \(bytes(step.responseBytes))"
             if let usage = step.usage { line += " · tokens \(usage.promptTokens) in, \(usage.completionTokens) out" }
             out += line + "\n"
+            if let state = step.state {
+                // The heading line is the same every time: the snapshots follow it, one plugin a line.
+                let lines = state.split(separator: "\n").dropFirst()
+                out += "    state (\(bytes(state.utf8.count))): " + lines.joined(separator: "\n      ") + "\n"
+            }
             for id in step.callOrder {
                 guard let call = step.calls[id] else { continue }
                 out +=
@@ -71,7 +78,8 @@ final class TraceRecorder: Sendable {
 
     var trace: TurnTrace { state.withLock { $0 } }
 
-    func record(_ event: AgentEvent, conversation: Conversation) {
+    /// - Parameter carried: the state message the step's request carries (read when the step starts).
+    func record(_ event: AgentEvent, conversation: Conversation, state carried: String? = nil) {
         state.withLock { trace in
             let now = ContinuousClock.now
             if trace.started == nil { trace.started = now }
@@ -82,7 +90,7 @@ final class TraceRecorder: Sendable {
                 trace.steps.append(
                     TurnTrace.Step(
                         number: number, started: now, requestBytes: JSONValue.array(messages).jsonText.utf8.count,
-                        messageCount: messages.count))
+                        messageCount: messages.count, state: carried))
             case .textDelta(let text):
                 if let last = trace.steps.indices.last { trace.steps[last].responseBytes += text.utf8.count }
             case .usage(let usage):

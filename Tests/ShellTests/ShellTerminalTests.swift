@@ -531,3 +531,24 @@ extension ShellTerminalTests {
         await tmux.waitFor("✓ notes_list → []")
     }
 }
+
+extension ShellTerminalTests {
+    /// `/trace` shows the plugins' state each step's request carried: retaken after a mutating call.
+    @Test func theTraceRecordsTheStateOfEachStep() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("Run it?")
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_add → ")
+        await tmux.waitFor("> ", count: 2)
+        try tmux.type("/trace")
+        await tmux.waitFor("step 2: ")
+        let screen = tmux.screen()
+        let first = try #require(screen.range(of: #"notes: {"notes":0,"recent":[]}"#))
+        let second = try #require(screen.range(of: #"notes: {"notes":1,"recent":[{"id":1,"title":"milk"}]}"#))
+        #expect(first.lowerBound < second.lowerBound, "step 1 carried the state before the call, step 2 after it")
+        #expect(screen.contains("    state ("), "\(screen)")
+    }
+}
