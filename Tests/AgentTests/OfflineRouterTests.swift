@@ -110,6 +110,49 @@ struct OfflineRouterTests {
                         + "without a model I do not guess it."))
     }
 
+    /// The plugins' state names the notes: "the note about milk" is note 1 — when exactly one title matches.
+    @Test func anIDByTitleComesFromThePluginsState() {
+        let state = StateSnapshots.message(
+            [
+                (
+                    "notes",
+                    [
+                        "notes": 3,
+                        "recent": [
+                            ["id": 3, "title": "oat milk"], ["id": 2, "title": "eggs"], ["id": 1, "title": "milk"],
+                        ],
+                    ]
+                )
+            ],
+            budget: 2000)
+        func route(_ text: String) -> [ModelChunk] {
+            OfflineRouter().respond(
+                to: ModelRequest(
+                    messages: [Message(role: .system, content: state ?? ""), Message(role: .user, content: text)],
+                    tools: routerTools))
+        }
+        func call(_ chunks: [ModelChunk]) -> String? {
+            guard case .toolCall(let call)? = chunks.first else { return nil }
+            return "\(call.name) \(call.arguments)"
+        }
+        #expect(call(route("delete the note about eggs")) == #"notes_delete {"id":2}"#)
+        #expect(
+            call(route("delete the oat milk note")) == #"notes_delete {"id":3}"#, "the longer title that matches wins")
+        // "milk" alone names both "milk" and (part of) "oat milk": only the exact match of every word counts.
+        #expect(call(route("delete the note about milk")) == #"notes_delete {"id":1}"#)
+        // A title the state does not name, or no state at all: the id is asked for, never guessed.
+        #expect(call(route("delete the note about bread")) == nil)
+        let stateless = OfflineRouter().respond(
+            to: ModelRequest(
+                messages: [Message(role: .user, content: "delete the note about eggs")], tools: routerTools))
+        #expect(call(stateless) == nil)
+        // Two items with the same title: ambiguous, so nothing is resolved.
+        let twice = KnownItems(items: [
+            .init(plugin: "notes", id: 1, title: "eggs"), .init(plugin: "notes", id: 2, title: "eggs"),
+        ])
+        #expect(twice.id(named: RouterRequest("delete the note about eggs"), nouns: ["note"]) == nil)
+    }
+
     /// Requests and schemas are strangers' text: a huge request of number words neither crashes (it overflowed
     /// Int before) nor costs more than its first 2,000 characters, and a property name that is a pathological
     /// pattern is matched literally (as a pattern, 40 a's would backtrack for hours). The cap is the hazard's

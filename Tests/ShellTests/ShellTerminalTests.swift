@@ -533,7 +533,8 @@ extension ShellTerminalTests {
 }
 
 extension ShellTerminalTests {
-    /// `/trace` shows the plugins' state each step's request carried: retaken after a mutating call.
+    /// `/trace` shows the plugins' state each step's request carried: retaken after a mutating call; the offline
+    /// router resolves a note by the title the state names.
     @Test func theTraceRecordsTheStateOfEachStep() async throws {
         let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
         defer { tmux.close() }
@@ -550,5 +551,9 @@ extension ShellTerminalTests {
         let second = try #require(screen.range(of: #"notes: {"notes":1,"recent":[{"id":1,"title":"milk"}]}"#))
         #expect(first.lowerBound < second.lowerBound, "step 1 carried the state before the call, step 2 after it")
         #expect(screen.contains("    state ("), "\(screen)")
+        // The offline router reads the same state: "the note about milk" is note 1.
+        try tmux.type("delete the note about milk")
+        await tmux.waitFor("? notes_delete(id: 1) is destructive")
+        try tmux.key("n")
     }
 }

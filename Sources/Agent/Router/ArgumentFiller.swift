@@ -16,6 +16,8 @@ struct ArgumentFiller {
     /// Words of the tool's id and title that name what it acts on ("note", "task").
     let objectNouns: Set<String>
     let strict: Bool
+    /// Items the plugins' state names, for an id the request gives by title ("the note about milk").
+    var known: KnownItems = .none
 
     enum Role: Equatable {
         case expression, zone, date, time, choice, identifier, number, integer, boolean, text
@@ -102,6 +104,8 @@ struct ArgumentFiller {
             case .identifier:
                 if let index = numbers.firstIndex(where: isReference) {
                     value = Self.number(numbers.remove(at: index).value, integer: true)
+                } else if let id = known.id(named: request, nouns: objectNouns) {
+                    value = .int(id)
                 }
             case .number, .integer:
                 let named = Set(

@@ -11,8 +11,9 @@ import SkillJSON
 /// **Safety.** A mutating or destructive skill is called only when the request asks for that change in so many
 /// words (a verb of the kind the skill declares in its id or title — add, update, delete, restore — not negated,
 /// not a question about how to do it), names what the skill acts on ("note", "task"), and states every required
-/// argument (an id only as "note 3" or "#3"). Everything else about such a call is still up to the policy and
-/// the person confirming it.
+/// argument (an id only as "note 3" or "#3", or by a title the plugins' state names — "the note about milk" —
+/// when exactly one item matches). Everything else about such a call is still up to the policy and the person
+/// confirming it.
 public final class OfflineRouter: ModelProvider {
     public let displayName = "offline router"
     /// Today's date for "today" and "tomorrow" (injected by tests).
@@ -36,7 +37,7 @@ public final class OfflineRouter: ModelProvider {
             return [.text(RouterAnswer.summary(request.messages, tools: request.tools))]
         }
         let text = request.messages.last(where: { $0.role == .user })?.content ?? ""
-        switch decide(text, tools: request.tools) {
+        switch decide(text, tools: request.tools, known: KnownItems(request.messages)) {
         case .call(let name, let arguments):
             return [
                 .toolCall(
@@ -85,7 +86,8 @@ public final class OfflineRouter: ModelProvider {
         return nil
     }
 
-    func decide(_ text: String, tools: [ToolDefinition]) -> Decision {
+    /// - Parameter known: the items the plugins' state names, for ids given by title.
+    func decide(_ text: String, tools: [ToolDefinition], known: KnownItems = .none) -> Decision {
         guard !tools.isEmpty else { return .nothing }
         let request = RouterRequest(text, now: now())
         let relevance = Dictionary(
@@ -116,7 +118,7 @@ public final class OfflineRouter: ModelProvider {
                 else { continue }
                 let filler = ArgumentFiller(
                     request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns,
-                    strict: true)
+                    strict: true, known: known)
                 switch filler.fill() {
                 case .success(let arguments):
                     // An update that changes nothing, or a "new" item that names an existing one, is not it.
@@ -142,7 +144,8 @@ public final class OfflineRouter: ModelProvider {
         for (tool, _) in candidates where tool.risk == .readOnly {
             let vocabulary = Self.vocabulary(of: tool)
             let filler = ArgumentFiller(
-                request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns, strict: false)
+                request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns, strict: false,
+                known: known)
             if case .success(let arguments) = filler.fill() {
                 return .call(name: tool.name, arguments: .object(arguments))
             }
