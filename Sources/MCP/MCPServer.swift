@@ -23,6 +23,8 @@ public final class MCPServer: Sendable {
     let confirmations = MCPConfirmation()
     /// Skills quick enough to run on an HTTP event thread.
     let quickCalls = QuickCalls()
+    /// Notices changes to the state resources subscriptions watch.
+    let stateWatch = MCPStateWatch()
 
     struct State {
         /// stdio: requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.
@@ -62,9 +64,13 @@ public final class MCPServer: Sendable {
                 if case .failed = change { continue }  // a file that failed to load changes no tool
                 guard let self else { return }
                 self.subscriptions.toolsChanged()
+                self.subscriptions.resourcesChanged()
+                self.checkWatchedState()
                 if self.state.withLock({ $0.handshaken }) {
                     self.output(
                         JSONRPCMessage.notification(method: "notifications/tools/list_changed", params: nil).line)
+                    self.output(
+                        JSONRPCMessage.notification(method: "notifications/resources/list_changed", params: nil).line)
                 }
             }
         }
@@ -143,7 +149,7 @@ public final class MCPServer: Sendable {
         }
         // 2026-07-28 results say they are complete and who answered; cacheable ones (discover, lists) carry a cache
         // hint — zero, since hot reload can change the tools at any moment.
-        let cacheable = method == "server/discover" || method == "tools/list"
+        let cacheable = method == "server/discover" || method == "tools/list" || method == "resources/list"
         let finish: @Sendable (JSONValue) -> Void = { [self] result in
             var result = result
             if stateless || method == "server/discover", case .object(var object) = result {
@@ -171,13 +177,16 @@ public final class MCPServer: Sendable {
                 }
             }
             finish([
-                "protocolVersion": .string(chosen), "capabilities": ["tools": ["listChanged": true]],
+                "protocolVersion": .string(chosen),
+                "capabilities": ["tools": ["listChanged": true], "resources": ["listChanged": true]],
                 "serverInfo": MCPProtocol.implementation,
             ])
         case "server/discover":
             finish([
                 "supportedVersions": .array(MCPProtocol.allVersions.map { .string($0) }),
-                "capabilities": ["tools": ["listChanged": true]],
+                "capabilities": [
+                    "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
+                ],
                 "serverInfo": MCPProtocol.implementation,
             ])
         case "ping" where !stateless:
@@ -188,6 +197,12 @@ public final class MCPServer: Sendable {
             call(
                 id: id, params: params, stateless: stateless, onPool: onPool, finish: finish, beforeCall: beforeCall,
                 exchange: exchange)
+        case "resources/list":
+            finish(resourceList())
+        case "resources/read":
+            readResource(id: id, params: params, finish: finish, exchange: exchange)
+        case "resources/templates/list":
+            finish(["resourceTemplates": []])
         case "subscriptions/listen" where stateless && exchange.isStdio:
             listenOnStdio(id: id, params: params)
         default:
@@ -214,11 +229,31 @@ public final class MCPServer: Sendable {
     private func listenOnStdio(id: RequestID, params: JSONValue) {
         let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
         let output = output
-        let serial = subscriptions.add(id: id, filter: params["notifications"]) { line in
+        let serial = subscribe(id: id, filter: params["notifications"]) { line in
             output(line)
             return true
         }
         state.withLock { $0.listening[key] = serial }
+    }
+
+    /// Opens a `subscriptions/listen` subscription (both transports) and starts watching the state resources it
+    /// names: their current state is the one later changes are measured against.
+    func subscribe(
+        id: RequestID, filter: JSONValue?, send: @escaping @Sendable (String) -> Bool,
+        end: (@Sendable () -> Void)? = nil
+    ) -> Int {
+        let serial = subscriptions.add(id: id, filter: filter, send: send, end: end)
+        if filter?["resourceSubscriptions"] != nil {
+            checkWatchedState()
+            stateWatch.startPolling { [weak self] in self?.checkWatchedState() }
+        }
+        return serial
+    }
+
+    /// Compares the watched state resources with what was last seen; subscribers hear of each that changed.
+    func checkWatchedState() {
+        let subscriptions = subscriptions
+        stateWatch.check(subscriptions.watchedResources, registry: registry) { subscriptions.resourceUpdated($0) }
     }
 
     /// A skill as an MCP tool; risk and flags become the annotations.

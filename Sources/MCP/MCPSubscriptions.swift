@@ -10,6 +10,9 @@ final class MCPSubscriptions: Sendable {
         /// The `subscriptions/listen` request's id; nil for an older client's stream.
         let id: JSONValue?
         let toolsListChanged: Bool
+        var resourcesListChanged = false
+        /// State resources (`skillhost://state/<plugin>`) it wants `notifications/resources/updated` for.
+        var resources: Set<String> = []
         /// Sends one message; false when the client is gone.
         let send: @Sendable (String) -> Bool
         /// Ends the stream after its last message (HTTP); nil on stdio.
@@ -21,7 +24,8 @@ final class MCPSubscriptions: Sendable {
     private let delivery = Mutex(())
 
     /// Opens a `subscriptions/listen` subscription: sends its acknowledgment (with the part of `filter` honoured:
-    /// tool list changes; prompts and resources are not served) and returns its handle for `remove`.
+    /// tool and resource list changes, updates of state resources; prompts are not served) and returns its
+    /// handle for `remove`.
     func add(
         id: JSONRPCID, filter: JSONValue?, send: @escaping @Sendable (String) -> Bool,
         end: (@Sendable () -> Void)? = nil
@@ -30,7 +34,19 @@ final class MCPSubscriptions: Sendable {
         let tools = filter?["toolsListChanged"] == .bool(true)
         var honoured = JSONObject()
         if tools { honoured["toolsListChanged"] = true }
-        let subscriber = Subscriber(id: idValue, toolsListChanged: tools, send: send, end: end)
+        var subscriber = Subscriber(id: idValue, toolsListChanged: tools, send: send, end: end)
+        if filter?["resourcesListChanged"] == .bool(true) {
+            subscriber.resourcesListChanged = true
+            honoured["resourcesListChanged"] = true
+        }
+        // Only state resources exist; at most 256 per subscription.
+        let uris = (filter?["resourceSubscriptions"]?.arrayValue ?? []).compactMap(\.stringValue).filter {
+            MCPServer.plugin(of: $0) != nil
+        }.prefix(256)
+        if filter?["resourceSubscriptions"] != nil {
+            subscriber.resources = Set(uris)
+            honoured["resourceSubscriptions"] = .array(uris.map { .string($0) })
+        }
         return delivery.withLock { _ in
             let serial = subscribers.withLock { state in
                 defer { state.next += 1 }
@@ -62,18 +78,44 @@ final class MCPSubscriptions: Sendable {
 
     var count: Int { subscribers.withLock { $0.open.count } }
 
-    /// The registry's tools changed: tells every subscriber that asked; forgets those that are gone.
-    func toolsChanged() {
+    /// Every state resource some subscription watches.
+    var watchedResources: Set<String> {
+        subscribers.withLock { state in state.open.values.reduce(into: Set<String>()) { $0.formUnion($1.resources) } }
+    }
+
+    /// The list of resources changed: tells the subscriptions that asked.
+    func resourcesChanged() {
+        deliver("notifications/resources/list_changed", to: { $0.resourcesListChanged })
+    }
+
+    /// A state resource changed: tells the subscriptions watching it.
+    func resourceUpdated(_ uri: String) {
+        deliver(
+            "notifications/resources/updated", JSONObject([(key: "uri", value: .string(uri))]),
+            to: { $0.resources.contains(uri) })
+    }
+
+    /// Sends one notification to each subscriber `wants` picks (tagged with its subscription), forgetting those
+    /// that are gone.
+    private func deliver(_ method: String, _ params: JSONObject = JSONObject(), to wants: (Subscriber) -> Bool) {
         delivery.withLock { _ in
             let open = subscribers.withLock { $0.open }
             var gone: [Int] = []
-            for (serial, subscriber) in open where subscriber.toolsListChanged {
-                let params: JSONValue? = subscriber.id.map { ["_meta": Self.meta($0)] }
-                let line = JSONRPCMessage.notification(method: "notifications/tools/list_changed", params: params).line
+            for (serial, subscriber) in open where wants(subscriber) {
+                var body = params
+                if let id = subscriber.id { body["_meta"] = Self.meta(id) }
+                let line = JSONRPCMessage.notification(
+                    method: method, params: body.count == 0 ? nil : .object(body)
+                ).line
                 if !subscriber.send(line) { gone.append(serial) }
             }
             if !gone.isEmpty { subscribers.withLock { state in gone.forEach { state.open[$0] = nil } } }
         }
+    }
+
+    /// The registry's tools changed: tells every subscriber that asked; forgets those that are gone.
+    func toolsChanged() {
+        deliver("notifications/tools/list_changed", to: { $0.toolsListChanged })
     }
 
     /// Ends every subscription gracefully (the server stops): each `subscriptions/listen` request gets its

@@ -65,7 +65,7 @@ extension PluginLifecycle {
             name: description.name, version: description.version, description: description.description, file: file,
             image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil,
             capabilities: description.capabilities, readPaths: description.readPaths,
-            confinement: description.confinement)
+            confinement: description.confinement, hasSnapshot: description.hasSnapshot)
         var skills: [Skill] = []
         for info in description.skills {
             guard let schema = try? JSONSchema(info.inputSchema) else {

@@ -44,13 +44,16 @@ final class LoadedPlugin: @unchecked Sendable {
     let confinement: ConfinementReport?
     /// A native plugin's `snapshot` function (since 1.1).
     let snapshot: PluginSnapshot.Function?
+    /// Whether the plugin has a snapshot, here or in its worker.
+    let hasSnapshot: Bool
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,
         imageSize: Int, host: HostRecord?, capabilities: PluginCapabilities = [], readPaths: [String] = [],
         confinement: ConfinementReport? = nil,
-        snapshot: PluginSnapshot.Function? = nil
+        snapshot: PluginSnapshot.Function? = nil, hasSnapshot: Bool? = nil
     ) {
+        self.hasSnapshot = hasSnapshot ?? (snapshot != nil)
         self.capabilities = capabilities
         self.readPaths = readPaths
         self.confinement = confinement

@@ -226,13 +226,16 @@ public struct PluginSummary: Sendable, Equatable {
     public let confinement: ConfinementReport?
     /// How an MCP server's process is confined, when its configuration has a sandbox.
     public let sandbox: Sandbox?
+    /// Whether the plugin describes its state (`skill_plugin.snapshot`, ABI 1.1).
+    public let hasSnapshot: Bool
 
     init(
         name: String, version: String, description: String, file: String, skillIDs: [String],
         keepsMapped: Bool = false, imageSize: Int = 0, capabilities: PluginCapabilities = [],
         readPaths: [String] = [], confinement: ConfinementReport? = nil, sandbox: Sandbox? = nil,
-        origin: PluginOrigin = .file(placement: .process)
+        origin: PluginOrigin = .file(placement: .process), hasSnapshot: Bool = false
     ) {
+        self.hasSnapshot = hasSnapshot
         self.confinement = confinement
         self.sandbox = sandbox
         self.origin = origin
@@ -260,6 +263,7 @@ public struct PluginSummary: Sendable, Equatable {
         readPaths = plugin.readPaths
         confinement = plugin.confinement
         sandbox = nil
+        hasSnapshot = plugin.hasSnapshot
     }
 }
 

@@ -180,7 +180,7 @@ struct MCPServerTests {
         #expect((unknown?["error"] as? [String: Any])?["message"] as? String == "Unknown tool: no_such_tool")
         server.send("not json")
         #expect((server.next()?["error"] as? [String: Any])?["code"] as? Int == -32700)
-        let missing = server.request(11, "resources/list")
+        let missing = server.request(11, "prompts/list")
         #expect((missing?["error"] as? [String: Any])?["code"] as? Int == -32601)
         // Destructive skills are refused unless the configuration allows them.
         let refused = server.request(12, "tools/call", #"{"name":"notes_delete","arguments":{"id":1}}"#)
@@ -481,5 +481,73 @@ extension MCPServerTests {
         #expect(result(called)?["structuredContent"] as? [String: Int] == ["id": 1, "count": 1])
         let messages = notifications.compactMap { ($0["params"] as? [String: Any])?["message"] as? String }
         #expect(messages == ["step 1 of 3: notes_add", "step 2 of 3: notes_list", "step 3 of 3: result"])
+    }
+}
+
+extension MCPServerTests {
+    /// The plugins' state as resources: listed, read, and — for a `subscriptions/listen` that names it — updated
+    /// after a call through this server and after a change made by another skillhost process.
+    @Test func theStateOfPluginsIsAResource() async throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        let discovered = result(server.request(1, "server/discover", "{\(meta)}"))
+        #expect(
+            (discovered?["capabilities"] as? [String: Any])?["resources"] as? [String: Bool] == [
+                "listChanged": true, "subscribe": true,
+            ])
+        let listed = try #require(
+            result(server.request(2, "resources/list", "{\(meta)}"))?["resources"] as? [[String: Any]])
+        #expect(
+            listed.map { $0["uri"] as? String } == ["skillhost://state/notes"], "the one bundled plugin with a snapshot"
+        )
+        #expect(listed.first?["mimeType"] as? String == "application/json")
+        let read = result(server.request(3, "resources/read", #"{"uri":"skillhost://state/notes",\#(meta)}"#))
+        let contents = read?["contents"] as? [[String: Any]]
+        #expect(contents?.first?["text"] as? String == #"{"notes":0,"recent":[]}"#)
+        let unknown = server.request(4, "resources/read", #"{"uri":"skillhost://state/nothing",\#(meta)}"#)
+        let error = unknown?["error"] as? [String: Any]
+        #expect(error?["code"] as? Int == -32602)
+        #expect(error?["message"] as? String == "Resource not found")
+        #expect((error?["data"] as? [String: Any])?["uri"] as? String == "skillhost://state/nothing")
+
+        server.send(
+            #"{"jsonrpc":"2.0","id":"state","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["skillhost://state/notes","file:///etc/passwd"]},\#(meta)}}"#
+        )
+        let acknowledged = server.next()?["params"] as? [String: Any]
+        #expect(
+            (acknowledged?["notifications"] as? [String: Any])?["resourceSubscriptions"] as? [String]
+                == ["skillhost://state/notes"], "only the state resources that exist are honoured")
+        // A call through this server.
+        var notifications: [[String: Any]] = []
+        _ = server.request(
+            5, "tools/call", #"{"name":"notes_add","arguments":{"title":"milk"},\#(meta)}"#,
+            notifications: &notifications)
+        func updated() async -> [String: Any]? {
+            if let found = notifications.first(where: { $0["method"] as? String == "notifications/resources/updated" })
+            {
+                return found["params"] as? [String: Any]
+            }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline, let message = server.next() {
+                if message["method"] as? String == "notifications/resources/updated" {
+                    return message["params"] as? [String: Any]
+                }
+            }
+            return nil
+        }
+        let first = await updated()
+        #expect(first?["uri"] as? String == "skillhost://state/notes")
+        #expect((first?["_meta"] as? [String: Any])?["io.modelcontextprotocol/subscriptionId"] as? String == "state")
+        // A change made by another process with the same data: seen by the two-second check.
+        notifications = []
+        let other = try await runProcessOffPool(
+            Paths.skillhost, ["call", "notes_add", #"{"title":"eggs"}"#], environment: environment)
+        #expect(other.status == 0)
+        #expect(await updated()?["uri"] as? String == "skillhost://state/notes")
+        let reread = result(server.request(6, "resources/read", #"{"uri":"skillhost://state/notes",\#(meta)}"#))
+        let text = (reread?["contents"] as? [[String: Any]])?.first?["text"] as? String
+        #expect(text?.hasPrefix(#"{"notes":2,"recent":[{"id":2,"title":"eggs"}"#) == true, "\(text ?? "")")
     }
 }

@@ -374,7 +374,7 @@ public final class MCPHTTPService: Sendable {
             if let serial = serial.withLock({ $0 }) { self?.server.subscriptions.remove(serial) }
             exchange.end()
         }
-        let added = server.subscriptions.add(
+        let added = server.subscribe(
             id: id, filter: params["notifications"], send: { line in exchange.write(Self.event(line)) },
             end: { [weak self] in
                 self?.untrack(tracked)

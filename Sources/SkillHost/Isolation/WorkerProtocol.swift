@@ -55,6 +55,8 @@ enum WorkerProtocol {
         let readPaths: [String]
         /// How the worker confined itself.
         let confinement: ConfinementReport?
+        /// Whether the plugin has a `snapshot` (since 1.1).
+        let hasSnapshot: Bool
     }
 
     static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confinement: ConfinementReport?) -> JSONValue {
@@ -64,7 +66,7 @@ enum WorkerProtocol {
                 "description": .string(plugin.description), "keeps_mapped": .bool(plugin.keepsMapped),
                 "capabilities": .int(Int64(plugin.capabilities.rawValue)),
                 "read_paths": .array(plugin.readPaths.map { .string($0) }),
-                "confinement": confinement?.json ?? .null,
+                "confinement": confinement?.json ?? .null, "snapshot": .bool(plugin.hasSnapshot),
             ],
             "skills": .array(
                 skills.map { skill in
@@ -111,6 +113,6 @@ enum WorkerProtocol {
             capabilities: PluginCapabilities(
                 rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
             readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
-            confinement: ConfinementReport(json: plugin["confinement"]))
+            confinement: ConfinementReport(json: plugin["confinement"]), hasSnapshot: plugin["snapshot"] == .bool(true))
     }
 }

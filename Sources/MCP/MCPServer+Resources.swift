@@ -1,0 +1,113 @@
+import Dispatch
+import Foundation
+import JSONRPC
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// The plugins' state as MCP resources: one `skillhost://state/<plugin>` per plugin with a snapshot (ABI 1.1),
+/// read as the JSON object the agent sees, and — for `subscriptions/listen` streams that name it in
+/// `resourceSubscriptions` — `notifications/resources/updated` when it changes.
+extension MCPServer {
+    static let stateScheme = "skillhost://state/"
+
+    /// `resources/list`: the plugins that describe their state.
+    func resourceList() -> JSONValue {
+        let resources: [JSONValue] = registry.plugins.filter(\.hasSnapshot).map { plugin in
+            [
+                "uri": .string(Self.stateScheme + plugin.name), "name": .string("\(plugin.name)-state"),
+                "title": .string("State of \(plugin.name)"),
+                "description": .string(
+                    "What plugin \(plugin.name) \(plugin.version) reports about its current state (its snapshot, as "
+                        + "the agent sees it before it acts)."),
+                "mimeType": "application/json",
+            ]
+        }
+        return ["resources": .array(resources)]
+    }
+
+    /// `resources/read`: the snapshot, taken off the cooperative pool (plugin code); an unknown URI is `-32602`
+    /// ("Resource not found"), a snapshot that failed `-32603` with its sentence.
+    func readResource(
+        id: RequestID, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void, exchange: MCPExchange
+    ) {
+        guard case .string(let uri)? = params["uri"] else {
+            respond(id, code: .invalidParams, message: "Invalid params: resources/read needs a uri", to: exchange)
+            return
+        }
+        guard let plugin = Self.plugin(of: uri),
+            registry.plugins.contains(where: { $0.name == plugin && $0.hasSnapshot })
+        else {
+            respond(id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
+            return
+        }
+        stateWatch.queue.async { [self] in
+            switch registry.snapshotOnCurrentThread(plugin: plugin) {
+            case .success(let state)?:
+                finish([
+                    "contents": [
+                        ["uri": .string(uri), "mimeType": "application/json", "text": .string(state.jsonText)]
+                    ]
+                ])
+            case .failure(let error)?:
+                respond(id, code: .internalError, message: error.message, data: ["uri": .string(uri)], to: exchange)
+            case nil:
+                respond(
+                    id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
+            }
+        }
+    }
+
+    /// The plugin a state URI names (`skillhost://state/notes` → notes).
+    static func plugin(of uri: String) -> String? {
+        guard uri.hasPrefix(stateScheme) else { return nil }
+        let name = String(uri.dropFirst(stateScheme.count))
+        return name.isEmpty || name.contains("/") ? nil : name
+    }
+}
+
+/// Notices changes to the state resources someone listens to: each watched plugin's snapshot is taken after a
+/// call through this server that may change something, after the registry changes, and every two seconds (the
+/// plugin's data may change from elsewhere — another skillhost process using the same data), and compared with
+/// the last one seen. Snapshots are taken on a queue of its own, never on the cooperative pool.
+final class MCPStateWatch: Sendable {
+    let queue = DispatchQueue(label: "skillhost.mcp.state")
+    private let seen = Mutex<[String: String]>([:])
+    private let timer = Mutex<DispatchSourceTimer?>(nil)
+
+    /// Compares the watched plugins' snapshots with the last seen ones; `updated` receives each URI that changed.
+    /// A plugin seen for the first time only records its state.
+    func check(
+        _ uris: Set<String>, registry: SkillRegistry, updated: @escaping @Sendable (String) -> Void
+    ) {
+        guard !uris.isEmpty else { return }
+        queue.async { [self] in
+            for uri in uris.sorted() {
+                guard let plugin = MCPServer.plugin(of: uri) else { continue }
+                let text: String
+                switch registry.snapshotOnCurrentThread(plugin: plugin) {
+                case .success(let state)?: text = state.jsonText
+                case .failure(let error)?: text = "error: \(error.message)"
+                case nil: text = ""
+                }
+                let previous = seen.withLock { seen -> String? in
+                    defer { seen[uri] = text }
+                    return seen[uri]
+                }
+                if let previous, previous != text { updated(uri) }
+            }
+        }
+    }
+
+    /// Starts the two-second check (once).
+    func startPolling(_ tick: @escaping @Sendable () -> Void) {
+        timer.withLock { timer in
+            guard timer == nil else { return }
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            source.schedule(deadline: .now() + .seconds(2), repeating: .seconds(2), leeway: .milliseconds(200))
+            source.setEventHandler(handler: tick)
+            source.resume()
+            timer = source
+        }
+    }
+}
