@@ -149,7 +149,7 @@ public final class MCPServer: Sendable {
         }
         // 2026-07-28 results say they are complete and who answered; cacheable ones (discover, lists) carry a cache
         // hint — zero, since hot reload can change the tools at any moment.
-        let cacheable = method == "server/discover" || method == "tools/list" || method == "resources/list"
+        let cacheable = ["server/discover", "tools/list", "resources/list", "resources/read"].contains(method)
         let finish: @Sendable (JSONValue) -> Void = { [self] result in
             var result = result
             if stateless || method == "server/discover", case .object(var object) = result {

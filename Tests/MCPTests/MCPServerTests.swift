@@ -354,7 +354,11 @@ struct MCPOfficialClientTests {
             #expect((run["failed"] as? [Any])?.first as? Bool == true)
             #expect((run["failed"] as? [Any])?.last as? String == "division by zero")
             #expect((run["unknown"] as? String)?.contains("Unknown tool: no_such_tool") == true)
+            #expect(run["resources"] as? [String] == ["skillhost://state/notes"])
+            #expect((run["state"] as? String)?.hasPrefix(#"{"notes":"#) == true)
         }
+        #expect(runs.first?["state_updated"] as? [String] == ["ResourceUpdated", "skillhost://state/notes"])
+        #expect((runs.first?["state_after"] as? String)?.contains("from the SDK (auto)") == true)
     }
 }
 

@@ -59,6 +59,23 @@ async def run(mode: str) -> None:
             notified = False
         after = await client.list_tools()
         os.remove(target)
+        # The plugins' state as resources; in the stateless generation a change arrives on a listen stream.
+        resources = await client.list_resources()
+        uris = [str(r.uri) for r in resources.resources]
+        state = await client.read_resource("skillhost://state/notes")
+        state_updated = None
+        if mode != "legacy":
+            async with client.listen(resource_subscriptions=["skillhost://state/notes"]) as subscription:
+                await client.call_tool("notes_add", {"title": f"from the SDK ({mode})"})
+                async def first_update():
+                    async for event in subscription:
+                        return event
+                try:
+                    event = await asyncio.wait_for(first_update(), timeout=60)
+                    state_updated = [type(event).__name__, str(getattr(event, "uri", ""))]
+                except asyncio.TimeoutError:
+                    state_updated = "timed out"
+        after_state = await client.read_resource("skillhost://state/notes", cache_mode="bypass")
         print(json.dumps({
             "mode": mode,
             "list_changed": notified,
@@ -70,6 +87,10 @@ async def run(mode: str) -> None:
             "ok": [ok.is_error, ok.content[0].text],
             "failed": [failed.is_error, failed.content[0].text],
             "unknown": unknown,
+            "resources": uris,
+            "state": state.contents[0].text,
+            "state_updated": state_updated,
+            "state_after": after_state.contents[0].text,
         }), flush=True)
 
 
