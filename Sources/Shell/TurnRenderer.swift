@@ -30,6 +30,10 @@ final class TurnRenderer {
 
     /// Lay the answer out as markdown once it is complete (model answers; not the offline router's plain lines).
     let markdown: Bool
+    /// Without a terminal the answer cannot be redrawn: its text is held and written once, laid out as plain
+    /// markdown (no escapes), when a card or the end of the turn closes it — unless `--raw`.
+    private var holdsText: Bool { markdown && !terminal.isTTY && !terminal.rawAnswers && !answerOnly }
+    private var held = ""
 
     init(
         terminal: Terminal, model: SessionViewModel, answerOnly: Bool, markdown: Bool = true,
@@ -51,6 +55,7 @@ final class TurnRenderer {
         case .toolCallStarted(let id, _, _):
             guard !answerOnly, let card = model.card(id) else { return }
             flushText()
+            releaseHeld()
             segment = ""
             if terminal.isTTY {
                 if textLineOpen {
@@ -70,6 +75,7 @@ final class TurnRenderer {
                 redrawBlock()
             } else {
                 flushText()
+                releaseHeld()
                 closeLine()
                 write(render(card) + "\n")
                 segment = ""
@@ -77,9 +83,11 @@ final class TurnRenderer {
         case .confirmationNeeded:
             segment = ""
             flushText()
+            releaseHeld()
             closeLine()
         case .finished(let reason):
             flushText()
+            releaseHeld()
             if !block.isEmpty { redrawBlock() }  // running cards become final `cancelled` cards
             if textLineOpen {
                 if reason == .cancelled, !answerOnly { write(terminal.dim(" [interrupted]")) }
@@ -126,6 +134,13 @@ final class TurnRenderer {
 
     private func flushText() {
         guard !pending.isEmpty else { return }
+        if holdsText {
+            held += pending
+            pending = ""
+            lastFlush = .now
+            onFlush(model.answer)
+            return
+        }
         if !block.isEmpty {  // text continues after the cards, on a line of its own
             write("\n")
             block = []
@@ -154,6 +169,14 @@ final class TurnRenderer {
         }
         guard rows > 0, rows < terminal.height else { return }
         write("\u{1B}[\(rows)A\r\u{1B}[J" + TerminalMarkdown.render(segment, width: width, colors: terminal.colors))
+    }
+
+    /// Writes the held answer text laid out as plain markdown (no terminal: nothing to redraw).
+    private func releaseHeld() {
+        guard !held.isEmpty else { return }
+        let text = TerminalMarkdown.render(held, width: terminal.width, colors: false)
+        held = ""
+        write(text.hasSuffix("\n") ? text : text + "\n")
     }
 
     /// Ends a card block or a text line before something else is printed.

@@ -10,7 +10,7 @@ import SkillJSON
 enum AskCommand {
     static func run(
         registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false,
-        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+        markdown: Bool = false, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
     ) async throws(CLIError) -> Int32 {
         var text = prompt ?? ""
         if prompt == nil {
@@ -20,14 +20,17 @@ enum AskCommand {
         guard !text.isEmpty else {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
+        let provider = try config.provider(log: log)
         let session = AgentSession(
-            skills: registry, provider: try config.provider(log: log),
-            configuration: config.agentConfiguration(stepLimit: stepLimit))
+            skills: registry, provider: provider, configuration: config.agentConfiguration(stepLimit: stepLimit))
+        // The piped shell lays a model's markdown answer out as plain text once it is complete.
+        let layOut = markdown && !json && !(provider is OfflineRouter)
 
         signal(SIGINT, SIG_IGN)
         let turn = Task { () -> FinishReason in
             var reason = FinishReason.cancelled
             var answeredText = false
+            var held = ""
             for await event in session.send(text) {
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")
@@ -35,7 +38,7 @@ enum AskCommand {
                     switch event {
                     case .textDelta(let delta):
                         answeredText = true
-                        writeOut(delta)
+                        if layOut { held += delta } else { writeOut(delta) }
                     case .toolCallStarted(_, let skill, let arguments) where !quiet:
                         printError("⟳ \(skill)(\(CardText.shorten(CardText.arguments(arguments), 120)))")
                     case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
@@ -50,7 +53,11 @@ enum AskCommand {
                 }
                 if case .finished(let finish) = event { reason = finish }
             }
-            if !json, answeredText { writeOut("\n") }
+            if layOut, !held.isEmpty {
+                writeOut(TerminalMarkdown.render(held, width: 80, colors: false))
+            } else if !json, answeredText {
+                writeOut("\n")
+            }
             return reason
         }
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())

@@ -27,11 +27,12 @@ enum ShellLauncher {
         let config = host.config
         let setup = host.setup
 
-        // Piped input: one turn, only the answer on stdout.
+        // Piped input: one turn, only the answer on stdout — a model's markdown laid out as plain text unless
+        // --raw.
         if !Terminal.inputIsTTY && resume == nil {
             return try await AskCommand.run(
                 registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true,
-                log: log)
+                markdown: !line.rawAnswers, log: log)
         }
 
         // A damaged history is left untouched: the shell runs without saving, and says how to recover.

@@ -1,7 +1,8 @@
 import Foundation
-import Shell
 import TestSupport
 import Testing
+
+@testable import Shell
 
 /// A program running in a real pseudo-terminal, driven through tmux the way a person types.
 final class TmuxSession: @unchecked Sendable {
@@ -441,6 +442,29 @@ struct ShellTerminalTests {
         #expect(result.status == 0)
         #expect(result.stdout == "[offline router] calculator: 2+2 = 4\n")
         #expect(result.stderr == "")
+    }
+
+    /// Without a terminal a model's markdown answer is laid out plainly (no escapes) once complete; `--raw` keeps
+    /// it as sent.
+    @Test func aPipedAnswerIsPlainMarkdownUnlessRaw() throws {
+        let answer = [
+            "# Shopping\\n\\n", "- **milk**\\n", "- eggs\\n\\n", "| item | n |\\n|---|--:|\\n| milk | 2 |\\n",
+        ]
+        let server = try LoopbackServer([Self.text(answer), Self.text(answer)])
+        defer { server.stop() }
+        let laidOut = try runProcess(
+            Paths.skillhost, [], environment: environment(server: server), stdin: "what do I need\n")
+        #expect(laidOut.status == 0, "\(laidOut.stderr)")
+        #expect(
+            laidOut.stdout
+                == TerminalMarkdown.render(
+                    "# Shopping\n\n- **milk**\n- eggs\n\n| item | n |\n|---|--:|\n| milk | 2 |\n", width: 80,
+                    colors: false))
+        #expect(laidOut.stdout.contains("• milk"), "\(laidOut.stdout)")
+        #expect(!laidOut.stdout.contains("\u{1B}["), "no escapes without a terminal")
+        let raw = try runProcess(
+            Paths.skillhost, ["--raw"], environment: environment(server: server), stdin: "what do I need\n")
+        #expect(raw.stdout == "# Shopping\n\n- **milk**\n- eggs\n\n| item | n |\n|---|--:|\n| milk | 2 |\n\n")
     }
 
     @Test func commandsAreExplained() async throws {

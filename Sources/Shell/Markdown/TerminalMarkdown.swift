@@ -2,8 +2,9 @@
 /// blocks (boxed on the left, never re-wrapped), tables aligned and fitted to the width (cells wrapped when they
 /// must be), links followed by their target. With `colors` styles are ANSI escapes; without (no terminal,
 /// `NO_COLOR`) the text stays plain and readable: `#` before headings, backticks around code, no escapes at all.
-enum TerminalMarkdown {
-    static func render(_ text: String, width: Int, colors: Bool) -> String {
+public enum TerminalMarkdown {
+    /// The layout of `text`; ends with a newline when it has any content.
+    public static func render(_ text: String, width: Int, colors: Bool) -> String {
         let layout = Layout(colors: colors)
         let blocks = MarkdownDocument(parsing: text).blocks
         return layout.blocks(blocks, width: max(20, width)).joined(separator: "\n") + "\n"
