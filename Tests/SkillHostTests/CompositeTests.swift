@@ -228,6 +228,30 @@ struct CompositeTests {
         #expect(await eventually { busy() == 0 })
     }
 
+    /// A step may call a tool of an MCP server like any skill (here an external skill registered in-process).
+    @Test func aStepCallsAnExternalTool() async throws {
+        let registry = try registry()
+        let info = SkillInfo(
+            id: "remote_upper", title: "Upper", description: "Upper-cases text.", plugin: "remote", pluginVersion: "1",
+            file: "mcp", risk: .readOnly, flags: [], timeout: nil,
+            inputSchema: ["type": "object", "properties": ["text": ["type": "string"]], "required": ["text"]],
+            schemaIsGenerated: false, kind: .external)
+        registry.registerExternal(
+            source: "remote", version: "1", description: "a server", location: "mcp",
+            skills: [
+                ExternalSkill(info: info) { arguments in
+                    SkillOutcome(status: .ok, result: .string(arguments["text"]?.stringValue?.uppercased() ?? ""))
+                }
+            ])
+        _ = try load(
+            registry, "shout",
+            #"{"id": "shout", "description": "Shouts.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}, "steps": [{"call": "remote_upper", "with": {"text": "${input.text}"}, "as": "loud"}, {"result": "${loud}!"}]}"#
+        ).get()
+        let outcome = await registry.invoke(SkillInvocation(skill: "shout", arguments: ["text": "hi there"]))
+        #expect(outcome.result == "HI THERE!")
+        #expect(registry.skill("shout")?.risk == .readOnly)
+    }
+
     // MARK: Risk and policy
 
     @Test func riskIsTheHighestOfItsStepsAndFollowsThemWhenTheyChange() async throws {
