@@ -10,11 +10,11 @@ public protocol AgentSkills: Sendable {
     /// Lookup, validation, policy and confirmation: a call ready to run, or why it may not.
     func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal>
     /// The state snapshots of these plugins (ABI 1.1), for the model; none by default.
-    func snapshots(of plugins: [String]) async -> [(plugin: String, state: JSONValue)]
+    func snapshots(of plugins: [String]) async -> [PluginState]
 }
 
 extension AgentSkills {
-    public func snapshots(of plugins: [String]) async -> [(plugin: String, state: JSONValue)] { [] }
+    public func snapshots(of plugins: [String]) async -> [PluginState] { [] }
 }
 
 /// A call that passed everything before running.

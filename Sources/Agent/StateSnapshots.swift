@@ -12,19 +12,31 @@ public enum StateSnapshots {
 
     /// The system message for `snapshots` (sorted by plugin), or nil when there are none.
     public static func message(_ snapshots: [(plugin: String, state: JSONValue)], budget: Int) -> String? {
-        guard !snapshots.isEmpty else { return nil }
-        let share = max(64, budget / snapshots.count)
-        var lines = [heading]
+        message(snapshots.map { PluginState(plugin: $0.plugin, value: $0.state) }, budget: budget)
+    }
+
+    /// The system message for `states` (sorted by plugin), or nil when there are none. A state that fits its
+    /// share is sent as the text it came with.
+    public static func message(_ states: [PluginState], budget: Int) -> String? {
+        guard !states.isEmpty else { return nil }
+        let share = max(64, budget / states.count)
+        var message = heading
+        message.reserveCapacity(min(budget, 1 << 16) + 256)
         var omitted: [String] = []
-        for (plugin, state) in snapshots.sorted(by: { $0.plugin < $1.plugin }) {
-            if let text = trimmed(state, toFit: share - plugin.count - 2) {
-                lines.append("\(plugin): \(text)")
+        let ordered = zip(states, states.dropFirst()).allSatisfy { $0.plugin < $1.plugin }
+        for state in ordered ? states : states.sorted(by: { $0.plugin < $1.plugin }) {
+            let limit = share - state.plugin.utf8.count - 2
+            if let text = state.text.utf8.count <= limit ? state.text : trimmed(state.value, toFit: limit) {
+                message += "\n"
+                message += state.plugin
+                message += ": "
+                message += text
             } else {
-                omitted.append(plugin)
+                omitted.append(state.plugin)
             }
         }
-        if !omitted.isEmpty { lines.append("(too large to include: \(omitted.joined(separator: ", ")))") }
-        return lines.joined(separator: "\n")
+        if !omitted.isEmpty { message += "\n(too large to include: \(omitted.joined(separator: ", ")))" }
+        return message
     }
 
     /// The JSON text of `state` within `limit` bytes: whole, or with elements dropped from the ends of its longest
@@ -81,14 +93,13 @@ extension SkillRegistry {
     /// The snapshots of `plugins` that have one (a failed or missing snapshot is left out), taken on a Dispatch
     /// worker thread: plugin code never runs on the cooperative pool (a thread made per request cost 101 µs for
     /// 20 plugins; a warm Dispatch thread does not).
-    public func snapshots(of plugins: [String]) async -> [(plugin: String, state: JSONValue)] {
+    public func snapshots(of plugins: [String]) async -> [PluginState] {
         await withCheckedContinuation { continuation in
             snapshotQueue.async {
-                var taken: [(plugin: String, state: JSONValue)] = []
+                var taken: [PluginState] = []
+                taken.reserveCapacity(plugins.count)
                 for plugin in plugins {
-                    if case .success(let state)? = self.snapshotOnCurrentThread(plugin: plugin) {
-                        taken.append((plugin, state))
-                    }
+                    if case .success(let state)? = self.stateOnCurrentThread(plugin: plugin) { taken.append(state) }
                 }
                 continuation.resume(returning: taken)
             }

@@ -85,8 +85,8 @@ final class MCPStateWatch: Sendable {
             for uri in uris.sorted() {
                 guard let plugin = MCPServer.plugin(of: uri) else { continue }
                 let text: String
-                switch registry.snapshotOnCurrentThread(plugin: plugin) {
-                case .success(let state)?: text = state.jsonText
+                switch registry.stateOnCurrentThread(plugin: plugin) {
+                case .success(let state)?: text = state.text
                 case .failure(let error)?: text = "error: \(error.message)"
                 case nil: text = ""
                 }

@@ -44,9 +44,9 @@ enum PluginSnapshot {
 
     /// Calls a native plugin's `snapshot` on the calling thread: the object, nil when the plugin has none, or a
     /// sentence saying what was wrong with it.
-    static func take(_ function: Function, state: UnsafeMutableRawPointer?, plugin: String)
-        -> Result<JSONValue, SnapshotError>
-    {
+    static func take(
+        _ function: Function, state: UnsafeMutableRawPointer?, plugin: String, cache: SnapshotCache? = nil
+    ) -> Result<PluginState, SnapshotError> {
         let box = Box()
         let code = withExtendedLifetime(box) { function(state, Table.shared.pointer, box.opaque) }
         guard code == SKILL_OK else {
@@ -59,11 +59,43 @@ enum PluginSnapshot {
             return .failure(
                 SnapshotError("\(plugin)'s snapshot is over \(limit / 1024) KB; keep it to a short summary"))
         }
+        if let cached = cache?.state(for: bytes) { return .success(cached) }
         guard let value = try? JSONValue(parsing: bytes), value.objectValue != nil else {
             return .failure(SnapshotError("\(plugin)'s snapshot is not a JSON object"))
         }
-        return .success(value)
+        let taken = PluginState(plugin: plugin, value: value)
+        cache?.store(bytes, taken)
+        return .success(taken)
     }
+}
+
+/// A plugin's state as its snapshot gave it: the object, and its compact JSON text (kept so a request that
+/// sends it as it is does not print it again).
+public struct PluginState: Sendable, Equatable {
+    public let plugin: String
+    public let value: JSONValue
+    public let text: String
+
+    public init(plugin: String, value: JSONValue) {
+        self.init(plugin: plugin, value: value, text: value.jsonText)
+    }
+
+    init(plugin: String, value: JSONValue, text: String) {
+        self.plugin = plugin
+        self.value = value
+        self.text = text
+    }
+}
+
+/// The last snapshot a native plugin gave, so unchanged bytes are neither parsed nor printed again.
+final class SnapshotCache: Sendable {
+    private let last = Mutex<(bytes: [UInt8], state: PluginState)?>(nil)
+
+    func state(for bytes: [UInt8]) -> PluginState? {
+        last.withLock { last in last.flatMap { $0.bytes == bytes ? $0.state : nil } }
+    }
+
+    func store(_ bytes: [UInt8], _ state: PluginState) { last.withLock { $0 = (bytes, state) } }
 }
 
 /// Why a snapshot could not be taken, as a sentence.

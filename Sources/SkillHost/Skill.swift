@@ -46,6 +46,8 @@ final class LoadedPlugin: @unchecked Sendable {
     let snapshot: PluginSnapshot.Function?
     /// Whether the plugin has a snapshot, here or in its worker.
     let hasSnapshot: Bool
+    /// Its last snapshot (native plugins).
+    let snapshotCache = SnapshotCache()
 
     init(
         name: String, version: String, description: String, file: String, image: Image, keepsMapped: Bool,

@@ -168,15 +168,23 @@ public final class SkillRegistry: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     public func snapshotOnCurrentThread(plugin name: String) -> Result<JSONValue, SnapshotError>? {
+        stateOnCurrentThread(plugin: name).map { $0.map(\.value) }
+    }
+
+    /// `snapshotOnCurrentThread`, with the state's JSON text (unchanged bytes from a native plugin are neither
+    /// parsed nor printed again).
+    ///
+    /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
+    public func stateOnCurrentThread(plugin name: String) -> Result<PluginState, SnapshotError>? {
         guard let plugin = catalog.plugin(named: name) else { return nil }
         switch plugin.image {
         case .native(_, _, let pluginState):
             guard let function = plugin.snapshot else { return nil }
             plugin.users.add(1, ordering: .acquiring)
             defer { plugin.release() }
-            return PluginSnapshot.take(function, state: pluginState, plugin: name)
+            return PluginSnapshot.take(function, state: pluginState, plugin: name, cache: plugin.snapshotCache)
         case .isolated(let isolated):
-            return isolated.snapshot()
+            return isolated.snapshot().map { $0.map { PluginState(plugin: name, value: $0) } }
         }
     }
 

@@ -450,6 +450,6 @@ struct StateSnapshotTests {
         )
         #expect(lines[1].utf8.count <= 200)
         #expect(lines[2] == "(too large to include: huge)")
-        #expect(StateSnapshots.message([], budget: 400) == nil)
+        #expect(StateSnapshots.message([PluginState](), budget: 400) == nil)
     }
 }
