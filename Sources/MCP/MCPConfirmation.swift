@@ -69,7 +69,13 @@ final class MCPConfirmation: Sendable {
 
     private func inputRequired(skill: SkillInfo, arguments: JSONValue, subject: [UInt8]) -> JSONValue {
         let kind = skill.risk == .destructive ? "destructive" : "set to ask"
-        let question = "Run \(skill.id) (\(kind)) with \(arguments.jsonText)?"
+        var question = "Run \(skill.id) (\(kind)) with \(arguments.jsonText)?"
+        // A composite is confirmed once, for its whole plan.
+        if case .composite(let plan) = skill.kind {
+            question +=
+                " It runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"): "
+                + plan.lines.joined(separator: "; ")
+        }
         let form: JSONValue = [
             "type": "object",
             "properties": [

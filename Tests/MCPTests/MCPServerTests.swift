@@ -555,3 +555,24 @@ extension MCPServerTests {
         #expect(text?.hasPrefix(#"{"notes":2,"recent":[{"id":2,"title":"eggs"}"#) == true, "\(text ?? "")")
     }
 }
+
+extension MCPServerTests {
+    /// A destructive composite is put to an MCP client's user once, with its plan in the question.
+    @Test func aDestructiveCompositeAsksWithItsPlan() throws {
+        let folder = Paths.temporaryDirectory("mcp-composite-ask")
+        try
+            #"{"id": "add_then_delete", "description": "Adds a note and deletes note 1.", "steps": [{"call": "notes_add", "with": {"title": "x"}}, {"call": "notes_delete", "with": {"id": 1}}]}"#
+            .write(toFile: folder + "/add_then_delete.skill.json", atomically: true, encoding: .utf8)
+        let server = try MCPProcess(arguments: ["--plugins", folder], environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#
+        let asked = result(server.request(1, "tools/call", #"{"name":"add_then_delete","arguments":{},\#(meta)}"#))
+        #expect(asked?["resultType"] as? String == "input_required")
+        let confirm = (asked?["inputRequests"] as? [String: Any])?["confirm"] as? [String: Any]
+        #expect(
+            (confirm?["params"] as? [String: Any])?["message"] as? String
+                == #"Run add_then_delete (destructive) with {}? It runs 2 steps: 1. notes_add(title: "x"); 2. notes_delete(id: 1)"#
+        )
+    }
+}
