@@ -19,7 +19,12 @@ extension MCPServer {
             return
         }
         guard let skill = registry.skill(name) else {
-            respond(id, code: .invalidParams, message: "Unknown tool: \(name)", to: exchange)
+            // The nearest name, as the command line suggests it (the message keeps its standard start).
+            let suggestion = EditDistance.closest(to: name, among: registry.skills.map(\.id))
+            respond(
+                id, code: .invalidParams,
+                message: "Unknown tool: \(name)" + (suggestion.map { " (did you mean \($0)?)" } ?? ""),
+                data: suggestion.map { ["suggestion": .string($0)] }, to: exchange)
             return
         }
         let arguments = params["arguments"] ?? .object(JSONObject())

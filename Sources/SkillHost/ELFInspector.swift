@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the loader learns from a plugin file's ELF headers before handing it to `dlopen`.
 struct ELFSummary: Equatable {
     /// The image carries Swift metadata sections (`swift5_*`), even empty ones: it registers itself with the
@@ -90,6 +92,70 @@ enum ELFInspector {
         return false
     }
 
+    /// The sections of a complete ELF file (`inspect` succeeded): name, type, offset, size, link.
+    static func sections(_ bytes: [UInt8]) -> [(name: String, type: UInt32, offset: Int, size: Int, link: Int)] {
+        guard bytes.count >= 64 else { return [] }
+        let shoff = Int(clamping: read64(bytes, 40))
+        let shentsize = Int(read16(bytes, 58))
+        let shnum = Int(read16(bytes, 60))
+        let shstrndx = Int(read16(bytes, 62))
+        guard shentsize >= 64, shstrndx < shnum, shoff + shnum * shentsize <= bytes.count else { return [] }
+        let namesOffset = Int(clamping: read64(bytes, shoff + shstrndx * shentsize + 24))
+        let namesSize = Int(clamping: read64(bytes, shoff + shstrndx * shentsize + 32))
+        guard namesOffset >= 0, namesSize >= 0, namesOffset + namesSize <= bytes.count else { return [] }
+        return (0..<shnum).map { index in
+            let base = shoff + index * shentsize
+            let name = string(bytes, at: namesOffset + Int(read32(bytes, base)), end: namesOffset + namesSize)
+            return (
+                name, read32(bytes, base + 4), Int(clamping: read64(bytes, base + 24)),
+                Int(clamping: read64(bytes, base + 32)), Int(read32(bytes, base + 40))
+            )
+        }
+    }
+
+    /// A NUL-terminated string at `offset`, read no further than `end`.
+    static func string(_ bytes: [UInt8], at offset: Int, end: Int) -> String {
+        guard offset >= 0, offset < min(end, bytes.count) else { return "" }
+        var stop = offset
+        while stop < min(end, bytes.count), bytes[stop] != 0 { stop += 1 }
+        return String(decoding: bytes[offset..<stop], as: UTF8.self)
+    }
+
+    /// Whether a `swift5_*` section has content: the image contains Swift code, not only the empty metadata every
+    /// library linked by swiftc registers.
+    static func hasSwiftCode(_ bytes: [UInt8]) -> Bool {
+        sections(bytes).contains { $0.name.hasPrefix("swift5_") && $0.size > 0 }
+    }
+
+    /// Functions and variables the image exports besides `skill_plugin_entry` (Swift's mangled names aside: a
+    /// Swift plugin exports its types by design), at most 64.
+    static func extraExports(_ bytes: [UInt8]) -> [String] {
+        let all = sections(bytes)
+        guard let symbols = all.first(where: { $0.type == 11 }), symbols.link < all.count else { return [] }
+        let names = all[symbols.link]
+        guard symbols.offset >= 0, symbols.offset + symbols.size <= bytes.count,
+            names.offset + names.size <= bytes.count
+        else { return [] }
+        var found: [String] = []
+        var position = symbols.offset
+        while position + 24 <= symbols.offset + symbols.size, found.count < 64 {
+            defer { position += 24 }
+            let info = bytes[position + 4]
+            let visibility = bytes[position + 5] & 3
+            let section = read16(bytes, position + 6)
+            let binding = info >> 4
+            let kind = info & 0xF
+            guard section != 0, binding == 1 || binding == 2, kind == 1 || kind == 2, visibility != 1, visibility != 2
+            else { continue }
+            let name = string(bytes, at: names.offset + Int(read32(bytes, position)), end: names.offset + names.size)
+            guard !name.isEmpty, name != "skill_plugin_entry", !name.hasPrefix("$s"), !name.hasPrefix("_$s") else {
+                continue
+            }
+            found.append(name)
+        }
+        return found
+    }
+
     static func read16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
         UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
     }
@@ -100,5 +166,22 @@ enum ELFInspector {
 
     static func read64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
         (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * $1) }
+    }
+}
+
+/// What a plugin author will trip over in a file that loads (`skillhost check` warns about it).
+public struct PluginFileReport: Sendable, Equatable {
+    /// The image has Swift code (non-empty `swift5_*` sections), not only the empty metadata swiftc links in.
+    public let containsSwiftCode: Bool
+    /// Functions and variables exported besides `skill_plugin_entry` (built without `-fvisibility=hidden`).
+    public let extraExports: [String]
+
+    /// Reads `file`'s ELF headers (nothing is executed); nil when it is not a complete ELF file.
+    public static func inspect(_ file: String) -> PluginFileReport? {
+        guard let data = FileManager.default.contents(atPath: file), data.count <= 512 << 20 else { return nil }
+        let bytes = [UInt8](data)
+        guard case .success = ELFInspector.inspect(bytes) else { return nil }
+        return PluginFileReport(
+            containsSwiftCode: ELFInspector.hasSwiftCode(bytes), extraExports: ELFInspector.extraExports(bytes))
     }
 }

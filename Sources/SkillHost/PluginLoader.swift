@@ -121,7 +121,13 @@ final class PluginLoader: Sendable {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown dlopen error"
             return .failure(
                 PluginLoadError(
-                    file: file, problems: [.dlopenFailed(reason.replacingOccurrences(of: copy, with: base))]))
+                    file: file,
+                    problems: [
+                        // The private copy's path (or its name alone) means nothing to the author: their file's name.
+                        .dlopenFailed(
+                            reason.replacingOccurrences(of: copy, with: base).replacingOccurrences(
+                                of: (copy as NSString).lastPathComponent, with: base))
+                    ]))
         }
         guard let symbol = dlsym(handle, SKILL_PLUGIN_ENTRY_SYMBOL) else {
             dlclose(handle)

@@ -23,6 +23,24 @@ enum Command: Equatable {
     case shell(resume: String?)
     case sessions
     case mcp(MCPOptions)
+    /// `plugin install FILE | remove NAME | list`.
+    case plugin(action: String, argument: String?)
+    /// `config path | show | check`.
+    case config(action: String)
+    /// `completion bash | zsh | fish`.
+    case completion(shell: String)
+    /// `new NAME [--lang c|cpp|swift] [--dir DIR] [--sdk PATH]`.
+    case new(NewPlugin)
+    /// `help --man`: the manual page (roff), made from the help texts.
+    case manual
+}
+
+/// What `skillhost new` writes.
+struct NewPlugin: Equatable {
+    var name: String
+    var language = "c"
+    var directory: String?
+    var sdk: String?
 }
 
 /// `skillhost mcp` options: stdio by default; `--http ADDRESS:PORT` serves Streamable HTTP instead.
@@ -40,7 +58,7 @@ extension Command {
         case .call: return "call"
         case .mcp: return "mcp"
         case .shell: return "shell"
-        case .list, .check, .help, .version, .sessions: return "host"
+        case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual: return "host"
         }
     }
 }
@@ -59,7 +77,9 @@ struct ParsedCommandLine: Equatable {
 /// A small, strict parser: options may appear anywhere after the subcommand; unknown options are errors with a
 /// "did you mean" suggestion.
 enum CommandLineParser {
-    static let commands = ["list", "call", "check", "ask", "sessions", "mcp", "help"]
+    static let commands = [
+        "list", "call", "check", "ask", "sessions", "mcp", "plugin", "new", "config", "version", "completion", "help",
+    ]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
         var positional: [String] = []
@@ -71,6 +91,9 @@ enum CommandLineParser {
         var resume: String?
         var isolate: IsolateChoice?
         var mcp = MCPOptions()
+        var language: String?
+        var directory: String?
+        var sdk: String?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -101,7 +124,10 @@ enum CommandLineParser {
             case "--http": mcp.http = try value()
             case "--tls-cert": mcp.tlsCertificate = try value()
             case "--tls-key": mcp.tlsKey = try value()
-            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw":
+            case "--lang": language = try value()
+            case "--dir": directory = try value()
+            case "--sdk": sdk = try value()
+            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--step-limit":
@@ -115,6 +141,7 @@ enum CommandLineParser {
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
                     "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
+                    "--lang", "--dir", "--sdk", "--man",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -139,8 +166,53 @@ enum CommandLineParser {
         }
         let json = flags.contains("--json")
         switch name {
+        case "help" where flags.contains("--man"):
+            line.command = .manual
         case "help":
             line.command = .help(topic: rest.first)
+        case "version":
+            try expectCount(rest, max: 0, command: name)
+            line.command = .version
+        case "plugin":
+            let actions = ["install", "remove", "list"]
+            guard let action = rest.first, actions.contains(action) else {
+                throw UsageError(
+                    "plugin needs install FILE, remove NAME or list",
+                    hint: "skillhost plugin install ./my-plugin.so")
+            }
+            try expectCount(rest, max: action == "list" ? 1 : 2, command: "plugin \(action)")
+            guard action == "list" || rest.count == 2 else {
+                throw UsageError(
+                    "plugin \(action) needs a \(action == "install" ? "file" : "plugin name")",
+                    hint: action == "install"
+                        ? "skillhost plugin install ./my-plugin.so" : "skillhost plugin remove my-plugin")
+            }
+            line.command = .plugin(action: action, argument: rest.count > 1 ? rest[1] : nil)
+        case "config":
+            guard let action = rest.first, ["path", "show", "check"].contains(action) else {
+                throw UsageError("config needs path, show or check", hint: "skillhost config show")
+            }
+            try expectCount(rest, max: 1, command: "config")
+            line.command = .config(action: action)
+        case "completion":
+            guard let shell = rest.first, ["bash", "zsh", "fish"].contains(shell) else {
+                throw UsageError(
+                    "completion needs bash, zsh or fish",
+                    hint: "add eval \"$(skillhost completion bash)\" to ~/.bashrc")
+            }
+            try expectCount(rest, max: 1, command: "completion")
+            line.command = .completion(shell: shell)
+        case "new":
+            guard let plugin = rest.first else {
+                throw UsageError("new needs a plugin name", hint: "skillhost new greeter --lang c")
+            }
+            try expectCount(rest, max: 1, command: "new")
+            let chosen = language ?? "c"
+            guard ["c", "cpp", "swift"].contains(chosen) else {
+                throw UsageError(
+                    "--lang \(chosen) is not one of c, cpp, swift", hint: "skillhost new \(plugin) --lang c")
+            }
+            line.command = .new(NewPlugin(name: plugin, language: chosen, directory: directory, sdk: sdk))
         case "list":
             try expectCount(rest, max: 0, command: name)
             line.command = .list(json: json, watch: flags.contains("--watch"))

@@ -9,7 +9,7 @@ import Synchronization
 enum CallCommand {
     static func run(
         registry: SkillRegistry, skill: String, arguments: String?, json: Bool, timeout: Duration?,
-        confirmed: Bool
+        confirmed: Bool, missingBundled: String? = nil
     ) async throws(CLIError) -> Int32 {
         var text = arguments ?? "{}"
         let fromStandardInput = text == "-"
@@ -47,6 +47,7 @@ enum CallCommand {
                 "\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
                     + (outcome.error ?? "unknown error"))
             if outcome.code == .unknownSkill {
+                if let missingBundled { printError("note: \(missingBundled)") }
                 let failures = registry.failures
                 if !failures.isEmpty {
                     printError(

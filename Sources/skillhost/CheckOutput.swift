@@ -14,12 +14,27 @@ enum CheckOutput {
             var out = "\(file): ok — plugin \(plugin.name) \(plugin.version)"
             if !plugin.description.isEmpty { out += " (\(plugin.description))" }
             out += ", \(skills.count) skill\(skills.count == 1 ? "" : "s")"
-            out += plugin.keepsMapped ? ", carries Swift runtime metadata (kept mapped after unload)\n" : "\n"
+            let report = PluginFileReport.inspect(file)
+            if plugin.keepsMapped, report?.containsSwiftCode == false {
+                // SwiftPM links C libraries with swiftc, which adds empty Swift metadata the runtime registers.
+                out +=
+                    ", linked by swiftc without Swift code (SwiftPM links C libraries that way): its empty Swift "
+                    + "metadata is registered with the runtime, so it stays mapped after unload (cc -shared avoids that)\n"
+            } else {
+                out += plugin.keepsMapped ? ", contains Swift code (kept mapped after unload)\n" : "\n"
+            }
             let capabilities = plugin.capabilities.names
             out +=
                 "declares: compute\(capabilities.isEmpty ? " only" : ", " + capabilities.joined(separator: ", "))"
                 + (plugin.readPaths.isEmpty ? "" : "; also read \(plugin.readPaths.joined(separator: ", "))") + "\n"
             out += "runs: \(plugin.placementText)\n"
+            if let extra = report?.extraExports, !extra.isEmpty {
+                let shown = extra.prefix(5).joined(separator: ", ") + (extra.count > 5 ? ", …" : "")
+                out +=
+                    "warning: it exports \(extra.count) symbol\(extra.count == 1 ? "" : "s") besides skill_plugin_entry "
+                    + "(\(shown)); build it with -fvisibility=hidden so its names cannot clash with the host's or another "
+                    + "plugin's (SKILL_PLUGIN exports the entry point)\n"
+            }
             for skill in skills {
                 let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
                 out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue)\(flags)]\n"

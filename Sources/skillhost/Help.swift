@@ -10,7 +10,15 @@ enum Help {
           skillhost list [--json] [--watch]          show loaded skills and files that failed to load
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>] [--yes]
                                                      run one skill with JSON arguments
-          skillhost check <plugin.so> [--json]       validate a plugin without registering it
+          skillhost check <plugin.so|x.skill.json> [--json]
+                                                     validate a plugin or composite skill without registering it
+          skillhost plugin install <file> | remove <name> | list
+                                                     manage the plugins in the user folder
+          skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>]
+                                                     write a plugin project to start from
+          skillhost config path | show | check       where the configuration is, what is in effect, is it valid
+          skillhost version                          host, plugin ABI and Swift versions
+          skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
           skillhost ask ['<question>'] [--json] [--step-limit N]
                                                      one agent turn: a model (or the offline router) calls skills
           skillhost help [<command>]                 show help for a command
@@ -23,7 +31,8 @@ enum Help {
           --version               print the version
           --raw                   the shell leaves model answers as sent (no markdown layout)
 
-        Plugins load from the folder of the skillhost executable (bundled libskill-*.so), the user folder
+        Plugins load from the bundled folder (<prefix>/lib/skillhost/plugins for an installed skillhost, else beside
+        the executable: libskill-*.so), the user folder
         ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins, created on first use) and every --plugins <dir>.
         Plugins outside the bundled folder run in worker processes the host can kill and restart, and are
         loaded in a child process first, so one that crashes or hangs cannot take skillhost down.
@@ -98,8 +107,38 @@ enum Help {
         Usage: skillhost mcp [--plugins <dir>]... [--no-default-plugins]
 
         Serves the skills to an MCP client over stdio (one JSON-RPC message per line; logs on stderr) until the
-        client closes standard input. Plugin folders are watched: changes become notifications/tools/list_changed.
+        client closes standard input (--http ADDRESS:PORT serves Streamable HTTP instead). Plugin folders are watched: changes become notifications/tools/list_changed.
         Destructive skills are refused unless a "policy" rule in config.json allows them.
+        """
+
+    static let plugin = """
+        Usage: skillhost plugin install <file.so|file.skill.json> | remove <name> | list
+
+        install   checks the file the way the host loads it, then copies it into the user plugins folder
+                  ($SKILLHOST_PLUGINS, else $XDG_DATA_HOME/skillhost/plugins) under a hidden name and renames it, so
+                  a running skillhost sees the whole file at once; a plugin of the same name there is replaced. A
+                  broken file, a bundled plugin's name or skill ids another plugin has are refused with the reasons.
+        remove    deletes the named plugin (or composite skill) from the user folder.
+        list      the plugins part of skillhost list.
+        """
+
+    static let new = """
+        Usage: skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>]
+
+        Writes a plugin project (default: ./<name>) with one typed and one JSON skill, a Makefile (C, C++) or a
+        Package.swift (Swift) that builds against the installed SDK, and a README with the build, check and
+        install lines. --sdk names the prefix skillhost was installed into (default: the one this skillhost runs
+        from); Swift projects need an installed SDK (make install), C and C++ also build against a source tree.
+        """
+
+    static let config = """
+        Usage: skillhost config path | show | check
+
+        path   prints where config.json is read from ($XDG_CONFIG_HOME/skillhost/config.json)
+        show   prints every setting in effect and where it came from (environment, config.json, default);
+               secrets (API keys, header values, tokens) are shown as (set), never echoed
+        check  validates the file and the environment as every command reads them (exit 2 and the sentence
+               naming the key when something is wrong)
         """
 
     static func text(for topic: String?) -> String? {
@@ -111,6 +150,15 @@ enum Help {
         case "ask"?: return ask
         case "sessions"?: return sessions
         case "mcp"?: return mcp
+        case "plugin"?: return plugin
+        case "new"?: return new
+        case "config"?: return config
+        case "version"?:
+            return
+                "Usage: skillhost version\n\nPrints the host version, the plugin ABI it implements and the Swift it was built with.\n"
+        case "completion"?:
+            return
+                "Usage: skillhost completion bash|zsh|fish\n\nPrints a completion script: eval \"$(skillhost completion bash)\" in ~/.bashrc.\n"
         case "help"?: return overview
         default: return nil
         }

@@ -10,6 +10,15 @@ struct HostSetup {
     /// The bundled folder holds other libraries too; only `libskill-*.so` there are plugins.
     static let bundledFilter: @Sendable (String) -> Bool = { $0.hasPrefix("libskill-") }
 
+    /// The sentence `list` and `call` say when the bundled folder was searched and held no plugin (nil otherwise).
+    var missingBundledNotice: String? {
+        guard let bundled = folders.first(where: \.bundled)?.path else { return nil }
+        let loaded =
+            registry.plugins.contains { ($0.file as NSString).deletingLastPathComponent == bundled }
+            || registry.failures.contains { ($0.file as NSString).deletingLastPathComponent == bundled }
+        return loaded ? nil : Self.noBundledPlugins(bundled)
+    }
+
     /// Starts hot reload on every folder plugins were loaded from.
     func watch() -> PluginWatch {
         let everything: @Sendable (String) -> Bool = { _ in true }
@@ -37,9 +46,27 @@ struct HostSetup {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? Bundle.main.executablePath
     }
 
-    /// The directory of the running executable, where `swift build` puts the bundled `libskill-*.so`.
+    /// The directory of the running executable (its resolved path: a symbolic link to it does not count).
     static func executableFolder() -> String? {
         executablePath().map { ($0 as NSString).deletingLastPathComponent }
+    }
+
+    /// Where the bundled `libskill-*.so` are: `<prefix>/lib/skillhost/plugins` for an installed
+    /// `<prefix>/bin/skillhost`, else beside the executable (where `swift build` puts them).
+    static func bundledFolder() -> String? {
+        guard let folder = executableFolder() else { return nil }
+        let installed = (folder as NSString).deletingLastPathComponent + "/lib/skillhost/plugins"
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: installed, isDirectory: &isDirectory), isDirectory.boolValue {
+            return installed
+        }
+        return folder
+    }
+
+    /// The sentence for a host that found no bundled plugin where it looked.
+    static func noBundledPlugins(_ folder: String) -> String {
+        "no bundled plugins in \(folder) (libskill-*.so): install skillhost with make install, which puts them in "
+            + "<prefix>/lib/skillhost/plugins beside <prefix>/bin/skillhost"
     }
 
     /// Creates the registry and loads the default folders (unless disabled) and `extraFolders`.
@@ -56,7 +83,7 @@ struct HostSetup {
         if let limit = config.pluginLimit { configuration.maximumPluginSize = limit }
         if let executable = executablePath() {
             configuration.isolation = config.isolation.settings(
-                executable: executable, bundledFolder: executableFolder(), choice: isolate)
+                executable: executable, bundledFolder: bundledFolder(), choice: isolate)
         }
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch {
@@ -64,7 +91,7 @@ struct HostSetup {
         }
         var folders: [(String, Bool)] = []
         if defaultFolders {
-            if let bundled = executableFolder() {
+            if let bundled = bundledFolder() {
                 registry.loadFolder(bundled, include: bundledFilter)
                 folders.append((bundled, true))
             }

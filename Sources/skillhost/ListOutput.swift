@@ -21,12 +21,7 @@ enum ListOutput {
             }
             out += "\n" + Table.render(header: ["SKILL", "TITLE", "PLUGIN", "RISK", "FLAGS", "ARGUMENTS"], rows: rows)
         }
-        if !plugins.isEmpty {
-            let rows = plugins.map { plugin in
-                ["\(plugin.name) \(plugin.version)", "\(plugin.skillIDs.count)", plugin.file, plugin.placementText]
-            }
-            out += "\n" + Table.render(header: ["PLUGIN", "SKILLS", "SOURCE", "RUNS"], rows: rows)
-        }
+        if !plugins.isEmpty { out += "\n" + pluginTable(plugins) }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
             out += "\nFailed to load (\(failures.count)):\n"
@@ -34,7 +29,16 @@ enum ListOutput {
         }
         let folders = setup.folders.map { $0.bundled ? "\($0.path) (bundled)" : $0.path }
         if !folders.isEmpty { out += "\nFolders: \(folders.joined(separator: ", "))\n" }
+        if let notice = setup.missingBundledNotice { out += "\nwarning: \(notice)\n" }
         return out
+    }
+
+    /// The plugins: name and version, how many skills, the file (or server), where it runs.
+    static func pluginTable(_ plugins: [PluginSummary]) -> String {
+        let rows = plugins.map { plugin in
+            ["\(plugin.name) \(plugin.version)", "\(plugin.skillIDs.count)", plugin.file, plugin.placementText]
+        }
+        return Table.render(header: ["PLUGIN", "SKILLS", "SOURCE", "RUNS"], rows: rows)
     }
 
     /// `list --watch`: after the listing, one line per registry change until interrupted (with `--json`, one

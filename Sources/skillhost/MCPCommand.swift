@@ -17,6 +17,13 @@ enum MCPCommand {
     }
 
     static func run(registry: SkillRegistry, output: FileHandle) async {
+        // A person who typed `skillhost mcp` in a terminal learns why nothing happens.
+        if isatty(STDIN_FILENO) == 1 {
+            FileHandle.standardError.write(
+                Data(
+                    ("skillhost: serving MCP on stdio, waiting for a client on standard input (an MCP client starts "
+                        + "this command; --http ADDRESS:PORT serves over HTTP; Ctrl-D ends)\n").utf8))
+        }
         let lock = Mutex(())
         let server = MCPServer(registry: registry) { line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }

@@ -109,8 +109,26 @@ struct SkillhostCLI {
 
         switch line.command {
         case .version:
-            print("skillhost \(version)")
+            writeOut(VersionInfo.text)
             return ExitCode.ok.rawValue
+        case .manual:
+            writeOut(Manual.roff)
+            return ExitCode.ok.rawValue
+        case .completion(let shell):
+            writeOut(Completion.script(for: shell))
+            return ExitCode.ok.rawValue
+        case .config(let action):
+            switch action {
+            case "path": writeOut(ConfigCommand.path(environment))
+            case "check": writeOut(try ConfigCommand.check(environment))
+            default: writeOut(try ConfigCommand.show(environment))
+            }
+            return ExitCode.ok.rawValue
+        case .new(let plugin):
+            writeOut(try NewCommand.run(plugin, environment: environment))
+            return ExitCode.ok.rawValue
+        case .plugin(let action, let argument):
+            return try await PluginCommand.run(action, argument, line: line, environment: environment, log: log)
         case .help(let topic):
             guard let text = Help.text(for: topic) else {
                 throw .usage(
@@ -185,7 +203,7 @@ struct SkillhostCLI {
             if let failure = await host.mcp.prepare(skill) { printError("skillhost: \(failure)") }
             return try await CallCommand.run(
                 registry: host.registry, skill: skill, arguments: arguments,
-                json: json, timeout: timeout, confirmed: confirmed)
+                json: json, timeout: timeout, confirmed: confirmed, missingBundled: host.setup.missingBundledNotice)
         }
     }
 

@@ -58,12 +58,15 @@ final class IsolatedPlugin: Sendable {
             name: label, file: launch.file, launch: launch, settings: settings, clock: clock, log: log)
         switch plugin.spawnAndDescribe() {
         case .failure(let failure):
+            // The worker loaded the host's private copy: its sentences name the user's file instead.
+            let copyName = (launch.copy as NSString).lastPathComponent
+            let message = failure.message.replacingOccurrences(of: launch.copy, with: label)
+                .replacingOccurrences(of: copyName, with: label)
             return .failure(
                 PluginLoadError(
                     file: launch.file,
                     problems: failure.isProtocolError
-                        ? failure.message.split(separator: "\n").map { .other(String($0)) }
-                        : [.other(failure.message)]))
+                        ? message.split(separator: "\n").map { .other(String($0)) } : [.other(message)]))
         case .success(let (worker, description)):
             plugin.label.withLock { $0 = description.name }
             worker.rename(description.name)

@@ -1,0 +1,84 @@
+import Foundation
+import Shell
+import SkillJSON
+
+/// `skillhost config path|show|check`: where the configuration lives, what is in effect and where each value
+/// came from (secrets never shown), and whether the file is valid.
+enum ConfigCommand {
+    static func path(_ environment: [String: String]) -> String { Config.path(environment) + "\n" }
+
+    /// Validates the file and the environment as every command does; the sentence of the first problem, or ok.
+    static func check(_ environment: [String: String]) throws(CLIError) -> String {
+        let file = Config.path(environment)
+        _ = try Config.load(environment)
+        return FileManager.default.fileExists(atPath: file)
+            ? "\(file): ok\n" : "\(file): no file (every setting has its default); ok\n"
+    }
+
+    /// Keys whose values are secrets: shown as "set", never echoed.
+    static let secretKeys: Set<String> = ["api_key", "headers", "tokens", "env", "state_key"]
+
+    /// One line per setting: `name  value  (from where)`.
+    static func show(_ environment: [String: String]) throws(CLIError) -> String {
+        _ = try Config.load(environment)  // a file that does not load is said as every command says it
+        let file = Config.path(environment)
+        let document: JSONObject = {
+            guard let data = FileManager.default.contents(atPath: file),
+                let value = try? JSONValue(parsing: [UInt8](data))
+            else { return JSONObject() }
+            return value.objectValue ?? JSONObject()
+        }()
+        var rows: [[String]] = []
+        func row(_ key: String, _ value: String, _ source: String) { rows.append([key, value, source]) }
+        func fromFile(_ key: String) -> String? { document[key].map { redacted($0, key: key).jsonText } }
+        func setting(_ key: String, environmentKey: String? = nil, default fallback: String) {
+            if let environmentKey, let value = environment[environmentKey], !value.isEmpty {
+                row(key, secretKeys.contains(key) ? "(set)" : value, "environment \(environmentKey)")
+            } else if let value = fromFile(key) {
+                row(key, value, "config.json")
+            } else {
+                row(key, fallback, "default")
+            }
+        }
+        setting("base_url", environmentKey: "OPENAI_BASE_URL", default: "none: the offline router answers")
+        setting("api_key", environmentKey: "OPENAI_API_KEY", default: "none")
+        setting("model", environmentKey: "SKILLHOST_MODEL", default: "none")
+        setting("step_limit", default: "8")
+        setting("max_tools", default: "24")
+        setting("request_timeout_s", default: "120")
+        setting("snapshot_budget_bytes", default: "2000")
+        setting("max_result_mb", default: "16")
+        setting("max_plugin_mb", default: "256")
+        setting("policy", default: "{} (read-only skills run; mutating and destructive ones ask)")
+        setting("disabled_skills", default: "[]")
+        setting("isolation", default: "{} (plugins outside the bundled folder run in worker processes)")
+        setting("mcpServers", default: "{}")
+        setting("mcp", default: "{} (stdio)")
+        if environment["SKILLHOST_MCP_TOKEN"].map({ !$0.isEmpty }) == true {
+            row("mcp token", "(set)", "environment SKILLHOST_MCP_TOKEN")
+        }
+        var out = "Configuration file: \(file)\(FileManager.default.fileExists(atPath: file) ? "" : " (none)")\n"
+        out += "Data: \(HostSetup.dataHome(environment)) · plugins: \(HostSetup.userPluginFolder(environment))\n\n"
+        out += Table.render(header: ["SETTING", "VALUE", "FROM"], rows: rows)
+        return out
+    }
+
+    /// `value` with every secret replaced by "(set)": API keys, header values, tokens, server environments.
+    static func redacted(_ value: JSONValue, key: String, depth: Int = 0) -> JSONValue {
+        if secretKeys.contains(key) {
+            switch value {
+            case .object(let object): return .object(JSONObject(object.members.map { ($0.key, "(set)") }))
+            case .array(let items): return .array(items.map { _ in "(set)" })
+            default: return "(set)"
+            }
+        }
+        guard depth < 16 else { return value }
+        switch value {
+        case .object(let object):
+            return .object(
+                JSONObject(object.members.map { ($0.key, redacted($0.value, key: $0.key, depth: depth + 1)) }))
+        case .array(let items): return .array(items.map { redacted($0, key: "", depth: depth + 1) })
+        default: return value
+        }
+    }
+}
