@@ -178,6 +178,11 @@ struct MCPServerTests {
         let unknown = server.request(10, "tools/call", #"{"name":"no_such_tool","arguments":{}}"#)
         #expect((unknown?["error"] as? [String: Any])?["code"] as? Int == -32602)
         #expect((unknown?["error"] as? [String: Any])?["message"] as? String == "Unknown tool: no_such_tool")
+        // A near miss gets the nearest name, as on the command line.
+        let typo = server.request(100, "tools/call", #"{"name":"calculater","arguments":{}}"#)
+        let typoError = typo?["error"] as? [String: Any]
+        #expect(typoError?["message"] as? String == "Unknown tool: calculater (did you mean calculator?)")
+        #expect((typoError?["data"] as? [String: Any])?["suggestion"] as? String == "calculator")
         server.send("not json")
         #expect((server.next()?["error"] as? [String: Any])?["code"] as? Int == -32700)
         let missing = server.request(11, "prompts/list")

@@ -581,3 +581,13 @@ extension ShellTerminalTests {
         try tmux.key("n")
     }
 }
+
+extension ShellTerminalTests {
+    /// `skillhost mcp` typed in a terminal says what it is waiting for.
+    @Test func mcpOnATerminalSaysItWaitsForAClient() async throws {
+        let tmux = try TmuxSession([Paths.skillhost, "mcp"], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("skillhost: serving MCP on stdio, waiting for a client on standard input")
+        try tmux.key("C-d")
+    }
+}
