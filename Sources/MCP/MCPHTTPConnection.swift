@@ -112,7 +112,6 @@ final class MCPHTTPConnection: Sendable {
         var parser = SSEParser()
         var body: [UInt8] = []
         var streaming = false
-        var received = 0
         do {
             for try await event in stream {
                 switch event {

@@ -252,6 +252,34 @@ struct CompositeTests {
         #expect(registry.skill("shout")?.risk == .readOnly)
     }
 
+    /// What a run keeps is bounded like a result: a for_each's results, and a result a template builds.
+    @Test func whatARunKeepsIsBounded() async throws {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("bounded-data")))
+        configuration.resultLimit = 2_000
+        let registry = try SkillRegistry(configuration: configuration)
+        _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
+        _ = try load(
+            registry, "echo_all",
+            #"{"id": "echo_all", "description": "x", "input_schema": {"type": "object", "properties": {"items": {"type": "array"}}}, "steps": [{"for_each": "${input.items}", "call": "echo", "with": {"text": "${item}"}}]}"#
+        ).get()
+        let items = JSONValue.array((0..<40).map { _ in .string(String(repeating: "x", count: 100)) })
+        let outcome = await registry.invoke(SkillInvocation(skill: "echo_all", arguments: ["items": items]))
+        #expect(
+            outcome.error?.hasPrefix("echo_all stopped at step 1 of 1 (echo): the results of its ") == true,
+            "\(outcome.error ?? "")")
+        #expect(outcome.error?.contains("calls so far are over 2.0 KB (max_result_mb in config.json)") == true)
+        _ = try load(
+            registry, "repeat",
+            #"{"id": "repeat", "description": "x", "input_schema": {"type": "object", "properties": {"t": {"type": "string"}}}, "steps": [{"result": ["${input.t}", "${input.t}", "${input.t}"]}]}"#
+        ).get()
+        let repeated = await registry.invoke(
+            SkillInvocation(skill: "repeat", arguments: ["t": .string(String(repeating: "y", count: 900))]))
+        #expect(repeated.error?.hasSuffix("(result): its result is over 2.0 KB (max_result_mb in config.json)") == true)
+        #expect(CompositeRun.size(of: ["a": [1, "bc"]], upTo: 100) == 2 + 5 + 2 + 2 + 8 + 4)
+        registry.shutdown()
+    }
+
     // MARK: Risk and policy
 
     @Test func riskIsTheHighestOfItsStepsAndFollowsThemWhenTheyChange() async throws {

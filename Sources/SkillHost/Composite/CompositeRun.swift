@@ -75,9 +75,38 @@ struct CompositeRun {
                 last = value
             }
         }
+        // The result is bounded like a plugin's: a template may repeat a large value.
+        let limit = invoker.configuration.resultLimit
+        if Self.size(of: last, upTo: limit) > limit {
+            return await stopped(
+                at: total, "result",
+                .failure(code: .failed, "its result is over \(byteCount(limit)) (max_result_mb in config.json)"))
+        }
         var outcome = SkillOutcome(status: .ok, result: last)
         outcome.undo = combinedUndo()
         return outcome
+    }
+
+    /// About how many bytes `value` takes as JSON text, counted no further than just past `limit`.
+    static func size(of value: JSONValue, upTo limit: Int) -> Int {
+        var total = 0
+        var pending: [JSONValue] = [value]
+        while let next = pending.popLast(), total <= limit {
+            switch next {
+            case .string(let text): total += text.utf8.count + 2
+            case .array(let elements):
+                total += 2 + elements.count
+                pending.append(contentsOf: elements)
+            case .object(let object):
+                total += 2
+                for member in object.members {
+                    total += member.key.utf8.count + 4
+                    pending.append(member.value)
+                }
+            default: total += 8
+            }
+        }
+        return total
     }
 
     /// Before anything runs: every step's skill is registered, and arguments that need nothing but the input are
@@ -144,12 +173,27 @@ struct CompositeRun {
         }
         var results: [JSONValue] = []
         results.reserveCapacity(items.count)
+        // What the results of one step keep is bounded like one result (each result already is).
+        let limit = invoker.configuration.resultLimit
+        var kept = 0
         for (index, item) in items.enumerated() {
             scope.item = item
             scope.index = index
             if items.count > 1 { report(number, of: total, "\(call.skill) (\(index + 1) of \(items.count))") }
             switch await callOnce(call, number: number) {
-            case .success(let value): results.append(value)
+            case .success(let value):
+                kept += Self.size(of: value, upTo: limit)
+                guard kept <= limit else {
+                    return .failure(
+                        Stop(
+                            outcome: await stopped(
+                                at: number, call.skill,
+                                .failure(
+                                    code: .failed,
+                                    "the results of its \(index + 1) calls so far are over \(byteCount(limit)) "
+                                        + "(max_result_mb in config.json)"))))
+                }
+                results.append(value)
             case .failure(let stop): return .failure(stop)
             }
         }
