@@ -17,7 +17,7 @@ struct MCPHTTPClientTests {
             process.arguments =
                 kind == "legacy"
                 ? [Paths.fixtures + "/legacy_http_server.py"] : [Paths.fixtures + "/http_mcp_server.py", kind]
-            let errors = Pipe()
+            let errors = privatePipe()
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
             try process.run()

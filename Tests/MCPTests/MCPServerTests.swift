@@ -6,8 +6,8 @@ import Testing
 final class MCPProcess: @unchecked Sendable {
     // @unchecked: used from one test task at a time.
     let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let input = privatePipe()
+    private let output = privatePipe()
     private var buffer = Data()
 
     init(arguments: [String] = [], environment: [String: String]) throws {

@@ -89,7 +89,7 @@ struct CLITests {
         server.executableURL = URL(fileURLWithPath: Paths.skillhost)
         server.arguments = ["mcp", "--no-default-plugins"]
         server.environment = environment
-        let input = Pipe()
+        let input = privatePipe()
         server.standardInput = input
         server.standardOutput = FileHandle.nullDevice
         try server.run()
@@ -284,7 +284,9 @@ struct CLITests {
         #expect(source.split(separator: "\n").count <= 25, "the example stays short")
         let work = Paths.temporaryDirectory("readme")
         try source.write(toFile: work + "/hello.c", atomically: true, encoding: .utf8)
-        let command = buildLine.replacingOccurrences(of: "SkillSDK/include", with: Paths.sdkInclude)
+        // The README builds against the installed SDK; here the headers are the clone's.
+        let command = buildLine.replacingOccurrences(
+            of: "$(pkg-config --cflags skillsdk)", with: "-I " + Paths.sdkInclude)
         let build = try runProcess("/bin/sh", ["-c", "cd \(work) && \(command)"])
         #expect(build.status == 0, "\(build.stderr)")
         let plugins = home + "/data/skillhost/plugins"
@@ -308,7 +310,7 @@ struct ListWatchTests {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = Paths.temporaryDirectory("watch-home")
         process.environment = environment
-        let output = Pipe()
+        let output = privatePipe()
         process.standardOutput = output
         try process.run()
         return (process, LineReader(output.fileHandleForReading))

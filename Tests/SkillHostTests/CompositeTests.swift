@@ -30,8 +30,10 @@ struct CompositeTests {
 
     let folder = Paths.temporaryDirectory("composites")
 
-    func registry(policy: Policy = Policy(), timeout: Duration = .seconds(10)) throws -> SkillRegistry {
-        let registry = try makeRegistry(timeout: timeout, policy: policy)
+    func registry(
+        policy: Policy = Policy(), timeout: Duration = .seconds(120), clock: any HostClock = SystemClock()
+    ) throws -> SkillRegistry {
+        let registry = try makeRegistry(timeout: timeout, clock: clock, policy: policy)
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
         _ = try registry.load(file: try Fixture.compile(Self.fixtures, name: "fixtures", into: folder)).get()
         _ = try registry.load(file: Paths.products + "/libskill-notes.so").get()
@@ -196,8 +198,10 @@ struct CompositeTests {
                 + "nothing had been changed")
     }
 
+    /// Time is the test's (an injected clock): the deadline falls while step 2 runs, however busy the machine is.
     @Test func theDeadlineCoversTheWholeCompositeAndCancellationStopsTheStep() async throws {
-        let registry = try registry()
+        let clock = ManualClock()
+        let registry = try registry(clock: clock)
         _ = try load(
             registry, "slow",
             """
@@ -205,7 +209,16 @@ struct CompositeTests {
              "steps": [{"call": "undoable"}, {"call": "cooperative", "with": {"ms": 600000}}, {"call": "echo"}]}
             """
         ).get()
-        let outcome = await registry.invoke(SkillInvocation(skill: "slow"))
+        let busy = {
+            let s = registry.poolStatistics
+            return s.liveThreads - s.idleThreads
+        }
+        let finished = Mutex<SkillOutcome?>(nil)
+        _ = registry.start(SkillInvocation(skill: "slow")) { outcome in finished.withLock { $0 = outcome } }
+        #expect(await eventually { busy() == 1 && clock.pendingTimers > 0 }, "step 2 runs under its deadline")
+        clock.advance(by: .seconds(2))
+        #expect(await eventually { finished.withLock { $0 } != nil })
+        let outcome = try #require(finished.withLock { $0 })
         #expect(outcome.status == .timeout)
         #expect(
             outcome.error
@@ -217,10 +230,8 @@ struct CompositeTests {
             registry, "long",
             #"{"id": "long", "description": "Waits.", "steps": [{"call": "cooperative", "with": {"ms": 600000}}]}"#)
         let ended = Mutex<SkillOutcome?>(nil)
+        #expect(await eventually { busy() == 0 }, "step 2 of the first composite returned")
         let handle = registry.start(SkillInvocation(skill: "long")) { outcome in ended.withLock { $0 = outcome } }
-        let busy = {
-            let s = registry.poolStatistics; return s.liveThreads - s.idleThreads
-        }
         #expect(await eventually { busy() == 1 })
         handle.cancel()
         #expect(await eventually { ended.withLock { $0 } != nil })
@@ -257,13 +268,14 @@ struct CompositeTests {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("bounded-data")))
         configuration.resultLimit = 2_000
+        configuration.defaultTimeout = .seconds(600)  // a loaded machine is slow, never wrong
         let registry = try SkillRegistry(configuration: configuration)
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
         _ = try load(
             registry, "echo_all",
             #"{"id": "echo_all", "description": "x", "input_schema": {"type": "object", "properties": {"items": {"type": "array"}}}, "steps": [{"for_each": "${input.items}", "call": "echo", "with": {"text": "${item}"}}]}"#
         ).get()
-        let items = JSONValue.array((0..<40).map { _ in .string(String(repeating: "x", count: 100)) })
+        let items = JSONValue.array((0..<40).map { _ in .string(String(repeating: "x", count: 500)) })
         let outcome = await registry.invoke(SkillInvocation(skill: "echo_all", arguments: ["items": items]))
         #expect(
             outcome.error?.hasPrefix("echo_all stopped at step 1 of 1 (echo): the results of its ") == true,

@@ -34,7 +34,7 @@ public final class HTTPServerProcess: Sendable {
         process.executableURL = URL(fileURLWithPath: Paths.skillhost)
         process.arguments = ["mcp", "--http", "127.0.0.1:0"] + arguments
         process.environment = environment
-        let errors = Pipe()
+        let errors = privatePipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

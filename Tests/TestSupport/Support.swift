@@ -60,11 +60,11 @@ public func runProcess(
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
+    let out = privatePipe()
+    let err = privatePipe()
     process.standardOutput = out
     process.standardError = err
-    let input = Pipe()
+    let input = privatePipe()
     process.standardInput = input
     try process.run()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
@@ -283,4 +283,15 @@ public final class StartedCall: Sendable {
     private func set(_ outcome: SkillOutcome) { box.withLock { $0 = outcome } }
 
     public var outcome: SkillOutcome? { box.withLock { $0 } }
+}
+
+/// A pipe whose two ends no other child inherits: tests run in parallel, and a long-lived child started meanwhile
+/// (a tmux server daemonises) would otherwise keep a write end open, so the reader never saw the end of input.
+/// The child a pipe is meant for still gets its end: `Process` duplicates it onto 0, 1 or 2, which clears the flag.
+public func privatePipe() -> Pipe {
+    let pipe = Pipe()
+    for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+        _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+    }
+    return pipe
 }
