@@ -214,7 +214,13 @@ struct CompositeTests {
             return s.liveThreads - s.idleThreads
         }
         let finished = Mutex<SkillOutcome?>(nil)
-        _ = registry.start(SkillInvocation(skill: "slow")) { outcome in finished.withLock { $0 = outcome } }
+        let reached = Mutex<[String]>([])
+        _ = registry.start(
+            SkillInvocation(
+                skill: "slow", onProgress: { report in reached.withLock { $0.append(report.message ?? "") } })
+        ) { outcome in finished.withLock { $0 = outcome } }
+        // Step 1 is over once step 2 is announced; step 2's call then runs under its own deadline timer.
+        #expect(await eventually { reached.withLock { $0.contains("step 2 of 3: cooperative") } })
         #expect(await eventually { busy() == 1 && clock.pendingTimers > 0 }, "step 2 runs under its deadline")
         clock.advance(by: .seconds(2))
         #expect(await eventually { finished.withLock { $0 } != nil })
