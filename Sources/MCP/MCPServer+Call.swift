@@ -70,7 +70,7 @@ extension MCPServer {
             guard let self else { return }
             if http { self.quickCalls.record(name, took: outcome.duration) }
             // A call that may have changed something: the state resources watched are checked at once.
-            if skill.risk != .readOnly { self.checkWatchedState() }
+            if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
             // stdio: a cancelled request gets no response (the client stopped waiting for it).
             if let key, self.removeRunning(key) == nil { return }
             if outcome.status == .ok {

@@ -76,9 +76,11 @@ final class MCPStateWatch: Sendable {
     private let timer = Mutex<DispatchSourceTimer?>(nil)
 
     /// Compares the watched plugins' snapshots with the last seen ones; `updated` receives each URI that changed.
-    /// A plugin seen for the first time only records its state.
+    /// A plugin seen for the first time only records its state, and so do the URIs in `recordOnly` (their
+    /// subscribers were told already).
     func check(
-        _ uris: Set<String>, registry: SkillRegistry, updated: @escaping @Sendable (String) -> Void
+        _ uris: Set<String>, registry: SkillRegistry, recordOnly: Set<String> = [],
+        updated: @escaping @Sendable (String) -> Void
     ) {
         guard !uris.isEmpty else { return }
         queue.async { [self] in
@@ -94,7 +96,7 @@ final class MCPStateWatch: Sendable {
                     defer { seen[uri] = text }
                     return seen[uri]
                 }
-                if let previous, previous != text { updated(uri) }
+                if let previous, previous != text, !recordOnly.contains(uri) { updated(uri) }
             }
         }
     }

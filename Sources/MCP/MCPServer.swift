@@ -256,6 +256,16 @@ public final class MCPServer: Sendable {
         stateWatch.check(subscriptions.watchedResources, registry: registry) { subscriptions.resourceUpdated($0) }
     }
 
+    /// A call that may change something ended: subscribers of its plugin's state hear of it at once (whatever the
+    /// comparison would say: the state seen last may already be the new one), then every watched state is checked.
+    func mutatingCallEnded(_ skill: SkillInfo) {
+        let uri = Self.stateScheme + skill.plugin
+        let watched = subscriptions.watchedResources
+        if watched.contains(uri) { subscriptions.resourceUpdated(uri) }
+        let subscriptions = subscriptions
+        stateWatch.check(watched, registry: registry, recordOnly: [uri]) { subscriptions.resourceUpdated($0) }
+    }
+
     /// A skill as an MCP tool; risk and flags become the annotations.
     static func tool(_ skill: SkillInfo) -> JSONValue {
         var tool = JSONObject([
