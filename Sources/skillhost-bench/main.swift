@@ -73,7 +73,7 @@ struct Options {
             case "--isolation-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--snapshots-only", "--composite-only": index -= 1
+            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only": index -= 1
             default: break
             }
             index += 2
@@ -356,6 +356,8 @@ func main() async throws {
                 call("bench_add", #"{"a":1.5,"b":2.25}"#)
             }
         ).line)
+    // For profiling the typed path alone (perf record … --typed-only).
+    if CommandLine.arguments.contains("--typed-only") { exit(resultBytes == 0 ? 1 : 0) }
     print(
         Row(
             name: "calculator \"(23+7)*2\" via registry, JSON in → JSON out",
