@@ -90,6 +90,16 @@ struct CompositeCLITests {
         let invalid = try await skillhost("check", file)
         #expect(invalid.status == 1)
         #expect(invalid.stdout.contains("  - step 1 (notes_update): its arguments are invalid: $.id: expected integer"))
+        let json = try JSONValue(parsing: try await skillhost("check", file, "--json").stdout)
+        #expect(json["ok"] == false)
+        #expect(json["problems"]?.arrayValue?.count == 1)
+        try #"{"id": "tidy", "description": "x", "steps": [{"call": "notes_list"}]}"#.write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let good = try JSONValue(parsing: try await skillhost("check", file, "--json").stdout)
+        #expect(good["ok"] == true)
+        #expect(good["composite"] == "tidy")
+        #expect(good["skills"]?.arrayValue?.first?["kind"] == "composite")
+        #expect(good["warnings"] == [])
     }
 
     @Test func aRunningHostPicksUpCompositesAsTheyAreWritten() async throws {
