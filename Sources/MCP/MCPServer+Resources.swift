@@ -58,6 +58,49 @@ extension MCPServer {
         }
     }
 
+    /// `resources/subscribe` / `resources/unsubscribe` of the handshake generation: the session's stream (stdio:
+    /// standard output) gets `notifications/resources/updated` for the URI until it unsubscribes.
+    func subscribe(id: RequestID, params: JSONValue, on subscribed: Bool, exchange: MCPExchange) {
+        guard case .string(let uri)? = params["uri"] else {
+            respond(id, code: .invalidParams, message: "Invalid params: a uri is needed", to: exchange)
+            return
+        }
+        guard let plugin = Self.plugin(of: uri),
+            registry.plugins.contains(where: { $0.name == plugin && $0.hasSnapshot })
+        else {
+            respond(id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
+            return
+        }
+        let stream: Int?
+        if exchange.isStdio {
+            let output = output
+            stream = state.withLock { state in
+                if state.resourceStream == nil {
+                    state.resourceStream = subscriptions.addUntagged(toolsListChanged: false) { line in
+                        output(line)
+                        return true
+                    }
+                }
+                return state.resourceStream
+            }
+        } else {
+            stream = exchange.sessionStream
+        }
+        guard let stream else {
+            respond(
+                id, code: .invalidRequest,
+                message: "Invalid request: resources/subscribe needs a session (initialize first and send its "
+                    + "Mcp-Session-Id), or subscriptions/listen in protocol revision 2026-07-28", to: exchange)
+            return
+        }
+        subscriptions.watch(stream, uri, subscribed)
+        respond(id, result: .object(JSONObject()), to: exchange)
+        if subscribed {
+            checkWatchedState()
+            stateWatch.startPolling { [weak self] in self?.checkWatchedState() }
+        }
+    }
+
     /// The plugin a state URI names (`skillhost://state/notes` → notes).
     static func plugin(of uri: String) -> String? {
         guard uri.hasPrefix(stateScheme) else { return nil }

@@ -35,6 +35,8 @@ public final class MCPServer: Sendable {
         var handshaken = false
         /// The revision `initialize` settled on (batches exist in 2025-03-26 only).
         var negotiated: String?
+        /// stdio: the handshake client's stream of `notifications/resources/updated`, once it subscribed.
+        var resourceStream: Int?
     }
 
     /// Calls one client may have in flight; more are answered "busy" (memory and threads stay bounded).
@@ -178,7 +180,9 @@ public final class MCPServer: Sendable {
             }
             finish([
                 "protocolVersion": .string(chosen),
-                "capabilities": ["tools": ["listChanged": true], "resources": ["listChanged": true]],
+                "capabilities": [
+                    "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
+                ],
                 "serverInfo": MCPProtocol.implementation,
             ])
         case "server/discover":
@@ -201,6 +205,8 @@ public final class MCPServer: Sendable {
             finish(resourceList())
         case "resources/read":
             readResource(id: id, params: params, finish: finish, exchange: exchange)
+        case "resources/subscribe" where !stateless, "resources/unsubscribe" where !stateless:
+            subscribe(id: id, params: params, on: method == "resources/subscribe", exchange: exchange)
         case "resources/templates/list":
             finish(["resourceTemplates": []])
         case "subscriptions/listen" where stateless && exchange.isStdio:
@@ -304,6 +310,9 @@ struct MCPExchange: Sendable {
     /// HTTP: the call's cancellation handle (a dropped connection cancels it) and the client's share of the
     /// calls in flight. nil on stdio, where calls are tracked by id for `notifications/cancelled`.
     let call: CallSlot?
+    /// HTTP: the notification stream of the session the request belongs to (2025-11-25), for
+    /// `resources/subscribe`.
+    var sessionStream: Int?
     /// Who asks, as far as the transport knows (a bearer token's hash, else the peer's address): a confirmation
     /// round trip's state is honoured only for the same principal.
     var principal = "stdio"

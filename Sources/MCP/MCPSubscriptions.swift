@@ -62,12 +62,28 @@ final class MCPSubscriptions: Sendable {
         }
     }
 
-    /// Opens an older client's notification stream (tool list changes, untagged).
-    func addUntagged(send: @escaping @Sendable (String) -> Bool, end: (@Sendable () -> Void)? = nil) -> Int {
+    /// Opens an older client's notification stream (untagged): tool list changes unless `toolsListChanged` is
+    /// false (a stdio client hears of those directly), and the state resources it subscribes to with `watch`.
+    func addUntagged(
+        toolsListChanged: Bool = true, send: @escaping @Sendable (String) -> Bool, end: (@Sendable () -> Void)? = nil
+    ) -> Int {
         subscribers.withLock { state in
             defer { state.next += 1 }
-            state.open[state.next] = Subscriber(id: nil, toolsListChanged: true, send: send, end: end)
+            state.open[state.next] = Subscriber(id: nil, toolsListChanged: toolsListChanged, send: send, end: end)
             return state.next
+        }
+    }
+
+    /// `resources/subscribe` (`true`) and `resources/unsubscribe` of an older client, on its stream `serial`.
+    func watch(_ serial: Int, _ uri: String, _ subscribed: Bool) {
+        subscribers.withLock { state in
+            guard var subscriber = state.open[serial] else { return }
+            if subscribed {
+                if subscriber.resources.count < 256 { subscriber.resources.insert(uri) }
+            } else {
+                subscriber.resources.remove(uri)
+            }
+            state.open[serial] = subscriber
         }
     }
 

@@ -96,6 +96,8 @@ struct MCPHTTPTests {
         let plugin = try await offPool {
             try Fixture.compileFile("typed.c", into: Paths.temporaryDirectory("mcp-http-sessions-staging"))
         }
+        // The notes plugin served from the folder (so from a worker): its state for resources/subscribe.
+        try FileManager.default.copyItem(atPath: Paths.products + "/libskill-notes.so", toPath: plugins + "/notes.so")
         let tls = Paths.temporaryDirectory("mcp-http-tls")
         let generated = try await runProcessOffPool(
             "/usr/bin/openssl",
@@ -121,6 +123,11 @@ struct MCPHTTPTests {
         let replayed = report?["replayed"] as? [String] ?? []
         #expect(replayed.contains("id: 1"), "\(replayed)")
         #expect(replayed.last == #"data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#)
+        #expect((report?["subscribe"] as? [String: Any])?.isEmpty == true)
+        #expect(
+            report?["resource_updated"] as? String
+                == #"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"skillhost://state/notes"}}"#
+        )
         #expect(report?["unknown_session"] as? Int == 404)
         #expect(report?["delete"] as? Int == 200)
         #expect(report?["after_delete"] as? Int == 404)

@@ -581,3 +581,39 @@ extension MCPServerTests {
         )
     }
 }
+
+extension MCPServerTests {
+    /// The handshake generation subscribes to a state resource with resources/subscribe: updates come unasked on
+    /// stdio, untagged, until it unsubscribes.
+    @Test func resourcesSubscribeInTheHandshakeGeneration() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let initialized = result(
+            server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#))
+        #expect(
+            (initialized?["capabilities"] as? [String: Any])?["resources"] as? [String: Bool] == [
+                "listChanged": true, "subscribe": true,
+            ])
+        server.send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        let unknown = server.request(2, "resources/subscribe", #"{"uri":"skillhost://state/none"}"#)
+        #expect((unknown?["error"] as? [String: Any])?["message"] as? String == "Resource not found")
+        #expect(
+            result(server.request(3, "resources/subscribe", #"{"uri":"skillhost://state/notes"}"#))?.isEmpty == true)
+        var notifications: [[String: Any]] = []
+        _ = server.request(
+            4, "tools/call", #"{"name":"notes_add","arguments":{"title":"milk"}}"#, notifications: &notifications)
+        var updated = notifications.first { $0["method"] as? String == "notifications/resources/updated" }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while updated == nil, ContinuousClock.now < deadline, let message = server.next() {
+            if message["method"] as? String == "notifications/resources/updated" { updated = message }
+        }
+        #expect((updated?["params"] as? [String: Any])?.keys.sorted() == ["uri"], "untagged: no _meta")
+        #expect((updated?["params"] as? [String: Any])?["uri"] as? String == "skillhost://state/notes")
+        #expect(result(server.request(5, "resources/unsubscribe", #"{"uri":"skillhost://state/notes"}"#)) != nil)
+        notifications = []
+        _ = server.request(
+            6, "tools/call", #"{"name":"notes_add","arguments":{"title":"eggs"}}"#, notifications: &notifications)
+        _ = server.request(7, "ping", notifications: &notifications)
+        #expect(!notifications.contains { $0["method"] as? String == "notifications/resources/updated" })
+    }
+}

@@ -339,7 +339,7 @@ public final class MCPHTTPService: Sendable {
                 counts[principal] = left > 0 ? left : nil
             }
         }
-        let exchangeToServer: MCPExchange
+        var exchangeToServer: MCPExchange
         if streamed {
             exchange.beginStream(200, headers: Self.streamHeaders + headers)
             exchangeToServer = MCPExchange(
@@ -355,6 +355,7 @@ public final class MCPHTTPService: Sendable {
                     finished()
                 }, notify: { _ in }, call: slot, principal: principal)
         }
+        exchangeToServer.sessionStream = session?.subscription
         if let session, method == "initialize" { session.initialized() }
         server.handle(message, raw: request.body[...], exchange: exchangeToServer, onPool: true)
     }

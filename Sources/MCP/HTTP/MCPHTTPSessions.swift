@@ -63,6 +63,9 @@ final class MCPHTTPSession: Sendable {
 
     func setSubscription(_ serial: Int) { state.withLock { $0.subscription = serial } }
 
+    /// The session's notification stream (its subscription), for `resources/subscribe`.
+    var subscription: Int? { state.withLock { $0.subscription } }
+
     /// Ends the session: its stream ends; returns its subscription to remove.
     func close() -> Int? {
         let (stream, subscription, calls) = state.withLock { state in

@@ -43,6 +43,20 @@ with httpx2.Client(timeout=60) as http:
                 replayed = lines
                 break
     report["replayed"] = replayed
+    # resources/subscribe: the state of the notes plugin (loaded from the served folder, so in a worker).
+    subscribed = http.post(URL, headers=with_session, json={
+        "jsonrpc": "2.0", "id": 5, "method": "resources/subscribe", "params": {"uri": "skillhost://state/notes"}})
+    report["subscribe"] = subscribed.json().get("result")
+    http.post(URL, headers=with_session, json={
+        "jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "notes_add", "arguments": {"title": "milk"}}})
+    updated = None
+    with http.stream("GET", URL, headers={**with_session, "Accept": "text/event-stream", "Last-Event-ID": "1"}) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:") and "resources/updated" in line:
+                updated = line
+                break
+    report["resource_updated"] = updated
     report["unknown_session"] = http.post(URL, headers={**with_session, "Mcp-Session-Id": "0" * 32},
                                           json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).status_code
     report["delete"] = http.delete(URL, headers=with_session).status_code
