@@ -31,23 +31,12 @@ extension MCPServer {
     func readResource(
         id: RequestID, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void, exchange: MCPExchange
     ) {
-        guard case .string(let uri)? = params["uri"] else {
-            respond(id, code: .invalidParams, message: "Invalid params: resources/read needs a uri", to: exchange)
-            return
-        }
-        guard let plugin = Self.plugin(of: uri),
-            registry.plugins.contains(where: { $0.name == plugin && $0.hasSnapshot })
-        else {
-            respond(id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
-            return
-        }
+        guard let (uri, plugin) = stateResource(params, id: id, exchange: exchange) else { return }
         stateWatch.queue.async { [self] in
-            switch registry.snapshotOnCurrentThread(plugin: plugin) {
+            switch registry.stateOnCurrentThread(plugin: plugin) {
             case .success(let state)?:
                 finish([
-                    "contents": [
-                        ["uri": .string(uri), "mimeType": "application/json", "text": .string(state.jsonText)]
-                    ]
+                    "contents": [["uri": .string(uri), "mimeType": "application/json", "text": .string(state.text)]]
                 ])
             case .failure(let error)?:
                 respond(id, code: .internalError, message: error.message, data: ["uri": .string(uri)], to: exchange)
@@ -61,16 +50,7 @@ extension MCPServer {
     /// `resources/subscribe` / `resources/unsubscribe` of the handshake generation: the session's stream (stdio:
     /// standard output) gets `notifications/resources/updated` for the URI until it unsubscribes.
     func subscribe(id: RequestID, params: JSONValue, on subscribed: Bool, exchange: MCPExchange) {
-        guard case .string(let uri)? = params["uri"] else {
-            respond(id, code: .invalidParams, message: "Invalid params: a uri is needed", to: exchange)
-            return
-        }
-        guard let plugin = Self.plugin(of: uri),
-            registry.plugins.contains(where: { $0.name == plugin && $0.hasSnapshot })
-        else {
-            respond(id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
-            return
-        }
+        guard let (uri, _) = stateResource(params, id: id, exchange: exchange) else { return }
         let stream: Int?
         if exchange.isStdio {
             let output = output
@@ -99,6 +79,22 @@ extension MCPServer {
             checkWatchedState()
             stateWatch.startPolling { [weak self] in self?.checkWatchedState() }
         }
+    }
+
+    /// The state resource `params["uri"]` names, with its plugin — or nil, having answered: a request without a
+    /// URI is `-32602` saying so, one naming no plugin with a snapshot `-32602 Resource not found`.
+    private func stateResource(_ params: JSONValue, id: RequestID, exchange: MCPExchange) -> (String, String)? {
+        guard case .string(let uri)? = params["uri"] else {
+            respond(id, code: .invalidParams, message: "Invalid params: a resource uri is needed", to: exchange)
+            return nil
+        }
+        guard let plugin = Self.plugin(of: uri),
+            registry.plugins.contains(where: { $0.name == plugin && $0.hasSnapshot })
+        else {
+            respond(id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
+            return nil
+        }
+        return (uri, plugin)
     }
 
     /// The plugin a state URI names (`skillhost://state/notes` → notes).
