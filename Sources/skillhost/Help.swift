@@ -71,11 +71,14 @@ enum Help {
         """
 
     static let check = """
-        Usage: skillhost check <plugin.so> [--json]
+        Usage: skillhost check <plugin.so | NAME.skill.json> [--json]
 
         Validates a plugin file the way the host loads it — ELF checks, ABI version, descriptors, skill ids,
         schemas, typed signatures, init — without registering it, and prints its skills with their schemas
         (declared or generated from the signature), or every problem found. Exit code 1 when there are problems.
+        It warns about symbols exported besides skill_plugin_entry. A composite skill's file is checked against
+        the skills the bundled and user plugins register: its plan, its risk, and the steps calling skills that
+        are not registered now.
         """
 
     static let ask = """
