@@ -82,7 +82,7 @@ enum ELFInspector {
         let names = shoff + shstrndx * shentsize
         let namesOffset = Int(clamping: read64(bytes, names + 24))
         let namesSize = Int(clamping: read64(bytes, names + 32))
-        guard namesOffset >= 0, namesSize >= 0, namesOffset + namesSize <= bytes.count else { return false }
+        guard fits(namesOffset, namesSize, in: bytes.count) else { return false }
         let prefix = Array("swift5_".utf8)
         for index in 0..<shnum {
             let nameOffset = namesOffset + Int(read32(bytes, shoff + index * shentsize))
@@ -99,10 +99,10 @@ enum ELFInspector {
         let shentsize = Int(read16(bytes, 58))
         let shnum = Int(read16(bytes, 60))
         let shstrndx = Int(read16(bytes, 62))
-        guard shentsize >= 64, shstrndx < shnum, shoff + shnum * shentsize <= bytes.count else { return [] }
+        guard shentsize >= 64, shstrndx < shnum, fits(shoff, shnum * shentsize, in: bytes.count) else { return [] }
         let namesOffset = Int(clamping: read64(bytes, shoff + shstrndx * shentsize + 24))
         let namesSize = Int(clamping: read64(bytes, shoff + shstrndx * shentsize + 32))
-        guard namesOffset >= 0, namesSize >= 0, namesOffset + namesSize <= bytes.count else { return [] }
+        guard fits(namesOffset, namesSize, in: bytes.count) else { return [] }
         return (0..<shnum).map { index in
             let base = shoff + index * shentsize
             let name = string(bytes, at: namesOffset + Int(read32(bytes, base)), end: namesOffset + namesSize)
@@ -133,8 +133,7 @@ enum ELFInspector {
         let all = sections(bytes)
         guard let symbols = all.first(where: { $0.type == 11 }), symbols.link < all.count else { return [] }
         let names = all[symbols.link]
-        guard symbols.offset >= 0, symbols.offset + symbols.size <= bytes.count,
-            names.offset + names.size <= bytes.count
+        guard fits(symbols.offset, symbols.size, in: bytes.count), fits(names.offset, names.size, in: bytes.count)
         else { return [] }
         var found: [String] = []
         var position = symbols.offset
@@ -154,6 +153,12 @@ enum ELFInspector {
             found.append(name)
         }
         return found
+    }
+
+    /// Whether `size` bytes from `offset` lie inside `count` bytes — header values are a stranger's, so nothing
+    /// here may overflow.
+    static func fits(_ offset: Int, _ size: Int, in count: Int) -> Bool {
+        offset >= 0 && size >= 0 && offset <= count && size <= count - offset
     }
 
     static func read16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {

@@ -208,6 +208,9 @@ extension SkillRegistry {
         await invoke(SkillInvocation(skill: id, argumentText: arguments, timeout: timeout, onProgress: onProgress))
     }
 
+    /// Whether `name` is a valid plugin name (`skill_plugin.name`): 1-48 characters of a-z, 0-9, `_` and `-`.
+    public static func isValidPluginName(_ name: String) -> Bool { DescriptorValidator.isValidPluginName(name) }
+
     /// `invokeOnCurrentThread(SkillInvocation(skill: id, argumentText: arguments))`, for benchmarks.
     package func invokeOnCurrentThread(_ id: String, arguments: String) -> SkillOutcome {
         invokeOnCurrentThread(SkillInvocation(skill: id, argumentText: arguments))

@@ -1,5 +1,7 @@
+import Agent
 import Foundation
 import Shell
+import SkillHost
 import SkillJSON
 
 /// `skillhost config path|show|check`: where the configuration lives, what is in effect and where each value
@@ -43,12 +45,16 @@ enum ConfigCommand {
         setting("base_url", environmentKey: "OPENAI_BASE_URL", default: "none: the offline router answers")
         setting("api_key", environmentKey: "OPENAI_API_KEY", default: "none")
         setting("model", environmentKey: "SKILLHOST_MODEL", default: "none")
-        setting("step_limit", default: "8")
-        setting("max_tools", default: "24")
-        setting("request_timeout_s", default: "120")
-        setting("snapshot_budget_bytes", default: "2000")
-        setting("max_result_mb", default: "16")
-        setting("max_plugin_mb", default: "256")
+        // The defaults are the ones the code starts from, read from it (never restated here).
+        let agent = AgentConfiguration()
+        let registry = SkillRegistry.Configuration(dataDirectory: URL(fileURLWithPath: "/"))
+        let model = OpenAIConfiguration(baseURL: URL(fileURLWithPath: "/"), apiKey: nil, model: "")
+        setting("step_limit", default: "\(agent.stepLimit)")
+        setting("max_tools", default: "\(agent.maximumTools)")
+        setting("request_timeout_s", default: "\(Int(model.requestTimeout))")
+        setting("snapshot_budget_bytes", default: "\(agent.snapshotBudget)")
+        setting("max_result_mb", default: "\(registry.resultLimit >> 20)")
+        setting("max_plugin_mb", default: "\(registry.maximumPluginSize >> 20)")
         setting("policy", default: "{} (read-only skills run; mutating and destructive ones ask)")
         setting("disabled_skills", default: "[]")
         setting("isolation", default: "{} (plugins outside the bundled folder run in worker processes)")

@@ -1,4 +1,5 @@
 import Foundation
+import SkillHost
 
 /// `skillhost new NAME [--lang c|cpp|swift] [--dir DIR] [--sdk PATH]`: a plugin project outside the repository —
 /// source with one typed and one JSON skill, a Makefile (C, C++) or Package.swift (Swift) that builds against the
@@ -12,9 +13,8 @@ enum NewCommand {
 
     static func run(_ plugin: NewPlugin, environment: [String: String]) throws(CLIError) -> String {
         let name = plugin.name
-        let bytes = Array(name.utf8)
-        guard (1...48).contains(bytes.count), bytes.first.map({ (0x61...0x7A).contains($0) }) == true,
-            bytes.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D })
+        // A plugin name, starting with a letter: it also prefixes the skill ids, which must.
+        guard SkillRegistry.isValidPluginName(name), name.utf8.first.map({ (0x61...0x7A).contains($0) }) == true
         else {
             throw .usage(
                 UsageError(

@@ -322,6 +322,31 @@ struct ELFInspectionTests {
         #expect(ELFInspector.inspect(swift) == .success(ELFSummary(containsSwift: true)))
     }
 
+    /// What `check` reads from a file that loads — Swift code, extra exports — survives section headers that
+    /// point anywhere: offsets and sizes near the top of the integer range are refused, never added up.
+    @Test func hostileSectionHeadersAreRefusedNotOverflowed() throws {
+        let source = #"""
+            #include "skill_sdk.h"
+            __attribute__((visibility("default"))) int extra(int x) { return x; }
+            static double one(void) { return 1; }
+            static const skill_descriptor skills[] = { SKILL_TYPED("one", "One", "One.", "double one()", one) };
+            SKILL_PLUGIN("hostile", "1.0.0", "x", skills)
+            """#
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Fixture.compile(source, name: "hostile"))))
+        #expect(ELFInspector.extraExports(bytes) == ["extra"])
+        #expect(!ELFInspector.hasSwiftCode(bytes))
+        let shoff = Int(ELFInspector.read64(bytes, 40))
+        let count = Int(ELFInspector.read16(bytes, 60))
+        for index in 0..<count {
+            for field in [24, 32] {  // sh_offset, sh_size
+                let at = shoff + index * 64 + field
+                for byte in 0..<8 { bytes[at + byte] = byte == 7 ? 0x7F : 0xFF }
+            }
+        }
+        #expect(ELFInspector.extraExports(bytes) == [])
+        #expect(!ELFInspector.hasSwiftCode(bytes))
+    }
+
     @Test func plainCPluginsAreNotKeptMapped() throws {
         let registry = try makeRegistry()
         let summary = try registry.load(file: try Fixture.compileFile("typed.c")).get()

@@ -17,7 +17,8 @@ extension Invoker {
     {
         var run = CompositeRun(
             definition: composite.definition, invoker: self, invocation: invocation, arguments: prepared.arguments,
-            timeout: prepared.timeout, deadline: configuration.clock.now + prepared.timeout - prepared.validated)
+            timeout: prepared.timeout, deadline: configuration.clock.now + prepared.timeout - prepared.validated,
+            file: composite.file)
         return await run.run()
     }
 }
@@ -30,6 +31,8 @@ struct CompositeRun {
     let invocation: SkillInvocation
     let timeout: Duration
     let deadline: ContinuousClock.Instant
+    /// The composite's file, for sentences that send the user to it.
+    let file: String
     private var scope: CompositeScope
     /// What each skill it calls risks and how long it may take, looked up once before the first step.
     private var skills: [String: (risk: SkillRisk, timeout: Duration)] = [:]
@@ -39,8 +42,9 @@ struct CompositeRun {
 
     init(
         definition: CompositeDefinition, invoker: Invoker, invocation: SkillInvocation, arguments: JSONValue,
-        timeout: Duration, deadline: ContinuousClock.Instant
+        timeout: Duration, deadline: ContinuousClock.Instant, file: String
     ) {
+        self.file = file
         self.definition = definition
         self.invoker = invoker
         self.invocation = invocation
@@ -78,8 +82,13 @@ struct CompositeRun {
         // The result is bounded like a plugin's: a template may repeat a large value.
         let limit = invoker.configuration.resultLimit
         if Self.size(of: last, upTo: limit) > limit {
+            let lastStep: String
+            switch definition.steps.last {
+            case .call(let call)?: lastStep = call.skill
+            default: lastStep = "result"
+            }
             return await stopped(
-                at: total, "result",
+                at: total, lastStep,
                 .failure(code: .failed, "its result is over \(byteCount(limit)) (max_result_mb in config.json)"))
         }
         var outcome = SkillOutcome(status: .ok, result: last)
@@ -123,17 +132,27 @@ struct CompositeRun {
                 return .failure(
                     code: .failed,
                     "\(id) did not run: step \(offset + 1) calls \(call.skill), which is not registered (load the "
-                        + "plugin or server that provides it, or fix the step in \(definition.id).skill.json)")
+                        + "plugin or server that provides it, or fix the step in \(file))")
             }
             skills[call.skill] = (entry.info.risk, entry.timeout ?? invoker.configuration.defaultTimeout)
             guard call.needsOnlyInput, let schema = entry.schema else { continue }
+            // Under the composite's deadline, as the invoker validates a call's arguments under the call's.
+            var options = ValidationOptions.lenient
+            if schema.mayBeCostly {
+                options.deadline = deadline
+                options.now = invoker.now
+            }
             do throws(CompositeError) {
                 let arguments = try call.arguments.evaluate(in: scope)
-                if case .failure(let invalid) = schema.check(arguments, options: .lenient) {
+                switch schema.check(arguments, options: options) {
+                case .failure(let invalid) where invalid.stop == .deadline:
+                    return timedOut(at: offset + 1, call.skill)
+                case .failure(let invalid):
                     return .failure(
                         code: .invalidArguments,
                         "\(id) did not run: step \(offset + 1) (\(call.skill)) would get invalid arguments: "
                             + invalid.issues.summary)
+                case .success: break
                 }
             } catch {
                 return .failure(code: .invalidArguments, "\(id) did not run: step \(offset + 1): \(error)")

@@ -86,7 +86,7 @@ indirect enum CompositeTemplate: Sendable {
                 }
                 guard text.utf8.count <= CompositeLimits.textBytes else {
                     throw CompositeError(
-                        "a text built from references is over \(CompositeLimits.textBytes / 1024) KiB (\(reference(in: parts)))"
+                        "a text built from references is over \(byteCount(CompositeLimits.textBytes)) (\(reference(in: parts)))"
                     )
                 }
             }
