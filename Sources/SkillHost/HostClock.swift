@@ -32,41 +32,17 @@ public final class ScheduledTimer: Sendable {
     public func cancel() { cancellation() }
 }
 
-/// The system's monotonic clock with Dispatch timers on a queue of the host's own.
+/// The system's monotonic clock, its timers on the host's timer thread (`TimerThread`).
 public struct SystemClock: HostClock {
-    private static let queue = DispatchQueue(label: "skillhost.timers", qos: .userInteractive)
-
     public init() {}
 
     public var now: ContinuousClock.Instant { .now }
 
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledTimer {
-        let timer = DispatchTimer(after: delay, on: Self.queue, handler: action)
-        return ScheduledTimer { timer.cancel() }
+        let timers = TimerThread.shared
+        let id = timers.schedule(after: delay, action)
+        return ScheduledTimer { timers.cancel(id) }
     }
-}
-
-/// A one-shot Dispatch timer that stays alive until it fired or was cancelled, whether or not anyone keeps the
-/// `ScheduledTimer` (a fire-and-forget kill grace must still fire).
-///
-/// - Important: `@unchecked Sendable` is safe because Dispatch sources are thread-safe objects: `cancel()` may be
-///   called from any thread, and the source is configured completely in `init` before it is shared.
-private final class DispatchTimer: @unchecked Sendable {
-    private let source: DispatchSourceTimer
-
-    init(after duration: Duration, on queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
-        // The handler holds the timer (and so the source) until the source is cancelled, which releases the
-        // handler: after it fired, or when the timer is cancelled first.
-        source.setEventHandler { [self] in
-            handler()
-            source.cancel()
-        }
-        source.resume()
-    }
-
-    func cancel() { source.cancel() }
 }
 
 extension HostClock {

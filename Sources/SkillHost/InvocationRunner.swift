@@ -43,14 +43,34 @@ final class InvocationRunner: Sendable {
     }
 
     /// Runs `job` on a pool thread and waits for its outcome, the deadline or cancellation of the calling task.
+    ///
+    /// When the skill's last call took no longer than `limits.callerSpin`, the task first checks for the outcome
+    /// that long without suspending (a short call then costs no resumption through the executor, which wakes a
+    /// sleeping thread); it does not see its cancellation during that time.
     func run(_ job: Job) async -> SkillOutcome {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<SkillOutcome, Never>) in
-                start(job) { continuation.resume(returning: $0) }
+        let outcome: SkillOutcome
+        if job.skill.recentDuration.load(ordering: .relaxed) <= limits.callerSpinNanoseconds, !Task.isCancelled {
+            let rendezvous = Rendezvous()
+            start(job) { rendezvous.deliver($0) }
+            if let early = rendezvous.spin(limits.callerSpin) {
+                outcome = early
+            } else {
+                outcome = await withTaskCancellationHandler {
+                    await rendezvous.wait()
+                } onCancel: {
+                    end(job, .cancelled)
+                }
             }
-        } onCancel: {
-            end(job, .cancelled)
+        } else {
+            outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<SkillOutcome, Never>) in
+                    start(job) { continuation.resume(returning: $0) }
+                }
+            } onCancel: {
+                end(job, .cancelled)
+            }
         }
+        return job.skill.noted(outcome)
     }
 
     /// Runs `job` on a pool thread; `completion` receives the outcome, the deadline's `timeout` or `cancelled`
@@ -81,9 +101,10 @@ final class InvocationRunner: Sendable {
     /// Stores `completion` and starts the deadline; false when the job already ended.
     private func arm(_ job: Job, _ completion: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
         guard job.install(completion) else { return false }
-        let timer = clock.schedule(after: job.remaining) { [weak self, weak job] in
-            guard let self, let job else { return }
-            self.end(job, .timeout)
+        // The timer holds the job (no weak reference to form per call): completing the job cancels the timer,
+        // which lets go of it.
+        let timer = clock.schedule(after: job.remaining) { [weak self] in
+            self?.end(job, .timeout)
         }
         job.attach(timer)
         return true
@@ -105,7 +126,7 @@ final class InvocationRunner: Sendable {
             switch dispatch {
             case .assign(let thread, let job): thread.hand(job)
             case .spawn(let job):
-                let poolThread = PoolThread()
+                let poolThread = PoolThread(idleSpin: limits.idleSpin)
                 let thread = Thread { [self] in self.threadLoop(poolThread, first: job) }
                 thread.name = "skillhost.call"
                 thread.stackSize = 8 << 20

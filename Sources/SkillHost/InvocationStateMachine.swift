@@ -12,6 +12,20 @@ struct InvocationStateMachine {
         var perPluginConcurrency = 8
         /// Abandoned calls still stuck in one plugin before it refuses new calls.
         var unhealthyAfterStuckCalls = 4
+        /// How long an idle pool thread checks for a new job before it sleeps (see `Spinning`).
+        var idleSpin: Duration = .microseconds(200)
+        /// How long an awaiting task checks for its outcome before it suspends, when the skill's last call took no
+        /// longer than that (a slower skill's caller suspends at once).
+        var callerSpin: Duration = .microseconds(50) {
+            didSet { callerSpinNanoseconds = Self.nanoseconds(callerSpin) }
+        }
+        /// `callerSpin` as the skill's recent duration counts.
+        private(set) var callerSpinNanoseconds = nanoseconds(.microseconds(50))
+
+        private static func nanoseconds(_ duration: Duration) -> UInt64 {
+            let (seconds, attoseconds) = duration.components
+            return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        }
     }
 
     enum Phase: Equatable, CustomStringConvertible {

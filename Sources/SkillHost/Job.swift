@@ -3,18 +3,35 @@ import Foundation
 import SkillJSON
 import Synchronization
 
-/// One thread of the invocation pool, as its mailbox ("worker" names a plugin's process, never this).
+/// One thread of the invocation pool, as its mailbox ("worker" names a plugin's process, never this). An idle
+/// thread checks its mailbox for a while before it sleeps, so a stream of calls needs no wake-ups; `phase` tells
+/// whoever hands a job whether the thread sleeps and must be woken.
 final class PoolThread: Sendable {
+    private static let spinning = 0
+    private static let parked = 1
+    private static let handed = 2
+
     private let semaphore = DispatchSemaphore(value: 0)
     private let mailbox = Mutex<Job?>(nil)
+    private let phase = Atomic<Int>(0)
+    private let idleSpin: Duration
+
+    init(idleSpin: Duration = .zero) { self.idleSpin = idleSpin }
 
     func hand(_ job: Job) {
         mailbox.withLock { $0 = job }
-        semaphore.signal()
+        if phase.exchange(Self.handed, ordering: .acquiringAndReleasing) == Self.parked { semaphore.signal() }
     }
 
     func waitForJob() -> Job? {
-        semaphore.wait()
+        let arrived = Spinning.until(idleSpin) { phase.load(ordering: .acquiring) == Self.handed }
+        if !arrived,
+            phase.compareExchange(expected: Self.spinning, desired: Self.parked, ordering: .acquiringAndReleasing)
+                .exchanged
+        {
+            semaphore.wait()
+        }
+        phase.store(Self.spinning, ordering: .releasing)
         return mailbox.withLock { box in
             let job = box
             box = nil

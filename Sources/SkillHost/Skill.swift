@@ -124,6 +124,9 @@ final class Skill: @unchecked Sendable {
     let output: JSONSchema?
     /// The id as a C string, for `skill_call_api.skill_id`.
     let cID: UnsafeMutablePointer<CChar>
+    /// How long its last call through the invocation runner took, in nanoseconds (0 before the first): whether its
+    /// caller waits for the next one without suspending.
+    let recentDuration = Atomic<UInt64>(0)
 
     init(
         info: SkillInfo, schema: JSONSchema, implementation: Implementation, plugin: LoadedPlugin,
@@ -149,6 +152,14 @@ final class Skill: @unchecked Sendable {
     ///   its own threads; benchmarks call it directly).
     /// `context` is only built for JSON and remote skills (typed skills have no call API); string results of typed
     /// skills over `resultLimit` bytes are errors.
+    /// Notes how long `outcome`'s call took (see `recentDuration`) and returns it.
+    func noted(_ outcome: SkillOutcome) -> SkillOutcome {
+        let (seconds, attoseconds) = outcome.duration.components
+        let nanoseconds = UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+        recentDuration.store(nanoseconds, ordering: .relaxed)
+        return outcome
+    }
+
     func execute(
         arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
     ) -> SkillOutcome {

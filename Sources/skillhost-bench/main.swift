@@ -53,6 +53,8 @@ struct Options {
     var agentOnly = false
     /// Only the process isolation measurements.
     var isolationOnly = false
+    /// Only the `await invoke` and deadline measurements.
+    var awaitOnly = false
 
     init(_ arguments: [String]) {
         var index = 0
@@ -71,6 +73,12 @@ struct Options {
                 agentOnly = true
                 index -= 1
             case "--isolation-only":
+                isolationOnly = true
+                index -= 1
+            case "--await-only":
+                awaitOnly = true
+                index -= 1
+            case "--process-only":
                 isolationOnly = true
                 index -= 1
             case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only": index -= 1
@@ -291,6 +299,25 @@ func reloadBenchmarks(isolation: IsolationSettings? = nil) async throws {
             100 * stormMedian / quietMedian, reloads, failures))
 }
 
+/// `await invoke` of bench_add from a task off the main actor (as the agent and the MCP server call), one run more
+/// than asked (the first warms up).
+nonisolated func awaitRuns(_ options: Options, registry: SkillRegistry) async -> [Run] {
+    var runs: [Run] = []
+    var resultBytes = 0
+    for _ in 0..<options.runs + 1 {
+        var samples = [Double](repeating: 0, count: options.calls)
+        for index in 0..<options.calls {
+            let start = now()
+            let outcome = await registry.invoke("bench_add", arguments: #"{"a":1.5,"b":2.25}"#)
+            resultBytes &+= (outcome.result ?? .null).jsonText.utf8.count
+            samples[index] = Double(now() - start)
+        }
+        runs.append(Run(samples: samples))
+    }
+    if resultBytes == 0 { print("") }
+    return runs
+}
+
 @MainActor
 func main() async throws {
     if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho() }
@@ -341,51 +368,47 @@ func main() async throws {
     print("| measurement | median | p10 | p90 | spread of medians |")
     print("|---|---|---|---|---|")
 
-    print(
-        Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture)).line)
+    if !options.awaitOnly {
+        print(
+            Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture))
+                .line)
+    }
 
     var resultBytes = 0
     func call(_ id: String, _ arguments: String) {
         let outcome = registry.invokeOnCurrentThread(id, arguments: arguments)
         resultBytes &+= (outcome.result ?? .null).jsonText.utf8.count  // JSON out
     }
-    print(
-        Row(
-            name: "typed skill bench_add via registry, JSON in → JSON out",
-            runs: measure(options) {
-                call("bench_add", #"{"a":1.5,"b":2.25}"#)
-            }
-        ).line)
-    // For profiling the typed path alone (perf record … --typed-only).
-    if CommandLine.arguments.contains("--typed-only") { exit(resultBytes == 0 ? 1 : 0) }
-    print(
-        Row(
-            name: "calculator \"(23+7)*2\" via registry, JSON in → JSON out",
-            runs: measure(options) {
-                call("calculator", #"{"expression":"(23+7)*2"}"#)
-            }
-        ).line)
+    if !options.awaitOnly {
+        print(
+            Row(
+                name: "typed skill bench_add via registry, JSON in → JSON out",
+                runs: measure(options) {
+                    call("bench_add", #"{"a":1.5,"b":2.25}"#)
+                }
+            ).line)
+        // For profiling the typed path alone (perf record … --typed-only).
+        if CommandLine.arguments.contains("--typed-only") { exit(resultBytes == 0 ? 1 : 0) }
+        print(
+            Row(
+                name: "calculator \"(23+7)*2\" via registry, JSON in → JSON out",
+                runs: measure(options) {
+                    call("calculator", #"{"expression":"(23+7)*2"}"#)
+                }
+            ).line)
+    }
 
     if options.syncOnly { exit(resultBytes == 0 ? 1 : 0) }
 
     // The full asynchronous path: the caller's task hands the call to a pool thread and is resumed by it.
     let asyncOptions = Options(["--calls", String(min(options.calls, 20_000)), "--runs", String(options.runs)])
-    var asyncRuns: [Run] = []
-    for _ in 0..<asyncOptions.runs + 1 {
-        var samples = [Double](repeating: 0, count: asyncOptions.calls)
-        for index in 0..<asyncOptions.calls {
-            let start = now()
-            let outcome = await registry.invoke("bench_add", arguments: #"{"a":1.5,"b":2.25}"#)
-            resultBytes &+= (outcome.result ?? .null).jsonText.utf8.count
-            samples[index] = Double(now() - start)
-        }
-        asyncRuns.append(Run(samples: samples))
-    }
+    let asyncRuns = await awaitRuns(asyncOptions, registry: registry)
     print(
         Row(
             name: "typed skill bench_add via `await invoke` (pool thread hand-off, \(asyncOptions.calls) calls/run)",
             runs: Array(asyncRuns.dropFirst())
         ).line)
+    if options.awaitOnly { exit(0) }
 
     // Deadline precision: a call that never returns in time; how late does its caller resume?
     var lateness: [Double] = []

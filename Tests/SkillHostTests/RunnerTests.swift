@@ -80,6 +80,33 @@ struct RunnerTests {
         _ = await registry.invoke("release", arguments: "{}")
     }
 
+    /// The first call of a skill is awaited by checking for its outcome for a moment before suspending; once a
+    /// call took longer than that, the next one suspends at once. Cancellation reaches the call on either path.
+    @Test func aSkillWhoseLastCallWasSlowIsAwaitedBySuspending() async throws {
+        let registry = try Self.registry()
+        guard case .plugin(let skill)? = registry.catalog.entry("hold") else {
+            Issue.record("hold is not a plugin skill")
+            return
+        }
+        #expect(skill.recentDuration.load(ordering: .relaxed) == 0, "no call yet: the caller spins first")
+        let folder = Paths.temporaryDirectory("spin")
+        for round in 0..<2 {
+            // Held until its file exists ("release" would open the gate for good).
+            let until = folder + "/release-\(round)"
+            let task = Task { await registry.invoke("hold", arguments: #"{"until":"\#(until)"}"#) }
+            #expect(await Self.holding(1, registry))
+            task.cancel()
+            #expect(await task.value.status == .cancelled, "round \(round)")
+            #expect(FileManager.default.createFile(atPath: until, contents: Data()))
+            #expect(await eventually { registry.poolStatistics.abandonedThreads == 0 })
+            #expect(
+                skill.recentDuration.load(ordering: .relaxed) > 50_000,
+                "a call that was held is slow: the next caller suspends at once")
+        }
+        #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
+        #expect(await registry.invoke("echo", arguments: "{}").status == .ok)
+    }
+
     @Test func anAlreadyCancelledTaskDoesNotRunTheSkill() async throws {
         let registry = try Self.registry()
         let task = Task {

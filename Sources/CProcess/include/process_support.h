@@ -123,6 +123,16 @@ int skillhost_mapped_folders(const char *skip, char *out, int out_size);
     `timeout_ms` (it is killed); ECHILD when it failed or crashed. */
 int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
 
+/** Tells the CPU the calling thread is busy-waiting (x86 `pause`, Arm `yield`): cheaper for the other hardware
+    thread and the memory system than a bare loop; no system call. [any thread] */
+static inline void skillhost_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 #endif
 
 /// Installs handlers for SIGINT and SIGTERM that write one byte to a pipe, and returns the pipe's read end (or -1):

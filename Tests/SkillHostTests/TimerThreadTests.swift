@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import SkillHost
+
+/// The system clock's timer thread, busy-waiting and the rendezvous of a call's outcome with its task. No test
+/// asserts how precisely a timer fires: they wait for events with generous caps.
+struct TimerThreadTests {
+    @Test func timersFireInTheOrderOfTheirDeadlinesAndCancelledOnesNever() async {
+        let timers = TimerThread()
+        let fired = Mutex<[Int]>([])
+        _ = timers.schedule(after: .milliseconds(60)) { fired.withLock { $0.append(3) } }
+        let cancelled = timers.schedule(after: .milliseconds(20)) { fired.withLock { $0.append(99) } }
+        _ = timers.schedule(after: .milliseconds(40)) { fired.withLock { $0.append(2) } }
+        _ = timers.schedule(after: .zero) { fired.withLock { $0.append(1) } }
+        timers.cancel(cancelled)
+        #expect(await eventually { fired.withLock { $0.count } == 3 })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(fired.withLock { $0 } == [1, 2, 3])
+    }
+
+    @Test func aTimerDueBeforeTheOneTheThreadSleepsForWakesIt() async {
+        let timers = TimerThread()
+        let fired = Atomic<Bool>(false)
+        _ = timers.schedule(after: .seconds(3600)) {}
+        // Give the thread time to fall asleep until the hour is up.
+        try? await Task.sleep(for: .milliseconds(20))
+        _ = timers.schedule(after: .milliseconds(10)) { fired.store(true, ordering: .relaxed) }
+        #expect(await eventually { fired.load(ordering: .relaxed) }, "it would otherwise fire in an hour")
+    }
+
+    @Test func cancelledTimersDoNotPileUpAndTheirActionsAreReleased() {
+        final class Probe: Sendable {}
+        let timers = TimerThread()
+        for _ in 0..<100 { _ = timers.schedule(after: .seconds(3600)) {} }
+        weak var released: Probe?
+        for index in 0..<10_000 {
+            let probe = Probe()
+            if index == 0 { released = probe }
+            let id = timers.schedule(after: .seconds(3600)) { _ = probe }
+            timers.cancel(id)
+        }
+        #expect(released == nil, "a cancelled timer lets go of its action")
+        #expect(timers.heapCount <= 2 * 100 + 65, "cancelled timers are dropped once they outnumber the live ones")
+    }
+
+    @Test func aDeadlineBeyondTheEndOfTimeNeverComes() async {
+        let timers = TimerThread()
+        let fired = Atomic<Int>(0)
+        _ = timers.schedule(after: .seconds(Int64.max / 2)) { fired.add(1, ordering: .relaxed) }
+        _ = timers.schedule(after: .milliseconds(1)) { fired.add(10, ordering: .relaxed) }
+        #expect(await eventually { fired.load(ordering: .relaxed) == 10 })
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(fired.load(ordering: .relaxed) == 10)
+    }
+
+    @Test func spinningSeesAConditionTurnTrueOnAnotherThreadAndGivesUpAfterItsBudget() async throws {
+        #expect(!Spinning.until(.microseconds(200)) { false })
+        #expect(Spinning.until(.zero) { true })
+        let flag = Atomic<Bool>(false)
+        Thread {
+            usleep(1000)
+            flag.store(true, ordering: .releasing)
+        }.start()
+        let seen = try await offPool { Spinning.until(.seconds(60)) { flag.load(ordering: .acquiring) } }
+        #expect(seen)
+    }
+
+    @Test func anOutcomeReachesItsTaskWhetherItArrivesBeforeOrAfterTheTaskSuspends() async {
+        let early = Rendezvous()
+        early.deliver(SkillOutcome(status: .ok, result: .int(1)))
+        #expect(early.spin(.zero)?.result == .int(1))
+
+        let late = Rendezvous()
+        #expect(late.spin(.microseconds(100)) == nil)
+        Thread {
+            usleep(5000)
+            late.deliver(SkillOutcome(status: .ok, result: .int(2)))
+            late.deliver(SkillOutcome(status: .ok, result: .int(3)))  // only the first counts
+        }.start()
+        #expect(await late.wait().result == .int(2))
+    }
+}
