@@ -60,16 +60,23 @@ final class CallContext: Sendable {
         }
     }
 
-    /// What does not change between calls: this process's locale, language and zone, and a formatter for it.
-    private static let place = Mutex<
-        (locale: String, language: String, zone: TimeZone, formatter: ISO8601DateFormatter)?
-    >(nil)
+    /// What does not change between calls — this process's locale, language and zone, and a formatter for it —
+    /// and the last context made, with the second, client and session it is for (its time stamp has whole seconds:
+    /// a context is made once per second, not once per call).
+    private struct Place {
+        let locale: String
+        let language: String
+        let zone: TimeZone
+        let formatter: ISO8601DateFormatter
+        var last: (second: Int64, client: String, session: String?, text: String)?
+    }
+    private static let place = Mutex<Place?>(nil)
 
     /// The context a call gets: locale, language, time zone and now from this process, `client` from the front
     /// end (`SkillRegistry.Configuration.client`).
     static func callerContext(client: String, session: String? = nil, now: Date = Date()) -> String {
-        let (locale, language, zone, stamp) = place.withLock { place in
-            let fixed: (locale: String, language: String, zone: TimeZone, formatter: ISO8601DateFormatter)
+        place.withLock { place in
+            var fixed: Place
             if let known = place {
                 fixed = known
             } else {
@@ -78,19 +85,28 @@ final class CallContext: Sendable {
                 formatter.timeZone = zone
                 formatter.formatOptions = [.withInternetDateTime]
                 let locale = Locale.current
-                fixed = (locale.identifier, locale.language.languageCode?.identifier ?? "en", zone, formatter)
-                place = fixed
+                fixed = Place(
+                    locale: locale.identifier, language: locale.language.languageCode?.identifier ?? "en", zone: zone,
+                    formatter: formatter)
+            }
+            let second = Int64(now.timeIntervalSince1970.rounded(.down))
+            if let last = fixed.last, last.second == second, last.client == client, last.session == session {
+                return last.text
             }
             // The formatter is used only under this lock.
-            return (fixed.locale, fixed.language, fixed.zone, fixed.formatter.string(from: now))
+            let text = JSONValue.object(
+                JSONObject([
+                    (key: "locale", value: .string(fixed.locale)), (key: "language", value: .string(fixed.language)),
+                    (key: "time_zone", value: .string(fixed.zone.identifier)),
+                    (key: "now", value: .string(fixed.formatter.string(from: now))),
+                    (key: "session", value: session.map { .string($0) } ?? .null),
+                    (key: "client", value: .string(client)),
+                ])
+            ).jsonText
+            fixed.last = (second, client, session, text)
+            place = fixed
+            return text
         }
-        return JSONValue.object(
-            JSONObject([
-                (key: "locale", value: .string(locale)), (key: "language", value: .string(language)),
-                (key: "time_zone", value: .string(zone.identifier)), (key: "now", value: .string(stamp)),
-                (key: "session", value: session.map { .string($0) } ?? .null), (key: "client", value: .string(client)),
-            ])
-        ).jsonText
     }
 
     var isCancelled: Bool { cancellation.isCancelled }
