@@ -140,9 +140,11 @@ struct Invoker: Sendable {
 
     /// Runs the call on the calling thread, with no deadline of its own (a worker's host keeps the deadline; a
     /// benchmark measures the call without the hand-off). A call that needs a person's answer is refused here.
+    /// `cancellation` is the call's (a worker's, which the host can cancel); nil: made when the call needs one (a
+    /// typed skill never does).
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
-    func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation) -> SkillOutcome {
+    func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation? = nil) -> SkillOutcome {
         let start = ContinuousClock.now
         switch prepare(invocation) {
         case .failure(let rejection): return rejection.outcome.took(.now - start)
@@ -166,7 +168,7 @@ struct Invoker: Sendable {
             case .plugin(let skill):
                 outcome = skill.execute(
                     arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
-                    context: context(skill, invocation, cancellation: cancellation))
+                    context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
             case .external, .composite:
                 let box = Mutex<SkillOutcome?>(nil)
                 let done = DispatchSemaphore(value: 0)

@@ -194,7 +194,7 @@ public final class SkillRegistry: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     package func invokeOnCurrentThread(_ invocation: SkillInvocation) -> SkillOutcome {
-        invoker.invokeOnCurrentThread(invocation, cancellation: CallCancellation())
+        invoker.invokeOnCurrentThread(invocation)
     }
 }
 

@@ -69,7 +69,7 @@ final class TypedFunction: @unchecked Sendable {
                 for (index, parameter) in signature.parameters.enumerated() {
                     let slot = base + index * 8
                     pointers[index] = slot
-                    guard let value = arguments[parameter.name] else {
+                    guard let value = arguments.value(parameter.name, expectedAt: index) else {
                         return .failure(.argument(parameter.name, ArgumentReason("is missing")))
                     }
                     switch Self.store(value, as: parameter.type, into: slot) {
@@ -93,8 +93,8 @@ final class TypedFunction: @unchecked Sendable {
     /// and explains.
     func acceptsAsGiven(_ arguments: JSONValue) -> Bool {
         guard case .object(let object) = arguments, object.count == signature.parameters.count else { return false }
-        for parameter in signature.parameters {
-            switch (parameter.type, object[parameter.name]) {
+        for (index, parameter) in signature.parameters.enumerated() {
+            switch (parameter.type, object.value(parameter.name, expectedAt: index)) {
             case (.bool, .bool?), (.double, .int?), (.double, .double?), (.int64, .int?), (.string, .string?): continue
             case (.int32, .int(let value)?) where Int32(exactly: value) != nil: continue
             default: return false

@@ -119,6 +119,8 @@ public struct JSONParser {
             depth -= 1
             return .object(JSONObject())
         }
+        // One allocation for the common small object instead of growing through 1 and 2.
+        members.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {

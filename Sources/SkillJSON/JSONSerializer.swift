@@ -1,6 +1,14 @@
 extension JSONValue {
     /// Compact JSON text (no spaces), members in stored order.
     public var jsonText: String {
+        // A scalar (a typed skill's result, most often) needs no buffer.
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return JSONWriter.formatDouble(d)
+        case .string, .array, .object: break
+        }
         var out: [UInt8] = []
         out.reserveCapacity(64)
         JSONWriter.write(self, into: &out, indent: nil, level: 0)

@@ -170,6 +170,12 @@ public struct JSONObject: Sendable, Equatable {
         positions = index
     }
 
+    /// The value of `key`, looked for at `position` first (where callers that know the usual order expect it).
+    public func value(_ key: String, expectedAt position: Int) -> JSONValue? {
+        if position < members.count, sameScalars(members[position].key, key) { return members[position].value }
+        return self[key]
+    }
+
     /// Reads, replaces, appends (new key) or removes (nil) a member.
     public subscript(key: String) -> JSONValue? {
         get { position(of: key).map { members[$0].value } }
