@@ -49,7 +49,7 @@ final class InvocationRunner: Sendable {
     /// sleeping thread); it does not see its cancellation during that time.
     func run(_ job: Job) async -> SkillOutcome {
         let outcome: SkillOutcome
-        if job.skill.recentDuration.load(ordering: .relaxed) <= limits.callerSpinNanoseconds, !Task.isCancelled {
+        if job.skill.recentDuration.load(ordering: .relaxed) <= limits.callerSpin.wholeNanoseconds, !Task.isCancelled {
             let rendezvous = Rendezvous()
             start(job) { rendezvous.deliver($0) }
             if let early = rendezvous.spin(limits.callerSpin) {

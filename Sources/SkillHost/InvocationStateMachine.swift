@@ -16,16 +16,7 @@ struct InvocationStateMachine {
         var idleSpin: Duration = .microseconds(200)
         /// How long an awaiting task checks for its outcome before it suspends, when the skill's last call took no
         /// longer than that (a slower skill's caller suspends at once).
-        var callerSpin: Duration = .microseconds(50) {
-            didSet { callerSpinNanoseconds = Self.nanoseconds(callerSpin) }
-        }
-        /// `callerSpin` as the skill's recent duration counts.
-        private(set) var callerSpinNanoseconds = nanoseconds(.microseconds(50))
-
-        private static func nanoseconds(_ duration: Duration) -> UInt64 {
-            let (seconds, attoseconds) = duration.components
-            return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-        }
+        var callerSpin: Duration = .microseconds(50)
     }
 
     enum Phase: Equatable, CustomStringConvertible {

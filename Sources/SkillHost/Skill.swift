@@ -146,20 +146,18 @@ final class Skill: @unchecked Sendable {
 
     deinit { cID.deallocate() }
 
+    /// Notes how long `outcome`'s call took (see `recentDuration`) and returns it.
+    func noted(_ outcome: SkillOutcome) -> SkillOutcome {
+        recentDuration.store(outcome.duration.wholeNanoseconds, ordering: .relaxed)
+        return outcome
+    }
+
     /// Runs the skill on the current thread with arguments that already passed validation.
     ///
     /// - Important: executes plugin code; never call it on the Swift cooperative pool (the runner calls it on
     ///   its own threads; benchmarks call it directly).
     /// `context` is only built for JSON and remote skills (typed skills have no call API); string results of typed
     /// skills over `resultLimit` bytes are errors.
-    /// Notes how long `outcome`'s call took (see `recentDuration`) and returns it.
-    func noted(_ outcome: SkillOutcome) -> SkillOutcome {
-        let (seconds, attoseconds) = outcome.duration.components
-        let nanoseconds = UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
-        recentDuration.store(nanoseconds, ordering: .relaxed)
-        return outcome
-    }
-
     func execute(
         arguments: JSONValue, argumentText: String?, resultLimit: Int, context: @autoclosure () -> CallContext
     ) -> SkillOutcome {

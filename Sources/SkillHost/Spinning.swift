@@ -4,8 +4,8 @@ import Glibc
 
 /// Bounded busy-waiting, for hand-offs between threads that usually take a few microseconds.
 ///
-/// On this kind of machine (a virtual one with few cores) waking a thread that sleeps costs 5–15 µs, most of it
-/// the idle CPU coming back, while a short call takes 1–3 µs: a thread that waits for something due within
+/// On the virtual two-core machines this is measured on (BENCHMARKS.md), waking a thread that sleeps costs 5–15 µs,
+/// most of it the idle CPU coming back, while a short call takes 1–3 µs: a thread that waits for something due within
 /// microseconds checks for it for a bounded time before it sleeps. It checks in bursts of a few hundred nanoseconds
 /// (the CPU told it busy-waits) and yields the CPU between bursts (`sched_yield`), so a spinning thread never keeps
 /// the thread it waits for, or any other, from running for long.
@@ -15,7 +15,7 @@ enum Spinning {
     static func until(_ budget: Duration, _ condition: () -> Bool) -> Bool {
         if condition() { return true }
         guard budget > .zero else { return false }
-        let limit = UInt64(budget.components.attoseconds / 1_000_000_000 + budget.components.seconds * 1_000_000_000)
+        let limit = budget.wholeNanoseconds
         let start = DispatchTime.now().uptimeNanoseconds
         while DispatchTime.now().uptimeNanoseconds - start < limit {
             for _ in 0..<64 {

@@ -100,12 +100,7 @@ final class TimerThread: Sendable {
     /// Now plus `delay` in uptime nanoseconds, saturating (a deadline past the end of time never comes).
     private static func deadline(after delay: Duration) -> UInt64 {
         let now = DispatchTime.now().uptimeNanoseconds
-        guard delay > .zero else { return now }
-        let (seconds, attoseconds) = delay.components
-        let limit = UInt64.max / 2
-        guard seconds < Int64(limit / 1_000_000_000) else { return limit }
-        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-        return min(now + nanoseconds, limit)
+        return min(now + delay.wholeNanoseconds, UInt64.max / 2)
     }
 }
 
