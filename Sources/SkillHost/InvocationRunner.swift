@@ -25,6 +25,7 @@ final class InvocationRunner: Sendable {
     /// Where deadlines come from (tests drive a manual clock).
     let clock: any HostClock
     private let state: Mutex<InvocationStateMachine>
+    private let spinPermit = SpinPermit()
 
     init(limits: Limits = Limits(), clock: any HostClock = SystemClock()) {
         self.limits = limits
@@ -126,7 +127,7 @@ final class InvocationRunner: Sendable {
             switch dispatch {
             case .assign(let thread, let job): thread.hand(job)
             case .spawn(let job):
-                let poolThread = PoolThread(idleSpin: limits.idleSpin)
+                let poolThread = PoolThread(idleSpin: limits.idleSpin, permit: spinPermit)
                 let thread = Thread { [self] in self.threadLoop(poolThread, first: job) }
                 thread.name = "skillhost.call"
                 thread.stackSize = 8 << 20

@@ -12,8 +12,8 @@ struct InvocationStateMachine {
         var perPluginConcurrency = 8
         /// Abandoned calls still stuck in one plugin before it refuses new calls.
         var unhealthyAfterStuckCalls = 4
-        /// How long an idle pool thread checks for a new job before it sleeps (see `Spinning`).
-        var idleSpin: Duration = .microseconds(200)
+        /// How long an idle pool thread checks for a new job before it sleeps (see `Spinning`); one at a time.
+        var idleSpin: Duration = .microseconds(50)
         /// How long an awaiting task checks for its outcome before it suspends, when the skill's last call took no
         /// longer than that (a slower skill's caller suspends at once).
         var callerSpin: Duration = .microseconds(50)

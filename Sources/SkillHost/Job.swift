@@ -3,9 +3,18 @@ import Foundation
 import SkillJSON
 import Synchronization
 
+/// Lets one idle pool thread at a time spin (the one that went idle last, which the runner hands the next job to):
+/// a busy machine loses at most one thread's spinning per runner.
+final class SpinPermit: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    func take() -> Bool { !taken.exchange(true, ordering: .acquiring) }
+    func giveBack() { taken.store(false, ordering: .releasing) }
+}
+
 /// One thread of the invocation pool, as its mailbox ("worker" names a plugin's process, never this). An idle
-/// thread checks its mailbox for a while before it sleeps, so a stream of calls needs no wake-ups; `phase` tells
-/// whoever hands a job whether the thread sleeps and must be woken.
+/// thread holding the runner's spin permit checks its mailbox for a while before it sleeps, so a stream of calls
+/// needs no wake-ups; `phase` tells whoever hands a job whether the thread sleeps and must be woken.
 final class PoolThread: Sendable {
     private static let spinning = 0
     private static let parked = 1
@@ -15,8 +24,12 @@ final class PoolThread: Sendable {
     private let mailbox = Mutex<Job?>(nil)
     private let phase = Atomic<Int>(0)
     private let idleSpin: Duration
+    private let permit: SpinPermit
 
-    init(idleSpin: Duration = .zero) { self.idleSpin = idleSpin }
+    init(idleSpin: Duration = .zero, permit: SpinPermit = SpinPermit()) {
+        self.idleSpin = idleSpin
+        self.permit = permit
+    }
 
     func hand(_ job: Job) {
         mailbox.withLock { $0 = job }
@@ -24,7 +37,11 @@ final class PoolThread: Sendable {
     }
 
     func waitForJob() -> Job? {
-        let arrived = Spinning.until(idleSpin) { phase.load(ordering: .acquiring) == Self.handed }
+        var arrived = false
+        if idleSpin > .zero, permit.take() {
+            arrived = Spinning.until(idleSpin) { phase.load(ordering: .acquiring) == Self.handed }
+            permit.giveBack()
+        }
         if !arrived,
             phase.compareExchange(expected: Self.spinning, desired: Self.parked, ordering: .acquiringAndReleasing)
                 .exchanged
