@@ -1,4 +1,5 @@
 import Foundation
+import SkillJSON
 import Synchronization
 import TestSupport
 import Testing
@@ -81,5 +82,23 @@ struct TimerThreadTests {
             late.deliver(SkillOutcome(status: .ok, result: .int(3)))  // only the first counts
         }.start()
         #expect(await late.wait().result == .int(2))
+    }
+}
+
+/// The call context is made once per second and per caller: what a call sees is what it would see made anew.
+struct CallContextCacheTests {
+    @Test func theContextIsRemadeForAnotherSecondClientOrSession() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let first = CallContext.callerContext(client: "cache-test", session: "s1", now: now)
+        #expect(CallContext.callerContext(client: "cache-test", session: "s1", now: now + 0.5) == first)
+        let other = try JSONValue(parsing: CallContext.callerContext(client: "cache-test", session: "s2", now: now))
+        #expect(other["session"] == "s2")
+        let client = try JSONValue(parsing: CallContext.callerContext(client: "other", session: "s1", now: now))
+        #expect(client["client"] == "other")
+        let later = try JSONValue(parsing: CallContext.callerContext(client: "cache-test", session: "s1", now: now + 1))
+        let before = try JSONValue(parsing: first)
+        #expect(later["now"] != before["now"], "a new second, a new time stamp")
+        #expect(later["time_zone"] == before["time_zone"])
+        #expect(try JSONValue(parsing: CallContext.callerContext(client: "c", now: now))["session"] == .null)
     }
 }

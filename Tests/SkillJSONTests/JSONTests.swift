@@ -18,6 +18,28 @@ struct JSONParsingTests {
         #expect(try JSONValue(parsing: "1.0") == .int(1))  // equal by value
     }
 
+    @Test func aScalarsTextIsTheSameAloneAndInsideAnArray() {
+        let scalars: [JSONValue] = [
+            .null, true, false, .int(0), .int(Int64.min), .int(Int64.max), .double(3.75), .double(-0.1),
+            .double(1e300), .double(60), .double(.infinity), .double(.nan),
+        ]
+        for scalar in scalars {
+            #expect(JSONValue.array([scalar]).jsonText == "[\(scalar.jsonText)]", "\(scalar)")
+        }
+        #expect(JSONValue.double(.infinity).jsonText == "null")
+    }
+
+    @Test func aMemberIsFoundWhereverItIsWhenItIsNotWhereExpected() throws {
+        guard case .object(let object) = try JSONValue(parsing: #"{"b":2,"a":1}"#) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(object.value("b", expectedAt: 0) == 2)
+        #expect(object.value("a", expectedAt: 0) == 1)
+        #expect(object.value("a", expectedAt: 7) == 1)
+        #expect(object.value("c", expectedAt: 1) == nil)
+    }
+
     @Test func serialisesCompactlyAndPrettily() throws {
         let value: JSONValue = ["b": 1, "a": ["x", 2.5, .null], "s": "q\"\\\n\u{1}"]
         #expect(value.jsonText == #"{"b":1,"a":["x",2.5,null],"s":"q\"\\\n\u0001"}"#)
