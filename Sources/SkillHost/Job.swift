@@ -3,8 +3,8 @@ import Foundation
 import SkillJSON
 import Synchronization
 
-/// Lets one idle pool thread at a time spin (the one that went idle last, which the runner hands the next job to):
-/// a busy machine loses at most one thread's spinning per runner.
+/// Lets one idle pool thread at a time spin, so a busy machine loses at most one thread's spinning per runner. (In a
+/// stream of calls one after another, one thread runs them all, and it is the one that spins.)
 final class SpinPermit: Sendable {
     private let taken = Atomic<Bool>(false)
 
