@@ -368,18 +368,15 @@ func main() async throws {
     print("| measurement | median | p10 | p90 | spread of medians |")
     print("|---|---|---|---|---|")
 
-    if !options.awaitOnly {
-        print(
-            Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture))
-                .line)
-    }
-
     var resultBytes = 0
     func call(_ id: String, _ arguments: String) {
         let outcome = registry.invokeOnCurrentThread(id, arguments: arguments)
         resultBytes &+= (outcome.result ?? .null).jsonText.utf8.count  // JSON out
     }
     if !options.awaitOnly {
+        print(
+            Row(name: "raw ffi_call of double f(double, double) (floor)", runs: rawFFIRuns(options, fixture: fixture))
+                .line)
         print(
             Row(
                 name: "typed skill bench_add via registry, JSON in → JSON out",
