@@ -10,20 +10,28 @@
 
 extern char **environ;
 
-int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
-                    int *child_errors) {
-    int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) != 0) return errno;
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        int saved = errno;
-        close(in[0]); close(in[1]);
-        return saved;
+static void close_pipes(int pipes[][2], int count) {
+    for (int i = 0; i < count; i++) {
+        close(pipes[i][0]);
+        close(pipes[i][1]);
     }
-    if (pipe2(err, O_CLOEXEC) != 0) {
-        int saved = errno;
-        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-        return saved;
+}
+
+/* Pipes 0-2 become the child's standard input, output and error; with `lanes`, pipes 3 and 4 its descriptors 3
+   (read) and 4 (write). */
+static int spawn_with(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
+                      int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child, int *lane_wake,
+                      int lanes) {
+    int pipes[5][2];
+    int count = lanes ? 5 : 3;
+    for (int i = 0; i < count; i++) {
+        if (pipe2(pipes[i], O_CLOEXEC) != 0) {
+            int saved = errno;
+            close_pipes(pipes, i);
+            return saved;
+        }
     }
+    int *in = pipes[0], *out = pipes[1], *err = pipes[2];
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
@@ -31,7 +39,11 @@ int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pi
     posix_spawn_file_actions_adddup2(&actions, in[0], 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (lanes) {
+        posix_spawn_file_actions_adddup2(&actions, pipes[3][0], 3);
+        posix_spawn_file_actions_adddup2(&actions, pipes[4][1], 4);
+    }
+    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 5 : 3);
     sigset_t defaults, empty;
     sigfillset(&defaults);
     sigdelset(&defaults, SIGPIPE);
@@ -43,18 +55,45 @@ int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pi
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    close(in[0]); close(out[1]); close(err[1]);
     if (result != 0) {
-        close(in[1]); close(out[0]); close(err[0]);
+        close_pipes(pipes, count);
         return result;
     }
+    close(in[0]); close(out[1]); close(err[1]);
     *to_child = in[1];
     *from_child = out[0];
     *child_errors = err[0];
+    if (lanes) {
+        close(pipes[3][0]);
+        *lane_to_child = pipes[3][1];
+        *lane_from_child = pipes[4][0];
+        /* The write end of the lane's responses stays open here too: the host writes into it to wake its own reader. */
+        *lane_wake = pipes[4][1];
+    }
     return 0;
 }
 
-int skillhost_worker_setup(int *protocol_in, int *protocol_out) {
+int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
+                    int *child_errors) {
+    return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, NULL, NULL, NULL, 0);
+}
+
+int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
+                           int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
+                           int *lane_wake) {
+    return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, lane_to_child, lane_from_child,
+                      lane_wake, 1);
+}
+
+int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out) {
+    *lane_in = *lane_out = -1;
+    /* The lane (descriptors 3 and 4) is there when the host started this worker with one; it is kept out of
+       whatever the plugin executes. */
+    if (fcntl(3, F_GETFD) >= 0 && fcntl(4, F_GETFD) >= 0) {
+        if (fcntl(3, F_SETFD, FD_CLOEXEC) != 0 || fcntl(4, F_SETFD, FD_CLOEXEC) != 0) return errno;
+        *lane_in = 3;
+        *lane_out = 4;
+    }
     int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
     int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
     if (in < 0 || out < 0) return errno;
@@ -87,6 +126,8 @@ int skillhost_kill_group(pid_t group, int signal) { return killpg(group, signal)
 #include <sys/wait.h>
 
 int skillhost_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno; }
+
+void skillhost_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 /* The parent pid and the session id of `pid` from /proc/<pid>/stat ("pid (comm) state ppid pgrp session …");
    0, or -1 when it cannot be read. */

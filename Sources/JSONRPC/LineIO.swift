@@ -12,7 +12,8 @@ package final class LineReader {
         case tooLong
     }
 
-    private let descriptor: Int32
+    /// What it reads.
+    package let descriptor: Int32
     private let limit: Int
     /// When readable, reading stops (`.end`) as soon as nothing more is waiting in `descriptor`: how a reader whose
     /// pipe another process keeps open learns that the process it cares about is gone. -1: none.
@@ -28,6 +29,9 @@ package final class LineReader {
         self.limit = limit
         self.interrupt = interrupt
     }
+
+    /// Whether bytes read are waiting in the buffer (so `next()` may return without reading).
+    package var hasBufferedBytes: Bool { start < buffer.count }
 
     package func next() -> Line {
         var scanned = start

@@ -27,4 +27,13 @@ enum Spinning {
         }
         return false
     }
+
+    /// Checks for up to `budget` whether `descriptor` has something to read (`poll` without blocking); true when it
+    /// has.
+    static func untilReadable(_ descriptor: Int32, within budget: Duration) -> Bool {
+        until(budget) {
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            return poll(&request, 1, 0) > 0
+        }
+    }
 }

@@ -6,10 +6,18 @@ import Synchronization
 // Process isolation: the round trip of a trivial call in process mode against the floor (a raw pipe round trip of
 // a line of the same size between two processes), against in-process calls, and how long a worker takes to start.
 
-/// The echo side of the pipe floor: `skillhost-bench --pipe-echo` writes back every byte it reads.
-func pipeEcho() -> Never {
+/// Waits without blocking until `descriptor` is readable (`poll` with no timeout, again and again).
+func pollUntilReadable(_ descriptor: Int32) {
+    var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    while poll(&request, 1, 0) == 0 {}
+}
+
+/// The echo side of the pipe floor: `skillhost-bench --pipe-echo` writes back every byte it reads;
+/// `--pipe-echo-polling` polls for them instead of blocking in `read`.
+func pipeEcho(polling: Bool) -> Never {
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
+        if polling { pollUntilReadable(0) }
         let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
         if count <= 0 { exit(0) }
         var offset = 0
@@ -22,10 +30,11 @@ func pipeEcho() -> Never {
 }
 
 /// One line out, the same line back, through pipes to a child process: what any process boundary costs at least.
-func pipeFloorRuns(_ options: Options, line: String) throws -> [Run] {
+/// `polling`: both sides poll for the line instead of blocking in `read` (as the direct lane does).
+func pipeFloorRuns(_ options: Options, line: String, polling: Bool = false) throws -> [Run] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["--pipe-echo"]
+    process.arguments = [polling ? "--pipe-echo-polling" : "--pipe-echo"]
     let toChild = Pipe()
     let fromChild = Pipe()
     process.standardInput = toChild
@@ -39,6 +48,7 @@ func pipeFloorRuns(_ options: Options, line: String) throws -> [Run] {
         _ = bytes.withUnsafeBytes { write(output, $0.baseAddress, $0.count) }
         var received = 0
         while received < bytes.count {
+            if polling { pollUntilReadable(input) }
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count <= 0 { fatalError("the echo process went away") }
             received += count
@@ -86,6 +96,11 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         Row(
             name: "raw pipe round trip of a \(request.utf8.count)-byte line (floor)",
             runs: try pipeFloorRuns(calls, line: request)
+        ).line)
+    print(
+        Row(
+            name: "the same, both sides polling instead of blocking (floor of a polling reader)",
+            runs: try pipeFloorRuns(calls, line: request, polling: true)
         ).line)
     // Confined and unconfined workers measured run by run, alternately, so a busy machine weighs on both alike.
     let unconfined = try processRegistry(confines: false)

@@ -320,7 +320,8 @@ nonisolated func awaitRuns(_ options: Options, registry: SkillRegistry) async ->
 
 @MainActor
 func main() async throws {
-    if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho() }
+    if CommandLine.arguments.dropFirst().first == "--pipe-echo" { pipeEcho(polling: false) }
+    if CommandLine.arguments.dropFirst().first == "--pipe-echo-polling" { pipeEcho(polling: true) }
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
         try mcpCompare(options, serverTime: CommandLine.arguments[index + 1])

@@ -475,7 +475,8 @@ struct IsolationTests {
         }
         #expect(progress.status == .ok)
         #expect(reports.withLock { $0.count } == 3)
-        await Self.eventually("the plugin's log line crossed over") { host.logged("progress: progress done") }
+        // Written on the call's thread, the log line came before the outcome.
+        #expect(host.logged("progress: progress done"))
         // A cooperative skill stops when cancelled: no kill, the worker stays.
         let whoami = await host.registry.invoke("whoami", arguments: "{}")
         let cancelled = StartedCall(host.registry, "cooperative", #"{"ms": 600000}"#, timeout: .milliseconds(100))
@@ -497,6 +498,23 @@ struct IsolationTests {
         _ = await host.registry.invoke("release", arguments: "{}")
         await Self.eventually("the four calls returned") { holds.allSatisfy { $0.outcome?.result == "released" } }
         #expect(await host.registry.invoke("undoable", arguments: "{}").undo != nil)
+    }
+
+    /// A call goes on the worker's direct lane when the lane is free (the worker's lane thread runs it), and on the
+    /// main channel while another call holds the lane; both answer.
+    @Test func aCallTakesTheDirectLaneWhenItIsFreeAndTheMainChannelOtherwise() async throws {
+        let host = try Host()
+        try await host.load("behaviours.c")
+        let first = await host.registry.invoke("thread_name", arguments: "{}")
+        #expect(first.result == "skillhost.lane", "\(first)")
+        let hold = StartedCall(host.registry, "hold")
+        await Self.eventually("the held call is in the worker") { host.callsInWorker("behaviours") == 1 }
+        let other = await host.registry.invoke("thread_name", arguments: "{}")
+        #expect(other.status == .ok)
+        #expect(other.result != "skillhost.lane")
+        _ = await host.registry.invoke("release", arguments: "{}")
+        await Self.eventually("the held call returned") { hold.outcome?.result == "released" }
+        #expect(await host.registry.invoke("thread_name", arguments: "{}").result == "skillhost.lane")
     }
 
     @Test func hotReloadStartsANewWorkerAndStopsTheOldOne() async throws {
@@ -546,5 +564,32 @@ struct IsolationTests {
         #expect(await host.registry.invoke("fault_ok", arguments: "{}").result?["pid"] == .int(Int64(getpid())))
         _ = await host.registry.invoke("fault_release", arguments: "{}")
         await Self.eventually("the spinning thread returned") { host.registry.poolStatistics.abandonedThreads == 1 }
+    }
+}
+
+/// The worker's record of its calls: a cancel may arrive on the main channel before its call arrives on the lane.
+struct WorkerCallsTests {
+    @Test func aCancelThatCameFirstCancelsTheCallWhenItArrives() {
+        var calls = WorkerCalls()
+        let unknown = calls.cancel(7)
+        #expect(unknown == nil)
+        let seven = calls.start(7, CallCancellation())
+        let eight = calls.start(8, CallCancellation())
+        #expect(seven && !eight)
+        let running = CallCancellation()
+        _ = calls.start(9, running)
+        let nine = calls.cancel(9)
+        #expect(nine === running)
+        #expect(calls.cancelledEarly.isEmpty)
+    }
+
+    @Test func cancelsNeverClaimedAreForgottenOldestFirst() {
+        var calls = WorkerCalls()
+        for id in Int64(1)...100 { _ = calls.cancel(id) }
+        #expect(calls.cancelledEarly.count == 64)
+        #expect(calls.cancelledEarly.min() == 37)
+        let newest = calls.start(100, CallCancellation())
+        let oldest = calls.start(1, CallCancellation())
+        #expect(newest && !oldest)
     }
 }

@@ -12,11 +12,22 @@
 int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
                     int *child_errors);
 
+/// `skillhost_spawn` for a worker process, plus its direct lane: two more pipes, the child's descriptors 3 (requests,
+/// read) and 4 (responses, write). Stores the host's ends (close-on-exec): `lane_to_child` (write), `lane_from_child`
+/// (read) and `lane_wake`, the host's own copy of the responses' write end, with which the host wakes a thread
+/// of its own blocked reading the lane (so the lane never reports an end of input; the host learns of the worker's
+/// end from the process). On failure returns an errno value and opens nothing. [thread-safe]
+int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
+                           int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
+                           int *lane_wake);
+
 /// Worker-side setup, called once at start before any plugin code runs: moves the protocol channel away from
 /// descriptors 0 and 1 (returned in `protocol_in` / `protocol_out`), points 0 at /dev/null and 1 at standard error
 /// (so whatever a plugin prints lands in the host's log, never in the protocol). The worker exits when the protocol
-/// input closes, which is also what happens when the host dies. Returns 0 or an errno value.
-int skillhost_worker_setup(int *protocol_in, int *protocol_out);
+/// input closes, which is also what happens when the host dies. The lane (see `skillhost_spawn_worker`), when
+/// descriptors 3 and 4 are open, is made close-on-exec and returned in `lane_in` / `lane_out` (else both are -1).
+/// Returns 0 or an errno value.
+int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out);
 
 /// Sets a soft and hard resource limit (RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE …) for this process; 0 or errno.
 int skillhost_set_limit(int resource, unsigned long long value);
@@ -28,6 +39,10 @@ int skillhost_kill_group(pid_t group, int signal);
 /// left its process group with setsid(), whose parent died — become this process's children instead of init's,
 /// so they can be found and stopped. 0 or errno. [thread-safe]
 int skillhost_become_subreaper(void);
+
+/// Names the calling thread for the system (`PR_SET_NAME`: what ps, top and perf show, at most 15 bytes kept).
+/// [thread-safe]
+void skillhost_name_thread(const char *name);
 
 /// Kills (SIGKILL) and reaps the children of this process that are not among the `keep_count` pids in `keep`
 /// (and, with `only_other_sessions`, only those in a session other than this process's: what a subreaper adopted

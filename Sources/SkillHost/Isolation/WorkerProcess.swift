@@ -6,7 +6,8 @@ import SkillJSON
 import Synchronization
 
 /// One running worker process, seen from the host: requests out, responses and notifications in (on a reader
-/// thread of its own), standard error into the log (on another), and the exit noticed and explained.
+/// thread of its own, or on the calling thread for a call on the direct lane, `WorkerLane`), standard error into the
+/// log (on another thread), and the exit noticed and explained.
 final class WorkerProcess: Sendable {
     /// A request waiting for its response.
     private final class Pending: Sendable {
@@ -24,6 +25,8 @@ final class WorkerProcess: Sendable {
             }
             if first { done.signal() }
         }
+
+        var isSettled: Bool { reply.withLock { $0 != nil } }
     }
 
     /// Why a request got no response.
@@ -103,6 +106,8 @@ final class WorkerProcess: Sendable {
     /// The plugin's name, for messages.
     var plugin: String { label.withLock { $0 } }
     private let writer: LineWriter
+    /// One call at a time goes here instead, when it is free.
+    private let lane: WorkerLane
     private let state = Mutex(State())
     private let log: @Sendable (LogRecord) -> Void
     /// A plugin that spins on its log (or standard error) is cut back, with a line saying how much was dropped.
@@ -129,10 +134,11 @@ final class WorkerProcess: Sendable {
     private let exited = DispatchSemaphore(value: 0)
 
     private init(
-        pid: pid_t, plugin: String, input: Int32, memoryLimit: UInt64?, requestLimit: Int,
+        pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, requestLimit: Int,
         log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
     ) {
         self.pid = pid
+        self.lane = lane
         self.memoryLimit = memoryLimit
         self.requestLimit = requestLimit
         self.label = Mutex(plugin)
@@ -151,6 +157,7 @@ final class WorkerProcess: Sendable {
         var input: Int32 = -1
         var output: Int32 = -1
         var errors: Int32 = -1
+        var (laneRequests, laneResponses, laneWake): (Int32, Int32, Int32) = (-1, -1, -1)
         let cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
@@ -165,8 +172,9 @@ final class WorkerProcess: Sendable {
         var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
         let result = pointers.withUnsafeMutableBufferPointer { buffer in
             environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
-                skillhost_spawn(
-                    executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors)
+                skillhost_spawn_worker(
+                    executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors,
+                    &laneRequests, &laneResponses, &laneWake)
             }
         }
         guard result == 0 else {
@@ -177,9 +185,10 @@ final class WorkerProcess: Sendable {
         ProcessTree.started(pid)
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
+        let lane = WorkerLane(requests: laneRequests, responses: laneResponses, wake: laneWake, limit: limit)
         let worker = WorkerProcess(
-            pid: pid, plugin: plugin, input: toWorker, memoryLimit: launch.limits.addressSpace, requestLimit: limit,
-            log: log, onExit: onExit)
+            pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
+            requestLimit: limit, log: log, onExit: onExit)
         // The worker's end is noticed from the process itself, not from its pipe closing: a child the plugin started
         // may keep the pipe open long after the worker died.
         var exitPipe: [Int32] = [-1, -1]
@@ -266,34 +275,35 @@ final class WorkerProcess: Sendable {
                         + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
                     isProtocolError: true))
         }
-        if !writer.write(line) {
-            pending.settle(
-                .failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
-        }
-        if let cancellation {
-            cancellation.onCancel { [weak self] in
-                guard let self else { return }
-                self.writer.write(JSONRPCMessage.notification(method: "cancel", params: ["id": .int(id)]).line)
-                self.state.withLock { state in
-                    if state.pending[id] != nil { state.doomed.insert(id) }
-                }
-                _ = clock.schedule(after: killGrace) { [weak self] in
-                    guard let self else { return }
-                    // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
-                    defer { self.state.withLock { _ = $0.doomed.remove(id) } }
-                    guard self.state.withLock({ $0.pending[id] != nil }) else { return }
-                    self.kill(
-                        because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
-                            + "within \(humanDuration(killGrace)) of being cancelled or timing out", forStuckCall: true)
-                }
+        /// Sends the request on `channel`, then forwards a cancellation to the worker from now on.
+        func send(on channel: LineWriter) {
+            if !channel.write(line) {
+                pending.settle(
+                    .failure(
+                        WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
+            }
+            if let cancellation {
+                forward(cancellation, of: id, killGrace: killGrace, clock: clock, describeCall: describeCall)
             }
         }
+        // A call goes on the lane when the lane is free (and the call needs no timeout of its own: calls are bounded
+        // by their cancellation); the calling thread then reads the response itself.
+        let onLane =
+            method == "invoke" && timeout == nil
+            ? lane.ifFree { requests, responses -> Bool in
+                send(on: requests)
+                awaitOnLane(pending, reading: responses)
+                return true
+            } : nil
         var timedOut = false
-        if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
-            timedOut = true
-            kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+        if onLane == nil {
+            send(on: writer)
+            if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+                timedOut = true
+                kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+            }
+            if timeout == nil || timedOut { pending.done.wait() }
         }
-        if timeout == nil || timedOut { pending.done.wait() }
         cancellation?.clearHandler()
         state.withLock { _ = $0.pending.removeValue(forKey: id) }
         var reply = pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
@@ -302,6 +312,52 @@ final class WorkerProcess: Sendable {
             reply = .failure(failure)
         }
         return reply
+    }
+
+    /// Tells the worker when call `id` is cancelled, and kills it when the call has not returned `killGrace` later.
+    private func forward(
+        _ cancellation: CallCancellation, of id: Int64, killGrace: Duration, clock: any HostClock,
+        describeCall: @escaping @Sendable () -> String
+    ) {
+        cancellation.onCancel { [weak self] in
+            guard let self else { return }
+            self.writer.write(JSONRPCMessage.notification(method: "cancel", params: ["id": .int(id)]).line)
+            self.state.withLock { state in
+                if state.pending[id] != nil { state.doomed.insert(id) }
+            }
+            _ = clock.schedule(after: killGrace) { [weak self] in
+                guard let self else { return }
+                // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
+                defer { self.state.withLock { _ = $0.doomed.remove(id) } }
+                guard self.state.withLock({ $0.pending[id] != nil }) else { return }
+                self.kill(
+                    because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
+                        + "within \(humanDuration(killGrace)) of being cancelled or timing out", forStuckCall: true)
+            }
+        }
+    }
+
+    /// Reads the lane until `pending` is settled: by its response (or a failure the worker sent), or by the worker's
+    /// end or a kill, which wake the lane. Progress and log lines that come first are passed on.
+    private func awaitOnLane(_ pending: Pending, reading responses: LineReader) {
+        while !pending.isSettled {
+            if !responses.hasBufferedBytes {
+                _ = Spinning.untilReadable(responses.descriptor, within: WorkerLane.spin)
+            }
+            switch responses.next() {
+            case .end:
+                pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering")))
+            case .tooLong:
+                kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
+            case .line(let bytes):
+                if bytes.isEmpty { continue }  // woken: the loop's condition tells why
+                guard let message = WorkerProtocol.parse(bytes) else {
+                    kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
+                    continue
+                }
+                dispatch(message)
+            }
+        }
     }
 
     /// Kills the process group now. Requests still waiting fail with `reason` (a sentence).
@@ -346,6 +402,7 @@ final class WorkerProcess: Sendable {
             return values
         }
         for call in pending { call.settle(.failure(WorkerFailure(message: reason))) }
+        lane.wakeReader()
     }
 
     // MARK: Reader threads
@@ -419,6 +476,7 @@ final class WorkerProcess: Sendable {
         onExit(Exit(pid: pid, reason: reason, requested: requested, killedForStuckCall: stuck, hadCalls: hadCalls))
         failPending(reason)
         writer.close()
+        lane.close()
         exited.signal()
     }
 

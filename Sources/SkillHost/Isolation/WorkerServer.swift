@@ -10,14 +10,16 @@ import Synchronization
 ///
 /// Threads follow the leader/follower pattern: one thread at a time reads the protocol input; when it reads an
 /// `invoke`, it hands the reading over to an idle thread (starting one if none waits) and runs the call itself,
-/// so a call costs no thread hand-off and a slow call never delays the next request.
+/// so a call costs no thread hand-off and a slow call never delays the next request. The direct lane
+/// (`WorkerLane`) has a thread of its own that reads one call, runs it and answers it, on the lane.
 package enum WorkerMain {
     /// Runs the worker role. Never returns: exits 0 when the host closes the protocol input, 70 when the worker
     /// cannot set itself up.
     package static func run(_ launch: WorkerLaunch) -> Never {
         var input: Int32 = -1
         var output: Int32 = -1
-        let setup = skillhost_worker_setup(&input, &output)
+        var (laneInput, laneOutput): (Int32, Int32) = (-1, -1)
+        let setup = skillhost_worker_setup(&input, &output, &laneInput, &laneOutput)
         guard setup == 0 else { fail("cannot set up the protocol channel: \(String(cString: strerror(setup)))") }
         // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
         ProcessTree.adoptOrphans()
@@ -35,7 +37,8 @@ package enum WorkerMain {
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
         if let value = launch.limits.openFiles { limit(RLIMIT_NOFILE, value, "open files") }
 
-        let writer = LineWriter(descriptor: output)
+        let writer = WorkerOutput(
+            main: LineWriter(descriptor: output), lane: laneOutput < 0 ? nil : LineWriter(descriptor: laneOutput))
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: launch.dataDirectory, isDirectory: true))
         configuration.resultLimit = launch.resultLimit
@@ -73,7 +76,9 @@ package enum WorkerMain {
         }
         let server = WorkerServer(
             registry: registry, loaded: loaded, confinement: confinement, input: input, writer: writer)
-        server.serve(LineReader(descriptor: input, limit: WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)))
+        let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
+        if laneInput >= 0 { server.serveLane(laneInput, limit: limit) }
+        server.serve(LineReader(descriptor: input, limit: limit))
     }
 
     private static func limit(_ resource: __rlimit_resource, _ value: UInt64, _ name: String) {
@@ -94,15 +99,15 @@ final class WorkerServer: Sendable {
     private let registry: SkillRegistry
     private let loaded: Result<PluginSummary, PluginLoadError>
     private let confinement: ConfinementReport?
-    private let writer: LineWriter
+    private let writer: WorkerOutput
     /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
     private let input: Int32
     /// Calls in flight, by request id, for `cancel`.
-    private let calls = Mutex<[Int64: CallCancellation]>([:])
+    private let calls = Mutex(WorkerCalls())
 
     init(
         registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confinement: ConfinementReport?,
-        input: Int32, writer: LineWriter
+        input: Int32, writer: WorkerOutput
     ) {
         self.registry = registry
         self.loaded = loaded
@@ -123,6 +128,26 @@ final class WorkerServer: Sendable {
         while true { pause() }
     }
 
+    /// Serves the lane (its requests' descriptor) on a thread of its own: each request read is answered there, on
+    /// the lane. The thread ends when the host closes the lane.
+    func serveLane(_ descriptor: Int32, limit: Int) {
+        let thread = Thread { [self] in
+            // Named for the system too (Foundation's name is its own), so tools and skills can tell the thread.
+            skillhost_name_thread("skillhost.lane")
+            let reader = LineReader(descriptor: descriptor, limit: limit)
+            writer.takeLane()
+            while true {
+                if !reader.hasBufferedBytes { _ = Spinning.untilReadable(reader.descriptor, within: WorkerLane.spin) }
+                let line = reader.next()
+                if case .end = line { return }
+                handle(line, handOff: {})
+            }
+        }
+        thread.name = "skillhost.lane"
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
     private func send(_ message: JSONRPCMessage) { writer.write(message.line) }
 
     private func handle(_ line: LineReader.Line, handOff: () -> Void) {
@@ -140,7 +165,7 @@ final class WorkerServer: Sendable {
         }
         switch message {
         case .notification("cancel", let params):
-            if case .int(let target)? = params?["id"] { calls.withLock { $0[target] }?.cancel() }
+            if case .int(let target)? = params?["id"] { calls.withLock { $0.cancel(target) }?.cancel() }
         case .request(let id, let method, let params):
             guard let number = id.integer else {
                 send(.failure(id: id, error: JSONRPCError(.invalidRequest, "request ids are integers")))
@@ -160,7 +185,7 @@ final class WorkerServer: Sendable {
                 return
             }
             let cancellation = CallCancellation()
-            calls.withLock { $0[id] = cancellation }
+            if calls.withLock({ $0.start(id, cancellation) }) { cancellation.cancel() }
             handOff()
             // The host applied its policy before sending the call: here it is confirmed.
             var invocation = SkillInvocation(
@@ -177,7 +202,7 @@ final class WorkerServer: Sendable {
                 ConfinementMessages.explain(
                     &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
             }
-            calls.withLock { _ = $0.removeValue(forKey: id) }
+            calls.withLock { _ = $0.running.removeValue(forKey: id) }
             send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
         case "describe":
             switch loaded {
@@ -219,5 +244,51 @@ final class WorkerServer: Sendable {
         registry.shutdown()
         ProcessTree.killAllChildren()
         _exit(0)
+    }
+}
+
+/// Where the worker's messages go: on the lane when the lane's thread writes them (its call's progress, log lines
+/// and response, which the host reads in that order before the call returns), on the main channel otherwise.
+final class WorkerOutput: Sendable {
+    private let main: LineWriter
+    private let lane: LineWriter?
+    /// The lane's thread (`pthread_self()`), 0 before it started.
+    private let laneThread = Atomic<UInt>(0)
+
+    init(main: LineWriter, lane: LineWriter?) {
+        self.main = main
+        self.lane = lane
+    }
+
+    /// Called once by the lane's thread: what it writes from now on goes on the lane.
+    func takeLane() { laneThread.store(UInt(pthread_self()), ordering: .releasing) }
+
+    /// Writes one line on the channel of the calling thread.
+    @discardableResult
+    func write(_ line: String) -> Bool {
+        if let lane, laneThread.load(ordering: .acquiring) == UInt(pthread_self()) { return lane.write(line) }
+        return main.write(line)
+    }
+}
+
+/// The calls a worker runs, by request id, for `cancel`.
+struct WorkerCalls {
+    var running: [Int64: CallCancellation] = [:]
+    /// Cancelled before they arrived: a call on the lane may come after its cancel on the main channel. A few,
+    /// the oldest forgotten first (a cancel that crossed its call's response is never claimed).
+    var cancelledEarly: Set<Int64> = []
+
+    /// The cancellation of call `id` when it is running; otherwise remembers that it was cancelled.
+    mutating func cancel(_ id: Int64) -> CallCancellation? {
+        if let running = running[id] { return running }
+        cancelledEarly.insert(id)
+        if cancelledEarly.count > 64, let oldest = cancelledEarly.min() { cancelledEarly.remove(oldest) }
+        return nil
+    }
+
+    /// Registers call `id`; true when it was cancelled already.
+    mutating func start(_ id: Int64, _ cancellation: CallCancellation) -> Bool {
+        running[id] = cancellation
+        return cancelledEarly.remove(id) != nil
     }
 }

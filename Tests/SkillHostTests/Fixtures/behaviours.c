@@ -1,11 +1,12 @@
 /* Test fixture: JSON skills with every behaviour the runner and the call API must handle. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "skill_json.h"
 #include "skill_sdk.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,6 +122,16 @@ static int progress(void *state, const skill_call_api *api, skill_call *call, co
     return SKILL_OK;
 }
 
+/* The name of the thread the call runs on, as a JSON string. */
+static int thread_name(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    char name[17] = {0}, result[40];
+    (void)state;
+    (void)args;
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    api->set_result(call, result, (size_t)snprintf(result, sizeof result, "\"%s\"", name));
+    return SKILL_OK;
+}
+
 static int undoable(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     (void)args;
@@ -187,6 +198,7 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("echo", "Echo", "Returns its arguments.", ANY, 0, SKILL_IDEMPOTENT, echo),
     SKILL_JSON("whoami", "Who am I", "Returns skill_id and init state.", ANY, 0, 0, whoami),
     SKILL_JSON("progress", "Progress", "Reports progress three times.", ANY, 0, 0, progress),
+    SKILL_JSON("thread_name", "Thread name", "Returns the name of the thread it runs on.", ANY, 0, 0, thread_name),
     SKILL_JSON("undoable", "Undoable", "Registers an undo call.", ANY, SKILL_RISK_MUTATING, 0, undoable),
     SKILL_JSON("plain_text", "Plain text", "Returns plain text.", ANY, 0, 0, plain_text),
     SKILL_JSON("fail", "Fail", "Fails with a message.", ANY, 0, 0, fail),
