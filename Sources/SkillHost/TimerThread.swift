@@ -32,6 +32,10 @@ final class TimerThread: Sendable {
 
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
+    /// Times the thread went to sleep (tests: a thread waiting for a far deadline sleeps, it does not spin).
+    private let sleeps = Atomic<Int>(0)
+
+    var sleepCount: Int { sleeps.load(ordering: .relaxed) }
 
     /// A timer thread of its own (tests); the host uses `shared`. Its thread starts with the first timer.
     init() {}
@@ -89,12 +93,20 @@ final class TimerThread: Sendable {
             }
             for action in due { action() }
             due.removeAll()
+            sleeps.add(1, ordering: .relaxed)
             if next == .max {
                 wake.wait()
             } else {
-                _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: next))
+                _ = wake.wait(timeout: DispatchTime(uptimeNanoseconds: Self.wakeUp(for: next)))
             }
         }
+    }
+
+    /// When to wake up for a deadline: at it, or in at most a minute. A Dispatch wait until 2⁶² ns or later returns
+    /// at once (measured: 24–59 µs, "timed out"), so a wait for a far deadline spun the thread for as long as that
+    /// deadline was the earliest.
+    static func wakeUp(for deadline: UInt64, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> UInt64 {
+        min(deadline, now + 60_000_000_000)
     }
 
     /// Now plus `delay` in uptime nanoseconds, saturating (a deadline past the end of time never comes).
