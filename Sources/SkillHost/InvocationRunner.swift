@@ -51,13 +51,12 @@ final class InvocationRunner: Sendable {
     func run(_ job: Job) async -> SkillOutcome {
         let outcome: SkillOutcome
         if job.skill.recentDuration.load(ordering: .relaxed) <= limits.callerSpin.wholeNanoseconds, !Task.isCancelled {
-            let rendezvous = Rendezvous()
-            start(job) { rendezvous.deliver($0) }
-            if let early = rendezvous.spin(limits.callerSpin) {
+            if arm(job, nil) { submit(job, runHere: false) }
+            if let early = job.outcome(within: limits.callerSpin) {
                 outcome = early
             } else {
                 outcome = await withTaskCancellationHandler {
-                    await rendezvous.wait()
+                    await job.outcome()
                 } onCancel: {
                     end(job, .cancelled)
                 }
@@ -99,9 +98,14 @@ final class InvocationRunner: Sendable {
         perform(dispatches)
     }
 
-    /// Stores `completion` and starts the deadline; false when the job already ended.
-    private func arm(_ job: Job, _ completion: @escaping @Sendable (SkillOutcome) -> Void) -> Bool {
-        guard job.install(completion) else { return false }
+    /// Stores `completion` (none: the caller asks the job for its outcome) and starts the deadline; false when the
+    /// job already ended.
+    private func arm(_ job: Job, _ completion: (@Sendable (SkillOutcome) -> Void)?) -> Bool {
+        if let completion {
+            guard job.install(completion) else { return false }
+        } else if job.isFinished {
+            return false
+        }
         // The timer holds the job (no weak reference to form per call): completing the job cancels the timer,
         // which lets go of it.
         let timer = clock.schedule(after: job.remaining) { [weak self] in

@@ -75,6 +75,8 @@ final class Job: Sendable {
     let remaining: Duration
     let start: ContinuousClock.Instant
     private let completion = Mutex(Completion())
+    /// Set once the outcome is there: what a caller checking for it without suspending looks at.
+    private let finished = Atomic<Bool>(false)
 
     init(
         skill: Skill, arguments: JSONValue, argumentText: String?, context: CallContext, timeout: Duration,
@@ -89,7 +91,20 @@ final class Job: Sendable {
         self.start = .now
     }
 
-    var isFinished: Bool { completion.withLock { $0.outcome != nil } }
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// The outcome, if the job ends within `budget` (checked without suspending, see `Spinning`).
+    func outcome(within budget: Duration) -> SkillOutcome? {
+        guard Spinning.until(budget, { finished.load(ordering: .acquiring) }) else { return nil }
+        return completion.withLock { $0.outcome }
+    }
+
+    /// Suspends until the job ended (resumes at once when it has), for a caller that installed no completion.
+    func outcome() async -> SkillOutcome {
+        await withCheckedContinuation { continuation in
+            _ = install { continuation.resume(returning: $0) }
+        }
+    }
     /// Runs the plugin code on the current (pool) thread.
     func execute() -> SkillOutcome {
         skill.execute(
@@ -130,6 +145,7 @@ final class Job: Sendable {
                 return (false, nil, nil) as (Bool, (@Sendable (SkillOutcome) -> Void)?, ScheduledTimer?)
             }
             state.outcome = final
+            finished.store(true, ordering: .releasing)
             let pending = (true, state.resume, state.timer)
             state.resume = nil
             state.timer = nil

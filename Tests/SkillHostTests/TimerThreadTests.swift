@@ -54,8 +54,14 @@ struct TimerThreadTests {
         _ = timers.schedule(after: .seconds(Int64.max / 2)) { fired.add(1, ordering: .relaxed) }
         _ = timers.schedule(after: .milliseconds(1)) { fired.add(10, ordering: .relaxed) }
         #expect(await eventually { fired.load(ordering: .relaxed) == 10 })
+        let sleeps = timers.sleepCount
         try? await Task.sleep(for: .milliseconds(20))
         #expect(fired.load(ordering: .relaxed) == 10)
+        // Waiting for the far deadline, the thread sleeps (a wait that returned at once spun it, 1,000 times and
+        // more in these 20 ms).
+        #expect(timers.sleepCount - sleeps <= 2)
+        #expect(TimerThread.wakeUp(for: .max / 2, now: 1_000) == 60_000_001_000)
+        #expect(TimerThread.wakeUp(for: 5_000, now: 1_000) == 5_000)
     }
 
     @Test func spinningSeesAConditionTurnTrueOnAnotherThreadAndGivesUpAfterItsBudget() async throws {
@@ -70,19 +76,21 @@ struct TimerThreadTests {
         #expect(seen)
     }
 
-    @Test func anOutcomeReachesItsTaskWhetherItArrivesBeforeOrAfterTheTaskSuspends() async {
-        let early = Rendezvous()
-        early.deliver(SkillOutcome(status: .ok, result: .int(1)))
-        #expect(early.spin(.zero)?.result == .int(1))
+    @Test func anOutcomeReachesItsTaskWhetherItArrivesBeforeOrAfterTheTaskSuspends() async throws {
+        let jobs = try InvocationStateMachineTests.Jobs()
+        let early = jobs.job("echo")
+        early.complete(SkillOutcome(status: .ok, result: .int(1)))
+        #expect(early.outcome(within: .zero)?.result == .int(1))
+        #expect(await early.outcome().result == .int(1))
 
-        let late = Rendezvous()
-        #expect(late.spin(.microseconds(100)) == nil)
+        let late = jobs.job("echo")
+        #expect(late.outcome(within: .microseconds(100)) == nil)
         Thread {
             usleep(5000)
-            late.deliver(SkillOutcome(status: .ok, result: .int(2)))
-            late.deliver(SkillOutcome(status: .ok, result: .int(3)))  // only the first counts
+            late.complete(SkillOutcome(status: .ok, result: .int(2)))
+            late.complete(SkillOutcome(status: .ok, result: .int(3)))  // only the first counts
         }.start()
-        #expect(await late.wait().result == .int(2))
+        #expect(await late.outcome().result == .int(2))
     }
 }
 
