@@ -20,7 +20,7 @@ struct MCPHTTPClientTests {
             let errors = privatePipe()
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try launch(process)
             var text = ""
             let handle = errors.fileHandleForReading
             let deadline = ContinuousClock.now + .seconds(120)

@@ -17,7 +17,7 @@ final class MCPProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
     }
 
     func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }

@@ -511,7 +511,7 @@ extension ShellTerminalTests {
                 + "c.execute('COMMIT')",
             database, release,
         ]
-        try locker.run()
+        try launch(locker)
         #expect(await eventually { FileManager.default.fileExists(atPath: release + ".held") })
         try tmux.type("what is 6*7")
         await tmux.waitFor("! history: could not save to \(database) (\(database): database is locked)")

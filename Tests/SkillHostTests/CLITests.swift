@@ -92,7 +92,7 @@ struct CLITests {
         let input = privatePipe()
         server.standardInput = input
         server.standardOutput = FileHandle.nullDevice
-        try server.run()
+        try launch(server)
         #expect(await eventually { leftovers().count == 2 }, "the server made its folder")
         server.terminate()  // SIGTERM
         #expect(await eventually { !server.isRunning })
@@ -312,7 +312,7 @@ struct ListWatchTests {
         process.environment = environment
         let output = privatePipe()
         process.standardOutput = output
-        try process.run()
+        try launch(process)
         return (process, LineReader(output.fileHandleForReading))
     }
 

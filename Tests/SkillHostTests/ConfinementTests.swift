@@ -145,7 +145,7 @@ struct ConfinementTests {
         let sibling = Process()
         sibling.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sibling.arguments = ["60"]
-        try sibling.run()
+        try launch(sibling)
         defer { sibling.terminate() }
         let host = try Host()
         try await host.load { try Self.escape() }

@@ -37,7 +37,7 @@ struct RealModelTests {
         FileManager.default.createFile(atPath: log, contents: nil)
         server.standardOutput = FileHandle(forWritingAtPath: log)
         server.standardError = FileHandle(forWritingAtPath: log)
-        try server.run()
+        try launch(server)
         // SIGKILL: the test process may block SIGTERM, and a child inherits that mask (uvicorn then never hears
         // SIGTERM). The wait runs on a thread of its own, never on the cooperative pool.
         defer {

@@ -38,7 +38,7 @@ public final class HTTPServerProcess: Sendable {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         self.process = process
         let descriptor = errors.fileHandleForReading.fileDescriptor
         var text = ""

@@ -77,7 +77,7 @@ public final class Nginx: Sendable {
         process.arguments = ["-p", root, "-c", root + "/nginx.conf", "-e", root + "/error.log"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         let nginx = Nginx(process: process)
         // Ready once it accepts connections (a generous cap, not a timing).
         let deadline = ContinuousClock.now + .seconds(60)

@@ -53,6 +53,19 @@ public struct ProcessResult: Sendable {
 }
 
 @discardableResult
+/// Starts `process` with no signal blocked. `Process` passes the calling thread's signal mask on to the child, and
+/// the threads Swift's concurrency and Dispatch run on (and every thread they start) block nearly every signal: a
+/// child that waits for SIGCHLD then waits for ever (cmake, which pip runs to build llama-cpp-python, hung on its
+/// first `uname`).
+public func launch(_ process: Process) throws {
+    var unblocked = sigset_t()
+    var saved = sigset_t()
+    sigemptyset(&unblocked)
+    pthread_sigmask(SIG_SETMASK, &unblocked, &saved)
+    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+    try process.run()
+}
+
 public func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
@@ -66,7 +79,7 @@ public func runProcess(
     process.standardError = err
     let input = privatePipe()
     process.standardInput = input
-    try process.run()
+    try launch(process)
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
     // Read both pipes before waiting so a large output cannot block the child.
