@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
-            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "TestSupport"], exclude: ["Fixtures"]),
+            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
         .testTarget(name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
         .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),

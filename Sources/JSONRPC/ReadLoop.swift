@@ -20,6 +20,8 @@ package final class ReadLoop: @unchecked Sendable {
     private let handle: Handler
     private let onEnd: @Sendable () -> Void
     private let threadName: String
+    /// How long the leader checks for the next line before it blocks reading (see `Spinning`).
+    private let spin: Duration
     private let leadership = DispatchSemaphore(value: 1)
     /// Threads waiting to lead.
     private let followers = Atomic<Int>(0)
@@ -30,12 +32,16 @@ package final class ReadLoop: @unchecked Sendable {
     ///   - reader: the protocol input; only the leader reads it.
     ///   - threadName: the name of the loop's threads.
     ///   - handle: gets every line (`.line` or `.tooLong`), never `.end`.
+    ///   - spin: how long the leader checks for the next line before it blocks (a client sending a stream of
+    ///     requests then never waits for a sleeping reader).
     ///   - onEnd: runs once, on the thread that read the end of the input, before `waitForEnd` returns.
     package init(
-        reader: LineReader, threadName: String, handle: @escaping Handler, onEnd: @escaping @Sendable () -> Void = {}
+        reader: LineReader, threadName: String, spin: Duration = .zero, handle: @escaping Handler,
+        onEnd: @escaping @Sendable () -> Void = {}
     ) {
         self.reader = reader
         self.threadName = threadName
+        self.spin = spin
         self.handle = handle
         self.onEnd = onEnd
     }
@@ -58,6 +64,9 @@ package final class ReadLoop: @unchecked Sendable {
             }
             var leading = true
             while leading {
+                if spin > .zero, !reader.hasBufferedBytes {
+                    _ = Spinning.untilReadable(reader.descriptor, within: spin)
+                }
                 let line = reader.next()
                 if case .end = line {
                     ended.store(true, ordering: .releasing)

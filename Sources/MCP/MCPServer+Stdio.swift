@@ -14,7 +14,8 @@ extension MCPServer {
         defer { notifier.cancel() }
         // The loop runs on threads of its own: a thread stuck in a plugin call past its deadline must not keep
         // the server from ending.
-        let loop = ReadLoop(reader: reader, threadName: "skillhost.mcp.reader") { [self] line, handOff in
+        let loop = ReadLoop(reader: reader, threadName: "skillhost.mcp.reader", spin: .microseconds(50)) {
+            [self] line, handOff in
             switch line {
             case .end: return
             case .tooLong:

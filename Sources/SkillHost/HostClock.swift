@@ -63,15 +63,6 @@ extension HostClock {
 }
 
 extension Duration {
-    /// The duration in whole nanoseconds, 0 for a negative one, saturating at `UInt64.max / 2`.
-    var wholeNanoseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        let limit = UInt64.max / 2
-        guard UInt64(seconds) < limit / 1_000_000_000 else { return limit }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-    }
-
     /// The duration as a Dispatch interval (nanosecond precision, clamped to a year).
     var dispatchInterval: DispatchTimeInterval {
         let components = self.components

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CProcess
 import Foundation
+import JSONRPC
 import SkillJSON
 import SkillSDK
 import Synchronization

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSONRPC
 import Synchronization
 
 /// The system clock's timers: one thread of the host's own sleeping until the earliest deadline, with the timers in

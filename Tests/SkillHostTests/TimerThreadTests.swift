@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 import TestSupport

@@ -10,6 +10,10 @@ import Synchronization
 ///   `{"skill", "arguments"}`; many may be in flight, each with its own id), `cancel` (notification: `{"id"}`).
 /// - worker → host: responses, `progress` (notification: `{"id", "done", "total"?, "message"?}`) and `log`
 ///   (notification: `{"level", "message"}`).
+///
+/// The same messages travel on the direct lane (`WorkerLane`, the worker's descriptors 3 and 4): one `invoke` at a
+/// time, and what the worker's lane thread writes while it runs — the call's progress, log lines, response.
+/// `cancel` always goes on the main channel, so it may arrive before its call (the worker remembers it).
 enum WorkerProtocol {
     /// Longest line either side accepts; a longer one is a protocol violation (the result limit keeps real
     /// results well below it).

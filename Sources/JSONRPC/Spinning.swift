@@ -9,10 +9,10 @@ import Glibc
 /// microseconds checks for it for a bounded time before it sleeps. It checks in bursts of a few hundred nanoseconds
 /// (the CPU told it busy-waits) and yields the CPU between bursts (`sched_yield`), so a spinning thread never keeps
 /// the thread it waits for, or any other, from running for long.
-enum Spinning {
+package enum Spinning {
     /// Checks `condition` until it holds or `budget` passed; true when it held. A zero budget checks once.
     @inline(__always)
-    static func until(_ budget: Duration, _ condition: () -> Bool) -> Bool {
+    package static func until(_ budget: Duration, _ condition: () -> Bool) -> Bool {
         if condition() { return true }
         guard budget > .zero else { return false }
         let limit = budget.wholeNanoseconds
@@ -30,10 +30,21 @@ enum Spinning {
 
     /// Checks for up to `budget` whether `descriptor` has something to read (`poll` without blocking); true when it
     /// has.
-    static func untilReadable(_ descriptor: Int32, within budget: Duration) -> Bool {
+    package static func untilReadable(_ descriptor: Int32, within budget: Duration) -> Bool {
         until(budget) {
             var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             return poll(&request, 1, 0) > 0
         }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, 0 for a negative one, saturating at `UInt64.max / 2`.
+    package var wholeNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let limit = UInt64.max / 2
+        guard UInt64(seconds) < limit / 1_000_000_000 else { return limit }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }
