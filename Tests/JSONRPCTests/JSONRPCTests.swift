@@ -81,14 +81,16 @@ struct JSONRPCTests {
         #expect(lines == ["short", "<too long>", "next"])
     }
 
-    @Test func theReadLoopHandsReadingOverBeforeALongRequest() throws {
+    /// With and without the check for the next line before blocking: the same lines, in order, to the same threads.
+    @Test(arguments: [Duration.zero, .microseconds(50)])
+    func theReadLoopHandsReadingOverBeforeALongRequest(spin: Duration) throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         let seen = Mutex<[String]>([])
         let threads = Mutex<[String: UInt]>([:])
         let secondRead = DispatchSemaphore(value: 0)
         let loop = ReadLoop(
-            reader: LineReader(descriptor: descriptors[0], limit: 16), threadName: "test.reader"
+            reader: LineReader(descriptor: descriptors[0], limit: 16), threadName: "test.reader", spin: spin
         ) { line, handOff in
             guard case .line(let bytes) = line else {
                 seen.withLock { $0.append("too long") }
