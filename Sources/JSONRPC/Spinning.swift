@@ -4,7 +4,7 @@ import Glibc
 
 /// Bounded busy-waiting, for hand-offs between threads that usually take a few microseconds.
 ///
-/// On the virtual two-core machines this is measured on (BENCHMARKS.md), waking a thread that sleeps costs 5–15 µs,
+/// On the virtual two-core machines this is measured on (BENCHMARKS.md), waking a thread that sleeps costs 5–30 µs,
 /// most of it the idle CPU coming back, while a short call takes 1–3 µs: a thread that waits for something due within
 /// microseconds checks for it for a bounded time before it sleeps. It checks in bursts of a few hundred nanoseconds
 /// (the CPU told it busy-waits) and yields the CPU between bursts (`sched_yield`), so a spinning thread never keeps

@@ -118,7 +118,8 @@ final class WorkerServer: Sendable {
 
     /// Serves until the host closes the input, then shuts down. Never returns.
     func serve(_ reader: LineReader) -> Never {
-        let loop = ReadLoop(reader: reader, threadName: "skillhost.worker") { [self] line, handOff in
+        let loop = ReadLoop(reader: reader, threadName: "skillhost.worker", spin: WorkerLane.spin) {
+            [self] line, handOff in
             handle(line, handOff: handOff)
         } onEnd: { [self] in
             shutDown()
