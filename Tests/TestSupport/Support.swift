@@ -52,7 +52,6 @@ public struct ProcessResult: Sendable {
     public let stderr: String
 }
 
-@discardableResult
 /// Starts `process` with no signal blocked. `Process` passes the calling thread's signal mask on to the child, and
 /// the threads Swift's concurrency and Dispatch run on (and every thread they start) block nearly every signal: a
 /// child that waits for SIGCHLD then waits for ever (cmake, which pip runs to build llama-cpp-python, hung on its
@@ -66,6 +65,7 @@ public func launch(_ process: Process) throws {
     try process.run()
 }
 
+@discardableResult
 public func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
