@@ -15,8 +15,11 @@ public enum FinishReason: Error, Sendable, Equatable {
     case repeatedCall(skill: String)
     /// The model server failed; the payload is a sentence for the user.
     case modelError(String)
+    /// The model answered, but a call it asked for was not run: a policy rule refused it, the person declined it,
+    /// or there was no one to confirm it (`skill` is the first such call's).
+    case refused(skill: String)
 
-    /// A short name: answered, step_limit, cancelled, repeated_call, model_error.
+    /// A short name: answered, nothing_matched, step_limit, cancelled, repeated_call, model_error, refused.
     public var name: String {
         switch self {
         case .answered: return "answered"
@@ -25,6 +28,7 @@ public enum FinishReason: Error, Sendable, Equatable {
         case .cancelled: return "cancelled"
         case .repeatedCall: return "repeated_call"
         case .modelError: return "model_error"
+        case .refused: return "refused"
         }
     }
 
@@ -39,6 +43,7 @@ public enum FinishReason: Error, Sendable, Equatable {
         case .repeatedCall(let skill):
             return "stopped: the model called \(skill) with the same arguments three times"
         case .modelError(let message): return message
+        case .refused(let skill): return "\(skill) was not run (refused by a policy rule or not confirmed)"
         }
     }
 }

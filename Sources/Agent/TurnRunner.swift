@@ -14,6 +14,8 @@ struct TurnRunner: Sendable {
 
     func run() async -> FinishReason {
         var callCounts: [String: Int] = [:]
+        // The first call of the turn that was not run for want of permission.
+        var refused: String?
         // The plugins' state, taken for the first request and again after any step that may have changed it.
         var stateMessage: String?
         var stateIsCurrent = false
@@ -34,7 +36,10 @@ struct TurnRunner: Sendable {
             case .failure(let reason): return reason
             }
             session.append(Message(role: .assistant, content: response.text, toolCalls: response.calls))
-            if response.calls.isEmpty { return response.noMatch ? .nothingMatched : .answered }
+            if response.calls.isEmpty {
+                if response.noMatch { return .nothingMatched }
+                return refused.map { .refused(skill: $0) } ?? .answered
+            }
 
             // The same call in three responses of a turn: the model is stuck. (Identical calls within one
             // response count once: asking for the same thing twice at once is not a loop.)
@@ -56,6 +61,7 @@ struct TurnRunner: Sendable {
             }
             let results = await execute(response.calls)
             for (call, result) in zip(response.calls, results) {
+                if result.refused, refused == nil { refused = call.name }
                 session.append(
                     Message(role: .tool, content: result.content, toolCallID: call.id, isError: result.isError))
             }
@@ -147,6 +153,8 @@ struct TurnRunner: Sendable {
     struct CallResult: Sendable {
         let content: String
         let isError: Bool
+        /// Not run for want of permission: a policy rule, a declined confirmation, no one to confirm.
+        var refused = false
     }
 
     /// Runs the calls: read-only ones concurrently, then the others one after another; results in the model's
@@ -195,10 +203,10 @@ struct TurnRunner: Sendable {
     /// the model can correct from.
     private func prepare(_ call: ToolCall) async -> Result<Prepared, Refused> {
         let start = ContinuousClock.now
-        func failed(_ message: String, shown arguments: String) -> Result<Prepared, Refused> {
+        func failed(_ message: String, shown arguments: String, refused: Bool = false) -> Result<Prepared, Refused> {
             emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments))
             emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
-            return .failure(Refused(result: CallResult(content: "error: \(message)", isError: true)))
+            return .failure(Refused(result: CallResult(content: "error: \(message)", isError: true, refused: refused)))
         }
         guard !session.disabledSkills.contains(call.name), registry.skill(call.name) != nil else {
             return failed(unknownSkillMessage(call.name), shown: call.arguments)
@@ -222,7 +230,9 @@ struct TurnRunner: Sendable {
             case .unknownSkill: return failed(unknownSkillMessage(call.name), shown: shown)
             case .invalidArguments:
                 return failed("invalid arguments: \(outcome.error ?? "rejected")", shown: shown)
-            default: return failed(outcome.error ?? outcome.status.rawValue, shown: shown)
+            default:
+                return failed(
+                    outcome.error ?? outcome.status.rawValue, shown: shown, refused: outcome.code == .notPermitted)
             }
         case .success(let prepared):
             if Task.isCancelled { return failed("cancelled by the user", shown: prepared.arguments.jsonText) }

@@ -65,11 +65,16 @@ enum AskCommand {
         interrupt.resume()
         let reason = await turn.value
         interrupt.cancel()
-        if !json, reason != .answered, reason != .nothingMatched { printError("skillhost: \(reason.explanation)") }
+        // The answer already says what matched nothing or what was refused.
+        switch reason {
+        case .answered, .nothingMatched, .refused: break
+        default: if !json { printError("skillhost: \(reason.explanation)") }
+        }
         return exitCode(reason)
     }
 
-    /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call, 8 no skill matched.
+    /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call, 8 no skill matched, 9 a call was
+    /// refused (policy, declined, or no one to confirm it).
     static func exitCode(_ reason: FinishReason) -> Int32 {
         switch reason {
         case .answered: return ExitCode.ok.rawValue
@@ -78,6 +83,7 @@ enum AskCommand {
         case .stepLimitReached: return ExitCode.stepLimit.rawValue
         case .repeatedCall: return ExitCode.repeatedCall.rawValue
         case .nothingMatched: return ExitCode.nothingMatched.rawValue
+        case .refused: return ExitCode.refused.rawValue
         }
     }
 

@@ -37,7 +37,7 @@ enum Help {
         Plugins outside the bundled folder run in worker processes the host can kill and restart, and are
         loaded in a child process first, so one that crashes or hangs cannot take skillhost down.
         Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled,
-        6 step limit reached, 7 repeated call, 8 no skill matched.
+        6 step limit reached, 7 repeated call, 8 no skill matched, 9 refused (a call denied or unconfirmed).
         """
 
     static let list = """
@@ -96,7 +96,8 @@ enum Help {
           --step-limit N    model requests per turn (default 8)
 
         Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
-        reached, 7 repeated call, 8 no skill matched (the offline router found none for the request).
+        reached, 7 repeated call, 8 no skill matched (the offline router found none for the request), 9 refused (a
+        call was denied by a policy rule, or needed a confirmation there was no one to give).
         """
 
     static let sessions = """

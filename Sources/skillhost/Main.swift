@@ -16,6 +16,9 @@ enum ExitCode: Int32 {
     case ok = 0, error = 1, usage = 2, invalidArguments = 3, timeout = 4, cancelled = 5
     /// `ask`: the turn stopped at the step limit, on a repeated call, or the offline router matched no skill.
     case stepLimit = 6, repeatedCall = 7, nothingMatched = 8
+    /// `ask`: a call the turn asked for was not run — a policy rule refused it, or (non-interactive) there was no
+    /// one to confirm it.
+    case refused = 9
 
     init(_ status: SkillOutcome.Status) {
         switch status {

@@ -27,6 +27,22 @@ struct OfflineRouterCorpusTests {
         let routes = try await offPool {
             RouterCorpus.cases.map { router.route($0.request, tools: routerTools) }
         }
+        // Requests of several clauses: every call the router plans, in order, and the clauses it names as left out.
+        let plans = try await offPool {
+            RouterCorpus.cases.map { item -> (calls: [(String, JSONValue)], leftOut: Int) in
+                let plan = router.plan(item.request, tools: routerTools)
+                var calls: [(String, JSONValue)] = []
+                var leftOut = 0
+                for clause in plan {
+                    if case .call(let name, let arguments) = clause.decision {
+                        calls.append((name, arguments))
+                    } else if plan.count > 1 {
+                        leftOut += 1
+                    }
+                }
+                return (calls, leftOut)
+            }
+        }
         #expect(routerTools.contains { $0.name == "todo_clear" }, "the household fixture did not load")
         var answerable = 0
         var right = 0
@@ -35,7 +51,18 @@ struct OfflineRouterCorpusTests {
         var unanswerable = 0
         var honest = 0
         var misses: [String] = []
-        for (item, routed) in zip(RouterCorpus.cases, routes) {
+        for ((item, routed), plan) in zip(zip(RouterCorpus.cases, routes), plans) {
+            if case .sequence(let expected, let leftOut) = item.expected {
+                answerable += 1
+                let shown = plan.calls.map { "\($0.0) \($0.1.jsonText)" }.joined(separator: "; ")
+                let ok =
+                    plan.leftOut == leftOut && plan.calls.count == expected.count
+                    && zip(plan.calls, expected).allSatisfy { planned, wanted in
+                        planned.0 == wanted.0 && planned.1 == (try? JSONValue(parsing: wanted.1))
+                    }
+                if ok { right += 1 } else { misses.append("\(item.request) → \(shown), \(plan.leftOut) left out") }
+                continue
+            }
             let risk = routed.flatMap { r in routerTools.first { $0.name == r.name }?.risk } ?? .readOnly
             let shown = routed.map { "\($0.name) \($0.arguments.jsonText)" } ?? "nothing"
             switch item.expected {
@@ -60,6 +87,7 @@ struct OfflineRouterCorpusTests {
                 if risk != .readOnly { changesMade.append("\(item.request) → \(shown)") }
                 if routed == nil || risk == .readOnly { honest += 1 }
                 if routed != nil { misses.append("(unanswerable) \(item.request) → \(shown)") }
+            case .sequence: break
             }
         }
         let rightShare = Double(right) / Double(answerable)

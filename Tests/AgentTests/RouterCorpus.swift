@@ -9,6 +9,8 @@ enum RouterCorpus {
         case change(String, String)
         /// No skill can serve it: "nothing matches" (a read-only call is tolerated, never a change).
         case none
+        /// A request of several clauses: these calls in this order, and this many clauses said to be left out.
+        case sequence([(String, String)], leftOut: Int)
     }
 
     struct Case {
@@ -30,12 +32,18 @@ enum RouterCorpus {
 
     static func none(_ request: String) -> Case { Case(request: request, expected: .none) }
 
+    static func sequence(_ request: String, _ calls: [(String, String)], leftOut: Int = 0) -> Case {
+        Case(request: request, expected: .sequence(calls, leftOut: leftOut))
+    }
+
     static let fahrenheit72: [(String, String)] = [
         ("fahrenheit_to_celsius", #"{"fahrenheit":72}"#),
         ("convert_temperature", #"{"value":72,"from":"f","to":"c"}"#),
     ]
 
-    static let cases: [Case] = arithmetic + conversions + time + text + notes + household + unanswerable + heldOut
+    static let cases: [Case] =
+        arithmetic + conversions + time + text + notes + household + unanswerable + heldOut + newcomer
+        + newcomerHeldOut
 
     // MARK: Arithmetic (none of these may touch a note)
 
@@ -302,5 +310,50 @@ enum RouterCorpus {
         none("how do I add a note"),
         none("what's 3 plus 3 notes"),
         none("which is bigger, a whale or an elephant"),
+    ]
+
+    // MARK: What a new user hit (issue #34): each text in its own argument, every clause served or named
+
+    static let newcomer: [Case] = [
+        change(
+            #"add a note titled "call the plumber" with body "Tuesday after 5pm""#, "notes_add",
+            #"{"title":"call the plumber","body":"Tuesday after 5pm"}"#),
+        change(
+            #"add a note "dentist" with the body: Monday 10am"#, "notes_add", #"{"title":"dentist","body":"Monday 10am"}"#),
+        change(
+            #"add a note "groceries": eggs and butter"#, "notes_add", #"{"title":"groceries","body":"eggs and butter"}"#),
+        change(#"update note 4 body to "sourdough""#, "notes_update", #"{"id":4,"body":"sourdough"}"#),
+        sequence(
+            "what's 3 plus 3 and delete note 2",
+            [("calculator", #"{"expression":"3+3"}"#), ("notes_delete", #"{"id":2}"#)]),
+        sequence("what's 3 plus 3 and write me a poem", [("calculator", #"{"expression":"3+3"}"#)], leftOut: 1),
+        none(#"add a note titled "x" with body"#),
+        none("update note 2 description to foo"),
+    ]
+
+    // MARK: Written after the router's changes for issue #34, counted on their first run (see BENCHMARKS.md)
+
+    static let newcomerHeldOut: [Case] = [
+        change(
+            #"add a note titled "Passport" with the body "renew before March""#, "notes_add",
+            #"{"title":"Passport","body":"renew before March"}"#),
+        change(
+            "create a note called Recipes with body flour, sugar, eggs", "notes_add",
+            #"{"title":"Recipes","body":"flour, sugar, eggs"}"#),
+        change(
+            #"add a note "Car": oil change at 60000 km"#, "notes_add", #"{"title":"Car","body":"oil change at 60000 km"}"#),
+        change(#"change the body of note 6 to "bring snacks""#, "notes_update", #"{"id":6,"body":"bring snacks"}"#),
+        change("update the title of note 2 to Shopping list", "notes_update", #"{"id":2,"title":"Shopping list"}"#),
+        change("edit note 9 body: call back after lunch", "notes_update", #"{"id":9,"body":"call back after lunch"}"#),
+        change(#"rename note 8 to "Trip to Rome""#, "notes_update", #"{"id":8,"title":"Trip to Rome"}"#),
+        sequence(
+            "what's 10 times 5 and then list my notes",
+            [("calculator", #"{"expression":"10*5"}"#), ("notes_list", "{}")]),
+        sequence(
+            "convert 5 km to miles and what's 2 plus 2",
+            [("convert_length", #"{"value":5,"from":"km","to":"mi"}"#), ("calculator", #"{"expression":"2+2"}"#)]),
+        sequence("delete note 4 and write me a poem", [("notes_delete", #"{"id":4}"#)], leftOut: 1),
+        none(#"add a note with body "milk""#),
+        none("update note 3 body to"),
     ]
 }

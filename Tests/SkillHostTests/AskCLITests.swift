@@ -33,6 +33,55 @@ struct AskCLITests {
         #expect(json.stdout.contains(#""reason":"nothing_matched""#))
     }
 
+    /// A call `ask` may not run (destructive, no one to confirm it) is a refusal: exit 9, not an answer (0) and not
+    /// nothing-matched (8); a request of several clauses serves each in order and names what it left out.
+    @Test func aRefusalExitsWithNineAndEveryClauseIsServedInOrder() throws {
+        let refused = try runProcess(Paths.skillhost, ["ask", "delete note 5"], environment: environment())
+        #expect(refused.status == 9)
+        #expect(
+            refused.stdout
+                == "[offline router] notes_delete failed: not run: notes_delete is destructive and there is no one to "
+                + "confirm it (allow it with a rule in the configuration)\n")
+        let json = try runProcess(Paths.skillhost, ["ask", "--json", "delete note 5"], environment: environment())
+        #expect(json.status == 9)
+        #expect(json.stdout.contains(#""reason":"refused""#))
+
+        let both = try runProcess(
+            Paths.skillhost, ["ask", "what's 3 plus 3 and delete note 2"], environment: environment())
+        #expect(both.status == 9)
+        #expect(
+            both.stdout
+                == "[offline router] calculator: 3+3 = 6\nnotes_delete failed: not run: notes_delete is destructive and "
+                + "there is no one to confirm it (allow it with a rule in the configuration)\n")
+        let partly = try runProcess(
+            Paths.skillhost, ["ask", "what's 3 plus 3 and write me a poem"], environment: environment())
+        #expect(partly.status == 0)
+        #expect(
+            partly.stdout
+                == "[offline router] calculator: 3+3 = 6\nLeft out “write me a poem”: no skill matches it.\n")
+    }
+
+    /// Each text goes to its own argument, or the router says what it needs: never a value in the wrong field.
+    @Test func notesKeepTheirBodies() throws {
+        let env = environment()
+        let added = try runProcess(
+            Paths.skillhost, ["ask", "--json", #"add a note titled "call the plumber" with body "Tuesday after 5pm""#],
+            environment: env)
+        #expect(added.status == 0)
+        #expect(added.stdout.contains(#"\"body\":\"Tuesday after 5pm\""#), "\(added.stdout)")
+        let updated = try runProcess(
+            Paths.skillhost, ["ask", "--json", #"update note 1 body to "sourdough""#], environment: env)
+        #expect(updated.status == 0)
+        let listed = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: env)
+        #expect(listed.stdout.contains(#""title":"call the plumber","body":"sourdough""#), "\(listed.stdout)")
+        let unnamed = try runProcess(Paths.skillhost, ["ask", "update note 1 description to x"], environment: env)
+        #expect(unnamed.status == 8)
+        #expect(
+            unnamed.stdout
+                == "[offline router] To run notes_update I need its title in the request (for example “title: …”); "
+                + "without a model I do not guess it.\n")
+    }
+
     /// A Swift skill's object result reads the same on every run: its keys come sorted.
     @Test func aSwiftSkillsObjectResultHasAStableKeyOrder() throws {
         for _ in 1...3 {

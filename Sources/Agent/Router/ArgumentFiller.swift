@@ -184,6 +184,7 @@ struct ArgumentFiller {
     /// Returns the required property left without a value, if any.
     private func fillText(_ names: [String], required: Set<String>, into arguments: inout JSONObject) -> String? {
         guard !names.isEmpty else { return nil }
+        if strict { return fillChangedText(names, required: required, into: &arguments) }
         var rest = request.payload ?? request.head
         // Named fields: "… with body eggs and milk", "title: Groceries".
         for name in names.reversed() where names.count > 1 || request.payload == nil {
@@ -192,12 +193,7 @@ struct ArgumentFiller {
             if let match = ArgumentText.firstMatch(
                 #"\s*\b(?:with|and)?\s*(?:the|a|its)?\s*\b"# + label + #"\b\s*(?:[:=]|is|of|to|as)?\s+(.+)$"#, in: rest)
             {
-                var value = match.text.trimmingCharacters(in: .whitespacesAndNewlines)
-                if strict {
-                    // "the body of note 1 to eggs" → "eggs".
-                    value = withoutReferences(value).trimmingCharacters(in: .whitespaces)
-                    if value.lowercased().hasPrefix("to ") { value = String(value.dropFirst(3)) }
-                }
+                let value = match.text.trimmingCharacters(in: .whitespacesAndNewlines)
                 if !value.isEmpty, isContent(value) {
                     arguments[name] = .string(Self.trimmed(value))
                     rest.removeSubrange(match.range)
@@ -205,26 +201,17 @@ struct ArgumentFiller {
             }
         }
         let unnamed = names.filter { arguments[$0] == nil }
-        // Free text fills one argument: the first required one; an optional one only for a change (the new
-        // title of "rename note 3 to …") or when the text was given explicitly.
-        guard
-            let first = unnamed.first(where: required.contains)
-                ?? (strict || request.payload != nil ? unnamed.first : nil)
+        // Free text fills one argument: the first required one, an optional one only when the text was given
+        // explicitly.
+        guard let first = unnamed.first(where: required.contains) ?? (request.payload != nil ? unnamed.first : nil)
         else { return nil }
         let value: String?
         if let payload = request.payload, rest == payload {
             value = payload
-        } else if strict,
-            tool.parameters["properties"]?.objectValue?.keys.contains(where: {
-                Self.role(of: $0, tool.parameters["properties"]?[$0] ?? .null) == .identifier
-            }) == true
-        {
-            // A change to an existing item: the new value follows "to" ("rename note 3 to Groceries").
-            value = ArgumentText.firstMatch(#"\bto\s+(.+)$"#, in: withoutReferences(rest)).map(\.text)
         } else {
             // Found text never holds numbers: those belong to other arguments or other tools ("how many pounds
             // is 3 kg" is not a text to summarise).
-            value = leftover(rest).flatMap { strict || $0.rangeOfCharacter(from: .decimalDigits) == nil ? $0 : nil }
+            value = leftover(rest).flatMap { $0.rangeOfCharacter(from: .decimalDigits) == nil ? $0 : nil }
         }
         if let value, value == request.payload || isContent(value) {
             // Text given explicitly is kept exactly; found text loses trailing punctuation and "please".
@@ -233,6 +220,79 @@ struct ArgumentFiller {
             return first
         }
         return names.first { required.contains($0) && arguments[$0] == nil }
+    }
+
+    /// The text arguments of a change: every value must be found for its own argument. Labelled fields first
+    /// (read from the whole request, quotes included: `titled "…" with body "…"`, `body to "sourdough"`); a
+    /// field the request names without giving it is missing, never empty. Then, for what is left: `TITLE: BODY`
+    /// fills two arguments in order, quoted or colon text fills the first, a change to an existing item takes
+    /// what follows "to" ("rename note 3 to Groceries") — only when nothing but the action stands before it —
+    /// and a new item takes the words after those that name the action.
+    private func fillChangedText(_ names: [String], required: Set<String>, into arguments: inout JSONObject)
+        -> String?
+    {
+        let labelled = LabelledFields(in: request.text, names: names)
+        for field in labelled.fields {
+            // "the body of note 1 to eggs" → "eggs".
+            var value = withoutReferences(field.value).trimmingCharacters(in: .whitespaces)
+            if value.lowercased().hasPrefix("to ") { value = Self.unquoted(String(value.dropFirst(3))) }
+            if isContent(value) {
+                if arguments[field.name] == nil { arguments[field.name] = .string(Self.trimmed(value)) }
+            } else if field.explicit {
+                return field.name
+            }
+        }
+        let unnamed = names.filter { arguments[$0] == nil }
+        guard let first = unnamed.first(where: required.contains) ?? unnamed.first else {
+            return names.first { required.contains($0) && arguments[$0] == nil }
+        }
+        let rest = labelled.remaining
+        // "groceries: eggs and butter", `"groceries": eggs and butter` — a head with content, then a colon.
+        if unnamed.count >= 2, !takesIdentifier,
+            let colon = rest.range(of: #":(?!\d)"#, options: .regularExpression)
+        {
+            let before = leftover(String(rest[..<colon.lowerBound])).map(Self.unquoted)
+            let after = rest[colon.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
+            if let before, isContent(before), !after.isEmpty {
+                arguments[unnamed[0]] = .string(Self.trimmed(before))
+                arguments[unnamed[1]] = .string(Self.unquoted(after))
+                return names.first { required.contains($0) && arguments[$0] == nil }
+            }
+        }
+        let value: String?
+        let payload = RouterRequest.payload(in: rest)?.text
+        if let payload, labelled.fields.isEmpty || !takesIdentifier {
+            value = payload
+        } else if takesIdentifier {
+            // A change to an existing item: the new value follows "to" ("rename note 3 to Groceries"), and only
+            // when what stands before it is the action itself ("update note 4 description to …" names an
+            // argument this tool does not have).
+            let cleaned = withoutReferences(rest)
+            if let to = cleaned.range(of: #"\bto\s+"#, options: [.regularExpression, .caseInsensitive]),
+                !isContent(String(cleaned[..<to.lowerBound]))
+            {
+                value = String(cleaned[to.upperBound...])
+            } else {
+                value = nil
+            }
+        } else {
+            value = leftover(rest)
+        }
+        if let value, value == payload || isContent(value) {
+            arguments[first] = .string(value == payload ? value : Self.trimmed(value))
+        } else if required.contains(first) {
+            return first
+        }
+        return names.first { required.contains($0) && arguments[$0] == nil }
+    }
+
+    /// The text without surrounding quotes.
+    static func unquoted(_ text: String) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let open = trimmed.first, let close = LabelledFields.closing[open], trimmed.count >= 2,
+            trimmed.last == close
+        else { return trimmed }
+        return String(trimmed.dropFirst().dropLast())
     }
 
     /// The text without "note 3" style references.

@@ -33,16 +33,32 @@ public final class OfflineRouter: ModelProvider {
 
     func respond(to request: ModelRequest) -> [ModelChunk] {
         guard let last = request.messages.last else { return [.text("[offline router] nothing to answer")] }
-        if last.role == .tool {
-            return [.text(RouterAnswer.summary(request.messages, tools: request.tools))]
+        let userIndex = request.messages.lastIndex(where: { $0.role == .user })
+        let text = userIndex.map { request.messages[$0].content } ?? ""
+        let plan = plan(text, tools: request.tools, known: KnownItems(request.messages))
+        let calls = plan.compactMap { clause -> (name: String, arguments: JSONValue)? in
+            if case .call(let name, let arguments) = clause.decision { return (name, arguments) }
+            return nil
         }
-        let text = request.messages.last(where: { $0.role == .user })?.content ?? ""
-        switch decide(text, tools: request.tools, known: KnownItems(request.messages)) {
-        case .call(let name, let arguments):
-            return [
+        func call(_ index: Int) -> [ModelChunk] {
+            [
                 .toolCall(
-                    ToolCall(id: "offline_\(request.messages.count)", name: name, arguments: arguments.jsonText))
+                    ToolCall(
+                        id: "offline_\(request.messages.count)", name: calls[index].name,
+                        arguments: calls[index].arguments.jsonText))
             ]
+        }
+        if last.role == .tool {
+            // A request of several clauses: one call per step, in order, then one answer for them all.
+            let made = request.messages[((userIndex ?? -1) + 1)...].filter {
+                $0.role == .assistant && !$0.toolCalls.isEmpty
+            }.count
+            if plan.count > 1, made < calls.count { return call(made) }
+            return [.text(RouterAnswer.summary(request.messages, tools: request.tools) + Self.leftOut(plan))]
+        }
+        if plan.count > 1 { return call(0) }
+        switch plan[0].decision {
+        case .call: return call(0)
         case .missing(let skill, let argument, let example):
             return [
                 .text(
@@ -59,6 +75,34 @@ public final class OfflineRouter: ModelProvider {
                 .noSkillMatched,
             ]
         }
+    }
+
+    /// The clauses of a request with what the router makes of each: several when it asks for several things and
+    /// at least one of them can be served, else the whole request as one.
+    func plan(_ text: String, tools: [ToolDefinition], known: KnownItems = .none) -> [(
+        text: String, decision: Decision
+    )] {
+        let clauses = Clauses.split(text)
+        if clauses.count > 1 {
+            let decided = clauses.map { (text: $0, decision: decide($0, tools: tools, known: known)) }
+            if decided.contains(where: { if case .call = $0.decision { return true } else { return false } }) {
+                return decided
+            }
+        }
+        return [(text, decide(text, tools: tools, known: known))]
+    }
+
+    /// Sentences for the clauses of a request that were not served, each on its own line ("" when none).
+    static func leftOut(_ plan: [(text: String, decision: Decision)]) -> String {
+        guard plan.count > 1 else { return "" }
+        return plan.map { clause -> String in
+            switch clause.decision {
+            case .call: return ""
+            case .nothing: return "\nLeft out “\(clause.text)”: no skill matches it."
+            case .missing(let skill, let argument, let example):
+                return "\nLeft out “\(clause.text)”: to run \(skill) I need its \(argument) (for example “\(example)”)."
+            }
+        }.joined()
     }
 
     /// How a request states `argument` of `tool`: "… note 3" for an id of a tool titled "Delete a note",
@@ -127,6 +171,14 @@ public final class OfflineRouter: ModelProvider {
                     }
                     let settable = tool.parameters["properties"]?.objectValue?.count ?? 0
                     if declared == [.update], arguments.count == identifiers.count, settable > identifiers.count {
+                        // It names the item but not the new value: say what is needed instead of guessing.
+                        let properties = tool.parameters["properties"]?.objectValue?.keys ?? []
+                        if let wanted = properties.first(where: { !identifiers.contains($0) }) {
+                            missing =
+                                missing
+                                ?? .missing(
+                                    skill: tool.name, argument: wanted, example: Self.example(for: wanted, of: tool))
+                        }
                         continue
                     }
                     if declared == [.create], request.numbers.contains(where: filler.isReference) { continue }

@@ -11,9 +11,12 @@ enum RouterAnswer {
     static let listLimit = 20
 
     static func summary(_ messages: [Message], tools: [ToolDefinition]) -> String {
-        guard let assistant = messages.lastIndex(where: { $0.role == .assistant }) else { return label }
-        let results = messages[(assistant + 1)...].filter { $0.role == .tool }
-        let lines = messages[assistant].toolCalls.map { call -> String in
+        // Every call made since the request (a request of several clauses makes one per step).
+        let since = (messages.lastIndex(where: { $0.role == .user }) ?? -1) + 1
+        let calls = messages[since...].filter { $0.role == .assistant }.flatMap(\.toolCalls)
+        guard !calls.isEmpty else { return label }
+        let results = messages[since...].filter { $0.role == .tool }
+        let lines = calls.map { call -> String in
             guard let result = results.first(where: { $0.toolCallID == call.id }) else {
                 return "\(call.name): no result"
             }
