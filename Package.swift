@@ -67,12 +67,15 @@ let package = Package(
             cSettings: pluginCSettings, linkerSettings: [.linkedLibrary("sqlite3")]),
 
         .target(name: "TestSupport", dependencies: ["SkillHost", "SkillJSON", "Agent"], path: "Tests/TestSupport"),
+        // Linked into the test bundle only (never the bench): points the suite's HOME and XDG folders at an empty
+        // folder and fails the run if any test writes there.
+        .target(name: "CTestSandbox", path: "Tests/CTestSandbox"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
-            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport"]),
-        .testTarget(name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
-        .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport"]),
+            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox"], exclude: ["Fixtures"]),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+        .testTarget(name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+        .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
     ]
 )

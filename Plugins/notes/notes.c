@@ -6,10 +6,14 @@
 #include "skill_json.h"
 #include "skill_sdk.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     char path[4096];
@@ -24,6 +28,16 @@ static int notes_init(const skill_host *host, void **state, char *error, size_t 
         return 1;
     }
     snprintf(notes->path, sizeof notes->path, "%s/notes.db", host->data_dir);
+    /* The notes are the user's alone: the file is made 0600 whatever the umask (SQLite gives its -wal and -shm
+       files the database's mode), and an older one that others could read is tightened. */
+    int fd = open(notes->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(error, capacity, "cannot create %s: %s", notes->path, strerror(errno));
+        free(notes);
+        return 1;
+    }
+    fchmod(fd, 0600);
+    close(fd);
     if (sqlite3_open(notes->path, &db) != SQLITE_OK ||
         sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL;"

@@ -116,6 +116,10 @@ public final class AgentSession: Sendable {
         return runTurn()
     }
 
+    /// Records in the conversation something the person did outside a turn (`/undo`): later turns' model sees it,
+    /// and the history keeps it for `--resume`. A system message beginning with `[undo]`.
+    public func recordUndone(_ text: String) { append(Message(role: .system, content: "[undo] " + text)) }
+
     /// Runs another turn without a new user message (after the step limit stopped one).
     public func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
 
@@ -130,6 +134,11 @@ public final class AgentSession: Sendable {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
         let task = Task {
             let reason = await TurnRunner(session: self, emit: { continuation.yield($0) }).run()
+            // An interrupted turn says so in the conversation (and so in the history), also when it was stopped
+            // before the model wrote a word — during a call, or while waiting for the model.
+            if reason == .cancelled, self.conversation.messages.last?.content.hasSuffix("[interrupted]") != true {
+                self.append(Message(role: .assistant, content: "[interrupted]"))
+            }
             continuation.yield(.finished(reason))
             continuation.finish()
         }

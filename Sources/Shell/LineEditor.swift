@@ -127,7 +127,7 @@ final class LineEditor: @unchecked Sendable {
                 _ = Glibc.read(wake, &buffer, buffer.count)
                 let lines = notices()
                 if !lines.isEmpty {
-                    writeOut("\r\u{1B}[2K" + lines.joined(separator: "\n") + "\n")
+                    writeOut("\r\u{1B}[2K" + Table.fit(lines.joined(separator: "\n"), width: Terminal(environment: [:]).width) + "\n")
                     _ = callbacks.redisplay()
                 }
             }

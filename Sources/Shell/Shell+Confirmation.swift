@@ -36,13 +36,13 @@ extension Shell {
         let risk =
             request.skill.risk == .destructive
             ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)
-        writeOut(
+        say(
             "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
         )
         // A composite is asked about once, for its whole plan.
         if case .composite(let plan) = request.skill.kind {
-            writeOut("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
-            for line in plan.lines { writeOut("    \(line)\n") }
+            say("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
+            for line in plan.lines { say("    \(line)\n") }
         }
         let answer = ask(cancel: cancel)
         continuation.resume(returning: answer)
@@ -51,7 +51,7 @@ extension Shell {
     /// The answer to "Run it?": one key on a terminal (y, n, a; Esc or Enter = no), a line otherwise.
     func ask(cancel: () -> Void) -> ConfirmationAnswer {
         if Terminal.inputIsTTY {
-            writeOut(
+            say(
                 "  Run it? " + terminal.bold("y") + " yes · " + terminal.bold("n") + " no · " + terminal.bold("a")
                     + " always for this call this session · Esc no ")
             while true {
@@ -61,16 +61,16 @@ extension Shell {
                 Signals.block()
                 switch key {
                 case Int32(UInt8(ascii: "y")), Int32(UInt8(ascii: "Y")):
-                    writeOut("→ yes\n")
+                    say("→ yes\n")
                     return .allowOnce
                 case Int32(UInt8(ascii: "a")), Int32(UInt8(ascii: "A")):
-                    writeOut("→ always\n")
+                    say("→ always\n")
                     return .allowForSession
                 case Int32(UInt8(ascii: "n")), Int32(UInt8(ascii: "N")), 27, 10, 13:
-                    writeOut("→ no\n")
+                    say("→ no\n")
                     return .deny
                 case -1, -2:
-                    writeOut("→ no\n")
+                    say("→ no\n")
                     cancel()
                     return .deny
                 default:
@@ -86,7 +86,7 @@ extension Shell {
                 case "a", "always": return .allowForSession
                 case "n", "no", "": return .deny
                 default:
-                    writeOut("  Please answer y, n or a.\n")
+                    say("  Please answer y, n or a.\n")
                     continue
                 }
             case .interrupt, .end:

@@ -76,7 +76,9 @@ public final class Shell: @unchecked Sendable {
         self.model = model
         let terminal = environment.terminal
         journal = environment.store.map { store in
-            HistoryJournal(store: store) { notice in writeOut(terminal.yellow("! ") + notice + "\n") }
+            HistoryJournal(store: store) { notice in
+                writeOut(Table.fit(terminal.yellow("! ") + notice, width: terminal.width) + "\n")
+            }
         }
         editor = LineEditor(historyFile: environment.historyFile)
         var fds: [Int32] = [-1, -1]
@@ -153,9 +155,9 @@ public final class Shell: @unchecked Sendable {
         Signals.blockEverywhere()
         Signals.targetCurrentThread()
         // The banner never wraps mid-word: its parts break at spaces to fit the terminal.
-        writeOut(Table.wrap(environment.banner, width: terminal.width).joined(separator: "\n") + "\n")
+        say(environment.banner + "\n")
         if let id = sessionID, session.conversation.messages.count > 1 {
-            writeOut(terminal.dim("Resumed session \(id):") + "\n")
+            say(terminal.dim("Resumed session \(id):") + "\n")
             printHistory()
         }
         let stream = registry.changes()
@@ -168,7 +170,7 @@ public final class Shell: @unchecked Sendable {
         defer { changes?.cancel() }
         defer {
             if let journal, journal.unsaved > 0, !journal.retry() {
-                writeOut(
+                say(
                     terminal.yellow("! ") + "history: \(journal.unsaved) entries could not be saved and are lost now "
                         + "that the shell ends; check \(journal.store.path)\n")
             }
@@ -176,14 +178,14 @@ public final class Shell: @unchecked Sendable {
         while true {
             journal?.retry()
             drain(notify.read)
-            for notice in takeNotices() { writeOut(notice + "\n") }
+            for notice in takeNotices() { say(notice + "\n") }
             // ASCII only: libedit measures the prompt, and escape sequences or multibyte characters confuse it.
             switch editor.read(prompt: "> ", wake: notify.read, notices: takeNotices) {
             case .end:
-                writeOut("\n")
+                say("\n")
                 return 0
             case .interrupt:
-                writeOut(
+                say(
                     "\n" + terminal.dim("(Ctrl-C stops a running turn; press Ctrl-D or type /exit to quit)") + "\n")
             case .line(let line):
                 let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -208,7 +210,7 @@ public final class Shell: @unchecked Sendable {
     /// Runs a turn and, when the step limit stops it, offers to continue.
     func converse(_ text: String) {
         // A plugin that arrived while the line was typed is announced before this turn's cards.
-        for notice in takeNotices() { writeOut(notice + "\n") }
+        for notice in takeNotices() { say(notice + "\n") }
         var reason = runTurn(start: { $0.send(text) })
         while case .stepLimitReached(let limit) = reason {
             guard
@@ -218,8 +220,8 @@ public final class Shell: @unchecked Sendable {
             else { return }
             reason = runTurn(start: { $0.continueTurn() })
         }
-        if case .modelError(let message) = reason { writeOut(terminal.red("✗ ") + message + "\n") }
-        if case .repeatedCall = reason { writeOut(terminal.yellow(reason.explanation) + "\n") }
+        if case .modelError(let message) = reason { say(terminal.red("✗ ") + message + "\n") }
+        if case .repeatedCall = reason { say(terminal.yellow(reason.explanation) + "\n") }
     }
 
     /// Runs one turn to its end: rendering on the main actor, while this thread waits for Ctrl-C (which cancels
@@ -256,6 +258,9 @@ public final class Shell: @unchecked Sendable {
             }
             ticker.cancel()
             if Task.isCancelled { renderer.handle(.finished(.cancelled)) }
+            // The turn's messages are all recorded: a draft saved by a flush after the answer was stored (the
+            // renderer runs behind the agent) is not an unfinished answer, and must not come back on --resume.
+            if let journal, let sessionID { journal.write(.draft("", session: sessionID)) }
             model.show(session.conversation)
             return reason
         }
@@ -334,19 +339,27 @@ public final class Shell: @unchecked Sendable {
 
     // MARK: Output helpers
 
+    /// Writes lines the shell composes itself, fitted to the terminal's width: broken at spaces, never mid-word
+    /// (`Table.fit`). Cards and the line editor fit themselves.
+    func say(_ text: String) { writeOut(Table.fit(text, width: terminal.width)) }
+
     func printHistory() {
         for message in session.conversation.messages {
             switch message.role {
-            case .system: continue
-            case .user: writeOut(terminal.bold("> ") + message.content + "\n")
+            case .system:
+                // What the person did outside a turn (/undo); the rest (the system prompt) is not shown.
+                if message.content.hasPrefix("[undo] ") {
+                    say(terminal.dim("  ↶ " + message.content.dropFirst(7)) + "\n")
+                }
+            case .user: say(terminal.bold("> ") + message.content + "\n")
             case .assistant:
-                if !message.content.isEmpty { writeOut(message.content + "\n") }
+                if !message.content.isEmpty { say(message.content + "\n") }
                 for call in message.toolCalls {
-                    writeOut(terminal.dim("  ⟳ \(call.name)(\(SessionViewModel.arguments(call.arguments)))") + "\n")
+                    say(terminal.dim("  ⟳ \(call.name)(\(SessionViewModel.arguments(call.arguments)))") + "\n")
                 }
             case .tool:
                 let symbol = message.isError ? terminal.red("✗") : terminal.green("✓")
-                writeOut("  \(symbol) " + TurnRenderer.shorten(message.content, 100) + "\n")
+                say("  \(symbol) " + TurnRenderer.shorten(message.content, 100) + "\n")
             }
         }
     }

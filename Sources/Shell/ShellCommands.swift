@@ -38,39 +38,39 @@ extension Shell {
         switch name {
         case "help":
             for command in Self.commands {
-                writeOut(
+                say(
                     "  " + command.usage.padding(toLength: 20, withPad: " ", startingAt: 0) + terminal.dim(command.help)
                         + "\n")
             }
-            writeOut(terminal.dim("  Anything else is sent to the model. Ctrl-C stops a turn.") + "\n")
+            say(terminal.dim("  Anything else is sent to the model. Ctrl-C stops a turn.") + "\n")
         case "skills": listSkills(filter: argument)
         case "skill": showSkill(argument)
         case "call": callDirectly(argument)
         case "enable", "disable": toggle(argument, enabled: name == "enable")
         case "reload":
             for folder in environment.folders { registry.rescan(folder: folder.path, include: folder.include) }
-            writeOut("Reloaded: \(registry.skills.count) skills from \(registry.plugins.count) plugins.\n")
+            say("Reloaded: \(registry.skills.count) skills from \(registry.plugins.count) plugins.\n")
         case "model": switchModel(argument)
         case "new":
             do {
                 try startSession(resuming: nil, configuration: currentConfiguration)
-                writeOut("New session\(sessionID.map { " \($0)" } ?? "").\n")
-            } catch { writeOut(terminal.red("✗ ") + error.description + "\n") }
+                say("New session\(sessionID.map { " \($0)" } ?? "").\n")
+            } catch { say(terminal.red("✗ ") + error.description + "\n") }
         case "sessions": listSessions()
         case "resume":
             guard !argument.isEmpty else {
-                writeOut("Usage: /resume <id> (see /sessions)\n")
+                say("Usage: /resume <id> (see /sessions)\n")
                 return .done
             }
             do {
                 try startSession(resuming: argument, configuration: currentConfiguration)
-                writeOut(terminal.dim("Resumed session \(argument):") + "\n")
+                say(terminal.dim("Resumed session \(argument):") + "\n")
                 printHistory()
-            } catch { writeOut(terminal.red("✗ ") + error.description + "\n") }
+            } catch { say(terminal.red("✗ ") + error.description + "\n") }
         case "history": printHistory()
-        case "trace": writeOut(trace.report())
+        case "trace": say(trace.report())
         case "state":
-            writeOut(
+            say(
                 (session.lastStateMessage
                     ?? "No plugin state has been sent to the model yet: it goes with each request, for the plugins "
                     + "that describe their state (notes does).") + "\n")
@@ -79,7 +79,7 @@ extension Shell {
         case "exit", "quit": return .exit
         default:
             let suggestion = EditDistance.closest(to: name, among: Self.commands.map(\.name))
-            writeOut(
+            say(
                 "Unknown command /\(name)"
                     + (suggestion.map { " — did you mean /\($0)?" } ?? "; /help lists the commands")
                     + "\n")
@@ -100,7 +100,7 @@ extension Shell {
                 || $0.description.lowercased().contains(filter.lowercased())
         }
         guard !skills.isEmpty else {
-            writeOut("No skill matches \"\(filter)\".\n")
+            say("No skill matches \"\(filter)\".\n")
             return
         }
         // Aligned like `skillhost list`, shortened with … to the terminal's width.
@@ -113,36 +113,36 @@ extension Shell {
         }
         let header = ["SKILL", "TITLE", "RISK"] + (wide ? ["PLUGIN"] : []) + ["ARGUMENTS"]
         let table = Table.render(header: header, rows: rows, width: terminal.width - 2)
-        for line in table.split(separator: "\n") { writeOut("  " + line + "\n") }
+        for line in table.split(separator: "\n") { say("  " + line + "\n") }
     }
 
     private func showSkill(_ id: String) {
         guard let skill = registry.skill(id) else {
             let suggestion = EditDistance.closest(to: id, among: registry.skills.map(\.id))
-            writeOut("No skill \"\(id)\"" + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
+            say("No skill \"\(id)\"" + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
             return
         }
-        writeOut("\(terminal.bold(skill.id)) — \(skill.title)\n  \(skill.description)\n")
+        say("\(terminal.bold(skill.id)) — \(skill.title)\n  \(skill.description)\n")
         let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
-        writeOut(
+        say(
             "  risk: \(skill.risk.rawValue)\(flags) · plugin \(skill.plugin) \(skill.pluginVersion) (\(skill.file))\n")
         if session.disabledSkills.contains(skill.id) {
-            writeOut("  disabled (/enable \(skill.id) to offer it again)\n")
+            say("  disabled (/enable \(skill.id) to offer it again)\n")
         }
         if case .composite(let plan) = skill.kind {
-            writeOut("  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
-            for line in plan.lines { writeOut("    \(line)\n") }
+            say("  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
+            for line in plan.lines { say("    \(line)\n") }
             if !plan.missing.isEmpty {
-                writeOut("  not registered: \(plan.missing.joined(separator: ", ")) (it fails until they are)\n")
+                say("  not registered: \(plan.missing.joined(separator: ", ")) (it fails until they are)\n")
             }
         }
-        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { writeOut("  \(line)\n") }
+        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { say("  \(line)\n") }
     }
 
     private func callDirectly(_ argument: String) {
         let parts = argument.split(separator: " ", maxSplits: 1).map(String.init)
         guard let id = parts.first else {
-            writeOut("Usage: /call <id> <json arguments>\n")
+            say("Usage: /call <id> <json arguments>\n")
             return
         }
         let arguments = parts.count > 1 ? parts[1] : "{}"
@@ -175,19 +175,19 @@ extension Shell {
 
     private func toggle(_ id: String, enabled: Bool) {
         guard registry.skill(id) != nil else {
-            writeOut("No skill \"\(id)\"\n")
+            say("No skill \"\(id)\"\n")
             return
         }
         var disabled = session.disabledSkills
         if enabled { disabled.remove(id) } else { disabled.insert(id) }
         session.disabledSkills = disabled
         try? store?.setSetting("disabled_skills", JSONValue.array(disabled.sorted().map { .string($0) }).jsonText)
-        writeOut("\(id) \(enabled ? "enabled" : "disabled") (remembered).\n")
+        say("\(id) \(enabled ? "enabled" : "disabled") (remembered).\n")
     }
 
     private func switchModel(_ name: String) {
         guard !name.isEmpty else {
-            writeOut("Model: \(session.provider.displayName)\n")
+            say("Model: \(session.provider.displayName)\n")
             return
         }
         do {
@@ -197,9 +197,9 @@ extension Shell {
                 skills: registry, provider: provider, configuration: currentConfiguration,
                 confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
                 conversation: session.conversation, onMessage: sessionObserver)
-            writeOut("Model: \(provider.displayName)\n")
+            say("Model: \(provider.displayName)\n")
         } catch {
-            writeOut(terminal.red("✗ ") + "\(error)\n")
+            say(terminal.red("✗ ") + "\(error)\n")
         }
     }
 
@@ -211,14 +211,14 @@ extension Shell {
 
     private func listSessions() {
         guard let sessions = try? store?.sessions(), !sessions.isEmpty else {
-            writeOut("No saved sessions.\n")
+            say("No saved sessions.\n")
             return
         }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
         for summary in sessions.prefix(30) {
             let current = summary.id == sessionID ? terminal.green(" (this one)") : ""
-            writeOut(
+            say(
                 "  \(summary.id)  \(formatter.string(from: summary.started))  \(summary.messageCount) messages  "
                     + "\(summary.title.isEmpty ? terminal.dim("(empty)") : summary.title)\(current)\n")
         }
@@ -226,13 +226,13 @@ extension Shell {
 
     private func undo() {
         guard let (skill, undo) = session.takeUndo() else {
-            writeOut("Nothing to undo.\n")
+            say("Nothing to undo.\n")
             return
         }
         // A composite's undo is its steps' undos, last step first; they run in order and stop at a failure.
         let calls = undo.calls
         for (done, call) in calls.enumerated() {
-            writeOut(
+            say(
                 terminal.cyan("↶")
                     + " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n")
             // Typing /undo confirms the reversing call; a deny rule still wins.
@@ -240,13 +240,16 @@ extension Shell {
             invocation.session = sessionID
             let reverse = invocation
             let outcome = waitFor { await self.registry.invoke(reverse) }
+            let shown = "\(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))"
             if outcome.status == .ok {
-                writeOut(
+                say(
                     terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
                         + "\n")
+                session.recordUndone("\(shown) → \(TurnRenderer.shorten((outcome.result ?? .null).displayText, 200))")
             } else {
+                session.recordUndone("\(shown) failed: \(outcome.error ?? outcome.status.rawValue)")
                 let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
-                writeOut(
+                say(
                     terminal.red("✗") + " undo failed: " + (outcome.error ?? outcome.status.rawValue) + left + "\n")
                 return
             }

@@ -29,6 +29,43 @@ package enum Table {
         }.joined(separator: "\n") + "\n"
     }
 
+    /// `text` (any number of lines, styled or not) with every line that is wider than `width` columns broken at
+    /// spaces, continuation lines indented two more than the line they continue — so the terminal never cuts a
+    /// word in two. Escape sequences take no columns; a word wider than the width keeps a line of its own. This is
+    /// how every line the shell composes itself reaches the screen (cards and the line editor fit themselves).
+    package static func fit(_ text: String, width: Int) -> String {
+        guard width > 0 else { return text }
+        var out: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            guard TerminalMarkdown.displayWidth(line) > width else {
+                out.append(line)
+                continue
+            }
+            let indent = String(line.prefix { $0 == " " })
+            let continuation = indent + "  "
+            var current = indent
+            var currentWidth = indent.count
+            var empty = true
+            for word in line.dropFirst(indent.count).split(separator: " ", omittingEmptySubsequences: false) {
+                let wordWidth = TerminalMarkdown.displayWidth(String(word))
+                if empty {
+                    current += word
+                    currentWidth += wordWidth
+                    empty = false
+                } else if currentWidth + 1 + wordWidth <= width {
+                    current += " " + word
+                    currentWidth += 1 + wordWidth
+                } else {
+                    out.append(current)
+                    current = continuation + word
+                    currentWidth = continuation.count + wordWidth
+                }
+            }
+            out.append(current)
+        }
+        return out.joined(separator: "\n")
+    }
+
     /// `text` broken into lines of at most `width` characters, only at spaces (a word longer than the width gets a
     /// line of its own).
     package static func wrap(_ text: String, width: Int) -> [String] {

@@ -259,21 +259,28 @@ enum CommandLineParser {
     /// The longest deadline a call may be given, in milliseconds (24 hours).
     static let longestTimeout = 86_400_000.0
 
-    /// `500` (milliseconds), `500ms`, `2s`, `1.5s`, `1m`; from 1 ms to 24 hours.
+    /// `500ms`, `2s`, `1.5s`, `1m`; from 1 ms to 24 hours. A number needs its unit: `0.5` could mean half a second
+    /// or half a millisecond, so it is refused with both readings, and a value below 1 ms is refused, never
+    /// rounded up to it.
     static func parseDuration(_ text: String) throws(UsageError) -> Duration {
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000)]
-        var number = text
+        var number: String?
         var factor = 1.0
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             number = String(text.dropLast(suffix.count))
             factor = scale
             break
         }
-        guard let value = Double(number), value > 0, value.isFinite else {
-            throw UsageError("--timeout \(text) is not a duration", hint: "use milliseconds (500) or 500ms, 2s, 1m")
+        if number == nil, let bare = Double(text), bare.isFinite, bare > 0 {
+            throw UsageError(
+                "--timeout \(text) has no unit", hint: "write \(text)s for seconds or \(text)ms for milliseconds")
         }
-        let milliseconds = (value * factor).rounded()
-        guard milliseconds >= 1, milliseconds <= Self.longestTimeout else {
+        guard let number, let value = Double(number), value > 0, value.isFinite else {
+            throw UsageError("--timeout \(text) is not a duration", hint: "use a number with a unit: 500ms, 2s, 1m")
+        }
+        let exact = value * factor
+        let milliseconds = exact.rounded()
+        guard exact >= 1, milliseconds <= Self.longestTimeout else {
             throw UsageError(
                 "--timeout \(text) is out of range", hint: "give a duration from 1 ms to 24 hours (1ms … 1440m)")
         }

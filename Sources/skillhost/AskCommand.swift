@@ -14,7 +14,7 @@ enum AskCommand {
     ) async throws(CLIError) -> Int32 {
         var text = prompt ?? ""
         if prompt == nil {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            do { text = try UTF8Input.standardInput() } catch { throw .usage(error) }
         }
         text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else {

@@ -14,7 +14,7 @@ enum CallCommand {
         var text = arguments ?? "{}"
         let fromStandardInput = text == "-"
         if fromStandardInput {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            do { text = try UTF8Input.standardInput() } catch { throw .usage(error) }
         }
         // The registry applies the policy here as everywhere: a deny always wins; what needs confirming is asked
         // on a terminal, and needs --yes otherwise.

@@ -3,7 +3,11 @@ import SkillJSON
 
 /// Renders `skillhost check`.
 enum CheckOutput {
-    static func text(_ result: Result<(PluginSummary, [SkillInfo]), PluginLoadError>, file: String) -> String {
+    /// - Parameter bundled: the file is one of the bundled plugins (built with the host): remarks about how it was
+    ///   built are for plugin authors, and its user can do nothing about them.
+    static func text(
+        _ result: Result<(PluginSummary, [SkillInfo]), PluginLoadError>, file: String, bundled: Bool = false
+    ) -> String {
         switch result {
         case .failure(let error):
             let count = error.problems.count
@@ -15,13 +19,13 @@ enum CheckOutput {
             if !plugin.description.isEmpty { out += " (\(plugin.description))" }
             out += ", \(skills.count) skill\(skills.count == 1 ? "" : "s")"
             let report = PluginFileReport.inspect(file)
-            if plugin.keepsMapped, report?.containsSwiftCode == false {
+            if plugin.keepsMapped, report?.containsSwiftCode == false, !bundled {
                 // SwiftPM links C libraries with swiftc, which adds empty Swift metadata the runtime registers.
                 out +=
                     ", linked by swiftc without Swift code (SwiftPM links C libraries that way): its empty Swift "
                     + "metadata is registered with the runtime, so it stays mapped after unload (cc -shared avoids that)\n"
             } else {
-                out += plugin.keepsMapped ? ", contains Swift code (kept mapped after unload)\n" : "\n"
+                out += plugin.keepsMapped && report?.containsSwiftCode != false ? ", contains Swift code (kept mapped after unload)\n" : "\n"
             }
             let capabilities = plugin.capabilities.names
             out +=

@@ -61,7 +61,8 @@ enum Help {
 
           --json                 print {"status": "ok"|"error"|"timeout"|"cancelled"|"invalid_args",
                                         "result"|"error": ..., "duration_ms": ...}
-          --timeout <duration>   deadline for this call: 500 (ms), 500ms, 2s, 1m, from 1 ms to 24 hours
+          --timeout <duration>   deadline for this call, with its unit: 500ms, 2s, 1.5s, 1m; from 1 ms to
+                                 24 hours (a bare number is refused: seconds or milliseconds?)
                                  (default: the skill's, else 10s)
           --yes, -y              confirm a call the policy would ask about (a destructive skill); without a
                                  terminal to ask on, such a call needs it. A "deny" rule in config.json still wins.

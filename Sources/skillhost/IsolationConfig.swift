@@ -111,11 +111,12 @@ struct IsolationConfig: Sendable, Equatable {
     ) -> IsolationSettings {
         let plugins = plugins
         let defaultMode = defaultMode
-        // Only files directly in the bundled folder count as bundled (not a subfolder given with --plugins).
-        let bundled = bundledFolder.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        // Only files directly in the bundled folder count as bundled (not a subfolder given with --plugins), however
+        // the path is written: `../prefix/lib/skillhost/plugins/x.so`, a symbolic link, the absolute path.
+        let bundled = bundledFolder.map(Self.resolved)
         let isBundled: @Sendable (String) -> Bool = { file in
             guard let bundled else { return false }
-            return (file as NSString).deletingLastPathComponent == bundled
+            return Self.resolved((file as NSString).deletingLastPathComponent) == bundled
         }
         var settings = IsolationSettings(executable: executable) { name, file in
             switch choice {
@@ -138,6 +139,15 @@ struct IsolationConfig: Sendable, Equatable {
         if let maximumCrashes { settings.maximumCrashes = maximumCrashes }
         if let crashWindow { settings.crashWindow = crashWindow }
         return settings
+    }
+
+    /// A folder's path with `.`, `..` and symbolic links resolved (as written when it does not exist).
+    static func resolved(_ folder: String) -> String {
+        guard let real = realpath(folder.isEmpty ? "." : folder, nil) else {
+            return folder.hasSuffix("/") && folder.count > 1 ? String(folder.dropLast()) : folder
+        }
+        defer { free(real) }
+        return String(cString: real)
     }
 }
 

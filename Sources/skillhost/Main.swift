@@ -83,9 +83,10 @@ struct SkillhostCLI {
         }
         defer { stopSignals.forEach { $0.cancel() } }
         let code: Int32
-        do {
-            code = try await run(
-                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        do throws(CLIError) {
+            let arguments: [String]
+            do { arguments = try UTF8Input.commandLine() } catch { throw CLIError.usage(error) }
+            code = try await run(arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             switch error {
             case .usage(let usage):
@@ -173,7 +174,12 @@ struct SkillhostCLI {
                 config: try Config.load(environment), isolate: line.isolate, log: log)
             defer { setup.registry.shutdown() }
             let result = setup.registry.check(file: file)
-            print(json ? CheckOutput.json(result) : CheckOutput.text(result, file: file), terminator: "")
+            let bundled = HostSetup.bundledFolder().map {
+                IsolationConfig.resolved($0) == IsolationConfig.resolved((file as NSString).deletingLastPathComponent)
+            }
+            print(
+                json ? CheckOutput.json(result) : CheckOutput.text(result, file: file, bundled: bundled ?? false),
+                terminator: "")
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
         case .mcp(let options):
@@ -189,8 +195,13 @@ struct SkillhostCLI {
             }
             return ExitCode.ok.rawValue
         case .sessions:
+            // Listing is reading: no history file is made for it.
+            guard FileManager.default.fileExists(atPath: ShellLauncher.historyPath(environment)) else {
+                print("No saved sessions.")
+                return ExitCode.ok.rawValue
+            }
             let store = try ShellLauncher.openStore(environment)
-            return ShellLauncher.listSessions(store)
+            return try ShellLauncher.listSessions(store)
         case .shell(let resume):
             return try await ShellLauncher.run(line: line, resume: resume, environment: environment, log: log)
         case .ask(let prompt, let json, let stepLimit):

@@ -57,7 +57,12 @@ enum PluginCommand {
         }
         let folder = HostSetup.userPluginFolder(environment)
         let bundled = Set(setup.folders.filter(\.bundled).map(\.path))
-        var target = folder + "/" + name
+        // Installed under its plugin's name, not the file's: two plugins built as "hello.so" are two files, and
+        // `plugin remove <name>` finds what `plugin install` put there.
+        guard !plugin.contains("/"), !plugin.hasPrefix(".") else {
+            throw .failure("\(file): not installed: its plugin name \"\(plugin)\" cannot name a file")
+        }
+        var target = folder + "/" + plugin + (composite ? ".skill.json" : ".so")
         for loaded in registry.plugins where loaded.name == plugin {
             let loadedFolder = (loaded.file as NSString).deletingLastPathComponent
             if bundled.contains(loadedFolder) {
@@ -65,6 +70,12 @@ enum PluginCommand {
                     "\(file): \(plugin) is the name of a bundled plugin; give yours another name (skill_plugin.name)")
             }
             if loadedFolder == folder { target = loaded.file }  // an upgrade replaces the installed file
+        }
+        // A file of another plugin is never replaced behind its back.
+        if let other = registry.plugins.first(where: { $0.file == target && $0.name != plugin }) {
+            throw .failure(
+                "\(file): not installed: \(target) holds plugin \"\(other.name)\"; remove it first (skillhost plugin "
+                    + "remove \(other.name)) or give your plugin another name")
         }
         let replaced = Set(registry.plugins.first { $0.file == target }?.skillIDs ?? [])
         let taken = skillIDs.compactMap { id -> String? in
@@ -76,7 +87,7 @@ enum PluginCommand {
         }
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let partial = folder + "/.\(name).partial"
+            let partial = folder + "/.\((target as NSString).lastPathComponent).partial"
             try? FileManager.default.removeItem(atPath: partial)
             try FileManager.default.copyItem(atPath: file, toPath: partial)
             guard rename(partial, target) == 0 else {

@@ -29,8 +29,8 @@ struct MCPClientTests {
         _ name: String, _ command: String, _ arguments: [String] = [], registry: SkillRegistry, waits: Waits = Waits()
     ) -> MCPSkillSource {
         MCPSkillSource(
-            name: name, configuration: MCPServerConfiguration(command: command, arguments: arguments),
-            registry: registry, sleep: { await waits.wait($0) })
+            name: name, configuration: .patient(command: command, arguments: arguments), registry: registry,
+            sleep: { await waits.wait($0) })
     }
 
     @Test func mcpServerTimeToolsJoinTheRegistryAndAnAgentCallsOne() async throws {
@@ -167,7 +167,7 @@ struct MCPClientTests {
         let folder = Paths.temporaryDirectory("mcp-served")
         let home = Paths.temporaryDirectory("mcp-served-home")
         let registry = try makeRegistry()
-        var configuration = MCPServerConfiguration(
+        var configuration = MCPServerConfiguration.patient(
             command: Paths.skillhost, arguments: ["mcp", "--no-default-plugins", "--plugins", folder])
         configuration.environment = ["XDG_DATA_HOME": home, "XDG_CONFIG_HOME": home, "HOME": home]
         let served = MCPSkillSource(name: "served", configuration: configuration, registry: registry)
@@ -179,5 +179,19 @@ struct MCPClientTests {
             await eventually { registry.skill("twice64") != nil },
             "tools/list_changed made the client list the tools again")
         #expect(await registry.invoke("twice64", arguments: #"{"x":21}"#).result == .int(42))
+    }
+}
+
+extension MCPServerConfiguration {
+    /// A server started with deadlines for a machine that may be very busy (two cores, both saturated): a Python
+    /// peer can take tens of seconds to import its SDK there. Limits, not measurements — the tests wait for events.
+    static func patient(command: String, arguments: [String] = []) -> MCPServerConfiguration {
+        var configuration = MCPServerConfiguration(command: command, arguments: arguments)
+        configuration.startTimeout = .seconds(120)
+        configuration.callTimeout = .seconds(120)
+        // A third-party server keeps its own caches in a home of its own, never the suite's.
+        let home = Paths.temporaryDirectory("server-home")
+        configuration.environment = ["HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CACHE_HOME": home + "/cache"]
+        return configuration
     }
 }

@@ -17,6 +17,8 @@ struct MCPHTTPClientTests {
             process.arguments =
                 kind == "legacy"
                 ? [Paths.fixtures + "/legacy_http_server.py"] : [Paths.fixtures + "/http_mcp_server.py", kind]
+            // A third-party server keeps its own caches (FastMCP's version check) in a home of its own.
+            process.environment = cliEnvironment(home: Paths.temporaryDirectory("peer-home"))
             let errors = privatePipe()
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
@@ -49,7 +51,7 @@ struct MCPHTTPClientTests {
     }
 
     static func source(_ name: String, _ url: URL, registry: SkillRegistry, token: String? = nil) -> MCPSkillSource {
-        var configuration = MCPServerConfiguration(command: "")
+        var configuration = MCPServerConfiguration.patient(command: "")
         configuration.url = url
         if token != nil { configuration.bearerTokenEnvironment = "SKILLHOST_TEST_PEER_TOKEN" }
         return MCPSkillSource(name: name, configuration: configuration, registry: registry)
@@ -93,10 +95,7 @@ struct MCPHTTPClientTests {
         let home = Paths.temporaryDirectory("mcp-http-served")
         let plugins = home + "/plugins"
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        var environment = cliEnvironment(home: home)
         environment["SKILLHOST_MCP_TOKEN"] = "a-long-test-token"
         let server = try await HTTPServerProcess.start(
             arguments: ["--no-default-plugins", "--plugins", plugins], environment: environment)

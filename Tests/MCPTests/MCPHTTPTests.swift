@@ -13,11 +13,37 @@ struct MCPHTTPTests {
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
         try config.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let environment = cliEnvironment(home: home)
         return (environment, plugins)
+    }
+
+    /// The README's curl example, run as written against a real server (only the port differs), and what a
+    /// request without a session or a `_meta` version is told.
+    @Test func theReadmeCurlExampleWorksAsWritten() async throws {
+        let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let block = try #require(
+            readme.components(separatedBy: "```sh\nskillhost mcp --http 127.0.0.1:8765 &\n").dropFirst().first?
+                .components(separatedBy: "```").first)
+        let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+        let command = lines.prefix { !$0.hasPrefix("#") }.joined(separator: "\n")
+        let shown = try #require(lines.first { $0.hasPrefix("# ") }).dropFirst(2).replacingOccurrences(of: "…}", with: "")
+        let (environment, _) = try Self.home("mcp-http-readme", config: "{}")
+        let server = try await HTTPServerProcess.start(arguments: [], environment: environment)
+        let curl = try await runProcessOffPool(
+            "/bin/sh", ["-c", command.replacingOccurrences(of: "127.0.0.1:8765", with: "127.0.0.1:\(server.port)")],
+            environment: environment)
+        #expect(curl.stdout.hasPrefix(shown), "\(curl.stdout)\(curl.stderr)")
+
+        let bare = try await runProcessOffPool(
+            "/usr/bin/curl",
+            ["-s", server.url, "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+             "-H", "MCP-Protocol-Version: 2026-07-28", "-d", #"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#],
+            environment: environment)
+        await server.stop()
+        #expect(
+            bare.stdout.contains(
+                #"the MCP-Protocol-Version header says 2026-07-28, but the body has no params._meta[\"io.modelcontextprotocol/protocolVersion\"]"#),
+            "\(bare.stdout)")
     }
 
     @Test func theOfficialSDKAndFastMCPOverHTTP() async throws {

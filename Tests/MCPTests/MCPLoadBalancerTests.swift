@@ -8,10 +8,7 @@ struct MCPLoadBalancerTests {
     @Test func twoThousandCallsThroughNginxLandOnBothInstances() async throws {
         let python = try await PythonPeers.ensure()
         let folder = Paths.temporaryDirectory("mcp-nginx")
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = folder
-        environment["XDG_DATA_HOME"] = folder + "/data"
-        environment["XDG_CONFIG_HOME"] = folder + "/config"
+        let environment = cliEnvironment(home: folder)
         let first = try await HTTPServerProcess.start(arguments: [], environment: environment)
         let second = try await HTTPServerProcess.start(arguments: [], environment: environment)
         let port = try LoopbackPort.free()

@@ -14,7 +14,7 @@ struct MCPSandboxTests {
     func source(_ name: String, _ command: String, _ arguments: [String], sandbox: Sandbox, registry: SkillRegistry)
         -> MCPSkillSource
     {
-        var configuration = MCPServerConfiguration(command: command, arguments: arguments)
+        var configuration = MCPServerConfiguration.patient(command: command, arguments: arguments)
         configuration.sandbox = sandbox
         configuration.launcher = Paths.skillhost
         return MCPSkillSource(name: name, configuration: configuration, registry: registry)
@@ -85,7 +85,7 @@ struct MCPSandboxTests {
         try FileManager.default.createDirectory(atPath: home + "/.local/bin", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: home + "/.local/lib", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: home + "/venv/bin", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: home + "/venv/pyvenv.cfg", contents: Data())
+        _ = FileManager.default.createFile(atPath: home + "/venv/pyvenv.cfg", contents: Data())
         #expect(SandboxMain.installFolders("/usr/bin/true", home: home).first == "/usr")
         #expect(SandboxMain.installFolders(home + "/.local/bin/server", home: home).first == home + "/.local/bin")
         #expect(SandboxMain.installFolders(home + "/venv/bin/server", home: home).first == home + "/venv")
@@ -102,12 +102,9 @@ struct MCPSandboxTests {
         try "key".write(toFile: home + "/secret.txt", atomically: true, encoding: .utf8)
         let config = home + "/config/skillhost/config.json"
         try
-            #"{"mcpServers": {"probing": {"command": "\#(python)", "args": ["\#(Paths.fixtures)/probing_mcp_server.py"], "sandbox": true}}}"#
+            #"{"mcpServers": {"probing": {"command": "\#(python)", "args": ["\#(Paths.fixtures)/probing_mcp_server.py"], "sandbox": true, "start_timeout_s": 120, "timeout_s": 120}}}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let environment = cliEnvironment(home: home)
         let call = try await runProcessOffPool(
             Paths.skillhost, ["call", "read_file", #"{"path":"\#(home)/secret.txt"}"#], environment: environment)
         #expect(call.stdout == "PermissionError: Permission denied\n", "\(call.stdout)\(call.stderr)")

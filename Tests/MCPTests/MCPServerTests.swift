@@ -122,10 +122,7 @@ struct MCPServerTests {
     }
 
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        var environment = cliEnvironment(home: home)
         for key in ["SKILLHOST_PLUGINS", "OPENAI_BASE_URL"] { environment[key] = nil }
         return environment
     }
@@ -380,18 +377,14 @@ struct MCPConfigCLITests {
         func configure(_ zone: String) throws {
             // Each start of the server appends a line to `starts`.
             try
-                #"{"mcpServers": {"time": {"command": "/bin/sh", "args": ["-c", "echo started >> \#(starts); exec \#(server) --local-timezone \#(zone)"]}}}"#
+                #"{"mcpServers": {"time": {"command": "/bin/sh", "args": ["-c", "echo started >> \#(starts); exec \#(server) --local-timezone \#(zone)"], "start_timeout_s": 120, "timeout_s": 120}}}"#
                 .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         }
         func startCount() -> Int {
             ((try? String(contentsOfFile: starts, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
         try configure("UTC")
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
-        environment["XDG_CACHE_HOME"] = home + "/cache"
+        let environment = cliEnvironment(home: home)
         let first = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
         #expect(first.stdout.contains("get_current_time"))
         #expect(startCount() == 1, "nothing cached yet: started")
@@ -402,7 +395,8 @@ struct MCPConfigCLITests {
         #expect(native.stdout == "2\n")
         #expect(startCount() == 1, "list and a native call did not start it")
         let call = try await runProcessOffPool(
-            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json"], environment: environment)
+            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json", "--timeout", "120s"],
+            environment: environment)
         #expect(call.stdout.hasPrefix(#"{"status":"ok","result":{"timezone":"UTC","datetime":"#), "\(call)")
         #expect(startCount() == 2, "its first call started it")
         try configure("Europe/Paris")
@@ -415,19 +409,17 @@ struct MCPConfigCLITests {
         let home = Paths.temporaryDirectory("mcp-config-home")
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         let server = (python as NSString).deletingLastPathComponent + "/mcp-server-time"
-        try #"{"mcpServers": {"time": {"command": "\#(server)", "args": ["--local-timezone", "UTC"], "env": {}}}}"#
+        try #"{"mcpServers": {"time": {"command": "\#(server)", "args": ["--local-timezone", "UTC"], "env": {}, "start_timeout_s": 120, "timeout_s": 120}}}"#
             .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        let environment = cliEnvironment(home: home)
         let list = try runProcess(Paths.skillhost, ["list"], environment: environment)
         #expect(list.stdout.contains("get_current_time"))
         #expect(
             list.stdout.range(of: #"\nget_current_time +get_current_time +mcp:time "#, options: .regularExpression)
                 != nil)
         let call = try runProcess(
-            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json"], environment: environment)
+            Paths.skillhost, ["call", "get_current_time", #"{"timezone":"UTC"}"#, "--json", "--timeout", "120s"],
+            environment: environment)
         #expect(call.status == 0)
         #expect(call.stdout.hasPrefix(#"{"status":"ok","result":{"timezone":"UTC","datetime":"#))
 

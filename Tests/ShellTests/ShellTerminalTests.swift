@@ -72,11 +72,7 @@ struct ShellTerminalTests {
     let home = Paths.temporaryDirectory("shell-home")
 
     func environment(server: LoopbackServer? = nil, colors: Bool = false) -> [String: String] {
-        var environment = [
-            "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
-            "TERM": "xterm-256color",
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
+        var environment = cliEnvironment(home: home, ["TERM": "xterm-256color"])
         if !colors { environment["NO_COLOR"] = "1" }
         if let server {
             environment["OPENAI_BASE_URL"] = server.baseURL.absoluteString
@@ -301,6 +297,39 @@ struct ShellTerminalTests {
         #expect(resumed.screen().contains("[interrupted]"))
     }
 
+    /// `--resume` replays each answer once (a draft saved after the answer was stored used to come back as a
+    /// second, "[interrupted]" copy), keeps what `/undo` did, and marks the turn Ctrl-C stopped.
+    @Test func resumeShowsEachAnswerOnceWithUndoAndInterruptions() async throws {
+        let env = environment()
+        let tmux = try TmuxSession([Paths.skillhost], environment: env)
+        defer { tmux.close() }
+        await tmux.waitFor("offline router · 20 skills")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("is mutating")
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_add → {\"id\":1")
+        try tmux.type("/undo")
+        await tmux.waitFor("✓ undone:")
+        try tmux.type("delete note 5")
+        await tmux.waitFor("? notes_delete(id: 5) is destructive")
+        try tmux.key("C-c")
+        await tmux.waitFor("[interrupted]")
+        try tmux.type("what is 2+2")
+        await tmux.waitFor("calculator: 2+2 = 4")
+        try tmux.type("/exit")
+        let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
+        let id = try #require(sessions.stdout.split(separator: " ").first.map(String.init))
+        let resumed = try TmuxSession([Paths.skillhost, "--resume", id], environment: env)
+        defer { resumed.close() }
+        await resumed.waitFor("Resumed session \(id):")
+        await resumed.waitFor("> what is 2+2")
+        await resumed.waitFor("calculator: 2+2 = 4")
+        let screen = resumed.screen()
+        #expect(screen.components(separatedBy: "calculator: 2+2 = 4").count - 1 == 1, "\(screen)")
+        #expect(screen.contains("↶ notes_add: notes_delete(id: 1) → "), "\(screen)")
+        #expect(screen.components(separatedBy: "[interrupted]").count - 1 == 1, "\(screen)")
+    }
+
     /// Reproduced three times before the fix: `> ^C`, then `what is 6*7` ended as `[interrupted]`.
     @Test func ctrlCAtThePromptNeverReachesTheNextTurn() async throws {
         let tmux = try TmuxSession([Paths.skillhost], environment: environment())
@@ -514,7 +543,13 @@ extension ShellTerminalTests {
         try launch(locker)
         #expect(await eventually { FileManager.default.fileExists(atPath: release + ".held") })
         try tmux.type("what is 6*7")
-        await tmux.waitFor("! history: could not save to \(database) (\(database): database is locked)")
+        // The notice is fitted to the terminal's width (where it breaks depends on the folder's length): read the
+        // screen with its continuation lines joined.
+        let notice = "! history: could not save to \(database) (\(database): database is locked)"
+        #expect(
+            await eventually {
+                tmux.screen().replacingOccurrences(of: #"\n\s+"#, with: " ", options: .regularExpression).contains(notice)
+            }, "\(tmux.screen())")
         #expect(FileManager.default.createFile(atPath: release, contents: nil))
         #expect(await eventually { !locker.isRunning })
         try tmux.type("what is 2+2")

@@ -152,3 +152,32 @@ struct TerminalMarkdownTests {
         #expect(text.contains("bottom"))
     }
 }
+
+/// Every line the shell composes is fitted to the terminal with one function: broken at spaces, never mid-word.
+struct FitToWidthTests {
+    @Test func linesBreakAtSpacesWithTheirIndentation() {
+        let undone = "✓ undone: {\"id\":3,\"title\":\"call the plumber\",\"body\":\"Tuesday after 5pm\"} restored"
+        #expect(
+            Table.fit(undone, width: 40)
+                == "✓ undone: {\"id\":3,\"title\":\"call the\n  plumber\",\"body\":\"Tuesday after 5pm\"}\n  restored")
+        #expect(
+            Table.fit("  composite skill, 2 steps:\n    notes_search(query: ${input.query}) as found", width: 30)
+                == "  composite skill, 2 steps:\n    notes_search(query:\n      ${input.query}) as found")
+        // Styling takes no columns; a word wider than the line keeps a line of its own; short text is untouched.
+        let styled = "\u{1B}[2m+ hello 1.0.0: 2 skills added (hypotenuse, greet)\u{1B}[0m"
+        #expect(Table.fit(styled, width: 49) == styled)
+        #expect(
+            Table.fit(styled, width: 30)
+                == "\u{1B}[2m+ hello 1.0.0: 2 skills added\n  (hypotenuse, greet)\u{1B}[0m")
+        #expect(Table.fit("a verylongwordthatdoesnotfit b", width: 10) == "a\n  verylongwordthatdoesnotfit\n  b")
+        #expect(Table.fit("short\n", width: 10) == "short\n")
+        for width in [20, 37, 100, 120] {
+            let text = String(repeating: "lorem ipsum dolor sit amet ", count: 12)
+            for line in Table.fit(text, width: width).split(separator: "\n") {
+                #expect(line.count <= width, "\(line)")
+                let words = Set(line.split(separator: " ").map(String.init))
+                #expect(words.isSubset(of: ["lorem", "ipsum", "dolor", "sit", "amet"]), "no word is cut: \(line)")
+            }
+        }
+    }
+}

@@ -11,12 +11,7 @@ struct CLITests {
 
     init() {
         home = Paths.temporaryDirectory("home")
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["SKILLHOST_PLUGINS"] = nil
-        environment["SKILLHOST_LOG"] = nil
-        self.environment = environment
+        environment = cliEnvironment(home: home)
     }
 
     func skillhost(_ arguments: String..., stdin: String? = nil) throws -> ProcessResult {
@@ -40,8 +35,75 @@ struct CLITests {
 
     /// `call` goes through the same policy as the agent: a deny rule always wins, and a destructive call needs
     /// --yes when there is no terminal to ask on.
+    /// Bytes that are not UTF-8 are refused with the byte and where it is — on the command line and on standard
+    /// input — never turned into U+FFFD and parsed as something else.
+    @Test func textThatIsNotUTF8IsRefusedNamingTheByte() throws {
+        let hint = "hint: give the text in UTF-8 (a JSON string can spell any character as \\uXXXX)\n"
+        let argument = try runProcess(
+            "/bin/sh", ["-c", #"exec "$0" call calculator "$(printf '{"expression":"1+\377"}')""#, Paths.skillhost],
+            environment: environment)
+        #expect(argument.status == 2)
+        #expect(
+            argument.stderr
+                == "skillhost: argument 3 of the command line is not valid UTF-8: byte 0xFF at offset 17\n" + hint)
+        let input = try runProcess(
+            "/bin/sh", ["-c", #"printf '{"expression":"1+\300\200"}' | "$0" call calculator -"#, Paths.skillhost],
+            environment: environment)
+        #expect(input.status == 2)
+        #expect(input.stderr == "skillhost: standard input is not valid UTF-8: byte 0xC0 at offset 17\n" + hint)
+        #expect(try skillhost("call", "text_stats", #"{"text":"naïve 😀"}"#).status == 0, "UTF-8 itself is fine")
+    }
+
+    /// A plugin is installed under its plugin's name: the README's C `hello.so` and its Swift `hello.so` (plugin
+    /// `greeter`) are two plugins, each removable by name; a file that holds another plugin is never replaced.
+    @Test func pluginsAreInstalledByTheirName() throws {
+        func plugin(_ name: String, skill: String) throws -> String {
+            try Fixture.compile(
+                """
+                #include "skill_sdk.h"
+                static double same(double a) { return a; }
+                static const skill_descriptor skills[] = {
+                    SKILL_TYPED("\(skill)", "T", "d.", "double \(skill)(double a)", same) };
+                SKILL_PLUGIN("\(name)", "1.0.0", "x", skills)
+                """, name: "hello", into: Paths.temporaryDirectory("same-file-name"))
+        }
+        let first = try plugin("hello", skill: "hypotenuse")
+        let second = try plugin("greeter", skill: "greet_one")
+        let folder = home + "/data/skillhost/plugins"
+        #expect(try skillhost("plugin", "install", first).stdout.hasSuffix("as \(folder)/hello.so; a running skillhost picks it up at once\n"))
+        #expect(try skillhost("plugin", "install", second).stdout.hasSuffix("as \(folder)/greeter.so; a running skillhost picks it up at once\n"))
+        #expect(try skillhost("call", "hypotenuse", #"{"a":1}"#).stdout == "1\n")
+        #expect(try skillhost("call", "greet_one", #"{"a":1}"#).stdout == "1\n")
+        #expect(try skillhost("plugin", "remove", "hello").status == 0)
+        #expect(try skillhost("call", "greet_one", #"{"a":1}"#).stdout == "1\n", "the other plugin stays")
+
+        // A file of another plugin in the place this one would take.
+        try FileManager.default.copyItem(atPath: first, toPath: folder + "/greeter2.so")
+        let squatter = try plugin("greeter2", skill: "squat")
+        let refused = try skillhost("plugin", "install", squatter)
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr
+                == "skillhost: \(squatter): not installed: \(folder)/greeter2.so holds plugin \"hello\"; remove it first "
+                + "(skillhost plugin remove hello) or give your plugin another name\n")
+        #expect(try skillhost("call", "hypotenuse", #"{"a":1}"#).stdout == "1\n", "the other plugin's file is untouched")
+    }
+
+    /// Listing sessions reads: with no history it says so and makes no history file.
+    @Test func sessionsWithoutAHistoryMakesNone() throws {
+        let listed = try skillhost("sessions")
+        #expect(listed.status == 0)
+        #expect(listed.stdout == "No saved sessions.\n")
+        #expect(!FileManager.default.fileExists(atPath: home + "/data/skillhost/history.db"))
+    }
+
     @Test func callAppliesThePolicy() throws {
         #expect(try skillhost("call", "notes_add", #"{"title":"milk"}"#).status == 0, "mutating without a rule runs")
+        for file in ["notes.db"] {
+            let path = home + "/data/skillhost/data/notes/" + file
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600, "\(file) is the user's alone")
+        }
         let unconfirmed = try skillhost("call", "notes_delete", #"{"id":1}"#)
         #expect(unconfirmed.status == 1)
         #expect(
@@ -49,9 +111,10 @@ struct CLITests {
                 == "error: not run: notes_delete is destructive; run it again with --yes to confirm, or allow it with a "
                 + "policy rule in config.json\n")
         #expect(try skillhost("call", "notes_list", "{}").stdout.contains("milk"), "nothing was deleted")
-        try FileManager.default.createDirectory(atPath: home + "/.config/skillhost", withIntermediateDirectories: true)
+        // Where the binary reads it: $XDG_CONFIG_HOME (set for every child, so a person's own setting never matters).
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         try #"{"policy": {"notes_delete": "deny", "notes_*": "allow"}}"#.write(
-            toFile: home + "/.config/skillhost/config.json", atomically: true, encoding: .utf8)
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         let denied = try skillhost("call", "notes_delete", #"{"id":1}"#, "--yes")
         #expect(denied.status == 1)
         #expect(
@@ -59,7 +122,7 @@ struct CLITests {
                 == "error: not run: calls to notes_delete are denied by the configuration (policy rule \"notes_delete\": \"deny\")\n"
         )
         try #"{"policy": {"notes_*": "allow"}}"#.write(
-            toFile: home + "/.config/skillhost/config.json", atomically: true, encoding: .utf8)
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         #expect(try skillhost("call", "notes_delete", #"{"id":1}"#).status == 0, "an allow rule lets it run")
         #expect(try skillhost("call", "notes_list", "{}").stdout == "[]\n")
     }
@@ -203,11 +266,21 @@ struct CLITests {
     @Test func checksPlugins() throws {
         let good = try skillhost("check", Paths.products + "/libskill-units.so")
         #expect(good.status == 0)
+        // A bundled plugin: no remark about how it was built (its user cannot act on it), in-process as `list`
+        // says — however its path is written.
         #expect(
             good.stdout.hasPrefix(
                 Paths.products
-                    + "/libskill-units.so: ok — plugin units 1.0.0 (Unit conversions and small integer helpers), 8 skills, linked by swiftc without Swift code (SwiftPM links C libraries that way): its empty Swift metadata is registered with the runtime, so it stays mapped after unload (cc -shared avoids that)\n"
+                    + "/libskill-units.so: ok — plugin units 1.0.0 (Unit conversions and small integer helpers), 8 skills\n"
             ))
+        #expect(good.stdout.contains("\nruns: in-process · not confined\n"), "\(good.stdout)")
+        let products = URL(fileURLWithPath: Paths.products)
+        let relative = try runProcess(
+            "/bin/sh",
+            ["-c", #"cd "$1" && exec "$0" check "../$2/libskill-units.so""#, Paths.skillhost, products.path,
+             products.lastPathComponent],
+            environment: environment)
+        #expect(relative.stdout.contains("\nruns: in-process · not confined\n"), "\(relative.stdout)")
         #expect(
             good.stdout.contains(
                 "gcd — Greatest common divisor [read-only, idempotent]\n  typed skill: int64 gcd(int64 a, int64 b)\n"))
@@ -252,8 +325,11 @@ struct CLITests {
         let timeout = try skillhost("call", "calculator", "{}", "--timeout", "soon")
         #expect(
             timeout.stderr
-                == "skillhost: --timeout soon is not a duration\nhint: use milliseconds (500) or 500ms, 2s, 1m\n")
-        for huge in ["9223372036854775807ms", "99999999999999999999s", "1441m"] {
+                == "skillhost: --timeout soon is not a duration\nhint: use a number with a unit: 500ms, 2s, 1m\n")
+        let bare = try skillhost("call", "calculator", "{}", "--timeout", "0.5")
+        #expect(bare.status == 2)
+        #expect(bare.stderr == "skillhost: --timeout 0.5 has no unit\nhint: write 0.5s for seconds or 0.5ms for milliseconds\n")
+        for huge in ["9223372036854775807ms", "99999999999999999999s", "1441m", "0.5ms", "0.0001s"] {
             let range = try skillhost("call", "calculator", "{}", "--timeout", huge)
             #expect(range.status == 2)
             #expect(
@@ -307,9 +383,7 @@ struct ListWatchTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.skillhost)
         process.arguments = ["list", "--watch"] + extra + ["--no-default-plugins", "--plugins", folder]
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_HOME"] = Paths.temporaryDirectory("watch-home")
-        process.environment = environment
+        process.environment = cliEnvironment(home: Paths.temporaryDirectory("watch-home"))
         let output = privatePipe()
         process.standardOutput = output
         try launch(process)

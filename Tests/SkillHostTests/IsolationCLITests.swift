@@ -20,10 +20,7 @@ struct IsolationCLITests {
         for leftover in ["faults.c", "ctor_crash.c"] {
             try? FileManager.default.removeItem(atPath: folder + "/" + leftover)
         }
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["XDG_DATA_HOME"] = home + "/data"
-        environment["XDG_CONFIG_HOME"] = home + "/config"
+        var environment = cliEnvironment(home: home)
         environment["SKILLHOST_PLUGINS"] = nil
         environment["SKILLHOST_LOG"] = nil
         self.environment = environment

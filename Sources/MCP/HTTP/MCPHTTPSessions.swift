@@ -124,12 +124,22 @@ final class MCPHTTPSessions: Sendable {
         return .session(session)
     }
 
+    /// What a request without a session lacks, named: a client of the stateless generation that left out the
+    /// version in `_meta` reads that, not advice to start a session.
+    static func noSession(_ request: HTTPServer.Request) -> String {
+        let meta = "params._meta[\"\(MCPProtocol.Meta.protocolVersion)\"]"
+        if let header = request.header("mcp-protocol-version"), header != "2025-11-25" {
+            return "Bad request: the MCP-Protocol-Version header says \(header), but the body has no \(meta); a "
+                + "\(header) request names its version there (with _meta[\"\(MCPProtocol.Meta.clientCapabilities)\"], "
+                + "{} when the client declares none) and needs no session"
+        }
+        return "Bad request: no Mcp-Session-Id header and no \(meta): a 2025-11-25 client sends the session id its "
+            + "initialize returned; a 2026-07-28 request names its version in \(meta) and needs no session"
+    }
+
     private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange) -> MCPHTTPSession? {
         guard let id = request.header("mcp-session-id") else {
-            MCPHTTPService.refusal(
-                exchange, 400, .invalidRequest,
-                "Bad request: no Mcp-Session-Id header; start with initialize (or send 2026-07-28 requests, which "
-                    + "need no session)")
+            MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request))
             return nil
         }
         guard let session = sessions.withLock({ $0[id] }) else {
