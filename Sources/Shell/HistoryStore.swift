@@ -8,6 +8,8 @@ public struct SessionSummary: Sendable, Equatable {
     public let id: String
     public let started: Date
     public let model: String
+    /// The conversation's messages (the person's, the model's and the calls' results; not the system prompt):
+    /// 0 for a shell opened and closed without a word.
     public let messageCount: Int
     /// The first user message, shortened.
     public let title: String
@@ -171,7 +173,8 @@ public final class HistoryStore: Sendable {
     public func sessions() throws(StoreError) -> [SessionSummary] {
         try connection.query(
             """
-            SELECT s.id, s.started, s.model, (SELECT COUNT(*) FROM messages m WHERE m.session = s.id),
+            SELECT s.id, s.started, s.model,
+                   (SELECT COUNT(*) FROM messages m WHERE m.session = s.id AND m.role != 'system'),
                    (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user' ORDER BY sequence LIMIT 1)
             FROM sessions s ORDER BY s.started DESC
             """

@@ -210,7 +210,10 @@ extension Shell {
     }
 
     private func listSessions() {
-        guard let sessions = try? store?.sessions(), !sessions.isEmpty else {
+        // A shell opened and closed without a word is not a conversation to resume (this one is shown anyway).
+        guard let sessions = try? store?.sessions().filter({ $0.messageCount > 0 || $0.id == sessionID }),
+            !sessions.isEmpty
+        else {
             say("No saved sessions.\n")
             return
         }

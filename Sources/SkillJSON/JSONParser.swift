@@ -12,6 +12,24 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendabl
     public let offset: Int
 
     public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+
+    /// The sentence for a file a person edits: where by line and column (from 1) as well as byte, and — when the
+    /// parser ran out of text — that the file ends early, so a cut-off file reads as one.
+    public func located(in bytes: [UInt8]) -> String {
+        var line = 1
+        var column = 1
+        for byte in bytes.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1  // a character, not each byte of one
+            }
+        }
+        let endsEarly = offset >= bytes.count || reason.hasPrefix("unterminated")
+        return "invalid JSON at line \(line), column \(column) (byte \(offset)): \(reason)"
+            + (endsEarly ? "; the text ends early (is the file cut off?)" : "")
+    }
 }
 
 extension JSONValue {

@@ -76,7 +76,8 @@ struct Config: Sendable {
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }
         let document: JSONValue
-        do { document = try JSONValue(parsing: [UInt8](data)) } catch { throw fail("\(error)") }
+        let bytes = [UInt8](data)
+        do { document = try JSONValue(parsing: bytes) } catch { throw fail(error.located(in: bytes)) }
         guard let object = document.objectValue else { throw fail("expected a JSON object") }
         var config = Config(file: file)
         for (key, value) in object.members {

@@ -208,7 +208,9 @@ struct AgentLoopTests {
         _ = await consumer.value
         // The conversation stays consistent: the cancelled call has a result that says so.
         #expect(await eventually { session.conversation.unansweredToolCalls.isEmpty })
-        #expect(session.conversation.messages.last?.content == "error: cancelled by the user")
+        // …and the turn ends marked as interrupted, so the history says so too.
+        #expect(await eventually { session.conversation.messages.last?.content == "[interrupted]" })
+        #expect(session.conversation.messages.last { $0.role == .tool }?.content == "error: cancelled by the user")
     }
 
     @Test func cancellingDuringTheModelStreamKeepsThePartialAnswer() async throws {

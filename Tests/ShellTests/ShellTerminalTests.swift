@@ -330,6 +330,18 @@ struct ShellTerminalTests {
         #expect(screen.components(separatedBy: "[interrupted]").count - 1 == 1, "\(screen)")
     }
 
+    /// A shell opened and closed without a word leaves no session to list.
+    @Test func anEmptySessionIsNotListed() async throws {
+        let env = environment()
+        let tmux = try TmuxSession([Paths.skillhost], environment: env)
+        defer { tmux.close() }
+        await tmux.waitFor("offline router · 20 skills")
+        try tmux.type("/exit")
+        #expect(await eventually { tmux.panePID.map { kill($0, 0) != 0 } ?? true }, "the shell ended")
+        let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
+        #expect(sessions.stdout == "No saved sessions.\n", "\(sessions.stdout)")
+    }
+
     /// Reproduced three times before the fix: `> ^C`, then `what is 6*7` ended as `[interrupted]`.
     @Test func ctrlCAtThePromptNeverReachesTheNextTurn() async throws {
         let tmux = try TmuxSession([Paths.skillhost], environment: environment())

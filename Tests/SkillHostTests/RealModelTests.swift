@@ -34,7 +34,7 @@ struct RealModelTests {
             "--n_threads", "1", "--n_threads_batch", "1",
         ]
         let log = Paths.temporaryDirectory("real-model-log") + "/server.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         server.standardOutput = FileHandle(forWritingAtPath: log)
         server.standardError = FileHandle(forWritingAtPath: log)
         try launch(server)

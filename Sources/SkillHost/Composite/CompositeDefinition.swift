@@ -63,7 +63,7 @@ struct CompositeDefinition: Sendable {
     static func parse(_ bytes: [UInt8]) -> Result<CompositeDefinition, CompositeErrors> {
         let document: JSONValue
         do { document = try JSONValue(parsing: bytes, maximumDepth: 64) } catch {
-            return .failure(CompositeErrors([CompositeError("is not valid JSON: \(error)")]))
+            return .failure(CompositeErrors([CompositeError("is not valid JSON: \(error.located(in: bytes))")]))
         }
         guard let object = document.objectValue else {
             return .failure(
