@@ -330,6 +330,45 @@ struct ShellTerminalTests {
         #expect(screen.components(separatedBy: "[interrupted]").count - 1 == 1, "\(screen)")
     }
 
+    /// At 100 columns no line the shell writes is wider than the terminal (so the terminal never breaks a word):
+    /// `/undo` and its result, a hot-reload notice, `/skill`, `/trace`.
+    @Test func everyLineFitsAHundredColumns() async throws {
+        let env = environment()
+        let tmux = try TmuxSession([Paths.skillhost], environment: env, width: 100)
+        defer { tmux.close() }
+        await tmux.waitFor("Ctrl-D to quit")
+        try tmux.type(#"add a note titled "a rather long title for a note" with body "and a body that goes on and on""#)
+        await tmux.waitFor("Run it?")
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_add")
+        try tmux.type("delete note 1")
+        await tmux.waitFor("Run it?", count: 2)
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_delete")
+        try tmux.type("/undo")
+        await tmux.waitFor("undone:")
+        // A plugin whose arrival notice is longer than a line.
+        let skills = (1...8).map { "SKILL_TYPED(\"a_long_skill_identifier_\($0)\", \"T\", \"d.\", \"double a_long_skill_identifier_\($0)(double a)\", same)" }
+        let plugins = env["XDG_DATA_HOME", default: ""] + "/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        _ = try Fixture.compile(
+            """
+            #include "skill_sdk.h"
+            static double same(double a) { return a; }
+            static const skill_descriptor skills[] = { \(skills.joined(separator: ", ")) };
+            SKILL_PLUGIN("wide", "1.0.0", "x", skills)
+            """, name: "wide", into: plugins)
+        await tmux.waitFor("a_long_skill_identifier_8")
+        try tmux.type("/skill notes_update")
+        await tmux.waitFor("notes_update —")
+        try tmux.type("/trace")
+        await tmux.waitFor("step 1")
+        // capture-pane -J joins the lines the terminal itself wrapped: any such line is wider than 100 columns.
+        for line in tmux.screen().split(separator: "\n") {
+            #expect(TerminalMarkdown.displayWidth(String(line)) <= 100, "wider than the terminal: \(line)")
+        }
+    }
+
     /// A shell opened and closed without a word leaves no session to list.
     @Test func anEmptySessionIsNotListed() async throws {
         let env = environment()
