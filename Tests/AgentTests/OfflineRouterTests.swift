@@ -188,6 +188,11 @@ struct OfflineRouterTests {
     @Test(.timeLimit(.minutes(3))) func hostileTextStaysCheap() async throws {
         let huge = "convert " + String(repeating: "twenty one hundred and ", count: 5_000) + "km to miles"
         _ = try await offPool { OfflineRouter().route(huge, tools: routerTools) }
+        // A request of endless clauses is read as at most 8, each routed once.
+        let clauses = try await offPool {
+            OfflineRouter().plan(String(repeating: "what's 1 plus 1 and ", count: 2_000), tools: routerTools)
+        }
+        #expect(clauses.count == Clauses.limit)
         let evil = ToolDefinition(
             name: "evil", description: "Evil text tool.",
             parameters: [

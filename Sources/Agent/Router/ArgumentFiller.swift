@@ -231,7 +231,8 @@ struct ArgumentFiller {
     private func fillChangedText(_ names: [String], required: Set<String>, into arguments: inout JSONObject)
         -> String?
     {
-        let labelled = LabelledFields(in: request.text, names: names)
+        // Like every reader, only the first 2,000 characters (a request is a sentence; the readers are linear).
+        let labelled = LabelledFields(in: String(request.text.prefix(2000)), names: names)
         for field in labelled.fields {
             // "the body of note 1 to eggs" → "eggs".
             var value = withoutReferences(field.value).trimmingCharacters(in: .whitespaces)

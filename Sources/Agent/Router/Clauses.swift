@@ -18,17 +18,22 @@ enum Clauses {
     /// At most this many clauses are read (the rest stays part of the last one).
     static let limit = 8
 
-    /// The clauses of `text`, in order; one element when it asks for one thing.
+    /// The clauses of `text`, in order; one element when it asks for one thing. Only the first 2,000 characters
+    /// are looked at for where clauses start (what follows stays in the last clause).
     static func split(_ text: String) -> [String] {
-        let quoted = LabelledFields.quotedRanges(in: text)
+        let scanned = String(text.prefix(2000))
+        // Offsets in UTF-16 units are the same in the text and in its prefix.
+        let quoted = LabelledFields.quotedRanges(in: scanned).compactMap {
+            Range(NSRange($0, in: scanned), in: text)
+        }
         guard
             let regex = ArgumentText.regex(
                 #"(?:\s*[,;]\s*|\s+)(?:and\s+then|and|then|also)\s+|\s*;\s*"#, caseInsensitive: true)
         else { return [text] }
         var clauses: [String] = []
         var start = text.startIndex
-        let all = NSRange(text.startIndex..<text.endIndex, in: text)
-        for match in regex.matches(in: text, range: all) {
+        let all = NSRange(scanned.startIndex..<scanned.endIndex, in: scanned)
+        for match in regex.matches(in: scanned, range: all) {
             guard clauses.count < limit - 1, let range = Range(match.range, in: text), range.lowerBound >= start,
                 !quoted.contains(where: { $0.contains(range.lowerBound) })
             else { continue }
