@@ -73,9 +73,14 @@ let package = Package(
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
-            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox"], exclude: ["Fixtures"]),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
-        .testTarget(name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
-        .testTarget(name: "ShellTests", dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox"],
+            exclude: ["Fixtures"]),
+        .testTarget(
+            name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+        .testTarget(
+            name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+        .testTarget(
+            name: "ShellTests",
+            dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
     ]
 )

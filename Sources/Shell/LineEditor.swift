@@ -127,7 +127,8 @@ final class LineEditor: @unchecked Sendable {
                 _ = Glibc.read(wake, &buffer, buffer.count)
                 let lines = notices()
                 if !lines.isEmpty {
-                    writeOut("\r\u{1B}[2K" + Table.fit(lines.joined(separator: "\n"), width: Terminal(environment: [:]).width) + "\n")
+                    let fitted = Table.fit(lines.joined(separator: "\n"), width: Terminal(environment: [:]).width)
+                    writeOut("\r\u{1B}[2K" + fitted + "\n")
                     _ = callbacks.redisplay()
                 }
             }

@@ -25,7 +25,9 @@ enum CheckOutput {
                     ", linked by swiftc without Swift code (SwiftPM links C libraries that way): its empty Swift "
                     + "metadata is registered with the runtime, so it stays mapped after unload (cc -shared avoids that)\n"
             } else {
-                out += plugin.keepsMapped && report?.containsSwiftCode != false ? ", contains Swift code (kept mapped after unload)\n" : "\n"
+                out +=
+                    plugin.keepsMapped && report?.containsSwiftCode != false
+                    ? ", contains Swift code (kept mapped after unload)\n" : "\n"
             }
             let capabilities = plugin.capabilities.names
             out +=

@@ -88,7 +88,9 @@ enum ShellLauncher {
     /// The sessions that hold a conversation (a shell opened and closed without a word is not one), newest first.
     static func listSessions(_ store: HistoryStore) throws(CLIError) -> Int32 {
         let sessions: [SessionSummary]
-        do { sessions = try store.sessions().filter { $0.messageCount > 0 } } catch { throw .failure(error.description) }
+        do { sessions = try store.sessions().filter { $0.messageCount > 0 } } catch {
+            throw .failure(error.description)
+        }
         guard !sessions.isEmpty else {
             print("No saved sessions.")
             return 0

@@ -319,9 +319,11 @@ enum RouterCorpus {
             #"add a note titled "call the plumber" with body "Tuesday after 5pm""#, "notes_add",
             #"{"title":"call the plumber","body":"Tuesday after 5pm"}"#),
         change(
-            #"add a note "dentist" with the body: Monday 10am"#, "notes_add", #"{"title":"dentist","body":"Monday 10am"}"#),
+            #"add a note "dentist" with the body: Monday 10am"#, "notes_add",
+            #"{"title":"dentist","body":"Monday 10am"}"#),
         change(
-            #"add a note "groceries": eggs and butter"#, "notes_add", #"{"title":"groceries","body":"eggs and butter"}"#),
+            #"add a note "groceries": eggs and butter"#, "notes_add", #"{"title":"groceries","body":"eggs and butter"}"#
+        ),
         change(#"update note 4 body to "sourdough""#, "notes_update", #"{"id":4,"body":"sourdough"}"#),
         sequence(
             "what's 3 plus 3 and delete note 2",
@@ -341,7 +343,8 @@ enum RouterCorpus {
             "create a note called Recipes with body flour, sugar, eggs", "notes_add",
             #"{"title":"Recipes","body":"flour, sugar, eggs"}"#),
         change(
-            #"add a note "Car": oil change at 60000 km"#, "notes_add", #"{"title":"Car","body":"oil change at 60000 km"}"#),
+            #"add a note "Car": oil change at 60000 km"#, "notes_add",
+            #"{"title":"Car","body":"oil change at 60000 km"}"#),
         change(#"change the body of note 6 to "bring snacks""#, "notes_update", #"{"id":6,"body":"bring snacks"}"#),
         change("update the title of note 2 to Shopping list", "notes_update", #"{"id":2,"title":"Shopping list"}"#),
         change("edit note 9 body: call back after lunch", "notes_update", #"{"id":9,"body":"call back after lunch"}"#),

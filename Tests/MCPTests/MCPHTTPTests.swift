@@ -26,7 +26,8 @@ struct MCPHTTPTests {
                 .components(separatedBy: "```").first)
         let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
         let command = lines.prefix { !$0.hasPrefix("#") }.joined(separator: "\n")
-        let shown = try #require(lines.first { $0.hasPrefix("# ") }).dropFirst(2).replacingOccurrences(of: "…}", with: "")
+        let shown = try #require(lines.first { $0.hasPrefix("# ") }).dropFirst(2).replacingOccurrences(
+            of: "…}", with: "")
         let (environment, _) = try Self.home("mcp-http-readme", config: "{}")
         let server = try await HTTPServerProcess.start(arguments: [], environment: environment)
         let curl = try await runProcessOffPool(
@@ -36,13 +37,17 @@ struct MCPHTTPTests {
 
         let bare = try await runProcessOffPool(
             "/usr/bin/curl",
-            ["-s", server.url, "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
-             "-H", "MCP-Protocol-Version: 2026-07-28", "-d", #"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#],
+            [
+                "-s", server.url, "-H", "Content-Type: application/json", "-H",
+                "Accept: application/json, text/event-stream",
+                "-H", "MCP-Protocol-Version: 2026-07-28", "-d", #"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            ],
             environment: environment)
         await server.stop()
         #expect(
             bare.stdout.contains(
-                #"the MCP-Protocol-Version header says 2026-07-28, but the body has no params._meta[\"io.modelcontextprotocol/protocolVersion\"]"#),
+                #"the MCP-Protocol-Version header says 2026-07-28, but the body has no params._meta[\"io.modelcontextprotocol/protocolVersion\"]"#
+            ),
             "\(bare.stdout)")
     }
 

@@ -409,7 +409,8 @@ struct MCPConfigCLITests {
         let home = Paths.temporaryDirectory("mcp-config-home")
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
         let server = (python as NSString).deletingLastPathComponent + "/mcp-server-time"
-        try #"{"mcpServers": {"time": {"command": "\#(server)", "args": ["--local-timezone", "UTC"], "env": {}, "start_timeout_s": 120, "timeout_s": 120}}}"#
+        try
+            #"{"mcpServers": {"time": {"command": "\#(server)", "args": ["--local-timezone", "UTC"], "env": {}, "start_timeout_s": 120, "timeout_s": 120}}}"#
             .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         let environment = cliEnvironment(home: home)
         let list = try runProcess(Paths.skillhost, ["list"], environment: environment)

@@ -348,7 +348,9 @@ struct ShellTerminalTests {
         try tmux.type("/undo")
         await tmux.waitFor("undone:")
         // A plugin whose arrival notice is longer than a line.
-        let skills = (1...8).map { "SKILL_TYPED(\"a_long_skill_identifier_\($0)\", \"T\", \"d.\", \"double a_long_skill_identifier_\($0)(double a)\", same)" }
+        let skills = (1...8).map {
+            "SKILL_TYPED(\"a_long_skill_identifier_\($0)\", \"T\", \"d.\", \"double a_long_skill_identifier_\($0)(double a)\", same)"
+        }
         let plugins = env["XDG_DATA_HOME", default: ""] + "/skillhost/plugins"
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
         _ = try Fixture.compile(
@@ -599,7 +601,8 @@ extension ShellTerminalTests {
         let notice = "! history: could not save to \(database) (\(database): database is locked)"
         #expect(
             await eventually {
-                tmux.screen().replacingOccurrences(of: #"\n\s+"#, with: " ", options: .regularExpression).contains(notice)
+                tmux.screen().replacingOccurrences(of: #"\n\s+"#, with: " ", options: .regularExpression).contains(
+                    notice)
             }, "\(tmux.screen())")
         #expect(FileManager.default.createFile(atPath: release, contents: nil))
         #expect(await eventually { !locker.isRunning })

@@ -147,7 +147,8 @@ struct AskCLITests {
 
                 """)
         // A file cut off while it was written says where, by line and column, and that it ends early.
-        try "{\n  \"model\": \"qwen\",\n  \"policy\": {\"notes_*\": ".write(toFile: file, atomically: true, encoding: .utf8)
+        try "{\n  \"model\": \"qwen\",\n  \"policy\": {\"notes_*\": ".write(
+            toFile: file, atomically: true, encoding: .utf8)
         let truncated = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
         #expect(truncated.status == 2)
         #expect(
@@ -158,7 +159,9 @@ struct AskCLITests {
                 """)
         try "{\"model\": \"qwen\" \"x\": 1}".write(toFile: file, atomically: true, encoding: .utf8)
         let misplaced = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
-        #expect(misplaced.stderr.hasPrefix("skillhost: \(file): invalid JSON at line 1, column 18 (byte 17): expected ',' or '}'"))
+        #expect(
+            misplaced.stderr.hasPrefix(
+                "skillhost: \(file): invalid JSON at line 1, column 18 (byte 17): expected ',' or '}'"))
         try #"{"policy": {"wipe_*": "never"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
         let policy = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
         #expect(

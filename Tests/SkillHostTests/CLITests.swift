@@ -70,8 +70,12 @@ struct CLITests {
         let first = try plugin("hello", skill: "hypotenuse")
         let second = try plugin("greeter", skill: "greet_one")
         let folder = home + "/data/skillhost/plugins"
-        #expect(try skillhost("plugin", "install", first).stdout.hasSuffix("as \(folder)/hello.so; a running skillhost picks it up at once\n"))
-        #expect(try skillhost("plugin", "install", second).stdout.hasSuffix("as \(folder)/greeter.so; a running skillhost picks it up at once\n"))
+        #expect(
+            try skillhost("plugin", "install", first).stdout.hasSuffix(
+                "as \(folder)/hello.so; a running skillhost picks it up at once\n"))
+        #expect(
+            try skillhost("plugin", "install", second).stdout.hasSuffix(
+                "as \(folder)/greeter.so; a running skillhost picks it up at once\n"))
         #expect(try skillhost("call", "hypotenuse", #"{"a":1}"#).stdout == "1\n")
         #expect(try skillhost("call", "greet_one", #"{"a":1}"#).stdout == "1\n")
         #expect(try skillhost("plugin", "remove", "hello").status == 0)
@@ -86,7 +90,8 @@ struct CLITests {
             refused.stderr
                 == "skillhost: \(squatter): not installed: \(folder)/greeter2.so holds plugin \"hello\"; remove it first "
                 + "(skillhost plugin remove hello) or give your plugin another name\n")
-        #expect(try skillhost("call", "hypotenuse", #"{"a":1}"#).stdout == "1\n", "the other plugin's file is untouched")
+        #expect(
+            try skillhost("call", "hypotenuse", #"{"a":1}"#).stdout == "1\n", "the other plugin's file is untouched")
     }
 
     /// Listing sessions reads: with no history it says so and makes no history file.
@@ -277,8 +282,10 @@ struct CLITests {
         let products = URL(fileURLWithPath: Paths.products)
         let relative = try runProcess(
             "/bin/sh",
-            ["-c", #"cd "$1" && exec "$0" check "../$2/libskill-units.so""#, Paths.skillhost, products.path,
-             products.lastPathComponent],
+            [
+                "-c", #"cd "$1" && exec "$0" check "../$2/libskill-units.so""#, Paths.skillhost, products.path,
+                products.lastPathComponent,
+            ],
             environment: environment)
         #expect(relative.stdout.contains("\nruns: in-process · not confined\n"), "\(relative.stdout)")
         #expect(
@@ -328,7 +335,9 @@ struct CLITests {
                 == "skillhost: --timeout soon is not a duration\nhint: use a number with a unit: 500ms, 2s, 1m\n")
         let bare = try skillhost("call", "calculator", "{}", "--timeout", "0.5")
         #expect(bare.status == 2)
-        #expect(bare.stderr == "skillhost: --timeout 0.5 has no unit\nhint: write 0.5s for seconds or 0.5ms for milliseconds\n")
+        #expect(
+            bare.stderr
+                == "skillhost: --timeout 0.5 has no unit\nhint: write 0.5s for seconds or 0.5ms for milliseconds\n")
         for huge in ["9223372036854775807ms", "99999999999999999999s", "1441m", "0.5ms", "0.0001s"] {
             let range = try skillhost("call", "calculator", "{}", "--timeout", huge)
             #expect(range.status == 2)

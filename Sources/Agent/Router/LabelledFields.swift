@@ -66,9 +66,11 @@ struct LabelledFields {
             } else {
                 // "… eggs and" before the next label: the connector is not part of the value.
                 raw = raw.replacingOccurrences(
-                    of: #"[\s,;]*(?:\b(?:and|with))?[\s,;]*$"#, with: "", options: [.regularExpression, .caseInsensitive])
+                    of: #"[\s,;]*(?:\b(?:and|with))?[\s,;]*$"#, with: "",
+                    options: [.regularExpression, .caseInsensitive])
             }
-            fields.append(Field(name: label.name, value: raw, explicit: label.explicit, range: label.range.lowerBound..<valueEnd))
+            fields.append(
+                Field(name: label.name, value: raw, explicit: label.explicit, range: label.range.lowerBound..<valueEnd))
         }
         self.fields = fields
         var remaining = text
