@@ -102,6 +102,27 @@ final class FolderWatcher: Sendable {
             let fd: Int32
             let watches: [Int32: String]
             let missing: Set<String>
+            /// What each folder reached through a symbolic link named when it was watched (device, inode).
+            let linked: [String: Identity]
+        }
+
+        struct Identity: Sendable, Equatable {
+            let device: UInt64
+            let inode: UInt64
+        }
+
+        /// The folder's device and inode (following links), if it exists.
+        static func identity(_ folder: String) -> Identity? {
+            var status = stat()
+            guard stat(folder, &status) == 0 else { return nil }
+            return Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        }
+
+        /// The identity of a folder reached through a symbolic link (nil for a real path).
+        static func linkIdentity(_ folder: String) -> Identity? {
+            guard let resolved = realpath(folder, nil) else { return nil }
+            defer { free(resolved) }
+            return String(cString: resolved) != folder ? identity(folder) : nil
         }
 
         static let mask = UInt32(
@@ -111,11 +132,15 @@ final class FolderWatcher: Sendable {
             let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
             var watches: [Int32: String] = [:]
             var missing: Set<String> = []
+            var linked: [String: Identity] = [:]
             for folder in folders {
                 let descriptor = fd >= 0 ? inotify_add_watch(fd, folder, mask) : -1
                 if descriptor >= 0 { watches[descriptor] = folder } else { missing.insert(folder) }
+                // Noted here, with the watch, not when the thread starts: on a busy machine the link can be
+                // replaced before then, and the thread would take the new folder for the one it watches.
+                if descriptor >= 0, let id = linkIdentity(folder) { linked[folder] = id }
             }
-            return Setup(fd: fd, watches: watches, missing: missing)
+            return Setup(fd: fd, watches: watches, missing: missing, linked: linked)
         }
 
         private func run(_ setup: Setup) {
@@ -127,24 +152,14 @@ final class FolderWatcher: Sendable {
             // A folder reached through a symbolic link is watched where the link pointed when the watch was made;
             // if the link (or the folder at that path) is replaced, inotify says nothing, so such paths are checked
             // every recheck interval and watched again when what they name changed.
-            var linked: [String: (dev_t, ino_t)] = [:]
-            func identity(_ folder: String) -> (dev_t, ino_t)? {
-                var status = stat()
-                return stat(folder, &status) == 0 ? (status.st_dev, status.st_ino) : nil
-            }
-            func noteLink(_ folder: String) {
-                guard let resolved = realpath(folder, nil) else { return }
-                defer { free(resolved) }
-                if String(cString: resolved) != folder, let id = identity(folder) { linked[folder] = id }
-            }
+            var linked = setup.linked
             func watch(_ folder: String) -> Bool {
                 let descriptor = inotify_add_watch(fd, folder, Self.mask)
                 guard descriptor >= 0 else { return false }
                 watches[descriptor] = folder
-                noteLink(folder)
+                if let id = Self.linkIdentity(folder) { linked[folder] = id }
                 return true
             }
-            for folder in watches.values { noteLink(folder) }
 
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             let recheck = Self.milliseconds(recheckInterval)
@@ -162,7 +177,7 @@ final class FolderWatcher: Sendable {
 
                 if !linked.isEmpty, clock.now - lastRecheck >= recheckInterval {
                     for (folder, id) in linked {
-                        guard let now = identity(folder), now == id else {
+                        guard let now = Self.identity(folder), now == id else {
                             // What the path names changed: unload what came from the old folder, watch the new one.
                             linked[folder] = nil
                             for (descriptor, watched) in watches where watched == folder {

@@ -271,6 +271,19 @@ struct HotReloadTests {
         await eventually("the old folder's plugin is gone") { registry.skill("hot_version") == nil }
     }
 
+    /// What a linked folder names is noted when the watch is made, before the watcher's thread runs: on a busy
+    /// machine the link was replaced before the thread started, which then took the new folder for the watched one
+    /// and never saw its files (`aSymlinkedFolderReplacedByARealOneIsFollowed` failed so, beside two busy loops).
+    @Test func aLinkedFolderIsNotedWhenItsWatchIsMade() throws {
+        let base = Paths.temporaryDirectory("hot-link-setup")
+        try FileManager.default.createDirectory(atPath: base + "/target", withIntermediateDirectories: true)
+        #expect(symlink(base + "/target", base + "/plugins") == 0)
+        let setup = FolderWatcher.setUp([base + "/plugins", base + "/target"])
+        defer { close(setup.fd) }
+        #expect(setup.linked.keys.sorted() == [base + "/plugins"], "only the path through the link")
+        #expect(setup.linked[base + "/plugins"] == FolderWatcher.identity(base + "/target"))
+    }
+
     @Test func swiftImagesStayMappedAfterReplacement() async throws {
         defer { stop() }
         let clock = Paths.products + "/libskill-clock.so"
