@@ -137,7 +137,9 @@ public final class MCPServer: Sendable {
         if let version, !MCPProtocol.allVersions.contains(version) {
             respond(
                 id, code: .unsupportedProtocolVersion, message: "Unsupported protocol version \(version)",
-                data: ["supported": .array(MCPProtocol.allVersions.map { .string($0) })], to: exchange)
+                data: [
+                    "supported": .array(MCPProtocol.allVersions.map { .string($0) }), "requested": .string(version),
+                ], to: exchange)
             return
         }
         let stateless = version != nil
@@ -151,7 +153,9 @@ public final class MCPServer: Sendable {
         }
         // 2026-07-28 results say they are complete and who answered; cacheable ones (discover, lists) carry a cache
         // hint — zero, since hot reload can change the tools at any moment.
-        let cacheable = ["server/discover", "tools/list", "resources/list", "resources/read"].contains(method)
+        let cacheable = [
+            "server/discover", "tools/list", "resources/list", "resources/read", "resources/templates/list",
+        ].contains(method)
         let finish: @Sendable (JSONValue) -> Void = { [self] result in
             var result = result
             if stateless || method == "server/discover", case .object(var object) = result {
@@ -186,12 +190,12 @@ public final class MCPServer: Sendable {
                 "serverInfo": MCPProtocol.implementation,
             ])
         case "server/discover":
+            // Who answers is in the result's `_meta` (added by `finish`); a top-level serverInfo is initialize's.
             finish([
                 "supportedVersions": .array(MCPProtocol.allVersions.map { .string($0) }),
                 "capabilities": [
                     "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
                 ],
-                "serverInfo": MCPProtocol.implementation,
             ])
         case "ping" where !stateless:
             finish(.object(JSONObject()))

@@ -67,6 +67,9 @@ public struct ValidationOptions: Sendable {
     public var coerceStrings: Bool
     /// Insert the `default` of a missing, optional property.
     public var fillDefaults: Bool
+    /// Treat `null` given for an optional property whose schema does not allow null as if it were absent (clients
+    /// built on some frameworks send every optional argument, unset ones as null).
+    public var nullMeansAbsent: Bool
     /// Steps (subschemas applied, regex progress reports) one validation may take before it stops.
     public var stepLimit = 1_000_000
     /// The caller's deadline: validation stops once it passed (looked at every 256 steps).
@@ -74,12 +77,13 @@ public struct ValidationOptions: Sendable {
     /// Where the current instant comes from for `deadline` (the host's clock); nil: the system's.
     public var now: (@Sendable () -> ContinuousClock.Instant)?
 
-    public init(coerceStrings: Bool, fillDefaults: Bool) {
+    public init(coerceStrings: Bool, fillDefaults: Bool, nullMeansAbsent: Bool? = nil) {
         self.coerceStrings = coerceStrings
         self.fillDefaults = fillDefaults
+        self.nullMeansAbsent = nullMeansAbsent ?? coerceStrings
     }
 
-    /// Coercions and defaults: what models need.
+    /// Coercions, defaults and null as absent: what models and agent frameworks need.
     public static let lenient = ValidationOptions(coerceStrings: true, fillDefaults: true)
     /// The letter of the specification.
     public static let strict = ValidationOptions(coerceStrings: false, fillDefaults: false)

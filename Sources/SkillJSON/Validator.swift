@@ -229,8 +229,22 @@ struct Validator {
     }
 
     mutating func checkObject(_ object: JSONObject, _ node: SchemaNode) -> JSONObject? {
-        var result = object
+        var object = object
         var changed = false
+        if options.nullMeansAbsent {
+            // `null` for an optional property that does not allow null: as if it were not given.
+            let absent = object.members.filter { member in
+                guard member.value == .null, !node.required.contains(member.key),
+                    let types = node.property(named: member.key)?.types
+                else { return false }
+                return !types.contains(.null)
+            }.map(\.key)
+            if !absent.isEmpty {
+                object = JSONObject(object.members.filter { !absent.contains($0.key) })
+                changed = true
+            }
+        }
+        var result = object
         for name in node.required where object[name] == nil {
             report("missing required property \"\(name)\"")
         }

@@ -201,6 +201,9 @@ struct MCPServerTests {
         let serverInfo =
             (discovered?["_meta"] as? [String: Any])?["io.modelcontextprotocol/serverInfo"] as? [String: Any]
         #expect(serverInfo?["name"] as? String == "skillhost")
+        #expect(discovered?["serverInfo"] == nil, "serverInfo is in _meta only (top-level is initialize's)")
+        let templates = result(server.request(6, "resources/templates/list", "{\(meta)}"))
+        #expect(templates?["ttlMs"] as? Int == 0 && templates?["cacheScope"] as? String == "private")
         let tools = result(server.request(2, "tools/list", "{\(meta)}"))
         #expect((tools?["tools"] as? [Any])?.isEmpty == false)
         #expect(tools?["resultType"] as? String == "complete")
@@ -220,6 +223,7 @@ struct MCPServerTests {
             4, "tools/list", #"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01"}}"#)
         let error = unsupported?["error"] as? [String: Any]
         #expect(error?["code"] as? Int == -32022)
+        #expect((error?["data"] as? [String: Any])?["requested"] as? String == "2030-01-01")
         #expect(
             (error?["data"] as? [String: Any])?["supported"] as? [String] == [
                 "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",

@@ -102,6 +102,13 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: home + "/data/skillhost/history.db"))
     }
 
+    /// A client that sends every optional argument, unset ones as null (LangChain-based ones do), is served.
+    @Test func nullForAnOptionalArgumentIsAsIfAbsent() throws {
+        let result = try skillhost("call", "clock_now", #"{"time_zone": null}"#, "--json")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.hasPrefix(#"{"status":"ok""#), "\(result.stdout)")
+    }
+
     @Test func callAppliesThePolicy() throws {
         #expect(try skillhost("call", "notes_add", #"{"title":"milk"}"#).status == 0, "mutating without a rule runs")
         for file in ["notes.db"] {

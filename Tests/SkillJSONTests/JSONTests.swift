@@ -182,6 +182,14 @@ struct ValidationMessageTests {
             try message(#"{"expression":"1","count":"3","flag":"true","ratio":" 0.5"}"#)
                 == #"valid {"expression":"1","count":3,"flag":true,"ratio":0.5,"mode":"fast"}"#)
         #expect(try message(#"{"expression":"1","count":"3.5"}"#) == "$.count: expected integer, got string")
+        // null for an optional property that does not allow null is as if absent (its default applies); where
+        // null is allowed it stays, and a required property given as null is still an error.
+        #expect(
+            try message(#"{"expression":"1","mode":null,"count":null,"maybe":null}"#)
+                == #"valid {"expression":"1","maybe":null,"mode":"fast"}"#)
+        #expect(try message(#"{"expression":null}"#) == "$.expression: expected string, got null")
+        let strictNull = schema.validate(try JSONValue(parsing: #"{"expression":"1","count":null}"#), options: .strict)
+        #expect(strictNull == .invalid([ValidationIssue(path: "$.count", message: "expected integer, got null")]))
         let strict = schema.validate(try JSONValue(parsing: #"{"expression":"1","count":"3"}"#), options: .strict)
         #expect(strict == .invalid([ValidationIssue(path: "$.count", message: "expected integer, got string")]))
     }
