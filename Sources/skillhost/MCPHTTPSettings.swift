@@ -7,22 +7,25 @@ import SkillJSON
 /// ```json
 /// "mcp": {"http": "127.0.0.1:8765", "tokens": ["<sha256 hex of a token>"], "allowed_origins": ["https://app.example"],
 ///         "authorization_servers": ["https://auth.example"], "resource": "https://mcp.example/mcp",
-///         "sessions": true, "calls_per_client": 64, "max_body_mb": 4, "idle_timeout_s": 30}
+///         "allowed_hosts": ["mcp.internal"], "sessions": true, "sessions_per_client": 100, "calls_per_client": 64,
+///         "max_body_mb": 4, "idle_timeout_s": 30}
 /// ```
 struct MCPHTTPSettings: Sendable {
     var http: String?
     var tokens: [[UInt8]] = []
     var allowedOrigins: [String] = []
+    var allowedHosts: [String] = []
     var authorizationServers: [String] = []
     var resource: String?
     var sessions = true
     var callsPerClient = 64
+    var sessionsPerClient = 100
     var maximumBodyMB = 4
     var idleTimeoutSeconds = 30
 
     static let keys = [
-        "http", "tokens", "allowed_origins", "authorization_servers", "resource", "sessions", "calls_per_client",
-        "max_body_mb", "idle_timeout_s",
+        "http", "tokens", "allowed_origins", "allowed_hosts", "authorization_servers", "resource", "sessions",
+        "sessions_per_client", "calls_per_client", "max_body_mb", "idle_timeout_s",
     ]
 
     static func parse(_ value: JSONValue) throws(UsageError) -> MCPHTTPSettings {
@@ -59,6 +62,8 @@ struct MCPHTTPSettings: Sendable {
                     settings.tokens.append(digest)
                 }
             case "allowed_origins": settings.allowedOrigins = try strings(member, key)
+            case "allowed_hosts": settings.allowedHosts = try strings(member, key)
+            case "sessions_per_client": settings.sessionsPerClient = try whole(member, key, 1...10_000)
             case "authorization_servers": settings.authorizationServers = try strings(member, key)
             case "resource":
                 guard let text = member.stringValue, URL(string: text)?.scheme != nil else {
@@ -123,6 +128,8 @@ struct MCPHTTPSettings: Sendable {
             configuration.tokenDigests.append(MCPHTTPConfiguration.digest(of: token))
         }
         configuration.allowedOrigins = settings.allowedOrigins
+        configuration.allowedHosts = settings.allowedHosts
+        configuration.maximumSessionsPerClient = settings.sessionsPerClient
         configuration.authorizationServers = settings.authorizationServers
         configuration.resource = settings.resource
         configuration.sessions = settings.sessions

@@ -65,6 +65,7 @@ public final class Nginx: Sendable {
                         proxy_pass http://skillhost;
                         proxy_http_version 1.1;
                         proxy_set_header Connection "";
+                        proxy_set_header Host localhost;
                         proxy_buffering off;
                         proxy_read_timeout 3600s;
                     }

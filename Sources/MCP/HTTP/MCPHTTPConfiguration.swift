@@ -22,8 +22,14 @@ public struct MCPHTTPConfiguration: Sendable {
     public var callsPerClient = 64
     /// Serve the 2025-11-25 session form (Mcp-Session-Id, GET stream, DELETE, Last-Event-ID) beside the stateless one.
     public var sessions = true
-    /// Older-client sessions kept at once (the least recently used is dropped beyond it).
+    /// Older-client sessions kept at once; beyond it a principal gives up its own least recently used session, and
+    /// one with none is refused (503).
     public var maximumSessions = 1000
+    /// Older-client sessions one principal (a token, else an address) keeps at once: its least recently used one
+    /// is dropped beyond it. One principal never pushes out another's.
+    public var maximumSessionsPerClient = 100
+    /// Host names a loopback server answers besides localhost, 127.0.0.1 and [::1] (DNS-rebinding defence).
+    public var allowedHosts: [String] = []
     /// Seconds between keep-alive comments on open streams.
     public var keepAliveSeconds = 15
     /// PEM texts for HTTPS.

@@ -32,7 +32,8 @@ public final class MCPHTTPService: Sendable {
         }
         self.server = server
         self.configuration = configuration
-        sessions = MCPHTTPSessions(maximum: configuration.maximumSessions)
+        sessions = MCPHTTPSessions(
+            maximum: configuration.maximumSessions, perPrincipal: configuration.maximumSessionsPerClient)
         let box = Mutex<MCPHTTPService?>(nil)
         do {
             let started = try HTTPServer(
@@ -123,6 +124,15 @@ public final class MCPHTTPService: Sendable {
                 exchange, 404, .invalidRequest, "Not found: the MCP endpoint is \(configuration.path)")
             return
         }
+        // DNS rebinding: a page that made evil.example resolve to 127.0.0.1 still sends Host: evil.example. A
+        // loopback server answers only loopback names (and the ones configured).
+        if configuration.isLoopback, let host = request.header("host"), !hostAllowed(host) {
+            Self.refusal(
+                exchange, 421, .invalidRequest,
+                "Misdirected request: Host \(host) is not a name of this server; a loopback server answers only "
+                    + "localhost, 127.0.0.1 and [::1] (add names to \"mcp\": {\"allowed_hosts\": […]} in config.json)")
+            return
+        }
         if let origin = request.header("origin"), !originAllowed(origin) {
             Self.refusal(
                 exchange, 403, .invalidRequest,
@@ -143,13 +153,31 @@ public final class MCPHTTPService: Sendable {
         }
         switch request.method {
         case "POST": post(request, exchange, principal: principal)
-        case "GET" where configuration.sessions: sessions.openStream(request, exchange, service: self)
-        case "DELETE" where configuration.sessions: sessions.delete(request, exchange, service: self)
+        case "GET" where configuration.sessions:
+            sessions.openStream(request, exchange, service: self, principal: principal)
+        case "DELETE" where configuration.sessions:
+            sessions.delete(request, exchange, service: self, principal: principal)
         default:
             Self.refusal(
                 exchange, 405, .invalidRequest, "Method not allowed: send JSON-RPC messages with POST",
                 headers: [("Allow", configuration.sessions ? "POST, GET, DELETE" : "POST")])
         }
+    }
+
+    /// A Host header's name (without its port) is a loopback one or one configured.
+    private func hostAllowed(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
+            name = String(name[...close])
+        } else if let colon = name.lastIndex(of: ":") {
+            name = String(name[..<colon])
+        }
+        if name.hasSuffix(".") { name.removeLast() }
+        if configuration.allowedHosts.contains(where: { $0.lowercased() == name }) { return true }
+        if ["localhost", "[::1]"].contains(name) || name.hasSuffix(".localhost") { return true }
+        // 127.0.0.0/8 written as a dotted quad.
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     private func originAllowed(_ origin: String) -> Bool {
@@ -230,7 +258,9 @@ public final class MCPHTTPService: Sendable {
         let params = message["params"] ?? .object(JSONObject())
         let version = params["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue
         if message["id"] == nil {
-            if version == nil, configuration.sessions { sessions.notification(method, params, request) }
+            if version == nil, configuration.sessions {
+                sessions.notification(method, params, request, principal: principal)
+            }
             exchange.respond(202)
             return
         }
@@ -250,7 +280,7 @@ public final class MCPHTTPService: Sendable {
             answer(message, method: method, params: params, request, exchange, principal: principal, session: nil)
             return
         }
-        switch sessions.admit(request, method: method, exchange: exchange, service: self) {
+        switch sessions.admit(request, method: method, exchange: exchange, service: self, principal: principal) {
         case .refused: return
         case .session(let session):
             answer(message, method: method, params: params, request, exchange, principal: principal, session: session)

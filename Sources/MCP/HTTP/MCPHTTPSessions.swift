@@ -9,6 +9,8 @@ import Synchronization
 /// carry ids, so a client that reconnects with `Last-Event-ID` gets what it missed (the last 256 events).
 final class MCPHTTPSession: Sendable {
     let id: String
+    /// Who opened it (a token's digest, or an address without tokens): only they may use, watch or end it.
+    let principal: String
     private struct State {
         var events: [(id: Int, line: String)] = []
         var nextEventID = 1
@@ -20,7 +22,10 @@ final class MCPHTTPSession: Sendable {
     private let state = Mutex(State())
     static let kept = 256
 
-    init(id: String) { self.id = id }
+    init(id: String, principal: String) {
+        self.id = id
+        self.principal = principal
+    }
 
     var lastUsed: ContinuousClock.Instant { state.withLock { $0.lastUsed } }
     func touch() { state.withLock { $0.lastUsed = .now } }
@@ -85,12 +90,18 @@ final class MCPHTTPSession: Sendable {
     func cancel(call key: String) { state.withLock { $0.calls.removeValue(forKey: key) }?.cancel() }
 }
 
-/// The sessions of older clients, bounded (the least recently used one is dropped beyond `maximum`).
+/// The sessions of older clients, each bound to the principal that opened it, bounded per principal: a principal
+/// at its cap (or the server at its total) loses its own least recently used session — never another's; a
+/// principal with none to give up while the server is full is refused.
 final class MCPHTTPSessions: Sendable {
     private let sessions = Mutex<[String: MCPHTTPSession]>([:])
     private let maximum: Int
+    private let perPrincipal: Int
 
-    init(maximum: Int) { self.maximum = max(1, maximum) }
+    init(maximum: Int, perPrincipal: Int) {
+        self.maximum = max(1, maximum)
+        self.perPrincipal = max(1, perPrincipal)
+    }
 
     enum Admission {
         case refused
@@ -99,27 +110,43 @@ final class MCPHTTPSessions: Sendable {
 
     var count: Int { sessions.withLock { $0.count } }
 
-    /// The session a POST belongs to: a new one for `initialize`, else the one its header names (refusing the
-    /// request with 400 or 404 when there is none).
-    func admit(_ request: HTTPServer.Request, method: String, exchange: HTTPExchange, service: MCPHTTPService)
-        -> Admission
-    {
+    /// The session a POST belongs to: a new one for `initialize`, else the one its header names — if `principal`
+    /// opened it (refusing the request with 400 or 404 when there is none).
+    func admit(
+        _ request: HTTPServer.Request, method: String, exchange: HTTPExchange, service: MCPHTTPService,
+        principal: String
+    ) -> Admission {
         if method == "initialize" {
             var random = [UInt8](repeating: 0, count: 16)
             _ = skillhost_random_bytes(&random, random.count)
-            let session = MCPHTTPSession(id: MCPHTTPConfiguration.hex(random))
-            session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
-            let evicted = sessions.withLock { sessions -> MCPHTTPSession? in
+            let session = MCPHTTPSession(id: MCPHTTPConfiguration.hex(random), principal: principal)
+            let (maximum, perPrincipal) = (self.maximum, self.perPrincipal)
+            let admitted = sessions.withLock { sessions -> (admitted: Bool, evicted: MCPHTTPSession?) in
+                let own = sessions.values.filter { $0.principal == principal }
+                var evicted: MCPHTTPSession?
+                if own.count >= perPrincipal || sessions.count >= maximum {
+                    // Only the principal's own sessions make room for it.
+                    guard let oldest = own.min(by: { $0.lastUsed < $1.lastUsed }) else { return (false, nil) }
+                    sessions[oldest.id] = nil
+                    evicted = oldest
+                }
                 sessions[session.id] = session
-                guard sessions.count > maximum else { return nil }
-                let oldest = sessions.values.min { $0.lastUsed < $1.lastUsed }
-                if let oldest { sessions[oldest.id] = nil }
-                return oldest
+                return (true, evicted)
             }
-            if let evicted, let serial = evicted.close() { service.server.subscriptions.remove(serial) }
+            if let evicted = admitted.evicted, let serial = evicted.close() {
+                service.server.subscriptions.remove(serial)
+            }
+            guard admitted.admitted else {
+                MCPHTTPService.refusal(
+                    exchange, 503, .serverBusy,
+                    "Server busy: \(maximum) sessions are open; end one (DELETE) or send 2026-07-28 requests, which "
+                        + "need no session", headers: [("Retry-After", "5")])
+                return .refused
+            }
+            session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
             return .session(session)
         }
-        guard let session = find(request, exchange) else { return .refused }
+        guard let session = find(request, exchange, principal: principal) else { return .refused }
         session.touch()
         return .session(session)
     }
@@ -137,12 +164,16 @@ final class MCPHTTPSessions: Sendable {
             + "initialize returned; a 2026-07-28 request names its version in \(meta) and needs no session"
     }
 
-    private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange) -> MCPHTTPSession? {
+    /// The session the request names, if `principal` opened it. Another principal's session is answered exactly as
+    /// an unknown one: its id is never served, and the answer does not tell that it exists.
+    private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String)
+        -> MCPHTTPSession?
+    {
         guard let id = request.header("mcp-session-id") else {
             MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request))
             return nil
         }
-        guard let session = sessions.withLock({ $0[id] }) else {
+        guard let session = sessions.withLock({ $0[id] }), session.principal == principal else {
             MCPHTTPService.refusal(
                 exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session")
             return nil
@@ -151,8 +182,10 @@ final class MCPHTTPSessions: Sendable {
     }
 
     /// GET: the session's notification stream.
-    func openStream(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService) {
-        guard let session = find(request, exchange) else { return }
+    func openStream(
+        _ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String
+    ) {
+        guard let session = find(request, exchange, principal: principal) else { return }
         guard (request.header("accept") ?? "").contains("text/event-stream") else {
             MCPHTTPService.refusal(
                 exchange, 406, .invalidRequest, "Not acceptable: the GET stream is text/event-stream; accept it")
@@ -174,17 +207,17 @@ final class MCPHTTPSessions: Sendable {
     }
 
     /// DELETE: ends the session.
-    func delete(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService) {
-        guard let session = find(request, exchange) else { return }
+    func delete(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String) {
+        guard let session = find(request, exchange, principal: principal) else { return }
         sessions.withLock { $0[session.id] = nil }
         if let serial = session.close() { service.server.subscriptions.remove(serial) }
         exchange.respond(200)
     }
 
     /// A notification POSTed in a session: `notifications/cancelled` stops the call it names.
-    func notification(_ method: String, _ params: JSONValue, _ request: HTTPServer.Request) {
+    func notification(_ method: String, _ params: JSONValue, _ request: HTTPServer.Request, principal: String) {
         guard method == "notifications/cancelled", let id = request.header("mcp-session-id"),
-            let session = sessions.withLock({ $0[id] }), let requestID = params["requestId"]
+            let session = sessions.withLock({ $0[id] }), session.principal == principal, let requestID = params["requestId"]
         else { return }
         session.cancel(call: MCPServer.key(requestID))
     }
