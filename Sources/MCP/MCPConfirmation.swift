@@ -2,6 +2,7 @@ import CHTTP
 import Foundation
 import SkillHost
 import SkillJSON
+import Synchronization
 
 /// Confirming a call through the client's user, the 2026-07-28 way (multi round-trip requests): where the policy
 /// would ask and the client declares `elicitation`, `tools/call` answers `input_required` with a yes/no form and a
@@ -10,11 +11,16 @@ import SkillJSON
 /// and the user accepted.
 ///
 /// The state is HMAC-SHA-256 signed with `key`: random per process unless configured (`SKILLHOST_MCP_STATE_KEY`),
-/// so instances behind a load balancer share one.
+/// so instances behind a load balancer share one. An accepted state is redeemed once: each carries a random nonce,
+/// and the nonces of accepted states are remembered until they expire (by this process: behind a load balancer a
+/// replay to another instance is not seen).
 final class MCPConfirmation: Sendable {
     private let key: [UInt8]
     /// How long an issued state is honoured.
     static let lifetime: TimeInterval = 300
+    /// Nonces of accepted states, with their expiry; at most `spentLimit` (the oldest are forgotten first).
+    private let spent = Mutex<[String: Int]>([:])
+    static let spentLimit = 10_000
 
     init(key: [UInt8]? = nil) {
         if let key, !key.isEmpty {
@@ -53,7 +59,7 @@ final class MCPConfirmation: Sendable {
         guard let state = params["requestState"]?.stringValue else {
             return .ask(inputRequired(skill: skill, arguments: arguments, subject: subject))
         }
-        guard verify(state, subject: subject) else {
+        guard let (nonce, expiry) = verify(state, subject: subject) else {
             return .invalid(
                 "requestState is not one this server issued for this call of \(skill.id) (or it expired after "
                     + "\(Int(Self.lifetime / 60)) minutes); call the tool again without it")
@@ -61,10 +67,15 @@ final class MCPConfirmation: Sendable {
         guard let response = params["inputResponses"]?["confirm"] else {
             return .ask(inputRequired(skill: skill, arguments: arguments, subject: subject))
         }
-        if response["action"]?.stringValue == "accept", response["content"]?["confirm"] == .bool(true) {
-            return .confirmed
+        guard response["action"]?.stringValue == "accept", response["content"]?["confirm"] == .bool(true) else {
+            return .declined("not run: the user declined \(skill.id)")
         }
-        return .declined("not run: the user declined \(skill.id)")
+        guard redeem(nonce, expiry: expiry) else {
+            return .invalid(
+                "requestState was already used: one yes runs \(skill.id) once; call the tool again without it to ask "
+                    + "the user again")
+        }
+        return .confirmed
     }
 
     private func inputRequired(skill: SkillInfo, arguments: JSONValue, subject: [UInt8]) -> JSONValue {
@@ -103,20 +114,44 @@ final class MCPConfirmation: Sendable {
         return digest
     }
 
-    /// `<expiry>.<mac>`: the expiry in seconds since 1970, and the MAC over it and the subject (base64url).
-    private func issue(subject: [UInt8], now: Date = Date()) -> String {
-        let expiry = String(Int(now.timeIntervalSince1970 + Self.lifetime))
-        return expiry + "." + Self.base64url(mac(expiry: expiry, subject: subject))
+    /// Marks an accepted state's nonce as used; false when it already was (a replay).
+    private func redeem(_ nonce: String, expiry: Int, now: Date = Date()) -> Bool {
+        spent.withLock { spent in
+            guard spent[nonce] == nil else { return false }
+            if spent.count >= Self.spentLimit {
+                let current = Int(now.timeIntervalSince1970)
+                spent = spent.filter { $0.value >= current }
+                while spent.count >= Self.spentLimit, let oldest = spent.min(by: { $0.value < $1.value }) {
+                    spent[oldest.key] = nil
+                }
+            }
+            spent[nonce] = expiry
+            return true
+        }
     }
 
-    private func verify(_ state: String, subject: [UInt8], now: Date = Date()) -> Bool {
+    /// `<expiry>.<nonce>.<mac>`: the expiry in seconds since 1970, 16 random bytes, and the MAC over both and the
+    /// subject (base64url).
+    private func issue(subject: [UInt8], now: Date = Date()) -> String {
+        let expiry = String(Int(now.timeIntervalSince1970 + Self.lifetime))
+        var random = [UInt8](repeating: 0, count: 16)
+        _ = skillhost_random_bytes(&random, random.count)
+        let nonce = Self.base64url(random)
+        return expiry + "." + nonce + "." + Self.base64url(mac(expiry: expiry + "." + nonce, subject: subject))
+    }
+
+    /// The state's nonce and expiry when this server issued it for `subject` and it has not expired.
+    private func verify(_ state: String, subject: [UInt8], now: Date = Date()) -> (nonce: String, expiry: Int)? {
         let parts = state.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let expiry = Int(parts[0]), Double(expiry) >= now.timeIntervalSince1970 else {
-            return false
+        guard parts.count == 3, let expiry = Int(parts[0]), Double(expiry) >= now.timeIntervalSince1970 else {
+            return nil
         }
-        let expected = Array(Self.base64url(mac(expiry: String(parts[0]), subject: subject)).utf8)
-        let given = Array(parts[1].utf8)
-        return given.count == expected.count && skillhost_equal_constant_time(given, expected, given.count) == 1
+        let expected = Array(Self.base64url(mac(expiry: parts[0] + "." + parts[1], subject: subject)).utf8)
+        let given = Array(parts[2].utf8)
+        guard given.count == expected.count, skillhost_equal_constant_time(given, expected, given.count) == 1 else {
+            return nil
+        }
+        return (String(parts[1]), expiry)
     }
 
     private func mac(expiry: String, subject: [UInt8]) -> [UInt8] {

@@ -559,6 +559,28 @@ extension MCPServerTests {
 }
 
 extension MCPServerTests {
+    /// One yes runs the call once: replaying an accepted requestState is refused, never runs it again.
+    @Test func anApprovalIsRedeemedOnce() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#
+        _ = server.request(1, "tools/call", #"{"name":"notes_add","arguments":{"title":"keep"},\#(meta)}"#)
+        let asked = result(server.request(2, "tools/call", #"{"name":"notes_delete","arguments":{"id":1},\#(meta)}"#))
+        let state = try #require(asked?["requestState"] as? String)
+        let yes =
+            #"{"name":"notes_delete","arguments":{"id":1},"requestState":"\#(state)","inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},\#(meta)}"#
+        #expect(text(server.request(3, "tools/call", yes)) == #"{"deleted":1}"#, "the accepted call ran")
+        _ = server.request(4, "tools/call", #"{"name":"notes_add","arguments":{"title":"again"},\#(meta)}"#)
+        let replayed = server.request(5, "tools/call", yes)
+        #expect(
+            (replayed?["error"] as? [String: Any])?["message"] as? String
+                == "Invalid params: requestState was already used: one yes runs notes_delete once; call the tool "
+                + "again without it to ask the user again")
+        let listed = text(server.request(6, "tools/call", #"{"name":"notes_list","arguments":{},\#(meta)}"#))
+        #expect(listed?.contains(#""title":"again""#) == true, "the replay deleted nothing: \(listed ?? "")")
+    }
+
     /// A destructive composite is put to an MCP client's user once, with its plan in the question.
     @Test func aDestructiveCompositeAsksWithItsPlan() throws {
         let folder = Paths.temporaryDirectory("mcp-composite-ask")

@@ -54,7 +54,15 @@ async def sdk(mode: str) -> None:
 
     transport = streamable_http_client(URL, http_client=create_mcp_http_client(headers=AUTH))
     async with Client(transport, mode=mode, elicitation_callback=elicit, message_handler=on_message) as client:
+        # The previous run's file (the same plugin) must be gone first: its removal is a change of its own, and
+        # hot reload may still be taking it away on a busy machine.
         tools = await client.list_tools()
+        for _ in range(600):
+            if not any(tool.name == "twice64" for tool in tools.tools):
+                break
+            await asyncio.sleep(0.1)
+            tools = await client.list_tools()
+        changed.clear()
         ok = await client.call_tool("calculator", {"expression": "(23+7)*2"})
         failed = await client.call_tool("calculator", {"expression": "1/0"})
         try:
@@ -84,7 +92,14 @@ async def sdk(mode: str) -> None:
                     notified = type(event).__name__ == "ToolsListChanged"
         except asyncio.TimeoutError:
             pass
+        # The change notified may still be the previous run's file going away (hot reload reports each change on
+        # its own): list until the dropped plugin's tools are there, within a generous cap.
         after = await client.list_tools()
+        for _ in range(600):
+            if any(tool.name == "twice64" for tool in after.tools):
+                break
+            await asyncio.sleep(0.1)
+            after = await client.list_tools()
         os.remove(path)
         print(json.dumps({
             "mode": mode, "version": client.protocol_version,
