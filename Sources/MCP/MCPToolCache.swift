@@ -26,22 +26,28 @@ struct MCPToolCache: Sendable {
 
     /// The cached tools and the server's version, when a readable list is there.
     func load() -> (tools: [JSONValue], version: String, saved: Date)? {
-        guard let data = FileManager.default.contents(atPath: file.path), data.count < 16 << 20,
-            let value = try? JSONValue(parsing: [UInt8](data)), let tools = value["tools"]?.arrayValue
+        guard case .success(.bytes(let bytes)) = BoundedFile.read(file.path, limit: 16 << 20),
+            let value = try? JSONValue(parsing: bytes), let tools = value["tools"]?.arrayValue
         else { return nil }
         let saved = value["saved"]?.doubleValue.map { Date(timeIntervalSince1970: $0) } ?? Date.distantPast
         return (tools, value["version"]?.stringValue ?? "", saved)
     }
 
-    /// Writes the list (atomically: a reader never sees half of it). Returns a sentence when it could not.
+    /// Writes the list (atomically: a reader never sees half of it), in a folder and a file only the user can read
+    /// (tool lists can name what a private server does). Returns a sentence when it could not.
     func store(_ tools: [JSONValue], version: String) -> String? {
         let value: JSONValue = [
             "tools": .array(tools), "version": .string(version), "saved": .double(Date().timeIntervalSince1970),
         ]
         do {
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(value.jsonText.utf8).write(to: file, options: .atomic)
+            _ = try PrivateFiles.directory(file.deletingLastPathComponent().path)
+            let partial = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).partial")
+            _ = unlink(partial.path)
+            guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else { throw CocoaError(.fileWriteNoPermission) }
+            _ = chmod(partial.path, 0o600)
+            try Data(value.jsonText.utf8).write(to: partial)
+            guard rename(partial.path, file.path) == 0 else { throw POSIXError(.EIO) }
             return nil
         } catch {
             return "could not keep the tool list in \(file.path) (\(error.localizedDescription)); the server will be "

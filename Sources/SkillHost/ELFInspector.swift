@@ -183,8 +183,7 @@ public struct PluginFileReport: Sendable, Equatable {
 
     /// Reads `file`'s ELF headers (nothing is executed); nil when it is not a complete ELF file.
     public static func inspect(_ file: String) -> PluginFileReport? {
-        guard let data = FileManager.default.contents(atPath: file), data.count <= 512 << 20 else { return nil }
-        let bytes = [UInt8](data)
+        guard case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: 512 << 20) else { return nil }
         guard case .success = ELFInspector.inspect(bytes) else { return nil }
         return PluginFileReport(
             containsSwiftCode: ELFInspector.hasSwiftCode(bytes), extraExports: ELFInspector.extraExports(bytes))

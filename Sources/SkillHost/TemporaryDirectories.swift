@@ -41,7 +41,8 @@ public enum TemporaryDirectories {
             let path = (folder as NSString).appendingPathComponent(name)
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid(),
-                let text = try? String(contentsOfFile: path + "/" + ownerFile, encoding: .utf8),
+                case .success(.bytes(let bytes)) = BoundedFile.read(path + "/" + ownerFile, limit: 64),
+                let text = Optional(String(decoding: bytes, as: UTF8.self)),
                 let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), owner > 0
             else { continue }
             // kill(pid, 0) fails with ESRCH when no such process exists (EPERM: it exists, as another user's).

@@ -46,11 +46,17 @@ struct Config: Sendable {
     }
 
     /// Reads the file (if any) and applies the environment. Every problem is one sentence naming the file and key.
+    /// The largest config.json read (a configuration is a few kilobytes; this is checked before reading).
+    static let maximumBytes = 1 << 20
+
     static func load(_ environment: [String: String]) throws(CLIError) -> Config {
         var config = Config()
         let path = path(environment)
-        if let data = FileManager.default.contents(atPath: path) {
-            config = try parse(data, file: path)
+        switch BoundedFile.read(path, limit: Self.maximumBytes) {
+        case .success(.missing): break
+        case .success(.bytes(let bytes)): config = try parse(Data(bytes), file: path)
+        case .failure(let problem):
+            throw .usage(UsageError("\(path) \(problem)", hint: "fix the file or remove it"))
         }
         if let url = environment["OPENAI_BASE_URL"], !url.isEmpty {
             guard let parsed = URL(string: url), parsed.scheme?.hasPrefix("http") == true else {

@@ -25,8 +25,8 @@ enum ConfigCommand {
         _ = try Config.load(environment)  // a file that does not load is said as every command says it
         let file = Config.path(environment)
         let document: JSONObject = {
-            guard let data = FileManager.default.contents(atPath: file),
-                let value = try? JSONValue(parsing: [UInt8](data))
+            guard case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: Config.maximumBytes),
+                let value = try? JSONValue(parsing: bytes)
             else { return JSONObject() }
             return value.objectValue ?? JSONObject()
         }()

@@ -1,5 +1,6 @@
 import Foundation
 import MCP
+import SkillHost
 import SkillJSON
 
 /// config.json's `"mcp"` section — how `skillhost mcp` serves Streamable HTTP:
@@ -137,12 +138,15 @@ struct MCPHTTPSettings: Sendable {
         configuration.limits.maximumBody = settings.maximumBodyMB << 20
         configuration.limits.idleTimeoutSeconds = settings.idleTimeoutSeconds
         if let certificate = options.tlsCertificate, let key = options.tlsKey {
-            guard let certificateText = try? String(contentsOfFile: certificate, encoding: .utf8) else {
-                throw .failure("cannot read the TLS certificate \(certificate)")
+            func pem(_ path: String, _ what: String) throws(CLIError) -> String {
+                switch BoundedFile.read(path, limit: 1 << 20) {
+                case .success(.bytes(let bytes)): return String(decoding: bytes, as: UTF8.self)
+                case .success(.missing): throw .failure("cannot read the TLS \(what) \(path): no such file")
+                case .failure(let problem): throw .failure("the TLS \(what) \(path) \(problem)")
+                }
             }
-            guard let keyText = try? String(contentsOfFile: key, encoding: .utf8) else {
-                throw .failure("cannot read the TLS key \(key)")
-            }
+            let certificateText = try pem(certificate, "certificate")
+            let keyText = try pem(key, "key")
             configuration.tls = (certificateText, keyText)
         }
         return configuration

@@ -392,6 +392,14 @@ struct MCPConfigCLITests {
         let first = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
         #expect(first.stdout.contains("get_current_time"))
         #expect(startCount() == 1, "nothing cached yet: started")
+        // The cache is the user's alone, like the data folders.
+        let cache = home + "/cache/skillhost/mcp-tools"
+        let folderMode = try FileManager.default.attributesOfItem(atPath: cache)[.posixPermissions] as? Int
+        #expect(folderMode.map { $0 & 0o777 } == 0o700)
+        for name in try FileManager.default.contentsOfDirectory(atPath: cache) {
+            let mode = try FileManager.default.attributesOfItem(atPath: cache + "/" + name)[.posixPermissions] as? Int
+            #expect(mode.map { $0 & 0o777 } == 0o600, "\(name)")
+        }
         let second = try await runProcessOffPool(Paths.skillhost, ["list"], environment: environment)
         #expect(second.stdout.contains("get_current_time"), "the tools from the cache")
         let native = try await runProcessOffPool(

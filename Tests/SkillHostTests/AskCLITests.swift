@@ -146,6 +146,14 @@ struct AskCLITests {
                 hint: fix the file or remove it
 
                 """)
+        // A huge file is refused from its size, before a byte is read (a sparse gigabyte costs nothing here).
+        try "{}".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(truncate(file, 1 << 30) == 0)
+        let huge = try runProcess(Paths.skillhost, ["ask", "hi"], environment: environment())
+        #expect(huge.status == 2)
+        #expect(
+            huge.stderr
+                == "skillhost: \(file) is 1024.0 MB; at most 1.0 MB is read (is it the right file?)\nhint: fix the file or remove it\n")
         // A file cut off while it was written says where, by line and column, and that it ends early.
         try "{\n  \"model\": \"qwen\",\n  \"policy\": {\"notes_*\": ".write(
             toFile: file, atomically: true, encoding: .utf8)
