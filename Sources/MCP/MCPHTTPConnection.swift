@@ -84,7 +84,10 @@ final class MCPHTTPConnection: Sendable {
         let prepared = request
         let outcome: Result<Answer, MCPClientError> = await withTaskGroup(of: Result<Answer, MCPClientError>?.self) {
             group in
-            group.addTask { await self.read(HTTPStream.start(prepared, timeout: max(1, seconds)), id: id) }
+            group.addTask {
+                await self.read(
+                    HTTPStream.start(prepared, timeout: max(1, seconds), maximumBytes: Self.maximumAnswer), id: id)
+            }
             group.addTask {
                 try? await Task.sleep(for: timeout)
                 return Task.isCancelled
@@ -112,6 +115,7 @@ final class MCPHTTPConnection: Sendable {
         var parser = SSEParser()
         var body: [UInt8] = []
         var streaming = false
+        var sinceEvent = 0
         do {
             for try await event in stream {
                 switch event {
@@ -122,12 +126,19 @@ final class MCPHTTPConnection: Sendable {
                 case .body(let data):
                     guard streaming else {
                         body += data
-                        if body.count > 64 << 20 {
-                            return .failure(MCPClientError("MCP server \(name) sent more than 64 MB"))
-                        }
                         continue
                     }
-                    for text in parser.feed([UInt8](data)) {
+                    let events = parser.feed([UInt8](data))
+                    sinceEvent = events.isEmpty ? sinceEvent + data.count : 0
+                    // An event that never ends is refused at the size of the largest one accepted, not at the end
+                    // of memory.
+                    if sinceEvent > Self.maximumEvent {
+                        return .failure(
+                            MCPClientError(
+                                "MCP server \(name) sent an event of more than \(Self.maximumEvent >> 20) MB without "
+                                    + "ending it"))
+                    }
+                    for text in events {
                         guard let value = try? JSONValue(parsing: Array(text.utf8)), let message = JSONRPCMessage(value)
                         else { continue }
                         if case .notification(let method, let params) = message {
@@ -139,6 +150,8 @@ final class MCPHTTPConnection: Sendable {
                     }
                 }
             }
+        } catch let tooLarge as HTTPResponseTooLarge {
+            return .failure(MCPClientError("MCP server \(name) \(tooLarge)"))
         } catch {
             if Task.isCancelled { return .failure(MCPClientError("cancelled")) }
             return .failure(

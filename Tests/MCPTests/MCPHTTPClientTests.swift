@@ -91,6 +91,36 @@ struct MCPHTTPClientTests {
         #expect(await registry.invoke("legacy_echo", arguments: #"{"text":"old"}"#).result == "old")
     }
 
+    /// A hostile server's answers are read only up to a bound: an SSE data line that never ends is refused at 16 MB,
+    /// a 1 GB Content-Length before a byte of it is read — long before the deadline, with memory near the bound.
+    @Test func aHostileServersAnswersAreBounded() async throws {
+        let (process, url) = try await Self.peer("legacy")
+        defer { Self.stop(process) }
+        let registry = try makeRegistry()
+        let source = Self.source("legacy", url, registry: registry)
+        try await source.start()
+        defer { source.stop() }
+        func resident() -> Int {
+            let fields = ((try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? "").split(separator: " ")
+            return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+        }
+        let before = resident()
+        let started = ContinuousClock.now
+        let flood = await registry.invoke(SkillInvocation(skill: "flood_sse", argumentText: "{}", timeout: .seconds(90)))
+        #expect(flood.status == .error)
+        #expect(
+            flood.error?.hasSuffix("MCP server legacy sent an event of more than 16 MB without ending it") == true,
+            "\(flood.error ?? "")")
+        let huge = await registry.invoke(SkillInvocation(skill: "huge_length", argumentText: "{}", timeout: .seconds(90)))
+        #expect(
+            huge.error?.hasSuffix(
+                "MCP server legacy announced 1073741824 bytes (Content-Length), more than the 64 MB read") == true,
+            "\(huge.error ?? "")")
+        #expect(ContinuousClock.now - started < .seconds(90), "refused, not timed out")
+        // The test process holds other tests' work too: the bound is generous, and far below the 1 GB sent.
+        #expect(resident() - before < 400 << 20, "resident memory grew by \((resident() - before) >> 20) MB")
+    }
+
     @Test func skillhostOverHTTPWithATokenAndToolChanges() async throws {
         let home = Paths.temporaryDirectory("mcp-http-served")
         let plugins = home + "/plugins"

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -10,14 +11,30 @@ package enum HTTPEvent: Sendable {
     case body(Data)
 }
 
+/// A response larger than the reader allows: refused from its `Content-Length` before a byte of the body is read,
+/// or as soon as what arrived passes the limit — memory stays near the limit at most.
+package struct HTTPResponseTooLarge: Error, Sendable, CustomStringConvertible {
+    package let limit: Int
+    /// The Content-Length the server announced, when that was the reason.
+    package let declared: Int64?
+
+    package var description: String {
+        if let declared { return "announced \(declared) bytes (Content-Length), more than the \(limit >> 20) MB read" }
+        return "sent more than \(limit >> 20) MB"
+    }
+}
+
 /// Streams an HTTP response through a `URLSessionDataDelegate` (swift-corelibs-foundation has no
 /// `URLSession.bytes(for:)`). Ending the stream — the consumer stops or its task is cancelled — cancels the task,
 /// which closes the connection.
 package enum HTTPStream {
-    package static func start(_ request: URLRequest, timeout: TimeInterval) -> AsyncThrowingStream<HTTPEvent, any Error>
+    /// - Parameter maximumBytes: the most of the body that is accepted (nil: no limit, for long-lived streams whose
+    ///   reader bounds each event); past it the stream ends with `HTTPResponseTooLarge` and the transfer stops.
+    package static func start(_ request: URLRequest, timeout: TimeInterval, maximumBytes: Int? = nil)
+        -> AsyncThrowingStream<HTTPEvent, any Error>
     {
         AsyncThrowingStream { continuation in
-            let delegate = StreamingDelegate(continuation: continuation)
+            let delegate = StreamingDelegate(continuation: continuation, maximumBytes: maximumBytes)
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = timeout
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -38,13 +55,17 @@ package enum HTTPStream {
 
 /// Forwards delegate callbacks into the stream.
 ///
-/// - Important: `@unchecked Sendable` is safe because the only stored property is the continuation, which is
-///   Sendable; NSObject (needed for the delegate protocol) is what the compiler cannot see through.
+/// - Important: `@unchecked Sendable` is safe because the stored properties are the continuation (Sendable), a
+///   constant, and the byte count in a `Mutex`; NSObject (needed for the delegate protocol) is what the compiler
+///   cannot see through.
 private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let continuation: AsyncThrowingStream<HTTPEvent, any Error>.Continuation
+    let maximumBytes: Int?
+    private let received = Mutex(0)
 
-    init(continuation: AsyncThrowingStream<HTTPEvent, any Error>.Continuation) {
+    init(continuation: AsyncThrowingStream<HTTPEvent, any Error>.Continuation, maximumBytes: Int?) {
         self.continuation = continuation
+        self.maximumBytes = maximumBytes
     }
 
     func urlSession(
@@ -55,6 +76,12 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchec
         var headers: [String: String] = [:]
         for (key, value) in http?.allHeaderFields ?? [:] {
             if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+        }
+        if let maximumBytes, response.expectedContentLength > Int64(maximumBytes) {
+            continuation.finish(
+                throwing: HTTPResponseTooLarge(limit: maximumBytes, declared: response.expectedContentLength))
+            completionHandler(.cancel)
+            return
         }
         continuation.yield(.head(status: http?.statusCode ?? 0, headers: headers))
         completionHandler(.allow)
@@ -75,6 +102,17 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchec
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if let maximumBytes {
+            let total = received.withLock { count -> Int in
+                count += data.count
+                return count
+            }
+            guard total <= maximumBytes else {
+                continuation.finish(throwing: HTTPResponseTooLarge(limit: maximumBytes, declared: nil))
+                dataTask.cancel()
+                return
+            }
+        }
         continuation.yield(.body(data))
     }
 

@@ -117,10 +117,16 @@ public final class OpenAIProvider: ModelProvider {
         return lowered.contains("stream") && (lowered.contains("not supported") || lowered.contains("unsupported"))
     }
 
+    /// The most of one response that is read.
+    static let maximumResponse = 64 << 20
+
     private func attemptOnce(
         _ urlRequest: URLRequest, streamingTools: Bool, yield: (ModelChunk) -> Void
     ) async throws -> Attempt {
-        var iterator = HTTPStream.start(urlRequest, timeout: configuration.requestTimeout).makeAsyncIterator()
+        // A model's answer is kilobytes; a server that sends more than this is refused, not read to the end.
+        var iterator = HTTPStream.start(
+            urlRequest, timeout: configuration.requestTimeout, maximumBytes: Self.maximumResponse
+        ).makeAsyncIterator()
         let status: Int
         let headers: [String: String]
         do {
@@ -128,6 +134,8 @@ public final class OpenAIProvider: ModelProvider {
                 return .retry(after: nil, reason: "the model server at \(host) closed the connection without answering")
             }
             (status, headers) = (s, h)
+        } catch let tooLarge as HTTPResponseTooLarge {
+            throw ModelError("the model server at \(host) \(tooLarge); skillhost stopped reading")
         } catch {
             try Task.checkCancellation()
             if let urlError = error as? URLError, urlError.code == .timedOut {
@@ -184,6 +192,8 @@ public final class OpenAIProvider: ModelProvider {
                 return .streamingUnsupported(error.message)
             }
             throw error
+        } catch let tooLarge as HTTPResponseTooLarge {
+            throw ModelError("the model server at \(host) \(tooLarge); skillhost stopped reading")
         } catch {
             try Task.checkCancellation()
             // A stream that breaks before its first event, for a request with tools, is how some servers say

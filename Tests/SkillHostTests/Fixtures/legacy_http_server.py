@@ -13,7 +13,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SESSIONS = set()
 TOOLS = [{"name": "legacy_echo", "description": "Echoes its text.", "annotations": {"readOnlyHint": True},
-          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+         # Hostile answers: an SSE data line that never ends, and a body announced as 1 GB. Each writes at most
+         # 1 GB (to loopback), stopping when the client hangs up.
+         {"name": "flood_sse", "description": "Answers with an endless event.", "annotations": {"readOnlyHint": True},
+          "inputSchema": {"type": "object"}},
+         {"name": "huge_length", "description": "Announces a 1 GB answer.", "annotations": {"readOnlyHint": True},
+          "inputSchema": {"type": "object"}}]
+GIGABYTE = 1 << 30
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -60,6 +67,23 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(202)
         elif method == "tools/list":
             self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {"tools": TOOLS}})
+        elif method == "tools/call" and message["params"]["name"] in ("flood_sse", "huge_length"):
+            self.send_response(200)
+            if message["params"]["name"] == "flood_sse":
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b"event: message\ndata: ")
+            else:
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(GIGABYTE))
+                self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                for _ in range(GIGABYTE // len(chunk)):
+                    self.wfile.write(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
         elif method == "tools/call":
             text = message["params"]["arguments"]["text"]
             self.answer(200, {"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": text}]}})
