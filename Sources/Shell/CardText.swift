@@ -8,9 +8,11 @@ package enum CardText {
         return object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", ")
     }
 
-    /// One line of at most `limit` characters (newlines become spaces, an ellipsis marks the cut).
+    /// One line of at most `limit` characters (newlines become spaces, an ellipsis marks the cut), made inert:
+    /// whatever wrote it, it cannot drive the terminal.
     package static func shorten(_ text: String, _ limit: Int) -> String {
-        let line = text.replacingOccurrences(of: "\n", with: " ")
+        let line = InertText.make(text.replacingOccurrences(of: "\n", with: " ")).replacingOccurrences(
+            of: "\t", with: " ")
         return line.count > limit ? String(line.prefix(max(1, limit - 1))) + "…" : line
     }
 

@@ -36,13 +36,13 @@ extension Shell {
         let risk =
             request.skill.risk == .destructive
             ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)
-        say(
-            "\(terminal.bold("?")) \(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText))) is \(risk)\n"
-        )
+        // The arguments are the model's words: inert, so they cannot draw a prompt over this one.
+        let call = InertText.make("\(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText)))")
+        say("\(terminal.bold("?")) \(call) is \(risk)\n")
         // A composite is asked about once, for its whole plan.
         if case .composite(let plan) = request.skill.kind {
             say("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
-            for line in plan.lines { say("    \(line)\n") }
+            for line in plan.lines { tell("    \(line)\n") }
         }
         let answer = ask(cancel: cancel)
         continuation.resume(returning: answer)

@@ -204,7 +204,7 @@ public final class Shell: @unchecked Sendable {
         shared.withLock { state -> [String] in
             defer { state.notices = [] }
             return state.notices
-        }.map { terminal.dim($0) }
+        }.map { terminal.dim(InertText.make($0)) }
     }
 
     /// Runs a turn and, when the step limit stops it, offers to continue.
@@ -220,7 +220,7 @@ public final class Shell: @unchecked Sendable {
             else { return }
             reason = runTurn(start: { $0.continueTurn() })
         }
-        if case .modelError(let message) = reason { say(terminal.red("✗ ") + message + "\n") }
+        if case .modelError(let message) = reason { say(terminal.red("✗ ") + InertText.make(message) + "\n") }
         if case .repeatedCall = reason { say(terminal.yellow(reason.explanation) + "\n") }
     }
 
@@ -343,19 +343,24 @@ public final class Shell: @unchecked Sendable {
     /// (`Table.fit`). Cards and the line editor fit themselves.
     func say(_ text: String) { writeOut(Table.fit(text, width: terminal.width)) }
 
+    /// `say` for text with no styling of the shell's that holds strangers' words (titles, descriptions, results,
+    /// a model's text, the plugins' state): made inert first.
+    func tell(_ text: String) { say(InertText.make(text)) }
+
     func printHistory() {
         for message in session.conversation.messages {
             switch message.role {
             case .system:
                 // What the person did outside a turn (/undo); the rest (the system prompt) is not shown.
                 if message.content.hasPrefix("[undo] ") {
-                    say(terminal.dim("  ↶ " + message.content.dropFirst(7)) + "\n")
+                    say(terminal.dim("  ↶ " + InertText.make(String(message.content.dropFirst(7)))) + "\n")
                 }
-            case .user: say(terminal.bold("> ") + message.content + "\n")
+            case .user: say(terminal.bold("> ") + InertText.make(message.content) + "\n")
             case .assistant:
-                if !message.content.isEmpty { say(message.content + "\n") }
+                if !message.content.isEmpty { tell(message.content + "\n") }
                 for call in message.toolCalls {
-                    say(terminal.dim("  ⟳ \(call.name)(\(SessionViewModel.arguments(call.arguments)))") + "\n")
+                    let shown = InertText.make("\(call.name)(\(SessionViewModel.arguments(call.arguments)))")
+                    say(terminal.dim("  ⟳ " + shown) + "\n")
                 }
             case .tool:
                 let symbol = message.isError ? terminal.red("✗") : terminal.green("✓")

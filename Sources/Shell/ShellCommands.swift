@@ -55,7 +55,7 @@ extension Shell {
             do {
                 try startSession(resuming: nil, configuration: currentConfiguration)
                 say("New session\(sessionID.map { " \($0)" } ?? "").\n")
-            } catch { say(terminal.red("✗ ") + error.description + "\n") }
+            } catch { say(terminal.red("✗ ") + InertText.make(error.description) + "\n") }
         case "sessions": listSessions()
         case "resume":
             guard !argument.isEmpty else {
@@ -66,11 +66,11 @@ extension Shell {
                 try startSession(resuming: argument, configuration: currentConfiguration)
                 say(terminal.dim("Resumed session \(argument):") + "\n")
                 printHistory()
-            } catch { say(terminal.red("✗ ") + error.description + "\n") }
+            } catch { say(terminal.red("✗ ") + InertText.make(error.description) + "\n") }
         case "history": printHistory()
-        case "trace": say(trace.report())
+        case "trace": tell(trace.report())
         case "state":
-            say(
+            tell(
                 (session.lastStateMessage
                     ?? "No plugin state has been sent to the model yet: it goes with each request, for the plugins "
                     + "that describe their state (notes does).") + "\n")
@@ -100,7 +100,7 @@ extension Shell {
                 || $0.description.lowercased().contains(filter.lowercased())
         }
         guard !skills.isEmpty else {
-            say("No skill matches \"\(filter)\".\n")
+            tell("No skill matches \"\(filter)\".\n")
             return
         }
         // Aligned like `skillhost list`, shortened with … to the terminal's width.
@@ -119,24 +119,24 @@ extension Shell {
     private func showSkill(_ id: String) {
         guard let skill = registry.skill(id) else {
             let suggestion = EditDistance.closest(to: id, among: registry.skills.map(\.id))
-            say("No skill \"\(id)\"" + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
+            tell("No skill \"\(id)\"" + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
             return
         }
-        say("\(terminal.bold(skill.id)) — \(skill.title)\n  \(skill.description)\n")
+        say(terminal.bold(InertText.make(skill.id)) + InertText.make(" — \(skill.title)\n  \(skill.description)\n"))
         let flags = skill.flags.names.isEmpty ? "" : ", " + skill.flags.names.joined(separator: ", ")
-        say(
+        tell(
             "  risk: \(skill.risk.rawValue)\(flags) · plugin \(skill.plugin) \(skill.pluginVersion) (\(skill.file))\n")
         if session.disabledSkills.contains(skill.id) {
-            say("  disabled (/enable \(skill.id) to offer it again)\n")
+            tell("  disabled (/enable \(skill.id) to offer it again)\n")
         }
         if case .composite(let plan) = skill.kind {
             say("  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
-            for line in plan.lines { say("    \(line)\n") }
+            for line in plan.lines { tell("    \(line)\n") }
             if !plan.missing.isEmpty {
-                say("  not registered: \(plan.missing.joined(separator: ", ")) (it fails until they are)\n")
+                tell("  not registered: \(plan.missing.joined(separator: ", ")) (it fails until they are)\n")
             }
         }
-        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { say("  \(line)\n") }
+        for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { tell("  \(line)\n") }
     }
 
     private func callDirectly(_ argument: String) {
@@ -175,7 +175,7 @@ extension Shell {
 
     private func toggle(_ id: String, enabled: Bool) {
         guard registry.skill(id) != nil else {
-            say("No skill \"\(id)\"\n")
+            tell("No skill \"\(id)\"\n")
             return
         }
         var disabled = session.disabledSkills
@@ -187,7 +187,7 @@ extension Shell {
 
     private func switchModel(_ name: String) {
         guard !name.isEmpty else {
-            say("Model: \(session.provider.displayName)\n")
+            tell("Model: \(session.provider.displayName)\n")
             return
         }
         do {
@@ -197,9 +197,9 @@ extension Shell {
                 skills: registry, provider: provider, configuration: currentConfiguration,
                 confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
                 conversation: session.conversation, onMessage: sessionObserver)
-            say("Model: \(provider.displayName)\n")
+            tell("Model: \(provider.displayName)\n")
         } catch {
-            say(terminal.red("✗ ") + "\(error)\n")
+            say(terminal.red("✗ ") + InertText.make("\(error)") + "\n")
         }
     }
 
@@ -223,7 +223,7 @@ extension Shell {
             let current = summary.id == sessionID ? terminal.green(" (this one)") : ""
             say(
                 "  \(summary.id)  \(formatter.string(from: summary.started))  \(summary.messageCount) messages  "
-                    + "\(summary.title.isEmpty ? terminal.dim("(empty)") : summary.title)\(current)\n")
+                    + "\(summary.title.isEmpty ? terminal.dim("(empty)") : InertText.make(summary.title))\(current)\n")
         }
     }
 
@@ -237,7 +237,8 @@ extension Shell {
         for (done, call) in calls.enumerated() {
             say(
                 terminal.cyan("↶")
-                    + " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n")
+                    + InertText.make(
+                        " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n"))
             // Typing /undo confirms the reversing call; a deny rule still wins.
             var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
             invocation.session = sessionID
@@ -253,7 +254,8 @@ extension Shell {
                 session.recordUndone("\(shown) failed: \(outcome.error ?? outcome.status.rawValue)")
                 let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
                 say(
-                    terminal.red("✗") + " undo failed: " + (outcome.error ?? outcome.status.rawValue) + left + "\n")
+                    terminal.red("✗") + " undo failed: " + InertText.make(outcome.error ?? outcome.status.rawValue) + left
+                        + "\n")
                 return
             }
         }

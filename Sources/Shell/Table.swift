@@ -4,7 +4,8 @@ package enum Table {
     /// Columns padded to their widest cell, two spaces apart. With a `width`, no line is longer: the last column
     /// is shortened with `…` first, then the widest of the others except the first (ids stay whole).
     package static func render(header: [String], rows: [[String]], width: Int? = nil) -> String {
-        let all = [header] + rows
+        // Cells are strangers' words (ids, titles, plugin names, files): inert.
+        let all = ([header] + rows).map { $0.map(InertText.make) }
         var widths = Array(repeating: 0, count: header.count)
         for row in all {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }

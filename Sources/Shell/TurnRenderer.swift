@@ -146,7 +146,8 @@ final class TurnRenderer {
             block = []
             segment = ""
         }
-        write(pending)
+        // The model's text as it streams: inert (the markdown layout that may replace it is inert too).
+        write(InertText.make(pending))
         segment += pending
         textLineOpen = textLineOpen || !pending.isEmpty
         if pending.hasSuffix("\n") { textLineOpen = false }
@@ -203,19 +204,21 @@ final class TurnRenderer {
     /// `frame` replaces ⟳ on a running card that spins.
     nonisolated static func render(_ card: SessionViewModel.ToolCard, terminal: Terminal, frame: String?) -> String {
         let room = max(20, terminal.width - card.skill.count - 20)
-        let call = "\(card.skill)(\(shorten(card.arguments, room)))"
+        // Everything on a card but its styling came from elsewhere (the model, the plugin): made inert.
+        let skill = InertText.make(card.skill)
+        let call = "\(skill)(\(shorten(card.arguments, room)))"
         let duration = (card.duration ?? .zero).shortDescription
         switch card.state {
         case .running:
-            let progress = card.progress.map { terminal.dim(" · \($0)") } ?? ""
+            let progress = card.progress.map { terminal.dim(" · \(shorten($0, room))") } ?? ""
             return terminal.cyan(frame ?? "⟳") + " " + call + progress
         case .succeeded(let result):
-            return terminal.green("✓") + " \(card.skill) → \(shorten(result, room))" + terminal.dim(" · \(duration)")
+            return terminal.green("✓") + " \(skill) → \(shorten(result, room))" + terminal.dim(" · \(duration)")
         case .failed(let error):
             if error.contains("timed out after") {
                 return terminal.yellow("⏱") + " " + shorten(error, room + card.skill.count)
             }
-            return terminal.red("✗") + " \(card.skill) → \(shorten(CardText.reason(error, skill: card.skill), room))"
+            return terminal.red("✗") + " \(skill) → \(shorten(CardText.reason(error, skill: card.skill), room))"
                 + terminal.dim(" · \(duration)")
         case .cancelled:
             return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled") + terminal.dim(" · \(duration)")

@@ -38,9 +38,9 @@ enum AskCommand {
                     switch event {
                     case .textDelta(let delta):
                         answeredText = true
-                        if layOut { held += delta } else { writeOut(delta) }
+                        if layOut { held += delta } else { writeOut(InertText.make(delta)) }
                     case .toolCallStarted(_, let skill, let arguments) where !quiet:
-                        printError("⟳ \(skill)(\(CardText.shorten(CardText.arguments(arguments), 120)))")
+                        printError("⟳ \(InertText.make(skill))(\(CardText.shorten(CardText.arguments(arguments), 120)))")
                     case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
                         printError(
                             "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)")
@@ -68,7 +68,7 @@ enum AskCommand {
         // The answer already says what matched nothing or what was refused.
         switch reason {
         case .answered, .nothingMatched, .refused: break
-        default: if !json { printError("skillhost: \(reason.explanation)") }
+        default: if !json { printError("skillhost: \(InertText.make(reason.explanation))") }
         }
         return exitCode(reason)
     }

@@ -1,6 +1,7 @@
 import Agent
 import Dispatch
 import Foundation
+import Shell
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -41,11 +42,12 @@ enum CallCommand {
         if json {
             print(outcome.envelope.jsonText)
         } else if outcome.status == .ok {
-            print((outcome.result ?? .null).displayText)
+            // A plugin's text, shown inert: `--json` keeps it as sent.
+            print(InertText.make((outcome.result ?? .null).displayText))
         } else {
             printError(
                 "\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
-                    + (outcome.error ?? "unknown error"))
+                    + InertText.make(outcome.error ?? "unknown error"))
             if outcome.code == .unknownSkill {
                 if let missingBundled { printError("note: \(missingBundled)") }
                 let failures = registry.failures
@@ -72,7 +74,9 @@ enum CallCommand {
                 if Task.isCancelled { answer(.deny) }
                 Thread {
                     FileHandle.standardError.write(
-                        Data("? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] ".utf8))
+                        Data(
+                            InertText.make("? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] ")
+                                .utf8))
                     let line = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                     answer(line == "y" || line == "yes" ? .allowOnce : .deny)
                 }.start()

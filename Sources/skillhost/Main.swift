@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import Shell
 import SkillHost
 import SkillJSON
 
@@ -36,9 +37,16 @@ func writeOut(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
-/// Writes to standard error.
+/// Writes to standard error, inert: what goes there (errors, plugins' and servers' log lines, activity) carries
+/// strangers' text, and the command line styles nothing of its own.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((InertText.make(text) + "\n").utf8))
+}
+
+/// Writes text for people to standard output, inert (plugin names, titles, descriptions, results, file names are
+/// strangers' text). JSON goes out with `writeOut`: it escapes what needs escaping itself.
+func writeText(_ text: String) {
+    writeOut(InertText.make(text))
 }
 
 @main
@@ -124,8 +132,8 @@ struct SkillhostCLI {
         case .config(let action):
             switch action {
             case "path": writeOut(ConfigCommand.path(environment))
-            case "check": writeOut(try ConfigCommand.check(environment))
-            default: writeOut(try ConfigCommand.show(environment))
+            case "check": writeText(try ConfigCommand.check(environment))
+            default: writeText(try ConfigCommand.show(environment))
             }
             return ExitCode.ok.rawValue
         case .new(let plugin):
@@ -146,10 +154,11 @@ struct SkillhostCLI {
             let host = try await Host.open(line, environment: environment, log: log, reportMCPFailures: false)
             defer { host.close() }
             let failures = host.mcp.failures
-            writeOut(
-                json
-                    ? ListOutput.json(host.setup, mcpFailures: failures)
-                    : ListOutput.table(host.setup, mcpFailures: failures))
+            if json {
+                writeOut(ListOutput.json(host.setup, mcpFailures: failures))
+            } else {
+                writeText(ListOutput.table(host.setup, mcpFailures: failures))
+            }
             if watch { await ListOutput.follow(host.setup, json: json) }
             return ExitCode.ok.rawValue
         case .check(let file, let json):
@@ -163,9 +172,9 @@ struct SkillhostCLI {
                     config: try Config.load(environment), isolate: line.isolate, log: { _ in })
                 defer { setup.registry.shutdown() }
                 let result = setup.registry.checkComposite(file: file)
-                print(
-                    json ? CheckOutput.compositeJSON(result) : CheckOutput.compositeText(result, file: file),
-                    terminator: "")
+                if json { print(CheckOutput.compositeJSON(result), terminator: "") } else {
+                    writeText(CheckOutput.compositeText(result, file: file))
+                }
                 if case .failure = result { return ExitCode.error.rawValue }
                 return ExitCode.ok.rawValue
             }
@@ -177,9 +186,9 @@ struct SkillhostCLI {
             let bundled = HostSetup.bundledFolder().map {
                 IsolationConfig.resolved($0) == IsolationConfig.resolved((file as NSString).deletingLastPathComponent)
             }
-            print(
-                json ? CheckOutput.json(result) : CheckOutput.text(result, file: file, bundled: bundled ?? false),
-                terminator: "")
+            if json { print(CheckOutput.json(result), terminator: "") } else {
+                writeText(CheckOutput.text(result, file: file, bundled: bundled ?? false))
+            }
             if case .failure = result { return ExitCode.error.rawValue }
             return ExitCode.ok.rawValue
         case .mcp(let options):

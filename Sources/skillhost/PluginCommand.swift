@@ -11,7 +11,7 @@ enum PluginCommand {
         if action == "list" {
             let host = try await Host.open(line, environment: environment, log: log, reportMCPFailures: false)
             defer { host.close() }
-            writeOut(list(host.setup))
+            writeText(list(host.setup))
             return ExitCode.ok.rawValue
         }
         // The folders a host would load, quietly: what is installed is compared with them.
@@ -20,7 +20,7 @@ enum PluginCommand {
             config: try Config.load(environment), isolate: line.isolate, log: { _ in })
         defer { setup.registry.shutdown() }
         let file = argument ?? ""
-        writeOut(
+        writeText(
             action == "install"
                 ? try install(file, setup: setup, environment: environment)
                 : try remove(file, setup: setup, environment: environment))

@@ -98,9 +98,9 @@ enum ShellLauncher {
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
         for session in sessions {
-            print(
-                "\(session.id)  \(formatter.string(from: session.started))  \(session.messageCount) messages  \(session.title)"
-            )
+            writeText(
+                "\(session.id)  \(formatter.string(from: session.started))  \(session.messageCount) messages  "
+                    + "\(session.title)\n")
         }
         return 0
     }
