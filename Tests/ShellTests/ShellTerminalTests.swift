@@ -427,8 +427,16 @@ struct ShellTerminalTests {
         let tmux = try TmuxSession([Paths.skillhost], environment: env)
         defer { tmux.close() }
         await tmux.waitFor("offline router · 20 skills")
-        try tmux.type("/exit")
-        #expect(await eventually { tmux.panePID.map { kill($0, 0) != 0 } ?? true }, "the shell ended")
+        // The banner is out before the line editor reads: a line typed in between may be flushed when it takes
+        // the terminal, so /exit is typed again until the shell has ended (generous caps for a busy machine).
+        var ended = false
+        for _ in 1...10 where !ended {
+            try tmux.type("/exit")
+            ended = await eventually(within: .seconds(6)) {
+                tmux.screen().contains("Pane is dead") || (tmux.panePID.map { kill($0, 0) != 0 } ?? true)
+            }
+        }
+        #expect(ended, "the shell ended: \(tmux.screen())")
         let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
         #expect(sessions.stdout == "No saved sessions.\n", "\(sessions.stdout)")
     }
