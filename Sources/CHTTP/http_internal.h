@@ -66,7 +66,28 @@ struct skillhost_http_server {
     int slot_count;
     atomic_int stopping;  // the watcher ends
     atomic_int closing;   // no connection is suspended any more
+    // Header deadlines (http_deadline.c): one entry per open connection, under deadline_lock.
+    pthread_mutex_t deadline_lock;
+    pthread_cond_t deadline_wake;
+    pthread_t deadline_thread;
+    int deadline_started;
+    int deadline_stop;
+    struct header_deadline *deadlines;
+    int connection_count;
 };
+
+/// libmicrohttpd's connection notifications: each connection gets a header deadline while it is open.
+void skillhost_http_connection_notify(void *argument, struct MHD_Connection *connection, void **socket_context,
+                                      enum MHD_ConnectionNotificationCode code);
+
+/// A request's headers are all in (the access handler's first call): its connection's deadline is off.
+void skillhost_http_headers_complete(struct skillhost_http_server *server, struct MHD_Connection *connection);
+
+/// A request is over: the connection's next request must bring its headers within the idle timeout.
+void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection);
+
+/// The deadline thread's body: cuts connections past their deadline, and the slowest when room runs out.
+void *skillhost_http_deadline_main(void *argument);
 
 /// Drops one reference; the last frees the request (and releases its tag).
 void skillhost_http_request_release(struct skillhost_http_request *request);

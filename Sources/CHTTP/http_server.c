@@ -140,6 +140,7 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
     struct skillhost_http_server *server = argument;
     struct skillhost_http_request *request = *state;
     if (request == NULL) {
+        skillhost_http_headers_complete(server, connection);
         request = calloc(1, sizeof *request);
         if (request == NULL) return MHD_NO;
         request->server = server;
@@ -231,8 +232,8 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
 
 static void on_completed(void *argument, struct MHD_Connection *connection, void **state,
                          enum MHD_RequestTerminationCode code) {
-    (void)connection;
     struct skillhost_http_server *server = argument;
+    skillhost_http_request_done(server, connection);
     struct skillhost_http_request *request = *state;
     if (request == NULL) return;
     *state = NULL;
@@ -296,6 +297,12 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     if (server->limits.connections_per_address == 0) server->limits.connections_per_address = 256;
     if (server->limits.threads == 0) server->limits.threads = 2;
     if (server->limits.maximum_stream_backlog == 0) server->limits.maximum_stream_backlog = 16u << 20;
+    if (server->limits.header_timeout_seconds == 0) server->limits.header_timeout_seconds = 10;
+    if (server->limits.reserved_connections == 0) server->limits.reserved_connections = 64;
+    if (server->limits.reserved_connections >= server->limits.maximum_connections)
+        server->limits.reserved_connections = server->limits.maximum_connections / 2;
+    pthread_mutex_init(&server->deadline_lock, NULL);
+    pthread_cond_init(&server->deadline_wake, NULL);
     server->handler = handler;
     server->on_abort = on_abort;
     server->release = release;
@@ -327,6 +334,8 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     options[count++] =
         (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->limits.connections_per_address, NULL};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, server};
+    options[count++] =
+        (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)skillhost_http_connection_notify, server};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL};
     if (tls_certificate != NULL) {
         options[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)tls_certificate};
@@ -343,6 +352,8 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
         free(server);
         return NULL;
     }
+    server->deadline_started =
+        pthread_create(&server->deadline_thread, NULL, skillhost_http_deadline_main, server) == 0;
     return server;
 }
 
@@ -380,11 +391,20 @@ void skillhost_http_stop(skillhost_http_server *server) {
         free(waiting);
         if (found == 0) break;
     }
+    if (server->deadline_started) {
+        pthread_mutex_lock(&server->deadline_lock);
+        server->deadline_stop = 1;
+        pthread_cond_signal(&server->deadline_wake);
+        pthread_mutex_unlock(&server->deadline_lock);
+        pthread_join(server->deadline_thread, NULL);
+    }
     MHD_stop_daemon(server->daemon);
     if (listening != MHD_INVALID_SOCKET) close(listening);  // ours once quiesced, after the daemon stopped
     stop_watcher(server);
     free(server->slots);
     pthread_mutex_destroy(&server->watch_lock);
+    pthread_mutex_destroy(&server->deadline_lock);
+    pthread_cond_destroy(&server->deadline_wake);
     free(server);
 }
 

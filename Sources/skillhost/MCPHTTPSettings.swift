@@ -9,7 +9,7 @@ import SkillJSON
 /// "mcp": {"http": "127.0.0.1:8765", "tokens": ["<sha256 hex of a token>"], "allowed_origins": ["https://app.example"],
 ///         "authorization_servers": ["https://auth.example"], "resource": "https://mcp.example/mcp",
 ///         "allowed_hosts": ["mcp.internal"], "sessions": true, "sessions_per_client": 100, "calls_per_client": 64,
-///         "max_body_mb": 4, "idle_timeout_s": 30}
+///         "max_body_mb": 4, "idle_timeout_s": 30, "header_timeout_s": 10, "max_connections": 1024}
 /// ```
 struct MCPHTTPSettings: Sendable {
     var http: String?
@@ -23,10 +23,13 @@ struct MCPHTTPSettings: Sendable {
     var sessionsPerClient = 100
     var maximumBodyMB = 4
     var idleTimeoutSeconds = 30
+    var headerTimeoutSeconds = 10
+    var maximumConnections = 1024
 
     static let keys = [
         "http", "tokens", "allowed_origins", "allowed_hosts", "authorization_servers", "resource", "sessions",
-        "sessions_per_client", "calls_per_client", "max_body_mb", "idle_timeout_s",
+        "sessions_per_client", "calls_per_client", "max_body_mb", "idle_timeout_s", "header_timeout_s",
+        "max_connections",
     ]
 
     static func parse(_ value: JSONValue) throws(UsageError) -> MCPHTTPSettings {
@@ -77,6 +80,8 @@ struct MCPHTTPSettings: Sendable {
             case "calls_per_client": settings.callsPerClient = try whole(member, key, 1...100_000)
             case "max_body_mb": settings.maximumBodyMB = try whole(member, key, 1...1024)
             case "idle_timeout_s": settings.idleTimeoutSeconds = try whole(member, key, 1...86_400)
+            case "header_timeout_s": settings.headerTimeoutSeconds = try whole(member, key, 1...300)
+            case "max_connections": settings.maximumConnections = try whole(member, key, 16...100_000)
             default:
                 let hint = EditDistance.closest(to: key, among: keys).map { " (did you mean \"\($0)\"?)" } ?? ""
                 throw UsageError(
@@ -137,6 +142,9 @@ struct MCPHTTPSettings: Sendable {
         configuration.callsPerClient = settings.callsPerClient
         configuration.limits.maximumBody = settings.maximumBodyMB << 20
         configuration.limits.idleTimeoutSeconds = settings.idleTimeoutSeconds
+        configuration.limits.headerTimeoutSeconds = settings.headerTimeoutSeconds
+        configuration.limits.maximumConnections = settings.maximumConnections
+        configuration.limits.reservedConnections = min(64, settings.maximumConnections / 4)
         if let certificate = options.tlsCertificate, let key = options.tlsKey {
             func pem(_ path: String, _ what: String) throws(CLIError) -> String {
                 switch BoundedFile.read(path, limit: 1 << 20) {

@@ -18,10 +18,11 @@ struct MCPHTTPGuardTests {
     }
 
     /// One request with curl: `method` to `url` with the headers given, the body when there is one.
-    static func send(_ method: String, _ url: String, _ headers: [String: String], body: String? = nil) async throws
-        -> Reply
-    {
+    static func send(
+        _ method: String, _ url: String, _ headers: [String: String], body: String? = nil, maxTime: Int? = nil
+    ) async throws -> Reply {
         var arguments = ["-s", "-i", "-X", method, url, "-H", "Accept: application/json, text/event-stream"]
+        if let maxTime { arguments += ["--max-time", String(maxTime)] }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { arguments += ["-H", "\(name): \(value)"] }
         if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
         // A GET stream that is served stays open: a short cap ends it (curl exits 28), the headers are in.
@@ -36,6 +37,60 @@ struct MCPHTTPGuardTests {
     static let initialize =
         #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#
     static let list = #"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#
+
+    /// Runs the slow-client fixture in the background: `count` connections trickling a header byte a second for at
+    /// most `seconds`; returns once they are open, with the task that ends with its report.
+    static func slowClients(port: Int, count: Int, seconds: Int, environment: [String: String]) async throws
+        -> Task<String, any Error>
+    {
+        let ready = Paths.temporaryDirectory("slow-ready") + "/opened"
+        let attack = Task {
+            try await runProcessOffPool(
+                "/usr/bin/env",
+                ["python3", Paths.fixtures + "/slowloris.py", String(port), String(count), String(seconds), ready],
+                environment: environment
+            ).stdout
+        }
+        #expect(await eventually { FileManager.default.fileExists(atPath: ready) }, "the slow clients connected")
+        return attack
+    }
+
+    static let call =
+        #"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"6*7"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#
+    static let callHeaders = ["MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "calculator"]
+
+    /// Slowloris, part one: while more slow clients than the server takes trickle their headers (and the header
+    /// deadline is far off), a new client is still served — the slowest make room for it.
+    @Test func aNewClientIsServedWhileTheServerIsFullOfSlowOnes() async throws {
+        let (environment, _) = try MCPHTTPTests.home(
+            "mcp-http-slow", config: #"{"mcp": {"header_timeout_s": 120, "max_connections": 200}}"#)
+        let server = try await HTTPServerProcess.start(arguments: [], environment: environment)
+        defer { server.terminate() }
+        let attack = try await Self.slowClients(port: server.port, count: 300, seconds: 30, environment: environment)
+        // Each try gives up after 5 s, all of them well before the slow clients would (without room made for it,
+        // the request waits in the listen queue until they leave).
+        var answered = false
+        for _ in 1...3 where !answered {
+            let reply = try await Self.send("POST", server.url, Self.callHeaders, body: Self.call, maxTime: 5)
+            answered = reply.status == 200 && reply.body.contains(#""text":"42""#)
+            if !answered { try await Task.sleep(for: .seconds(1)) }
+        }
+        #expect(answered, "a new client was served while the server was full of slow ones")
+        _ = try await attack.value
+    }
+
+    /// Slowloris, part two: a connection that trickles a header byte a second is cut at the header deadline, not
+    /// held for ever (each byte resets the idle timer).
+    @Test func slowHeadersAreCutAtTheirDeadline() async throws {
+        let (environment, _) = try MCPHTTPTests.home("mcp-http-slow-cut", config: #"{"mcp": {"header_timeout_s": 2}}"#)
+        let server = try await HTTPServerProcess.start(arguments: [], environment: environment)
+        defer { server.terminate() }
+        let started = ContinuousClock.now
+        let attack = try await Self.slowClients(port: server.port, count: 50, seconds: 60, environment: environment)
+        let report = try await attack.value
+        #expect(report.hasSuffix("opened 50\nclosed 50\n"), "\(report)")
+        #expect(ContinuousClock.now - started < .seconds(60), "cut before the slow clients gave up")
+    }
 
     @Test func sessionsBelongToTheirTokenAndForeignHostsAreRefused() async throws {
         let (a, b) = ("token-a-\(UUID().uuidString)", "token-b-\(UUID().uuidString)")

@@ -35,6 +35,10 @@ struct skillhost_http_limits {
     unsigned connections_per_address; ///< connections at once from one client address (256)
     unsigned threads;                ///< event threads (2)
     size_t maximum_stream_backlog;   ///< bytes a stream may hold unsent before its client counts as gone (16 MiB)
+    unsigned header_timeout_seconds; ///< a new connection's request line and headers must be in within this, however
+                                     ///< slowly they trickle (10); later requests on it within the idle timeout
+    unsigned reserved_connections;   ///< connections kept free for new clients: beyond maximum_connections less
+                                     ///< this, the oldest connections still sending headers are cut (64)
 };
 
 /// Starts a server on `address` (an IPv4 or IPv6 literal) and `port` (0: any free port). With `tls_certificate`

@@ -25,6 +25,12 @@ package final class HTTPServer: Sendable {
         package var idleTimeoutSeconds = 30
         package var maximumConnections = 1024
         package var connectionsPerAddress = 256
+        /// A new connection's request line and headers must be in within this many seconds, however slowly they
+        /// trickle (later requests on it: within the idle timeout).
+        package var headerTimeoutSeconds = 10
+        /// Connections kept free for new clients: past `maximumConnections` less this, the oldest connections
+        /// still sending headers are cut.
+        package var reservedConnections = 64
         /// Event threads: more than the cores, so a quick skill that turns slow (see `QuickCalls`) stalls few.
         package var threads = 2
         package init() {}
@@ -49,7 +55,8 @@ package final class HTTPServer: Sendable {
             idle_timeout_seconds: UInt32(limits.idleTimeoutSeconds),
             maximum_connections: UInt32(limits.maximumConnections),
             connections_per_address: UInt32(limits.connectionsPerAddress), threads: UInt32(limits.threads),
-            maximum_stream_backlog: 0)
+            maximum_stream_backlog: 0, header_timeout_seconds: UInt32(limits.headerTimeoutSeconds),
+            reserved_connections: UInt32(limits.reservedConnections))
         var error = [CChar](repeating: 0, count: 512)
         let started = skillhost_http_start(
             address, port, &cLimits, tls?.certificate, tls?.key, httpHandler, httpAbort, httpRelease,

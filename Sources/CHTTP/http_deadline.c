@@ -1,0 +1,141 @@
+// Slow clients: libmicrohttpd's idle timeout is reset by every byte, so a client that trickles a header byte a
+// second holds its connection for ever, and a thousand such clients lock everyone out. Here every connection has
+// a deadline to complete its request's headers — `header_timeout_seconds` from its accept for the first request,
+// the idle timeout from the previous answer for the next ones on a kept-alive connection — and a thread cuts
+// (shutdown) the ones past it four times a second. When the connections reach the limit less a reserve, the
+// oldest still sending headers (for over a second) are cut too, so a new client always finds room.
+//
+// A connection's record lives from libmicrohttpd's "started" notification to its "closed" one (which comes before
+// the socket is closed), under `deadline_lock`: the cutter never touches a socket that is closed or reused.
+
+#define _GNU_SOURCE
+#include "http_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct header_deadline {
+    struct header_deadline *previous, *next;
+    int descriptor;
+    int waiting;           // headers not complete yet
+    int cut;               // shut down already
+    double since;          // when the wait began (monotonic seconds)
+    double limit;          // how long it may last
+};
+
+static double monotonic_seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+void skillhost_http_connection_notify(void *argument, struct MHD_Connection *connection, void **socket_context,
+                                      enum MHD_ConnectionNotificationCode code) {
+    struct skillhost_http_server *server = argument;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct header_deadline *entry = calloc(1, sizeof *entry);
+        if (entry == NULL) return;  // unbounded by this guard; libmicrohttpd's limits still hold
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        entry->descriptor = info != NULL ? info->connect_fd : -1;
+        entry->waiting = 1;
+        entry->since = monotonic_seconds();
+        entry->limit = server->limits.header_timeout_seconds;
+        pthread_mutex_lock(&server->deadline_lock);
+        entry->next = server->deadlines;
+        if (server->deadlines != NULL) server->deadlines->previous = entry;
+        server->deadlines = entry;
+        server->connection_count++;
+        pthread_mutex_unlock(&server->deadline_lock);
+        *socket_context = entry;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct header_deadline *entry = *socket_context;
+        if (entry == NULL) return;
+        pthread_mutex_lock(&server->deadline_lock);
+        if (entry->previous != NULL) entry->previous->next = entry->next;
+        else server->deadlines = entry->next;
+        if (entry->next != NULL) entry->next->previous = entry->previous;
+        server->connection_count--;
+        pthread_mutex_unlock(&server->deadline_lock);
+        *socket_context = NULL;
+        free(entry);
+    }
+}
+
+static struct header_deadline *entry_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+void skillhost_http_headers_complete(struct skillhost_http_server *server, struct MHD_Connection *connection) {
+    struct header_deadline *entry = entry_of(connection);
+    if (entry == NULL) return;
+    pthread_mutex_lock(&server->deadline_lock);
+    entry->waiting = 0;
+    pthread_mutex_unlock(&server->deadline_lock);
+}
+
+void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection) {
+    struct header_deadline *entry = entry_of(connection);
+    if (entry == NULL) return;
+    pthread_mutex_lock(&server->deadline_lock);
+    entry->waiting = 1;
+    entry->since = monotonic_seconds();
+    entry->limit = server->limits.idle_timeout_seconds;
+    pthread_mutex_unlock(&server->deadline_lock);
+}
+
+// Shuts a connection's socket down: libmicrohttpd sees it end and closes it (and says so, so its entry goes).
+static void cut(struct header_deadline *entry) {
+    if (entry->cut || entry->descriptor < 0) return;
+    entry->cut = 1;
+    (void)shutdown(entry->descriptor, SHUT_RDWR);
+}
+
+static void sweep(struct skillhost_http_server *server) {
+    double now = monotonic_seconds();
+    pthread_mutex_lock(&server->deadline_lock);
+    int open = 0;
+    for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {
+        if (entry->waiting && !entry->cut && now - entry->since > entry->limit) cut(entry);
+        if (!entry->cut) open++;
+    }
+    // Room for new clients: beyond the limit less a reserve, the slowest senders of headers go first.
+    int room = (int)server->limits.maximum_connections - (int)server->limits.reserved_connections;
+    while (open > room) {
+        struct header_deadline *oldest = NULL;
+        for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {
+            if (!entry->waiting || entry->cut || now - entry->since < 1.0) continue;
+            if (oldest == NULL || entry->since < oldest->since) oldest = entry;
+        }
+        if (oldest == NULL) break;
+        cut(oldest);
+        open--;
+    }
+    pthread_mutex_unlock(&server->deadline_lock);
+}
+
+void *skillhost_http_deadline_main(void *argument) {
+    struct skillhost_http_server *server = argument;
+    pthread_setname_np(pthread_self(), "skillhost.http-deadline");
+    pthread_mutex_lock(&server->deadline_lock);
+    while (!server->deadline_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 250 * 1000 * 1000;
+        if (until.tv_nsec >= 1000 * 1000 * 1000) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1000 * 1000 * 1000;
+        }
+        (void)pthread_cond_timedwait(&server->deadline_wake, &server->deadline_lock, &until);
+        if (server->deadline_stop) break;
+        pthread_mutex_unlock(&server->deadline_lock);
+        sweep(server);
+        pthread_mutex_lock(&server->deadline_lock);
+    }
+    pthread_mutex_unlock(&server->deadline_lock);
+    return NULL;
+}
