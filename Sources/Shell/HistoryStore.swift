@@ -68,7 +68,14 @@ public final class HistoryStore: Sendable {
         permissionNotices = notices.compactMap { $0 }
         connection = try SQLiteConnection(path: path)
         // A damaged file is not written into (that could lose what it still holds): say how to recover instead.
-        let check = (try? connection.query("PRAGMA quick_check").map { $0.first?.text ?? "" }) ?? ["unreadable"]
+        // A healthy file that cannot be used — a read-only folder or file, a lock — is said to be what it is.
+        var check: [String]
+        do { check = try connection.query("PRAGMA quick_check").map { $0.first?.text ?? "" } } catch {
+            // SQLite's own word for a damaged file; anything else is something other than damage.
+            let damage = ["malformed", "not a database", "corrupt"].contains { error.message.contains($0) }
+            guard damage else { throw Self.unusable(path, error) }
+            check = [error.message]
+        }
         guard check == ["ok"] else {
             throw StoreError(
                 message: "\(path) is damaged (quick_check: \(check.prefix(3).joined(separator: "; "))); it was left "
@@ -86,6 +93,26 @@ public final class HistoryStore: Sendable {
         for (index, migration) in Self.migrations.enumerated() where index >= version {
             try connection.execute("BEGIN; \(migration) PRAGMA user_version = \(index + 1); COMMIT;")
         }
+    }
+
+    /// Why a file that could not even be checked cannot be used: the folder or the file is read-only, another
+    /// program holds it locked, or SQLite's own words — never advice to move a healthy history away.
+    static func unusable(_ path: String, _ error: StoreError) -> StoreError {
+        let folder = (path as NSString).deletingLastPathComponent
+        for (place, what) in [(folder, "its folder \(folder)"), (path, "the file")] where access(place, W_OK) != 0 {
+            let reason =
+                errno == EROFS
+                ? "is on a read-only file system" : "cannot be written (\(String(cString: strerror(errno))))"
+            return StoreError(
+                message: "the history \(path) cannot be used: \(what) \(reason); the file itself was not changed. Make "
+                    + "it writable, or set XDG_DATA_HOME to a writable folder")
+        }
+        if error.message.contains("locked") || error.message.contains("busy") {
+            return StoreError(
+                message: "the history \(path) is locked by another program (\(error.message)); close it and start "
+                    + "again — the file was not changed")
+        }
+        return StoreError(message: "the history \(path) cannot be read: \(error.message); the file was not changed")
     }
 
     /// The schema version in the file.

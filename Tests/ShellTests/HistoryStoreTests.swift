@@ -84,6 +84,45 @@ struct HistoryStoreTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes), "the file is kept as it was")
     }
 
+    /// A healthy history in a folder that cannot be written (a read-only mount — a read-only bind mount when the
+    /// tests run as root, which permission bits do not stop — else a folder without write permission) is said to be
+    /// read-only, never "damaged", and no one is told to move it away.
+    @Test func aReadOnlyHistoryIsSaidToBeReadOnly() throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            let store = try HistoryStore(path: path)
+            _ = try store.createSession(model: "m")
+        }
+        let writable = Paths.temporaryDirectory("history-rw")
+        var mounted = false
+        if geteuid() == 0 {
+            // The same files seen through a read-only bind mount at the history's folder.
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+                try FileManager.default.copyItem(atPath: folder + "/" + name, toPath: writable + "/" + name)
+            }
+            mounted =
+                system("mount --bind '\(writable)' '\(folder)' && mount -o remount,ro,bind '\(folder)'") == 0
+        }
+        if !mounted {
+            chmod(path, 0o400)
+            chmod(folder, 0o500)
+        }
+        defer {
+            if mounted { _ = system("umount '\(folder)'") } else { chmod(folder, 0o700) }
+        }
+        // As root without a mount there is nothing read-only to try.
+        guard mounted || geteuid() != 0 else { return }
+        do {
+            _ = try HistoryStore(path: path)
+            Issue.record("a read-only history was opened for writing")
+        } catch {
+            #expect(!error.isDamaged)
+            #expect(error.message.hasPrefix("the history \(path) cannot be used: "), "\(error.message)")
+            #expect(error.message.contains("read-only") || error.message.contains("Permission denied"))
+            #expect(!error.message.contains("damaged") && !error.message.contains("move it away"), "\(error.message)")
+        }
+    }
+
     /// Other users cannot read the history, whatever the umask; an older, readable one is tightened with a notice.
     @Test func theHistoryIsPrivateToTheUser() throws {
         func mode(_ path: String) -> Int {
