@@ -368,6 +368,23 @@ struct MCPOfficialClientTests {
     }
 }
 
+/// The official SDK's cancellation reaches the plugin: `is_cancelled` turns true for the call its client gave up
+/// on, in both generations (reported lost; guarded here).
+struct MCPCancellationTests {
+    @Test func theOfficialSDKsCancellationReachesThePlugin() async throws {
+        let python = try await PythonPeers.ensure()
+        let folder = Paths.temporaryDirectory("mcp-cancel")
+        _ = try await offPool { try Fixture.compileFile("behaviours.c", into: folder) }
+        let result = try await runProcessOffPool(
+            python, [Paths.fixtures + "/mcp_cancel_client.py", Paths.skillhost, folder],
+            environment: cliEnvironment(home: Paths.temporaryDirectory("mcp-cancel-home")))
+        #expect(result.stdout == "auto: gave up\nlegacy: gave up\n", "\(result.stdout)\(result.stderr.suffix(2000))")
+        #expect(
+            result.stderr.components(separatedBy: "cooperative: noticed the cancellation").count - 1 == 2,
+            "\(result.stderr.suffix(2000))")
+    }
+}
+
 /// MCP servers from config.json as skill sources of the command line.
 struct MCPConfigCLITests {
     /// `list` and `call` start a configured server only when one of its tools is called: its last tool list is
