@@ -132,6 +132,7 @@ struct ClockConvert: SwiftSkill {
         "to":{"type":"string","description":"IANA zone to convert to"}},\
         "required":["time","from","to"],"additionalProperties":false}
         """
+    static let outputSchema: String? = ClockNow.outputSchema
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> ZonedTime {
         let source = try zone(arguments.from)
@@ -165,6 +166,7 @@ struct ClockWeekday: SwiftSkill {
         {"type":"object","properties":{"date":{"type":"string","pattern":"^\\\\d{4}-\\\\d{2}-\\\\d{2}$",\
         "description":"YYYY-MM-DD"}},"required":["date"],"additionalProperties":false}
         """
+    static let outputSchema: String? = #"{"type":"string","enum":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"]}"#
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> String {
         let formatter = DateFormatter()

@@ -303,29 +303,36 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
 }
 
 #define ID "\"id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the note's id\"}"
+/* What the skills return: a note, a list of notes, what was deleted (ABI 1.1 result schemas). */
+#define NOTE                                                                                                       \
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},\"title\":{\"type\":\"string\"},"                     \
+    "\"body\":{\"type\":\"string\"},\"created\":{\"type\":\"string\"},\"updated\":{\"type\":\"string\"}},"                    \
+    "\"required\":[\"id\",\"title\",\"body\",\"created\",\"updated\"]}"
+#define NOTES "{\"type\":\"array\",\"items\":" NOTE "}"
+#define DELETED "{\"type\":\"object\",\"properties\":{\"deleted\":{\"type\":\"integer\"}},\"required\":[\"deleted\"]}"
 static const skill_descriptor skills[] = {
-    SKILL_JSON("notes_add", "Add a note", "Saves a new note with a title and a body. Returns the note with its id.",
+    SKILL_JSON_OUTPUT("notes_add", "Add a note", "Saves a new note with a title and a body. Returns the note with its id.",
                "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},"
                "\"body\":{\"type\":\"string\",\"default\":\"\"}},\"required\":[\"title\"],\"additionalProperties\":false}",
-               SKILL_RISK_MUTATING, 0, notes_add),
-    SKILL_JSON("notes_list", "List notes", "Lists every saved note (id, title, body, dates).",
-               "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", SKILL_RISK_READ_ONLY,
+               NOTE, SKILL_RISK_MUTATING, 0, notes_add),
+    SKILL_JSON_OUTPUT("notes_list", "List notes", "Lists every saved note (id, title, body, dates).",
+               "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NOTES, SKILL_RISK_READ_ONLY,
                SKILL_IDEMPOTENT, notes_list),
-    SKILL_JSON("notes_search", "Search notes", "Finds notes whose title or body contains the query text.",
+    SKILL_JSON_OUTPUT("notes_search", "Search notes", "Finds notes whose title or body contains the query text.",
                "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"minLength\":1}},"
                "\"required\":[\"query\"],\"additionalProperties\":false}",
-               SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, notes_list),
-    SKILL_JSON("notes_update", "Update a note", "Changes the title and/or body of a note. Can be undone.",
+               NOTES, SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, notes_list),
+    SKILL_JSON_OUTPUT("notes_update", "Update a note", "Changes the title and/or body of a note. Can be undone.",
                "{\"type\":\"object\",\"properties\":{" ID ",\"title\":{\"type\":\"string\",\"minLength\":1},"
                "\"body\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}",
-               SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_update),
-    SKILL_JSON("notes_delete", "Delete a note", "Deletes a note for good (the shell's /undo restores it).",
+               NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_update),
+    SKILL_JSON_OUTPUT("notes_delete", "Delete a note", "Deletes a note for good (the shell's /undo restores it).",
                "{\"type\":\"object\",\"properties\":{" ID "},\"required\":[\"id\"],\"additionalProperties\":false}",
-               SKILL_RISK_DESTRUCTIVE, SKILL_IDEMPOTENT, notes_delete),
-    SKILL_JSON("notes_restore", "Restore a note", "Puts a note back exactly as given (used to undo changes).",
+               DELETED, SKILL_RISK_DESTRUCTIVE, SKILL_IDEMPOTENT, notes_delete),
+    SKILL_JSON_OUTPUT("notes_restore", "Restore a note", "Puts a note back exactly as given (used to undo changes).",
                "{\"type\":\"object\",\"properties\":{" ID ",\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"},"
                "\"created\":{\"type\":\"string\"},\"updated\":{\"type\":\"string\"}},\"required\":[\"id\",\"title\",\"body\"]}",
-               SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
+               NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
 };
 
 /* The state a model should know before it acts (ABI 1.1 snapshot): how many notes there are and the five most

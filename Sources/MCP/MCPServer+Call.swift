@@ -78,7 +78,11 @@ extension MCPServer {
                 var object = JSONObject([
                     (key: "content", value: [["type": "text", "text": .string(result.displayText)]])
                 ])
-                if case .object = result { object["structuredContent"] = result }
+                if let schema = skill.outputSchema {
+                    object["structuredContent"] = Self.structuredContent(result, schema: schema)
+                } else if case .object = result {
+                    object["structuredContent"] = result
+                }
                 object["isError"] = false
                 finish(.object(object))
             } else {

@@ -291,9 +291,23 @@ public final class MCPServer: Sendable {
                 ]
             ),
         ])
-        // MCP's outputSchema describes structuredContent, which is an object: other result schemas are not sent.
-        if let output = skill.outputSchema, output["type"] == "object" { tool["outputSchema"] = output }
+        // MCP's outputSchema describes structuredContent, which is an object: a result of another type is sent as
+        // {"result": …} (the way other servers wrap a scalar or a list), and its schema wrapped to match.
+        if let output = skill.outputSchema { tool["outputSchema"] = Self.structuredSchema(output) }
         return .object(tool)
+    }
+
+    /// The schema of a skill's result as MCP's `outputSchema`: an object schema as it is, any other wrapped as the
+    /// `result` member of an object.
+    static func structuredSchema(_ output: JSONValue) -> JSONValue {
+        if output["type"] == "object" { return output }
+        return ["type": "object", "properties": ["result": output], "required": ["result"]]
+    }
+
+    /// A result as MCP's `structuredContent`, matching `structuredSchema`: an object as it is, else `{"result": …}`.
+    static func structuredContent(_ result: JSONValue, schema: JSONValue) -> JSONValue {
+        if schema["type"] == "object", case .object = result { return result }
+        return ["result": result]
     }
 
     /// How a request id is told apart from others in flight (and how `notifications/cancelled` names it): by

@@ -288,6 +288,13 @@ public final class MCPSkillSource: Sendable {
                 return SkillOutcome(status: .error, error: text.isEmpty ? "the tool failed without a message" : text)
             }
             if let structured = result["structuredContent"], structured != .null {
+                // A scalar or list sent as {"result": …} (skillhost and others wrap them so): the value itself,
+                // when the text says the same.
+                if let members = structured.objectValue, members.count == 1, let value = members["result"],
+                    (try? JSONValue(parsing: text)) == value || value.displayText == text
+                {
+                    return SkillOutcome(status: .ok, result: value)
+                }
                 return SkillOutcome(status: .ok, result: structured)
             }
             return SkillOutcome(status: .ok, result: (try? JSONValue(parsing: text)) ?? .string(text))

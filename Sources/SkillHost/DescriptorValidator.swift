@@ -220,6 +220,7 @@ enum DescriptorValidator {
         var implementation: Skill.Implementation?
         var schemaDocument = declared
         var kind = SkillKind.json
+        var generatedOutput: JSONValue?
         let signatureText = descriptor.signature.map { pluginString($0) }
         switch (descriptor.invoke, signatureText) {
         case (.some, .some):
@@ -233,6 +234,8 @@ enum DescriptorValidator {
             kind = .typed(signature: text)
             do {
                 let signature = try TypedSignature.parse(text)
+                // A typed skill's result is its return type: its result schema follows from the signature.
+                generatedOutput = signature.returnType == .void ? ["type": "null"] : signature.returnType.schema
                 if let declared {
                     for disagreement in signature.disagreements(with: declared) {
                         problem("declared input schema disagrees with the signature: \(disagreement)")
@@ -275,6 +278,9 @@ enum DescriptorValidator {
             } catch {
                 problem("output schema is invalid: \(error)")
             }
+        }
+        if output == nil, let generatedOutput, let schema = try? JSONSchema(generatedOutput) {
+            output = (generatedOutput, schema)
         }
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))

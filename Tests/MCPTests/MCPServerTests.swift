@@ -230,6 +230,27 @@ struct MCPServerTests {
             ])
     }
 
+    /// Every bundled tool declares what it returns (ABI 1.1 result schemas, generated from the signature for typed
+    /// skills): MCP clients get an `outputSchema` and `structuredContent` — an object as it is, anything else as
+    /// `{"result": …}`.
+    @Test func everyBundledToolHasAnOutputSchema() throws {
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        let tools = try #require(result(server.request(1, "tools/list", "{\(meta)}"))?["tools"] as? [[String: Any]])
+        #expect(tools.count == 20)
+        let without = tools.filter { ($0["outputSchema"] as? [String: Any])?["type"] as? String != "object" }
+        #expect(without.isEmpty, "\(without.map { $0["name"] ?? "" })")
+        let calculator = result(
+            server.request(2, "tools/call", #"{"name":"calculator","arguments":{"expression":"6*7"},\#(meta)}"#))
+        #expect((calculator?["structuredContent"] as? [String: Any])?["result"] as? Int == 42)
+        let stats = result(server.request(3, "tools/call", #"{"name":"text_stats","arguments":{"text":"a b"},\#(meta)}"#))
+        #expect((stats?["structuredContent"] as? [String: Any])?["words"] as? Int == 2)
+        let prime = result(server.request(4, "tools/call", #"{"name":"is_prime","arguments":{"n":7},\#(meta)}"#))
+        #expect((prime?["structuredContent"] as? [String: Any])?["result"] as? Bool == true)
+    }
+
     @Test func progressCancellationAndListChanged() throws {
         let folder = Paths.temporaryDirectory("mcp-plugins")
         _ = try Fixture.compileFile("behaviours.c", into: folder)
