@@ -21,6 +21,8 @@ public final class MCPHTTPService: Sendable {
 
     /// The port served (the system's choice when the configuration said 0).
     public let port: UInt16
+    /// The Host headers a loopback client usually sends (`127.0.0.1:<port>`, `localhost:<port>`, …).
+    private let usualHosts: Set<String>
 
     /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback
     /// address and no token is configured (a network-facing server needs authentication).
@@ -47,6 +49,7 @@ public final class MCPHTTPService: Sendable {
                 service.handle(request, exchange)
             }
             port = started.port
+            usualHosts = Set(["127.0.0.1", "localhost", "[::1]"].flatMap { [$0, "\($0):\(started.port)"] })
             http = Mutex(started)
         } catch {
             throw MCPHTTPError("cannot serve MCP over HTTP: \(error.message)")
@@ -166,6 +169,8 @@ public final class MCPHTTPService: Sendable {
 
     /// A Host header's name (without its port) is a loopback one or one configured.
     private func hostAllowed(_ host: String) -> Bool {
+        // What nearly every client sends, found without parsing.
+        if usualHosts.contains(host) { return true }
         var name = host.lowercased()
         if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
             name = String(name[...close])
