@@ -385,6 +385,10 @@ struct MCPOfficialClientTests {
             #expect((run["state"] as? String)?.hasPrefix(#"{"notes":"#) == true)
         }
         #expect(runs.first?["state_updated"] as? [String] == ["ResourceUpdated", "skillhost://state/notes"])
+        // The stateless generation hears of a plugin copied over in place and of one removed, not only of one
+        // dropped in (reported lost; guarded here).
+        #expect(runs.first?["updated_notified"] as? Bool == true, "copied over in place")
+        #expect(runs.first?["removed_notified"] as? Bool == true, "removed")
         #expect((runs.first?["state_after"] as? String)?.contains("from the SDK (auto)") == true)
     }
 }

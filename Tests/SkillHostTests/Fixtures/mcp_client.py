@@ -58,7 +58,29 @@ async def run(mode: str) -> None:
         except asyncio.TimeoutError:
             notified = False
         after = await client.list_tools()
-        os.remove(target)
+        # Stateless: a plugin copied over in place (new bytes, the same name) and one removed are changes too.
+        updated_notified = removed_notified = None
+        if mode != "legacy":
+            async def next_event(subscription):
+                async for event in subscription:
+                    return type(event).__name__
+            for change in ("update", "remove"):
+                try:
+                    async with client.listen(tools_list_changed=True) as subscription:
+                        if change == "update":
+                            with open(target, "ab") as file:  # in place: trailing bytes, a new version
+                                file.write(b"\0")
+                        else:
+                            os.remove(target)
+                        seen = await asyncio.wait_for(next_event(subscription), timeout=60) == "ToolsListChanged"
+                except asyncio.TimeoutError:
+                    seen = False
+                if change == "update":
+                    updated_notified = seen
+                else:
+                    removed_notified = seen
+        else:
+            os.remove(target)
         # The plugins' state as resources; in the stateless generation a change arrives on a listen stream.
         resources = await client.list_resources()
         uris = [str(r.uri) for r in resources.resources]
@@ -79,6 +101,8 @@ async def run(mode: str) -> None:
         print(json.dumps({
             "mode": mode,
             "list_changed": notified,
+            "updated_notified": updated_notified,
+            "removed_notified": removed_notified,
             "tools_after": len(after.tools),
             "version": client.protocol_version,
             "server_info": client.server_info.name if client.server_info else None,
