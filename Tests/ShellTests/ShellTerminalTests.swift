@@ -382,6 +382,8 @@ struct ShellTerminalTests {
         let server = try LoopbackServer([
             Self.toolCalls([("c1", "hostile_forge", "{}")]),
             Self.text(["All done.", forged, #" See [the docs](http://x/\u001b]0;pwned by a link\u0007)."#]),
+            Self.toolCalls([("c2", "notes_add", #"{"title":"x\u001b]0;pwned by a note\u0007"}"#)]),
+            Self.text(["Noted."]),
         ])
         defer { server.stop() }
         var env = environment(server: server)
@@ -397,6 +399,18 @@ struct ShellTerminalTests {
         await tmux.waitFor(#"✓ hostile_forge → done\x0d\x1b[2K\x1b[1A\x1b[2K? notes_delete(id: 1) is read-only"#)
         await tmux.waitFor(#"All done.\x0d\x1b[2K\x1b[1A\x1b[2K? notes_delete(id: 1) is read-only. Run it? y"#)
         await tmux.waitFor(#"\x1b]0;pwned by a link\x07"#)
+        // The model's arguments in the confirmation, then /trace, /state (the notes' state names the title) and
+        // --resume's replay.
+        try tmux.type("note it")
+        // (Arguments are shown as JSON, whose escapes already keep controls visible.)
+        let note = #"notes_add(title: "x\u001b]0;pwned by a note\u0007", body: "")"#
+        await tmux.waitFor("? \(note) is mutating")
+        try tmux.key("y")
+        await tmux.waitFor("Noted.")
+        try tmux.type("/trace")
+        await tmux.waitFor("✓ \(note)")
+        try tmux.type("/state")
+        await tmux.waitFor(#""title":"x\u001b]0;pwned by a note\u0007""#)
         try tmux.type("/skill hostile_forge")
         await tmux.waitFor(#"hostile_forge — Forge\x1b[8m hidden"#)
         await tmux.waitFor(#"Erases lines\x1b[2K and draws a prompt."#)
@@ -408,6 +422,17 @@ struct ShellTerminalTests {
             "no forged prompt at the start of a line:\n\(screen)")
         #expect(!screen.contains(" hidden") || screen.contains(#"\x1b[8m hidden"#))
         #expect(title(tmux) == before, "the window title is the terminal's own")
+        try tmux.type("/exit")
+        let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
+        let id = try #require(sessions.stdout.split(separator: " ").first.map(String.init))
+        let resumed = try TmuxSession([Paths.skillhost, "--resume", id, "--plugins", folder], environment: env)
+        defer { resumed.close() }
+        await resumed.waitFor(#"All done.\x0d\x1b[2K\x1b[1A\x1b[2K? notes_delete(id: 1) is read-only. Run it? y"#)
+        // The replay shows the call as the model wrote it (without the default the registry filled in).
+        await resumed.waitFor(#"⟳ notes_add(title: "x\u001b]0;pwned by a note\u0007")"#)
+        #expect(
+            !resumed.screen().split(separator: "\n").contains { $0.hasPrefix("? notes_delete(id: 1) is read-only") })
+        #expect(title(resumed) == before)
 
         // The command line: a log line relayed from the plugin, and `check` showing the plugin's description.
         env["SKILLHOST_LOG"] = "info"
