@@ -166,7 +166,8 @@ struct ClockWeekday: SwiftSkill {
         {"type":"object","properties":{"date":{"type":"string","pattern":"^\\\\d{4}-\\\\d{2}-\\\\d{2}$",\
         "description":"YYYY-MM-DD"}},"required":["date"],"additionalProperties":false}
         """
-    static let outputSchema: String? = #"{"type":"string","enum":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"]}"#
+    static let outputSchema: String? =
+        #"{"type":"string","enum":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"]}"#
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> String {
         let formatter = DateFormatter()

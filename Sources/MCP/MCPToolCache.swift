@@ -43,7 +43,9 @@ struct MCPToolCache: Sendable {
             _ = try PrivateFiles.directory(file.deletingLastPathComponent().path)
             let partial = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).partial")
             _ = unlink(partial.path)
-            guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600])
             else { throw CocoaError(.fileWriteNoPermission) }
             _ = chmod(partial.path, 0o600)
             try Data(value.jsonText.utf8).write(to: partial)

@@ -254,7 +254,8 @@ extension Shell {
                 session.recordUndone("\(shown) failed: \(outcome.error ?? outcome.status.rawValue)")
                 let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
                 say(
-                    terminal.red("✗") + " undo failed: " + InertText.make(outcome.error ?? outcome.status.rawValue) + left
+                    terminal.red("✗") + " undo failed: " + InertText.make(outcome.error ?? outcome.status.rawValue)
+                        + left
                         + "\n")
                 return
             }

@@ -33,7 +33,8 @@ public enum BoundedFile {
         let size = Int(status.st_size)
         guard size <= limit else {
             return .failure(
-                Problem(description: "is \(byteCount(size)); at most \(byteCount(limit)) is read (is it the right file?)"))
+                Problem(
+                    description: "is \(byteCount(size)); at most \(byteCount(limit)) is read (is it the right file?)"))
         }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var filled = 0

@@ -40,7 +40,8 @@ enum AskCommand {
                         answeredText = true
                         if layOut { held += delta } else { writeOut(InertText.make(delta)) }
                     case .toolCallStarted(_, let skill, let arguments) where !quiet:
-                        printError("⟳ \(InertText.make(skill))(\(CardText.shorten(CardText.arguments(arguments), 120)))")
+                        printError(
+                            "⟳ \(InertText.make(skill))(\(CardText.shorten(CardText.arguments(arguments), 120)))")
                     case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
                         printError(
                             "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)")

@@ -75,8 +75,10 @@ enum CallCommand {
                 Thread {
                     FileHandle.standardError.write(
                         Data(
-                            InertText.make("? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] ")
-                                .utf8))
+                            InertText.make(
+                                "? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] "
+                            )
+                            .utf8))
                     let line = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                     answer(line == "y" || line == "yes" ? .allowOnce : .deny)
                 }.start()

@@ -49,7 +49,9 @@ enum ListOutput {
         let count = setup.folders.count
         if !json { writeOut("\nWatching \(count) folder\(count == 1 ? "" : "s") for changes (Ctrl-C to stop)\n") }
         for await change in changes {
-            if json { writeOut(changeJSON(change, registry: setup.registry).jsonText + "\n") } else {
+            if json {
+                writeOut(changeJSON(change, registry: setup.registry).jsonText + "\n")
+            } else {
                 writeText(change.line + "\n")
             }
         }

@@ -172,7 +172,9 @@ struct SkillhostCLI {
                     config: try Config.load(environment), isolate: line.isolate, log: { _ in })
                 defer { setup.registry.shutdown() }
                 let result = setup.registry.checkComposite(file: file)
-                if json { print(CheckOutput.compositeJSON(result), terminator: "") } else {
+                if json {
+                    print(CheckOutput.compositeJSON(result), terminator: "")
+                } else {
                     writeText(CheckOutput.compositeText(result, file: file))
                 }
                 if case .failure = result { return ExitCode.error.rawValue }
@@ -186,7 +188,9 @@ struct SkillhostCLI {
             let bundled = HostSetup.bundledFolder().map {
                 IsolationConfig.resolved($0) == IsolationConfig.resolved((file as NSString).deletingLastPathComponent)
             }
-            if json { print(CheckOutput.json(result), terminator: "") } else {
+            if json {
+                print(CheckOutput.json(result), terminator: "")
+            } else {
                 writeText(CheckOutput.text(result, file: file, bundled: bundled ?? false))
             }
             if case .failure = result { return ExitCode.error.rawValue }

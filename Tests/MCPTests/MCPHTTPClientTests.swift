@@ -103,12 +103,14 @@ struct MCPHTTPClientTests {
         try await source.start()
         defer { source.stop() }
         let started = ContinuousClock.now
-        let flood = await registry.invoke(SkillInvocation(skill: "flood_sse", argumentText: "{}", timeout: .seconds(90)))
+        let flood = await registry.invoke(
+            SkillInvocation(skill: "flood_sse", argumentText: "{}", timeout: .seconds(90)))
         #expect(flood.status == .error)
         #expect(
             flood.error?.hasSuffix("MCP server legacy sent an event of more than 16 MB without ending it") == true,
             "\(flood.error ?? "")")
-        let huge = await registry.invoke(SkillInvocation(skill: "huge_length", argumentText: "{}", timeout: .seconds(90)))
+        let huge = await registry.invoke(
+            SkillInvocation(skill: "huge_length", argumentText: "{}", timeout: .seconds(90)))
         #expect(
             huge.error?.hasSuffix(
                 "MCP server legacy announced 1073741824 bytes (Content-Length), more than the 64 MB read") == true,

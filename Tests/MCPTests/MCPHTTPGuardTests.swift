@@ -57,7 +57,9 @@ struct MCPHTTPGuardTests {
 
     static let call =
         #"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"6*7"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#
-    static let callHeaders = ["MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "calculator"]
+    static let callHeaders = [
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "calculator",
+    ]
 
     /// Slowloris, part one: while more slow clients than the server takes trickle their headers (and the header
     /// deadline is far off), a new client is still served — the slowest make room for it.
@@ -97,7 +99,9 @@ struct MCPHTTPGuardTests {
         let digests = [a, b].map { "\"" + MCPHTTPConfiguration.hex(MCPHTTPConfiguration.digest(of: $0)) + "\"" }
         let (environment, _) = try MCPHTTPTests.home(
             "mcp-http-guards",
-            config: #"{"mcp": {"tokens": [\#(digests.joined(separator: ","))], "sessions_per_client": 5, "allowed_hosts": ["mcp.test"]}}"#)
+            config:
+                #"{"mcp": {"tokens": [\#(digests.joined(separator: ","))], "sessions_per_client": 5, "allowed_hosts": ["mcp.test"]}}"#
+        )
         let server = try await HTTPServerProcess.start(arguments: ["--no-default-plugins"], environment: environment)
         defer { server.terminate() }
         let url = server.url

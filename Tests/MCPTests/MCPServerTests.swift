@@ -245,7 +245,8 @@ struct MCPServerTests {
         let calculator = result(
             server.request(2, "tools/call", #"{"name":"calculator","arguments":{"expression":"6*7"},\#(meta)}"#))
         #expect((calculator?["structuredContent"] as? [String: Any])?["result"] as? Int == 42)
-        let stats = result(server.request(3, "tools/call", #"{"name":"text_stats","arguments":{"text":"a b"},\#(meta)}"#))
+        let stats = result(
+            server.request(3, "tools/call", #"{"name":"text_stats","arguments":{"text":"a b"},\#(meta)}"#))
         #expect((stats?["structuredContent"] as? [String: Any])?["words"] as? Int == 2)
         let prime = result(server.request(4, "tools/call", #"{"name":"is_prime","arguments":{"n":7},\#(meta)}"#))
         #expect((prime?["structuredContent"] as? [String: Any])?["result"] as? Bool == true)

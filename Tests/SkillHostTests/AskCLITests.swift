@@ -153,7 +153,8 @@ struct AskCLITests {
         #expect(huge.status == 2)
         #expect(
             huge.stderr
-                == "skillhost: \(file) is 1024.0 MB; at most 1.0 MB is read (is it the right file?)\nhint: fix the file or remove it\n")
+                == "skillhost: \(file) is 1024.0 MB; at most 1.0 MB is read (is it the right file?)\nhint: fix the file or remove it\n"
+        )
         // A file cut off while it was written says where, by line and column, and that it ends early.
         try "{\n  \"model\": \"qwen\",\n  \"policy\": {\"notes_*\": ".write(
             toFile: file, atomically: true, encoding: .utf8)

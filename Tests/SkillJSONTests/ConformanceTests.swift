@@ -77,7 +77,8 @@ struct ConformanceTests {
             // The only permitted differences: lenient accepts a numeric or boolean string somewhere in the data, or
             // a null member of an object (an optional property given as null counts as absent).
             #expect(
-                !strict && lenient && (Self.containsCoercibleString(testCase.data) || Self.containsNullMember(testCase.data)),
+                !strict && lenient
+                    && (Self.containsCoercibleString(testCase.data) || Self.containsNullMember(testCase.data)),
                 "\(testCase.file) / \(testCase.group) / \(testCase.test)")
         }
     }

@@ -217,7 +217,8 @@ final class MCPHTTPSessions: Sendable {
     /// A notification POSTed in a session: `notifications/cancelled` stops the call it names.
     func notification(_ method: String, _ params: JSONValue, _ request: HTTPServer.Request, principal: String) {
         guard method == "notifications/cancelled", let id = request.header("mcp-session-id"),
-            let session = sessions.withLock({ $0[id] }), session.principal == principal, let requestID = params["requestId"]
+            let session = sessions.withLock({ $0[id] }), session.principal == principal,
+            let requestID = params["requestId"]
         else { return }
         session.cancel(call: MCPServer.key(requestID))
     }
