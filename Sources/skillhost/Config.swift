@@ -45,10 +45,10 @@ struct Config: Sendable {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/skillhost/config.json"
     }
 
-    /// Reads the file (if any) and applies the environment. Every problem is one sentence naming the file and key.
     /// The largest config.json read (a configuration is a few kilobytes; this is checked before reading).
     static let maximumBytes = 1 << 20
 
+    /// Reads the file (if any) and applies the environment. Every problem is one sentence naming the file and key.
     static func load(_ environment: [String: String]) throws(CLIError) -> Config {
         var config = Config()
         let path = path(environment)

@@ -12,7 +12,9 @@ package enum HTTPEvent: Sendable {
 }
 
 /// A response larger than the reader allows: refused from its `Content-Length` before a byte of the body is read,
-/// or as soon as what arrived passes the limit — memory stays near the limit at most.
+/// or as soon as what arrived passes the limit (the transfer is cancelled then; what Foundation's URLSession queued
+/// for the delegate before the cancel took effect is still delivered and dropped — it does not pace libcurl, so a
+/// fast endless body can queue far more than the limit meanwhile).
 package struct HTTPResponseTooLarge: Error, Sendable, CustomStringConvertible {
     package let limit: Int
     /// The Content-Length the server announced, when that was the reason.
