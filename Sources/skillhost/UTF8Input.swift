@@ -54,8 +54,22 @@ enum UTF8Input {
         return arguments
     }
 
-    /// All of standard input, checked.
+    /// The most of standard input read (JSON arguments or a question; more is refused, not read to the end).
+    static let maximumInput = 16 << 20
+
+    /// All of standard input, checked; at most `maximumInput` bytes.
     static func standardInput() throws(UsageError) -> String {
-        try decode(Array(FileHandle.standardInput.readDataToEndOfFile()), "standard input")
+        var bytes: [UInt8] = []
+        while bytes.count <= maximumInput {
+            let chunk = (try? FileHandle.standardInput.read(upToCount: 1 << 16)) ?? nil
+            guard let chunk, !chunk.isEmpty else { break }
+            bytes += chunk
+        }
+        guard bytes.count <= maximumInput else {
+            throw UsageError(
+                "standard input is more than \(maximumInput >> 20) MB",
+                hint: "send at most \(maximumInput >> 20) MB: arguments and questions are read whole before anything runs")
+        }
+        return try decode(bytes, "standard input")
     }
 }

@@ -52,6 +52,15 @@ struct CLITests {
         #expect(input.status == 2)
         #expect(input.stderr == "skillhost: standard input is not valid UTF-8: byte 0xC0 at offset 17\n" + hint)
         #expect(try skillhost("call", "text_stats", #"{"text":"naïve 😀"}"#).status == 0, "UTF-8 itself is fine")
+        // Standard input is bounded too: 17 MB of it is refused, not read to the end.
+        let huge = try runProcess(
+            "/bin/sh", ["-c", #"head -c 17825792 /dev/zero | tr '\0' ' ' | "$0" call calculator -"#, Paths.skillhost],
+            environment: environment)
+        #expect(huge.status == 2)
+        #expect(
+            huge.stderr
+                == "skillhost: standard input is more than 16 MB\nhint: send at most 16 MB: arguments and questions are "
+                + "read whole before anything runs\n")
     }
 
     /// A plugin is installed under its plugin's name: the README's C `hello.so` and its Swift `hello.so` (plugin
