@@ -210,6 +210,11 @@ static size_t append_address(char *buffer, size_t used, size_t size, const struc
     }
 }
 
+/* The namespace flags of clone(): no grant gives a plugin new namespaces (CLONE_NEWTIME shares its bit with the
+   exit signal and is refused by clone() itself). */
+static const unsigned long namespace_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+                                                CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET};
+
 static const char *family_name(long family) {
     switch (family) {
     case AF_INET: return "IPv4";
@@ -250,6 +255,14 @@ static void on_blocked(int signal, siginfo_t *info, void *context) {
         used = append(text, used, size, " of an ");
         used = append(text, used, size, family_name(arg0));
         used = append(text, used, size, " socket");
+    } else if (number == SCMP_SYS(socketpair)) {
+        used = append(text, used, size, " of UNIX datagram sockets");
+    } else if (number == SCMP_SYS(clone)) {
+        unsigned long flags = (unsigned long)arg0;
+        int namespaces = 0;
+        for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
+            namespaces |= (flags & namespace_flags[i]) != 0;
+        if (namespaces) used = append(text, used, size, " into new namespaces");
     } else if (number == SCMP_SYS(execve) && arg0) {
         used = append(text, used, size, " of ");
         used = append(text, used, size, (const char *)arg0);
@@ -310,7 +323,13 @@ static const char *const always_blocked[] = {
     "kexec_load", "kexec_file_load", "userfaultfd", "open_by_handle_at", "name_to_handle_at", "init_module",
     "finit_module", "delete_module", "swapon", "swapoff", "reboot", "acct", "quotactl", "iopl", "ioperm",
     "syslog", "lookup_dcookie", "vhangup",
+    /* System V IPC: the worker shares the host's IPC namespace, so a key reaches other processes' segments, queues
+       and semaphores. POSIX shared memory (files in /dev/shm) is governed by the file rules instead. */
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop",
+    "semctl",
 };
+
+
 
 /* Adds the rules `spec` calls for. 0 or an errno value. */
 static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement *spec) {
@@ -319,25 +338,41 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
         result = trap_always(filter, always_blocked[i]);
     /* The handler that reports blocked calls stays in place. */
     if (result == 0 && !spec->for_exec) result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+    for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0] && result == 0; i++)
+        result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
+    /* clone3 passes its flags in memory a filter cannot read: it reports ENOSYS and the C library falls back to
+       clone, whose flags the rules see. */
+    if (result == 0) {
+        int number = seccomp_syscall_resolve_name("clone3");
+        if (number != __NR_SCMP_ERROR && filter) result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
+    }
     if (result == 0 && !spec->network) {
-        /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. */
+        /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. A datagram
+           socket — SOCK_DGRAM, or SOCK_RAW, which the kernel makes one for AF_UNIX — could send to any socket
+           file with sendmsg(), whose address a filter cannot read: none is made, by socket() or socketpair(). */
         result = trap_when(filter, "socket", SCMP_A0(SCMP_CMP_NE, AF_UNIX));
         if (result == 0) result = trap_when(filter, "socket", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+        if (result == 0) result = trap_when(filter, "socket", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+        if (result == 0) result = trap_when(filter, "socketpair", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+        if (result == 0) result = trap_when(filter, "socketpair", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
         if (result == 0) result = trap_always(filter, "connect");
         if (result == 0) result = trap_when(filter, "sendto", SCMP_A4(SCMP_CMP_NE, 0));
     }
     if (result == 0 && !spec->exec) {
-        /* No programs and no processes: threads only (clone with CLONE_THREAD). clone3 passes its flags in
-           memory a filter cannot read, so it reports ENOSYS and the C library falls back to clone. */
+        /* No programs and no processes: threads only (clone with CLONE_THREAD). The C library's posix_spawn and
+           system() clone with CLONE_VFORK while every signal is blocked, where a trap could not be delivered and
+           would kill the worker: that clone fails with EPERM instead. */
         result = trap_always(filter, "execve");
         if (result == 0) result = trap_always(filter, "execveat");
         if (result == 0) result = trap_always(filter, "fork");
         if (result == 0) result = trap_always(filter, "vfork");
-        if (result == 0) result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+        if (result == 0)
+            result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD | CLONE_VFORK, 0));
         if (result == 0) {
-            int number = seccomp_syscall_resolve_name("clone3");
+            int number = seccomp_syscall_resolve_name("clone");
             if (number != __NR_SCMP_ERROR && filter)
-                result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
+                result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), number, 1,
+                                           SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD | CLONE_VFORK, CLONE_VFORK));
         }
     }
     return result;

@@ -141,6 +141,63 @@ struct ConfinementTests {
         #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok)
     }
 
+    /// Holes found by reading the filter (issue #28), each from a plugin that declares nothing: System V IPC of
+    /// other processes, UNIX datagrams to any socket file (a SOCK_RAW socket or a datagram socketpair, then
+    /// sendmsg), and a process started through posix_spawn — which used to kill the worker with no last words.
+    @Test func holesFoundByReadingTheFilterAreClosed() async throws {
+        let host = try Host()
+        try await host.load { try Self.escape() }
+        let shm = await host.call("escape_shm")
+        #expect(
+            shm.error
+                == "escape: shmget() was blocked (no plugin may do that); it reported: shmget: Operation not permitted")
+
+        // A socket file outside the jail, owned by the test: nothing may reach it.
+        let path = Paths.temporaryDirectory("dgram") + "/socket"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        let raw = await host.call("escape_unix_datagram", ["path": .string(path)])
+        #expect(
+            raw.error
+                == Self.blocked(
+                    "socket() of an UNIX datagram socket", needs: "network", reported: "socket: Operation not permitted"))
+        let pair = await host.call("escape_unix_datagram", ["path": .string(path), "pair": true])
+        #expect(
+            pair.error
+                == Self.blocked(
+                    "socketpair() of UNIX datagram sockets", needs: "network",
+                    reported: "socketpair: Operation not permitted"))
+        var byte: UInt8 = 0
+        #expect(recv(receiver, &byte, 1, Int32(MSG_DONTWAIT)) < 0, "no datagram arrived")
+
+        let spawn = await host.call("escape_spawn")
+        #expect(
+            spawn.error
+                == "posix_spawn /bin/true: Operation not permitted (the plugin is confined and does not declare "
+                + "exec: it may start no program or process; grant it with \"isolation.grant.escape\": [\"exec\"])")
+        #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok, "the worker lives on")
+    }
+
+    /// No grant gives a plugin new namespaces: a plugin that may run programs still cannot clone into them.
+    @Test func evenWithExecNoNewNamespaces() async throws {
+        let host = try Host()
+        try await host.load { try Self.escape("escape", capabilities: "SKILL_CAP_EXEC") }
+        let namespace = await host.call("escape_clone_namespace")
+        #expect(
+            namespace.error
+                == "escape: clone() into new namespaces was blocked (no plugin may do that); it reported: "
+                + "clone(CLONE_NEWUSER): Operation not permitted")
+    }
+
     @Test func noSignalsToTheHostOrAnyOtherProcess() async throws {
         let sibling = Process()
         sibling.executableURL = URL(fileURLWithPath: "/bin/sleep")

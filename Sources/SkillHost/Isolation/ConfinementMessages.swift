@@ -5,6 +5,7 @@ enum ConfinementMessages {
     /// The system calls that need a capability, and the grant that gives it.
     private static let needs: [String: (capability: String, grant: String)] = [
         "socket": ("network", "network"), "connect": ("network", "network"), "sendto": ("network", "network"),
+        "socketpair": ("network", "network"),
         "execve": ("exec", "exec"), "execveat": ("exec", "exec"), "fork": ("exec", "exec"),
         "vfork": ("exec", "exec"), "clone": ("exec", "exec"),
     ]
@@ -23,6 +24,14 @@ enum ConfinementMessages {
         if let blocked {
             outcome.error =
                 sentence(blocked: blocked, plugin: plugin) + (reported.isEmpty ? "" : "; it reported: \(reported)")
+        } else if reported.contains("Operation not permitted"), !confinement.capabilities.contains(.runPrograms),
+            ["spawn", "system", "fork", "exec", "popen"].contains(where: { reported.lowercased().contains($0) })
+        {
+            // The C library starts a process with every signal blocked (posix_spawn, system, popen): the filter
+            // refuses that clone with EPERM and no report of its own, so the plugin's words are all there is.
+            outcome.error =
+                reported + " (the plugin is confined and does not declare exec: it may start no program or process; "
+                + "grant it with \"isolation.grant.\(plugin)\": [\"exec\"])"
         } else if reported.contains("Permission denied") || reported.contains("Operation not permitted") {
             outcome.error = reported + " (" + hint(plugin: plugin, confinement: confinement) + ")"
         }
@@ -32,9 +41,11 @@ enum ConfinementMessages {
     /// "isolation.grant.weather": ["network"])`.
     static func sentence(blocked: String, plugin: String) -> String {
         let call = String(blocked.prefix { $0 != "(" })
-        // Threads are clones too, and are allowed: a blocked clone() is one that would start a process.
-        let blocked = call == "clone" ? "clone() to start a process" : blocked
-        guard let need = needs[call] else {
+        // Threads are clones too, and are allowed: a blocked clone() is one that would start a process — or one
+        // into new namespaces, which no grant allows.
+        let namespaces = blocked.hasSuffix("into new namespaces")
+        let blocked = call == "clone" && !namespaces ? "clone() to start a process" : blocked
+        guard !namespaces, let need = needs[call] else {
             return "\(plugin): \(blocked) was blocked (no plugin may do that)"
         }
         return "\(plugin): \(blocked) was blocked (the plugin does not declare \(need.capability); grant it with "

@@ -14,10 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <spawn.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define OBJECT "{\"type\":\"object\"}"
 
@@ -227,7 +234,73 @@ static int capabilities(void *state, const skill_call_api *api, skill_call *call
     return done(api, call, extra);
 }
 
+/* System V shared memory: the worker shares the host's IPC namespace. */
+static int shared_memory(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    if (id < 0) return fail(api, call, "shmget");
+    shmctl(id, IPC_RMID, NULL);
+    return done(api, call, "");
+}
+
+/* {"path": "..."}: a UNIX datagram to a socket file, from socket(AF_UNIX, SOCK_RAW) or, with "pair": true, from
+   socketpair(AF_UNIX, SOCK_DGRAM), through sendmsg() (whose address a filter cannot read). */
+static int unix_datagram(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char path[108];
+    int pair = 0;
+    if (skill_json_get_string(args, "path", path, sizeof path) <= 0) return SKILL_ERR_INVALID_ARGS;
+    skill_json_get_bool(args, "pair", &pair);
+    int fd = -1, fds[2];
+    if (pair) {
+        if (socketpair(AF_UNIX, SOCK_DGRAM, 0, fds) != 0) return fail(api, call, "socketpair");
+        fd = fds[0];
+        close(fds[1]);
+    } else if ((fd = socket(AF_UNIX, SOCK_RAW, 0)) < 0) {
+        return fail(api, call, "socket");
+    }
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    snprintf(address.sun_path, sizeof address.sun_path, "%s", path);
+    struct iovec data = {.iov_base = "hello", .iov_len = 5};
+    struct msghdr message = {.msg_name = &address, .msg_namelen = sizeof address, .msg_iov = &data, .msg_iovlen = 1};
+    ssize_t sent = sendmsg(fd, &message, 0);
+    close(fd);
+    if (sent < 0) return fail(api, call, "sendmsg");
+    return done(api, call, "");
+}
+
+/* posix_spawn of /bin/true: the C library blocks every signal around its clone. */
+static int spawn_program(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    pid_t child;
+    char *argv[] = {"true", NULL};
+    int error = posix_spawn(&child, "/bin/true", NULL, NULL, argv, environ);
+    if (error != 0) {
+        errno = error;
+        return fail(api, call, "posix_spawn /bin/true");
+    }
+    waitpid(child, NULL, 0);
+    return done(api, call, "");
+}
+
+/* A raw clone into a new user namespace (what a plugin granted exec might try). */
+static int clone_namespace(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (child < 0) return fail(api, call, "clone(CLONE_NEWUSER)");
+    if (child == 0) _exit(0);
+    waitpid((pid_t)child, NULL, 0);
+    return done(api, call, "");
+}
+
 static const skill_descriptor skills[] = {
+    SKILL_JSON("@NAME@_shm", "Shared memory", "Makes a System V segment.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               shared_memory),
+    SKILL_JSON("@NAME@_unix_datagram", "UNIX datagram", "Sends a datagram to a socket file.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, unix_datagram),
+    SKILL_JSON("@NAME@_spawn", "Spawn", "posix_spawn of /bin/true.", OBJECT, SKILL_RISK_READ_ONLY, 0, spawn_program),
+    SKILL_JSON("@NAME@_clone_namespace", "Namespace", "Clones into a new user namespace.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, clone_namespace),
     SKILL_JSON("@NAME@_capabilities", "Capabilities", "Reports its capabilities.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                capabilities),
     SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),

@@ -21,6 +21,8 @@ TOOLS = [
     text_tool("write_file", "Writes a file.", {"path": {"type": "string"}}),
     text_tool("connect", "Connects to a loopback port.", {"port": {"type": "integer"}}),
     text_tool("signal_parent", "Signals the process that started the server.", {}),
+    text_tool("unix_datagram", "Sends a datagram to a socket file from a SOCK_RAW UNIX socket.",
+              {"path": {"type": "string"}}),
 ]
 
 
@@ -39,6 +41,10 @@ def call(name, arguments):
         if name == "signal_parent":
             os.kill(os.getppid(), 0)
             return "ok: signalled"
+        if name == "unix_datagram":
+            with socket.socket(socket.AF_UNIX, socket.SOCK_RAW) as datagram:
+                datagram.sendmsg([b"hello"], [], 0, arguments["path"])
+            return "ok: sent"
     except OSError as error:
         return f"{type(error).__name__}: {error.strerror}"
     return "unknown tool"
