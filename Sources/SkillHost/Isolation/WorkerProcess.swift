@@ -48,12 +48,15 @@ final class WorkerProcess: Sendable {
         let lastWords: String?
         /// Its peak resident memory, in bytes (from the kernel's accounting at reaping).
         let peakMemory: UInt64
+        /// The CPU time it used, user and system, in seconds.
+        let cpuSeconds: Double
 
-        init(waitStatus status: Int32, recentErrors: [String], peakMemory: UInt64 = 0) {
+        init(waitStatus status: Int32, recentErrors: [String], peakMemory: UInt64 = 0, cpuSeconds: Double = 0) {
             signal = status & 0x7f == 0 ? nil : status & 0x7f
             exitStatus = (status >> 8) & 0xff
             lastWords = recentErrors.last { !$0.allSatisfy(\.isWhitespace) }
             self.peakMemory = peakMemory
+            self.cpuSeconds = cpuSeconds
         }
 
         /// `killed by SIGSEGV` / `exited with status 3`.
@@ -114,6 +117,8 @@ final class WorkerProcess: Sendable {
     private let throttle = Mutex(LogThrottle())
     /// The address-space limit the worker runs under, for naming it when the worker dies of it.
     private let memoryLimit: UInt64?
+    /// Its CPU-time limit in seconds, likewise.
+    private let cpuLimit: UInt64?
     /// The longest line the worker reads: a request over it is refused here, with a sentence.
     private let requestLimit: Int
     /// Called once when the process is gone.
@@ -134,12 +139,13 @@ final class WorkerProcess: Sendable {
     private let exited = DispatchSemaphore(value: 0)
 
     private init(
-        pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, requestLimit: Int,
-        log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
+        pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, cpuLimit: UInt64?,
+        requestLimit: Int, log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
     ) {
         self.pid = pid
         self.lane = lane
         self.memoryLimit = memoryLimit
+        self.cpuLimit = cpuLimit
         self.requestLimit = requestLimit
         self.label = Mutex(plugin)
         self.writer = LineWriter(descriptor: input)
@@ -188,7 +194,7 @@ final class WorkerProcess: Sendable {
         let lane = WorkerLane(requests: laneRequests, responses: laneResponses, wake: laneWake, limit: limit)
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
-            requestLimit: limit, log: log, onExit: onExit)
+            cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit)
         // The worker's end is noticed from the process itself, not from its pipe closing: a child the plugin started
         // may keep the pipe open long after the worker died.
         var exitPipe: [Int32] = [-1, -1]
@@ -460,7 +466,11 @@ final class WorkerProcess: Sendable {
             case .exited(let why, let ended):
                 (reason, termination) = (why, ended)
             case .starting, .running, .stopping:
-                let ended = Termination(waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak)
+                let cpu =
+                    Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+                    + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+                let ended = Termination(
+                    waitStatus: status, recentErrors: state.recentErrors, peakMemory: peak, cpuSeconds: cpu)
                 termination = ended
                 reason =
                     state.channelClosed
@@ -573,7 +583,13 @@ final class WorkerProcess: Sendable {
         var reason: String
         if let signal = termination.signal {
             reason = "plugin \"\(plugin)\" crashed (\(termination.summary))"
-            if signal == SIGKILL || signal == SIGXCPU { reason += "; it may have run over its CPU-time limit" }
+            // Only when the CPU time it used says so: a worker killed by SIGKILL from anywhere else (itself, the
+            // OOM killer) is not said to have run over it.
+            if signal == SIGXCPU || signal == SIGKILL, let limit = cpuLimit, termination.cpuSeconds >= Double(limit) - 1 {
+                reason +=
+                    "; it ran over its CPU-time limit of \(limit) s (it used \(Int(termination.cpuSeconds)) s; raise "
+                    + "isolation.cpu_seconds in config.json if it needs more)"
+            }
             // Careless code that runs out of address space dies on the NULL that malloc returned (or aborts).
             if let limit = memoryLimit, [SIGSEGV, SIGABRT, SIGBUS].contains(signal), termination.peakMemory >= limit / 2
             {

@@ -67,6 +67,12 @@ static int do_abort(void *state, const skill_call_api *api, skill_call *call, co
     abort();
 }
 
+static int kill_self(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)api, (void)call, (void)args;
+    raise(SIGKILL);
+    return SKILL_OK;
+}
+
 static int do_exit(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)api, (void)call, (void)args;
     exit(3);
@@ -253,6 +259,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_signal_parent", "Signal parent", "Tries to signal its parent.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                signal_parent),
     SKILL_JSON("fault_segv", "Segfault", "Dereferences a bad pointer.", OBJECT, SKILL_RISK_READ_ONLY, 0, segv),
+    SKILL_JSON("fault_sigkill", "SIGKILL", "Kills its worker with SIGKILL.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               kill_self),
     SKILL_JSON("fault_abort", "Abort", "Calls abort().", OBJECT, SKILL_RISK_READ_ONLY, 0, do_abort),
     SKILL_JSON("fault_exit", "Exit", "Calls exit(3).", OBJECT, SKILL_RISK_READ_ONLY, 0, do_exit),
     SKILL_JSON("fault_spin", "Spin", "Loops forever.", OBJECT, SKILL_RISK_READ_ONLY, 0, spin),
