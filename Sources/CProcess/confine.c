@@ -329,8 +329,6 @@ static const char *const always_blocked[] = {
     "semctl",
 };
 
-
-
 /* Adds the rules `spec` calls for. 0 or an errno value. */
 static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement *spec) {
     int result = 0;
