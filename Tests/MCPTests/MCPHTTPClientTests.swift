@@ -80,12 +80,21 @@ struct MCPHTTPClientTests {
     }
 
     /// A server of the 2025-11-25 form only: the probe fails, `initialize` mints a session, later requests name it.
-    @Test func aSessionOnlyServerIsSpokenToInItsForm() async throws {
+    /// The session-only peer (which also has the hostile tools), started and registered as the source "legacy".
+    static func legacyPeer() async throws -> (process: Process, registry: SkillRegistry, source: MCPSkillSource) {
         let (process, url) = try await Self.peer("legacy")
-        defer { Self.stop(process) }
         let registry = try makeRegistry()
         let source = Self.source("legacy", url, registry: registry)
-        try await source.start()
+        do { try await source.start() } catch {
+            Self.stop(process)
+            throw error
+        }
+        return (process, registry, source)
+    }
+
+    @Test func aSessionOnlyServerIsSpokenToInItsForm() async throws {
+        let (process, registry, source) = try await Self.legacyPeer()
+        defer { Self.stop(process) }
         defer { source.stop() }
         #expect(source.connection?.statelessVersion == nil, "fell back to the session form")
         #expect(await registry.invoke("legacy_echo", arguments: #"{"text":"old"}"#).result == "old")
@@ -96,11 +105,8 @@ struct MCPHTTPClientTests {
     /// case peaks at 68 MB in the `skillhost call` process; the endless event still peaks near 1.1 GB, queued by
     /// Foundation's URLSession between libcurl and the delegate before the cut takes effect — not asserted here.)
     @Test func aHostileServersAnswersAreBounded() async throws {
-        let (process, url) = try await Self.peer("legacy")
+        let (process, registry, source) = try await Self.legacyPeer()
         defer { Self.stop(process) }
-        let registry = try makeRegistry()
-        let source = Self.source("legacy", url, registry: registry)
-        try await source.start()
         defer { source.stop() }
         let started = ContinuousClock.now
         let flood = await registry.invoke(

@@ -68,12 +68,12 @@ struct MCPHTTPGuardTests {
             "mcp-http-slow", config: #"{"mcp": {"header_timeout_s": 120, "max_connections": 200}}"#)
         let server = try await HTTPServerProcess.start(arguments: [], environment: environment)
         defer { server.terminate() }
-        let attack = try await Self.slowClients(port: server.port, count: 300, seconds: 30, environment: environment)
-        // Each try gives up after 5 s, all of them well before the slow clients would (without room made for it,
+        let attack = try await Self.slowClients(port: server.port, count: 300, seconds: 40, environment: environment)
+        // Each try gives up after 8 s, all of them well before the slow clients would (without room made for it,
         // the request waits in the listen queue until they leave).
         var answered = false
         for _ in 1...3 where !answered {
-            let reply = try await Self.send("POST", server.url, Self.callHeaders, body: Self.call, maxTime: 5)
+            let reply = try await Self.send("POST", server.url, Self.callHeaders, body: Self.call, maxTime: 8)
             answered = reply.status == 200 && reply.body.contains(#""text":"42""#)
             if !answered { try await Task.sleep(for: .seconds(1)) }
         }

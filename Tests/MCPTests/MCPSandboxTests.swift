@@ -68,25 +68,11 @@ struct MCPSandboxTests {
             await text(registry, "signal_parent", "{}") == "PermissionError: Operation not permitted"
                 || skillhost_landlock_abi() < 6)
         // A UNIX datagram to a socket file outside the sandbox (issue #28: socket(AF_UNIX, SOCK_RAW), sendmsg).
-        let socketFile = Paths.temporaryDirectory("sandbox-dgram") + "/socket"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(receiver) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in socketFile.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
+        let receiver = try UnixDatagramReceiver()
         #expect(
-            await text(registry, "unix_datagram", #"{"path":"\#(socketFile)"}"#)
+            await text(registry, "unix_datagram", #"{"path":"\#(receiver.path)"}"#)
                 == "PermissionError: Operation not permitted")
-        var byte: UInt8 = 0
-        #expect(recv(receiver, &byte, 1, Int32(MSG_DONTWAIT)) < 0, "no datagram arrived")
+        #expect(!receiver.received, "no datagram arrived")
 
         // With the network allowed, the same server connects.
         let networked = try makeRegistry()

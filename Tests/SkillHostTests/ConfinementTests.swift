@@ -153,18 +153,8 @@ struct ConfinementTests {
                 == "escape: shmget() was blocked (no plugin may do that); it reported: shmget: Operation not permitted")
 
         // A socket file outside the jail, owned by the test: nothing may reach it.
-        let path = Paths.temporaryDirectory("dgram") + "/socket"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(receiver) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
+        let receiver = try UnixDatagramReceiver()
+        let path = receiver.path
         let raw = await host.call("escape_unix_datagram", ["path": .string(path)])
         #expect(
             raw.error
@@ -176,8 +166,7 @@ struct ConfinementTests {
                 == Self.blocked(
                     "socketpair() of UNIX datagram sockets", needs: "network",
                     reported: "socketpair: Operation not permitted"))
-        var byte: UInt8 = 0
-        #expect(recv(receiver, &byte, 1, Int32(MSG_DONTWAIT)) < 0, "no datagram arrived")
+        #expect(!receiver.received, "no datagram arrived")
 
         let spawn = await host.call("escape_spawn")
         #expect(

@@ -44,3 +44,35 @@ public final class LoopbackListener: Sendable {
         close(descriptor)
     }
 }
+
+/// A UNIX datagram socket bound to a file in a temporary folder of the test's: what a confined plugin must not be
+/// able to send to (in real life `/dev/log`, systemd's notify socket, a desktop bus).
+public final class UnixDatagramReceiver: Sendable {
+    let descriptor: Int32
+    public let path: String
+
+    public init() throws {
+        path = Paths.temporaryDirectory("dgram") + "/socket"
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = path
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard descriptor >= 0, bound == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
+    }
+
+    /// Whether a datagram is waiting (never blocks).
+    public var received: Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) >= 0
+    }
+
+    deinit { close(descriptor) }
+}
