@@ -39,11 +39,14 @@ let package = Package(
         // The HTTP server of `skillhost mcp --http` over libmicrohttpd (Debian libmicrohttpd-dev, which brings
         // GnuTLS for HTTPS and the hashes of bearer tokens).
         .target(name: "CHTTP", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("gnutls")]),
+        // The HTTP client (the model server, MCP servers by URL) over libcurl's easy interface (Debian
+        // libcurl4-openssl-dev), with backpressure so a server that never stops sending costs a bounded window.
+        .target(name: "CHTTPClient", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "SkillJSON"),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
         .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess"]),
         .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess"]),
-        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON"]),
+        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON", "CHTTPClient"]),
         .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC", "CHTTP"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"]),
         .executableTarget(

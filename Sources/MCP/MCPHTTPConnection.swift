@@ -4,10 +4,6 @@ import JSONRPC
 import SkillJSON
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// An MCP server spoken to over Streamable HTTP, either form: `server/discover` first (2026-07-28: a POST per
 /// request with the mirrored headers, `subscriptions/listen` for tool changes), else `initialize` and a session
 /// (2025-11-25: `Mcp-Session-Id`, the GET stream for notifications). A session the server forgot (404) is
@@ -62,23 +58,21 @@ final class MCPHTTPConnection: Sendable {
     private func post(_ body: JSONValue, method: String, nameHeader: String?, id: Int?, timeout: Duration)
         async throws(MCPClientError) -> Answer
     {
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body.jsonText.utf8)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json, text/event-stream", forHTTPHeaderField: "Accept")
+        var request = HTTPRequest(url: url, method: "POST", body: Data(body.jsonText.utf8))
+        request.setHeader("application/json", for: "Content-Type")
+        request.setHeader("application/json, text/event-stream", for: "Accept")
         let (stateless, negotiated, session) = state.withLock {
             ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
         }
         if let version = stateless ?? body["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue {
-            request.setValue(version, forHTTPHeaderField: "MCP-Protocol-Version")
-            request.setValue(method, forHTTPHeaderField: "Mcp-Method")
-            if let nameHeader { request.setValue(Self.headerValue(nameHeader), forHTTPHeaderField: "Mcp-Name") }
+            request.setHeader(version, for: "MCP-Protocol-Version")
+            request.setHeader(method, for: "Mcp-Method")
+            if let nameHeader { request.setHeader(Self.headerValue(nameHeader), for: "Mcp-Name") }
         } else {
-            if let negotiated { request.setValue(negotiated, forHTTPHeaderField: "MCP-Protocol-Version") }
-            if let session { request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id") }
+            if let negotiated { request.setHeader(negotiated, for: "MCP-Protocol-Version") }
+            if let session { request.setHeader(session, for: "Mcp-Session-Id") }
         }
-        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
+        for (field, value) in headers { request.setHeader(value, for: field) }
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let name = name
         let prepared = request
@@ -108,7 +102,7 @@ final class MCPHTTPConnection: Sendable {
         return try outcome.get()
     }
 
-    private func read(_ stream: AsyncThrowingStream<HTTPEvent, any Error>, id: Int?) async -> Result<
+    private func read(_ stream: HTTPResponseStream, id: Int?) async -> Result<
         Answer, MCPClientError
     > {
         var answer = Answer()
@@ -327,9 +321,9 @@ final class MCPHTTPConnection: Sendable {
 
     /// Reads one notification stream until it ends; whether it was opened at all.
     private func stream() async -> Bool {
-        var request = URLRequest(url: url)
-        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        var request = HTTPRequest(url: url)
+        for (field, value) in headers { request.setHeader(value, for: field) }
+        request.setHeader("text/event-stream", for: "Accept")
         let (stateless, negotiated, session) = state.withLock {
             ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
         }
@@ -346,17 +340,17 @@ final class MCPHTTPConnection: Sendable {
                     ],
                 ],
             ]
-            request.httpMethod = "POST"
-            request.httpBody = Data(message.jsonText.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue("application/json, text/event-stream", forHTTPHeaderField: "Accept")
-            request.setValue(stateless, forHTTPHeaderField: "MCP-Protocol-Version")
-            request.setValue("subscriptions/listen", forHTTPHeaderField: "Mcp-Method")
+            request.method = "POST"
+            request.body = Data(message.jsonText.utf8)
+            request.setHeader("application/json", for: "Content-Type")
+            request.setHeader("application/json, text/event-stream", for: "Accept")
+            request.setHeader(stateless, for: "MCP-Protocol-Version")
+            request.setHeader("subscriptions/listen", for: "Mcp-Method")
         } else {
             guard let session else { return false }
-            request.httpMethod = "GET"
-            request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id")
-            if let negotiated { request.setValue(negotiated, forHTTPHeaderField: "MCP-Protocol-Version") }
+            request.method = "GET"
+            request.setHeader(session, for: "Mcp-Session-Id")
+            if let negotiated { request.setHeader(negotiated, for: "MCP-Protocol-Version") }
         }
         var parser = SSEParser()
         var opened = false
@@ -393,10 +387,9 @@ final class MCPHTTPConnection: Sendable {
         }
         listener?.cancel()
         guard let session else { return }
-        var request = URLRequest(url: url)
-        request.httpMethod = "DELETE"
-        request.setValue(session, forHTTPHeaderField: "Mcp-Session-Id")
-        for (field, value) in headers { request.setValue(value, forHTTPHeaderField: field) }
+        var request = HTTPRequest(url: url, method: "DELETE")
+        request.setHeader(session, for: "Mcp-Session-Id")
+        for (field, value) in headers { request.setHeader(value, for: field) }
         Task {
             for try await _ in HTTPStream.start(request, timeout: 5) {}
         }

@@ -101,9 +101,7 @@ struct MCPHTTPClientTests {
     }
 
     /// A hostile server's answers are read only up to a bound: an SSE data line that never ends is refused at 16 MB,
-    /// a 1 GB Content-Length before a byte of it is read — long before the deadline. (Memory: the Content-Length
-    /// case peaks at 68 MB in the `skillhost call` process; the endless event still peaks near 1.1 GB, queued by
-    /// Foundation's URLSession between libcurl and the delegate before the cut takes effect — not asserted here.)
+    /// a 1 GB Content-Length before a byte of it is read — long before the deadline (memory: see the next test).
     @Test func aHostileServersAnswersAreBounded() async throws {
         let (process, registry, source) = try await Self.legacyPeer()
         defer { Self.stop(process) }
@@ -122,6 +120,33 @@ struct MCPHTTPClientTests {
                 "MCP server legacy announced 1073741824 bytes (Content-Length), more than the 64 MB read") == true,
             "\(huge.error ?? "")")
         #expect(ContinuousClock.now - started < .seconds(90), "refused, not timed out")
+    }
+
+    /// The endless event costs a bounded amount of memory, not what the server manages to send before the cut: the
+    /// transport pauses reading while the consumer is behind. The peak resident size of `skillhost call` is read by
+    /// its parent (getrusage of the waited child); it was 1.1 GB with Foundation's URLSession, about 70–90 MB now.
+    @Test func anEndlessEventCostsBoundedMemory() async throws {
+        let (process, url) = try await Self.peer("legacy")
+        defer { Self.stop(process) }
+        let home = Paths.temporaryDirectory("mcp-flood")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        let config = #"{"mcpServers": {"legacy": {"url": "\#(url.absoluteString)"}}}"#
+        try config.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let measure = """
+            import resource, subprocess, sys
+            run = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+            sys.stdout.write(run.stderr)
+            print("peak-kb", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            """
+        let result = try await runProcessOffPool(
+            "/usr/bin/env",
+            ["python3", "-c", measure, Paths.skillhost, "call", "flood_sse", "{}", "--timeout", "90s"],
+            environment: cliEnvironment(home: home))
+        #expect(result.stdout.contains("MCP server legacy sent an event of more than 16 MB without ending it"))
+        let peak = result.stdout.split(separator: "\n").last { $0.hasPrefix("peak-kb ") }
+            .flatMap { Int($0.dropFirst("peak-kb ".count)) }
+        #expect(peak != nil, "\(result.stdout)")
+        #expect((peak ?? .max) < 160 << 10, "peak resident \((peak ?? 0) >> 10) MB")
     }
 
     @Test func skillhostOverHTTPWithATokenAndToolChanges() async throws {

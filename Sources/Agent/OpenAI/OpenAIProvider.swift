@@ -3,10 +3,6 @@ import SkillHost
 import SkillJSON
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Where and how to reach an OpenAI-compatible chat-completions server.
 public struct OpenAIConfiguration: Sendable {
     /// E.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`; `/chat/completions` is appended.
@@ -121,7 +117,7 @@ public final class OpenAIProvider: ModelProvider {
     static let maximumResponse = 64 << 20
 
     private func attemptOnce(
-        _ urlRequest: URLRequest, streamingTools: Bool, yield: (ModelChunk) -> Void
+        _ urlRequest: HTTPRequest, streamingTools: Bool, yield: (ModelChunk) -> Void
     ) async throws -> Attempt {
         // A model's answer is kilobytes; a server that sends more than this is refused, not read to the end.
         var iterator = HTTPStream.start(
@@ -138,16 +134,16 @@ public final class OpenAIProvider: ModelProvider {
             throw ModelError("the model server at \(host) \(tooLarge); skillhost stopped reading")
         } catch {
             try Task.checkCancellation()
-            if let urlError = error as? URLError, urlError.code == .timedOut {
+            if let transport = error as? HTTPTransportError, transport.kind == .timedOut {
                 throw ModelError(
                     "the model server at \(host) did not answer within \(Int(configuration.requestTimeout)) s")
             }
-            return .retry(after: nil, reason: "cannot reach the model server at \(host): \(Self.describe(error))")
+            return .retry(after: nil, reason: "cannot reach the model server at \(host): \(error)")
         }
 
         if (300..<400).contains(status) {
-            // URLSession follows redirects within the model server's origin; one to another origin is stopped
-            // (see StreamingDelegate), so the key is never sent there.
+            // HTTPStream follows redirects within the model server's origin; one to another origin is delivered
+            // as it is, so the key is never sent there.
             let target = headers["location"].map { " to \($0)" } ?? ""
             throw ModelError(
                 "the model server at \(host) redirected\(target), another origin; skillhost does not follow it with "
@@ -199,7 +195,7 @@ public final class OpenAIProvider: ModelProvider {
             // A stream that breaks before its first event, for a request with tools, is how some servers say
             // they cannot stream tools.
             if streamingTools, events == 0 { return .streamingUnsupported("the stream ended before any event") }
-            throw ModelError("the connection to the model server broke mid-response: \(Self.describe(error))")
+            throw ModelError("the connection to the model server broke mid-response: \(error)")
         }
         if isEventStream {
             let rest = parser.finish()
@@ -229,15 +225,15 @@ public final class OpenAIProvider: ModelProvider {
         return "\(url.host ?? url.absoluteString)\(url.port.map { ":\($0)" } ?? "")"
     }
 
-    func makeRequest(_ request: ModelRequest, streaming: Bool = true) throws -> URLRequest {
-        var urlRequest = URLRequest(url: configuration.baseURL.appendingPathComponent("chat/completions"))
-        urlRequest.httpMethod = "POST"
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        urlRequest.setValue(streaming ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
+    func makeRequest(_ request: ModelRequest, streaming: Bool = true) throws -> HTTPRequest {
+        var urlRequest = HTTPRequest(
+            url: configuration.baseURL.appendingPathComponent("chat/completions"), method: "POST",
+            body: Data(Self.body(request, model: configuration.model, streaming: streaming).jsonText.utf8))
+        urlRequest.setHeader("application/json", for: "Content-Type")
+        urlRequest.setHeader(streaming ? "text/event-stream" : "application/json", for: "Accept")
         if let key = configuration.apiKey, !key.isEmpty {
-            urlRequest.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+            urlRequest.setHeader("Bearer \(key)", for: "Authorization")
         }
-        urlRequest.httpBody = Data(Self.body(request, model: configuration.model, streaming: streaming).jsonText.utf8)
         return urlRequest
     }
 
@@ -323,19 +319,5 @@ public final class OpenAIProvider: ModelProvider {
         case 504: return "Gateway Timeout"
         default: return ""
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let urlError = error as? URLError {
-            switch urlError.code {
-            case .cannotConnectToHost: return "connection refused"
-            case .cannotFindHost, .dnsLookupFailed: return "unknown host"
-            case .networkConnectionLost: return "the connection was lost"
-            case .notConnectedToInternet: return "no network"
-            case .timedOut: return "timed out"
-            default: return urlError.localizedDescription
-            }
-        }
-        return "\(error)"
     }
 }
