@@ -146,7 +146,7 @@ struct MCPHTTPClientTests {
         let peak = result.stdout.split(separator: "\n").last { $0.hasPrefix("peak-kb ") }
             .flatMap { Int($0.dropFirst("peak-kb ".count)) }
         #expect(peak != nil, "\(result.stdout)")
-        #expect((peak ?? .max) < 160 << 10, "peak resident \((peak ?? 0) >> 10) MB")
+        #expect((peak ?? .max) < 128 << 10, "peak resident \((peak ?? 0) >> 10) MB")
     }
 
     @Test func skillhostOverHTTPWithATokenAndToolChanges() async throws {
