@@ -2,10 +2,12 @@
    (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked. */
 #define _GNU_SOURCE
 #include "process_support.h"
+#include "metadata.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
@@ -226,6 +228,12 @@ static const char *family_name(long family) {
     }
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
 static void on_blocked(int signal, siginfo_t *info, void *context) {
     (void)signal;
     ucontext_t *uc = context;
@@ -240,8 +248,16 @@ static void on_blocked(int signal, siginfo_t *info, void *context) {
     int number = info->si_syscall;
     char *text = blocked_text;
     size_t size = sizeof blocked_text, used = 0;
-    used = append(text, used, size, trapped_name(number));
-    used = append(text, used, size, "()");
+    if (info->si_arch != NATIVE_ARCH || (number & 0x40000000)) {
+        /* int 0x80 (i386) or an x32 number from a 64-bit process: its numbers mean other calls here. */
+        used = append(text, used, size, "a system call through another ABI (number ");
+        used = append_number(text, used, size, (unsigned long)number & 0xffff);
+        used = append(text, used, size, ")");
+        number = -1;
+    } else {
+        used = append(text, used, size, trapped_name(number));
+        used = append(text, used, size, "()");
+    }
     if (number == SCMP_SYS(connect) || number == SCMP_SYS(sendto)) {
 #if defined(__x86_64__)
         long address = number == SCMP_SYS(sendto) ? (long)uc->uc_mcontext.gregs[REG_R8] : arg1;
@@ -284,10 +300,13 @@ static void on_blocked(int signal, siginfo_t *info, void *context) {
     errno = saved;
 }
 
-int skillhost_blocked_pending(void) { return blocked_text[0] != 0; }
+int skillhost_blocked_pending(void) { return blocked_text[0] != 0 || skillhost_metadata_refusal(NULL, 0, 0); }
 
 int skillhost_take_blocked(char *buffer, int size) {
-    if (blocked_text[0] == 0 || size <= 0) return 0;
+    if (size <= 0) return 0;
+    /* The supervisor's refusal of a metadata change on this thread, if the filter itself blocked nothing. */
+    if (blocked_text[0] == 0) return skillhost_metadata_refusal(buffer, (size_t)size, 1);
+    skillhost_metadata_refusal(NULL, 0, 1);
     snprintf(buffer, (size_t)size, "%s", blocked_text);
     blocked_text[0] = 0;
     return 1;
@@ -344,6 +363,12 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
         int number = seccomp_syscall_resolve_name("clone3");
         if (number != __NR_SCMP_ERROR && filter) result = -seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), number, 0);
     }
+    /* Metadata (mode, owner, times, extended attributes), which Landlock does not cover: every form goes to the
+       supervisor, which allows it only beneath what the process may write (metadata.c). Without a supervisor
+       listening (the peek child) the calls fail with ENOSYS. */
+    for (int i = 0; i < skillhost_metadata_count && result == 0 && !spec->write_anywhere; i++) {
+        if (filter) result = -seccomp_rule_add(filter, SCMP_ACT_NOTIFY, skillhost_metadata_numbers[i], 0);
+    }
     if (result == 0 && !spec->network) {
         /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. A datagram
            socket — SOCK_DGRAM, or SOCK_RAW, which the kernel makes one for AF_UNIX — could send to any socket
@@ -379,14 +404,14 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
 /* The last compiled filter, for the choices it was compiled for: compiling costs about half a millisecond, and a
    worker compiles the filter its plugin most likely gets while the peeking child runs. */
 static struct {
-    int valid, network, exec, for_exec;
+    int valid, network, exec, for_exec, write_anywhere;
     struct sock_filter *program;
     unsigned short length;
 } compiled;
 
 static int matches(const struct skillhost_confinement *spec) {
     return compiled.valid && compiled.network == !!spec->network && compiled.exec == !!spec->exec &&
-           compiled.for_exec == !!spec->for_exec;
+           compiled.for_exec == !!spec->for_exec && compiled.write_anywhere == !!spec->write_anywhere;
 }
 
 int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
@@ -394,7 +419,10 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
     blocked_action = spec->for_exec ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP;
     scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
     if (!filter) return ENOMEM;
-    int result = add_rules(filter, spec);
+    /* A call through another ABI (int 0x80's i386 numbers, x32's) names none of the calls the rules compare: it is
+       blocked like them, not left to kill the thread (libseccomp's default). */
+    int result = -seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, blocked_action);
+    if (result == 0) result = add_rules(filter, spec);
     int fd = -1;
     if (result == 0) {
         fd = memfd_create("skillhost-seccomp", MFD_CLOEXEC);
@@ -415,6 +443,7 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
             compiled.network = !!spec->network;
             compiled.exec = !!spec->exec;
             compiled.for_exec = !!spec->for_exec;
+            compiled.write_anywhere = !!spec->write_anywhere;
             compiled.valid = 1;
         }
     }
@@ -442,12 +471,13 @@ int skillhost_seccomp_import(const struct skillhost_confinement *spec, const uns
     compiled.network = !!spec->network;
     compiled.exec = !!spec->exec;
     compiled.for_exec = !!spec->for_exec;
+    compiled.write_anywhere = !!spec->write_anywhere;
     compiled.valid = 1;
     add_rules(NULL, spec); /* the names of the trapped calls, for the SIGSYS record */
     return 0;
 }
 
-static int apply_seccomp(const struct skillhost_confinement *spec) {
+static int apply_seccomp(const struct skillhost_confinement *spec, int supervised) {
     int result = skillhost_seccomp_prepare(spec);
     if (result != 0) return result;
     if (!spec->for_exec) {
@@ -465,6 +495,11 @@ static int apply_seccomp(const struct skillhost_confinement *spec) {
     struct sock_fprog program = {.len = compiled.length, .filter = compiled.program};
     /* SPEC_ALLOW: the kernel would otherwise turn on the speculative-store-bypass mitigation for the process on
        some configurations; it guards a process against itself, and here the only other code is the host's. */
+    if (supervised) {
+        long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_NEW_LISTENER, &program);
+        if (listener >= 0) return skillhost_metadata_hand_over((int)listener);
+    }
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &program) == 0) return 0;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
 }
@@ -489,13 +524,18 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     int dropped = drop_capabilities();
     if (dropped != 0) return dropped;
+    /* The supervisor of metadata changes, forked now: after the capabilities went (it holds none either), before
+       Landlock and the filter (it resolves paths the process cannot reach, to refuse them by name). Without it the
+       calls fail with ENOSYS; the worker still runs. */
+    int supervised = spec->supervise_metadata && !spec->write_anywhere &&
+                     skillhost_metadata_fork(spec->write_paths, spec->write_count) == 0;
     int abi = skillhost_landlock_abi();
     if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
     if (abi >= 1) {
         int result = apply_landlock(spec, abi, applied);
         if (result != 0) return result;
     }
-    int result = apply_seccomp(spec);
+    int result = apply_seccomp(spec, supervised);
     if (result != 0) return result;
     *applied |= SKILLHOST_CONFINED_SYSCALLS;
     return 0;

@@ -95,7 +95,10 @@ int skillhost_peek_start(const char *path, const struct skillhost_confinement *c
         if (dup2(channel[1], 3) < 0) _exit(2);
         close_range(4, ~0U, 0);
         int applied;
-        if (skillhost_confine(confinement, &applied) != 0) _exit(3);
+        /* Only the declaration is read here: metadata changes fail (ENOSYS) rather than fork a supervisor. */
+        struct skillhost_confinement spec = *confinement;
+        spec.supervise_metadata = 0;
+        if (skillhost_confine(&spec, &applied) != 0) _exit(3);
         void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
         if (!handle) _exit(4);
         const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");

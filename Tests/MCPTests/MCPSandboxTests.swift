@@ -73,6 +73,19 @@ struct MCPSandboxTests {
             await text(registry, "unix_datagram", #"{"path":"\#(receiver.path)"}"#)
                 == "PermissionError: Operation not permitted")
         #expect(!receiver.received, "no datagram arrived")
+        // Metadata (issue #28): a mode or times outside what it may write stay as they were; in its own folder
+        // they change, through the supervisor.
+        let modeBefore = try FileManager.default.attributesOfItem(atPath: secret + "/b.txt")[.posixPermissions] as? Int
+        #expect(
+            await text(registry, "chmod", #"{"path":"\#(secret)/b.txt","mode":511}"#)
+                == "PermissionError: Operation not permitted")
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: secret + "/b.txt")[.posixPermissions] as? Int == modeBefore
+        )
+        #expect(await text(registry, "chmod", #"{"path":"\#(writable)/c.txt","mode":416}"#) == "ok: changed")
+        let changed = try FileManager.default.attributesOfItem(atPath: writable + "/c.txt")
+        #expect(changed[.posixPermissions] as? Int == 0o640)
+        #expect((changed[.modificationDate] as? Date)?.timeIntervalSince1970 == 0)
 
         // With the network allowed, the same server connects.
         let networked = try makeRegistry()

@@ -72,6 +72,9 @@ struct skillhost_confinement {
     int maximum_abi;    /**< use at most this Landlock ABI (0: none — as on an older kernel); -1: the kernel's */
     int for_exec;       /**< the process will execve a program: blocked calls fail with EPERM, without the SIGSYS
                              record (a program's signal handlers do not survive execve) */
+    int supervise_metadata; /**< fork a supervisor that makes metadata changes (mode, owner, times, extended
+                                 attributes) beneath `write_paths` and refuses the rest; without it they fail with
+                                 ENOSYS (unless `write_anywhere`, which allows them all) */
 };
 
 /** What skillhost_confine applied, as bits of its `applied` result. */
@@ -90,7 +93,10 @@ enum {
     standard error and recorded it for skillhost_take_blocked. Always blocked: ptrace, process_vm_*, io_uring_*,
     bpf, perf_event_open, mounts, namespaces, keyrings, kexec, userfaultfd, modules, open_by_handle_at, and
     replacing the SIGSYS handler. Without `network`: socket() other than UNIX stream, connect(), sendto() with an
-    address. Without `exec`: execve, execveat, fork, vfork, clone without CLONE_THREAD.
+    address. Without `exec`: execve, execveat, fork, vfork, clone without CLONE_THREAD. Unless `write_anywhere`:
+    every call that changes a file's metadata goes to the supervisor (`supervise_metadata`), which makes it only
+    beneath `write_paths`, never on a device and never adding set-user-ID or set-group-ID bits; a refusal is EPERM,
+    recorded for skillhost_take_blocked as "chmod() of /path". A call through another ABI (i386, x32) is blocked.
     Returns 0 and sets `applied` (SKILLHOST_CONFINED_* bits; without Landlock only the filter), or an errno value
     when something could not be applied. [before any other thread exists — both bind only the calling thread and
     the threads it starts later; once] */

@@ -10,6 +10,13 @@ enum ConfinementMessages {
         "vfork": ("exec", "exec"), "clone": ("exec", "exec"),
     ]
 
+    /// The calls that change a file's metadata, which the supervisor makes only where the plugin may write.
+    private static let metadataCalls: Set<String> = [
+        "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+        "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+        "fremovexattr", "setxattrat", "removexattrat",
+    ]
+
     /// After a call on this thread: when the filter blocked something and the call failed, the error says what was
     /// blocked and how to allow it; when the plugin reports a permission error, it says the plugin is confined.
     static func explain(_ outcome: inout SkillOutcome, plugin: String, confinement: Confinement) {
@@ -45,6 +52,16 @@ enum ConfinementMessages {
         // into new namespaces, which no grant allows.
         let namespaces = blocked.hasSuffix("into new namespaces")
         let blocked = call == "clone" && !namespaces ? "clone() to start a process" : blocked
+        if metadataCalls.contains(call) {
+            // Refused by the supervisor: outside what the plugin may write (a grant helps), or a device or a
+            // set-user-ID bit (nothing does).
+            guard !blocked.contains("() of the device "), !blocked.hasSuffix("set-group-ID bit") else {
+                return "\(plugin): \(blocked) was blocked (no plugin may do that)"
+            }
+            return "\(plugin): \(blocked) was blocked (a plugin may change modes, owners, times and extended "
+                + "attributes only where it may write; grant a folder with \"isolation.grant.\(plugin)\": "
+                + "[\"write:<folder>\"])"
+        }
         guard !namespaces, let need = needs[call] else {
             return "\(plugin): \(blocked) was blocked (no plugin may do that)"
         }

@@ -228,7 +228,7 @@ enum WorkerConfinement {
                         execute_paths: execute.baseAddress, execute_count: Int32(execute.count),
                         read_paths: read.baseAddress, read_count: Int32(read.count),
                         write_paths: write.baseAddress, write_count: Int32(write.count),
-                        maximum_abi: Int32(maximumABI), for_exec: forExec ? 1 : 0)
+                        maximum_abi: Int32(maximumABI), for_exec: forExec ? 1 : 0, supervise_metadata: 1)
                     return body(specification)
                 }
             }

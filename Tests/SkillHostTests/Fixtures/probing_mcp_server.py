@@ -1,6 +1,7 @@
 """A minimal MCP server (handshake generation) whose tools try what a sandbox must stop, for client tests.
 
-Tools: `read_file(path)`, `write_file(path)`, `connect(port)` (TCP to 127.0.0.1) and `signal_parent()`; each answers
+Tools: `read_file(path)`, `write_file(path)`, `connect(port)` (TCP to 127.0.0.1), `signal_parent()`,
+`unix_datagram(path)` and `chmod(path, mode)` (then os.utime and a user.* extended attribute); each answers
 "ok: …" or the exception's words, as a tool result (isError false, so the test sees the text either way).
 """
 import json
@@ -23,6 +24,7 @@ TOOLS = [
     text_tool("signal_parent", "Signals the process that started the server.", {}),
     text_tool("unix_datagram", "Sends a datagram to a socket file from a SOCK_RAW UNIX socket.",
               {"path": {"type": "string"}}),
+    text_tool("chmod", "Changes a file's mode, then its times.", {"path": {"type": "string"}, "mode": {"type": "integer"}}),
 ]
 
 
@@ -45,6 +47,10 @@ def call(name, arguments):
             with socket.socket(socket.AF_UNIX, socket.SOCK_RAW) as datagram:
                 datagram.sendmsg([b"hello"], [], 0, arguments["path"])
             return "ok: sent"
+        if name == "chmod":
+            os.chmod(arguments["path"], arguments["mode"])
+            os.utime(arguments["path"], (0, 0))
+            return "ok: changed"
     except OSError as error:
         return f"{type(error).__name__}: {error.strerror}"
     return "unknown tool"

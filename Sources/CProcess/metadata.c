@@ -1,0 +1,480 @@
+/* Metadata changes by a confined process. Landlock does not cover a file's mode, owner, times or extended
+   attributes, so the filter hands every such call to a supervisor (SECCOMP_RET_USER_NOTIF): a process forked
+   before the worker confined itself, holding no capability, that makes the change only when the object lies
+   beneath what the worker may write and is not a device — and refuses it with EPERM otherwise. The supervisor
+   resolves the object itself (from the caller's own descriptors and working folder, through /proc) and acts on
+   what it resolved, never on a path a second time, so neither the caller's memory nor a symlink swapped meanwhile
+   can point it elsewhere. Nothing in the worker can answer for the supervisor: the listener is handed over and
+   closed before any plugin code runs. */
+#define _GNU_SOURCE
+#include "metadata.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+
+const char *const skillhost_metadata_names[] = {
+#ifdef SYS_chmod
+    "chmod", "chown", "lchown", "utime", "utimes", "futimesat",
+#endif
+    "fchmod", "fchmodat", "fchmodat2", "fchown", "fchownat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
+    "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
+};
+const int skillhost_metadata_numbers[] = {
+#ifdef SYS_chmod
+    SYS_chmod, SYS_chown, SYS_lchown, SYS_utime, SYS_utimes, SYS_futimesat,
+#endif
+    SYS_fchmod, SYS_fchmodat, SYS_fchmodat2, SYS_fchown, SYS_fchownat, SYS_utimensat, SYS_setxattr,
+    SYS_lsetxattr, SYS_fsetxattr, SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, SYS_setxattrat,
+    SYS_removexattrat,
+};
+const int skillhost_metadata_count = sizeof skillhost_metadata_numbers / sizeof skillhost_metadata_numbers[0];
+
+/* Refusals, by thread, in memory shared with the supervisor, so the call's error can name what was refused. */
+enum { SLOTS = 16 };
+struct refusals {
+    int pending;
+    int next;
+    struct {
+        int tid;
+        char text[248];
+    } slot[SLOTS];
+};
+static struct refusals *refusals;
+static int channel = -1; /* the worker's end, until the listener is handed over */
+
+enum { MAX_ROOTS = 64 };
+static char *roots[MAX_ROOTS];
+static int root_count;
+
+static const char *name_of(int number) {
+    for (int i = 0; i < skillhost_metadata_count; i++)
+        if (skillhost_metadata_numbers[i] == number) return skillhost_metadata_names[i];
+    return "a metadata call";
+}
+
+/* ---------------------------------------------------------------------------------------------- the request */
+
+enum operation { CHMOD, CHOWN, TIMES, SET_XATTR, REMOVE_XATTR, XATTR_ARGS };
+enum times_kind { TIMESPEC, TIMEVAL, UTIMBUF };
+
+struct request {
+    enum operation op;
+    int fd_form;        /* the object is descriptor `fd` itself */
+    int fd;             /* the object (fd form) or the folder a relative path starts from */
+    uint64_t path;      /* address of the path (path form) */
+    int nofollow, empty_path;
+    unsigned long mode, uid, gid;
+    enum times_kind times_kind;
+    uint64_t times;     /* address, 0 for "now" */
+    uint64_t name, value, args;
+    size_t size;
+    int xattr_flags;
+};
+
+static void decode(const struct seccomp_data *data, struct request *r) {
+    const __u64 *a = data->args;
+    memset(r, 0, sizeof *r);
+    int n = data->nr;
+#ifdef SYS_chmod
+    if (n == SYS_chmod) *r = (struct request){.op = CHMOD, .fd = AT_FDCWD, .path = a[0], .mode = a[1]};
+    else if (n == SYS_chown || n == SYS_lchown)
+        *r = (struct request){.op = CHOWN, .fd = AT_FDCWD, .path = a[0], .uid = a[1], .gid = a[2],
+                              .nofollow = n == SYS_lchown};
+    else if (n == SYS_utime) *r = (struct request){.op = TIMES, .fd = AT_FDCWD, .path = a[0], .times = a[1],
+                                                   .times_kind = UTIMBUF};
+    else if (n == SYS_utimes) *r = (struct request){.op = TIMES, .fd = AT_FDCWD, .path = a[0], .times = a[1],
+                                                    .times_kind = TIMEVAL};
+    else if (n == SYS_futimesat) *r = (struct request){.op = TIMES, .fd = (int)a[0], .path = a[1], .times = a[2],
+                                                       .times_kind = TIMEVAL};
+    else
+#endif
+    if (n == SYS_fchmod) *r = (struct request){.op = CHMOD, .fd_form = 1, .fd = (int)a[0], .mode = a[1]};
+    else if (n == SYS_fchmodat) *r = (struct request){.op = CHMOD, .fd = (int)a[0], .path = a[1], .mode = a[2]};
+    else if (n == SYS_fchmodat2)
+        *r = (struct request){.op = CHMOD, .fd = (int)a[0], .path = a[1], .mode = a[2],
+                              .nofollow = (a[3] & AT_SYMLINK_NOFOLLOW) != 0, .empty_path = (a[3] & AT_EMPTY_PATH) != 0};
+    else if (n == SYS_fchown)
+        *r = (struct request){.op = CHOWN, .fd_form = 1, .fd = (int)a[0], .uid = a[1], .gid = a[2]};
+    else if (n == SYS_fchownat)
+        *r = (struct request){.op = CHOWN, .fd = (int)a[0], .path = a[1], .uid = a[2], .gid = a[3],
+                              .nofollow = (a[4] & AT_SYMLINK_NOFOLLOW) != 0, .empty_path = (a[4] & AT_EMPTY_PATH) != 0};
+    else if (n == SYS_utimensat)
+        *r = (struct request){.op = TIMES, .fd_form = a[1] == 0, .fd = (int)a[0], .path = a[1], .times = a[2],
+                              .times_kind = TIMESPEC, .nofollow = (a[3] & AT_SYMLINK_NOFOLLOW) != 0,
+                              .empty_path = (a[3] & AT_EMPTY_PATH) != 0};
+    else if (n == SYS_setxattr || n == SYS_lsetxattr)
+        *r = (struct request){.op = SET_XATTR, .fd = AT_FDCWD, .path = a[0], .name = a[1], .value = a[2],
+                              .size = a[3], .xattr_flags = (int)a[4], .nofollow = n == SYS_lsetxattr};
+    else if (n == SYS_fsetxattr)
+        *r = (struct request){.op = SET_XATTR, .fd_form = 1, .fd = (int)a[0], .name = a[1], .value = a[2],
+                              .size = a[3], .xattr_flags = (int)a[4]};
+    else if (n == SYS_removexattr || n == SYS_lremovexattr)
+        *r = (struct request){.op = REMOVE_XATTR, .fd = AT_FDCWD, .path = a[0], .name = a[1],
+                              .nofollow = n == SYS_lremovexattr};
+    else if (n == SYS_fremovexattr)
+        *r = (struct request){.op = REMOVE_XATTR, .fd_form = 1, .fd = (int)a[0], .name = a[1]};
+    else if (n == SYS_setxattrat)
+        *r = (struct request){.op = XATTR_ARGS, .fd = (int)a[0], .path = a[1], .name = a[3], .args = a[4],
+                              .size = a[5], .nofollow = (a[2] & AT_SYMLINK_NOFOLLOW) != 0,
+                              .empty_path = (a[2] & AT_EMPTY_PATH) != 0};
+    else if (n == SYS_removexattrat)
+        *r = (struct request){.op = REMOVE_XATTR, .fd = (int)a[0], .path = a[1], .name = a[3],
+                              .nofollow = (a[2] & AT_SYMLINK_NOFOLLOW) != 0, .empty_path = (a[2] & AT_EMPTY_PATH) != 0};
+}
+
+/* ----------------------------------------------------------------------------------------- the supervisor */
+
+/* Reads `length` bytes at `address` of the caller. 0 or an errno value. */
+static int read_memory(int memory, uint64_t address, void *buffer, size_t length) {
+    size_t got = 0;
+    while (got < length) {
+        ssize_t n = pread(memory, (char *)buffer + got, length - got, (off_t)(address + got));
+        if (n <= 0) return EFAULT;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* Reads a NUL-terminated string of the caller, a page at a time (a string may end just before an unmapped page). */
+static int read_string(int memory, uint64_t address, char *buffer, size_t size) {
+    size_t got = 0;
+    while (got + 1 < size) {
+        size_t chunk = 4096 - (size_t)((address + got) % 4096);
+        if (chunk > size - 1 - got) chunk = size - 1 - got;
+        ssize_t n = pread(memory, buffer + got, chunk, (off_t)(address + got));
+        if (n <= 0) return EFAULT;
+        if (memchr(buffer + got, 0, (size_t)n) != NULL) return 0;
+        got += (size_t)n;
+    }
+    return ENAMETOOLONG;
+}
+
+/* Whether `path` (canonical) lies beneath one of the roots the caller may write. */
+static int beneath_roots(const char *path) {
+    for (int i = 0; i < root_count; i++) {
+        size_t length = strlen(roots[i]);
+        if (strncmp(path, roots[i], length) == 0 &&
+            (path[length] == 0 || path[length] == '/' || (length == 1 && roots[i][0] == '/')))
+            return 1;
+    }
+    return 0;
+}
+
+static void record(int tid, const char *call, const char *what) {
+    if (refusals != NULL) {
+        /* This thread's slot, else a free one (one more pending), else the next in turn (still as many). */
+        int index = -1, fresh = 0;
+        for (int i = 0; i < SLOTS && index < 0; i++)
+            if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) == tid) index = i;
+        for (int i = 0; i < SLOTS && index < 0; i++)
+            if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) == 0) index = i, fresh = 1;
+        if (index < 0) index = refusals->next++ % SLOTS;
+        __atomic_store_n(&refusals->slot[index].tid, -1, __ATOMIC_RELEASE);
+        snprintf(refusals->slot[index].text, sizeof refusals->slot[index].text, "%s() of %s", call, what);
+        __atomic_store_n(&refusals->slot[index].tid, tid, __ATOMIC_RELEASE);
+        if (fresh) __atomic_add_fetch(&refusals->pending, 1, __ATOMIC_ACQ_REL);
+    }
+    char line[400];
+    int length = snprintf(line, sizeof line, "skillhost worker: blocked %s() of %s\n", call, what);
+    if (length > 0) (void)!write(2, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
+}
+
+/* Opens the object a request names, as the caller sees it (its descriptors and working folder, through /proc).
+   A descriptor, or -errno. */
+static int open_object(pid_t tid, int memory, const struct request *r, char *shown, size_t shown_size) {
+    char link[64];
+    if (r->fd_form) {
+        snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, r->fd);
+        snprintf(shown, shown_size, "descriptor %d", r->fd);
+        int object = open(link, O_PATH | O_CLOEXEC);
+        return object >= 0 ? object : -EBADF;
+    }
+    char path[PATH_MAX];
+    int failed = read_string(memory, r->path, path, sizeof path);
+    if (failed) return -failed;
+    snprintf(shown, shown_size, "%s", path);
+    if (r->fd == AT_FDCWD) snprintf(link, sizeof link, "/proc/%d/cwd", tid);
+    else snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, r->fd);
+    int base = path[0] == '/' ? -1 : open(link, O_PATH | O_CLOEXEC);
+    if (path[0] != '/' && base < 0) return -EBADF;
+    int object;
+    if (path[0] == 0) {
+        object = r->empty_path ? base : -ENOENT;
+        base = -1;
+    } else {
+        /* /proc/self means the caller here, not this process (the C library's lchmod goes through
+           /proc/self/fd/N); whatever the path reaches, the object is checked where it lies. */
+        const char *resolved = path;
+        char translated[PATH_MAX + 32];
+        if (strncmp(path, "/proc/self/", 11) == 0 || strncmp(path, "/proc/thread-self/", 18) == 0) {
+            snprintf(translated, sizeof translated, "/proc/%d/%s", tid, strchr(path + 6, '/') + 1);
+            resolved = translated;
+        }
+        object = openat(base >= 0 ? base : AT_FDCWD, resolved, O_PATH | O_CLOEXEC | (r->nofollow ? O_NOFOLLOW : 0));
+        if (object < 0) object = -errno;
+    }
+    if (base >= 0) close(base);
+    return object;
+}
+
+/* Handles one request; the result the call returns (0 or -errno). */
+static long handle(int listener, const struct seccomp_notif *notification) {
+    struct request r;
+    decode(&notification->data, &r);
+    const char *call = name_of(notification->data.nr);
+    pid_t tid = (pid_t)notification->pid;
+    char file[64];
+    snprintf(file, sizeof file, "/proc/%d/mem", tid);
+    int memory = open(file, O_RDONLY | O_CLOEXEC);
+    if (memory < 0) {
+        record(tid, call, "a file (skillhost cannot read the caller's request)");
+        return -EPERM;
+    }
+    char shown[PATH_MAX + 32];
+    int object = open_object(tid, memory, &r, shown, sizeof shown);
+    /* Everything read from the caller must still be the request's: the caller has not died and been replaced. */
+    uint64_t id = notification->id;
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) {
+        if (object >= 0) close(object);
+        close(memory);
+        return -EPERM;
+    }
+    if (object < 0) {
+        close(memory);
+        return object;
+    }
+    long result = 0;
+    char where[PATH_MAX + 32], proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", object);
+    ssize_t length = readlink(proc, where, sizeof where - 1);
+    where[length > 0 ? length : 0] = 0;
+    struct stat status;
+    if (fstat(object, &status) != 0) {
+        result = -errno;
+    } else if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode)) {
+        /* A device: even /dev/null's mode is the whole system's. */
+        char what[PATH_MAX + 64];
+        snprintf(what, sizeof what, "the device %s", where[0] ? where : shown);
+        record(tid, call, what);
+        result = -EPERM;
+    } else if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath_roots(where)) {
+        record(tid, call, where[0] == '/' ? where : shown);
+        result = -EPERM;
+    } else if (r.op == CHMOD) {
+        if (r.mode & (S_ISUID | S_ISGID)) {
+            char what[PATH_MAX + 64];
+            snprintf(what, sizeof what, "%s with the set-user-ID or set-group-ID bit", where);
+            record(tid, call, what);
+            result = -EPERM;
+        } else if (S_ISLNK(status.st_mode)) {
+            result = -EOPNOTSUPP;
+        } else {
+            result = chmod(proc, (mode_t)(r.mode & 07777)) == 0 ? 0 : -errno;
+        }
+    } else if (r.op == CHOWN) {
+        result = fchownat(object, "", (uid_t)r.uid, (gid_t)r.gid, AT_EMPTY_PATH) == 0 ? 0 : -errno;
+    } else if (r.op == TIMES) {
+        struct timespec times[2];
+        int now = r.times == 0;
+        if (!now && r.times_kind == TIMESPEC) {
+            result = -read_memory(memory, r.times, times, sizeof times);
+        } else if (!now && r.times_kind == TIMEVAL) {
+            struct timeval values[2];
+            result = -read_memory(memory, r.times, values, sizeof values);
+            for (int i = 0; i < 2; i++) times[i] = (struct timespec){values[i].tv_sec, values[i].tv_usec * 1000};
+        } else if (!now) {
+            struct utimbuf value;
+            result = -read_memory(memory, r.times, &value, sizeof value);
+            times[0] = (struct timespec){value.actime, 0};
+            times[1] = (struct timespec){value.modtime, 0};
+        }
+        if (result == 0 && S_ISLNK(status.st_mode)) result = -EPERM;
+        if (result == 0) result = utimensat(AT_FDCWD, proc, now ? NULL : times, 0) == 0 ? 0 : -errno;
+    } else {
+        char name[XATTR_NAME_MAX + 1];
+        static char value[XATTR_SIZE_MAX];
+        int failed = read_string(memory, r.name, name, sizeof name);
+        if (failed) result = failed == ENAMETOOLONG ? -ERANGE : -failed;
+        if (result == 0 && r.op == XATTR_ARGS) {
+            struct {
+                uint64_t value;
+                uint32_t size, flags;
+            } args;
+            if (r.size < sizeof args) result = -EINVAL;
+            else result = -read_memory(memory, r.args, &args, sizeof args);
+            r.value = args.value;
+            r.size = args.size;
+            r.xattr_flags = (int)args.flags;
+            r.op = SET_XATTR;
+        }
+        if (result == 0 && S_ISLNK(status.st_mode)) result = -EPERM;
+        if (result == 0 && r.op == SET_XATTR) {
+            if (r.size > sizeof value) result = -E2BIG;
+            else if (r.size > 0) result = -read_memory(memory, r.value, value, r.size);
+            if (result == 0) result = setxattr(proc, name, value, r.size, r.xattr_flags) == 0 ? 0 : -errno;
+        } else if (result == 0) {
+            result = removexattr(proc, name) == 0 ? 0 : -errno;
+        }
+    }
+    close(object);
+    close(memory);
+    return result;
+}
+
+static void serve(int listener) {
+    struct seccomp_notif_sizes sizes;
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) _exit(1);
+    struct seccomp_notif *notification = calloc(1, sizes.seccomp_notif > sizeof *notification
+                                                       ? sizes.seccomp_notif : sizeof *notification);
+    struct seccomp_notif_resp *response = calloc(1, sizes.seccomp_notif_resp > sizeof *response
+                                                        ? sizes.seccomp_notif_resp : sizeof *response);
+    if (notification == NULL || response == NULL) _exit(1);
+    for (;;) {
+        struct pollfd wait = {.fd = listener, .events = POLLIN};
+        if (poll(&wait, 1, -1) < 0) {
+            if (errno == EINTR) continue;
+            _exit(0);
+        }
+        if (wait.revents & (POLLHUP | POLLERR | POLLNVAL)) _exit(0); /* every confined task is gone */
+        memset(notification, 0, sizes.seccomp_notif);
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, notification) != 0) {
+            if (errno == EINTR || errno == ENOENT) continue;
+            _exit(0);
+        }
+        long result = handle(listener, notification);
+        memset(response, 0, sizes.seccomp_notif_resp);
+        response->id = notification->id;
+        response->error = (int)(result < 0 ? result : 0);
+        response->val = 0;
+        (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response); /* ENOENT: the caller went away */
+    }
+}
+
+/* Receives the listener over `socket`. */
+static int receive_listener(int socket) {
+    char byte;
+    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
+                             .msg_controllen = sizeof control.space};
+    if (recvmsg(socket, &message, MSG_CMSG_CLOEXEC) != 1) return -1;
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    if (header == NULL || header->cmsg_type != SCM_RIGHTS) return -1;
+    int listener;
+    memcpy(&listener, CMSG_DATA(header), sizeof listener);
+    return listener;
+}
+
+int skillhost_metadata_fork(const char *const *write_paths, int count) {
+    refusals = mmap(NULL, sizeof *refusals, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (refusals == MAP_FAILED) {
+        refusals = NULL;
+        return errno;
+    }
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return errno;
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        int saved = errno;
+        close(pair[0]);
+        close(pair[1]);
+        return saved;
+    }
+    if (child == 0) {
+        /* Only the channel and standard error (for the "blocked" lines) stay open. */
+        if (dup2(pair[1], 3) < 0) _exit(1);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        close_range(4, ~0U, 0);
+        prctl(PR_SET_NAME, "skillhost-meta", 0, 0, 0);
+        for (int i = 0; i < count && root_count < MAX_ROOTS; i++) {
+            char *resolved = realpath(write_paths[i], NULL);
+            if (resolved != NULL) roots[root_count++] = resolved;
+        }
+        int listener = receive_listener(3);
+        close(3);
+        if (listener < 0 || getppid() != parent) _exit(0);
+        serve(listener);
+        _exit(0);
+    }
+    close(pair[1]);
+    channel = pair[0];
+    /* Where Yama restricts ptrace to descendants, the supervisor (a child) must be allowed to read this process's
+       requests; no other process gains anything. */
+    prctl(PR_SET_PTRACER, child, 0, 0, 0);
+    return 0;
+}
+
+int skillhost_metadata_hand_over(int listener) {
+    if (channel < 0) return EBADF;
+    char byte = 0;
+    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
+                             .msg_controllen = sizeof control.space};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &listener, sizeof listener);
+    int result = sendmsg(channel, &message, MSG_NOSIGNAL) == 1 ? 0 : errno;
+    close(listener);
+    close(channel);
+    channel = -1;
+    return result;
+}
+
+int skillhost_metadata_refusal(char *buffer, size_t size, int take) {
+    if (refusals == NULL || __atomic_load_n(&refusals->pending, __ATOMIC_ACQUIRE) == 0) return 0;
+    int tid = (int)gettid();
+    for (int i = 0; i < SLOTS; i++) {
+        if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) != tid) continue;
+        if (buffer != NULL && size > 0) snprintf(buffer, size, "%s", refusals->slot[i].text);
+        if (take) {
+            __atomic_store_n(&refusals->slot[i].tid, 0, __ATOMIC_RELEASE);
+            __atomic_sub_fetch(&refusals->pending, 1, __ATOMIC_ACQ_REL);
+        }
+        return 1;
+    }
+    return 0;
+}
