@@ -423,6 +423,9 @@ int skillhost_metadata_fork(const char *const *write_paths, int count) {
         }
         close_range(4, ~0U, 0);
         prctl(PR_SET_NAME, "skillhost-meta", 0, 0, 0);
+        /* It ends with the process it serves: that process cannot signal it (Landlock scopes its signals to its
+           own domain, which the supervisor is outside of). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         for (int i = 0; i < count && root_count < MAX_ROOTS; i++) {
             char *resolved = realpath(write_paths[i], NULL);
             if (resolved != NULL) roots[root_count++] = resolved;

@@ -153,7 +153,12 @@ static int kill_child(pid_t pid, const pid_t *keep, int keep_count, int only_oth
     for (int i = 0; i < keep_count; i++)
         if (keep[i] == pid) return 0;
     if (only_other_sessions && getsid(pid) == own_session) return 0;
-    kill(pid, SIGKILL);
+    /* A child this process may not signal (a confined worker's metadata supervisor, outside its Landlock domain,
+       which dies with it) is reaped if it already ended, never waited for. */
+    if (kill(pid, SIGKILL) != 0) {
+        waitpid(pid, NULL, WNOHANG);
+        return 0;
+    }
     waitpid(pid, NULL, 0);
     return 1;
 }

@@ -127,6 +127,31 @@ struct ConfinementMetadataTests {
         #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok, "the worker lives on")
     }
 
+    /// The supervisor ends with its worker — which cannot signal it (it is outside the worker's Landlock domain),
+    /// and used to wait for it forever when it ended, with its plugin's file still loaded.
+    @Test func theSupervisorEndsWithItsWorker() async throws {
+        let host = try Host()
+        try await host.load { try ConfinementTests.escape() }
+        #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok)
+        let data = host.registry.configuration.dataDirectory.path
+        func supervisors() -> [String] {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.filter { entry in
+                guard Int(entry) != nil,
+                    let name = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+                    name.hasPrefix("skillhost-meta"),
+                    let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+                else { return false }
+                return String(decoding: line, as: UTF8.self).contains(data)
+            }
+        }
+        #expect(supervisors().count == 1, "one supervisor while the worker runs")
+        host.registry.shutdown()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !supervisors().isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(supervisors().isEmpty, "the supervisor ended with its worker")
+    }
+
     static var isX86_64: Bool {
         #if arch(x86_64)
             return true
