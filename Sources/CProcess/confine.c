@@ -145,7 +145,7 @@ static int apply_landlock(const struct skillhost_confinement *spec, int abi, int
 static __thread char blocked_text[256];
 
 /* The names of the system calls the filter traps, by number, so the handler can name them without a lookup. */
-enum { MAX_TRAPPED = 96 };
+enum { MAX_TRAPPED = 128 };
 static struct {
     int number;
     const char *name;
@@ -279,6 +279,16 @@ static void on_blocked(int signal, siginfo_t *info, void *context) {
         for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
             namespaces |= (flags & namespace_flags[i]) != 0;
         if (namespaces) used = append(text, used, size, " into new namespaces");
+    } else if (number == SCMP_SYS(kill)) {
+        used = append(text, used, size, " to every process");
+    } else if (number == SCMP_SYS(prlimit64) || number == SCMP_SYS(sched_setaffinity) ||
+               number == SCMP_SYS(sched_setscheduler) || number == SCMP_SYS(sched_setparam) ||
+               number == SCMP_SYS(sched_setattr) || number == SCMP_SYS(migrate_pages) ||
+               number == SCMP_SYS(move_pages)) {
+        used = append(text, used, size, " of process ");
+        used = append_number(text, used, size, (unsigned long)(unsigned int)arg0);
+    } else if (number == SCMP_SYS(setpriority) || number == SCMP_SYS(ioprio_set)) {
+        used = append(text, used, size, " of another process, group or user");
     } else if (number == SCMP_SYS(execve) && arg0) {
         used = append(text, used, size, " of ");
         used = append(text, used, size, (const char *)arg0);
@@ -346,15 +356,50 @@ static const char *const always_blocked[] = {
        and semaphores. POSIX shared memory (files in /dev/shm) is governed by the file rules instead. */
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop",
     "semctl",
+    /* Another process's descriptors and memory advice (refused by Landlock's ptrace rule too, but not without
+       Landlock), and fanotify, which watches files Landlock does not let it read. */
+    "pidfd_getfd", "process_madvise", "fanotify_init", "fanotify_mark",
 };
+
+/* Calls that act on another process by its id, which Landlock does not check: its limits (prlimit64 could set
+   the host's open-file limit to 0), priority, CPU affinity, scheduling, I/O priority and memory placement. Each
+   is allowed on the caller itself (id 0) only; compared on the whole 64-bit argument, so an id with stray high
+   bits is refused too. */
+static int add_process_rules(scmp_filter_ctx filter) {
+    static const char *const by_first[] = {"sched_setaffinity", "sched_setscheduler", "sched_setparam",
+                                           "sched_setattr", "migrate_pages", "move_pages"};
+    int result = 0;
+    for (size_t i = 0; i < sizeof by_first / sizeof by_first[0] && result == 0; i++)
+        result = trap_when(filter, by_first[i], SCMP_A0(SCMP_CMP_NE, 0));
+    if (result == 0) {
+        struct scmp_arg_cmp setting[] = {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)};
+        result = trap(filter, "prlimit64", 2, setting); /* reading another's limits stays allowed */
+    }
+    /* setpriority(PRIO_PROCESS, 0, …) and ioprio_set(IOPRIO_WHO_PROCESS, 0, …) only: a group or a user is more
+       than the caller. */
+    if (result == 0) result = trap_when(filter, "setpriority", SCMP_A0(SCMP_CMP_NE, 0));
+    if (result == 0) result = trap_when(filter, "setpriority", SCMP_A1(SCMP_CMP_NE, 0));
+    if (result == 0) result = trap_when(filter, "ioprio_set", SCMP_A0(SCMP_CMP_NE, 1));
+    if (result == 0) result = trap_when(filter, "ioprio_set", SCMP_A1(SCMP_CMP_NE, 0));
+    /* kill(-1, …) signals every process the caller may signal; Landlock's scoping (ABI 6) limits that to the
+       worker's own, but older kernels would not. The kernel reads the id as 32 bits: so does the rule. */
+    if (result == 0) result = trap_when(filter, "kill", SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, 0xffffffffULL));
+    return result;
+}
 
 /* Adds the rules `spec` calls for. 0 or an errno value. */
 static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement *spec) {
     int result = 0;
     for (size_t i = 0; i < sizeof always_blocked / sizeof always_blocked[0] && result == 0; i++)
         result = trap_always(filter, always_blocked[i]);
-    /* The handler that reports blocked calls stays in place. */
-    if (result == 0 && !spec->for_exec) result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+    /* The handler that reports blocked calls stays in place (the kernel reads the signal number as 32 bits: a
+       SIGSYS with stray high bits is SIGSYS too). */
+    if (result == 0 && !spec->for_exec)
+        result = trap_when(filter, "rt_sigaction", SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, SIGSYS));
+    if (result == 0) result = add_process_rules(filter);
+    /* inotify watches files by path, which Landlock does not check: without reading everything, a plugin could
+       learn the names and activity of files it may not read. */
+    if (result == 0 && !spec->read_anywhere && !spec->write_anywhere) result = trap_always(filter, "inotify_add_watch");
     for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0] && result == 0; i++)
         result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
     /* clone3 passes its flags in memory a filter cannot read: it reports ENOSYS and the C library falls back to
@@ -379,6 +424,10 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
         if (result == 0) result = trap_when(filter, "socketpair", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
         if (result == 0) result = trap_when(filter, "socketpair", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
         if (result == 0) result = trap_always(filter, "connect");
+        /* No listening socket either: an abstract name (or a socket file in its folders) another program would
+           connect to, believing it reached the service that usually has that name. */
+        if (result == 0) result = trap_always(filter, "bind");
+        if (result == 0) result = trap_always(filter, "listen");
         if (result == 0) result = trap_when(filter, "sendto", SCMP_A4(SCMP_CMP_NE, 0));
     }
     if (result == 0 && !spec->exec) {
@@ -404,14 +453,15 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
 /* The last compiled filter, for the choices it was compiled for: compiling costs about half a millisecond, and a
    worker compiles the filter its plugin most likely gets while the peeking child runs. */
 static struct {
-    int valid, network, exec, for_exec, write_anywhere;
+    int valid, network, exec, for_exec, write_anywhere, read_anywhere;
     struct sock_filter *program;
     unsigned short length;
 } compiled;
 
 static int matches(const struct skillhost_confinement *spec) {
     return compiled.valid && compiled.network == !!spec->network && compiled.exec == !!spec->exec &&
-           compiled.for_exec == !!spec->for_exec && compiled.write_anywhere == !!spec->write_anywhere;
+           compiled.for_exec == !!spec->for_exec && compiled.write_anywhere == !!spec->write_anywhere &&
+           compiled.read_anywhere == !!spec->read_anywhere;
 }
 
 int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
@@ -444,6 +494,7 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
             compiled.exec = !!spec->exec;
             compiled.for_exec = !!spec->for_exec;
             compiled.write_anywhere = !!spec->write_anywhere;
+            compiled.read_anywhere = !!spec->read_anywhere;
             compiled.valid = 1;
         }
     }
@@ -472,6 +523,7 @@ int skillhost_seccomp_import(const struct skillhost_confinement *spec, const uns
     compiled.exec = !!spec->exec;
     compiled.for_exec = !!spec->for_exec;
     compiled.write_anywhere = !!spec->write_anywhere;
+    compiled.read_anywhere = !!spec->read_anywhere;
     compiled.valid = 1;
     add_rules(NULL, spec); /* the names of the trapped calls, for the SIGSYS record */
     return 0;

@@ -5,7 +5,8 @@ enum ConfinementMessages {
     /// The system calls that need a capability, and the grant that gives it.
     private static let needs: [String: (capability: String, grant: String)] = [
         "socket": ("network", "network"), "connect": ("network", "network"), "sendto": ("network", "network"),
-        "socketpair": ("network", "network"),
+        "socketpair": ("network", "network"), "bind": ("network", "network"), "listen": ("network", "network"),
+        "inotify_add_watch": ("read", "read"),
         "execve": ("exec", "exec"), "execveat": ("exec", "exec"), "fork": ("exec", "exec"),
         "vfork": ("exec", "exec"), "clone": ("exec", "exec"),
     ]

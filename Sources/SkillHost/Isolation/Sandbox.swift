@@ -76,7 +76,7 @@ package enum SandboxMain {
         var execute = WorkerConfinement.systemFolders + installFolders(program, home: home)
         // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
         for interpreter in interpreters(of: program, path: path) { execute += installFolders(interpreter, home: home) }
-        var read = WorkerConfinement.systemFiles + sandbox.read.map(expand)
+        var read = WorkerConfinement.systemFiles + WorkerConfinement.ownProcessFiles + sandbox.read.map(expand)
         // A file named in the arguments (`python3 /srv/mcp/server.py`) with its folder — unless that folder is the
         // root or the home folder itself: then the file alone.
         for argument in arguments.dropFirst(3) where argument.hasPrefix("/") {

@@ -15,9 +15,17 @@ enum WorkerConfinement {
         "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf",
         "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group",
         "/etc/mime.types", "/etc/locale.alias", "/etc/locale.conf", "/etc/os-release", "/etc/fonts",
-        "/proc/self", "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/sys/devices/system/cpu",
+        "/proc/meminfo", "/proc/cpuinfo", "/proc/stat", "/sys/devices/system/cpu",
         "/dev/urandom", "/dev/random", "/dev/zero",
     ]
+
+    /// What a process reads of itself under /proc/self (the C library, the Swift runtime, Foundation, Python) —
+    /// not all of it: `/proc/self/net` lists every socket and connection of the network namespace (the host's and
+    /// every other program's), which is not the plugin's to see.
+    static let ownProcessFiles = [
+        "status", "stat", "statm", "maps", "smaps", "smaps_rollup", "task", "fd", "fdinfo", "cmdline", "environ",
+        "auxv", "limits", "cgroup", "comm", "io", "mounts", "mountinfo", "oom_score_adj", "sched", "wchan",
+    ].map { "/proc/self/" + $0 }
 
     /// A peek under way: the child reads the declaration while the worker sets up its registry.
     struct Peek {
@@ -136,7 +144,7 @@ enum WorkerConfinement {
         }
         execute += folders.filter { folder in !systemFolders.contains { folder == $0 || folder.hasPrefix($0 + "/") } }
         if !executable.isEmpty { execute.append(executable) }
-        var read = systemFiles
+        var read = systemFiles + ownProcessFiles
         // A symbolic link's target must be readable too (/etc/resolv.conf → /run/systemd/resolve/…).
         for path in systemFiles where !path.hasPrefix("/proc/") {
             var status = stat()

@@ -21,9 +21,13 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <termios.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -357,7 +361,77 @@ static int other_abi(void *state, const skill_call_api *api, skill_call *call, c
 #endif
 }
 
+/* {"what": "...", "pid": N, "path": "..."}: reaches another process or a kernel object the worker shares with the
+   host (the audit's rows): its limits, priority, affinity, scheduling, I/O priority and pages by id; every process
+   at once; the SIGSYS handler through a signal number with stray high bits; files it may not read through inotify;
+   a name others would connect to; another process's descriptors; POSIX queues; the keyrings; the terminal. */
+static int reach(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char what[32], path[256] = "";
+    double number = 0;
+    if (skill_json_get_string(args, "what", what, sizeof what) <= 0) return SKILL_ERR_INVALID_ARGS;
+    skill_json_get_string(args, "path", path, sizeof path);
+    skill_json_get_number(args, "pid", &number);
+    pid_t pid = (pid_t)number;
+    long result = -1;
+    if (strcmp(what, "prlimit") == 0) {
+        struct rlimit limit = {0, 0};
+        result = prlimit(pid, RLIMIT_NOFILE, &limit, NULL);
+    } else if (strcmp(what, "setpriority") == 0) {
+        result = setpriority(PRIO_PROCESS, (id_t)pid, 19);
+    } else if (strcmp(what, "setpriority_user") == 0) {
+        result = setpriority(PRIO_USER, getuid(), 19);
+    } else if (strcmp(what, "affinity") == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        result = sched_setaffinity(pid, sizeof set, &set);
+    } else if (strcmp(what, "scheduler") == 0) {
+        struct sched_param parameter = {0};
+        result = sched_setscheduler(pid, SCHED_IDLE, &parameter);
+    } else if (strcmp(what, "ioprio") == 0) {
+        result = syscall(SYS_ioprio_set, 1, pid, (3 << 13));
+    } else if (strcmp(what, "migrate_pages") == 0) {
+        unsigned long nodes = 1;
+        result = syscall(SYS_migrate_pages, pid, 8 * sizeof nodes, &nodes, &nodes);
+    } else if (strcmp(what, "kill_all") == 0) {
+        result = kill(-1, 0);
+    } else if (strcmp(what, "sigaction_high") == 0) {
+        struct sigaction action = {0};
+        action.sa_handler = SIG_DFL;
+        result = syscall(SYS_rt_sigaction, (long)SIGSYS | (1L << 32), &action, NULL, 8);
+    } else if (strcmp(what, "inotify") == 0) {
+        int fd = inotify_init1(IN_CLOEXEC);
+        result = fd < 0 ? -1 : inotify_add_watch(fd, path, IN_ALL_EVENTS);
+    } else if (strcmp(what, "listen") == 0) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un address = {.sun_family = AF_UNIX};
+        size_t name = strnlen(path, sizeof address.sun_path - 1);
+        memcpy(address.sun_path + 1, path, name);
+        socklen_t length = (socklen_t)(sizeof(sa_family_t) + 1 + name);
+        result = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&address, length);
+        if (result == 0) result = listen(fd, 1);
+    } else if (strcmp(what, "pidfd_getfd") == 0) {
+        long pidfd = syscall(SYS_pidfd_open, pid, 0);
+        result = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, 0, 0);
+    } else if (strcmp(what, "mq_open") == 0) {
+        result = syscall(SYS_mq_open, path + (path[0] == '/'), O_RDWR, 0, NULL);
+    } else if (strcmp(what, "keyctl") == 0) {
+        result = syscall(SYS_keyctl, 0, -3, 0); /* KEYCTL_GET_KEYRING_ID of the session keyring */
+    } else if (strcmp(what, "terminal") == 0) {
+        int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+        char c = 'x';
+        result = fd < 0 ? -1 : ioctl(fd, TIOCSTI, &c);
+    } else {
+        return SKILL_ERR_INVALID_ARGS;
+    }
+    if (result < 0) return fail(api, call, what);
+    return done(api, call, "");
+}
+
 static const skill_descriptor skills[] = {
+    SKILL_JSON("@NAME@_reach", "Reach", "Reaches another process or a shared kernel object.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, reach),
     SKILL_JSON("@NAME@_metadata", "Metadata", "Changes a file's metadata.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                change_metadata),
     SKILL_JSON("@NAME@_other_abi", "Other ABI", "chmod through another ABI.", OBJECT, SKILL_RISK_READ_ONLY, 0,
