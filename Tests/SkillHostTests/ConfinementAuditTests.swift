@@ -117,6 +117,25 @@ struct ConfinementAuditTests {
         #expect(connected != 0)
     }
 
+    /// What a worker started by root (as CI runs it) could open as the owner of system files, where an ordinary
+    /// user could not — it holds no capability, but owner permissions still apply: the TLS private keys folder
+    /// (readable to root through the old /etc/ssl rule), password hashes, host keys.
+    @Test func whatOnlyRootCouldReadStaysClosed() async throws {
+        let host = try Host()
+        try await host.load { try ConfinementTests.escape() }
+        for path in ["/etc/ssl/private", "/usr/lib/ssl/private", "/etc/shadow", "/etc/ssh", "/root"]
+        where FileManager.default.fileExists(atPath: path) {
+            #expect(
+                await host.call("escape_read", ["path": .string(path)]).error
+                    == "open \(path): Permission denied \(ConfinementTests.fileHint)", "\(path)")
+        }
+        // The certificates a TLS client needs stay readable, through /usr/lib/ssl's links too.
+        for path in ["/etc/ssl/certs/ca-certificates.crt", "/usr/lib/ssl/cert.pem", "/etc/ssl/openssl.cnf"]
+        where FileManager.default.fileExists(atPath: path) {
+            #expect(await host.call("escape_read", ["path": .string(path)]).status == .ok, "\(path)")
+        }
+    }
+
     /// What /proc and /dev hold of the host and the machine: the network namespace's sockets and connections
     /// (/proc/self/net), another process's memory, the kernel log, the terminal (TIOCSTI), POSIX queues, shared
     /// memory, the keyrings — none of it; its own /proc/self status stays readable.

@@ -9,9 +9,11 @@ enum WorkerConfinement {
     /// The system folders every worker may read and execute from (what the dynamic loader and the C library need).
     static let systemFolders = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin"]
     /// The parts of /etc a program reads to run, resolve names and tell the time — not all of /etc (which holds
-    /// host keys and, for root, password hashes).
+    /// host keys and, for root, password hashes and TLS private keys).
     static let systemFiles = [
-        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/ssl",
+        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
+        // Certificates, not /etc/ssl/private: root (as CI runs) owns it and could read the host's TLS keys there.
+        "/etc/ssl/certs", "/etc/ssl/openssl.cnf",
         "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf",
         "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group",
         "/etc/mime.types", "/etc/locale.alias", "/etc/locale.conf", "/etc/os-release", "/etc/fonts",
