@@ -550,7 +550,7 @@ static int apply_seccomp(const struct skillhost_confinement *spec, int supervise
     if (supervised) {
         long listener = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                                 SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_NEW_LISTENER, &program);
-        if (listener >= 0) return skillhost_metadata_hand_over((int)listener);
+        if (listener >= 0) return skillhost_metadata_hand_over((int)listener, spec->write_paths, spec->write_count);
     }
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &program) == 0) return 0;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
@@ -559,7 +559,7 @@ static int apply_seccomp(const struct skillhost_confinement *spec, int supervise
 /* Gives up every capability, for good: a worker started by root is then a process of uid 0 that the kernel
    checks like any other (no raising its limits, setting the clock, loading modules or reconfiguring the network),
    and a program it starts gains none either (the bounding set is empty and no_new_privs is set). */
-static int drop_capabilities(void) {
+int skillhost_drop_capabilities(void) {
     for (int cap = 0; cap <= 63; cap++) {
         if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0) continue; /* unknown to this kernel, or already gone */
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM) return errno;
@@ -574,13 +574,13 @@ static int drop_capabilities(void) {
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     *applied = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-    int dropped = drop_capabilities();
+    int dropped = skillhost_drop_capabilities();
     if (dropped != 0) return dropped;
-    /* The supervisor of metadata changes, forked now: after the capabilities went (it holds none either), before
-       Landlock and the filter (it resolves paths the process cannot reach, to refuse them by name). Without it the
-       calls fail with ENOSYS; the worker still runs. */
+    /* The supervisor of metadata changes: the host takes the listener later; a forked one starts now, after the
+       capabilities went (it holds none either), before Landlock and the filter (it resolves paths the process
+       cannot reach, to refuse them by name). Without one the calls fail with ENOSYS; the process still runs. */
     int supervised = spec->supervise_metadata && !spec->write_anywhere &&
-                     skillhost_metadata_fork(spec->write_paths, spec->write_count) == 0;
+                     skillhost_metadata_prepare(spec->supervise_metadata) == 0;
     int abi = skillhost_landlock_abi();
     if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
     if (abi >= 1) {

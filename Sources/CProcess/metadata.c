@@ -1,11 +1,10 @@
-/* Metadata changes by a confined process. Landlock does not cover a file's mode, owner, times or extended
-   attributes, so the filter hands every such call to a supervisor (SECCOMP_RET_USER_NOTIF): a process forked
-   before the worker confined itself, holding no capability, that makes the change only when the object lies
-   beneath what the worker may write and is not a device — and refuses it with EPERM otherwise. The supervisor
-   resolves the object itself (from the caller's own descriptors and working folder, through /proc) and acts on
-   what it resolved, never on a path a second time, so neither the caller's memory nor a symlink swapped meanwhile
-   can point it elsewhere. Nothing in the worker can answer for the supervisor: the listener is handed over and
-   closed before any plugin code runs. */
+/* Metadata changes by a confined process: the supervision itself. Landlock does not cover a file's mode, owner,
+   times or extended attributes, so the filter hands every such call to a supervisor (SECCOMP_RET_USER_NOTIF) —
+   a thread of the host, or for a sandboxed program a process forked before it confined itself (metadata_start.c)
+   — which holds no capability and makes the change only when the object lies beneath what the caller may write
+   and is not a device, and refuses it with EPERM otherwise. It resolves the object itself (from the caller's own
+   descriptors and working folder, through /proc) and acts on what it resolved, never on a path a second time, so
+   neither the caller's memory nor a symlink swapped meanwhile can point it elsewhere. */
 #define _GNU_SOURCE
 #include "metadata.h"
 
@@ -57,23 +56,6 @@ const int skillhost_metadata_numbers[] = {
     SYS_removexattrat,
 };
 const int skillhost_metadata_count = sizeof skillhost_metadata_numbers / sizeof skillhost_metadata_numbers[0];
-
-/* Refusals, by thread, in memory shared with the supervisor, so the call's error can name what was refused. */
-enum { SLOTS = 16 };
-struct refusals {
-    int pending;
-    int next;
-    struct {
-        int tid;
-        char text[248];
-    } slot[SLOTS];
-};
-static struct refusals *refusals;
-static int channel = -1; /* the worker's end, until the listener is handed over */
-
-enum { MAX_ROOTS = 64 };
-static char *roots[MAX_ROOTS];
-static int root_count;
 
 static const char *name_of(int number) {
     for (int i = 0; i < skillhost_metadata_count; i++)
@@ -179,30 +161,37 @@ static int read_string(int memory, uint64_t address, char *buffer, size_t size) 
 }
 
 /* Whether `path` (canonical) lies beneath one of the roots the caller may write. */
-static int beneath_roots(const char *path) {
-    for (int i = 0; i < root_count; i++) {
-        size_t length = strlen(roots[i]);
-        if (strncmp(path, roots[i], length) == 0 &&
-            (path[length] == 0 || path[length] == '/' || (length == 1 && roots[i][0] == '/')))
+static int beneath_roots(const struct skillhost_supervised *supervised, const char *path) {
+    for (int i = 0; i < supervised->root_count; i++) {
+        const char *root = supervised->roots[i];
+        size_t length = strlen(root);
+        if (strncmp(path, root, length) == 0 && (path[length] == 0 || path[length] == '/' || strcmp(root, "/") == 0))
             return 1;
     }
     return 0;
 }
 
-static void record(int tid, const char *call, const char *what) {
+/* Notes a refusal for the caller's thread, in memory the caller shares (and may scribble on: every index taken
+   from it is bounded here). */
+static void record(const struct skillhost_supervised *supervised, int tid, const char *call, const char *what) {
+    struct skillhost_refusals *refusals = supervised->refusals;
     if (refusals != NULL) {
         /* This thread's slot, else a free one (one more pending), else the next in turn (still as many). */
         int index = -1, fresh = 0;
-        for (int i = 0; i < SLOTS && index < 0; i++)
+        for (int i = 0; i < SKILLHOST_REFUSAL_SLOTS && index < 0; i++)
             if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) == tid) index = i;
-        for (int i = 0; i < SLOTS && index < 0; i++)
+        for (int i = 0; i < SKILLHOST_REFUSAL_SLOTS && index < 0; i++)
             if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) == 0) index = i, fresh = 1;
-        if (index < 0) index = refusals->next++ % SLOTS;
+        if (index < 0) {
+            unsigned next = __atomic_fetch_add(&refusals->next, 1U, __ATOMIC_RELAXED);
+            index = (int)(next % SKILLHOST_REFUSAL_SLOTS);
+        }
         __atomic_store_n(&refusals->slot[index].tid, -1, __ATOMIC_RELEASE);
         snprintf(refusals->slot[index].text, sizeof refusals->slot[index].text, "%s() of %s", call, what);
         __atomic_store_n(&refusals->slot[index].tid, tid, __ATOMIC_RELEASE);
         if (fresh) __atomic_add_fetch(&refusals->pending, 1, __ATOMIC_ACQ_REL);
     }
+    if (!supervised->log_to_stderr) return;
     char line[400];
     int length = snprintf(line, sizeof line, "skillhost worker: blocked %s() of %s\n", call, what);
     if (length > 0) (void)!write(2, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
@@ -247,7 +236,8 @@ static int open_object(pid_t tid, int memory, const struct request *r, char *sho
 }
 
 /* Handles one request; the result the call returns (0 or -errno). */
-static long handle(int listener, const struct seccomp_notif *notification) {
+static long handle(const struct skillhost_supervised *supervised, const struct seccomp_notif *notification) {
+    int listener = supervised->listener;
     struct request r;
     decode(&notification->data, &r);
     const char *call = name_of(notification->data.nr);
@@ -256,7 +246,7 @@ static long handle(int listener, const struct seccomp_notif *notification) {
     snprintf(file, sizeof file, "/proc/%d/mem", tid);
     int memory = open(file, O_RDONLY | O_CLOEXEC);
     if (memory < 0) {
-        record(tid, call, "a file (skillhost cannot read the caller's request)");
+        record(supervised, tid, call, "a file (skillhost cannot read the caller's request)");
         return -EPERM;
     }
     char shown[PATH_MAX + 32];
@@ -284,16 +274,16 @@ static long handle(int listener, const struct seccomp_notif *notification) {
         /* A device: even /dev/null's mode is the whole system's. */
         char what[PATH_MAX + 64];
         snprintf(what, sizeof what, "the device %s", where[0] ? where : shown);
-        record(tid, call, what);
+        record(supervised, tid, call, what);
         result = -EPERM;
-    } else if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath_roots(where)) {
-        record(tid, call, where[0] == '/' ? where : shown);
+    } else if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath_roots(supervised, where)) {
+        record(supervised, tid, call, where[0] == '/' ? where : shown);
         result = -EPERM;
     } else if (r.op == CHMOD) {
         if (r.mode & (S_ISUID | S_ISGID)) {
             char what[PATH_MAX + 64];
             snprintf(what, sizeof what, "%s with the set-user-ID or set-group-ID bit", where);
-            record(tid, call, what);
+            record(supervised, tid, call, what);
             result = -EPERM;
         } else if (S_ISLNK(status.st_mode)) {
             result = -EOPNOTSUPP;
@@ -350,134 +340,24 @@ static long handle(int listener, const struct seccomp_notif *notification) {
     return result;
 }
 
-static void serve(int listener) {
-    struct seccomp_notif_sizes sizes;
-    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) _exit(1);
-    struct seccomp_notif *notification = calloc(1, sizes.seccomp_notif > sizeof *notification
-                                                       ? sizes.seccomp_notif : sizeof *notification);
-    struct seccomp_notif_resp *response = calloc(1, sizes.seccomp_notif_resp > sizeof *response
-                                                        ? sizes.seccomp_notif_resp : sizeof *response);
-    if (notification == NULL || response == NULL) _exit(1);
-    for (;;) {
-        struct pollfd wait = {.fd = listener, .events = POLLIN};
-        if (poll(&wait, 1, -1) < 0) {
-            if (errno == EINTR) continue;
-            _exit(0);
-        }
-        if (wait.revents & (POLLHUP | POLLERR | POLLNVAL)) _exit(0); /* every confined task is gone */
-        memset(notification, 0, sizes.seccomp_notif);
-        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, notification) != 0) {
-            if (errno == EINTR || errno == ENOENT) continue;
-            _exit(0);
-        }
-        long result = handle(listener, notification);
-        memset(response, 0, sizes.seccomp_notif_resp);
-        response->id = notification->id;
-        response->error = (int)(result < 0 ? result : 0);
-        response->val = 0;
-        (void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, response); /* ENOENT: the caller went away */
+int skillhost_metadata_answer(const struct skillhost_supervised *supervised) {
+    static __thread struct seccomp_notif *notification;
+    static __thread struct seccomp_notif_resp *response;
+    static __thread struct seccomp_notif_sizes sizes;
+    if (notification == NULL) {
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) return -1;
+        notification = calloc(1, sizes.seccomp_notif > sizeof *notification ? sizes.seccomp_notif : sizeof *notification);
+        response = calloc(1, sizes.seccomp_notif_resp > sizeof *response ? sizes.seccomp_notif_resp : sizeof *response);
+        if (notification == NULL || response == NULL) return -1;
     }
-}
-
-/* Receives the listener over `socket`. */
-static int receive_listener(int socket) {
-    char byte;
-    struct iovec data = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int))];
-    } control;
-    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
-                             .msg_controllen = sizeof control.space};
-    if (recvmsg(socket, &message, MSG_CMSG_CLOEXEC) != 1) return -1;
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-    if (header == NULL || header->cmsg_type != SCM_RIGHTS) return -1;
-    int listener;
-    memcpy(&listener, CMSG_DATA(header), sizeof listener);
-    return listener;
-}
-
-int skillhost_metadata_fork(const char *const *write_paths, int count) {
-    refusals = mmap(NULL, sizeof *refusals, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (refusals == MAP_FAILED) {
-        refusals = NULL;
-        return errno;
-    }
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return errno;
-    pid_t parent = getpid();
-    pid_t child = fork();
-    if (child < 0) {
-        int saved = errno;
-        close(pair[0]);
-        close(pair[1]);
-        return saved;
-    }
-    if (child == 0) {
-        /* Only the channel and standard error (for the "blocked" lines) stay open. */
-        if (dup2(pair[1], 3) < 0) _exit(1);
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-        }
-        close_range(4, ~0U, 0);
-        prctl(PR_SET_NAME, "skillhost-meta", 0, 0, 0);
-        /* It ends with the process it serves: that process cannot signal it (Landlock scopes its signals to its
-           own domain, which the supervisor is outside of). */
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        for (int i = 0; i < count && root_count < MAX_ROOTS; i++) {
-            char *resolved = realpath(write_paths[i], NULL);
-            if (resolved != NULL) roots[root_count++] = resolved;
-        }
-        int listener = receive_listener(3);
-        close(3);
-        if (listener < 0 || getppid() != parent) _exit(0);
-        serve(listener);
-        _exit(0);
-    }
-    close(pair[1]);
-    channel = pair[0];
-    /* Where Yama restricts ptrace to descendants, the supervisor (a child) must be allowed to read this process's
-       requests; no other process gains anything. */
-    prctl(PR_SET_PTRACER, child, 0, 0, 0);
-    return 0;
-}
-
-int skillhost_metadata_hand_over(int listener) {
-    if (channel < 0) return EBADF;
-    char byte = 0;
-    struct iovec data = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
-                             .msg_controllen = sizeof control.space};
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(header), &listener, sizeof listener);
-    int result = sendmsg(channel, &message, MSG_NOSIGNAL) == 1 ? 0 : errno;
-    close(listener);
-    close(channel);
-    channel = -1;
-    return result;
-}
-
-int skillhost_metadata_refusal(char *buffer, size_t size, int take) {
-    if (refusals == NULL || __atomic_load_n(&refusals->pending, __ATOMIC_ACQUIRE) == 0) return 0;
-    int tid = (int)gettid();
-    for (int i = 0; i < SLOTS; i++) {
-        if (__atomic_load_n(&refusals->slot[i].tid, __ATOMIC_ACQUIRE) != tid) continue;
-        if (buffer != NULL && size > 0) snprintf(buffer, size, "%s", refusals->slot[i].text);
-        if (take) {
-            __atomic_store_n(&refusals->slot[i].tid, 0, __ATOMIC_RELEASE);
-            __atomic_sub_fetch(&refusals->pending, 1, __ATOMIC_ACQ_REL);
-        }
-        return 1;
-    }
+    memset(notification, 0, sizes.seccomp_notif);
+    if (ioctl(supervised->listener, SECCOMP_IOCTL_NOTIF_RECV, notification) != 0)
+        return errno == EINTR || errno == ENOENT ? 0 : -1;
+    long result = handle(supervised, notification);
+    memset(response, 0, sizes.seccomp_notif_resp);
+    response->id = notification->id;
+    response->error = (int)(result < 0 ? result : 0);
+    response->val = 0;
+    (void)ioctl(supervised->listener, SECCOMP_IOCTL_NOTIF_SEND, response); /* ENOENT: the caller went away */
     return 0;
 }

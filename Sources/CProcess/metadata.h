@@ -1,4 +1,4 @@
-/* Metadata changes by a confined process (internal to CProcess; see metadata.c). */
+/* Metadata changes by a confined process (internal to CProcess; see metadata.c and metadata_start.c). */
 #ifndef SKILLHOST_METADATA_H
 #define SKILLHOST_METADATA_H
 
@@ -12,14 +12,47 @@ extern const char *const skillhost_metadata_names[];
 extern const int skillhost_metadata_numbers[];
 extern const int skillhost_metadata_count;
 
-/* Forks the supervisor for the confinement about to be applied: it may change metadata only beneath
-   `write_paths` (resolved now, before Landlock). The caller passes the listener of its filter with
-   skillhost_metadata_hand_over once the filter is in place. Returns 0 or an errno value. [single-threaded] */
-int skillhost_metadata_fork(const char *const *write_paths, int count);
+/* Refusals by thread, in memory the confined process shares with its supervisor, so a call's error can name what
+   was refused. The confined process may write all of it: the supervisor bounds every index it takes from here. */
+enum { SKILLHOST_REFUSAL_SLOTS = 16 };
+struct skillhost_refusals {
+    int adopted;  /* set (and futex-woken) by the host once it took the listener */
+    int pending;
+    unsigned next;
+    struct {
+        int tid;
+        char text[244];
+    } slot[SKILLHOST_REFUSAL_SLOTS];
+};
 
-/* Gives the filter's listener to the supervisor forked above and closes it here, so nothing that runs later in
-   this process can answer its own requests. Returns 0 or an errno value. */
-int skillhost_metadata_hand_over(int listener);
+/* One supervised filter: its listener, the canonical folders and files beneath which changes are made, where
+   refusals are noted, and whether a refusal is also written to standard error (a forked supervisor's is the
+   program's). */
+struct skillhost_supervised {
+    int listener;
+    char **roots;
+    int root_count;
+    struct skillhost_refusals *refusals;
+    int log_to_stderr;
+};
+
+/* Receives one request on the listener and answers it. 0, or -1 when the listener is unusable. */
+int skillhost_metadata_answer(const struct skillhost_supervised *supervised);
+
+/* How skillhost_confine supervises: a supervisor forked now, before confinement (a sandboxed program); or the
+   host, which takes the listener from the worker (skillhost_metadata_pending / skillhost_metadata_adopt). */
+enum { SKILLHOST_SUPERVISE_NONE = 0, SKILLHOST_SUPERVISE_FORK = 1, SKILLHOST_SUPERVISE_HOST = 2 };
+
+/* Before the filter (and before Landlock, for the fork): makes what `mode` needs. 0 or an errno value.
+   [single-threaded] */
+int skillhost_metadata_prepare(int mode);
+
+/* Once the filter is in place with its listener: gives it to the forked supervisor with `write_paths` (and
+   closes it here), or keeps it for the host with a copy of the paths. 0 or an errno value. */
+int skillhost_metadata_hand_over(int listener, const char *const *write_paths, int count);
+
+/* Gives up every capability (confine.c). 0 or an errno value. */
+int skillhost_drop_capabilities(void);
 
 /* 1 when the supervisor recorded a refusal for the calling thread; copies it ("chmod() of /x") into `buffer` and
    clears it when `take`. */

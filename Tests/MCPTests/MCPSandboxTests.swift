@@ -86,6 +86,23 @@ struct MCPSandboxTests {
         let changed = try FileManager.default.attributesOfItem(atPath: writable + "/c.txt")
         #expect(changed[.posixPermissions] as? Int == 0o640)
         #expect((changed[.modificationDate] as? Date)?.timeIntervalSince1970 == 0)
+        // Its supervisor is a process forked before the sandbox closed (a program's listener cannot reach the
+        // host); it ends with the server.
+        func supervisors() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+                guard Int(entry) != nil,
+                    let name = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+                    name.hasPrefix("skillhost-meta"),
+                    let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+                else { return false }
+                return String(decoding: line, as: UTF8.self).contains(writable)
+            }
+        }
+        #expect(supervisors().count == 1)
+        probing.stop()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !supervisors().isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(supervisors().isEmpty, "the supervisor ended with the server")
 
         // With the network allowed, the same server connects.
         let networked = try makeRegistry()

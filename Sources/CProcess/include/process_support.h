@@ -72,9 +72,11 @@ struct skillhost_confinement {
     int maximum_abi;    /**< use at most this Landlock ABI (0: none — as on an older kernel); -1: the kernel's */
     int for_exec;       /**< the process will execve a program: blocked calls fail with EPERM, without the SIGSYS
                              record (a program's signal handlers do not survive execve) */
-    int supervise_metadata; /**< fork a supervisor that makes metadata changes (mode, owner, times, extended
-                                 attributes) beneath `write_paths` and refuses the rest; without it they fail with
-                                 ENOSYS (unless `write_anywhere`, which allows them all) */
+    int supervise_metadata; /**< who makes metadata changes (mode, owner, times, extended attributes) beneath
+                                 `write_paths` and refuses the rest: 0 nobody (they fail with ENOSYS), 1 a
+                                 supervisor forked now (a program about to be executed), 2 the host, which takes the
+                                 listener (skillhost_metadata_pending); unused with `write_anywhere`, which allows
+                                 them all */
 };
 
 /** What skillhost_confine applied, as bits of its `applied` result. */
@@ -101,6 +103,23 @@ enum {
     when something could not be applied. [before any other thread exists — both bind only the calling thread and
     the threads it starts later; once] */
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied);
+
+/** In a worker confined with `supervise_metadata` 2: the filter's listener and the refusal memory kept for the host,
+    and the paths it may write (NUL-separated) in `roots`. The length of `roots`, or -1 when nothing waits. The
+    worker sends the descriptor numbers to the host before any plugin code runs. [the confining thread] */
+int skillhost_metadata_pending(int *listener, int *refusals, char *roots, int size);
+
+/** Waits (at most `timeout_ms`) until the host took the listener, then closes it and the refusal memory's
+    descriptor here. 0, or ETIMEDOUT (metadata changes then fail with ENOSYS). [the confining thread] */
+int skillhost_metadata_await_adoption(int timeout_ms);
+
+/** In the host: takes a worker's listener and refusal memory (descriptor numbers in `worker`, with pidfd_getfd) and
+    answers its metadata changes beneath `roots` (NUL-separated, `length` bytes) on the host's supervisor thread,
+    which holds no capability. 0 or an errno value. [any thread] */
+int skillhost_metadata_adopt(int worker, int listener, int refusals, const char *roots, int length);
+
+/** 1 when the host can take a worker's descriptors (pidfd_getfd, Linux 5.6), else 0. [any thread] */
+int skillhost_metadata_host_supported(void);
 
 /** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
     thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,

@@ -77,6 +77,9 @@ final class WorkerProcess: Sendable {
         var channelClosed = false
         /// The step of loading the worker reported last.
         var loadPhase: LoadPhase?
+        /// The worker offered its metadata supervision (once, before any plugin code ran in it; a later offer
+        /// would be the plugin's and is ignored).
+        var supervisionOffered = false
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
     }
@@ -522,6 +525,27 @@ final class WorkerProcess: Sendable {
             else { return }
             pending.onProgress?(
                 SkillProgress(done: done, total: params["total"]?.doubleValue, message: params["message"]?.stringValue))
+        case "supervise":
+            // The worker, confined and not yet running plugin code, hands over its metadata supervision.
+            let first = state.withLock { state in
+                defer { state.supervisionOffered = true }
+                return !state.supervisionOffered
+            }
+            guard first, case .int(let listener)? = params["listener"], listener >= 0,
+                case .int(let refusals)? = params["refusals"], case .array(let roots)? = params["roots"]
+            else { return }
+            let joined = roots.compactMap(\.stringValue).flatMap { Array($0.utf8CString) }
+            let result = joined.withUnsafeBufferPointer {
+                skillhost_metadata_adopt(
+                    pid, Int32(clamping: listener), Int32(clamping: refusals), $0.baseAddress, Int32($0.count))
+            }
+            if result != 0 {
+                log(
+                    LogRecord(
+                        level: .warning, source: plugin,
+                        message: "cannot supervise plugin \"\(plugin)\"'s file metadata changes "
+                            + "(\(String(cString: strerror(result)))); they fail"))
+            }
         case "phase":
             if let phase = params["phase"]?.stringValue.flatMap(LoadPhase.init(rawValue:)) {
                 state.withLock { $0.loadPhase = phase }
@@ -585,7 +609,8 @@ final class WorkerProcess: Sendable {
             reason = "plugin \"\(plugin)\" crashed (\(termination.summary))"
             // Only when the CPU time it used says so: a worker killed by SIGKILL from anywhere else (itself, the
             // OOM killer) is not said to have run over it.
-            if signal == SIGXCPU || signal == SIGKILL, let limit = cpuLimit, termination.cpuSeconds >= Double(limit) - 1 {
+            if signal == SIGXCPU || signal == SIGKILL, let limit = cpuLimit, termination.cpuSeconds >= Double(limit) - 1
+            {
                 reason +=
                     "; it ran over its CPU-time limit of \(limit) s (it used \(Int(termination.cpuSeconds)) s; raise "
                     + "isolation.cpu_seconds in config.json if it needs more)"
