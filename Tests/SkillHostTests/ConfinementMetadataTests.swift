@@ -74,6 +74,15 @@ struct ConfinementMetadataTests {
         #expect(link.error == Self.refused("chmod", key, reported: "chmod \(data)/link: Operation not permitted"))
         #expect(Self.mode(key) == 0o600)
 
+        // Nor can the key be brought into its folder first: no hard link, no rename (Landlock's rule for moving
+        // between folders).
+        let hardLink = await host.call("escape_link", ["from": .string(key), "to": .string(data + "/key")])
+        #expect(hardLink.error == "link \(key): Invalid cross-device link", "\(hardLink.error ?? "")")
+        let moved = await host.call(
+            "escape_link", ["from": .string(key), "to": .string(data + "/key"), "rename": true])
+        #expect(moved.error?.hasPrefix("rename \(key): Permission denied (the plugin is confined") == true)
+        #expect(FileManager.default.fileExists(atPath: key))
+
         // In its own folder, every form works.
         let own = data + "/state"
         #expect(await host.call("escape_write", ["path": .string(own)]).status == .ok)

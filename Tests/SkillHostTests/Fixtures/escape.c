@@ -332,6 +332,20 @@ static int change_metadata(void *state, const skill_call_api *api, skill_call *c
     return done(api, call, "");
 }
 
+/* {"from": "...", "to": "...", "rename": true}: a hard link (or a rename) of a file into its own folder, where the
+   supervisor would change its metadata. */
+static int link_in(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char from[512], to[512], what[1100];
+    int move = 0;
+    if (skill_json_get_string(args, "from", from, sizeof from) <= 0) return SKILL_ERR_INVALID_ARGS;
+    if (skill_json_get_string(args, "to", to, sizeof to) <= 0) return SKILL_ERR_INVALID_ARGS;
+    skill_json_get_bool(args, "rename", &move);
+    snprintf(what, sizeof what, "%s %s", move ? "rename" : "link", from);
+    if ((move ? rename(from, to) : link(from, to)) != 0) return fail(api, call, what);
+    return done(api, call, "");
+}
+
 /* {"path": "..."}: chmod through another ABI — i386's int 0x80 ("abi": "i386") or an x32 number ("x32"). */
 static int other_abi(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
@@ -434,6 +448,8 @@ static const skill_descriptor skills[] = {
                SKILL_RISK_READ_ONLY, 0, reach),
     SKILL_JSON("@NAME@_metadata", "Metadata", "Changes a file's metadata.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                change_metadata),
+    SKILL_JSON("@NAME@_link", "Link", "Links or moves a file into its folder.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               link_in),
     SKILL_JSON("@NAME@_other_abi", "Other ABI", "chmod through another ABI.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                other_abi),
     SKILL_JSON("@NAME@_shm", "Shared memory", "Makes a System V segment.", OBJECT, SKILL_RISK_READ_ONLY, 0,
