@@ -1,7 +1,8 @@
 /* Confinement of a worker process: Landlock (files, TCP, signal and abstract-socket scoping) and a seccomp filter
-   (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked. */
+   (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked (blocked.c). */
 #define _GNU_SOURCE
 #include "process_support.h"
+#include "confine_internal.h"
 #include "metadata.h"
 
 #include <arpa/inet.h>
@@ -139,189 +140,6 @@ static int apply_landlock(const struct skillhost_confinement *spec, int abi, int
     return result;
 }
 
-/* What the last blocked call on this thread was, for the worker to put into the call's error. Written by the
-   SIGSYS handler (async-signal-safe: plain stores and snprintf-free formatting below), read by
-   skillhost_take_blocked on the same thread. */
-static __thread char blocked_text[256];
-
-/* The names of the system calls the filter traps, by number, so the handler can name them without a lookup. */
-enum { MAX_TRAPPED = 128 };
-static struct {
-    int number;
-    const char *name;
-} trapped[MAX_TRAPPED];
-static int trapped_count;
-
-static const char *trapped_name(int number) {
-    for (int i = 0; i < trapped_count; i++)
-        if (trapped[i].number == number) return trapped[i].name;
-    return "a system call";
-}
-
-/* Appends text to a fixed buffer, truncating; async-signal-safe. */
-static size_t append(char *buffer, size_t used, size_t size, const char *text) {
-    while (*text && used + 1 < size) buffer[used++] = *text++;
-    buffer[used] = 0;
-    return used;
-}
-
-static size_t append_number(char *buffer, size_t used, size_t size, unsigned long value) {
-    char digits[24];
-    int count = 0;
-    do {
-        digits[count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value && count < 23);
-    while (count > 0 && used + 1 < size) buffer[used++] = digits[--count];
-    buffer[used] = 0;
-    return used;
-}
-
-/* " to 127.0.0.1:8080", " to /run/x.sock", " to @name" for a socket address the plugin passed. */
-static size_t append_address(char *buffer, size_t used, size_t size, const struct sockaddr *address) {
-    if (!address) return used;
-    char text[INET6_ADDRSTRLEN + 1] = "";
-    switch (address->sa_family) {
-    case AF_INET:
-    case AF_INET6: {
-        /* " to 127.0.0.1:8080" or " to [::1]:8080". */
-        int v6 = address->sa_family == AF_INET6;
-        const void *host = v6 ? (const void *)&((const struct sockaddr_in6 *)address)->sin6_addr
-                              : (const void *)&((const struct sockaddr_in *)address)->sin_addr;
-        unsigned port = ntohs(v6 ? ((const struct sockaddr_in6 *)address)->sin6_port
-                                 : ((const struct sockaddr_in *)address)->sin_port);
-        inet_ntop(address->sa_family, host, text, sizeof text);
-        used = append(buffer, used, size, v6 ? " to [" : " to ");
-        used = append(buffer, used, size, text);
-        used = append(buffer, used, size, v6 ? "]:" : ":");
-        return append_number(buffer, used, size, port);
-    }
-    case AF_UNIX: {
-        const struct sockaddr_un *un = (const struct sockaddr_un *)address;
-        char path[sizeof un->sun_path + 1];
-        memcpy(path, un->sun_path, sizeof un->sun_path);
-        path[sizeof un->sun_path] = 0;
-        used = append(buffer, used, size, " to ");
-        if (path[0] == 0) {
-            used = append(buffer, used, size, "@");
-            return append(buffer, used, size, path + 1);
-        }
-        return append(buffer, used, size, path);
-    }
-    default: return used;
-    }
-}
-
-/* The namespace flags of clone(): no grant gives a plugin new namespaces (CLONE_NEWTIME shares its bit with the
-   exit signal and is refused by clone() itself). */
-static const unsigned long namespace_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-                                                CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET};
-
-static const char *family_name(long family) {
-    switch (family) {
-    case AF_INET: return "IPv4";
-    case AF_INET6: return "IPv6";
-    case AF_UNIX: return "UNIX datagram";
-    case AF_NETLINK: return "netlink";
-    case AF_PACKET: return "packet";
-    default: return "network";
-    }
-}
-
-#if defined(__x86_64__)
-#define NATIVE_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-static void on_blocked(int signal, siginfo_t *info, void *context) {
-    (void)signal;
-    ucontext_t *uc = context;
-    int saved = errno;
-#if defined(__x86_64__)
-    long arg0 = (long)uc->uc_mcontext.gregs[REG_RDI], arg1 = (long)uc->uc_mcontext.gregs[REG_RSI];
-#elif defined(__aarch64__)
-    long arg0 = (long)uc->uc_mcontext.regs[0], arg1 = (long)uc->uc_mcontext.regs[1];
-#else
-    long arg0 = 0, arg1 = 0;
-#endif
-    int number = info->si_syscall;
-    char *text = blocked_text;
-    size_t size = sizeof blocked_text, used = 0;
-    if (info->si_arch != NATIVE_ARCH || (number & 0x40000000)) {
-        /* int 0x80 (i386) or an x32 number from a 64-bit process: its numbers mean other calls here. */
-        used = append(text, used, size, "a system call through another ABI (number ");
-        used = append_number(text, used, size, (unsigned long)number & 0xffff);
-        used = append(text, used, size, ")");
-        number = -1;
-    } else {
-        used = append(text, used, size, trapped_name(number));
-        used = append(text, used, size, "()");
-    }
-    if (number == SCMP_SYS(connect) || number == SCMP_SYS(sendto)) {
-#if defined(__x86_64__)
-        long address = number == SCMP_SYS(sendto) ? (long)uc->uc_mcontext.gregs[REG_R8] : arg1;
-#elif defined(__aarch64__)
-        long address = number == SCMP_SYS(sendto) ? (long)uc->uc_mcontext.regs[4] : arg1;
-#else
-        long address = 0;
-#endif
-        used = append_address(text, used, size, (const struct sockaddr *)address);
-    } else if (number == SCMP_SYS(socket)) {
-        used = append(text, used, size, " of an ");
-        used = append(text, used, size, family_name(arg0));
-        used = append(text, used, size, " socket");
-    } else if (number == SCMP_SYS(socketpair)) {
-        used = append(text, used, size, " of UNIX datagram sockets");
-    } else if (number == SCMP_SYS(clone)) {
-        unsigned long flags = (unsigned long)arg0;
-        int namespaces = 0;
-        for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
-            namespaces |= (flags & namespace_flags[i]) != 0;
-        if (namespaces) used = append(text, used, size, " into new namespaces");
-    } else if (number == SCMP_SYS(kill)) {
-        used = append(text, used, size, " to every process");
-    } else if (number == SCMP_SYS(prlimit64) || number == SCMP_SYS(sched_setaffinity) ||
-               number == SCMP_SYS(sched_setscheduler) || number == SCMP_SYS(sched_setparam) ||
-               number == SCMP_SYS(sched_setattr) || number == SCMP_SYS(migrate_pages) ||
-               number == SCMP_SYS(move_pages)) {
-        used = append(text, used, size, " of process ");
-        used = append_number(text, used, size, (unsigned long)(unsigned int)arg0);
-    } else if (number == SCMP_SYS(setpriority) || number == SCMP_SYS(ioprio_set)) {
-        used = append(text, used, size, " of another process, group or user");
-    } else if (number == SCMP_SYS(execve) && arg0) {
-        used = append(text, used, size, " of ");
-        used = append(text, used, size, (const char *)arg0);
-    } else if (number == SCMP_SYS(execveat) && arg1) {
-        used = append(text, used, size, " of ");
-        used = append(text, used, size, (const char *)arg1);
-    }
-    char line[320];
-    size_t length = append(line, 0, sizeof line, "skillhost worker: blocked ");
-    length = append(line, length, sizeof line, text);
-    length = append(line, length, sizeof line, "\n");
-    (void)!write(2, line, length);
-    /* The call fails with EPERM, as an ordinary permission error the plugin can report. */
-#if defined(__x86_64__)
-    uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
-#elif defined(__aarch64__)
-    uc->uc_mcontext.regs[0] = (unsigned long long)-EPERM;
-#endif
-    errno = saved;
-}
-
-int skillhost_blocked_pending(void) { return blocked_text[0] != 0 || skillhost_metadata_refusal(NULL, 0, 0); }
-
-int skillhost_take_blocked(char *buffer, int size) {
-    if (size <= 0) return 0;
-    /* The supervisor's refusal of a metadata change on this thread, if the filter itself blocked nothing. */
-    if (blocked_text[0] == 0) return skillhost_metadata_refusal(buffer, (size_t)size, 1);
-    skillhost_metadata_refusal(NULL, 0, 1);
-    snprintf(buffer, (size_t)size, "%s", blocked_text);
-    blocked_text[0] = 0;
-    return 1;
-}
-
 /* SCMP_ACT_TRAP while the SIGSYS handler is in place (a worker); SCMP_ACT_ERRNO(EPERM) for a program that will
    execve (its handlers are reset, so a trap would kill it). */
 static uint32_t blocked_action = SCMP_ACT_TRAP;
@@ -329,11 +147,7 @@ static uint32_t blocked_action = SCMP_ACT_TRAP;
 static int trap(scmp_filter_ctx filter, const char *name, unsigned count, const struct scmp_arg_cmp *conditions) {
     int number = seccomp_syscall_resolve_name(name);
     if (number == __NR_SCMP_ERROR) return 0; /* not a call of this architecture */
-    if (trapped_count < MAX_TRAPPED) {
-        int known = 0;
-        for (int i = 0; i < trapped_count; i++) known |= trapped[i].number == number;
-        if (!known) trapped[trapped_count++] = (typeof(trapped[0])){number, name};
-    }
+    skillhost_note_trapped(number, name);
     /* Without a filter, only the names are noted (a filter compiled elsewhere was imported). */
     return filter ? -seccomp_rule_add_array(filter, blocked_action, number, count, conditions) : 0;
 }
@@ -400,8 +214,9 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
     /* inotify watches files by path, which Landlock does not check: without reading everything, a plugin could
        learn the names and activity of files it may not read. */
     if (result == 0 && !spec->read_anywhere && !spec->write_anywhere) result = trap_always(filter, "inotify_add_watch");
-    for (size_t i = 0; i < sizeof namespace_flags / sizeof namespace_flags[0] && result == 0; i++)
-        result = trap_when(filter, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
+    for (size_t i = 0; i < skillhost_namespace_flag_count && result == 0; i++)
+        result = trap_when(filter, "clone",
+                           SCMP_A0(SCMP_CMP_MASKED_EQ, skillhost_namespace_flags[i], skillhost_namespace_flags[i]));
     /* clone3 passes its flags in memory a filter cannot read: it reports ENOSYS and the C library falls back to
        clone, whose flags the rules see. */
     if (result == 0) {
@@ -472,6 +287,9 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
     /* A call through another ABI (int 0x80's i386 numbers, x32's) names none of the calls the rules compare: it is
        blocked like them, not left to kill the thread (libseccomp's default). */
     int result = -seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, blocked_action);
+    /* A binary tree of system-call numbers: the kernel runs the filter for each number once when it is loaded (to
+       cache the calls it always allows), and a tree keeps that in proportion to the rules' depth, not their count. */
+    if (result == 0) result = -seccomp_attr_set(filter, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     if (result == 0) result = add_rules(filter, spec);
     int fd = -1;
     if (result == 0) {
@@ -535,7 +353,7 @@ static int apply_seccomp(const struct skillhost_confinement *spec, int supervise
     if (!spec->for_exec) {
         struct sigaction action;
         memset(&action, 0, sizeof action);
-        action.sa_sigaction = on_blocked;
+        action.sa_sigaction = skillhost_on_blocked;
         action.sa_flags = SA_SIGINFO;
         sigemptyset(&action.sa_mask);
         if (sigaction(SIGSYS, &action, NULL) != 0) return errno;
@@ -580,7 +398,7 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
        capabilities went (it holds none either), before Landlock and the filter (it resolves paths the process
        cannot reach, to refuse them by name). Without one the calls fail with ENOSYS; the process still runs. */
     int supervised = spec->supervise_metadata && !spec->write_anywhere &&
-                     skillhost_metadata_prepare(spec->supervise_metadata) == 0;
+                     skillhost_metadata_prepare() == 0;
     int abi = skillhost_landlock_abi();
     if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
     if (abi >= 1) {

@@ -16,7 +16,6 @@ extern const int skillhost_metadata_count;
    was refused. The confined process may write all of it: the supervisor bounds every index it takes from here. */
 enum { SKILLHOST_REFUSAL_SLOTS = 16 };
 struct skillhost_refusals {
-    int adopted;  /* set (and futex-woken) by the host once it took the listener */
     int pending;
     unsigned next;
     struct {
@@ -39,17 +38,12 @@ struct skillhost_supervised {
 /* Receives one request on the listener and answers it. 0, or -1 when the listener is unusable. */
 int skillhost_metadata_answer(const struct skillhost_supervised *supervised);
 
-/* How skillhost_confine supervises: a supervisor forked now, before confinement (a sandboxed program); or the
-   host, which takes the listener from the worker (skillhost_metadata_pending / skillhost_metadata_adopt). */
-enum { SKILLHOST_SUPERVISE_NONE = 0, SKILLHOST_SUPERVISE_FORK = 1, SKILLHOST_SUPERVISE_HOST = 2 };
-
-/* Before the filter (and before Landlock, for the fork): makes what `mode` needs. 0 or an errno value.
-   [single-threaded] */
-int skillhost_metadata_prepare(int mode);
-
-/* Once the filter is in place with its listener: gives it to the forked supervisor with `write_paths` (and
-   closes it here), or keeps it for the host with a copy of the paths. 0 or an errno value. */
+/* Once the filter is in place with its listener: sends it with the refusal memory and `write_paths` to the host
+   (and closes the socket), or to the forked supervisor; closes it here either way. 0 or an errno value. */
 int skillhost_metadata_hand_over(int listener, const char *const *write_paths, int count);
+
+/* A worker's socket to the host (its descriptor 5), noted by skillhost_worker_setup. */
+void skillhost_metadata_set_host_channel(int fd);
 
 /* Gives up every capability (confine.c). 0 or an errno value. */
 int skillhost_drop_capabilities(void);

@@ -1,8 +1,8 @@
 /* Who supervises a confined process's metadata changes, and how the listener gets there.
-   - A worker: the host. The worker installs its filter with a listener, sends the listener's and the refusal
-     memory's descriptor numbers to the host over its protocol (before any plugin code runs in it), the host takes
-     both with pidfd_getfd and adds the listener to its supervisor thread, then marks the shared memory adopted;
-     the worker closes its copies. No process is forked for it.
+   - A worker: the host. The host starts it with a socket as its descriptor 5; once confined, the worker sends the
+     filter's listener and its refusal memory (SCM_RIGHTS) with the paths the plugin may write, and closes the
+     socket — before any plugin code runs in it, and without waiting: the host's supervisor thread reads the one
+     offer, closes its end, and answers from then on. No process is forked for it.
    - A sandboxed program (skillhost's sandbox role, which then becomes the program): a supervisor process forked
      before Landlock and the filter, which receives the listener and the paths over a socket pair. */
 #define _GNU_SOURCE
@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,20 +30,22 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
 enum { MAX_ROOTS = 64, MAX_ROOTS_BYTES = 1 << 20 };
 
 /* ------------------------------------------------------------------------------------- the confined side */
 
 static struct skillhost_refusals *refusals; /* mapped for good: the refusal table this process reads */
-static int refusals_fd = -1;                /* until the host took it */
-static int pending_listener = -1;           /* until the host took it */
-static char *pending_roots;                 /* NUL-separated */
-static size_t pending_length;
+static int refusals_fd = -1;                /* until it is handed over with the listener */
 static int channel = -1;                    /* to a forked supervisor, until the listener is handed over */
+static int host_channel = -1;               /* to the host (a worker's descriptor 5), until it is used or closed */
+
+void skillhost_metadata_set_host_channel(int fd) { host_channel = fd; }
+
+void skillhost_metadata_close_host_channel(void) {
+    if (host_channel >= 0) close(host_channel);
+    host_channel = -1;
+}
 
 /* Canonical roots from NUL-separated paths (those that exist). */
 static int resolve_roots(const char *paths, size_t length, char ***roots) {
@@ -122,8 +123,10 @@ static void supervise(int socket, pid_t program) {
     }
 }
 
-int skillhost_metadata_prepare(int mode) {
-    if (mode == SKILLHOST_SUPERVISE_HOST) {
+int skillhost_metadata_prepare(void) {
+    /* Made already (early, while a worker waited for its peek). */
+    if (host_channel >= 0 ? refusals_fd >= 0 : channel >= 0) return 0;
+    if (host_channel >= 0) {
         /* Sealed at its size: the host maps it, and a later ftruncate must not turn its writes into SIGBUS. */
         int fd = (int)syscall(SYS_memfd_create, "skillhost-refusals", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0) return errno;
@@ -178,80 +181,49 @@ static char *join(const char *const *paths, int count, size_t *length) {
     return joined;
 }
 
-int skillhost_metadata_hand_over(int listener, const char *const *write_paths, int count) {
-    size_t length;
-    char *paths = join(write_paths, count, &length);
-    if (paths == NULL || length > MAX_ROOTS_BYTES) {
-        free(paths);
-        close(listener);
-        return ENOMEM;
-    }
-    if (channel < 0) { /* the host takes it */
-        pending_listener = listener;
-        pending_roots = paths;
-        pending_length = length;
-        return 0;
-    }
+/* Sends the length of `paths`, `descriptors` (SCM_RIGHTS) with it, then `paths`. 0 or an errno value. */
+static int send_offer(int socket, const int *descriptors, int count, const char *paths, size_t length) {
     uint32_t header = (uint32_t)length;
     struct iovec data = {.iov_base = &header, .iov_len = sizeof header};
     union {
         struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int))];
+        char space[CMSG_SPACE(2 * sizeof(int))];
     } control;
     memset(&control, 0, sizeof control);
     struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
-                             .msg_controllen = sizeof control.space};
+                             .msg_controllen = CMSG_SPACE((size_t)count * sizeof(int))};
     struct cmsghdr *cmsg = CMSG_FIRSTHDR(&message);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &listener, sizeof listener);
-    int result = sendmsg(channel, &message, MSG_NOSIGNAL) == (ssize_t)sizeof header ? 0 : EIO;
-    for (size_t sent = 0; result == 0 && sent < length;) {
-        ssize_t n = send(channel, paths + sent, length - sent, MSG_NOSIGNAL);
+    cmsg->cmsg_len = CMSG_LEN((size_t)count * sizeof(int));
+    memcpy(CMSG_DATA(cmsg), descriptors, (size_t)count * sizeof(int));
+    if (sendmsg(socket, &message, MSG_NOSIGNAL) != (ssize_t)sizeof header) return EIO;
+    for (size_t sent = 0; sent < length;) {
+        ssize_t n = send(socket, paths + sent, length - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) result = EIO;
-        else sent += (size_t)n;
+        if (n <= 0) return EIO;
+        sent += (size_t)n;
+    }
+    return 0;
+}
+
+int skillhost_metadata_hand_over(int listener, const char *const *write_paths, int count) {
+    size_t length;
+    char *paths = join(write_paths, count, &length);
+    int result = paths == NULL || length > MAX_ROOTS_BYTES ? ENOMEM : 0;
+    if (result == 0 && host_channel >= 0) {
+        int descriptors[2] = {listener, refusals_fd};
+        result = send_offer(host_channel, descriptors, 2, paths, length);
+        skillhost_metadata_close_host_channel();
+    } else if (result == 0) {
+        result = send_offer(channel, &listener, 1, paths, length);
     }
     free(paths);
     close(listener);
-    close(channel);
-    channel = -1;
-    return result;
-}
-
-int skillhost_metadata_pending(int *listener, int *refusals_descriptor, char *roots, int size) {
-    if (pending_listener < 0 || refusals_fd < 0 || size <= 0) return -1;
-    *listener = pending_listener;
-    *refusals_descriptor = refusals_fd;
-    size_t length = pending_length < (size_t)size ? pending_length : (size_t)size;
-    memcpy(roots, pending_roots, length);
-    return (int)length;
-}
-
-int skillhost_metadata_await_adoption(int timeout_ms) {
-    int result = ETIMEDOUT;
-    if (refusals != NULL) {
-        struct timespec deadline, now;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (deadline.tv_nsec >= 1000000000) deadline.tv_sec++, deadline.tv_nsec -= 1000000000;
-        while (__atomic_load_n(&refusals->adopted, __ATOMIC_ACQUIRE) == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            long left_ms = (deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000;
-            if (left_ms <= 0) break;
-            struct timespec wait = {left_ms / 1000, (left_ms % 1000) * 1000000};
-            /* Shared (not private) futex: the host wakes it through its own mapping. */
-            syscall(SYS_futex, &refusals->adopted, FUTEX_WAIT, 0, &wait, NULL, 0);
-        }
-        if (__atomic_load_n(&refusals->adopted, __ATOMIC_ACQUIRE) != 0) result = 0;
-    }
-    if (pending_listener >= 0) close(pending_listener);
     if (refusals_fd >= 0) close(refusals_fd);
-    pending_listener = refusals_fd = -1;
-    free(pending_roots);
-    pending_roots = NULL;
+    refusals_fd = -1;
+    if (channel >= 0) close(channel);
+    channel = -1;
     return result;
 }
 
@@ -278,16 +250,79 @@ int skillhost_metadata_refusal(char *buffer, size_t size, int take) {
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
 static int events = -1; /* the supervisor thread's epoll */
 
-static void release(struct skillhost_supervised *supervised) {
-    epoll_ctl(events, EPOLL_CTL_DEL, supervised->listener, NULL);
-    close(supervised->listener);
-    if (supervised->refusals != NULL) munmap(supervised->refusals, sizeof *supervised->refusals);
-    free_roots(supervised->roots, supervised->root_count);
-    free(supervised);
+/* What the supervisor thread watches: a worker's offer still to come, or its listener. */
+struct watched {
+    int is_listener;
+    int fd;
+    struct skillhost_supervised supervised;
+};
+
+static void forget(struct watched *watched) {
+    epoll_ctl(events, EPOLL_CTL_DEL, watched->fd, NULL);
+    close(watched->fd);
+    if (watched->is_listener) {
+        if (watched->supervised.refusals != NULL) munmap(watched->supervised.refusals, sizeof *refusals);
+        free_roots(watched->supervised.roots, watched->supervised.root_count);
+    }
+    free(watched);
 }
 
-/* The host's supervisor thread: holds no capability (capabilities are per thread), answers every worker's
-   requests, and forgets a worker once its listener hangs up (every task of it gone). */
+/* Reads a worker's one offer from its socket and starts answering its listener. Whatever happens, the socket is
+   closed: a second offer (which could only be the plugin's) is never read. */
+static void take_offer(struct watched *channel_entry) {
+    int socket = channel_entry->fd;
+    uint32_t length = 0;
+    struct iovec data = {.iov_base = &length, .iov_len = sizeof length};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(2 * sizeof(int))];
+    } control;
+    struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space,
+                             .msg_controllen = sizeof control.space};
+    ssize_t n;
+    do n = recvmsg(socket, &message, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    while (n < 0 && errno == EINTR);
+    int descriptors[2] = {-1, -1};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    if (header != NULL && header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+        size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        memcpy(descriptors, CMSG_DATA(header), (count < 2 ? count : 2) * sizeof(int));
+    }
+    int valid = n == (ssize_t)sizeof length && descriptors[0] >= 0 && descriptors[1] >= 0 &&
+                !(message.msg_flags & MSG_CTRUNC) && length <= MAX_ROOTS_BYTES;
+    char *paths = valid ? malloc((size_t)length + 1) : NULL;
+    if (paths != NULL && read_all(socket, paths, length) != 0) valid = 0;
+    forget(channel_entry);
+    struct skillhost_refusals *shared = MAP_FAILED;
+    if (valid) {
+        /* Its memory only once sealed at its size: the worker cannot shrink it under the host's writes. */
+        struct stat status;
+        int seals = fcntl(descriptors[1], F_GET_SEALS);
+        if (seals >= 0 && (seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) == (F_SEAL_SHRINK | F_SEAL_SEAL) &&
+            fstat(descriptors[1], &status) == 0 && status.st_size >= (off_t)sizeof *shared)
+            shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED, descriptors[1], 0);
+    }
+    if (descriptors[1] >= 0) close(descriptors[1]);
+    struct watched *watched = shared != MAP_FAILED && paths != NULL ? calloc(1, sizeof *watched) : NULL;
+    if (watched == NULL) {
+        if (descriptors[0] >= 0) close(descriptors[0]);
+        if (shared != MAP_FAILED) munmap(shared, sizeof *shared);
+        free(paths);
+        return;
+    }
+    paths[length] = 0;
+    watched->is_listener = 1;
+    watched->fd = descriptors[0];
+    watched->supervised.listener = descriptors[0];
+    watched->supervised.refusals = shared;
+    watched->supervised.root_count = resolve_roots(paths, length, &watched->supervised.roots);
+    free(paths);
+    struct epoll_event event = {.events = EPOLLIN, .data.ptr = watched};
+    if (epoll_ctl(events, EPOLL_CTL_ADD, watched->fd, &event) != 0) forget(watched);
+}
+
+/* The host's supervisor thread: holds no capability (capabilities are per thread), takes each worker's offer and
+   answers its requests, and forgets a worker once its listener hangs up (every task of it gone). */
 static void *supervisor_thread(void *unused) {
     (void)unused;
     skillhost_name_thread("skillhost-meta");
@@ -297,8 +332,10 @@ static void *supervisor_thread(void *unused) {
         int count = epoll_wait(events, ready, 16, -1);
         if (count < 0 && errno != EINTR) return NULL;
         for (int i = 0; i < count; i++) {
-            struct skillhost_supervised *supervised = ready[i].data.ptr;
-            if (ready[i].events & (EPOLLHUP | EPOLLERR) || skillhost_metadata_answer(supervised) != 0) release(supervised);
+            struct watched *watched = ready[i].data.ptr;
+            if (!watched->is_listener) take_offer(watched);
+            else if (ready[i].events & (EPOLLHUP | EPOLLERR) || skillhost_metadata_answer(&watched->supervised) != 0)
+                forget(watched);
         }
     }
 }
@@ -322,58 +359,23 @@ static void start_thread(void) {
     pthread_attr_destroy(&attributes);
 }
 
-int skillhost_metadata_host_supported(void) {
-    /* pidfd_getfd (Linux 5.6): EBADF for a bad pidfd where it exists. */
-    return syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == EBADF;
-}
-
-int skillhost_metadata_adopt(int worker, int listener_number, int refusals_number, const char *roots, int length) {
-    if (length < 0 || length > MAX_ROOTS_BYTES) return EINVAL;
+int skillhost_metadata_supervise(int socket) {
     pthread_once(&thread_once, start_thread);
-    if (events < 0) return EAGAIN;
-    int pidfd = (int)syscall(SYS_pidfd_open, worker, 0);
-    if (pidfd < 0) return errno;
-    int listener = (int)syscall(SYS_pidfd_getfd, pidfd, listener_number, 0);
-    int memory = listener < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, refusals_number, 0);
-    int result = listener < 0 || memory < 0 ? errno : 0;
-    close(pidfd);
-    struct skillhost_refusals *shared = MAP_FAILED;
-    if (result == 0) {
-        /* Its memory only once sealed at its size: the worker cannot shrink it under the host's writes. */
-        struct stat status;
-        int seals = fcntl(memory, F_GET_SEALS);
-        if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_SEAL) ||
-            fstat(memory, &status) != 0 || status.st_size < (off_t)sizeof *shared)
-            result = EINVAL;
-        else
-            shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
-        if (result == 0 && shared == MAP_FAILED) result = errno;
+    struct watched *watched = events >= 0 ? calloc(1, sizeof *watched) : NULL;
+    if (watched == NULL) {
+        close(socket);
+        return events < 0 ? EAGAIN : ENOMEM;
     }
-    if (memory >= 0) close(memory);
-    struct skillhost_supervised *supervised = result == 0 ? calloc(1, sizeof *supervised) : NULL;
-    if (result == 0 && supervised == NULL) result = ENOMEM;
-    if (result != 0) {
-        if (listener >= 0) close(listener);
-        if (shared != MAP_FAILED) munmap(shared, sizeof *shared);
-        return result;
-    }
-    char *paths = malloc((size_t)length + 1);
-    if (paths != NULL) {
-        memcpy(paths, roots, (size_t)length);
-        paths[length] = 0;
-        supervised->root_count = resolve_roots(paths, (size_t)length, &supervised->roots);
-        free(paths);
-    }
-    supervised->listener = listener;
-    supervised->refusals = shared;
-    /* Marked before the thread sees it: from then on the thread alone may release it. */
-    __atomic_store_n(&shared->adopted, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &shared->adopted, FUTEX_WAKE, 1, NULL, NULL, 0);
-    struct epoll_event event = {.events = EPOLLIN, .data.ptr = supervised};
-    if (epoll_ctl(events, EPOLL_CTL_ADD, listener, &event) != 0) {
-        result = errno;
-        release(supervised);
-        return result;
+    /* A worker that stalls mid-offer does not hold the thread for long. */
+    struct timeval limit = {2, 0};
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    watched->fd = socket;
+    struct epoll_event event = {.events = EPOLLIN, .data.ptr = watched};
+    if (epoll_ctl(events, EPOLL_CTL_ADD, socket, &event) != 0) {
+        int saved = errno;
+        free(watched);
+        close(socket);
+        return saved;
     }
     return 0;
 }

@@ -1,10 +1,12 @@
 #define _GNU_SOURCE
 #include "process_support.h"
+#include "metadata.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -21,8 +23,8 @@ static void close_pipes(int pipes[][2], int count) {
    (read) and 4 (write). */
 static int spawn_with(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                       int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child, int *lane_wake,
-                      int lanes) {
-    int pipes[5][2];
+                      int *supervision, int lanes) {
+    int pipes[6][2];
     int count = lanes ? 5 : 3;
     for (int i = 0; i < count; i++) {
         if (pipe2(pipes[i], O_CLOEXEC) != 0) {
@@ -30,6 +32,16 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
             close_pipes(pipes, i);
             return saved;
         }
+    }
+    /* A worker's descriptor 5: a socket on which it hands its metadata supervision to the host (descriptors and
+       all), once, before any plugin code runs in it. */
+    if (lanes) {
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipes[5]) != 0) {
+            int saved = errno;
+            close_pipes(pipes, count);
+            return saved;
+        }
+        count = 6;
     }
     int *in = pipes[0], *out = pipes[1], *err = pipes[2];
     posix_spawn_file_actions_t actions;
@@ -42,8 +54,9 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     if (lanes) {
         posix_spawn_file_actions_adddup2(&actions, pipes[3][0], 3);
         posix_spawn_file_actions_adddup2(&actions, pipes[4][1], 4);
+        posix_spawn_file_actions_adddup2(&actions, pipes[5][1], 5);
     }
-    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 5 : 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 6 : 3);
     sigset_t defaults, empty;
     sigfillset(&defaults);
     sigdelset(&defaults, SIGPIPE);
@@ -69,20 +82,22 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
         *lane_from_child = pipes[4][0];
         /* The write end of the lane's responses stays open here too: the host writes into it to wake its own reader. */
         *lane_wake = pipes[4][1];
+        close(pipes[5][1]);
+        *supervision = pipes[5][0];
     }
     return 0;
 }
 
 int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
                     int *child_errors) {
-    return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, NULL, NULL, NULL, 0);
+    return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, NULL, NULL, NULL, NULL, 0);
 }
 
 int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                            int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
-                           int *lane_wake) {
+                           int *lane_wake, int *supervision) {
     return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, lane_to_child, lane_from_child,
-                      lane_wake, 1);
+                      lane_wake, supervision, 1);
 }
 
 int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out) {
@@ -93,6 +108,11 @@ int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, in
         if (fcntl(3, F_SETFD, FD_CLOEXEC) != 0 || fcntl(4, F_SETFD, FD_CLOEXEC) != 0) return errno;
         *lane_in = 3;
         *lane_out = 4;
+    }
+    /* The supervision channel (descriptor 5): kept for skillhost_confine, closed before any plugin code runs. */
+    if (fcntl(5, F_GETFD) >= 0) {
+        if (fcntl(5, F_SETFD, FD_CLOEXEC) != 0) return errno;
+        skillhost_metadata_set_host_channel(5);
     }
     int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
     int out = fcntl(1, F_DUPFD_CLOEXEC, 3);

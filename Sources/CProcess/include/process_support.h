@@ -16,10 +16,28 @@ int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pi
 /// read) and 4 (responses, write). Stores the host's ends (close-on-exec): `lane_to_child` (write), `lane_from_child`
 /// (read) and `lane_wake`, the host's own copy of the responses' write end, with which the host wakes a thread
 /// of its own blocked reading the lane (so the lane never reports an end of input; the host learns of the worker's
-/// end from the process). On failure returns an errno value and opens nothing. [thread-safe]
+/// end from the process). And `supervision`, the host's end of a socket that is the child's descriptor 5, on which a
+/// confined worker hands over its metadata supervision (see skillhost_metadata_supervise). On failure returns an
+/// errno value and opens nothing. [thread-safe]
 int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                            int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
-                           int *lane_wake);
+                           int *lane_wake, int *supervision);
+
+/// In the host: takes ownership of a worker's supervision socket (`skillhost_spawn_worker`). The host's supervisor
+/// thread, which holds no capability, reads one offer from it — the worker's filter listener and refusal memory
+/// (passed with SCM_RIGHTS) and the paths the plugin may write — then closes it, and answers the worker's metadata
+/// changes from then on, making them only beneath those paths. A worker that offers nothing simply closes its end.
+/// 0 or an errno value (the socket is closed either way). [any thread]
+int skillhost_metadata_supervise(int socket);
+
+/// Before confinement's filter (and before Landlock, for the fork): makes the refusal memory and — unless the host
+/// will supervise (a worker started with its supervision socket) — forks the supervisor. skillhost_confine calls it;
+/// a worker may call it earlier, while it waits for its peek, to take it off its start. 0 or an errno value.
+/// [single-threaded]
+int skillhost_metadata_prepare(void);
+
+/// In a worker: closes its supervision socket if confinement did not use it, before any plugin code runs.
+void skillhost_metadata_close_host_channel(void);
 
 /// Worker-side setup, called once at start before any plugin code runs: moves the protocol channel away from
 /// descriptors 0 and 1 (returned in `protocol_in` / `protocol_out`), points 0 at /dev/null and 1 at standard error
@@ -72,11 +90,10 @@ struct skillhost_confinement {
     int maximum_abi;    /**< use at most this Landlock ABI (0: none — as on an older kernel); -1: the kernel's */
     int for_exec;       /**< the process will execve a program: blocked calls fail with EPERM, without the SIGSYS
                              record (a program's signal handlers do not survive execve) */
-    int supervise_metadata; /**< who makes metadata changes (mode, owner, times, extended attributes) beneath
-                                 `write_paths` and refuses the rest: 0 nobody (they fail with ENOSYS), 1 a
-                                 supervisor forked now (a program about to be executed), 2 the host, which takes the
-                                 listener (skillhost_metadata_pending); unused with `write_anywhere`, which allows
-                                 them all */
+    int supervise_metadata; /**< whether metadata changes (mode, owner, times, extended attributes) are made beneath
+                                 `write_paths` and refused elsewhere (else they fail with ENOSYS): by the host when
+                                 this is a worker the host started with a supervision socket, else by a supervisor
+                                 forked now; unused with `write_anywhere`, which allows them all */
 };
 
 /** What skillhost_confine applied, as bits of its `applied` result. */
@@ -103,23 +120,6 @@ enum {
     when something could not be applied. [before any other thread exists — both bind only the calling thread and
     the threads it starts later; once] */
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied);
-
-/** In a worker confined with `supervise_metadata` 2: the filter's listener and the refusal memory kept for the host,
-    and the paths it may write (NUL-separated) in `roots`. The length of `roots`, or -1 when nothing waits. The
-    worker sends the descriptor numbers to the host before any plugin code runs. [the confining thread] */
-int skillhost_metadata_pending(int *listener, int *refusals, char *roots, int size);
-
-/** Waits (at most `timeout_ms`) until the host took the listener, then closes it and the refusal memory's
-    descriptor here. 0, or ETIMEDOUT (metadata changes then fail with ENOSYS). [the confining thread] */
-int skillhost_metadata_await_adoption(int timeout_ms);
-
-/** In the host: takes a worker's listener and refusal memory (descriptor numbers in `worker`, with pidfd_getfd) and
-    answers its metadata changes beneath `roots` (NUL-separated, `length` bytes) on the host's supervisor thread,
-    which holds no capability. 0 or an errno value. [any thread] */
-int skillhost_metadata_adopt(int worker, int listener, int refusals, const char *roots, int length);
-
-/** 1 when the host can take a worker's descriptors (pidfd_getfd, Linux 5.6), else 0. [any thread] */
-int skillhost_metadata_host_supported(void);
 
 /** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
     thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,

@@ -25,8 +25,8 @@ enum WorkerConfinement {
     /// not all of it: `/proc/self/net` lists every socket and connection of the network namespace (the host's and
     /// every other program's), which is not the plugin's to see.
     static let ownProcessFiles = [
-        "status", "stat", "statm", "maps", "smaps", "smaps_rollup", "task", "fd", "fdinfo", "cmdline", "environ",
-        "auxv", "limits", "cgroup", "comm", "io", "mounts", "mountinfo", "oom_score_adj", "sched", "wchan",
+        "status", "stat", "statm", "maps", "task", "fd", "fdinfo", "cmdline", "environ", "auxv", "limits", "cgroup",
+        "mounts", "mountinfo",
     ].map { "/proc/self/" + $0 }
 
     /// A peek under way: the child reads the declaration while the worker sets up its registry.
@@ -79,6 +79,8 @@ enum WorkerConfinement {
             return .failure(WorkerFailure("cannot confine the plugin: the worker already runs \(threads) threads"))
         }
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        // The refusal memory for the host's metadata supervision, made while the peek child may still be working.
+        _ = skillhost_metadata_prepare()
         let declared = peek.child > 0 ? read(peek) : nil
         let confinement = rules.confinement(
             for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
@@ -96,11 +98,11 @@ enum WorkerConfinement {
                 FileHandle.standardError.write(Data("skillhost worker: cannot create \(data): \(error)\n".utf8))
             }
         }
-        // Metadata changes are supervised by the host, which takes the filter's listener before the plugin loads
-        // (`handOverSupervision`); without pidfd_getfd, by a supervisor forked now.
+        // Metadata changes are supervised by the host, to which the worker sends the filter's listener over its
+        // supervision socket as it confines itself.
         let report = confine(
             confinement, execute: peek.base.execute, read: peek.base.read + confinement.readPaths, write: writable,
-            maximumABI: peek.maximumABI, supervision: skillhost_metadata_host_supported() == 1 ? 2 : 1)
+            maximumABI: peek.maximumABI)
         switch report {
         case .failure(let failure): return .failure(failure)
         case .success(let report):
@@ -111,28 +113,6 @@ enum WorkerConfinement {
                             + "isolation.require_confinement is true"))
             }
             return .success(report)
-        }
-    }
-
-    /// Gives the host the filter's listener (with the refusal memory and the paths the plugin may write) when
-    /// the worker was confined for the host to supervise, and waits until the host took it: before any plugin code
-    /// runs here, so nothing of the plugin's can ever answer its own requests. The offer is the worker's first
-    /// message on the protocol once confined.
-    static func handOverSupervision(_ send: (JSONValue) -> Void) {
-        var listener: Int32 = -1
-        var refusals: Int32 = -1
-        var buffer = [CChar](repeating: 0, count: 1 << 16)
-        let length = skillhost_metadata_pending(&listener, &refusals, &buffer, Int32(buffer.count))
-        // Offered even when there is nothing to take: the host accepts only the first offer, so one the plugin
-        // might write later is never taken for the worker's.
-        guard length >= 0 else { return send(["listener": -1]) }
-        let roots = buffer[0..<Int(length)].split(separator: 0).map {
-            JSONValue.string(String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        send(["listener": .int(Int64(listener)), "refusals": .int(Int64(refusals)), "roots": .array(roots)])
-        if skillhost_metadata_await_adoption(20_000) != 0 {
-            FileHandle.standardError.write(
-                Data("skillhost worker: the host did not take the metadata supervision; changes fail\n".utf8))
         }
     }
 
@@ -218,16 +198,13 @@ enum WorkerConfinement {
         }
     }
 
-    /// - Parameter supervision: who makes metadata changes where the plugin may write (`supervise_metadata`): 1 a
-    ///   supervisor forked now, 2 the host (the worker then calls `handOverSupervision`).
     static func confine(
         _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int,
-        forExec: Bool = false, supervision: Int32 = 1
+        forExec: Bool = false
     ) -> Result<ConfinementReport, WorkerFailure> {
         var applied: Int32 = 0
         let result = withSpecification(
-            confinement, execute: execute, read: read, write: write, maximumABI: maximumABI, forExec: forExec,
-            supervision: supervision
+            confinement, execute: execute, read: read, write: write, maximumABI: maximumABI, forExec: forExec
         ) { specification in
             withUnsafePointer(to: specification) { skillhost_confine($0, &applied) }
         }
@@ -248,7 +225,7 @@ enum WorkerConfinement {
     /// Calls `body` with the C form of a confinement; the strings live until it returns.
     static func withSpecification<T>(
         _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int,
-        forExec: Bool = false, supervision: Int32 = 1, _ body: (skillhost_confinement) -> T
+        forExec: Bool = false, _ body: (skillhost_confinement) -> T
     ) -> T {
         let owned = [execute, read, write].map { list in list.map { strdup($0) } }
         defer { owned.joined().forEach { free($0) } }
@@ -265,7 +242,7 @@ enum WorkerConfinement {
                         execute_paths: execute.baseAddress, execute_count: Int32(execute.count),
                         read_paths: read.baseAddress, read_count: Int32(read.count),
                         write_paths: write.baseAddress, write_count: Int32(write.count),
-                        maximum_abi: Int32(maximumABI), for_exec: forExec ? 1 : 0, supervise_metadata: supervision)
+                        maximum_abi: Int32(maximumABI), for_exec: forExec ? 1 : 0, supervise_metadata: 1)
                     return body(specification)
                 }
             }

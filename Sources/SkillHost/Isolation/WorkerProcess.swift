@@ -77,9 +77,6 @@ final class WorkerProcess: Sendable {
         var channelClosed = false
         /// The step of loading the worker reported last.
         var loadPhase: LoadPhase?
-        /// The worker offered its metadata supervision (once, before any plugin code ran in it; a later offer
-        /// would be the plugin's and is ignored).
-        var supervisionOffered = false
         /// The last lines of standard error, for crash messages.
         var recentErrors: [String] = []
     }
@@ -166,7 +163,7 @@ final class WorkerProcess: Sendable {
         var input: Int32 = -1
         var output: Int32 = -1
         var errors: Int32 = -1
-        var (laneRequests, laneResponses, laneWake): (Int32, Int32, Int32) = (-1, -1, -1)
+        var (laneRequests, laneResponses, laneWake, supervision): (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
         let cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
@@ -183,7 +180,7 @@ final class WorkerProcess: Sendable {
             environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
                 skillhost_spawn_worker(
                     executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors,
-                    &laneRequests, &laneResponses, &laneWake)
+                    &laneRequests, &laneResponses, &laneWake, &supervision)
             }
         }
         guard result == 0 else {
@@ -192,6 +189,15 @@ final class WorkerProcess: Sendable {
                     message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
         }
         ProcessTree.started(pid)
+        // The host's supervisor thread reads the worker's one offer and answers its metadata changes.
+        let supervised = skillhost_metadata_supervise(supervision)
+        if supervised != 0 {
+            log(
+                LogRecord(
+                    level: .warning, source: plugin,
+                    message: "cannot supervise plugin \"\(plugin)\"'s file metadata changes "
+                        + "(\(String(cString: strerror(supervised)))); they fail"))
+        }
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
         let lane = WorkerLane(requests: laneRequests, responses: laneResponses, wake: laneWake, limit: limit)
@@ -525,27 +531,6 @@ final class WorkerProcess: Sendable {
             else { return }
             pending.onProgress?(
                 SkillProgress(done: done, total: params["total"]?.doubleValue, message: params["message"]?.stringValue))
-        case "supervise":
-            // The worker, confined and not yet running plugin code, hands over its metadata supervision.
-            let first = state.withLock { state in
-                defer { state.supervisionOffered = true }
-                return !state.supervisionOffered
-            }
-            guard first, case .int(let listener)? = params["listener"], listener >= 0,
-                case .int(let refusals)? = params["refusals"], case .array(let roots)? = params["roots"]
-            else { return }
-            let joined = roots.compactMap(\.stringValue).flatMap { Array($0.utf8CString) }
-            let result = joined.withUnsafeBufferPointer {
-                skillhost_metadata_adopt(
-                    pid, Int32(clamping: listener), Int32(clamping: refusals), $0.baseAddress, Int32($0.count))
-            }
-            if result != 0 {
-                log(
-                    LogRecord(
-                        level: .warning, source: plugin,
-                        message: "cannot supervise plugin \"\(plugin)\"'s file metadata changes "
-                            + "(\(String(cString: strerror(result)))); they fail"))
-            }
         case "phase":
             if let phase = params["phase"]?.stringValue.flatMap(LoadPhase.init(rawValue:)) {
                 state.withLock { $0.loadPhase = phase }

@@ -62,13 +62,11 @@ package enum WorkerMain {
         var refusal: String?
         switch peek.map({ WorkerConfinement.finish($0, launch, rules: launch.rules) }) {
         case .failure(let failure)?: refusal = failure.message
-        case .success(let report)?:
-            confinement = report
-            WorkerConfinement.handOverSupervision { params in
-                writer.write(JSONRPCMessage.notification(method: "supervise", params: params).line)
-            }
+        case .success(let report)?: confinement = report
         case nil: break
         }
+        // Nothing of the plugin's may write to the host's supervisor (confinement used the socket, if at all).
+        skillhost_metadata_close_host_channel()
         // Constructors and `init` run here; if they crash or hang, the host sees it and rejects the file.
         let loaded: Result<PluginSummary, PluginLoadError>
         if let refusal {
