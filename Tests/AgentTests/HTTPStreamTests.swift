@@ -13,20 +13,7 @@ struct HTTPStreamTests {
         private let state = Mutex((written: 0, closed: false))
 
         init() throws {
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(listener, pointer, length) == 0 && listen(listener, 4) == 0
-                        && getsockname(listener, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-            self.listener = listener
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try LoopbackListener.listeningSocket(backlog: 4)
             Thread { [self] in serve() }.start()
         }
 

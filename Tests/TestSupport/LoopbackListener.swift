@@ -10,7 +10,8 @@ public final class LoopbackListener: Sendable {
     public let port: Int
     let accepted = Count()
 
-    public init() throws {
+    /// A TCP socket listening on 127.0.0.1 at a port the kernel chose.
+    public static func listeningSocket(backlog: Int32 = 8) throws -> (descriptor: Int32, port: Int) {
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -18,18 +19,32 @@ public final class LoopbackListener: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listening, pointer, length) == 0 && listen(listening, 8) == 0
+                bind(listening, pointer, length) == 0 && listen(listening, backlog) == 0
                     && getsockname(listening, pointer, &length) == 0
             }
         }
-        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        guard bound else {
+            close(listening)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        return (listening, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    public init() throws {
+        let (listening, port) = try Self.listeningSocket()
         descriptor = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let accepted = accepted
         Thread {
             while true {
                 let client = accept(listening, nil, nil)
-                if client < 0 { return }
+                if client < 0, errno == EINTR { continue }
+                if client < 0 {
+                    // Closed by this thread, not by deinit: a number closed there could be reused by another
+                    // test's socket while this thread still waits in accept() on it.
+                    close(listening)
+                    return
+                }
                 accepted.value.withLock { $0 += 1 }
                 _ = write(client, "hello\n", 6)
                 close(client)
@@ -39,10 +54,7 @@ public final class LoopbackListener: Sendable {
 
     public var connections: Int { accepted.value.withLock { $0 } }
 
-    deinit {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        close(descriptor)
-    }
+    deinit { shutdown(descriptor, Int32(SHUT_RDWR)) }
 }
 
 /// A UNIX datagram socket bound to a file in a temporary folder of the test's: what a confined plugin must not be

@@ -93,15 +93,20 @@ public final class LoopbackServer: Sendable {
     /// Connections the client closed while the server was still holding them open.
     public var clientClosedConnections: Int { state.withLock { $0.clientClosed } }
 
+    /// Stops accepting. The accepting thread closes the socket as it ends: closed here, its number could be given
+    /// to another test's new socket while the thread still waits in accept() on it, and serve that test's clients.
     public func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     private func acceptLoop() {
         while true {
             let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
+            guard connection >= 0 else {
+                if errno == EINTR { continue }
+                close(listener)
+                return
+            }
             let thread = Thread { [self] in serve(connection) }
             thread.start()
         }
