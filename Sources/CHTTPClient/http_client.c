@@ -234,6 +234,10 @@ int skillhost_http_transfer_perform(skillhost_http_transfer *t, const char *url,
     CURLcode status = out_of_memory ? CURLE_OUT_OF_MEMORY : CURLE_OK;
     SET(CURLOPT_URL, url);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
+    /* Certificates as OpenSSL's tools take them: a private authority's file or folder, else the system's. */
+    const char *authority_file = getenv("SSL_CERT_FILE"), *authority_folder = getenv("SSL_CERT_DIR");
+    if (authority_file != NULL && *authority_file) SET(CURLOPT_CAINFO, authority_file);
+    if (authority_folder != NULL && *authority_folder) SET(CURLOPT_CAPATH, authority_folder);
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_ERRORBUFFER, message);
     SET(CURLOPT_HTTPHEADER, list);

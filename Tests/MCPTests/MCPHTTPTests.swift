@@ -171,6 +171,34 @@ struct MCPHTTPTests {
         #expect(document?["authorization_servers"] as? [String] == ["https://auth.example"])
     }
 
+    /// skillhost as the client of an HTTPS server (libcurl): a certificate it cannot verify is refused with the
+    /// reason; trusted through SSL_CERT_FILE (a private authority, here the self-signed certificate itself), the
+    /// server's tools are called.
+    @Test func skillhostCallsAnHTTPSServer() async throws {
+        let (environment, _) = try Self.home("mcp-https-served", config: "{}")
+        let tls = Paths.temporaryDirectory("mcp-https-tls")
+        let generated = try await runProcessOffPool(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tls + "/key.pem", "-out", tls + "/cert.pem",
+                "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], environment: environment)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let secure = try await HTTPServerProcess.start(
+            arguments: ["--tls-cert", tls + "/cert.pem", "--tls-key", tls + "/key.pem"], environment: environment)
+        defer { secure.terminate() }
+        let (client, _) = try Self.home(
+            "mcp-https-client", config: #"{"mcpServers": {"secure": {"url": "\#(secure.url)"}}}"#)
+        let arguments = ["--no-default-plugins", "call", "calculator", #"{"expression":"6*7"}"#, "--timeout", "60s"]
+        let refused = try await runProcessOffPool(Paths.skillhost, arguments, environment: client)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("certificate"), "\(refused.stderr)")
+        var trusting = client
+        trusting["SSL_CERT_FILE"] = tls + "/cert.pem"
+        let answered = try await runProcessOffPool(Paths.skillhost, arguments, environment: trusting)
+        #expect(answered.stdout == "42\n", "\(answered.stdout)\(answered.stderr)")
+    }
+
     /// Serving anything but loopback without a token is refused with what to do; a bad `mcp` setting names itself.
     @Test func aNetworkFacingServerNeedsAToken() async throws {
         let (environment, _) = try Self.home("mcp-http-open", config: "{}")

@@ -10,10 +10,12 @@ package enum HTTPEvent: Sendable {
 /// A response larger than the reader allows: refused from its `Content-Length` before a byte of the body is read,
 /// or as soon as what arrived passes the limit (the transfer stops then; with the transport's backpressure at most
 /// one window more than the limit was ever read).
-package struct HTTPResponseTooLarge: Error, Sendable, CustomStringConvertible {
+package struct HTTPResponseTooLarge: LocalizedError, Sendable, CustomStringConvertible {
     package let limit: Int
     /// The Content-Length the server announced, when that was the reason.
     package let declared: Int64?
+
+    package var errorDescription: String? { description }
 
     package var description: String {
         if let declared { return "announced \(declared) bytes (Content-Length), more than the \(limit >> 20) MB read" }
@@ -22,7 +24,7 @@ package struct HTTPResponseTooLarge: Error, Sendable, CustomStringConvertible {
 }
 
 /// A request that did not get a whole response: the server could not be reached, went silent or broke off.
-package struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
+package struct HTTPTransportError: LocalizedError, Sendable, CustomStringConvertible {
     package enum Kind: Sendable {
         /// Nothing arrived for the request's timeout (or connecting took that long).
         case timedOut
@@ -36,6 +38,8 @@ package struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
     package let kind: Kind
     /// libcurl's own sentence.
     package let detail: String
+
+    package var errorDescription: String? { description }
 
     package var description: String {
         switch kind {

@@ -11,7 +11,8 @@
 /// Threads: `skillhost_http_transfer_perform` blocks its thread (never run it on a cooperative pool);
 /// `skillhost_http_transfer_consumed` and `skillhost_http_transfer_stop` may be called from any thread, at any
 /// time until the transfer is freed. Redirects are not followed (the caller decides). No cookies, no cache, no
-/// credentials of libcurl's own; proxies from the usual environment variables, as libcurl reads them.
+/// credentials of libcurl's own; proxies from the usual environment variables, as libcurl reads them; certificate
+/// authorities from SSL_CERT_FILE / SSL_CERT_DIR when set, else the system's.
 
 typedef struct skillhost_http_transfer skillhost_http_transfer;
 
