@@ -318,7 +318,7 @@ static long handle(const struct skillhost_supervised *supervised, const struct s
             struct {
                 uint64_t value;
                 uint32_t size, flags;
-            } args;
+            } args = {0, 0, 0};
             if (r.size < sizeof args) result = -EINVAL;
             else result = -read_memory(memory, r.args, &args, sizeof args);
             r.value = args.value;
