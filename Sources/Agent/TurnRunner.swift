@@ -56,10 +56,10 @@ struct TurnRunner: Sendable {
                 return .repeatedCall(skill: repeated.name)
             }
 
-            if response.calls.contains(where: { registry.skill($0.name)?.risk ?? .destructive != .readOnly }) {
-                stateIsCurrent = false
-            }
-            let results = await execute(response.calls)
+            // Looked up once per call: an id no skill has runs nothing, so it counts as read-only.
+            let risks = response.calls.map { registry.skill($0.name)?.risk ?? .readOnly }
+            if risks.contains(where: { $0 != .readOnly }) { stateIsCurrent = false }
+            let results = await execute(response.calls, risks: risks)
             for (call, result) in zip(response.calls, results) {
                 if result.refused, refused == nil { refused = call.name }
                 session.append(
@@ -160,8 +160,8 @@ struct TurnRunner: Sendable {
     /// Runs the calls: read-only ones concurrently, then the others one after another; results in the model's
     /// order. Calls are prepared (checked, confirmed, announced) one by one in the model's order, so front ends
     /// show their cards in that order even when they then run at the same time.
-    private func execute(_ calls: [ToolCall]) async -> [CallResult] {
-        let readOnly = calls.indices.filter { registry.skill(calls[$0].name)?.risk ?? .readOnly == .readOnly }
+    private func execute(_ calls: [ToolCall], risks: [SkillRisk]) async -> [CallResult] {
+        let readOnly = calls.indices.filter { risks[$0] == .readOnly }
         let others = calls.indices.filter { !readOnly.contains($0) }
         var results = [CallResult?](repeating: nil, count: calls.count)
         var ready: [(Int, Prepared)] = []
@@ -277,11 +277,9 @@ struct TurnRunner: Sendable {
         }
     }
 
+    /// The model's sentence for a name no skill it may call has: the nearest it may call, or all of them.
     func unknownSkillMessage(_ name: String) -> String {
         let available = registry.skills.map(\.id).filter { !session.disabledSkills.contains($0) }
-        if let suggestion = EditDistance.closest(to: name, among: available) {
-            return "unknown skill \"\(name)\" (did you mean \"\(suggestion)\"?)"
-        }
-        return "unknown skill \"\(name)\"; available skills: \(available.joined(separator: ", "))"
+        return Refusal.unknown(name, among: available).sentence(for: .model(available: available))
     }
 }

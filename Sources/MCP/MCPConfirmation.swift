@@ -44,13 +44,13 @@ final class MCPConfirmation: Sendable {
         case invalid(String)
     }
 
-    /// Whether a call of `skill` needs the user's answer and the client can ask for it.
-    func applies(to skill: SkillInfo, policy: Policy, params: JSONValue) -> Bool {
+    /// Whether a call of `skill` needs the user's answer (one nobody could give would be refused) and the client
+    /// can ask for it.
+    func applies(to skill: SkillInfo, pipeline: CallPipeline, params: JSONValue) -> Bool {
         guard params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil else {
             return false
         }
-        guard policy.gate(skill, asking: .person) == .ask else { return false }
-        if case .refuse = policy.gate(skill, asking: .nobody(refusal: { _ in "" })) { return true }
+        if case .refuse(.needsConfirmation) = pipeline.decide(skill, confirmer: .nobody(.mcpClient)) { return true }
         return false
     }
 
@@ -68,7 +68,7 @@ final class MCPConfirmation: Sendable {
             return .ask(inputRequired(skill: skill, arguments: arguments, subject: subject))
         }
         guard response["action"]?.stringValue == "accept", response["content"]?["confirm"] == .bool(true) else {
-            return .declined("not run: the user declined \(skill.id)")
+            return .declined(Refusal.declined(skill: skill.id).sentence(for: .mcpClient))
         }
         guard redeem(nonce, expiry: expiry) else {
             return .invalid(

@@ -20,10 +20,11 @@ extension MCPServer {
         }
         guard let skill = registry.skill(name) else {
             // The nearest name, as the command line suggests it (the message keeps its standard start).
-            let suggestion = EditDistance.closest(to: name, among: registry.skills.map(\.id))
+            let refusal = registry.unknownSkill(name)
+            var suggestion: String?
+            if case .unknownSkill(_, let nearest) = refusal { suggestion = nearest }
             respond(
-                id, code: .invalidParams,
-                message: "Unknown tool: \(name)" + (suggestion.map { " (did you mean \($0)?)" } ?? ""),
+                id, code: .invalidParams, message: refusal.sentence(for: .mcpClient),
                 data: suggestion.map { ["suggestion": .string($0)] }, to: exchange)
             return
         }
@@ -33,7 +34,7 @@ extension MCPServer {
             return
         }
         var confirmer = Self.confirmer
-        if stateless, confirmations.applies(to: skill, policy: registry.configuration.policy, params: params) {
+        if stateless, confirmations.applies(to: skill, pipeline: registry.pipeline, params: params) {
             switch confirmations.answer(to: skill, arguments: arguments, params: params, principal: exchange.principal)
             {
             case .ask(let inputRequired):
@@ -136,10 +137,7 @@ extension MCPServer {
 
     /// Nobody answers for an MCP client that cannot ask its user: what the policy would ask about is refused,
     /// with the rule that allows it.
-    static let confirmer = Confirmer.nobody { skill in
-        "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask"); allow it for MCP "
-            + "clients with a policy rule in config.json (\"policy\": {\"\(skill.id)\": \"allow\"})"
-    }
+    static let confirmer = Confirmer.nobody(.mcpClient)
 }
 
 /// Where a cancellation that arrives before the call's handle exists waits for it.

@@ -264,19 +264,19 @@ public final class MCPSkillSource: Sendable {
             risk: risk, flags: flags, timeout: configuration.callTimeout, inputSchema: schema, schemaIsGenerated: false,
             kind: .external)
         return ExternalSkill(info: info) { [weak self] arguments in
-            guard let self else { return .failure(.error, "the MCP server is gone") }
+            guard let self else { return .failure(code: .failed, "the MCP server is gone") }
             return await self.call(toolName, arguments)
         }
     }
 
     func call(_ tool: String, _ arguments: JSONValue) async -> SkillOutcome {
         if state.withLock({ $0.deferred }), let failure = await startDeferred() {
-            return .failure(.error, failure.message)
+            return .failure(code: .failed, failure.message)
         }
         guard let connection = state.withLock({ $0.connection }) else {
             let status = state.withLock { $0.lastExit }.map { " (it exited with status \($0))" } ?? ""
             return .failure(
-                .error, "MCP server \(name) is not running\(status); it is being restarted, try again shortly")
+                code: .failed, "MCP server \(name) is not running\(status); it is being restarted, try again shortly")
         }
         do throws(MCPClientError) {
             let result = try await connection.request(
@@ -285,7 +285,7 @@ public final class MCPSkillSource: Sendable {
             let text = (result["content"]?.arrayValue ?? []).compactMap { $0["text"]?.stringValue }.joined(
                 separator: "\n")
             if result["isError"] == .bool(true) {
-                return SkillOutcome(status: .error, error: text.isEmpty ? "the tool failed without a message" : text)
+                return .failure(code: .failed, text.isEmpty ? "the tool failed without a message" : text)
             }
             if let structured = result["structuredContent"], structured != .null {
                 // A scalar or list sent as {"result": …} (skillhost and others wrap them so): the value itself,
@@ -293,15 +293,15 @@ public final class MCPSkillSource: Sendable {
                 if let members = structured.objectValue, members.count == 1, let value = members["result"],
                     (try? JSONValue(parsing: text)) == value || value.displayText == text
                 {
-                    return SkillOutcome(status: .ok, result: value)
+                    return SkillOutcome.success(value)
                 }
-                return SkillOutcome(status: .ok, result: structured)
+                return SkillOutcome.success(structured)
             }
-            return SkillOutcome(status: .ok, result: (try? JSONValue(parsing: text)) ?? .string(text))
+            return SkillOutcome.success((try? JSONValue(parsing: text)) ?? .string(text))
         } catch {
-            if Task.isCancelled { return .failure(.cancelled, "\(tool) was cancelled") }
-            if error.code == -32602 { return .failure(.invalidArgs, error.message) }
-            return .failure(.error, error.message)
+            if Task.isCancelled { return .failure(code: .cancelled, "\(tool) was cancelled") }
+            if error.code == -32602 { return .failure(code: .invalidArguments, error.message) }
+            return .failure(code: .failed, error.message)
         }
     }
 

@@ -172,7 +172,7 @@ final class Skill: @unchecked Sendable {
         // The declared result schema is a promise: a result that breaks it is an error naming where.
         if case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict) {
             return .failure(
-                .error, "\(info.id) returned a result that does not match its output schema: \(issues.summary)")
+                code: .failed, "\(info.id) returned a result that does not match its output schema: \(issues.summary)")
         }
         return outcome
     }
@@ -184,13 +184,14 @@ final class Skill: @unchecked Sendable {
         switch implementation {
         case .typed(let function):
             guard case .object(let object) = arguments else {
-                return .failure(.invalidArgs, "$: expected object, got \(arguments.typeName)")
+                return .failure(code: .invalidArguments, "$: expected object, got \(arguments.typeName)")
             }
             switch function.call(object) {
             case .success(.string(let text)) where text.utf8.count > resultLimit:
                 return oversized(text.utf8.count, limit: resultLimit)
-            case .success(let value): return SkillOutcome(status: .ok, result: value)
-            case .failure(let error): return .failure(error.isArgumentError ? .invalidArgs : .error, error.description)
+            case .success(let value): return .success(value)
+            case .failure(let error):
+                return .failure(code: error.isArgumentError ? .invalidArguments : .failed, error.description)
             }
         case .json(let invoke):
             let text = argumentText ?? arguments.jsonText
@@ -206,7 +207,7 @@ final class Skill: @unchecked Sendable {
 
     private func oversized(_ size: Int, limit: Int) -> SkillOutcome {
         .failure(
-            .error,
+            code: .failed,
             "the result of \(info.id) is \(byteCount(size)), over the host's limit of \(byteCount(limit)); return less "
                 + "(or raise max_result_mb in config.json)")
     }
@@ -217,23 +218,22 @@ final class Skill: @unchecked Sendable {
             let message = recorded.error.flatMap { $0.isEmpty ? nil : $0 }
             switch Int(code) {
             case SKILL_ERR_INVALID_ARGS:
-                return .failure(.invalidArgs, message ?? "the skill rejected its arguments (no message given)")
-            case SKILL_ERR_CANCELLED: return .failure(.cancelled, message ?? "the skill stopped after cancellation")
+                return .failure(
+                    code: .invalidArguments, message ?? "the skill rejected its arguments (no message given)")
+            case SKILL_ERR_CANCELLED:
+                return .failure(code: .cancelled, message ?? "the skill stopped after cancellation")
             case SKILL_ERR_UNAVAILABLE:
-                return .failure(.error, message ?? "the skill is unavailable (no message given)")
-            case SKILL_ERR_FAILED: return .failure(.error, message ?? "the skill failed without a message")
-            default: return .failure(.error, message ?? "the skill failed with unknown status \(code)")
+                return .failure(code: .failed, message ?? "the skill is unavailable (no message given)")
+            case SKILL_ERR_FAILED: return .failure(code: .failed, message ?? "the skill failed without a message")
+            default: return .failure(code: .failed, message ?? "the skill failed with unknown status \(code)")
             }
         }
         if let size = recorded.oversizedResult { return oversized(size, limit: context.resultLimit) }
-        var result = SkillOutcome(status: .ok, result: .null, undo: recorded.undo)
-        if let bytes = recorded.result {
-            switch Self.decodeResult(bytes) {
-            case .success(let value): result.result = value
-            case .failure(let problem): return .failure(.error, "\(info.id) \(problem.message)")
-            }
+        guard let bytes = recorded.result else { return .success(.null, undo: recorded.undo) }
+        switch Self.decodeResult(bytes) {
+        case .success(let value): return .success(value, undo: recorded.undo)
+        case .failure(let problem): return .failure(code: .failed, "\(info.id) \(problem.message)")
         }
-        return result
     }
 }
 

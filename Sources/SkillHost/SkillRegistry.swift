@@ -112,10 +112,18 @@ public final class SkillRegistry: Sendable {
     public func validate(_ id: String, arguments: JSONValue) -> Result<JSONValue, ValidationIssues> {
         guard let entry = catalog.entry(id) else {
             return .failure(
-                ValidationIssues(issues: [ValidationIssue(path: "$", message: invoker.unknownSkillMessage(id))]))
+                ValidationIssues(issues: [
+                    ValidationIssue(path: "$", message: unknownSkill(id).sentence(for: .embedder))
+                ]))
         }
         return entry.schema?.check(arguments).map { $0 ?? arguments } ?? .success(arguments)
     }
+
+    /// The decision every call of this registry takes before it runs.
+    public var pipeline: CallPipeline { invoker.pipeline }
+
+    /// The refusal for an id no skill has, with the nearest registered id as its suggestion.
+    public func unknownSkill(_ id: String) -> Refusal { .unknown(id, among: catalog.ids) }
 
     /// The skill with this id.
     public func skill(_ id: String) -> SkillInfo? { catalog.entry(id)?.info }

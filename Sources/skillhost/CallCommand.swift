@@ -25,10 +25,7 @@ enum CallCommand {
             ? .confirmed
             : canAsk
                 ? .person({ skill, arguments in await askOnTerminal(skill, arguments) })
-                : .nobody(refusal: {
-                    "not run: \($0.id) is \($0.risk == .destructive ? "destructive" : "set to ask"); run it again "
-                        + "with --yes to confirm, or allow it with a policy rule in config.json"
-                })
+                : .nobody(.commandLine)
         // Ctrl-C cancels the call (the runner resumes us at once), then we exit with "cancelled".
         signal(SIGINT, SIG_IGN)
         let invocation = SkillInvocation(skill: skill, argumentText: text, timeout: timeout, confirmer: confirmer)

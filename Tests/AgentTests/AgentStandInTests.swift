@@ -10,7 +10,7 @@ import Testing
 struct AgentStandInTests {
     @Test func aTurnRunsOnStandInSkills() async {
         let skills = StandInSkills([
-            .init("lookup") { arguments in SkillOutcome(status: .ok, result: ["found": arguments["q"] ?? .null]) },
+            .init("lookup") { arguments in SkillOutcome.success(["found": arguments["q"] ?? .null]) },
             .init(
                 "wipe", risk: .destructive, refusal: "not run: wipe is destructive and there is no one to confirm it"),
         ])

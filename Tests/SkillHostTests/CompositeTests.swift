@@ -257,7 +257,7 @@ struct CompositeTests {
             source: "remote", version: "1", description: "a server", location: "mcp",
             skills: [
                 ExternalSkill(info: info) { arguments in
-                    SkillOutcome(status: .ok, result: .string(arguments["text"]?.stringValue?.uppercased() ?? ""))
+                    SkillOutcome.success(.string(arguments["text"]?.stringValue?.uppercased() ?? ""))
                 }
             ])
         _ = try load(

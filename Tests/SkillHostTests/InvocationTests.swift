@@ -237,10 +237,10 @@ struct ExternalSchemaTests {
             source: "mcp:x", version: "1", description: "", location: "mcp server x",
             skills: [
                 ExternalSkill(info: try Self.info("loops", ##"{"type":"object","$ref":"#"}"##)) { _ in
-                    .init(status: .ok)
+                    .success(.null)
                 },
                 ExternalSkill(info: try Self.info("remote", #"{"$ref":"https://example.com/s.json"}"#)) { _ in
-                    SkillOutcome(status: .ok, result: "ran")
+                    SkillOutcome.success("ran")
                 },
             ])
         #expect(

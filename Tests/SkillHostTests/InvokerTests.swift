@@ -160,7 +160,7 @@ struct InvokerTests {
                     kind: .external)
             ) { arguments in
                 seen.withLock { $0.append(arguments) }
-                return SkillOutcome(status: .ok, result: arguments)
+                return SkillOutcome.success(arguments)
             }
         }
         let number: JSONValue = ["type": "object", "properties": ["n": ["type": "integer"]]]

@@ -80,7 +80,7 @@ struct TimerThreadTests {
     @Test func anOutcomeReachesItsTaskWhetherItArrivesBeforeOrAfterTheTaskSuspends() async throws {
         let jobs = try InvocationStateMachineTests.Jobs()
         let early = jobs.job("echo")
-        early.complete(SkillOutcome(status: .ok, result: .int(1)))
+        early.complete(SkillOutcome.success(.int(1)))
         #expect(early.outcome(within: .zero)?.result == .int(1))
         #expect(await early.outcome().result == .int(1))
 
@@ -88,8 +88,8 @@ struct TimerThreadTests {
         #expect(late.outcome(within: .microseconds(100)) == nil)
         Thread {
             usleep(5000)
-            late.complete(SkillOutcome(status: .ok, result: .int(2)))
-            late.complete(SkillOutcome(status: .ok, result: .int(3)))  // only the first counts
+            late.complete(SkillOutcome.success(.int(2)))
+            late.complete(SkillOutcome.success(.int(3)))  // only the first counts
         }.start()
         #expect(await late.outcome().result == .int(2))
     }

@@ -87,7 +87,7 @@ public final class StandInSkills: AgentSkills {
         /// A read-only skill answering `answer(arguments)`; with `refusal`, every call is refused with it.
         public init(
             _ id: String, risk: SkillRisk = .readOnly, refusal: String? = nil,
-            answer: @escaping @Sendable (JSONValue) -> SkillOutcome = { SkillOutcome(status: .ok, result: $0) }
+            answer: @escaping @Sendable (JSONValue) -> SkillOutcome = { SkillOutcome.success($0) }
         ) {
             info = SkillInfo(
                 id: id, title: id, description: "stand-in \(id)", plugin: "stand-in", pluginVersion: "1", file: "",

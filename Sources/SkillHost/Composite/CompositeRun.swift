@@ -91,9 +91,7 @@ struct CompositeRun {
                 at: total, lastStep,
                 .failure(code: .failed, "its result is over \(byteCount(limit)) (max_result_mb in config.json)"))
         }
-        var outcome = SkillOutcome(status: .ok, result: last)
-        outcome.undo = combinedUndo()
-        return outcome
+        return .success(last, undo: combinedUndo())
     }
 
     /// About how many bytes `value` takes as JSON text, counted no further than just past `limit`.
@@ -299,19 +297,19 @@ struct CompositeRun {
             + (cause.error ?? cause.status.rawValue)
         var outcome = cause
         guard !changes.isEmpty else {
-            outcome.error = headline + (number > 1 ? "; nothing had been changed" : "")
+            outcome.reword(headline + (number > 1 ? "; nothing had been changed" : ""))
             return outcome
         }
         if cause.status == .cancelled {
-            outcome.error = headline + madeSoFar(undone: "the call was cancelled")
+            outcome.reword(headline + madeSoFar(undone: "the call was cancelled"))
             outcome.undo = combinedUndo()
             return outcome
         }
         guard let undo = combinedUndo() else {
             let without = changes.filter { $0.undo == nil }.map(\.skill)
-            outcome.error =
+            outcome.reword(
                 headline + "; \(changeList) had been made and were not undone: "
-                + "\(Self.grouped(without)) registered no undo"
+                    + "\(Self.grouped(without)) registered no undo")
             return outcome
         }
         let calls = undo.calls
@@ -324,13 +322,13 @@ struct CompositeRun {
             reverse.compositeDepth = invocation.compositeDepth + 1
             let result = await invoker.invoke(reverse)
             guard result.status == .ok else {
-                outcome.error =
+                outcome.reword(
                     headline + "; undoing the \(changeList) made before it stopped at \(call.skillID) "
-                    + "(\(result.error ?? result.status.rawValue)): \(done) of \(calls.count) undone"
+                        + "(\(result.error ?? result.status.rawValue)): \(done) of \(calls.count) undone")
                 return outcome
             }
         }
-        outcome.error = headline + "; the \(changeList) made before it \(changes.count == 1 ? "was" : "were") undone"
+        outcome.reword(headline + "; the \(changeList) made before it \(changes.count == 1 ? "was" : "were") undone")
         return outcome
     }
 

@@ -30,18 +30,18 @@ enum ConfinementMessages {
         guard outcome.status == .error else { return }
         let reported = outcome.error ?? ""
         if let blocked {
-            outcome.error =
-                sentence(blocked: blocked, plugin: plugin) + (reported.isEmpty ? "" : "; it reported: \(reported)")
+            outcome.reword(
+                sentence(blocked: blocked, plugin: plugin) + (reported.isEmpty ? "" : "; it reported: \(reported)"))
         } else if reported.contains("Operation not permitted"), !confinement.capabilities.contains(.runPrograms),
             ["spawn", "system", "fork", "exec", "popen"].contains(where: { reported.lowercased().contains($0) })
         {
             // The C library starts a process with every signal blocked (posix_spawn, system, popen): the filter
             // refuses that clone with EPERM and no report of its own, so the plugin's words are all there is.
-            outcome.error =
+            outcome.reword(
                 reported + " (the plugin is confined and does not declare exec: it may start no program or process; "
-                + "grant it with \"isolation.grant.\(plugin)\": [\"exec\"])"
+                    + "grant it with \"isolation.grant.\(plugin)\": [\"exec\"])")
         } else if reported.contains("Permission denied") || reported.contains("Operation not permitted") {
-            outcome.error = reported + " (" + hint(plugin: plugin, confinement: confinement) + ")"
+            outcome.reword(reported + " (" + hint(plugin: plugin, confinement: confinement) + ")")
         }
     }
 

@@ -38,9 +38,14 @@ enum WorkerProtocol {
 
     static func decodeOutcome(_ value: JSONValue) -> SkillOutcome? {
         guard let status = value["status"]?.stringValue.flatMap(SkillOutcome.Status.init(rawValue:)) else { return nil }
-        var outcome = SkillOutcome(status: status, result: value["result"], error: value["error"]?.stringValue)
-        if let code = value["code"]?.stringValue.flatMap(FailureCode.init(rawValue:)), code.status == status {
-            outcome.code = code
+        var outcome: SkillOutcome
+        if let code = FailureCode(status) {
+            let named = value["code"]?.stringValue.flatMap(FailureCode.init(rawValue:))
+            outcome = .failure(
+                code: named.flatMap { $0.status == status ? $0 : nil } ?? code,
+                value["error"]?.stringValue ?? status.rawValue)
+        } else {
+            outcome = .success(value["result"] ?? .null)
         }
         if let undo = value["undo"], let skill = undo["skill"]?.stringValue, let arguments = undo["arguments"] {
             outcome.undo = UndoAction(skillID: skill, arguments: arguments)

@@ -10,6 +10,8 @@ struct Invoker: Sendable {
     let catalog: Catalog
     let runner: InvocationRunner
     let configuration: SkillRegistry.Configuration
+    /// The decision every call takes, on the configuration's policy.
+    let pipeline: CallPipeline
     /// The clock's current instant as a closure made once (validation asks it without a per-call allocation).
     let now: @Sendable () -> ContinuousClock.Instant
 
@@ -17,6 +19,7 @@ struct Invoker: Sendable {
         self.catalog = catalog
         self.runner = runner
         self.configuration = configuration
+        pipeline = CallPipeline(policy: configuration.policy)
         let clock = configuration.clock
         now = { clock.now }
     }
@@ -47,6 +50,42 @@ struct Invoker: Sendable {
         }
     }
 
+    /// What became of a call before it runs: every entry point starts here, so each decides the same way.
+    enum Admission: Sendable {
+        case refused(Rejection)
+        case ready(Prepared)
+        /// A person must say yes first (`confirm`).
+        case question(Prepared)
+    }
+
+    /// Lookup, validation and the call pipeline's decision. For `.ready` and `.question` the plugin counts one
+    /// user more.
+    func admit(_ invocation: SkillInvocation) -> Admission {
+        let prepared: Prepared
+        switch prepare(invocation) {
+        case .failure(let rejection): return .refused(rejection)
+        case .success(let p): prepared = p
+        }
+        switch pipeline.decide(prepared.entry, confirmer: invocation.confirmer) {
+        case .run: return .ready(prepared)
+        case .ask: return .question(prepared)
+        case .refuse(let refusal):
+            prepared.release()
+            return .refused(
+                Rejection(.refused(refusal, for: invocation.confirmer.audience), arguments: prepared.arguments))
+        }
+    }
+
+    /// Asks the invocation's person about a call admitted with a question; on a no the plugin is given back.
+    func confirm(_ prepared: Prepared, _ invocation: SkillInvocation) async -> Result<Prepared, Rejection> {
+        let refusal = await pipeline.ask(
+            prepared.entry.info, arguments: prepared.arguments, invocation.confirmer)
+        guard let refusal else { return .success(prepared) }
+        prepared.release()
+        return .failure(
+            Rejection(.refused(refusal, for: invocation.confirmer.audience), arguments: prepared.arguments))
+    }
+
     // MARK: Entry points
 
     func invoke(_ invocation: SkillInvocation) async -> SkillOutcome {
@@ -59,20 +98,13 @@ struct Invoker: Sendable {
         }
     }
 
-    /// Lookup, validation and the policy's permission (asking the confirmer when it says ask): everything before
-    /// the call runs. On success the plugin counts one user more.
+    /// Everything before the call runs, asking the person when the decision says so. On success the plugin counts
+    /// one user more.
     func permit(_ invocation: SkillInvocation) async -> Result<Prepared, Rejection> {
-        switch prepare(invocation) {
-        case .failure(let rejection): return .failure(rejection)
-        case .success(let prepared):
-            if !mayRunUnasked(prepared.entry),
-                case .refused(let reason) = await configuration.policy.permission(
-                    for: prepared.entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
-            {
-                prepared.release()
-                return .failure(Rejection(.failure(code: .notPermitted, reason), arguments: prepared.arguments))
-            }
-            return .success(prepared)
+        switch admit(invocation) {
+        case .refused(let rejection): return .failure(rejection)
+        case .ready(let prepared): return .success(prepared)
+        case .question(let prepared): return await confirm(prepared, invocation)
         }
     }
 
@@ -82,34 +114,24 @@ struct Invoker: Sendable {
     ) -> CallHandle {
         let start = ContinuousClock.now
         let prepared: Prepared
-        switch prepare(invocation) {
-        case .failure(let rejection):
+        switch admit(invocation) {
+        case .refused(let rejection):
             completion(rejection.outcome.took(.now - start))
             return CallHandle {}
-        case .success(let p): prepared = p
-        }
-        let entry = prepared.entry
-        switch gate(entry, invocation.confirmer) {
-        case .refuse(let reason):
-            prepared.release()
-            completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
-            return CallHandle {}
-        case .ask:
+        case .question(let asked):
             // Only a person is asked; their answer is awaited on a task, never on this thread.
             let task = Task {
-                defer { prepared.release() }
-                if case .refused(let reason) = await configuration.policy.permission(
-                    for: entry.info, arguments: prepared.arguments, confirmer: invocation.confirmer)
-                {
-                    completion(SkillOutcome.failure(code: .notPermitted, reason).took(.now - start))
-                    return
+                switch await confirm(asked, invocation) {
+                case .failure(let rejection): completion(rejection.outcome.took(.now - start))
+                case .success(let prepared):
+                    defer { prepared.release() }
+                    completion(await run(prepared, invocation, start: start))
                 }
-                completion(await run(prepared, invocation, start: start))
             }
             let handle = CallHandle { task.cancel() }
             onHandle(handle)
             return handle
-        case .run: break
+        case .ready(let p): prepared = p
         }
         invocation.onStart?(prepared.arguments)
         switch prepared.entry {
@@ -146,65 +168,46 @@ struct Invoker: Sendable {
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation? = nil) -> SkillOutcome {
         let start = ContinuousClock.now
-        switch prepare(invocation) {
-        case .failure(let rejection): return rejection.outcome.took(.now - start)
-        case .success(let prepared):
-            defer { prepared.release() }
-            let entry = prepared.entry
-            switch gate(entry, invocation.confirmer) {
-            case .refuse(let reason):
-                return SkillOutcome.failure(code: .notPermitted, reason).took(.now - start)
-            case .ask:
-                return SkillOutcome.failure(
-                    code: .notPermitted,
-                    "not run: \(prepared.entry.info.id) needs confirming, and a call on the calling thread cannot ask a "
-                        + "person (confirm it beforehand, or allow it with a policy rule)"
-                ).took(.now - start)
-            case .run: break
-            }
-            invocation.onStart?(prepared.arguments)
-            let outcome: SkillOutcome
-            switch prepared.entry {
-            case .plugin(let skill):
-                outcome = skill.execute(
-                    arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
-                    context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
-            case .external, .composite:
-                let box = Mutex<SkillOutcome?>(nil)
-                let done = DispatchSemaphore(value: 0)
-                Task {
-                    let result = await runOffRunner(prepared, invocation)
-                    box.withLock { $0 = result }
-                    done.signal()
-                }
-                done.wait()
-                outcome =
-                    box.withLock { $0 } ?? .failure(code: .failed, "\(entry.info.id) ended without an outcome")
-            }
-            return outcome.took(.now - start)
+        let prepared: Prepared
+        switch admit(invocation) {
+        case .refused(let rejection): return rejection.outcome.took(.now - start)
+        case .question(let asked):
+            asked.release()
+            return SkillOutcome.refused(.cannotAskHere(skill: asked.entry.info.id), for: invocation.confirmer.audience)
+                .took(.now - start)
+        case .ready(let p): prepared = p
         }
+        defer { prepared.release() }
+        invocation.onStart?(prepared.arguments)
+        let outcome: SkillOutcome
+        switch prepared.entry {
+        case .plugin(let skill):
+            outcome = skill.execute(
+                arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
+                context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
+        case .external, .composite:
+            let box = Mutex<SkillOutcome?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                let result = await runOffRunner(prepared, invocation)
+                box.withLock { $0 = result }
+                done.signal()
+            }
+            done.wait()
+            outcome =
+                box.withLock { $0 } ?? .failure(code: .failed, "\(prepared.entry.info.id) ended without an outcome")
+        }
+        return outcome.took(.now - start)
     }
 
     // MARK: Steps
 
-    /// The policy's gate for a call on a thread: the common case (no rules, a read-only plugin skill) is decided
-    /// without copying the skill's description.
-    @inline(__always)
-    private func gate(_ entry: SkillEntry, _ confirmer: Confirmer) -> Policy.Gate {
-        mayRunUnasked(entry) ? .run : configuration.policy.gate(entry.info, asking: confirmer.asking)
-    }
-
-    /// No rules, a read-only plugin skill: it runs without asking anyone.
-    @inline(__always)
-    private func mayRunUnasked(_ entry: SkillEntry) -> Bool {
-        guard configuration.policy.rules.isEmpty, case .plugin(let skill) = entry else { return false }
-        return skill.info.risk == .readOnly
-    }
-
     /// Looks the skill up (taking a user of its plugin) and validates the arguments.
     func prepare(_ invocation: SkillInvocation) -> Result<Prepared, Rejection> {
         guard let entry = catalog.acquire(invocation.skill) else {
-            return .failure(Rejection(.failure(code: .unknownSkill, unknownSkillMessage(invocation.skill))))
+            return .failure(
+                Rejection(
+                    .refused(.unknown(invocation.skill, among: catalog.ids), for: invocation.confirmer.audience)))
         }
         let timeout = invocation.timeout ?? entry.timeout ?? configuration.defaultTimeout
         if case .composite(let composite) = entry, let missing = composite.plan?.missing.first {
@@ -322,9 +325,10 @@ struct Invoker: Sendable {
             group.addTask { await call(value) }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return Task.isCancelled ? nil : .failure(.timeout, "\(id) timed out after \(humanDuration(named))")
+                return Task.isCancelled
+                    ? nil : .failure(code: .timeout, "\(id) timed out after \(humanDuration(named))")
             }
-            var outcome: SkillOutcome = .failure(.cancelled, "\(id) was cancelled")
+            var outcome: SkillOutcome = .failure(code: .cancelled, "\(id) was cancelled")
             for await result in group {
                 if let result {
                     outcome = result
@@ -332,16 +336,9 @@ struct Invoker: Sendable {
                 }
             }
             group.cancelAll()
-            if Task.isCancelled { return .failure(.cancelled, "\(id) was cancelled") }
+            if Task.isCancelled { return .failure(code: .cancelled, "\(id) was cancelled") }
             return outcome
         }
-    }
-
-    func unknownSkillMessage(_ id: String) -> String {
-        if let suggestion = EditDistance.closest(to: id, among: catalog.ids) {
-            return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
-        }
-        return "unknown skill \"\(id)\"; run skillhost list to see the available skills"
     }
 }
 

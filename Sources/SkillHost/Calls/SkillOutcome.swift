@@ -1,9 +1,11 @@
 import Foundation
 import SkillJSON
 
-/// The result of one invocation, whatever happened. Exactly one of `result` (status ok) and `error` is set.
+/// The result of one invocation, whatever happened: the skill's value or a `SkillFailure` — exactly one, by
+/// construction — with how long it took and, for a mutating call, how to reverse it.
 public struct SkillOutcome: Sendable, Equatable {
-    /// How the call ended.
+    /// How the call ended, as `call --json` and the worker wire spell it (`ok`, `error`, `timeout`, `cancelled`,
+    /// `invalid_args`): a view of `ending`, coarser than `FailureCode`.
     public enum Status: String, Sendable, CaseIterable {
         case ok
         case error
@@ -12,40 +14,61 @@ public struct SkillOutcome: Sendable, Equatable {
         case invalidArgs = "invalid_args"
     }
 
-    public var status: Status
-    /// Why the call returned no result, for code to act on (nil for `.ok`); `error` is the sentence for people.
-    public var code: FailureCode?
-    /// The skill's result for `.ok` (a string when the plugin returned plain text).
-    public var result: JSONValue?
-    /// A sentence for every other status.
-    public var error: String?
+    /// The skill's value (a string when the plugin returned plain text), or why there is none.
+    public var ending: Result<JSONValue, SkillFailure>
     /// Wall time from the start of `invoke` until the caller resumed.
     public var duration: Duration
     /// The reversing call a mutating skill registered with `set_undo`.
     public var undo: UndoAction?
 
-    public init(
-        status: Status, result: JSONValue? = nil, error: String? = nil, duration: Duration = .zero,
-        undo: UndoAction? = nil
-    ) {
-        self.status = status
-        self.code = FailureCode(status)
-        self.result = result
-        self.error = error
+    public init(_ ending: Result<JSONValue, SkillFailure>, duration: Duration = .zero, undo: UndoAction? = nil) {
+        self.ending = ending
         self.duration = duration
         self.undo = undo
     }
 
-    /// A failed outcome with a sentence.
-    public static func failure(_ status: Status, _ message: String) -> SkillOutcome {
-        SkillOutcome(status: status, error: message)
+    /// A call that returned `value`.
+    public static func success(_ value: JSONValue, undo: UndoAction? = nil) -> SkillOutcome {
+        SkillOutcome(.success(value), undo: undo)
     }
 
     /// A failed outcome with its code and a sentence: `.failure(code: .unknownSkill, "unknown skill …")`.
     public static func failure(code: FailureCode, _ message: String) -> SkillOutcome {
-        var outcome = SkillOutcome(status: code.status, error: message)
-        outcome.code = code
-        return outcome
+        SkillOutcome(.failure(SkillFailure(code: code, message: message)))
+    }
+
+    /// A call refused before it ran, with the refusal's sentence for `audience`.
+    public static func refused(_ refusal: Refusal, for audience: Audience) -> SkillOutcome {
+        SkillOutcome(.failure(SkillFailure(refusal, for: audience)))
+    }
+
+    /// The failure, for anything but a value.
+    public var failure: SkillFailure? {
+        if case .failure(let failure) = ending { return failure }
+        return nil
+    }
+
+    /// The value, for a call that returned one.
+    public var result: JSONValue? {
+        if case .success(let value) = ending { return value }
+        return nil
+    }
+
+    /// The failure's sentence, for anything but a value.
+    public var error: String? { failure?.message }
+
+    /// The failure's code (nil for a value): what code branches on, never the sentence.
+    public var code: FailureCode? { failure?.code }
+
+    /// The wire status.
+    public var status: Status { failure?.code.status ?? .ok }
+
+    /// Replaces a failure's sentence (a value stays as it is).
+    mutating func reword(_ message: String) {
+        if case .failure(var failure) = ending {
+            failure.message = message
+            ending = .failure(failure)
+        }
     }
 
     /// Milliseconds, as a double.
@@ -55,15 +78,36 @@ public struct SkillOutcome: Sendable, Equatable {
     /// has `error` (the sentence) and `code` (`unknown_skill`, `not_permitted`, …) instead of `result`.
     public var envelope: JSONValue {
         var object = JSONObject([(key: "status", value: .string(status.rawValue))])
-        if status == .ok {
-            object["result"] = result ?? .null
-        } else {
-            object["error"] = .string(error ?? status.rawValue)
+        switch ending {
+        case .success(let value): object["result"] = value
+        case .failure(let failure): object["error"] = .string(failure.message)
         }
         object["duration_ms"] = .double((durationMilliseconds * 1000).rounded() / 1000)
         if let code { object["code"] = .string(code.rawValue) }
         if let undo { object["undo"] = undo.json }
         return .object(object)
+    }
+}
+
+/// Why a call returned no value: a code for code to branch on, a sentence for people, and — for a call refused
+/// before it ran — the typed refusal.
+public struct SkillFailure: Error, Sendable, Equatable {
+    public var code: FailureCode
+    /// One sentence: what happened, and what to do about it where there is something to do.
+    public var message: String
+    /// Set when the call was refused before it ran (unknown skill, denied, declined, nobody to confirm).
+    public var refusal: Refusal?
+
+    public init(code: FailureCode, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A refusal, with its sentence for `audience`.
+    public init(_ refusal: Refusal, for audience: Audience) {
+        self.code = refusal.code
+        self.message = refusal.sentence(for: audience)
+        self.refusal = refusal
     }
 }
 
@@ -81,6 +125,7 @@ public enum FailureCode: String, Sendable, CaseIterable {
     case timeout
     case cancelled
 
+    /// The code a wire status without its own code stands for.
     init?(_ status: SkillOutcome.Status) {
         switch status {
         case .ok: return nil

@@ -25,8 +25,8 @@ public enum ConfirmationAnswer: Sendable, Equatable {
     case deny
 }
 
-/// Decides whether a call may run — the one implementation every path that runs a skill uses (the agent, the MCP
-/// server, `skillhost call`, the shell's `/call`).
+/// The user's rules about which calls may run. `CallPipeline` applies them to every call, on every path (the agent,
+/// the MCP server, `skillhost call`, the shell's `/call`, composites' steps).
 ///
 /// Rules first: the **most specific** matching rule wins (an exact id over any glob, then the glob with more
 /// literal characters), and at equal specificity `deny` beats `ask` beats `allow`, so the order rules are written in
@@ -59,58 +59,36 @@ public struct Policy: Sendable, Equatable {
         return (specificity, strictness)
     }
 
-    /// Who can answer when a call needs confirming, on the path asking.
-    public enum Asking: Sendable {
-        /// A person can answer (the shell); the gate says `.ask`.
-        case person
-        /// The caller confirmed beforehand (`skillhost call --yes`): what would be asked runs; a deny still wins.
-        case confirmed
-        /// No one can answer (`skillhost ask`, an MCP client, `call` without a terminal): a destructive call, or one
-        /// a rule says to ask about, is refused with `refusal`; a mutating call without a rule runs.
-        case nobody(refusal: @Sendable (SkillInfo) -> String)
-    }
-
-    /// What the gate lets through.
-    public enum Gate: Sendable, Equatable {
-        case run
-        /// Ask the person; run only if they agree.
-        case ask
-        /// Do not run; the sentence says why and how to change it.
-        case refuse(String)
-    }
-
-    /// The gate for one call of `skill`. A composite skill's gate covers the skills its steps call: a deny rule
-    /// for any of them refuses it, and an ask rule for one makes it ask (once, for the whole plan) unless a rule
-    /// for the composite itself allows it.
-    public func gate(_ skill: SkillInfo, asking: Asking) -> Gate {
+    /// What the rules and the skill's risk say about a call of `skill`, whoever asks. A composite skill's verdict
+    /// covers the skills its steps call: a deny rule for any of them denies it, and an ask rule for one makes it ask
+    /// (once, for the whole plan) unless a rule for the composite itself allows it.
+    public func verdict(for skill: SkillInfo) -> Verdict {
         // The common case, on every call: no rules, a read-only skill.
-        if rules.isEmpty, skill.risk == .readOnly { return .run }
+        if rules.isEmpty, skill.risk == .readOnly { return .allow }
         var rule = rule(for: skill.id)
         if case .composite(let plan) = skill.kind, rule?.decision != .deny {
             for id in plan.calls {
                 guard let stepRule = self.rule(for: id) else { continue }
                 if stepRule.decision == .deny {
-                    return .refuse(
-                        "not run: \(skill.id) calls \(id), and calls to \(id) are denied by the configuration (policy "
-                            + "rule \"\(stepRule.pattern)\": \"deny\")")
+                    return .deny(.denied(skill: skill.id, rule: stepRule.pattern, step: id))
                 }
                 if stepRule.decision == .ask, rule?.decision != .allow, rule?.decision != .ask { rule = stepRule }
             }
         }
         switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
-        case .allow: return .run
-        case .deny:
-            return .refuse(
-                "not run: calls to \(skill.id) are denied by the configuration (policy rule \"\(rule?.pattern ?? "")\": "
-                    + "\"deny\")")
-        case .ask:
-            switch asking {
-            case .person: return .ask
-            case .confirmed: return .run
-            case .nobody(let refusal):
-                return skill.risk == .destructive || rule != nil ? .refuse(refusal(skill)) : .run
-            }
+        case .allow: return .allow
+        case .deny: return .deny(.denied(skill: skill.id, rule: rule?.pattern ?? "", step: nil))
+        case .ask: return .ask(required: skill.risk == .destructive || rule != nil)
         }
+    }
+
+    /// What the policy says about one call.
+    public enum Verdict: Sendable, Equatable {
+        case allow
+        /// A person should confirm it. `required`: it is destructive or a rule says ask, so it does not run when no
+        /// one can confirm (a mutating call without a rule does).
+        case ask(required: Bool)
+        case deny(Refusal)
     }
 }
 
@@ -122,53 +100,16 @@ public enum Confirmer: Sendable {
     /// asked runs; a deny still wins.
     case confirmed
     /// No one can answer (`skillhost ask`, an MCP client): a destructive call, or one a rule says to ask about, is
-    /// refused with `refusal`; a mutating call without a rule runs.
-    case nobody(refusal: @Sendable (SkillInfo) -> String)
+    /// refused, in words for `audience`; a mutating call without a rule runs.
+    case nobody(Audience)
 
     /// `.nobody` with the sentence embedders get: what to change to let the call run.
-    case nobodyToAsk
+    public static var nobodyToAsk: Confirmer { .nobody(.embedder) }
 
-    /// The sentence `.nobodyToAsk` refuses with.
-    static func refusalWithNobodyToAsk(_ skill: SkillInfo) -> String {
-        "not run: \(skill.id) is \(skill.risk == .destructive ? "destructive" : "set to ask") and there is no one to "
-            + "confirm it (allow it with a rule in the configuration)"
-    }
-
-    var asking: Policy.Asking {
-        switch self {
-        case .person: return .person
-        case .confirmed: return .confirmed
-        case .nobody(let refusal): return .nobody(refusal: refusal)
-        case .nobodyToAsk: return .nobody(refusal: Self.refusalWithNobodyToAsk)
-        }
-    }
-}
-
-/// Whether a call may run.
-public enum Permission: Sendable, Equatable {
-    case granted
-    /// Not run; the sentence says why and how to change it.
-    case refused(String)
-}
-
-extension Policy {
-    /// The one decision every path that runs a skill takes: the gate, then — when it says ask — the confirmer.
-    ///
-    /// - Parameters:
-    ///   - skill: the skill to run.
-    ///   - arguments: its validated arguments (what a person is shown).
-    ///   - confirmer: who answers when the call needs confirming.
-    public func permission(for skill: SkillInfo, arguments: JSONValue, confirmer: Confirmer) async -> Permission {
-        switch gate(skill, asking: confirmer.asking) {
-        case .run: return .granted
-        case .refuse(let reason): return .refused(reason)
-        case .ask:
-            guard case .person(let ask) = confirmer else { return .granted }
-            switch await ask(skill, arguments) {
-            case .allowOnce, .allowForSession: return .granted
-            case .deny: return .refused("not run: the user declined this call")
-            }
-        }
+    /// Who reads this call's refusals.
+    var audience: Audience {
+        if case .nobody(let audience) = self { return audience }
+        return .embedder
     }
 }
 

@@ -122,7 +122,7 @@ final class InvocationRunner: Sendable {
         switch state.withLock({ $0.submit(job, runHere: runHere) }) {
         case .runHere: return true
         case .queued(let dispatches): perform(dispatches)
-        case .rejected(let message): job.complete(.failure(.error, message))
+        case .rejected(let message): job.complete(.failure(code: .failed, message))
         }
         return false
     }
@@ -203,9 +203,9 @@ final class InvocationRunner: Sendable {
         case .cancelledByHost(let reason):
             message = "\(job.skill.info.id) \(reason)"
         }
-        let status: SkillOutcome.Status
-        if case .timeout = ending { status = .timeout } else { status = .cancelled }
-        job.complete(.failure(status, message))
+        let code: FailureCode
+        if case .timeout = ending { code = .timeout } else { code = .cancelled }
+        job.complete(.failure(code: code, message))
         if case .dequeued = ended { job.skill.plugin.drain.notify() }
         perform(dispatches)
     }

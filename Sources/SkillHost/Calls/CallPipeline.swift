@@ -1,0 +1,52 @@
+import SkillJSON
+
+/// The one decision every call takes before it runs, on every path (the agent, the shell, `call`, MCP, composites'
+/// steps, workers): the policy's verdict on the skill, then who can answer when it says ask. Hooks, budgets and
+/// argument-level rules belong here.
+///
+/// Pure and synchronous: asking the person is the caller's step (`ask(_:_:)`), so the calling-thread paths never
+/// wait here.
+public struct CallPipeline: Sendable {
+    public let policy: Policy
+
+    public init(policy: Policy) { self.policy = policy }
+
+    /// What happens to a call.
+    public enum Decision: Sendable, Equatable {
+        case run
+        /// A person must say yes first: ask them with the confirmer, then run (or refuse with `.declined`).
+        case ask
+        case refuse(Refusal)
+    }
+
+    /// The decision for a call of `skill` whose person (or absence of one) is `confirmer`.
+    public func decide(_ skill: SkillInfo, confirmer: Confirmer) -> Decision {
+        switch policy.verdict(for: skill) {
+        case .allow: return .run
+        case .deny(let refusal): return .refuse(refusal)
+        case .ask(let required):
+            switch confirmer {
+            case .person: return .ask
+            case .confirmed: return .run
+            case .nobody: return required ? .refuse(.needsConfirmation(skill: skill.id, risk: skill.risk)) : .run
+            }
+        }
+    }
+
+    /// The decision for a registered entry: the common case (no rules, a read-only plugin skill) is decided
+    /// without copying the skill's description.
+    @inline(__always)
+    func decide(_ entry: SkillEntry, confirmer: Confirmer) -> Decision {
+        if policy.rules.isEmpty, case .plugin(let skill) = entry, skill.info.risk == .readOnly { return .run }
+        return decide(entry.info, confirmer: confirmer)
+    }
+
+    /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.
+    func ask(_ skill: SkillInfo, arguments: JSONValue, _ confirmer: Confirmer) async -> Refusal? {
+        guard case .person(let ask) = confirmer else { return nil }
+        switch await ask(skill, arguments) {
+        case .allowOnce, .allowForSession: return nil
+        case .deny: return .declined(skill: skill.id)
+        }
+    }
+}

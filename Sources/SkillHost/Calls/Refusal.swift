@@ -1,0 +1,87 @@
+import SkillJSON
+
+/// Who reads a refusal: each client says how to let the call run in its own terms.
+public enum Audience: Sendable, Equatable {
+    /// A program embedding the registry (and the agent without a person): rules in the configuration.
+    case embedder
+    /// `skillhost call`: `--yes`, or a rule in config.json.
+    case commandLine
+    /// An MCP client: a rule for MCP clients, with the exact text to add; tool names in the protocol's words.
+    case mcpClient
+    /// A model choosing tools: an unknown name comes back with the names it may use.
+    case model(available: [String])
+}
+
+/// A call refused before it ran, as a value: every path that runs a skill refuses through it, and each client
+/// renders it once (`sentence(for:)`). Adding a kind of refusal is one case here and its sentence.
+public enum Refusal: Error, Sendable, Equatable {
+    /// No skill has the id; `suggestion` is the nearest id, when one is near.
+    case unknownSkill(id: String, suggestion: String?)
+    /// A policy rule denies the skill — or `step`, a skill the composite `skill` calls.
+    case denied(skill: String, rule: String, step: String?)
+    /// The call needs a person's yes (its risk is destructive, or a rule says ask) and no one can give it.
+    case needsConfirmation(skill: String, risk: SkillRisk)
+    /// The person asked said no.
+    case declined(skill: String)
+    /// The call needs a person's yes and runs on a thread that cannot wait for one.
+    case cannotAskHere(skill: String)
+
+    /// An unknown id, with the nearest of `known` as its suggestion.
+    public static func unknown(_ id: String, among known: [String]) -> Refusal {
+        .unknownSkill(id: id, suggestion: EditDistance.closest(to: id, among: known))
+    }
+
+    /// The skill the call named.
+    public var skill: String {
+        switch self {
+        case .unknownSkill(let id, _): return id
+        case .denied(let skill, _, _), .needsConfirmation(let skill, _), .declined(let skill),
+            .cannotAskHere(let skill):
+            return skill
+        }
+    }
+
+    public var code: FailureCode {
+        if case .unknownSkill = self { return .unknownSkill }
+        return .notPermitted
+    }
+
+    /// The one sentence for `audience`: what was refused, and how to let it run.
+    public func sentence(for audience: Audience) -> String {
+        switch self {
+        case .unknownSkill(let id, let suggestion):
+            switch (audience, suggestion) {
+            case (.mcpClient, let suggestion?): return "Unknown tool: \(id) (did you mean \(suggestion)?)"
+            case (.mcpClient, nil): return "Unknown tool: \(id)"
+            case (_, let suggestion?): return "unknown skill \"\(id)\" (did you mean \"\(suggestion)\"?)"
+            case (.model(let available), nil):
+                return "unknown skill \"\(id)\"; available skills: \(available.joined(separator: ", "))"
+            case (_, nil): return "unknown skill \"\(id)\"; run skillhost list to see the available skills"
+            }
+        case .denied(let skill, let rule, let step?):
+            return "not run: \(skill) calls \(step), and calls to \(step) are denied by the configuration (policy rule "
+                + "\"\(rule)\": \"deny\")"
+        case .denied(let skill, let rule, nil):
+            return "not run: calls to \(skill) are denied by the configuration (policy rule \"\(rule)\": \"deny\")"
+        case .needsConfirmation(let skill, let risk):
+            let kind = risk == .destructive ? "destructive" : "set to ask"
+            switch audience {
+            case .commandLine:
+                return "not run: \(skill) is \(kind); run it again with --yes to confirm, or allow it with a policy "
+                    + "rule in config.json"
+            case .mcpClient:
+                return "not run: \(skill) is \(kind); allow it for MCP clients with a policy rule in config.json "
+                    + "(\"policy\": {\"\(skill)\": \"allow\"})"
+            case .embedder, .model:
+                return "not run: \(skill) is \(kind) and there is no one to confirm it (allow it with a rule in the "
+                    + "configuration)"
+            }
+        case .declined(let skill):
+            if audience == .mcpClient { return "not run: the user declined \(skill)" }
+            return "not run: the user declined this call"
+        case .cannotAskHere(let skill):
+            return "not run: \(skill) needs confirming, and a call on the calling thread cannot ask a person "
+                + "(confirm it beforehand, or allow it with a policy rule)"
+        }
+    }
+}
