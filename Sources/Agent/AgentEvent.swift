@@ -72,18 +72,54 @@ public enum AgentEvent: Sendable, Equatable {
     case thinking(step: Int)
     /// A piece of the answer text.
     case textDelta(String)
-    /// A skill call starts; `arguments` as the skill receives them (or as the model wrote them if unusable).
-    case toolCallStarted(id: String, skill: String, arguments: String)
-    /// A running skill reported progress.
-    case toolCallProgress(id: String, progress: SkillProgress)
-    /// A skill call succeeded.
-    case toolCallFinished(id: String, skill: String, result: JSONValue, duration: Duration)
-    /// A skill call failed, was refused or could not run; `error` is what the model is told.
-    case toolCallFailed(id: String, skill: String, error: String, duration: Duration)
+    /// A step of one skill call: started, progress, finished or failed.
+    case toolCall(ToolCallEvent)
     /// A mutating or destructive call waits for the front end's confirmation hook.
     case confirmationNeeded(ConfirmationRequest)
     /// Token usage of one model response.
     case usage(Usage)
     /// The turn is over.
     case finished(FinishReason)
+}
+
+/// A step of one skill call the model asked for. Front ends key cards by `id` and branch on `phase` — on a
+/// failure's code, never its wording.
+public struct ToolCallEvent: Sendable, Equatable {
+    /// The model's id for the call.
+    public let id: String
+    public let skill: String
+    public let phase: Phase
+
+    public init(id: String, skill: String, phase: Phase) {
+        self.id = id
+        self.skill = skill
+        self.phase = phase
+    }
+
+    public enum Phase: Sendable, Equatable {
+        /// The call starts, with its arguments as the skill receives them — or, when they could not be used (not
+        /// JSON, an unknown skill), as the model wrote them (`.text`).
+        case started(arguments: SkillInvocation.Arguments)
+        /// The running skill reported progress.
+        case progress(SkillProgress)
+        case finished(result: JSONValue, duration: Duration)
+        /// Failed, refused or could not run; the failure's message is what the model is told.
+        case failed(SkillFailure, duration: Duration)
+    }
+}
+
+extension SkillInvocation.Arguments {
+    /// The arguments as JSON text.
+    public var jsonText: String {
+        switch self {
+        case .value(let value): return value.jsonText
+        case .text(let text): return text
+        }
+    }
+}
+
+extension SkillFailure {
+    /// A call the person stopped by cancelling the turn (a front end shows it as cancelled, not failed; a call the
+    /// host cancelled — its plugin was retired — is a failure with its reason).
+    public static let cancelledByTheUser = SkillFailure(code: .cancelled, message: "cancelled by the user")
 }

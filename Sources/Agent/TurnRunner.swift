@@ -203,40 +203,53 @@ struct TurnRunner: Sendable {
     /// the model can correct from.
     private func prepare(_ call: ToolCall) async -> Result<Prepared, Refused> {
         let start = ContinuousClock.now
-        func failed(_ message: String, shown arguments: String, refused: Bool = false) -> Result<Prepared, Refused> {
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: arguments))
-            emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - start))
-            return .failure(Refused(result: CallResult(content: "error: \(message)", isError: true, refused: refused)))
+        func failed(_ failure: SkillFailure, shown arguments: SkillInvocation.Arguments) -> Result<Prepared, Refused> {
+            emit(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .started(arguments: arguments))))
+            emit(
+                .toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .failed(failure, duration: .now - start)))
+            )
+            return .failure(
+                Refused(
+                    result: CallResult(
+                        content: "error: \(failure.message)", isError: true, refused: failure.code == .notPermitted)))
         }
         guard !session.disabledSkills.contains(call.name), registry.skill(call.name) != nil else {
-            return failed(unknownSkillMessage(call.name), shown: call.arguments)
+            return failed(unknownSkill(call.name), shown: .text(call.arguments))
         }
         let object: JSONObject
         switch ArgumentRepair.repair(call.arguments) {
         case .failure(let error):
-            return failed("\(error.message); send the arguments as one JSON object", shown: call.arguments)
+            return failed(
+                SkillFailure(
+                    code: .invalidArguments, message: "\(error.message); send the arguments as one JSON object"),
+                shown: .text(call.arguments))
         case .success(let repaired): object = repaired
         }
         let report = self.emit
         var invocation = SkillInvocation(
             skill: call.name, arguments: .object(object), confirmer: confirmer(for: call),
-            onProgress: { progress in report(.toolCallProgress(id: call.id, progress: progress)) })
+            onProgress: { progress in
+                report(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .progress(progress))))
+            })
         invocation.session = configuration.sessionID
         switch await registry.prepareCall(invocation) {
         case .failure(let refusal):
-            let outcome = refusal.outcome
-            let shown = (refusal.arguments ?? .object(object)).jsonText
-            switch outcome.code {
-            case .unknownSkill: return failed(unknownSkillMessage(call.name), shown: shown)
-            case .invalidArguments:
-                return failed("invalid arguments: \(outcome.error ?? "rejected")", shown: shown)
-            default:
-                return failed(
-                    outcome.error ?? outcome.status.rawValue, shown: shown, refused: outcome.code == .notPermitted)
+            let shown = SkillInvocation.Arguments.value(refusal.arguments ?? .object(object))
+            guard var failure = refusal.outcome.failure else {
+                return failed(SkillFailure(code: .failed, message: "ended without an outcome"), shown: shown)
             }
+            switch failure.code {
+            case .unknownSkill: return failed(unknownSkill(call.name), shown: shown)
+            case .invalidArguments: failure.message = "invalid arguments: \(failure.message)"
+            default: break
+            }
+            return failed(failure, shown: shown)
         case .success(let prepared):
-            if Task.isCancelled { return failed("cancelled by the user", shown: prepared.arguments.jsonText) }
-            emit(.toolCallStarted(id: call.id, skill: call.name, arguments: prepared.arguments.jsonText))
+            if Task.isCancelled { return failed(.cancelledByTheUser, shown: .value(prepared.arguments)) }
+            emit(
+                .toolCall(
+                    ToolCallEvent(id: call.id, skill: call.name, phase: .started(arguments: .value(prepared.arguments)))
+                ))
             return .success(Prepared(call: call, prepared: prepared, start: start))
         }
     }
@@ -245,18 +258,21 @@ struct TurnRunner: Sendable {
     private func run(_ prepared: Prepared) async -> CallResult {
         let call = prepared.call
         let outcome = await prepared.prepared.run()
-        switch outcome.status {
-        case .ok:
+        switch outcome.ending {
+        case .success(let result):
             if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }
-            let result = outcome.result ?? .null
-            emit(.toolCallFinished(id: call.id, skill: call.name, result: result, duration: outcome.duration))
+            emit(
+                .toolCall(
+                    ToolCallEvent(
+                        id: call.id, skill: call.name, phase: .finished(result: result, duration: outcome.duration))))
             return CallResult(content: result.displayText, isError: false)
-        default:
-            let message =
-                outcome.status == .cancelled && Task.isCancelled
-                ? "cancelled by the user" : (outcome.error ?? outcome.status.rawValue)
-            emit(.toolCallFailed(id: call.id, skill: call.name, error: message, duration: .now - prepared.start))
-            return CallResult(content: "error: \(message)", isError: true)
+        case .failure(var failure):
+            if failure.code == .cancelled, Task.isCancelled { failure = .cancelledByTheUser }
+            emit(
+                .toolCall(
+                    ToolCallEvent(
+                        id: call.id, skill: call.name, phase: .failed(failure, duration: .now - prepared.start))))
+            return CallResult(content: "error: \(failure.message)", isError: true)
         }
     }
 
@@ -277,9 +293,9 @@ struct TurnRunner: Sendable {
         }
     }
 
-    /// The model's sentence for a name no skill it may call has: the nearest it may call, or all of them.
-    func unknownSkillMessage(_ name: String) -> String {
+    /// The model's failure for a name no skill it may call has: the nearest it may call, or all of them.
+    func unknownSkill(_ name: String) -> SkillFailure {
         let available = registry.skills.map(\.id).filter { !session.disabledSkills.contains($0) }
-        return Refusal.unknown(name, among: available).sentence(for: .model(available: available))
+        return SkillFailure(.unknown(name, among: available), for: .model(available: available))
     }
 }

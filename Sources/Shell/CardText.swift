@@ -1,11 +1,24 @@
+import SkillHost
 import SkillJSON
 
 /// Text pieces of a skill-call card, shared by the shell and `skillhost ask` (package glue, not API).
 package enum CardText {
     /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"` (other text unchanged).
     package static func arguments(_ text: String) -> String {
-        guard let object = (try? JSONValue(parsing: text))?.objectValue else { return text }
-        return object.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", ")
+        guard let value = try? JSONValue(parsing: text) else { return text }
+        return arguments(value) ?? text
+    }
+
+    /// An event's arguments for a card: a value's members as `name: value`; text as the model wrote it.
+    package static func arguments(_ arguments: SkillInvocation.Arguments) -> String {
+        switch arguments {
+        case .value(let value): return Self.arguments(value) ?? value.jsonText
+        case .text(let text): return Self.arguments(text)
+        }
+    }
+
+    private static func arguments(_ value: JSONValue) -> String? {
+        value.objectValue.map { $0.members.map { "\($0.key): \($0.value.jsonText)" }.joined(separator: ", ") }
     }
 
     /// One line of at most `limit` characters (newlines become spaces, an ellipsis marks the cut), made inert:
@@ -16,13 +29,4 @@ package enum CardText {
         return line.count > limit ? String(line.prefix(max(1, limit - 1))) + "…" : line
     }
 
-    /// The error without words the card already shows: `fault_segv failed: plugin … crashed` → `plugin … crashed`,
-    /// `error: division by zero` → `division by zero`.
-    package static func reason(_ error: String, skill: String) -> String {
-        var text = error
-        for prefix in ["\(skill) failed: ", "\(skill): ", "error: "] where text.hasPrefix(prefix) {
-            text.removeFirst(prefix.count)
-        }
-        return text
-    }
 }

@@ -15,7 +15,7 @@ public final class SessionViewModel {
         public enum State: Sendable, Equatable {
             case running
             case succeeded(String)
-            case failed(String)
+            case failed(SkillFailure)
             /// Stopped by the user (Ctrl-C) before it finished.
             case cancelled
         }
@@ -56,26 +56,7 @@ public final class SessionViewModel {
         switch event {
         case .thinking(let step): self.step = step
         case .textDelta(let text): answer += text
-        case .toolCallStarted(let id, let skill, let arguments):
-            cards.append(ToolCard(id: id, skill: skill, arguments: Self.arguments(arguments), started: .now))
-        case .toolCallProgress(let id, let progress):
-            update(id) { card in
-                var text = progress.message ?? ""
-                if let total = progress.total {
-                    text += (text.isEmpty ? "" : " ") + "\(Int(progress.done))/\(Int(total))"
-                }
-                card.progress = text
-            }
-        case .toolCallFinished(let id, _, let result, let duration):
-            update(id) {
-                $0.state = .succeeded(result.displayText)
-                $0.duration = duration
-            }
-        case .toolCallFailed(let id, _, let error, let duration):
-            update(id) {
-                $0.state = error == "cancelled by the user" ? .cancelled : .failed(error)
-                $0.duration = duration
-            }
+        case .toolCall(let call): apply(call)
         case .confirmationNeeded: break
         case .usage(let usage):
             self.usage.promptTokens += usage.promptTokens
@@ -96,6 +77,32 @@ public final class SessionViewModel {
     public func show(_ conversation: Conversation) { messages = conversation.messages }
 
     public func card(_ id: String) -> ToolCard? { cards.first { $0.id == id } }
+
+    private func apply(_ call: ToolCallEvent) {
+        switch call.phase {
+        case .started(let arguments):
+            cards.append(
+                ToolCard(id: call.id, skill: call.skill, arguments: CardText.arguments(arguments), started: .now))
+        case .progress(let progress):
+            update(call.id) { card in
+                var text = progress.message ?? ""
+                if let total = progress.total {
+                    text += (text.isEmpty ? "" : " ") + "\(Int(progress.done))/\(Int(total))"
+                }
+                card.progress = text
+            }
+        case .finished(let result, let duration):
+            update(call.id) {
+                $0.state = .succeeded(result.displayText)
+                $0.duration = duration
+            }
+        case .failed(let failure, let duration):
+            update(call.id) {
+                $0.state = failure == .cancelledByTheUser ? .cancelled : .failed(failure)
+                $0.duration = duration
+            }
+        }
+    }
 
     private func update(_ id: String, _ change: (inout ToolCard) -> Void) {
         guard let index = cards.firstIndex(where: { $0.id == id }) else { return }

@@ -250,10 +250,11 @@ public final class Shell: @unchecked Sendable {
                 }
             }
             var reason = FinishReason.cancelled
+            var arguments: [String: String] = [:]
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
-                Self.persist(event, journal: journal, session: sessionID)
+                Self.persist(event, journal: journal, session: sessionID, arguments: &arguments)
                 if case .finished(let finish) = event { reason = finish }
             }
             ticker.cancel()
@@ -304,22 +305,30 @@ public final class Shell: @unchecked Sendable {
         }
     }
 
-    static func persist(_ event: AgentEvent, journal: HistoryJournal?, session: String?) {
+    /// Writes what the history keeps of an event: each call with its arguments (from its start, kept in
+    /// `arguments` by call id until it ends) and its result or failure; the token usage.
+    static func persist(
+        _ event: AgentEvent, journal: HistoryJournal?, session: String?, arguments: inout [String: String]
+    ) {
         guard let journal, let session else { return }
-        func milliseconds(_ duration: Duration) -> Double { duration.milliseconds }
         switch event {
-        case .toolCallFinished(let id, let skill, let result, let duration):
+        case .toolCall(let call):
+            let result: String?
+            let error: String?
+            let duration: Duration
+            switch call.phase {
+            case .started(let given):
+                arguments[call.id] = given.jsonText
+                return
+            case .progress: return
+            case .finished(let value, let took): (result, error, duration) = (value.displayText, nil, took)
+            case .failed(let failure, let took): (result, error, duration) = (nil, failure.message, took)
+            }
             journal.write(
                 .toolCall(
                     ToolCallRecord(
-                        callID: id, skill: skill, arguments: "", result: result.displayText, error: nil,
-                        durationMilliseconds: milliseconds(duration)), session: session))
-        case .toolCallFailed(let id, let skill, let error, let duration):
-            journal.write(
-                .toolCall(
-                    ToolCallRecord(
-                        callID: id, skill: skill, arguments: "", result: nil, error: error,
-                        durationMilliseconds: milliseconds(duration)), session: session))
+                        callID: call.id, skill: call.skill, arguments: arguments.removeValue(forKey: call.id) ?? "",
+                        result: result, error: error, durationMilliseconds: duration.milliseconds), session: session))
         case .usage(let usage):
             journal.write(.usage(usage, session: session))
         default: break

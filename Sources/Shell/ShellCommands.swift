@@ -165,10 +165,10 @@ extension Shell {
         // /undo reverses a /call as it does a call of the model's.
         if outcome.status == .ok, let undo = outcome.undo { session.recordUndo(undo, skill: id) }
         card.duration = outcome.duration
-        switch outcome.status {
-        case .ok: card.state = .succeeded((outcome.result ?? .null).displayText)
-        case .cancelled: card.state = .cancelled
-        default: card.state = .failed(outcome.error ?? outcome.status.rawValue)
+        switch outcome.ending {
+        case .success(let result): card.state = .succeeded(result.displayText)
+        case .failure(let failure) where failure.code == .cancelled: card.state = .cancelled
+        case .failure(let failure): card.state = .failed(failure)
         }
         writeOut(terminal.clearLine + TurnRenderer.render(card, terminal: terminal, frame: nil) + "\n")
     }

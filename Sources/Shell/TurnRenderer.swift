@@ -52,34 +52,8 @@ final class TurnRenderer {
         case .textDelta(let text):
             pending += text
             if ContinuousClock.now - lastFlush >= Self.flushInterval { flushText() }
-        case .toolCallStarted(let id, _, _):
-            guard !answerOnly, let card = model.card(id) else { return }
-            flushText()
-            releaseHeld()
-            segment = ""
-            if terminal.isTTY {
-                if textLineOpen {
-                    write("\n")
-                    textLineOpen = false
-                }
-                write((block.isEmpty ? "" : "\n") + render(card))
-                block.append(id)
-            } else {
-                write(render(card) + "\n")
-            }
-        case .toolCallProgress(let id, _):
-            if block.contains(id) { redrawBlock() }
-        case .toolCallFinished(let id, _, _, _), .toolCallFailed(let id, _, _, _):
-            guard !answerOnly, let card = model.card(id) else { return }
-            if block.contains(id) {
-                redrawBlock()
-            } else {
-                flushText()
-                releaseHeld()
-                closeLine()
-                write(render(card) + "\n")
-                segment = ""
-            }
+        case .toolCall(let call):
+            handle(call)
         case .confirmationNeeded:
             segment = ""
             flushText()
@@ -101,6 +75,42 @@ final class TurnRenderer {
             if reason != .cancelled { layOutAnswer() }
         case .thinking, .usage:
             break
+        }
+    }
+
+    /// A call's card appears when it starts (in the block of running cards on a terminal) and is redrawn as it
+    /// progresses and ends.
+    private func handle(_ call: ToolCallEvent) {
+        let id = call.id
+        switch call.phase {
+        case .started:
+            guard !answerOnly, let card = model.card(id) else { return }
+            flushText()
+            releaseHeld()
+            segment = ""
+            if terminal.isTTY {
+                if textLineOpen {
+                    write("\n")
+                    textLineOpen = false
+                }
+                write((block.isEmpty ? "" : "\n") + render(card))
+                block.append(id)
+            } else {
+                write(render(card) + "\n")
+            }
+        case .progress:
+            if block.contains(id) { redrawBlock() }
+        case .finished, .failed:
+            guard !answerOnly, let card = model.card(id) else { return }
+            if block.contains(id) {
+                redrawBlock()
+            } else {
+                flushText()
+                releaseHeld()
+                closeLine()
+                write(render(card) + "\n")
+                segment = ""
+            }
         }
     }
 
@@ -214,11 +224,12 @@ final class TurnRenderer {
             return terminal.cyan(frame ?? "⟳") + " " + call + progress
         case .succeeded(let result):
             return terminal.green("✓") + " \(skill) → \(shorten(result, room))" + terminal.dim(" · \(duration)")
-        case .failed(let error):
-            if error.contains("timed out after") {
-                return terminal.yellow("⏱") + " " + shorten(error, room + card.skill.count)
+        case .failed(let failure):
+            // A timeout's sentence names the skill and the deadline: it is the whole card.
+            if failure.code == .timeout {
+                return terminal.yellow("⏱") + " " + shorten(failure.message, room + card.skill.count)
             }
-            return terminal.red("✗") + " \(skill) → \(shorten(CardText.reason(error, skill: card.skill), room))"
+            return terminal.red("✗") + " \(skill) → \(shorten(failure.message, room))"
                 + terminal.dim(" · \(duration)")
         case .cancelled:
             return terminal.yellow("⊘") + " \(call) " + terminal.yellow("cancelled") + terminal.dim(" · \(duration)")

@@ -95,28 +95,33 @@ final class TraceRecorder: Sendable {
                 if let last = trace.steps.indices.last { trace.steps[last].responseBytes += text.utf8.count }
             case .usage(let usage):
                 if let last = trace.steps.indices.last { trace.steps[last].usage = usage }
-            case .toolCallStarted(let id, let skill, let arguments):
-                guard let last = trace.steps.indices.last else { return }
-                if trace.steps[last].ended == nil { trace.steps[last].ended = now }
-                trace.steps[last].responseBytes += arguments.utf8.count + skill.utf8.count
-                trace.steps[last].calls[id] = TurnTrace.Call(skill: skill, arguments: arguments)
-                trace.steps[last].callOrder.append(id)
-            case .toolCallFinished(let id, _, let result, let duration):
-                update(&trace, id) {
-                    $0.outcome = result.displayText
-                    $0.duration = duration
-                    $0.ok = true
-                }
-            case .toolCallFailed(let id, _, let error, let duration):
-                update(&trace, id) {
-                    $0.outcome = error
-                    $0.duration = duration
+            case .toolCall(let call):
+                switch call.phase {
+                case .started(let given):
+                    guard let last = trace.steps.indices.last else { return }
+                    if trace.steps[last].ended == nil { trace.steps[last].ended = now }
+                    let arguments = given.jsonText
+                    trace.steps[last].responseBytes += arguments.utf8.count + call.skill.utf8.count
+                    trace.steps[last].calls[call.id] = TurnTrace.Call(skill: call.skill, arguments: arguments)
+                    trace.steps[last].callOrder.append(call.id)
+                case .finished(let result, let duration):
+                    update(&trace, call.id) {
+                        $0.outcome = result.displayText
+                        $0.duration = duration
+                        $0.ok = true
+                    }
+                case .failed(let failure, let duration):
+                    update(&trace, call.id) {
+                        $0.outcome = failure.message
+                        $0.duration = duration
+                    }
+                case .progress: break
                 }
             case .finished(let reason):
                 if let last = trace.steps.indices.last, trace.steps[last].ended == nil { trace.steps[last].ended = now }
                 trace.ended = now
                 trace.reason = reason
-            case .toolCallProgress, .confirmationNeeded: break
+            case .confirmationNeeded: break
             }
         }
     }

@@ -17,7 +17,7 @@ func agentBenchmarks(registry: SkillRegistry) async {
         let start = now()
         var skillTime: Duration = .zero
         for await event in session.send("add 1.5 and 2.25") {
-            if case .toolCallFinished(_, _, _, let duration) = event { skillTime = duration }
+            if case .toolCall(let call) = event, case .finished(_, let duration) = call.phase { skillTime = duration }
         }
         if iteration >= 500 {  // warm-up
             turnSamples.append(Double(now() - start))

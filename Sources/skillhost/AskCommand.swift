@@ -39,16 +39,20 @@ enum AskCommand {
                     case .textDelta(let delta):
                         answeredText = true
                         if layOut { held += delta } else { writeOut(InertText.make(delta)) }
-                    case .toolCallStarted(_, let skill, let arguments) where !quiet:
-                        printError(
-                            "⟳ \(InertText.make(skill))(\(CardText.shorten(CardText.arguments(arguments), 120)))")
-                    case .toolCallFinished(_, let skill, let result, let duration) where !quiet:
-                        printError(
-                            "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)")
-                    case .toolCallFailed(_, let skill, let error, let duration) where !quiet:
-                        printError(
-                            "✗ \(skill) → \(CardText.shorten(CardText.reason(error, skill: skill), 120)) · "
-                                + duration.shortDescription)
+                    case .toolCall(let call) where !quiet:
+                        let skill = InertText.make(call.skill)
+                        switch call.phase {
+                        case .started(let arguments):
+                            printError("⟳ \(skill)(\(CardText.shorten(CardText.arguments(arguments), 120)))")
+                        case .finished(let result, let duration):
+                            printError(
+                                "✓ \(skill) → \(CardText.shorten(result.displayText, 120)) · \(duration.shortDescription)"
+                            )
+                        case .failed(let failure, let duration):
+                            printError(
+                                "✗ \(skill) → \(CardText.shorten(failure.message, 120)) · \(duration.shortDescription)")
+                        case .progress: break
+                        }
                     default: break
                     }
                 }
@@ -95,27 +99,32 @@ enum AskCommand {
         switch event {
         case .thinking(let step): return ["event": "thinking", "step": .int(Int64(step))]
         case .textDelta(let text): return ["event": "text", "text": .string(text)]
-        case .toolCallStarted(let id, let skill, let arguments):
-            return [
-                "event": "tool_call_started", "id": .string(id), "skill": .string(skill),
-                "arguments": .string(arguments),
-            ]
-        case .toolCallProgress(let id, let progress):
-            return [
-                "event": "tool_call_progress", "id": .string(id), "done": .double(progress.done),
-                "total": progress.total.map { .double($0) } ?? .null,
-                "message": progress.message.map { .string($0) } ?? .null,
-            ]
-        case .toolCallFinished(let id, let skill, let result, let duration):
-            return [
-                "event": "tool_call_finished", "id": .string(id), "skill": .string(skill), "result": result,
-                "duration_ms": milliseconds(duration),
-            ]
-        case .toolCallFailed(let id, let skill, let error, let duration):
-            return [
-                "event": "tool_call_failed", "id": .string(id), "skill": .string(skill), "error": .string(error),
-                "duration_ms": milliseconds(duration),
-            ]
+        case .toolCall(let call):
+            let id = JSONValue.string(call.id)
+            let skill = JSONValue.string(call.skill)
+            switch call.phase {
+            case .started(.value(let arguments)):
+                return ["event": "tool_call_started", "id": id, "skill": skill, "arguments": arguments]
+            case .started(.text(let text)):
+                // As the model wrote them: not JSON, or for a skill that does not exist.
+                return ["event": "tool_call_started", "id": id, "skill": skill, "arguments": .string(text)]
+            case .progress(let progress):
+                return [
+                    "event": "tool_call_progress", "id": id, "done": .double(progress.done),
+                    "total": progress.total.map { .double($0) } ?? .null,
+                    "message": progress.message.map { .string($0) } ?? .null,
+                ]
+            case .finished(let result, let duration):
+                return [
+                    "event": "tool_call_finished", "id": id, "skill": skill, "result": result,
+                    "duration_ms": milliseconds(duration),
+                ]
+            case .failed(let failure, let duration):
+                return [
+                    "event": "tool_call_failed", "id": id, "skill": skill, "error": .string(failure.message),
+                    "code": .string(failure.code.rawValue), "duration_ms": milliseconds(duration),
+                ]
+            }
         case .confirmationNeeded(let request):
             return [
                 "event": "confirmation_needed", "id": .string(request.callID), "skill": .string(request.skill.id),

@@ -56,9 +56,19 @@ struct AgentLoopTests {
         #expect(events.first == .thinking(step: 1))
         #expect(
             events.contains(
-                .toolCallStarted(id: "call_1", skill: "calculator", arguments: #"{"expression":"(23+7)*2"}"#)))
+                .toolCall(
+                    ToolCallEvent(
+                        id: "call_1", skill: "calculator",
+                        phase: .started(arguments: .value(["expression": "(23+7)*2"]))
+                    ))))
         #expect(
-            events.contains { if case .toolCallFinished(_, "calculator", .int(60), _) = $0 { true } else { false } })
+            events.contains {
+                if case .toolCall(let call) = $0, call.skill == "calculator", case .finished(.int(60), _) = call.phase {
+                    true
+                } else {
+                    false
+                }
+            })
         #expect(events.last == .finished(.answered))
         let messages = session.conversation.messages
         #expect(messages.map(\.role) == [.system, .user, .assistant, .tool, .assistant])
@@ -171,9 +181,10 @@ struct AgentLoopTests {
         // All three start before any of them finishes: they run at the same time.
         var order: [String] = []
         for await event in session.send("sleep three times") {
-            switch event {
-            case .toolCallStarted: order.append("start")
-            case .toolCallFinished: order.append("finish")
+            guard case .toolCall(let call) = event else { continue }
+            switch call.phase {
+            case .started: order.append("start")
+            case .finished: order.append("finish")
             default: break
             }
         }
@@ -185,9 +196,10 @@ struct AgentLoopTests {
         let (session, _) = session([.calls([("undoable", "{}"), ("undoable", #"{"x":1}"#)]), .text("done")])
         var order: [String] = []
         for await event in session.send("change twice") {
-            switch event {
-            case .toolCallStarted: order.append("start")
-            case .toolCallFinished: order.append("finish")
+            guard case .toolCall(let call) = event else { continue }
+            switch call.phase {
+            case .started: order.append("start")
+            case .finished: order.append("finish")
             default: break
             }
         }
@@ -199,7 +211,7 @@ struct AgentLoopTests {
         let started = Flag()
         let consumer = Task {
             for await event in session.send("sleep") {
-                if case .toolCallStarted = event { started.set() }
+                if case .toolCall(let call) = event, case .started = call.phase { started.set() }
             }
         }
         while !started.isSet { try await Task.sleep(for: .milliseconds(5)) }

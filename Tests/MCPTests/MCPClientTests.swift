@@ -65,7 +65,9 @@ struct MCPClientTests {
         let events = await collect(session.send("what time is it in Paris"))
         #expect(
             events.contains {
-                if case .toolCallFinished(_, "get_current_time", let result, _) = $0 {
+                if case .toolCall(let call) = $0, call.skill == "get_current_time",
+                    case .finished(let result, _) = call.phase
+                {
                     result["timezone"] == "Europe/Paris"
                 } else {
                     false

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SkillHost
 import Synchronization
 import TestSupport
 import Testing
@@ -29,6 +30,28 @@ struct HistoryStoreTests {
         #expect(try reopened.messages(session: id) == conversation.messages)
         #expect(try reopened.sessions().map(\.title) == ["what is 2+2"])
         #expect(try reopened.sessions().first?.messageCount == 4, "the system prompt is not counted")
+    }
+
+    /// Each call is kept with the arguments it ran with (from its start event) and how it ended.
+    @Test func callsAreKeptWithTheirArguments() throws {
+        let store = try HistoryStore(path: path)
+        let journal = HistoryJournal(store: store) { _ in }
+        let id = try store.createSession(model: "m")
+        var arguments: [String: String] = [:]
+        let events: [ToolCallEvent] = [
+            ToolCallEvent(id: "c1", skill: "calculator", phase: .started(arguments: .value(["expression": "2+2"]))),
+            ToolCallEvent(id: "c2", skill: "nope", phase: .started(arguments: .text("{not json"))),
+            ToolCallEvent(id: "c1", skill: "calculator", phase: .finished(result: 4, duration: .milliseconds(2))),
+            ToolCallEvent(
+                id: "c2", skill: "nope",
+                phase: .failed(SkillFailure(code: .unknownSkill, message: "unknown skill"), duration: .zero)),
+        ]
+        for event in events { Shell.persist(.toolCall(event), journal: journal, session: id, arguments: &arguments) }
+        let calls = try HistoryStore(path: path).toolCalls(session: id)
+        #expect(calls.map(\.arguments) == [#"{"expression":"2+2"}"#, "{not json"])
+        #expect(calls.map(\.result) == ["4", nil])
+        #expect(calls.map(\.error) == [nil, "unknown skill"])
+        #expect(arguments.isEmpty, "an ended call's arguments are not kept in memory")
     }
 
     /// A write that fails (another process holds a write transaction) is said at once, kept, and saved in order

@@ -45,6 +45,9 @@ struct AskCLITests {
         let json = try runProcess(Paths.skillhost, ["ask", "--json", "delete note 5"], environment: environment())
         #expect(json.status == 9)
         #expect(json.stdout.contains(#""reason":"refused""#))
+        // The failure's code travels with its sentence: clients branch on it, never on the words.
+        #expect(
+            json.stdout.contains(#""event":"tool_call_failed""#) && json.stdout.contains(#""code":"not_permitted""#))
 
         let both = try runProcess(
             Paths.skillhost, ["ask", "what's 3 plus 3 and delete note 2"], environment: environment())
@@ -68,7 +71,7 @@ struct AskCLITests {
             Paths.skillhost, ["ask", "--json", #"add a note titled "call the plumber" with body "Tuesday after 5pm""#],
             environment: env)
         #expect(added.status == 0)
-        #expect(added.stdout.contains(#"\"body\":\"Tuesday after 5pm\""#), "\(added.stdout)")
+        #expect(added.stdout.contains(#""body":"Tuesday after 5pm""#), "\(added.stdout)")
         let updated = try runProcess(
             Paths.skillhost, ["ask", "--json", #"update note 1 body to "sourdough""#], environment: env)
         #expect(updated.status == 0)
@@ -105,6 +108,8 @@ struct AskCLITests {
                 "thinking", "tool_call_started", "tool_call_finished", "thinking", "text", "finished",
             ])
         #expect(events[2]["result"] as? Bool == true)
+        // The arguments as the skill received them, as a value.
+        #expect(events[1]["arguments"] as? [String: Int] == ["n": 97], "\(events[1])")
         #expect(events.last?["reason"] as? String == "answered")
     }
 

@@ -47,7 +47,7 @@ struct IsolationCLITests {
         let pidFile = Paths.temporaryDirectory("cli-orphan") + "/pid"
         let result = try await skillhost(["call", "fault_orphan", #"{"pid_file":"\#(pidFile)"}"#])
         #expect(result.status == 1)
-        #expect(result.stderr.hasPrefix(#"error: fault_orphan failed: plugin "faults" crashed (killed by SIGSEGV)"#))
+        #expect(result.stderr.hasPrefix(#"error: plugin "faults" crashed (killed by SIGSEGV)"#))
         let orphan = try #require(pid_t(try String(contentsOfFile: pidFile, encoding: .utf8)))
         let gone = await eventually { kill(orphan, 0) != 0 }
         if !gone { kill(orphan, SIGKILL) }
@@ -86,7 +86,7 @@ struct IsolationCLITests {
     @Test func aCrashIsAnErrorAndTheHostCarriesOn() async throws {
         let crash = try await skillhost(["call", "fault_segv"])
         #expect(crash.status == 1)
-        #expect(crash.stderr == "error: fault_segv failed: plugin \"faults\" crashed (killed by SIGSEGV)\n")
+        #expect(crash.stderr == "error: plugin \"faults\" crashed (killed by SIGSEGV)\n")
         let hang = try await skillhost(["call", "fault_spin", "--timeout", "300ms"])
         #expect(hang.status == 4)
         #expect(hang.stderr == "timeout: fault_spin timed out after 300 ms\n")
@@ -158,7 +158,7 @@ struct IsolationCLITests {
         #expect(!orphan.stderr.contains("[faults] stderr: skillhost worker: blocked"), "logged at info level only")
         #expect(
             orphan.stderr.contains(
-                "error: fault_orphan failed: plugin \"faults\" crashed (killed by SIGSEGV); its last words: skillhost "
+                "error: plugin \"faults\" crashed (killed by SIGSEGV); its last words: skillhost "
                     + "worker: blocked clone()"), "\(orphan.stderr)")
 
         try writeConfig(#"{"isolation": {"grant": {"weather": ["net"]}}}"#)
@@ -188,6 +188,6 @@ struct IsolationCLITests {
         try writeConfig(#"{"isolation": {"memory_mb": 768}}"#)
         let result = try await skillhost(["call", "fault_hog"])
         #expect(result.status == 1)
-        #expect(result.stderr.hasPrefix("error: fault_hog failed: plugin \"faults\" crashed"))
+        #expect(result.stderr.hasPrefix("error: plugin \"faults\" crashed"))
     }
 }

@@ -111,9 +111,9 @@ struct IsolationTests {
         let outcome = await host.registry.invoke(skill, arguments: "{}")
         #expect(outcome.status == .error, "a crash is reported as a crash, not as the deadline")
         if expected.hasSuffix("\u{0}") {  // the whole sentence
-            #expect(outcome.error == "\(skill) failed: plugin \"faults\" \(expected.dropLast())", "\(outcome)")
+            #expect(outcome.error == "plugin \"faults\" \(expected.dropLast())", "\(outcome)")
         } else {
-            #expect(outcome.error?.hasPrefix("\(skill) failed: plugin \"faults\" \(expected)") == true, "\(outcome)")
+            #expect(outcome.error?.hasPrefix("plugin \"faults\" \(expected)") == true, "\(outcome)")
         }
         #expect(await host.registry.invoke("add", arguments: #"{"a": 1, "b": 1}"#).status == .ok)
         let after = try #require(await host.workerPID())
@@ -239,7 +239,7 @@ struct IsolationTests {
         let pidFile = Paths.temporaryDirectory("orphan") + "/pid"
         let crashed = await host.registry.invoke("fault_orphan", arguments: #"{"pid_file":"\#(pidFile)"}"#)
         #expect(crashed.status == .error, "\(crashed)")
-        #expect(crashed.error?.hasPrefix("fault_orphan failed: plugin \"faults\" crashed (killed by SIGSEGV)") == true)
+        #expect(crashed.error?.hasPrefix("plugin \"faults\" crashed (killed by SIGSEGV)") == true)
         if let orphan = try? String(contentsOfFile: pidFile, encoding: .utf8), let pid = pid_t(orphan) {
             kill(pid, SIGKILL)
         }
@@ -250,12 +250,12 @@ struct IsolationTests {
         // Which of the worker's channels (its main pipe or its direct lane) notices first depends on the thread that
         // runs first: any of its descriptors may be the one named.
         let worker = try Regex(
-            #"^fault_close_fds failed: plugin "faults"'s worker stopped: the plugin closed the protocol channel "#
+            #"^plugin "faults"'s worker stopped: the plugin closed the protocol channel "#
                 + #"\(descriptor \d+\); a plugin must not close descriptors it did not open$"#)
         #expect(
             (closed.error?.wholeMatch(of: worker) != nil)
                 || closed.error
-                    == "fault_close_fds failed: plugin \"faults\" closed its worker's protocol channel (it closed or "
+                    == "plugin \"faults\" closed its worker's protocol channel (it closed or "
                     + "replaced file descriptors it does not own), so its worker was stopped",
             "\(closed)")
     }
@@ -289,7 +289,7 @@ struct IsolationTests {
         #expect(refused.status == .error)
         #expect(
             refused.error?.hasPrefix(
-                "echo failed: its arguments take 40.0 MB, over the 33.0 MB a plugin in process mode "
+                "the arguments of echo take 40.0 MB, over the 33.0 MB a plugin in process mode "
                     + "can receive") == true, "\(refused.error ?? "")")
         #expect(await host.registry.invoke("echo", arguments: "{}").status == .ok, "the worker is fine")
     }
@@ -339,7 +339,7 @@ struct IsolationTests {
         _ = await host.registry.invoke("fault_segv", arguments: "{}")
         let outcome = await blocked.value
         #expect(outcome.status == .error)
-        #expect(outcome.error?.hasPrefix("fault_block failed: plugin \"faults\" crashed (killed by SIGSEGV)") == true)
+        #expect(outcome.error?.hasPrefix("plugin \"faults\" crashed (killed by SIGSEGV)") == true)
     }
 
     /// The limit ends the call, one way or the other: the worker dies of it (and the message names the limit), or
@@ -350,7 +350,7 @@ struct IsolationTests {
         let outcome = await host.registry.invoke("fault_hog", arguments: "{}")
         switch outcome.status {
         case .error:
-            #expect(outcome.error?.hasPrefix("fault_hog failed: plugin \"faults\" crashed (killed by SIG") == true)
+            #expect(outcome.error?.hasPrefix("plugin \"faults\" crashed (killed by SIG") == true)
             #expect(
                 outcome.error?.contains(
                     "it may have run over its memory limit of 768 MB (it used ") == true, "\(outcome)")
@@ -376,8 +376,8 @@ struct IsolationTests {
         switch outcome.status {
         case .error:
             #expect(
-                outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGKILL); ") == true
-                    || outcome.error?.hasPrefix("fault_spin failed: plugin \"faults\" crashed (killed by SIGXCPU)")
+                outcome.error?.hasPrefix("plugin \"faults\" crashed (killed by SIGKILL); ") == true
+                    || outcome.error?.hasPrefix("plugin \"faults\" crashed (killed by SIGXCPU)")
                         == true,
                 "\(outcome)")
             #expect(outcome.error?.contains("it ran over its CPU-time limit of 1 s (it used ") == true, "\(outcome)")
@@ -463,7 +463,7 @@ struct IsolationTests {
         #expect(refused.status == .error)
         #expect(
             refused.error?.hasPrefix(
-                "fault_ok failed: plugin \"faults\" is failing: its worker crashed 3 times within 60 s (last: plugin "
+                "plugin \"faults\" is failing: its worker crashed 3 times within 60 s (last: plugin "
                     + "\"faults\" crashed (killed by SIGSEGV)") == true, "\(refused)")
         #expect(refused.error?.hasSuffix("fix the plugin and replace its file to load it again") == true)
         // Replacing the file (new content) loads a fresh plugin.

@@ -150,7 +150,7 @@ final class IsolatedPlugin: Sendable {
     func call(skill: String, arguments: JSONValue, context: CallContext) -> SkillOutcome {
         let worker: WorkerProcess
         switch liveWorker(cancellation: context.cancellation) {
-        case .failure(let refusal): return .failure(code: .failed, "\(skill) failed: \(refusal.message)")
+        case .failure(let refusal): return .failure(code: .failed, refusal.message)
         case .success(let value): worker = value
         }
         // The caller's context travels with the call, so a skill sees the same context in either mode.
@@ -162,11 +162,11 @@ final class IsolatedPlugin: Sendable {
             onProgress: context.onProgress, describeCall: { skill })
         switch reply {
         case .failure(let failure):
-            return .failure(code: .failed, "\(skill) failed: \(failure.message)")
+            return .failure(code: .failed, failure.message)
         case .success(let value):
             state.withLock { $0.history.recordSuccess() }
             guard var outcome = WorkerProtocol.decodeOutcome(value) else {
-                return .failure(code: .failed, "\(skill) failed: plugin \"\(name)\"'s worker sent an unreadable result")
+                return .failure(code: .failed, "plugin \"\(name)\"'s worker sent an unreadable result for \(skill)")
             }
             outcome.duration = .zero
             return outcome

@@ -286,7 +286,8 @@ final class WorkerProcess: Sendable {
             state.withLock { _ = $0.pending.removeValue(forKey: id) }
             return .failure(
                 WorkerFailure(
-                    message: "its arguments take \(byteCount(line.utf8.count)), over the \(byteCount(requestLimit)) a "
+                    message:
+                        "the arguments of \(describeCall()) take \(byteCount(line.utf8.count)), over the \(byteCount(requestLimit)) a "
                         + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
                     isProtocolError: true))
         }
