@@ -6,14 +6,12 @@ import SkillJSON
 import Synchronization
 
 extension MCPServer {
-    /// `tools/call`: admits the call (stdio: one id in flight at a time, at most `maximumCallsInFlight`; HTTP: the
-    /// transport admits), asks the client's user through a confirmation round trip where the policy would ask and
-    /// the client can (2026-07-28 with elicitation), runs it, and answers with a result — a tool's failure is a
-    /// result with `isError`.
-    func call(
-        id: RequestID, params: JSONValue, stateless: Bool, onPool: Bool,
-        finish: @escaping @Sendable (JSONValue) -> Void, beforeCall: () -> Void, exchange: MCPExchange
-    ) {
+    /// `tools/call`: admits the call (the transport's admission: a limit per client; on stdio one id in flight at
+    /// a time), asks the client's user through a confirmation round trip where the policy would ask and the client
+    /// can (2026-07-28 with elicitation), runs it, and answers with a result — a tool's failure is a result with
+    /// `isError`.
+    func call(_ request: MCPRequest, _ context: MCPMethod.Context, beforeCall: () -> Void) {
+        let (id, params, exchange, finish) = (request.id, request.params, context.exchange, context.finish)
         guard case .string(let name)? = params["name"] else {
             respond(id, code: .invalidParams, message: "Invalid params: tools/call needs a tool name", to: exchange)
             return
@@ -34,7 +32,7 @@ extension MCPServer {
             return
         }
         var confirmer = Self.confirmer
-        if stateless, confirmations.applies(to: skill, pipeline: registry.pipeline, params: params) {
+        if request.stateless, confirmations.applies(to: skill, pipeline: registry.pipeline, params: params) {
             switch confirmations.answer(to: skill, arguments: arguments, params: params, principal: exchange.principal)
             {
             case .ask(let inputRequired):
@@ -49,33 +47,42 @@ extension MCPServer {
                 return
             }
         }
-        let token = params["_meta"]?[MCPProtocol.Meta.progressToken]
-        let slot: CallSlot
-        let key: String?
-        if let given = exchange.call {
-            slot = given
-            key = nil
-        } else {
-            guard let admitted = admit(id, exchange: exchange) else { return }
-            (slot, key) = (admitted.slot, admitted.key)
+        // stdio names calls by id (for notifications/cancelled); HTTP by their connection (the exchange's slot).
+        let slot = exchange.call ?? CallSlot()
+        let key = exchange.isStdio ? request.key : nil
+        let admission = exchange.admission
+        let client = exchange.principal
+        switch admission.admit(slot, client: client, key: key) {
+        case .admitted: break
+        case .duplicate:
+            respond(
+                id, code: .invalidRequest,
+                message: "Invalid request: id \(id.text) is already used by a request in flight; give every request "
+                    + "its own id", to: exchange)
+            return
+        case .busy(let count):
+            respond(id, code: .serverBusy, message: Self.busy(count), to: exchange)
+            return
         }
+        let token = params["_meta"]?[MCPProtocol.Meta.progressToken]
         let onProgress = token.map { Self.progressSender(token: $0, notify: exchange.notify) }
         // HTTP: a skill that has been quick runs on the event thread that read the request; others on the pool.
-        let http = exchange.call != nil
-        let runHere = http ? quickCalls.isQuick(name) : !onPool
+        let http = !exchange.isStdio
+        let runHere = http ? quickCalls.isQuick(name) : !context.onPool
         beforeCall()
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
         let invocation = SkillInvocation(
             skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
         registry.start(invocation, onCallingThread: runHere, onHandle: { slot.attach($0) }) { [weak self] outcome in
+            // stdio: a cancelled request gets no response (the client stopped waiting for it).
+            let stillWanted = admission.release(client: client, key: key) != nil || key == nil
             guard let self else { return }
             if http { self.quickCalls.record(name, took: outcome.duration) }
             // A call that may have changed something: the state resources watched are checked at once.
             if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
-            // stdio: a cancelled request gets no response (the client stopped waiting for it).
-            if let key, self.removeRunning(key) == nil { return }
-            if outcome.status == .ok {
-                let result = outcome.result ?? .null
+            guard stillWanted else { return }
+            switch outcome.ending {
+            case .success(let result):
                 var object = JSONObject([
                     (key: "content", value: [["type": "text", "text": .string(result.displayText)]])
                 ])
@@ -86,35 +93,10 @@ extension MCPServer {
                 }
                 object["isError"] = false
                 finish(.object(object))
-            } else {
-                finish(Self.errorResult(outcome.error ?? outcome.status.rawValue))
+            case .failure(let failure):
+                finish(Self.errorResult(failure.message))
             }
         }
-    }
-
-    /// stdio: registers a call by id before it starts (so a fast call that ends at once still finds, and
-    /// removes, it); answers and returns nil for an id already in flight or a client over its limit.
-    private func admit(_ id: RequestID, exchange: MCPExchange) -> (slot: CallSlot, key: String)? {
-        let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
-        let slot = CallSlot()
-        enum Admission { case admitted, duplicate, busy(Int) }
-        let admission = state.withLock { state -> Admission in
-            if state.running[key] != nil { return .duplicate }
-            if state.running.count >= maximumCallsInFlight { return .busy(state.running.count) }
-            state.running[key] = slot
-            return .admitted
-        }
-        switch admission {
-        case .admitted: return (slot, key)
-        case .duplicate:
-            respond(
-                id, code: .invalidRequest,
-                message: "Invalid request: id \(id.text) is already used by a request in flight; give every request "
-                    + "its own id", to: exchange)
-        case .busy(let count):
-            respond(id, code: .serverBusy, message: Self.busy(count), to: exchange)
-        }
-        return nil
     }
 
     /// Sends a call's progress as `notifications/progress` with the request's token.

@@ -22,7 +22,7 @@ extension MCPServer {
                 respond(
                     .null, code: .parseError,
                     message: "Parse error: a message longer than \(MCPServer.maximumLine >> 20) MB was skipped",
-                    to: .stdio(output))
+                    to: .stdio(output, admission: admission))
             case .line(let bytes):
                 if bytes.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { return }
                 handle(bytes, beforeCall: handOff)
@@ -31,7 +31,7 @@ extension MCPServer {
         loop.start()
         loop.waitForEnd()
         // The client closed its side: calls still running are answered (each ends by its deadline at the latest).
-        while state.withLock({ !$0.running.isEmpty }) { _ = drained.wait(timeout: .now() + .seconds(1)) }
+        admission.waitUntilIdle()
         let open = state.withLock { state in
             defer { state.listening = [:] }
             return Array(state.listening.values)
@@ -43,7 +43,7 @@ extension MCPServer {
     /// on this thread; `beforeCall` runs just before it starts. The line's bytes are parsed as they are: invalid
     /// UTF-8 is a parse error, not replaced.
     func handle(_ line: [UInt8], beforeCall: () -> Void = {}) {
-        let exchange = MCPExchange.stdio(output)
+        let exchange = MCPExchange.stdio(output, admission: admission)
         let message: JSONValue
         do throws(JSONParseError) { message = try JSONValue(parsing: line) } catch {
             respond(.null, code: .parseError, message: "Parse error: \(error)", to: exchange)
@@ -72,18 +72,12 @@ extension MCPServer {
             return !notification && !response
         }.count
         let batch = BatchReply(expected: requests, output: output)
-        let batchExchange = MCPExchange(reply: { line, _ in batch.add(line) }, notify: output, call: nil)
+        let batchExchange = MCPExchange(
+            reply: { line, _ in batch.add(line) }, notify: output, call: nil, admission: admission)
         beforeCall()
         for (element, raw) in zip(elements, RawJSON.elements(in: line[...])) {
             handle(element, raw: raw, exchange: batchExchange, onPool: true)
         }
-    }
-
-    /// Takes a call out of `running`, telling the end of `serve` when none is left.
-    func removeRunning(_ key: String) -> CallSlot? {
-        let (slot, empty) = state.withLock { state in (state.running.removeValue(forKey: key), state.running.isEmpty) }
-        if slot != nil, empty { drained.signal() }
-        return slot
     }
 }
 

@@ -15,8 +15,9 @@ public final class MCPServer: Sendable {
     /// Standard output, for stdio: responses, progress and the handshake generation's change notifications.
     let output: @Sendable (String) -> Void
     let state = Mutex(State())
-    /// Signalled whenever the last call in flight is taken out of `running` (the end of `serve` waits for it).
-    let drained = DispatchSemaphore(value: 0)
+    /// stdio: the calls in flight, by request id (the end of `serve` waits for them; `notifications/cancelled`
+    /// finds them).
+    let admission: MCPAdmission
     /// Open `subscriptions/listen` streams and older clients' notification streams.
     let subscriptions = MCPSubscriptions()
     /// Signs the state a confirmation round trip hands the client (see `MCPConfirmation`).
@@ -27,8 +28,6 @@ public final class MCPServer: Sendable {
     let stateWatch = MCPStateWatch()
 
     struct State {
-        /// stdio: requests in flight, by JSON-RPC id (as JSON text), so `notifications/cancelled` can stop them.
-        var running: [String: CallSlot] = [:]
         /// stdio: `subscriptions/listen` requests open, by id, so `notifications/cancelled` can end them.
         var listening: [String: Int] = [:]
         /// stdio: the client used the handshake generation, so change notifications go to it unasked.
@@ -55,6 +54,7 @@ public final class MCPServer: Sendable {
     ) {
         self.registry = registry
         self.maximumCallsInFlight = maximumCallsInFlight
+        admission = MCPAdmission(limit: maximumCallsInFlight)
         self.output = output
     }
 
@@ -93,6 +93,10 @@ public final class MCPServer: Sendable {
         exchange.reply(line, status ?? Self.httpStatus(code))
     }
 
+    func respond(_ id: RequestID, _ error: MCPError, to exchange: MCPExchange) {
+        respond(id, code: error.code, message: error.message, data: error.data, status: error.status, to: exchange)
+    }
+
     /// The HTTP status a JSON-RPC error is sent with (Streamable HTTP, 2026-07-28): malformed and refused
     /// requests are 400, an unknown method 404, busy 429; a tool's own failures are results, not errors.
     static func httpStatus(_ code: JSONRPCErrorCode) -> Int {
@@ -105,60 +109,41 @@ public final class MCPServer: Sendable {
         }
     }
 
-    /// Handles one request or notification (already parsed; `raw` is its text, for ids written as they were). A
-    /// call runs on this thread unless `onPool`; `beforeCall` runs just before it starts (the stdio read loop hands
-    /// reading over there), and never for anything else.
+    /// Handles one message (already parsed; `raw` is its text, for ids written as they were). A call runs on this
+    /// thread unless `onPool`; `beforeCall` runs just before it starts (the stdio read loop hands reading over
+    /// there), and never for anything else.
     func handle(
         _ message: JSONValue, raw: ArraySlice<UInt8>, exchange: MCPExchange, onPool: Bool = false,
         beforeCall: () -> Void = {}
     ) {
-        let rawID = message["id"].map { value -> RequestID in
-            switch value {
-            case .int, .double: return RequestID(rawText: RawJSON.member("id", in: raw) ?? value.jsonText)
-            default: return RequestID(rawText: value.jsonText)
-            }
-        }
-        guard case .object = message, case .string(let method)? = message["method"] else {
-            if message["id"] != nil, message["result"] != nil || message["error"] != nil { return }  // a response
+        switch MCPIncoming(message, raw: raw) {
+        case .request(let request): handle(request, exchange: exchange, onPool: onPool, beforeCall: beforeCall)
+        case .notification(let method, let params): notification(method, params)
+        case .response: return
+        case .invalid(let id):
             respond(
-                rawID ?? .null, code: .invalidRequest,
-                message: "Invalid request: expected a JSON-RPC request with a method",
+                id, code: .invalidRequest, message: "Invalid request: expected a JSON-RPC request with a method",
                 to: exchange)
+        }
+    }
+
+    /// Handles one request: checked once (revision, capabilities), then answered by its method's entry.
+    func handle(_ request: MCPRequest, exchange: MCPExchange, onPool: Bool = false, beforeCall: () -> Void = {}) {
+        if let problem = request.problem {
+            respond(request.id, problem, to: exchange)
             return
         }
-        let params = message["params"] ?? .object(JSONObject())
-        guard let id = rawID else {
-            notification(method, params)
+        guard let method = request.entry, method.serves(request, stdio: exchange.isStdio) else {
+            respond(request.id, code: .methodNotFound, message: "Method not found: \(request.method)", to: exchange)
             return
         }
-        // The stateless generation names its version in every request.
-        let meta = params["_meta"]
-        let version = meta?[MCPProtocol.Meta.protocolVersion]?.stringValue
-        if let version, !MCPProtocol.allVersions.contains(version) {
-            respond(
-                id, code: .unsupportedProtocolVersion, message: "Unsupported protocol version \(version)",
-                data: [
-                    "supported": .array(MCPProtocol.allVersions.map { .string($0) }), "requested": .string(version),
-                ], to: exchange)
-            return
-        }
-        let stateless = version != nil
-        if stateless, meta?[MCPProtocol.Meta.clientCapabilities]?.objectValue == nil {
-            respond(
-                id, code: .invalidParams,
-                message:
-                    "Invalid params: a \(version ?? "") request needs _meta[\"\(MCPProtocol.Meta.clientCapabilities)\"] "
-                    + "(an object; {} when the client declares none)", status: 400, to: exchange)
-            return
-        }
-        // 2026-07-28 results say they are complete and who answered; cacheable ones (discover, lists) carry a cache
-        // hint — zero, since hot reload can change the tools at any moment.
-        let cacheable = [
-            "server/discover", "tools/list", "resources/list", "resources/read", "resources/templates/list",
-        ].contains(method)
+        let id = request.id
+        let described = request.stateless || method.alwaysDescribed
+        let cacheable = method.cacheable
         let finish: @Sendable (JSONValue) -> Void = { [self] result in
             var result = result
-            if stateless || method == "server/discover", case .object(var object) = result {
+            // 2026-07-28 results say they are complete and who answered; cacheable ones carry a cache hint.
+            if described, case .object(var object) = result {
                 if object["resultType"] == nil { object["resultType"] = "complete" }
                 if cacheable {
                     object["ttlMs"] = 0
@@ -171,53 +156,34 @@ public final class MCPServer: Sendable {
             }
             respond(id, result: result, to: exchange)
         }
-        switch method {
-        case "initialize" where !stateless:
-            let requested = params["protocolVersion"]?.stringValue ?? ""
-            let chosen =
-                MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.latestHandshakeVersion
-            if exchange.isStdio {
-                state.withLock {
-                    $0.handshaken = true
-                    $0.negotiated = chosen
-                }
+        method.handle(
+            self, request, MCPMethod.Context(exchange: exchange, finish: finish, onPool: onPool), beforeCall)
+    }
+
+    /// `initialize`: the revision the client asked for when this server speaks it, else the newest it does.
+    func initialize(_ request: MCPRequest, _ context: MCPMethod.Context) {
+        let requested = request.params["protocolVersion"]?.stringValue ?? ""
+        let chosen = MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.latestHandshakeVersion
+        if context.exchange.isStdio {
+            state.withLock {
+                $0.handshaken = true
+                $0.negotiated = chosen
             }
-            finish([
-                "protocolVersion": .string(chosen),
-                "capabilities": [
-                    "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
-                ],
-                "serverInfo": MCPProtocol.implementation,
-            ])
-        case "server/discover":
-            // Who answers is in the result's `_meta` (added by `finish`); a top-level serverInfo is initialize's.
-            finish([
-                "supportedVersions": .array(MCPProtocol.allVersions.map { .string($0) }),
-                "capabilities": [
-                    "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
-                ],
-            ])
-        case "ping" where !stateless:
-            finish(.object(JSONObject()))
-        case "tools/list":
-            finish(["tools": .array(registry.skills.map(Self.tool))])
-        case "tools/call":
-            call(
-                id: id, params: params, stateless: stateless, onPool: onPool, finish: finish, beforeCall: beforeCall,
-                exchange: exchange)
-        case "resources/list":
-            finish(resourceList())
-        case "resources/read":
-            readResource(id: id, params: params, finish: finish, exchange: exchange)
-        case "resources/subscribe" where !stateless, "resources/unsubscribe" where !stateless:
-            subscribe(id: id, params: params, on: method == "resources/subscribe", exchange: exchange)
-        case "resources/templates/list":
-            finish(["resourceTemplates": []])
-        case "subscriptions/listen" where stateless && exchange.isStdio:
-            listenOnStdio(id: id, params: params)
-        default:
-            respond(id, code: .methodNotFound, message: "Method not found: \(method)", to: exchange)
         }
+        context.finish([
+            "protocolVersion": .string(chosen), "capabilities": Self.capabilities,
+            "serverInfo": MCPProtocol.implementation,
+        ])
+    }
+
+    static let capabilities: JSONValue = [
+        "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
+    ]
+
+    /// `server/discover`'s result: who answers is in the result's `_meta` (added when it is sent); a top-level
+    /// serverInfo is initialize's.
+    static var discovery: JSONValue {
+        ["supportedVersions": .array(MCPProtocol.allVersions.map { .string($0) }), "capabilities": capabilities]
     }
 
     private func notification(_ method: String, _ params: JSONValue) {
@@ -225,8 +191,8 @@ public final class MCPServer: Sendable {
         case "notifications/initialized": state.withLock { $0.handshaken = true }
         case "notifications/cancelled":
             guard let requestID = params["requestId"] else { return }
-            let key = Self.key(requestID)
-            removeRunning(key)?.cancel()
+            let key = MCPRequest.key(requestID)
+            admission.release(client: MCPExchange.stdioClient, key: key)?.cancel()
             if let subscription = state.withLock({ $0.listening.removeValue(forKey: key) }) {
                 subscriptions.remove(subscription)
             }
@@ -236,8 +202,8 @@ public final class MCPServer: Sendable {
 
     /// `subscriptions/listen` on stdio: acknowledged at once; change notifications follow on the same channel,
     /// tagged with the request's id, until the client cancels the request.
-    private func listenOnStdio(id: RequestID, params: JSONValue) {
-        let key = Self.key((try? JSONValue(parsing: id.text)) ?? .null)
+    func listenOnStdio(_ request: MCPRequest) {
+        let (id, params, key) = (request.id, request.params, request.key)
         let output = output
         let serial = subscribe(id: id, filter: params["notifications"]) { line in
             output(line)
@@ -310,10 +276,6 @@ public final class MCPServer: Sendable {
         return ["result": result]
     }
 
-    /// How a request id is told apart from others in flight (and how `notifications/cancelled` names it): by
-    /// value, so `1` and `1.0` are the same request.
-    static func key(_ id: JSONValue) -> String { id.jsonText }
-
     static func errorResult(_ message: String) -> JSONValue {
         ["content": [["type": "text", "text": .string(message)]], "isError": true]
     }
@@ -325,20 +287,25 @@ struct MCPExchange: Sendable {
     let reply: @Sendable (_ line: String, _ status: Int) -> Void
     /// Sends a notification about this request.
     let notify: @Sendable (String) -> Void
-    /// HTTP: the call's cancellation handle (a dropped connection cancels it) and the client's share of the
-    /// calls in flight. nil on stdio, where calls are tracked by id for `notifications/cancelled`.
+    /// HTTP: the call's cancellation handle (a dropped connection cancels it). nil on stdio, where calls are
+    /// tracked by id for `notifications/cancelled`.
     let call: CallSlot?
+    /// The transport's calls in flight, per client (`principal`).
+    let admission: MCPAdmission
     /// HTTP: the notification stream of the session the request belongs to (2025-11-25), for
     /// `resources/subscribe`.
     var sessionStream: Int?
     /// Who asks, as far as the transport knows (a bearer token's hash, else the peer's address): a confirmation
     /// round trip's state is honoured only for the same principal.
-    var principal = "stdio"
+    var principal = MCPExchange.stdioClient
 
     var isStdio: Bool { call == nil }
 
+    /// The principal of the one stdio client.
+    static let stdioClient = "stdio"
+
     /// stdio: everything goes to `output`.
-    static func stdio(_ output: @escaping @Sendable (String) -> Void) -> MCPExchange {
-        MCPExchange(reply: { line, _ in output(line) }, notify: output, call: nil)
+    static func stdio(_ output: @escaping @Sendable (String) -> Void, admission: MCPAdmission) -> MCPExchange {
+        MCPExchange(reply: { line, _ in output(line) }, notify: output, call: nil, admission: admission)
     }
 }

@@ -63,6 +63,17 @@ final class TmuxSession: @unchecked Sendable {
                 in: .whitespacesAndNewlines))
     }
 
+    /// Whether the program in the pane has ended: tmux says the pane is dead, or the process is gone or a zombie
+    /// (tmux 3.3a with remain-on-exit sometimes leaves an ended pane's process unreaped and the pane alive).
+    var programEnded: Bool {
+        if screen().contains("Pane is dead") { return true }
+        guard let pid = panePID else { return true }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
     func close() { _ = try? tmux(["kill-server"]) }
 }
 
@@ -458,7 +469,7 @@ struct ShellTerminalTests {
         for _ in 1...10 where !ended {
             try tmux.type("/exit")
             ended = await eventually(within: .seconds(6)) {
-                tmux.screen().contains("Pane is dead") || (tmux.panePID.map { kill($0, 0) != 0 } ?? true)
+                tmux.programEnded
             }
         }
         #expect(ended, "the shell ended: \(tmux.screen())")
@@ -559,7 +570,7 @@ struct ShellTerminalTests {
         try tmux.type("and now?")
         await tmux.waitFor("It answers again.")
         #expect(tmux.panePID == shell)
-        #expect(!tmux.screen().contains("Pane is dead"))
+        #expect(!tmux.programEnded)
     }
 
     /// At 80 and 120 columns nothing wraps mid-word: the banner breaks at spaces, `/skills` is a table shortened

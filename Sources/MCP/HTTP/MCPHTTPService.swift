@@ -13,7 +13,8 @@ public final class MCPHTTPService: Sendable {
     let configuration: MCPHTTPConfiguration
     let sessions: MCPHTTPSessions
     private let http: Mutex<HTTPServer?>
-    private let callsInFlight = Mutex<[String: Int]>([:])
+    /// Calls in flight per client (a token's digest, else the peer's address).
+    private let admission: MCPAdmission
     /// Open SSE streams that wait for something to send (listen and GET streams), for keep-alive comments.
     let openStreams = Mutex<(next: Int, streams: [Int: HTTPExchange])>((1, [:]))
     private let notifier = Mutex<Task<Void, Never>?>(nil)
@@ -34,6 +35,7 @@ public final class MCPHTTPService: Sendable {
         }
         self.server = server
         self.configuration = configuration
+        admission = MCPAdmission(limit: configuration.callsPerClient)
         sessions = MCPHTTPSessions(
             maximum: configuration.maximumSessions, perPrincipal: configuration.maximumSessionsPerClient)
         let box = Mutex<MCPHTTPService?>(nil)
@@ -236,8 +238,8 @@ public final class MCPHTTPService: Sendable {
         exchange.respond(200, headers: Self.jsonHeaders, body: Array(metadata.jsonText.utf8))
     }
 
-    private func post(_ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String) {
-        let contentType = request.header("content-type")?.lowercased() ?? ""
+    private func post(_ httpRequest: HTTPServer.Request, _ exchange: HTTPExchange, principal: String) {
+        let contentType = httpRequest.header("content-type")?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") else {
             Self.refusal(
                 exchange, 415, .invalidRequest,
@@ -245,7 +247,7 @@ public final class MCPHTTPService: Sendable {
             return
         }
         let message: JSONValue
-        do throws(JSONParseError) { message = try JSONValue(parsing: request.body) } catch {
+        do throws(JSONParseError) { message = try JSONValue(parsing: httpRequest.body) } catch {
             Self.refusal(exchange, 400, .parseError, "Parse error: \(error)")
             return
         }
@@ -255,47 +257,53 @@ public final class MCPHTTPService: Sendable {
                 "Invalid request: send one JSON-RPC message per POST (batches are not accepted over HTTP)")
             return
         }
-        guard case .string(let method)? = message["method"] else {
+        let request: MCPRequest
+        switch MCPIncoming(message, raw: httpRequest.body[...]) {
+        case .request(let read): request = read
+        case .response:
             // A response from the client: nothing here awaits one.
             exchange.respond(202)
             return
-        }
-        let params = message["params"] ?? .object(JSONObject())
-        let version = params["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue
-        if message["id"] == nil {
-            if version == nil, configuration.sessions {
-                sessions.notification(method, params, request, principal: principal)
+        case .notification(let method, let params):
+            if params["_meta"]?[MCPProtocol.Meta.protocolVersion] == nil, configuration.sessions {
+                sessions.notification(method, params, httpRequest, principal: principal)
             }
             exchange.respond(202)
             return
+        case .invalid(let id):
+            let line = JSONRPCMessage.failure(
+                id: id,
+                error: JSONRPCError(.invalidRequest, "Invalid request: expected a JSON-RPC request with a method")
+            ).line
+            exchange.respond(400, headers: Self.jsonHeaders, body: Array(line.utf8))
+            return
         }
-        if let version, MCPProtocol.allVersions.contains(version) {
-            if let mismatch = Self.headerMismatch(request, method: method, params: params, version: version) {
-                let id = JSONRPCID(rawText: RawJSON.member("id", in: request.body[...]) ?? "null")
-                let line = JSONRPCMessage.failure(id: id, error: JSONRPCError(.headerMismatch, mismatch)).line
+        if let version = request.version, MCPProtocol.allVersions.contains(version) {
+            if let mismatch = Self.headerMismatch(httpRequest, request) {
+                let line = JSONRPCMessage.failure(id: request.id, error: JSONRPCError(.headerMismatch, mismatch)).line
                 exchange.respond(400, headers: Self.jsonHeaders, body: Array(line.utf8))
                 return
             }
-            answer(message, method: method, params: params, request, exchange, principal: principal, session: nil)
+            answer(request, httpRequest, exchange, principal: principal, session: nil)
             return
         }
-        // The session form (or a stateless request naming a version this server does not speak: the server's
-        // dispatch refuses it with the supported list).
-        guard version == nil, configuration.sessions else {
-            answer(message, method: method, params: params, request, exchange, principal: principal, session: nil)
+        // The session form (or a stateless request naming a version this server does not speak: the server
+        // refuses it with the supported list).
+        guard request.version == nil, configuration.sessions else {
+            answer(request, httpRequest, exchange, principal: principal, session: nil)
             return
         }
-        switch sessions.admit(request, method: method, exchange: exchange, service: self, principal: principal) {
+        switch sessions.admit(
+            httpRequest, method: request.method, exchange: exchange, service: self, principal: principal)
+        {
         case .refused: return
-        case .session(let session):
-            answer(message, method: method, params: params, request, exchange, principal: principal, session: session)
+        case .session(let session): answer(request, httpRequest, exchange, principal: principal, session: session)
         }
     }
 
     /// Where the mirrored headers of a 2026-07-28 request disagree with its body, as the error's sentence.
-    static func headerMismatch(_ request: HTTPServer.Request, method: String, params: JSONValue, version: String)
-        -> String?
-    {
+    static func headerMismatch(_ request: HTTPServer.Request, _ mcp: MCPRequest) -> String? {
+        let (method, params, version) = (mcp.method, mcp.params, mcp.version ?? "")
         guard let header = request.header("mcp-protocol-version") else {
             return "Header mismatch: the MCP-Protocol-Version header is missing (the body says \(version))"
         }
@@ -309,8 +317,7 @@ public final class MCPHTTPService: Sendable {
         guard methodHeader == method else {
             return "Header mismatch: Mcp-Method header value '\(methodHeader)' does not match body value '\(method)'"
         }
-        let named = ["tools/call": "name", "prompts/get": "name", "resources/read": "uri"]
-        if let field = named[method], let value = params[field]?.stringValue {
+        if let field = mcp.entry?.mirroredName, let value = params[field]?.stringValue {
             guard let nameHeader = request.header("mcp-name") else {
                 return "Header mismatch: the Mcp-Name header is missing (the body says \(value))"
             }
@@ -334,71 +341,67 @@ public final class MCPHTTPService: Sendable {
     /// Hands a request to the server with where its answer goes: JSON, or an SSE stream when it reports progress
     /// or is a subscription.
     private func answer(
-        _ message: JSONValue, method: String, params: JSONValue, _ request: HTTPServer.Request,
-        _ exchange: HTTPExchange, principal: String, session: MCPHTTPSession?
+        _ request: MCPRequest, _ httpRequest: HTTPServer.Request, _ exchange: HTTPExchange, principal: String,
+        session: MCPHTTPSession?
     ) {
         let headers: [(String, String)] = session.map { [("Mcp-Session-Id", $0.id)] } ?? []
-        let accept = request.header("accept") ?? "*/*"
+        let accept = httpRequest.header("accept") ?? "*/*"
         let canStream = accept.contains("text/event-stream") || accept.contains("*/*")
-        if method == "subscriptions/listen", session == nil, params["_meta"] != nil {
-            listen(message, params: params, exchange)
+        if request.method == "subscriptions/listen", session == nil, request.meta != nil {
+            listen(request, exchange)
             return
         }
-        let isCall = method == "tools/call"
-        let streamed = isCall && canStream && params["_meta"]?[MCPProtocol.Meta.progressToken] != nil
+        let isCall = request.method == "tools/call"
+        let streamed = isCall && canStream && request.meta?[MCPProtocol.Meta.progressToken] != nil
         let slot = CallSlot()
-        if isCall {
-            let admitted = callsInFlight.withLock { counts -> Int? in
-                let current = counts[principal, default: 0]
-                guard current < configuration.callsPerClient else { return current }
-                counts[principal] = current + 1
-                return nil
-            }
-            if let current = admitted {
-                let id = JSONRPCID(rawText: RawJSON.member("id", in: request.body[...]) ?? "null")
-                let line = JSONRPCMessage.failure(id: id, error: JSONRPCError(.serverBusy, MCPServer.busy(current)))
-                    .line
-                exchange.respond(
-                    429, headers: Self.jsonHeaders + headers + [("Retry-After", "1")], body: Array(line.utf8))
-                return
-            }
-            exchange.onAbort { slot.cancel() }
-        }
-        let callKey = isCall ? message["id"].map(MCPServer.key) : nil
+        if isCall { exchange.onAbort { slot.cancel() } }
+        let callKey = isCall ? request.key : nil
         if let session, let callKey { session.track(call: callKey, slot) }
-        let finished: @Sendable () -> Void = { [weak self] in
+        let finished: @Sendable () -> Void = {
             if let session, let callKey { session.untrack(call: callKey) }
-            guard isCall, let self else { return }
-            self.callsInFlight.withLock { counts in
-                let left = counts[principal, default: 1] - 1
-                counts[principal] = left > 0 ? left : nil
-            }
         }
         var exchangeToServer: MCPExchange
+        // A refusal (busy, invalid) is a plain JSON response with its status; anything else streams.
+        let respond: @Sendable (String, Int) -> Void = { line, status in
+            let busy: [(String, String)] = status == 429 ? [("Retry-After", "1")] : []
+            exchange.respond(status, headers: Self.jsonHeaders + headers + busy, body: Array(line.utf8))
+            finished()
+        }
         if streamed {
-            exchange.beginStream(200, headers: Self.streamHeaders + headers)
+            let begun = Mutex(false)
+            // Under the lock: a progress event and the answer may come from two threads (beginning never blocks).
+            let begin: @Sendable () -> Void = {
+                begun.withLock { begun in
+                    if !begun { exchange.beginStream(200, headers: Self.streamHeaders + headers) }
+                    begun = true
+                }
+            }
             exchangeToServer = MCPExchange(
-                reply: { line, _ in
+                reply: { line, status in
+                    guard status == 200 || begun.withLock({ $0 }) else { return respond(line, status) }
+                    begin()
                     exchange.write(Self.event(line))
                     exchange.end()
                     finished()
-                }, notify: { line in exchange.write(Self.event(line)) }, call: slot, principal: principal)
+                },
+                notify: { line in
+                    begin()
+                    exchange.write(Self.event(line))
+                }, call: slot, admission: admission, principal: principal)
         } else {
+            // A client over its limit may retry in a second.
             exchangeToServer = MCPExchange(
-                reply: { line, status in
-                    exchange.respond(status, headers: Self.jsonHeaders + headers, body: Array(line.utf8))
-                    finished()
-                }, notify: { _ in }, call: slot, principal: principal)
+                reply: respond, notify: { _ in }, call: slot, admission: admission, principal: principal)
         }
         exchangeToServer.sessionStream = session?.subscription
-        if let session, method == "initialize" { session.initialized() }
-        server.handle(message, raw: request.body[...], exchange: exchangeToServer, onPool: true)
+        if let session, request.method == "initialize" { session.initialized() }
+        server.handle(request, exchange: exchangeToServer, onPool: true)
     }
 
     /// `subscriptions/listen`: an SSE stream that stays open — the acknowledgment, then the change notifications
     /// asked for — until the client closes it or the server stops (then it gets the completion result).
-    private func listen(_ message: JSONValue, params: JSONValue, _ exchange: HTTPExchange) {
-        let id = JSONRPCID(rawText: message["id"]?.jsonText ?? "null")
+    private func listen(_ request: MCPRequest, _ exchange: HTTPExchange) {
+        let (id, params) = (request.id, request.params)
         exchange.beginStream(200, headers: Self.streamHeaders)
         let tracked = track(exchange)
         // The abort handler is in place before the subscription exists, so a client gone in between is not missed.

@@ -220,6 +220,6 @@ final class MCPHTTPSessions: Sendable {
             let session = sessions.withLock({ $0[id] }), session.principal == principal,
             let requestID = params["requestId"]
         else { return }
-        session.cancel(call: MCPServer.key(requestID))
+        session.cancel(call: MCPRequest.key(requestID))
     }
 }

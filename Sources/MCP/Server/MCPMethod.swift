@@ -1,0 +1,83 @@
+import JSONRPC
+import SkillJSON
+
+/// A method the server answers, with everything the transports need to know about it. Adding a method is one
+/// entry in `table`.
+struct MCPMethod: Sendable {
+    /// Which protocol generations have the method.
+    enum Generations: Sendable {
+        case both
+        /// The `initialize` handshake revisions only (2024-11-05 … 2025-11-25).
+        case handshake
+        /// The stateless revision only (2026-07-28).
+        case stateless
+    }
+
+    /// Where a request is answered: what the handler needs besides the request.
+    struct Context {
+        let exchange: MCPExchange
+        /// Sends the result (2026-07-28: marked complete, with who answered and, when cacheable, a cache hint).
+        let finish: @Sendable (JSONValue) -> Void
+        /// Run calls on the pool rather than the thread that read the request.
+        let onPool: Bool
+    }
+
+    let generations: Generations
+    /// Served on stdio only (over HTTP the transport answers it itself, or it has no meaning there).
+    var stdioOnly = false
+    /// 2026-07-28: the result carries a cache hint (zero: hot reload can change it at any moment).
+    var cacheable = false
+    /// Streamable HTTP, 2026-07-28: the parameter the `Mcp-Name` header mirrors.
+    var mirroredName: String?
+    /// The result is marked complete and names who answered in every generation (discovery).
+    var alwaysDescribed = false
+    /// Answers the request; `beforeCall` runs just before a call starts (the stdio reader hands reading over).
+    let handle: @Sendable (MCPServer, MCPRequest, Context, _ beforeCall: () -> Void) -> Void
+
+    /// Whether a request of this generation, on this transport, may use the method.
+    func serves(_ request: MCPRequest, stdio: Bool) -> Bool {
+        if stdioOnly, !stdio { return false }
+        switch generations {
+        case .both: return true
+        case .handshake: return !request.stateless
+        case .stateless: return request.stateless
+        }
+    }
+
+    /// Every method the server answers.
+    static let table: [String: MCPMethod] = [
+        "initialize": MCPMethod(generations: .handshake) { server, request, context, _ in
+            server.initialize(request, context)
+        },
+        "server/discover": MCPMethod(generations: .both, cacheable: true, alwaysDescribed: true) { _, _, context, _ in
+            context.finish(MCPServer.discovery)
+        },
+        "ping": MCPMethod(generations: .handshake) { _, _, context, _ in context.finish(.object(JSONObject())) },
+        "tools/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
+            context.finish(["tools": .array(server.registry.skills.map(MCPServer.tool))])
+        },
+        "tools/call": MCPMethod(generations: .both, mirroredName: "name") { server, request, context, beforeCall in
+            server.call(request, context, beforeCall: beforeCall)
+        },
+        "resources/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
+            context.finish(server.resourceList())
+        },
+        "resources/read": MCPMethod(generations: .both, cacheable: true, mirroredName: "uri") {
+            server, request, context, _ in
+            server.readResource(
+                id: request.id, params: request.params, finish: context.finish, exchange: context.exchange)
+        },
+        "resources/subscribe": MCPMethod(generations: .handshake) { server, request, context, _ in
+            server.subscribe(id: request.id, params: request.params, on: true, exchange: context.exchange)
+        },
+        "resources/unsubscribe": MCPMethod(generations: .handshake) { server, request, context, _ in
+            server.subscribe(id: request.id, params: request.params, on: false, exchange: context.exchange)
+        },
+        "resources/templates/list": MCPMethod(generations: .both, cacheable: true) { _, _, context, _ in
+            context.finish(["resourceTemplates": []])
+        },
+        "subscriptions/listen": MCPMethod(generations: .stateless, stdioOnly: true) { server, request, _, _ in
+            server.listenOnStdio(request)
+        },
+    ]
+}
