@@ -75,6 +75,9 @@ package enum JSONRPCMessage: Sendable {
     case response(id: JSONRPCID, result: JSONValue)
     case failure(id: JSONRPCID, error: JSONRPCError)
 
+    /// The message as a JSON value (its line, read back: an id keeps the number it was written as).
+    package var value: JSONValue { (try? JSONValue(parsing: line)) ?? .null }
+
     /// The message as one line of JSON text (without the newline).
     package var line: String {
         switch self {

@@ -145,13 +145,7 @@ final class MCPConnection: Sendable {
             return (state.nextID, state.statelessVersion, state.exited)
         }
         if let exited { throw MCPClientError("MCP server \(name) is not running (it exited with status \(exited))") }
-        if let version {
-            var meta = params["_meta"]?.objectValue ?? JSONObject()
-            meta[MCPProtocol.Meta.protocolVersion] = .string(version)
-            meta[MCPProtocol.Meta.clientInfo] = MCPProtocol.implementation
-            meta[MCPProtocol.Meta.clientCapabilities] = .object(JSONObject())
-            params["_meta"] = .object(meta)
-        }
+        if let version { params["_meta"] = MCPProtocol.clientMeta(version, merging: params["_meta"]) }
         let message = JSONRPCMessage.request(id: JSONRPCID(Int64(id)), method: method, params: .object(params))
         let name = self.name
         let reply: Reply = await withTaskCancellationHandler {
@@ -208,14 +202,8 @@ final class MCPConnection: Sendable {
             return (state.nextID, state.statelessVersion)
         }
         guard let version else { return }
-        let meta: JSONValue = [
-            MCPProtocol.Meta.protocolVersion: .string(version), MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
-            MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
-        ]
         try? write(
-            .request(
-                id: JSONRPCID(Int64(id)), method: "subscriptions/listen",
-                params: ["notifications": ["toolsListChanged": true], "_meta": meta]))
+            .request(id: JSONRPCID(Int64(id)), method: "subscriptions/listen", params: MCPProtocol.listen(version)))
     }
 
     /// Negotiates the protocol: `server/discover` (stateless 2026-07-28) when the server knows it, else
@@ -286,14 +274,10 @@ final class MCPConnection: Sendable {
 
     private func discover(timeout: Duration) async -> Probe {
         let stateless = MCPProtocol.statelessVersion
-        let meta: JSONObject = JSONObject([
-            (key: MCPProtocol.Meta.protocolVersion, value: .string(stateless)),
-            (key: MCPProtocol.Meta.clientInfo, value: MCPProtocol.implementation),
-            (key: MCPProtocol.Meta.clientCapabilities, value: .object(JSONObject())),
-        ])
         do throws(MCPClientError) {
             let discovered = try await request(
-                "server/discover", JSONObject([(key: "_meta", value: .object(meta))]), timeout: timeout)
+                "server/discover", JSONObject([(key: "_meta", value: MCPProtocol.clientMeta(stateless))]),
+                timeout: timeout)
             guard discovered["supportedVersions"]?.arrayValue?.contains(.string(stateless)) == true else {
                 return .legacy
             }
@@ -306,13 +290,7 @@ final class MCPConnection: Sendable {
     }
 
     private func initialize(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
-        let result = try await request(
-            "initialize",
-            JSONObject([
-                (key: "protocolVersion", value: .string(MCPProtocol.latestHandshakeVersion)),
-                (key: "capabilities", value: .object(JSONObject())),
-                (key: "clientInfo", value: MCPProtocol.implementation),
-            ]), timeout: timeout)
+        let result = try await request("initialize", MCPProtocol.initializeParams, timeout: timeout)
         notify("notifications/initialized")
         let info = result["serverInfo"]
         return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")

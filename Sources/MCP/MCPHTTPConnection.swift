@@ -182,6 +182,11 @@ final class MCPHTTPConnection: Sendable {
         return plain ? value : "=?base64?" + Data(value.utf8).base64EncodedString() + "?="
     }
 
+    /// A JSON-RPC request as a value (the body of a POST).
+    private static func request(_ id: Int, _ method: String, _ params: JSONValue) -> JSONValue {
+        JSONRPCMessage.request(id: JSONRPCID(Int64(id)), method: method, params: params).value
+    }
+
     private func nextID() -> Int {
         state.withLock { state in
             defer { state.nextID += 1 }
@@ -207,15 +212,10 @@ final class MCPHTTPConnection: Sendable {
     {
         var params = params
         if let version = statelessVersion {
-            var meta = params["_meta"]?.objectValue ?? JSONObject()
-            meta[MCPProtocol.Meta.protocolVersion] = .string(version)
-            meta[MCPProtocol.Meta.clientInfo] = MCPProtocol.implementation
-            meta[MCPProtocol.Meta.clientCapabilities] = .object(JSONObject())
-            params["_meta"] = .object(meta)
+            params["_meta"] = MCPProtocol.clientMeta(version, merging: params["_meta"])
         }
         let id = nextID()
-        let message = JSONRPCMessage.request(id: JSONRPCID(Int64(id)), method: method, params: .object(params))
-        let body = (try? JSONValue(parsing: Array(message.line.utf8))) ?? .null
+        let body = Self.request(id, method, .object(params))
         let answer = try await post(
             body, method: method, nameHeader: params["name"]?.stringValue ?? params["uri"]?.stringValue, id: id,
             timeout: timeout)
@@ -244,15 +244,8 @@ final class MCPHTTPConnection: Sendable {
     /// `server/discover` (stateless), else `initialize` and a session.
     func handshake(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
         let deadline = ContinuousClock.now + timeout
-        let meta: JSONValue = [
-            MCPProtocol.Meta.protocolVersion: .string(MCPProtocol.statelessVersion),
-            MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
-            MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
-        ]
         let id = nextID()
-        let probe: JSONValue = [
-            "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "server/discover", "params": ["_meta": meta],
-        ]
+        let probe = Self.request(id, "server/discover", ["_meta": MCPProtocol.clientMeta(MCPProtocol.statelessVersion)])
         let answer = try await post(probe, method: "server/discover", nameHeader: nil, id: id, timeout: timeout)
         for case .response(_, let result) in answer.messages
         where result["supportedVersions"]?.arrayValue?.contains(.string(MCPProtocol.statelessVersion)) == true {
@@ -274,13 +267,7 @@ final class MCPHTTPConnection: Sendable {
             $0.negotiatedVersion = nil
         }
         let id = nextID()
-        let message: JSONValue = [
-            "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "initialize",
-            "params": [
-                "protocolVersion": .string(MCPProtocol.latestHandshakeVersion), "capabilities": .object(JSONObject()),
-                "clientInfo": MCPProtocol.implementation,
-            ],
-        ]
+        let message = Self.request(id, "initialize", .object(MCPProtocol.initializeParams))
         let answer = try await post(message, method: "initialize", nameHeader: nil, id: id, timeout: timeout)
         guard case .response(_, let result)? = answer.messages.first(where: { Self.answers($0, id: id) }) else {
             throw MCPClientError(
@@ -292,8 +279,8 @@ final class MCPHTTPConnection: Sendable {
             $0.negotiatedVersion = result["protocolVersion"]?.stringValue
         }
         _ = try? await post(
-            ["jsonrpc": "2.0", "method": "notifications/initialized"], method: "notifications/initialized",
-            nameHeader: nil, id: nil, timeout: timeout)
+            JSONRPCMessage.notification(method: "notifications/initialized", params: nil).value,
+            method: "notifications/initialized", nameHeader: nil, id: nil, timeout: timeout)
         let info = result["serverInfo"]
         return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
     }
@@ -328,18 +315,7 @@ final class MCPHTTPConnection: Sendable {
             ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
         }
         if let stateless {
-            let id = nextID()
-            let message: JSONValue = [
-                "jsonrpc": "2.0", "id": .int(Int64(id)), "method": "subscriptions/listen",
-                "params": [
-                    "notifications": ["toolsListChanged": true],
-                    "_meta": [
-                        MCPProtocol.Meta.protocolVersion: .string(stateless),
-                        MCPProtocol.Meta.clientInfo: MCPProtocol.implementation,
-                        MCPProtocol.Meta.clientCapabilities: .object(JSONObject()),
-                    ],
-                ],
-            ]
+            let message = Self.request(nextID(), "subscriptions/listen", MCPProtocol.listen(stateless))
             request.method = "POST"
             request.body = Data(message.jsonText.utf8)
             request.setHeader("application/json", for: "Content-Type")

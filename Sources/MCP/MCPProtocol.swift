@@ -24,6 +24,28 @@ enum MCPProtocol {
         static let progressToken = "progressToken"
     }
 
+    /// The `_meta` a client puts on every request of the stateless revision `version` (merged into `existing`).
+    static func clientMeta(_ version: String, merging existing: JSONValue? = nil) -> JSONValue {
+        var meta = existing?.objectValue ?? JSONObject()
+        meta[Meta.protocolVersion] = .string(version)
+        meta[Meta.clientInfo] = implementation
+        meta[Meta.clientCapabilities] = .object(JSONObject())
+        return .object(meta)
+    }
+
+    /// `initialize`'s parameters: the newest handshake revision, no capabilities.
+    static var initializeParams: JSONObject {
+        JSONObject([
+            (key: "protocolVersion", value: .string(latestHandshakeVersion)),
+            (key: "capabilities", value: .object(JSONObject())), (key: "clientInfo", value: implementation),
+        ])
+    }
+
+    /// `subscriptions/listen`'s parameters for tool list changes.
+    static func listen(_ version: String) -> JSONValue {
+        ["notifications": ["toolsListChanged": true], "_meta": clientMeta(version)]
+    }
+
     /// `{"name":"skillhost","version":…}`: `serverInfo` and `clientInfo` alike, with the host's version.
     static var implementation: JSONValue { ["name": "skillhost", "version": .string(SkillRegistry.hostVersion)] }
 }
