@@ -43,16 +43,20 @@ let package = Package(
         // libcurl4-openssl-dev), with backpressure so a server that never stops sending costs a bounded window.
         .target(name: "CHTTPClient", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "SkillJSON"),
+        // Package plumbing the modules share, none of it API: the HTTP client, SSE, redaction of secrets, spinning
+        // waits.
+        .target(name: "Support", dependencies: ["CHTTPClient", "CProcess"]),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
-        .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess"]),
-        .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess"]),
-        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON", "CHTTPClient"]),
-        .target(name: "MCP", dependencies: ["Agent", "SkillHost", "SkillJSON", "JSONRPC", "CHTTP"]),
+        .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess", "Support"]),
+        .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess", "Support"]),
+        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON", "Support"]),
+        .target(name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"]),
         .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"]),
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(
-            name: "skillhost-bench", dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP"],
+            name: "skillhost-bench",
+            dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(
@@ -76,10 +80,12 @@ let package = Package(
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
-            name: "SkillHostTests", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox"],
+            name: "SkillHostTests",
+            dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox", "Support"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "AgentTests", dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+            name: "AgentTests",
+            dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox", "Support"]),
         .testTarget(
             name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
         .testTarget(

@@ -2,7 +2,7 @@ import SkillHost
 import SkillJSON
 
 /// Why a turn ended.
-public enum FinishReason: Error, Sendable, Equatable {
+package enum FinishReason: Error, Sendable, Equatable {
     /// The model answered without asking for more calls.
     case answered
     /// The provider found no skill for the request and said so (the offline router).
@@ -20,7 +20,7 @@ public enum FinishReason: Error, Sendable, Equatable {
     case refused(skill: String)
 
     /// A short name: answered, nothing_matched, step_limit, cancelled, repeated_call, model_error, refused.
-    public var name: String {
+    package var name: String {
         switch self {
         case .answered: return "answered"
         case .nothingMatched: return "nothing_matched"
@@ -33,7 +33,7 @@ public enum FinishReason: Error, Sendable, Equatable {
     }
 
     /// A sentence for the user.
-    public var explanation: String {
+    package var explanation: String {
         switch self {
         case .answered: return "answered"
         case .nothingMatched: return "no skill matches the request"
@@ -49,25 +49,25 @@ public enum FinishReason: Error, Sendable, Equatable {
 }
 
 /// A call waiting for the user's decision.
-public struct ConfirmationRequest: Sendable, Equatable {
-    public let callID: String
-    public let skill: SkillInfo
+package struct ConfirmationRequest: Sendable, Equatable {
+    package let callID: String
+    package let skill: SkillInfo
     /// The exact (validated) arguments the skill would receive.
-    public let arguments: JSONValue
+    package let arguments: JSONValue
 
-    public init(callID: String, skill: SkillInfo, arguments: JSONValue) {
+    package init(callID: String, skill: SkillInfo, arguments: JSONValue) {
         self.callID = callID
         self.skill = skill
         self.arguments = arguments
     }
 
-    public static func == (lhs: ConfirmationRequest, rhs: ConfirmationRequest) -> Bool {
+    package static func == (lhs: ConfirmationRequest, rhs: ConfirmationRequest) -> Bool {
         lhs.callID == rhs.callID && lhs.skill.id == rhs.skill.id && lhs.arguments == rhs.arguments
     }
 }
 
 /// What happens during a turn, in order, for any front end to render.
-public enum AgentEvent: Sendable, Equatable {
+package enum AgentEvent: Sendable, Equatable {
     /// A model request is on its way (step number, from 1).
     case thinking(step: Int)
     /// A piece of the answer text.
@@ -84,19 +84,19 @@ public enum AgentEvent: Sendable, Equatable {
 
 /// A step of one skill call the model asked for. Front ends key cards by `id` and branch on `phase` — on a
 /// failure's code, never its wording.
-public struct ToolCallEvent: Sendable, Equatable {
+package struct ToolCallEvent: Sendable, Equatable {
     /// The model's id for the call.
-    public let id: String
-    public let skill: String
-    public let phase: Phase
+    package let id: String
+    package let skill: String
+    package let phase: Phase
 
-    public init(id: String, skill: String, phase: Phase) {
+    package init(id: String, skill: String, phase: Phase) {
         self.id = id
         self.skill = skill
         self.phase = phase
     }
 
-    public enum Phase: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         /// The call starts, with its arguments as the skill receives them — or, when they could not be used (not
         /// JSON, an unknown skill), as the model wrote them (`.text`).
         case started(arguments: SkillInvocation.Arguments)
@@ -110,7 +110,7 @@ public struct ToolCallEvent: Sendable, Equatable {
 
 extension SkillInvocation.Arguments {
     /// The arguments as JSON text.
-    public var jsonText: String {
+    package var jsonText: String {
         switch self {
         case .value(let value): return value.jsonText
         case .text(let text): return text
@@ -121,5 +121,5 @@ extension SkillInvocation.Arguments {
 extension SkillFailure {
     /// A call the person stopped by cancelling the turn (a front end shows it as cancelled, not failed; a call the
     /// host cancelled — its plugin was retired — is a failure with its reason).
-    public static let cancelledByTheUser = SkillFailure(code: .cancelled, message: "cancelled by the user")
+    package static let cancelledByTheUser = SkillFailure(code: .cancelled, message: "cancelled by the user")
 }

@@ -4,27 +4,27 @@ import SkillJSON
 import Synchronization
 
 /// How the agent behaves.
-public struct AgentConfiguration: Sendable {
+package struct AgentConfiguration: Sendable {
     /// Model requests per turn before the turn stops (the shell offers to continue).
-    public var stepLimit = 8
+    package var stepLimit = 8
     /// With more enabled skills than this, only the most relevant are sent to the model.
-    public var maximumTools = 24
+    package var maximumTools = 24
     /// Skills the model never sees.
-    public var disabledSkills: Set<String> = []
+    package var disabledSkills: Set<String> = []
     /// The conversation's id as skills see it (`session` in their context); nil when it has none.
-    public var sessionID: String?
+    package var sessionID: String?
     /// Bytes of plugin state snapshots each model request may carry (`snapshot_budget_bytes`); 0 sends none.
-    public var snapshotBudget = 2000
+    package var snapshotBudget = 2000
     /// The system message that starts every conversation.
-    public var systemPrompt =
+    package var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "
         + "they can answer or act; never guess what a tool can compute. Answer briefly from the tool results."
 
-    public init() {}
+    package init() {}
 }
 
 /// Asks the user about a mutating or destructive call. Supplied by interactive front ends.
-public typealias ConfirmationHook = @Sendable (ConfirmationRequest) async -> ConfirmationAnswer
+package typealias ConfirmationHook = @Sendable (ConfirmationRequest) async -> ConfirmationAnswer
 
 /// A conversation with a model that calls skills: think → call skills → observe → answer.
 ///
@@ -36,11 +36,11 @@ public typealias ConfirmationHook = @Sendable (ConfirmationRequest) async -> Con
 /// let session = AgentSession(skills: registry, provider: OfflineRouter())
 /// for await event in session.send("what is (23+7)*2") { print(event) }
 /// ```
-public final class AgentSession: Sendable {
+package final class AgentSession: Sendable {
     /// The skills offered to the model (the registry, or a stand-in).
-    public let skills: any AgentSkills
-    public let provider: any ModelProvider
-    public let configuration: AgentConfiguration
+    package let skills: any AgentSkills
+    package let provider: any ModelProvider
+    package let configuration: AgentConfiguration
     let confirm: ConfirmationHook?
     /// Called with every message as it is added (the shell persists them at once).
     let onMessage: (@Sendable (Message) -> Void)?
@@ -61,13 +61,13 @@ public final class AgentSession: Sendable {
     }
 
     /// Skills the model never sees.
-    public var disabledSkills: Set<String> {
+    package var disabledSkills: Set<String> {
         get { state.withLock { $0.disabledSkills } }
         set { state.withLock { $0.disabledSkills = newValue } }
     }
 
     /// Takes the undo registered by the last mutating call (nil when there is none).
-    public func takeUndo() -> (skill: String, undo: UndoAction)? {
+    package func takeUndo() -> (skill: String, undo: UndoAction)? {
         state.withLock { state in
             defer { state.lastUndo = nil }
             return state.lastUndo
@@ -75,7 +75,7 @@ public final class AgentSession: Sendable {
     }
 
     /// Remembers the undo of a mutating call made outside a turn (the shell's `/call`), for `takeUndo()`.
-    public func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
+    package func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
 
     /// The selector for `skills`, built once per distinct skill set (ids and descriptions).
     func selector(for skills: [SkillInfo]) -> SkillSelector {
@@ -86,7 +86,7 @@ public final class AgentSession: Sendable {
         return selector
     }
 
-    public init(
+    package init(
         skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
         confirm: ConfirmationHook? = nil, conversation: Conversation? = nil,
         onMessage: (@Sendable (Message) -> Void)? = nil
@@ -103,25 +103,25 @@ public final class AgentSession: Sendable {
     }
 
     /// The conversation so far.
-    public var conversation: Conversation { state.withLock { $0.conversation } }
+    package var conversation: Conversation { state.withLock { $0.conversation } }
 
     /// The plugin state the last model request carried, as the model saw it; nil before any or when none.
-    public var lastStateMessage: String? { state.withLock { $0.lastState } }
+    package var lastStateMessage: String? { state.withLock { $0.lastState } }
 
     func setLastStateMessage(_ message: String?) { state.withLock { $0.lastState = message } }
 
     /// Adds the user's message and runs one turn.
-    public func send(_ text: String) -> AsyncStream<AgentEvent> {
+    package func send(_ text: String) -> AsyncStream<AgentEvent> {
         append(Message(role: .user, content: text))
         return runTurn()
     }
 
     /// Records in the conversation something the person did outside a turn (`/undo`): later turns' model sees it,
     /// and the history keeps it for `--resume`. A system message beginning with `[undo]`.
-    public func recordUndone(_ text: String) { append(Message(role: .system, content: "[undo] " + text)) }
+    package func recordUndone(_ text: String) { append(Message(role: .system, content: "[undo] " + text)) }
 
     /// Runs another turn without a new user message (after the step limit stopped one).
-    public func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
+    package func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
 
     @discardableResult
     func append(_ message: Message) -> Message {

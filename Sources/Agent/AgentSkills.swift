@@ -3,7 +3,7 @@ import SkillJSON
 
 /// What an agent session needs of the skills it offers the model: the registry — or a stand-in, so agent tests
 /// can script skills without compiling plugins.
-public protocol AgentSkills: Sendable {
+package protocol AgentSkills: Sendable {
     /// Every skill there is, sorted by id.
     var skills: [SkillInfo] { get }
     func skill(_ id: String) -> SkillInfo?
@@ -14,11 +14,11 @@ public protocol AgentSkills: Sendable {
 }
 
 extension AgentSkills {
-    public func snapshots(of plugins: [String]) async -> [PluginState] { [] }
+    package func snapshots(of plugins: [String]) async -> [PluginState] { [] }
 }
 
 /// A call that passed everything before running.
-public protocol ReadySkillCall: Sendable {
+package protocol ReadySkillCall: Sendable {
     /// The validated arguments: what runs.
     var arguments: JSONValue { get }
     /// Runs it under its deadline.
@@ -28,7 +28,7 @@ public protocol ReadySkillCall: Sendable {
 extension PreparedCall: ReadySkillCall {}
 
 extension SkillRegistry: AgentSkills {
-    public func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+    package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         await prepare(invocation).map { $0 }
     }
 }

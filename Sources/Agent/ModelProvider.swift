@@ -3,18 +3,18 @@ import SkillJSON
 
 /// A tool as the model sees it (name, description, parameters — what goes on the wire), plus what the host knows
 /// about it that a provider may use but never sends: its title and what it can change.
-public struct ToolDefinition: Sendable, Equatable {
-    public let name: String
-    public let description: String
+package struct ToolDefinition: Sendable, Equatable {
+    package let name: String
+    package let description: String
     /// JSON Schema of the arguments.
-    public let parameters: JSONValue
+    package let parameters: JSONValue
     /// Short, for people; the name when the skill has none.
-    public let title: String
+    package let title: String
     /// What a call can change. The offline router calls a mutating or destructive tool only when the request
     /// asks for that change; a tool built without a risk counts as mutating.
-    public let risk: SkillRisk
+    package let risk: SkillRisk
 
-    public init(
+    package init(
         name: String, description: String, parameters: JSONValue, title: String? = nil, risk: SkillRisk = .mutating
     ) {
         self.name = name
@@ -25,7 +25,7 @@ public struct ToolDefinition: Sendable, Equatable {
     }
 
     /// The tool for a registered skill.
-    public init(_ skill: SkillInfo) {
+    package init(_ skill: SkillInfo) {
         self.init(
             name: skill.id, description: skill.description, parameters: skill.inputSchema, title: skill.title,
             risk: skill.risk)
@@ -33,18 +33,18 @@ public struct ToolDefinition: Sendable, Equatable {
 }
 
 /// One request to a model: the conversation so far and the tools it may call.
-public struct ModelRequest: Sendable {
-    public let messages: [Message]
-    public let tools: [ToolDefinition]
+package struct ModelRequest: Sendable {
+    package let messages: [Message]
+    package let tools: [ToolDefinition]
 
-    public init(messages: [Message], tools: [ToolDefinition]) {
+    package init(messages: [Message], tools: [ToolDefinition]) {
         self.messages = messages
         self.tools = tools
     }
 }
 
 /// A piece of a streamed model response. Tool calls arrive whole (providers assemble fragments).
-public enum ModelChunk: Sendable, Equatable {
+package enum ModelChunk: Sendable, Equatable {
     case text(String)
     case toolCall(ToolCall)
     case usage(Usage)
@@ -54,15 +54,15 @@ public enum ModelChunk: Sendable, Equatable {
 }
 
 /// Why a model request failed, as a sentence for the user (never containing credentials).
-public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Anything that turns a conversation into a streamed response: an OpenAI-compatible server, the offline router,
 /// a script in tests.
-public protocol ModelProvider: Sendable {
+package protocol ModelProvider: Sendable {
     /// Shown to the user: "gpt-4o-mini at http://localhost:11434/v1", "offline router".
     var displayName: String { get }
     /// Streams the response. Cancelling the consuming task stops the request (and closes its connection).

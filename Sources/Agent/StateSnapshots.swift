@@ -6,18 +6,18 @@ import SkillJSON
 /// plugins whose skills are offered, as one system message per model request, trimmed to a byte budget — each
 /// plugin gets an equal share, and a snapshot over its share loses the last elements of its longest list first
 /// (plugins list newest first, so the newest are kept); one that still does not fit is left out and named.
-public enum StateSnapshots {
+package enum StateSnapshots {
     /// The message's first line; the snapshots follow, one `plugin: {json}` line each.
     static let heading = "The current state of the plugins behind the tools (JSON, trimmed to fit):"
 
     /// The system message for `snapshots` (sorted by plugin), or nil when there are none.
-    public static func message(_ snapshots: [(plugin: String, state: JSONValue)], budget: Int) -> String? {
+    package static func message(_ snapshots: [(plugin: String, state: JSONValue)], budget: Int) -> String? {
         message(snapshots.map { PluginState(plugin: $0.plugin, value: $0.state) }, budget: budget)
     }
 
     /// The system message for `states` (sorted by plugin), or nil when there are none. A state that fits its
     /// share is sent as the text it came with.
-    public static func message(_ states: [PluginState], budget: Int) -> String? {
+    package static func message(_ states: [PluginState], budget: Int) -> String? {
         guard !states.isEmpty else { return nil }
         let share = max(64, budget / states.count)
         var message = heading
@@ -93,7 +93,7 @@ extension SkillRegistry {
     /// The snapshots of `plugins` that have one (a failed or missing snapshot is left out), taken on a Dispatch
     /// worker thread: plugin code never runs on the cooperative pool (a thread made per request cost 101 µs for
     /// 20 plugins; a warm Dispatch thread does not).
-    public func snapshots(of plugins: [String]) async -> [PluginState] {
+    package func snapshots(of plugins: [String]) async -> [PluginState] {
         await withCheckedContinuation { continuation in
             snapshotQueue.async {
                 var taken: [PluginState] = []

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Support
 import Synchronization
 
 /// Reads a line-delimited protocol with threads in the leader/follower pattern: one thread at a time (the leader)

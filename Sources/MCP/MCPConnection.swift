@@ -5,20 +5,20 @@ import SkillJSON
 import Synchronization
 
 /// Why a request to an MCP server failed, as a sentence.
-public struct MCPClientError: Error, Sendable, CustomStringConvertible {
-    public let message: String
+package struct MCPClientError: Error, Sendable, CustomStringConvertible {
+    package let message: String
     /// The JSON-RPC error code when the server answered with an error.
-    public let code: Int?
+    package let code: Int?
     /// The server did not answer within the request's time.
-    public let timedOut: Bool
+    package let timedOut: Bool
 
-    public init(_ message: String, code: Int? = nil, timedOut: Bool = false) {
+    package init(_ message: String, code: Int? = nil, timedOut: Bool = false) {
         self.message = message
         self.code = code
         self.timedOut = timedOut
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// One running MCP server process spoken to over stdio (one JSON-RPC message per line), either protocol

@@ -1,7 +1,7 @@
-import Agent
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// An MCP server spoken to over Streamable HTTP, either form: `server/discover` first (2026-07-28: a POST per

@@ -1,4 +1,3 @@
-import Agent
 import Foundation
 import JSONRPC
 import SkillHost

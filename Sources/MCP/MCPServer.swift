@@ -1,4 +1,3 @@
-import Agent
 import Foundation
 import JSONRPC
 import SkillHost
@@ -10,7 +9,7 @@ import Synchronization
 /// `subscriptions/listen` and multi-round-trip confirmation of destructive calls — on stdio (`serve`, one message
 /// per line) and, through `MCPHTTPService`, over Streamable HTTP. Both transports hand each request here with an
 /// `MCPExchange` saying where its answer and its notifications go.
-public final class MCPServer: Sendable {
+package final class MCPServer: Sendable {
     let registry: SkillRegistry
     /// Standard output, for stdio: responses, progress and the handshake generation's change notifications.
     let output: @Sendable (String) -> Void
@@ -48,7 +47,7 @@ public final class MCPServer: Sendable {
     ///     would ask about unless the client can ask its user (a 2026-07-28 client that declares elicitation).
     ///   - output: writes one line (the message, without newline) to a stdio client.
     ///   - maximumCallsInFlight: calls running at once for one client before further ones are refused as busy.
-    public init(
+    package init(
         registry: SkillRegistry, maximumCallsInFlight: Int = 256,
         output: @escaping @Sendable (String) -> Void = { _ in }
     ) {

@@ -5,30 +5,30 @@ import Synchronization
 
 /// How to start one MCP server, in the shape MCP clients' configurations use
 /// (`{"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {}}`).
-public struct MCPServerConfiguration: Sendable, Equatable {
-    public var command: String
-    public var arguments: [String]
-    public var environment: [String: String]
+package struct MCPServerConfiguration: Sendable, Equatable {
+    package var command: String
+    package var arguments: [String]
+    package var environment: [String: String]
     /// Deadline of each tool call (nil: the registry's default).
-    public var callTimeout: Duration?
+    package var callTimeout: Duration?
     /// Deadline of the handshake and `tools/list`.
-    public var startTimeout: Duration = .seconds(20)
+    package var startTimeout: Duration = .seconds(20)
     /// When set, the server runs confined as it says, started through `launcher` (the skillhost binary's
     /// `sandbox` role).
-    public var sandbox: Sandbox?
+    package var sandbox: Sandbox?
     /// The skillhost executable that starts sandboxed servers.
-    public var launcher: String?
+    package var launcher: String?
     /// A server on the network, spoken to over Streamable HTTP instead of starting `command`.
-    public var url: URL?
+    package var url: URL?
     /// Headers sent with every HTTP request (`"headers": {"X-Team": "…"}`).
-    public var headers: [String: String] = [:]
+    package var headers: [String: String] = [:]
     /// The environment variable holding the bearer token for an HTTP server (its value is never logged).
-    public var bearerTokenEnvironment: String?
+    package var bearerTokenEnvironment: String?
 
     /// Where the server is, as `list` shows it: the command, or the URL.
-    public var location: String { url?.absoluteString ?? command }
+    package var location: String { url?.absoluteString ?? command }
 
-    public init(
+    package init(
         command: String, arguments: [String] = [], environment: [String: String] = [:], callTimeout: Duration? = nil
     ) {
         self.command = command
@@ -43,8 +43,8 @@ public struct MCPServerConfiguration: Sendable, Equatable {
 /// tool counts as destructive, so it is asked about). A server that exits is restarted with backoff; its tools
 /// answer "unavailable" meanwhile. `notifications/tools/list_changed` refreshes the tools (a 2026-07-28 server
 /// sends it on the `subscriptions/listen` stream opened after the handshake; an older one unasked).
-public final class MCPSkillSource: Sendable {
-    public let name: String
+package final class MCPSkillSource: Sendable {
+    package let name: String
     let configuration: MCPServerConfiguration
     let registry: SkillRegistry
     let log: @Sendable (LogRecord) -> Void
@@ -66,7 +66,7 @@ public final class MCPSkillSource: Sendable {
     /// Where the last tool list is kept between runs (`MCPToolCache`); nil: not kept.
     let cache: MCPToolCache?
 
-    public init(
+    package init(
         name: String, configuration: MCPServerConfiguration, registry: SkillRegistry, cacheFolder: URL? = nil,
         log: @escaping @Sendable (LogRecord) -> Void = { _ in },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
@@ -81,12 +81,12 @@ public final class MCPSkillSource: Sendable {
 
     /// Starts the server and registers its tools. Throws (with the reason) when the first start fails; later
     /// exits are handled by restarting.
-    public func start() async throws(MCPClientError) {
+    package func start() async throws(MCPClientError) {
         try await connect()
     }
 
     /// Stops the server and removes its tools.
-    public func stop() {
+    package func stop() {
         let connection = state.withLock { state -> (any MCPServerConnection)? in
             state.stopped = true
             defer { state.connection = nil }

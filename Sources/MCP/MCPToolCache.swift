@@ -61,7 +61,7 @@ struct MCPToolCache: Sendable {
 extension MCPSkillSource {
     /// Registers the tools cached from an earlier run without starting the server; its first call starts it (and
     /// refreshes the tools). Returns false when nothing is cached — then `start()` it.
-    public func startOnFirstUse() -> Bool {
+    package func startOnFirstUse() -> Bool {
         guard let cached = cache?.load() else { return false }
         let fresh = state.withLock { state -> Bool in
             guard state.connection == nil, !state.stopped else { return false }
@@ -76,12 +76,12 @@ extension MCPSkillSource {
 
     /// Whether `skill` is one of this server's tools and the server waits for its first use: then start it
     /// (`startForFirstUse`) before the call, so its start does not count against the call's deadline.
-    public func waitsForFirstUse(of skill: String) -> Bool {
+    package func waitsForFirstUse(of skill: String) -> Bool {
         state.withLock { $0.deferred } && registry.skill(skill)?.plugin == sourceName
     }
 
     /// Starts the server if it waits for its first use; the reason when it could not.
-    public func startForFirstUse() async -> String? { await startDeferred()?.message }
+    package func startForFirstUse() async -> String? { await startDeferred()?.message }
 
     /// Starts a server registered by `startOnFirstUse`, once, however many calls ask at the same time. Returns
     /// the reason when it failed (the next call tries again).

@@ -4,31 +4,31 @@ import SkillHost
 import SkillJSON
 
 /// A past session, for `skillhost sessions` and `/sessions`.
-public struct SessionSummary: Sendable, Equatable {
-    public let id: String
-    public let started: Date
-    public let model: String
+package struct SessionSummary: Sendable, Equatable {
+    package let id: String
+    package let started: Date
+    package let model: String
     /// The conversation's messages (the person's, the model's and the calls' results; not the system prompt):
     /// 0 for a shell opened and closed without a word.
-    public let messageCount: Int
+    package let messageCount: Int
     /// The first user message, shortened.
-    public let title: String
+    package let title: String
 }
 
 /// One recorded skill call (for `/trace` and for resuming a turn that was killed mid-way).
-public struct ToolCallRecord: Sendable, Equatable {
-    public let callID: String
-    public let skill: String
-    public let arguments: String
-    public let result: String?
-    public let error: String?
-    public let durationMilliseconds: Double
+package struct ToolCallRecord: Sendable, Equatable {
+    package let callID: String
+    package let skill: String
+    package let arguments: String
+    package let result: String?
+    package let error: String?
+    package let durationMilliseconds: Double
 }
 
 /// The persistent history: `$XDG_DATA_HOME/skillhost/history.db`, SQLite in WAL mode. Every message, tool call,
 /// draft of a streaming answer and token count is committed as it is produced, so `kill -9` loses nothing that
 /// was shown. The schema is versioned (`PRAGMA user_version`) and migrated forward on open.
-public final class HistoryStore: Sendable {
+package final class HistoryStore: Sendable {
     let connection: SQLiteConnection
 
     /// Schema migrations, in order; `user_version` is the number applied.
@@ -51,10 +51,10 @@ public final class HistoryStore: Sendable {
     ]
 
     /// What opening had to tighten (files other users could read), one sentence each; the shell shows them.
-    public let permissionNotices: [String]
+    package let permissionNotices: [String]
 
     /// Opens (creating the file and folder if needed) and migrates the database.
-    public init(path: String) throws(StoreError) {
+    package init(path: String) throws(StoreError) {
         // The history is the user's alone: folder 0700, files 0600 (SQLite gives its -wal and -shm files the
         // database's permissions), whatever the umask; older, wider ones are tightened with a notice.
         var notices: [String?] = []
@@ -116,34 +116,34 @@ public final class HistoryStore: Sendable {
     }
 
     /// The schema version in the file.
-    public var schemaVersion: Int { Int((try? connection.query("PRAGMA user_version").first?.first?.integer) ?? 0) }
+    package var schemaVersion: Int { Int((try? connection.query("PRAGMA user_version").first?.first?.integer) ?? 0) }
 
     static func now() -> SQLValue { .real(Date().timeIntervalSince1970) }
 
     /// A new session id (8 hex digits).
-    public static func newSessionID() -> String {
+    package static func newSessionID() -> String {
         String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(8)).lowercased()
     }
 
     /// Starts a session and returns its id.
-    public func createSession(model: String) throws(StoreError) -> String {
+    package func createSession(model: String) throws(StoreError) -> String {
         let id = Self.newSessionID()
         try createSession(id: id, model: model)
         return id
     }
 
     /// Records a session that starts now (again without harm: the first record stays).
-    public func createSession(id: String, model: String) throws(StoreError) {
+    package func createSession(id: String, model: String) throws(StoreError) {
         try connection.execute(
             "INSERT OR IGNORE INTO sessions (id, started, model) VALUES (?, ?, ?)",
             [.text(id), Self.now(), .text(model)])
     }
 
     /// The database file.
-    public var path: String { connection.path }
+    package var path: String { connection.path }
 
     /// Stores a message (idempotent per sequence number) and clears the draft when it is the assistant's.
-    public func append(_ message: Message, session: String) throws(StoreError) {
+    package func append(_ message: Message, session: String) throws(StoreError) {
         let calls: SQLValue =
             message.toolCalls.isEmpty
             ? .null
@@ -168,16 +168,16 @@ public final class HistoryStore: Sendable {
     }
 
     /// The answer text streamed so far in the current step (replaced on each save).
-    public func saveDraft(_ text: String, session: String) throws(StoreError) {
+    package func saveDraft(_ text: String, session: String) throws(StoreError) {
         try connection.execute(
             "INSERT OR REPLACE INTO drafts (session, text) VALUES (?, ?)", [.text(session), .text(text)])
     }
 
-    public func draft(session: String) throws(StoreError) -> String? {
+    package func draft(session: String) throws(StoreError) -> String? {
         try connection.query("SELECT text FROM drafts WHERE session = ?", [.text(session)]).first?.first?.text
     }
 
-    public func recordToolCall(_ record: ToolCallRecord, session: String) throws(StoreError) {
+    package func recordToolCall(_ record: ToolCallRecord, session: String) throws(StoreError) {
         try connection.execute(
             """
             INSERT OR REPLACE INTO tool_calls (session, call_id, skill, arguments, result, error, duration_ms, created)
@@ -190,14 +190,14 @@ public final class HistoryStore: Sendable {
             ])
     }
 
-    public func recordUsage(_ usage: Usage, session: String) throws(StoreError) {
+    package func recordUsage(_ usage: Usage, session: String) throws(StoreError) {
         try connection.execute(
             "INSERT INTO usage (session, prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?)",
             [.text(session), .integer(Int64(usage.promptTokens)), .integer(Int64(usage.completionTokens)), Self.now()])
     }
 
     /// All sessions, newest first.
-    public func sessions() throws(StoreError) -> [SessionSummary] {
+    package func sessions() throws(StoreError) -> [SessionSummary] {
         try connection.query(
             """
             SELECT s.id, s.started, s.model,
@@ -213,12 +213,12 @@ public final class HistoryStore: Sendable {
     }
 
     /// Whether a session with this id exists.
-    public func hasSession(_ id: String) throws(StoreError) -> Bool {
+    package func hasSession(_ id: String) throws(StoreError) -> Bool {
         try !connection.query("SELECT 1 FROM sessions WHERE id = ?", [.text(id)]).isEmpty
     }
 
     /// The session's messages in order.
-    public func messages(session: String) throws(StoreError) -> [Message] {
+    package func messages(session: String) throws(StoreError) -> [Message] {
         try connection.query(
             "SELECT sequence, role, content, tool_calls, tool_call_id, is_error FROM messages WHERE session = ? ORDER BY sequence",
             [.text(session)]
@@ -238,7 +238,7 @@ public final class HistoryStore: Sendable {
     }
 
     /// The session's recorded tool calls, oldest first.
-    public func toolCalls(session: String) throws(StoreError) -> [ToolCallRecord] {
+    package func toolCalls(session: String) throws(StoreError) -> [ToolCallRecord] {
         try connection.query(
             "SELECT call_id, skill, arguments, result, error, duration_ms FROM tool_calls WHERE session = ? ORDER BY created",
             [.text(session)]
@@ -250,18 +250,18 @@ public final class HistoryStore: Sendable {
     }
 
     /// A remembered setting (e.g. the skills disabled with `/disable`).
-    public func setting(_ key: String) throws(StoreError) -> String? {
+    package func setting(_ key: String) throws(StoreError) -> String? {
         try connection.query("SELECT value FROM settings WHERE key = ?", [.text(key)]).first?.first?.text
     }
 
-    public func setSetting(_ key: String, _ value: String) throws(StoreError) {
+    package func setSetting(_ key: String, _ value: String) throws(StoreError) {
         try connection.execute(
             "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(key), .text(value)])
     }
 
     /// The conversation to continue a session with: its messages, plus what a killed turn left behind — the
     /// streamed text as an interrupted answer and results of calls that finished — so the context is complete.
-    public func conversation(session: String) throws(StoreError) -> Conversation {
+    package func conversation(session: String) throws(StoreError) -> Conversation {
         var conversation = Conversation()
         for message in try messages(session: session) { conversation.append(message) }
         let records = try toolCalls(session: session)

@@ -2,13 +2,13 @@ import CSQLite
 import Foundation
 
 /// Why the history database cannot be used: the file and SQLite's words.
-public struct StoreError: Error, CustomStringConvertible, Sendable {
-    public let message: String
+package struct StoreError: Error, CustomStringConvertible, Sendable {
+    package let message: String
     /// The database file is damaged (and is left untouched).
-    public var isDamaged = false
-    public var description: String { message }
+    package var isDamaged = false
+    package var description: String { message }
 
-    public init(message: String, isDamaged: Bool = false) {
+    package init(message: String, isDamaged: Bool = false) {
         self.message = message
         self.isDamaged = isDamaged
     }

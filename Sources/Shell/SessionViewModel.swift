@@ -9,10 +9,10 @@ import SkillJSON
 /// bind to it (it is `@Observable` and lives on the main actor).
 @MainActor
 @Observable
-public final class SessionViewModel {
+package final class SessionViewModel {
     /// One skill call as a card.
-    public struct ToolCard: Identifiable, Sendable, Equatable {
-        public enum State: Sendable, Equatable {
+    package struct ToolCard: Identifiable, Sendable, Equatable {
+        package enum State: Sendable, Equatable {
             case running
             case succeeded(String)
             case failed(SkillFailure)
@@ -20,30 +20,30 @@ public final class SessionViewModel {
             case cancelled
         }
 
-        public let id: String
-        public let skill: String
+        package let id: String
+        package let skill: String
         /// `expression: "(23+7)*2"`
-        public let arguments: String
-        public var state: State = .running
-        public var progress: String?
-        public let started: ContinuousClock.Instant
-        public var duration: Duration?
+        package let arguments: String
+        package var state: State = .running
+        package var progress: String?
+        package let started: ContinuousClock.Instant
+        package var duration: Duration?
     }
 
-    public private(set) var messages: [Message] = []
+    package private(set) var messages: [Message] = []
     /// The model request being worked on (1-based), 0 between turns.
-    public private(set) var step = 0
+    package private(set) var step = 0
     /// Answer text of the current turn so far.
-    public private(set) var answer = ""
-    public private(set) var cards: [ToolCard] = []
-    public private(set) var isRunning = false
-    public private(set) var lastFinish: FinishReason?
-    public private(set) var usage = Usage(promptTokens: 0, completionTokens: 0)
+    package private(set) var answer = ""
+    package private(set) var cards: [ToolCard] = []
+    package private(set) var isRunning = false
+    package private(set) var lastFinish: FinishReason?
+    package private(set) var usage = Usage(promptTokens: 0, completionTokens: 0)
 
-    public init() {}
+    package init() {}
 
     /// A new turn starts.
-    public func begin() {
+    package func begin() {
         step = 0
         answer = ""
         cards = []
@@ -52,7 +52,7 @@ public final class SessionViewModel {
     }
 
     /// Applies one event of the running turn.
-    public func apply(_ event: AgentEvent) {
+    package func apply(_ event: AgentEvent) {
         switch event {
         case .thinking(let step): self.step = step
         case .textDelta(let text): answer += text
@@ -74,9 +74,9 @@ public final class SessionViewModel {
     }
 
     /// The conversation after the turn (or after resuming).
-    public func show(_ conversation: Conversation) { messages = conversation.messages }
+    package func show(_ conversation: Conversation) { messages = conversation.messages }
 
-    public func card(_ id: String) -> ToolCard? { cards.first { $0.id == id } }
+    package func card(_ id: String) -> ToolCard? { cards.first { $0.id == id } }
 
     private func apply(_ call: ToolCallEvent) {
         switch call.phase {
@@ -110,5 +110,5 @@ public final class SessionViewModel {
     }
 
     /// `{"expression":"(23+7)*2"}` → `expression: "(23+7)*2"`.
-    public nonisolated static func arguments(_ text: String) -> String { CardText.arguments(text) }
+    package nonisolated static func arguments(_ text: String) -> String { CardText.arguments(text) }
 }

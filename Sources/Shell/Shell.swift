@@ -10,19 +10,19 @@ import Synchronization
 #endif
 
 /// Everything the shell is assembled from (the executable builds it; the shell owns none of it).
-public struct ShellEnvironment: Sendable {
-    public let registry: SkillRegistry
-    public let store: HistoryStore?
-    public let terminal: Terminal
+package struct ShellEnvironment: Sendable {
+    package let registry: SkillRegistry
+    package let store: HistoryStore?
+    package let terminal: Terminal
     /// Folders to rescan on `/reload`, with their file filters.
-    public let folders: [(path: String, include: @Sendable (String) -> Bool)]
+    package let folders: [(path: String, include: @Sendable (String) -> Bool)]
     /// Makes the provider; the argument overrides the model name (`/model <name>`).
-    public let provider: @Sendable (String?) throws -> any ModelProvider
-    public let configuration: AgentConfiguration
-    public let historyFile: String
-    public let banner: String
+    package let provider: @Sendable (String?) throws -> any ModelProvider
+    package let configuration: AgentConfiguration
+    package let historyFile: String
+    package let banner: String
 
-    public init(
+    package init(
         registry: SkillRegistry, store: HistoryStore?, terminal: Terminal,
         folders: [(path: String, include: @Sendable (String) -> Bool)],
         provider: @escaping @Sendable (String?) throws -> any ModelProvider, configuration: AgentConfiguration,
@@ -47,7 +47,7 @@ public struct ShellEnvironment: Sendable {
 /// - Important: `@unchecked Sendable` is safe because the mutable properties (`session`, `sessionID`, `trace`)
 ///   are used only on the shell's own thread; what turn tasks share with it lives in `shared`, behind a mutex, and
 ///   wake-ups go through a pipe.
-public final class Shell: @unchecked Sendable {
+package final class Shell: @unchecked Sendable {
     struct Shared {
         var confirmation: (request: ConfirmationRequest, continuation: CheckedContinuation<ConfirmationAnswer, Never>)?
         var turn = TurnController()
@@ -71,7 +71,7 @@ public final class Shell: @unchecked Sendable {
     /// Every write to the history goes through here: none is lost without a word.
     let journal: HistoryJournal?
 
-    public init(environment: ShellEnvironment, model: SessionViewModel, resume: String?) throws(ShellError) {
+    package init(environment: ShellEnvironment, model: SessionViewModel, resume: String?) throws(ShellError) {
         self.environment = environment
         self.model = model
         let terminal = environment.terminal
@@ -151,7 +151,7 @@ public final class Shell: @unchecked Sendable {
     // MARK: The loop
 
     /// Runs until /exit or Ctrl-D. Returns the exit status.
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         Signals.blockEverywhere()
         Signals.targetCurrentThread()
         // The banner never wraps mid-word: its parts break at spaces to fit the terminal.
@@ -381,11 +381,11 @@ public final class Shell: @unchecked Sendable {
 
 /// Blocks SIGINT in the calling thread; call it on the main thread before starting anything, so threads created
 /// afterwards never take the shell's Ctrl-C.
-public func blockInterruptsForShell() { Signals.blockEverywhere() }
+package func blockInterruptsForShell() { Signals.blockEverywhere() }
 
 /// A failure that keeps the shell from starting or from doing what was asked.
-public struct ShellError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct ShellError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

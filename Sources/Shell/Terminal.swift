@@ -5,15 +5,15 @@ import Foundation
 #endif
 
 /// What the output is: a terminal (colours, symbols, in-place updates) or a pipe/file (plain lines).
-public struct Terminal: Sendable {
+package struct Terminal: Sendable {
     /// Standard output is a terminal.
-    public let isTTY: Bool
+    package let isTTY: Bool
     /// ANSI colours allowed: a terminal, `NO_COLOR` unset, `TERM` not `dumb`.
-    public let colors: Bool
+    package let colors: Bool
     /// Answers stay as the model sent them (`--raw`): no markdown layout after they are complete.
-    public let rawAnswers: Bool
+    package let rawAnswers: Bool
 
-    public init(environment: [String: String], isTTY: Bool = isatty(STDOUT_FILENO) == 1, rawAnswers: Bool = false) {
+    package init(environment: [String: String], isTTY: Bool = isatty(STDOUT_FILENO) == 1, rawAnswers: Bool = false) {
         self.isTTY = isTTY
         self.rawAnswers = rawAnswers
         colors = isTTY && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
@@ -34,7 +34,7 @@ public struct Terminal: Sendable {
     }
 
     /// Standard input is a terminal (an interactive session).
-    public static var inputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    package static var inputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
 
     func style(_ text: String, _ code: String) -> String { colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
     func dim(_ text: String) -> String { style(text, "2") }

@@ -3,19 +3,19 @@ import Foundation
 /// Reading a file that a person or a stranger may have made any size (config.json, caches, certificates): its
 /// kind and size are checked before anything is read, and never more than the limit is read even if it grows
 /// meanwhile — a 1 GB config.json costs one `fstat`, not 1 GB of memory.
-public enum BoundedFile {
-    public enum Outcome: Sendable, Equatable {
+package enum BoundedFile {
+    package enum Outcome: Sendable, Equatable {
         /// No file at the path.
         case missing
         case bytes([UInt8])
     }
 
     /// Why the file was not read: a phrase that follows the file's path ("is 1.0 GB; at most 1.0 MB is read").
-    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
-        public let description: String
+    package struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        package let description: String
     }
 
-    public static func read(_ path: String, limit: Int) -> Result<Outcome, Problem> {
+    package static func read(_ path: String, limit: Int) -> Result<Outcome, Problem> {
         // O_NONBLOCK: a FIFO put where a file was expected must not wait for a writer.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {

@@ -175,14 +175,14 @@ enum ELFInspector {
 }
 
 /// What a plugin author will trip over in a file that loads (`skillhost check` warns about it).
-public struct PluginFileReport: Sendable, Equatable {
+package struct PluginFileReport: Sendable, Equatable {
     /// The image has Swift code (non-empty `swift5_*` sections), not only the empty metadata swiftc links in.
-    public let containsSwiftCode: Bool
+    package let containsSwiftCode: Bool
     /// Functions and variables exported besides `skill_plugin_entry` (built without `-fvisibility=hidden`).
-    public let extraExports: [String]
+    package let extraExports: [String]
 
     /// Reads `file`'s ELF headers (nothing is executed); nil when it is not a complete ELF file.
-    public static func inspect(_ file: String) -> PluginFileReport? {
+    package static func inspect(_ file: String) -> PluginFileReport? {
         guard case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: 512 << 20) else { return nil }
         guard case .success = ELFInspector.inspect(bytes) else { return nil }
         return PluginFileReport(

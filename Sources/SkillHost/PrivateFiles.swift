@@ -2,11 +2,11 @@ import Foundation
 
 /// Folders and files that hold a user's data (chat history, plugin data) are the user's alone: created 0700 / 0600
 /// whatever the umask, and tightened — with a notice — when an earlier version left them readable by others.
-public enum PrivateFiles {
+package enum PrivateFiles {
     /// Creates `path` (and missing parents) as a directory only its owner can enter. Returns a notice when an
     /// existing directory had group or other permissions and was tightened.
     /// - Throws: `CocoaError`/`POSIXError` with the reason when it cannot be created.
-    public static func directory(_ path: String) throws -> String? {
+    package static func directory(_ path: String) throws -> String? {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             try FileManager.default.createDirectory(
@@ -19,7 +19,7 @@ public enum PrivateFiles {
 
     /// Makes the file at `path` readable and writable by its owner only, creating it empty when `create` is set.
     /// Returns a notice when an existing file was tightened.
-    public static func file(_ path: String, create: Bool) -> String? {
+    package static func file(_ path: String, create: Bool) -> String? {
         if create, !FileManager.default.fileExists(atPath: path) {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if descriptor >= 0 {

@@ -5,7 +5,7 @@ import Synchronization
 /// the workers' temporary files): removed at shutdown, on SIGTERM/SIGHUP/SIGINT (`removeAll`), and — for hosts that
 /// died without a word (SIGKILL, a crash) — swept at the next start: each holds an `owner` file with its host's
 /// pid, and one whose owner is gone is removed.
-public enum TemporaryDirectories {
+package enum TemporaryDirectories {
     private static let live = Mutex<Set<String>>([])
     static let ownerFile = "owner"
 
@@ -27,14 +27,14 @@ public enum TemporaryDirectories {
     }
 
     /// Removes every directory this process still has (for a signal handler that is about to exit).
-    public static func removeAll() {
+    package static func removeAll() {
         for path in live.withLock({ Array($0) }) { try? FileManager.default.removeItem(atPath: path) }
     }
 
     /// Removes the directories of hosts that are gone (this user's only; ones without an owner file are left
     /// alone). Returns how many were removed.
     @discardableResult
-    public static func sweepStale(in folder: String = NSTemporaryDirectory()) -> Int {
+    package static func sweepStale(in folder: String = NSTemporaryDirectory()) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         var removed = 0
         for name in names where name.hasPrefix("skillhost-") && name.count == "skillhost-XXXXXX".count {

@@ -2,6 +2,7 @@ import Agent
 import Foundation
 import SkillHost
 import SkillJSON
+import Support
 import TestSupport
 
 /// Agent overhead per step, SSE parsing throughput, and skill selection time and recall with 1,000 skills.

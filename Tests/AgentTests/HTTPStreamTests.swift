@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import Support
 import Synchronization
 import TestSupport
 import Testing

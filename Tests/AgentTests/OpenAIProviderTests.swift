@@ -1,5 +1,6 @@
 import Foundation
 import SkillHost
+import Support
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 import TestSupport
 import Testing

@@ -13,14 +13,14 @@ func terminateAndWait(_ process: Process) async {
 
 /// `skillhost mcp --http 127.0.0.1:0 …` running as a real process: started, its endpoint read from the line it
 /// prints, stopped with SIGTERM.
-public final class HTTPServerProcess: Sendable {
+package final class HTTPServerProcess: Sendable {
     private let process: Process
     /// The MCP endpoint, e.g. http://127.0.0.1:41234/mcp.
-    public let url: String
-    public let port: Int
+    package let url: String
+    package let port: Int
 
     /// Starts the server and waits (off the cooperative pool, up to a generous cap) for its "serving MCP at" line.
-    public static func start(arguments: [String], environment: [String: String]) async throws -> HTTPServerProcess {
+    package static func start(arguments: [String], environment: [String: String]) async throws -> HTTPServerProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(
@@ -71,11 +71,11 @@ public final class HTTPServerProcess: Sendable {
     }
 
     /// SIGTERM, then waits for the exit (off the cooperative pool).
-    public func stop() async { await terminateAndWait(process) }
+    package func stop() async { await terminateAndWait(process) }
 
     /// SIGTERM without waiting (for `defer`).
-    public func terminate() { if process.isRunning { process.terminate() } }
+    package func terminate() { if process.isRunning { process.terminate() } }
 
-    public var isRunning: Bool { process.isRunning }
-    public var terminationStatus: Int32 { process.terminationStatus }
+    package var isRunning: Bool { process.isRunning }
+    package var terminationStatus: Int32 { process.terminationStatus }
 }

@@ -2,16 +2,16 @@ import Foundation
 import Synchronization
 
 /// A TCP listener on 127.0.0.1 that answers every connection with "hello\n" (on a thread of its own).
-public final class LoopbackListener: Sendable {
+package final class LoopbackListener: Sendable {
     final class Count: Sendable {
         let value = Mutex(0)
     }
     let descriptor: Int32
-    public let port: Int
+    package let port: Int
     let accepted = Count()
 
     /// A TCP socket listening on 127.0.0.1 at a port the kernel chose.
-    public static func listeningSocket(backlog: Int32 = 8) throws -> (descriptor: Int32, port: Int) {
+    package static func listeningSocket(backlog: Int32 = 8) throws -> (descriptor: Int32, port: Int) {
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -30,7 +30,7 @@ public final class LoopbackListener: Sendable {
         return (listening, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    public init() throws {
+    package init() throws {
         let (listening, port) = try Self.listeningSocket()
         descriptor = listening
         self.port = port
@@ -52,18 +52,18 @@ public final class LoopbackListener: Sendable {
         }.start()
     }
 
-    public var connections: Int { accepted.value.withLock { $0 } }
+    package var connections: Int { accepted.value.withLock { $0 } }
 
     deinit { shutdown(descriptor, Int32(SHUT_RDWR)) }
 }
 
 /// A UNIX datagram socket bound to a file in a temporary folder of the test's: what a confined plugin must not be
 /// able to send to (in real life `/dev/log`, systemd's notify socket, a desktop bus).
-public final class UnixDatagramReceiver: Sendable {
+package final class UnixDatagramReceiver: Sendable {
     let descriptor: Int32
-    public let path: String
+    package let path: String
 
-    public init() throws {
+    package init() throws {
         path = Paths.temporaryDirectory("dgram") + "/socket"
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
@@ -81,7 +81,7 @@ public final class UnixDatagramReceiver: Sendable {
     }
 
     /// Whether a datagram is waiting (never blocks).
-    public var received: Bool {
+    package var received: Bool {
         var byte: UInt8 = 0
         return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) >= 0
     }

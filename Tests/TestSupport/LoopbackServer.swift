@@ -6,19 +6,19 @@ import Synchronization
 #endif
 
 /// A real HTTP/1.1 server on 127.0.0.1 for provider tests: each connection gets the next scripted reply.
-public final class LoopbackServer: Sendable {
+package final class LoopbackServer: Sendable {
     /// One scripted reply.
-    public struct Reply: Sendable {
-        public var status = 200
-        public var headers: [(String, String)] = [("Content-Type", "text/event-stream")]
+    package struct Reply: Sendable {
+        package var status = 200
+        package var headers: [(String, String)] = [("Content-Type", "text/event-stream")]
         /// Body pieces, each sent after its delay.
-        public var pieces: [(String, Duration)] = []
+        package var pieces: [(String, Duration)] = []
         /// After the pieces, keep the connection open until the client closes it.
-        public var holdOpen = false
+        package var holdOpen = false
         /// Send nothing at all; wait until the client goes away.
-        public var silent = false
+        package var silent = false
 
-        public init(
+        package init(
             status: Int = 200, headers: [(String, String)] = [("Content-Type", "text/event-stream")],
             pieces: [(String, Duration)] = [], holdOpen: Bool = false
         ) {
@@ -29,21 +29,22 @@ public final class LoopbackServer: Sendable {
         }
 
         /// SSE events (`data:` payloads), sent one by one.
-        public static func events(_ payloads: [String], delay: Duration = .zero, terminator: String = "\n\n") -> Reply {
+        package static func events(_ payloads: [String], delay: Duration = .zero, terminator: String = "\n\n") -> Reply
+        {
             Reply(pieces: payloads.map { ("data: \($0)\(terminator)", delay) })
         }
 
-        public static func status(_ status: Int, _ body: String, headers: [(String, String)] = []) -> Reply {
+        package static func status(_ status: Int, _ body: String, headers: [(String, String)] = []) -> Reply {
             Reply(status: status, headers: [("Content-Type", "application/json")] + headers, pieces: [(body, .zero)])
         }
     }
 
     /// A request as received.
-    public struct Request: Sendable {
-        public let head: String
-        public let body: String
+    package struct Request: Sendable {
+        package let head: String
+        package let body: String
 
-        public func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             for line in head.split(separator: "\r\n") {
                 let parts = line.split(separator: ":", maxSplits: 1)
                 if parts.count == 2, parts[0].lowercased() == name.lowercased() {
@@ -56,15 +57,15 @@ public final class LoopbackServer: Sendable {
 
     private struct State {
         var replies: [Reply]
-        public var requests: [Request] = []
+        package var requests: [Request] = []
         var clientClosed = 0
     }
 
-    public let port: Int
+    package let port: Int
     private let listener: Int32
     private let state: Mutex<State>
 
-    public init(_ replies: [Reply]) throws {
+    package init(_ replies: [Reply]) throws {
         state = Mutex(State(replies: replies))
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
@@ -88,14 +89,14 @@ public final class LoopbackServer: Sendable {
         thread.start()
     }
 
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/v1") ?? URL(fileURLWithPath: "/") }
-    public var requests: [Request] { state.withLock { $0.requests } }
+    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/v1") ?? URL(fileURLWithPath: "/") }
+    package var requests: [Request] { state.withLock { $0.requests } }
     /// Connections the client closed while the server was still holding them open.
-    public var clientClosedConnections: Int { state.withLock { $0.clientClosed } }
+    package var clientClosedConnections: Int { state.withLock { $0.clientClosed } }
 
     /// Stops accepting. The accepting thread closes the socket as it ends: closed here, its number could be given
     /// to another test's new socket while the thread still waits in accept() on it, and serve that test's clients.
-    public func stop() {
+    package func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 

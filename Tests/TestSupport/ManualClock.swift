@@ -4,7 +4,7 @@ import Synchronization
 /// A `HostClock` that stands still until a test moves it: `advance(by:)` runs every timer that falls due, in due
 /// order, on the calling thread, before it returns — so a test sees a deadline's effect at once and never depends on
 /// how busy the machine is.
-public final class ManualClock: HostClock {
+package final class ManualClock: HostClock {
     private struct Timer {
         let due: ContinuousClock.Instant
         let action: @Sendable () -> Void
@@ -19,14 +19,14 @@ public final class ManualClock: HostClock {
     private let base = ContinuousClock.now
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
-    public var now: ContinuousClock.Instant { base + state.withLock { $0.offset } }
+    package var now: ContinuousClock.Instant { base + state.withLock { $0.offset } }
 
     /// Timers scheduled and neither run nor cancelled yet.
-    public var pendingTimers: Int { state.withLock { $0.timers.count } }
+    package var pendingTimers: Int { state.withLock { $0.timers.count } }
 
-    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledTimer {
+    package func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledTimer {
         let id = state.withLock { state -> Int in
             defer { state.nextID += 1 }
             state.timers[state.nextID] = Timer(due: base + state.offset + max(delay, .zero), action: action)
@@ -37,7 +37,7 @@ public final class ManualClock: HostClock {
 
     /// Moves time forward by `duration` and runs the timers that fall due (a timer scheduled with no delay runs on
     /// the next call, even `advance(by: .zero)`).
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let target = state.withLock { state -> ContinuousClock.Instant in
             state.offset += duration
             return base + state.offset

@@ -11,8 +11,8 @@ func loopbackAddress(port: Int = 0) -> sockaddr_in {
 
 /// A free TCP port on 127.0.0.1 (bound, read, released: a port another process could take meanwhile, which the
 /// caller's server would then report as a failure to listen).
-public enum LoopbackPort {
-    public static func free() throws -> Int {
+package enum LoopbackPort {
+    package static func free() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw FixtureError.compileFailed("socket: \(errno)") }
         defer { close(socket) }
@@ -30,12 +30,12 @@ public enum LoopbackPort {
 
 /// nginx (Debian's package) as a reverse proxy with its own configuration, pid file and logs in a folder; the
 /// access log holds one line per request: the upstream that answered it.
-public final class Nginx: Sendable {
+package final class Nginx: Sendable {
     private let process: Process
 
     private init(process: Process) { self.process = process }
 
-    public static func start(in folder: String, port: Int, upstreams: [Int], location: String) async throws -> Nginx {
+    package static func start(in folder: String, port: Int, upstreams: [Int], location: String) async throws -> Nginx {
         let root = folder + "/nginx"
         for sub in ["", "/body", "/proxy", "/fastcgi", "/uwsgi", "/scgi"] {
             try FileManager.default.createDirectory(atPath: root + sub, withIntermediateDirectories: true)
@@ -105,5 +105,5 @@ public final class Nginx: Sendable {
     }
 
     /// Stops nginx (SIGTERM) and waits for it, off the cooperative pool.
-    public func stop() async { await terminateAndWait(process) }
+    package func stop() async { await terminateAndWait(process) }
 }

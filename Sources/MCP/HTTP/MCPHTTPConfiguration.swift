@@ -2,49 +2,49 @@ import CHTTP
 import Foundation
 
 /// How `skillhost mcp --http` serves: where, for whom, and within which bounds.
-public struct MCPHTTPConfiguration: Sendable {
+package struct MCPHTTPConfiguration: Sendable {
     /// An IP literal: 127.0.0.1 (the default), ::1, 0.0.0.0 …
-    public var address = "127.0.0.1"
-    public var port: UInt16 = 8765
+    package var address = "127.0.0.1"
+    package var port: UInt16 = 8765
     /// The MCP endpoint's path.
-    public var path = "/mcp"
+    package var path = "/mcp"
     /// Origins allowed besides the loopback ones (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`),
     /// exactly as browsers send them: "https://app.example.com".
-    public var allowedOrigins: [String] = []
+    package var allowedOrigins: [String] = []
     /// SHA-256 digests of the accepted bearer tokens. Empty: no authentication (loopback only).
-    public var tokenDigests: [[UInt8]] = []
+    package var tokenDigests: [[UInt8]] = []
     /// RFC 9728: the authorization servers announced at `/.well-known/oauth-protected-resource` (their tokens'
     /// signatures are not validated here: accepted tokens are the configured ones).
-    public var authorizationServers: [String] = []
+    package var authorizationServers: [String] = []
     /// The resource's canonical URL for that metadata (default: http://<address>:<port><path>).
-    public var resource: String?
+    package var resource: String?
     /// Calls one client (a token, else an address) may have in flight; more are answered 429.
-    public var callsPerClient = 64
+    package var callsPerClient = 64
     /// Serve the 2025-11-25 session form (Mcp-Session-Id, GET stream, DELETE, Last-Event-ID) beside the stateless one.
-    public var sessions = true
+    package var sessions = true
     /// Older-client sessions kept at once; beyond it a principal gives up its own least recently used session, and
     /// one with none is refused (503).
-    public var maximumSessions = 1000
+    package var maximumSessions = 1000
     /// Older-client sessions one principal (a token, else an address) keeps at once: its least recently used one
     /// is dropped beyond it. One principal never pushes out another's.
-    public var maximumSessionsPerClient = 100
+    package var maximumSessionsPerClient = 100
     /// Host names a loopback server answers besides localhost, 127.0.0.1 and [::1] (DNS-rebinding defence).
-    public var allowedHosts: [String] = []
+    package var allowedHosts: [String] = []
     /// Seconds between keep-alive comments on open streams.
-    public var keepAliveSeconds = 15
+    package var keepAliveSeconds = 15
     /// PEM texts for HTTPS.
-    public var tls: (certificate: String, key: String)?
+    package var tls: (certificate: String, key: String)?
     package var limits = HTTPServer.Limits()
 
-    public init() {}
+    package init() {}
 
     /// Whether `address` reaches only this machine.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         address == "127.0.0.1" || address == "::1" || address.hasPrefix("127.") || address == "localhost"
     }
 
     /// The SHA-256 digest of a token, as stored in `tokenDigests`.
-    public static func digest(of token: String) -> [UInt8] {
+    package static func digest(of token: String) -> [UInt8] {
         let bytes = Array(token.utf8)
         var digest = [UInt8](repeating: 0, count: 32)
         _ = skillhost_sha256(bytes, bytes.count, &digest)
@@ -52,7 +52,7 @@ public struct MCPHTTPConfiguration: Sendable {
     }
 
     /// A digest from its hex text (64 characters), as config.json holds it.
-    public static func digest(hex: String) -> [UInt8]? {
+    package static func digest(hex: String) -> [UInt8]? {
         let characters = Array(hex.lowercased().utf8)
         guard characters.count == 64 else { return nil }
         var bytes: [UInt8] = []
@@ -76,5 +76,5 @@ public struct MCPHTTPConfiguration: Sendable {
     }
 
     /// The hex text of a digest.
-    public static func hex(_ digest: [UInt8]) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+    package static func hex(_ digest: [UInt8]) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// progress and `subscriptions/listen`, an SSE stream; the standard headers checked against the body; closing a
 /// stream cancels its request) and the 2025-11-25 session form for older clients (`MCPHTTPSessions`). In front of
 /// both: the Origin allow-list, bearer tokens, size limits and a per-client limit on calls in flight.
-public final class MCPHTTPService: Sendable {
+package final class MCPHTTPService: Sendable {
     let server: MCPServer
     let configuration: MCPHTTPConfiguration
     let sessions: MCPHTTPSessions
@@ -21,13 +21,13 @@ public final class MCPHTTPService: Sendable {
     private let keepAlive = Mutex<Task<Void, Never>?>(nil)
 
     /// The port served (the system's choice when the configuration said 0).
-    public let port: UInt16
+    package let port: UInt16
     /// The Host headers a loopback client usually sends (`127.0.0.1:<port>`, `localhost:<port>`, …).
     private let usualHosts: Set<String>
 
     /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback
     /// address and no token is configured (a network-facing server needs authentication).
-    public init(server: MCPServer, configuration: MCPHTTPConfiguration) throws(MCPHTTPError) {
+    package init(server: MCPServer, configuration: MCPHTTPConfiguration) throws(MCPHTTPError) {
         if !configuration.isLoopback, configuration.tokenDigests.isEmpty {
             throw MCPHTTPError(
                 "refusing to serve MCP on \(configuration.address) without authentication: set SKILLHOST_MCP_TOKEN or "
@@ -70,7 +70,7 @@ public final class MCPHTTPService: Sendable {
     }
 
     /// Ends every subscription gracefully, then stops the server (waiting requests are cancelled).
-    public func stop() {
+    package func stop() {
         keepAlive.withLock { $0?.cancel() }
         notifier.withLock { $0?.cancel() }
         server.subscriptions.closeAll()
@@ -425,8 +425,8 @@ public final class MCPHTTPService: Sendable {
 }
 
 /// Why the HTTP transport could not start, as a sentence.
-public struct MCPHTTPError: Error, Sendable, CustomStringConvertible {
-    public let message: String
+package struct MCPHTTPError: Error, Sendable, CustomStringConvertible {
+    package let message: String
     init(_ message: String) { self.message = message }
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -2,11 +2,11 @@
 /// blocks (boxed on the left, never re-wrapped), tables aligned and fitted to the width (cells wrapped when they
 /// must be), links followed by their target. With `colors` styles are ANSI escapes; without (no terminal,
 /// `NO_COLOR`) the text stays plain and readable: `#` before headings, backticks around code, no escapes at all.
-public enum TerminalMarkdown {
+package enum TerminalMarkdown {
     /// The layout of `text`; ends with a newline when it has any content. The text is a model's: its controls are
     /// made inert before it is parsed, so text nodes, code and link targets alike show them visibly (`\x1b` is
     /// no markdown escape), and the only escapes in the layout are its own styles.
-    public static func render(_ text: String, width: Int, colors: Bool) -> String {
+    package static func render(_ text: String, width: Int, colors: Bool) -> String {
         let layout = Layout(colors: colors)
         let blocks = MarkdownDocument(parsing: InertText.make(text)).blocks
         return layout.blocks(blocks, width: max(20, width)).joined(separator: "\n") + "\n"

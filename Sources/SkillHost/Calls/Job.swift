@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// Lets one idle pool thread at a time spin, so a busy machine loses at most one thread's spinning per runner. (In a

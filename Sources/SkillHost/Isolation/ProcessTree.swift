@@ -8,12 +8,12 @@ import Synchronization
 /// its children. A worker that dies abruptly hands its orphans to the next subreaper up — the host, when it made
 /// itself one (`adoptOrphans`, which the `skillhost` program does) — and the host kills what it adopted from other
 /// sessions every time a worker ends and when it shuts down.
-public enum ProcessTree {
+package enum ProcessTree {
     /// Worker processes alive now (never killed as orphans).
     private static let workers = Mutex<Set<pid_t>>([])
 
     /// Makes this process a child subreaper. Call once, early, in a program that owns its children.
-    public static func adoptOrphans() { _ = skillhost_become_subreaper() }
+    package static func adoptOrphans() { _ = skillhost_become_subreaper() }
 
     static func started(_ worker: pid_t) { workers.withLock { _ = $0.insert(worker) } }
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// One running worker process, seen from the host: requests out, responses and notifications in (on a reader

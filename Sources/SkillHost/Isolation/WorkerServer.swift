@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// The worker side of process isolation: `skillhost worker …` loads one plugin file and answers the host's
