@@ -5,6 +5,9 @@ import PackageDescription
 /// SkillSDK/include/skill_sdk.h).
 let pluginCSettings: [CSetting] = [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra"])]
 
+/// Every library module: a public type must say whether it is Sendable (`.ci/run` fails on the warning).
+let librarySwiftSettings: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-require-explicit-sendable"])]
+
 let package = Package(
     name: "skillhost",
     products: [
@@ -42,16 +45,24 @@ let package = Package(
         // The HTTP client (the model server, MCP servers by URL) over libcurl's easy interface (Debian
         // libcurl4-openssl-dev), with backpressure so a server that never stops sending costs a bounded window.
         .target(name: "CHTTPClient", linkerSettings: [.linkedLibrary("curl")]),
-        .target(name: "SkillJSON"),
+        .target(name: "SkillJSON", swiftSettings: librarySwiftSettings),
         // Package plumbing the modules share, none of it API: the HTTP client, SSE, redaction of secrets, spinning
         // waits.
-        .target(name: "Support", dependencies: ["CHTTPClient", "CProcess"]),
+        .target(name: "Support", dependencies: ["CHTTPClient", "CProcess"], swiftSettings: librarySwiftSettings),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
-        .target(name: "JSONRPC", dependencies: ["SkillJSON", "CProcess", "Support"]),
-        .target(name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess", "Support"]),
-        .target(name: "Agent", dependencies: ["SkillHost", "SkillJSON", "Support"]),
-        .target(name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"]),
-        .target(name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"]),
+        .target(
+            name: "JSONRPC", dependencies: ["SkillJSON", "CProcess", "Support"], swiftSettings: librarySwiftSettings),
+        .target(
+            name: "SkillHost", dependencies: ["SkillJSON", "JSONRPC", "SkillSDK", "CFFI", "CProcess", "Support"],
+            swiftSettings: librarySwiftSettings),
+        .target(
+            name: "Agent", dependencies: ["SkillHost", "SkillJSON", "Support"], swiftSettings: librarySwiftSettings),
+        .target(
+            name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"],
+            swiftSettings: librarySwiftSettings),
+        .target(
+            name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"],
+            swiftSettings: librarySwiftSettings),
         .executableTarget(
             name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(

@@ -63,6 +63,10 @@ extension JSONValue {
     }
 }
 
+/// Not Sendable: a parser reads through a pointer valid only while `JSONValue(parsing:)` runs.
+@available(*, unavailable)
+extension JSONParser: Sendable {}
+
 /// A recursive-descent parser over UTF-8 bytes.
 public struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>

@@ -397,7 +397,7 @@ struct Validator {
 }
 
 /// "Did you mean" suggestions by Levenshtein distance.
-public enum EditDistance {
+public enum EditDistance: Sendable {
     /// Edit distance between two strings in Unicode scalars, where swapping two neighbours counts as one edit
     /// (optimal string alignment), so "modle" is one edit from "model".
     public static func distance(_ a: String, _ b: String) -> Int {

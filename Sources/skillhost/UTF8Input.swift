@@ -68,7 +68,9 @@ enum UTF8Input {
         guard bytes.count <= maximumInput else {
             throw UsageError(
                 "standard input is more than \(maximumInput >> 20) MB",
-                hint: "send at most \(maximumInput >> 20) MB: arguments and questions are read whole before anything runs")
+                hint:
+                    "send at most \(maximumInput >> 20) MB: arguments and questions are read whole before anything runs"
+            )
         }
         return try decode(bytes, "standard input")
     }

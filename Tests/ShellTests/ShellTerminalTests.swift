@@ -1,4 +1,5 @@
 import Foundation
+import SkillJSON
 import TestSupport
 import Testing
 
@@ -94,9 +95,7 @@ struct ShellTerminalTests {
 
     static func toolCalls(_ calls: [(id: String, name: String, arguments: String)]) -> LoopbackServer.Reply {
         let fragments = calls.enumerated().map { index, call in
-            let arguments = String(
-                decoding: try! JSONSerialization.data(withJSONObject: [call.arguments], options: []), as: UTF8.self
-            ).dropFirst().dropLast()
+            let arguments = JSONValue.string(call.arguments).jsonText
             return
                 #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":\#(index),"id":"\#(call.id)","type":"function","function":{"name":"\#(call.name)","arguments":\#(arguments)}}]},"finish_reason":null}]}"#
         }

@@ -159,7 +159,8 @@ struct ConfinementTests {
         #expect(
             raw.error
                 == Self.blocked(
-                    "socket() of an UNIX datagram socket", needs: "network", reported: "socket: Operation not permitted"))
+                    "socket() of an UNIX datagram socket", needs: "network", reported: "socket: Operation not permitted"
+                ))
         let pair = await host.call("escape_unix_datagram", ["path": .string(path), "pair": true])
         #expect(
             pair.error
