@@ -48,6 +48,20 @@ struct InvokerTests {
         return [await registry.invoke(invocation), started, onThread, prepared]
     }
 
+    /// A worker trusts its host's validation: arguments its host already checked are not walked again (they
+    /// would be refused here: `confirm` must be a boolean).
+    @Test func argumentsAValidatorAlreadyCheckedAreNotCheckedAgain() async throws {
+        let registry = try Self.registry()
+        let invocation = SkillInvocation(skill: "wipe_all", arguments: ["confirm": "yes"], confirmer: .confirmed)
+        let checked = try await offPool { registry.invoker.invokeOnCurrentThread(invocation) }
+        #expect(checked.code == .invalidArguments)
+        var validated = invocation
+        validated.argumentsValidated = true
+        let sent = validated
+        let trusted = try await offPool { registry.invoker.invokeOnCurrentThread(sent) }
+        #expect(trusted.result == ["confirm": "yes"], "\(trusted)")
+    }
+
     @Test func aDenyRuleHoldsOnEveryEntryPoint() async throws {
         let registry = try Self.registry(policy: Policy(rules: [PolicyRule("ec*", .deny)]))
         for confirmer in [Confirmer.confirmed, .nobodyToAsk, .person({ _, _ in .allowOnce })] {

@@ -218,15 +218,16 @@ struct Invoker: Sendable {
                         "\(invocation.skill) did not run: it calls \(missing), which is not registered (load the plugin "
                             + "or server that provides it, or fix \(composite.file))")))
         }
-        let result = validate(entry, invocation.arguments, timeout: timeout)
+        let result = validate(
+            entry, invocation.arguments, timeout: timeout, validated: invocation.argumentsValidated)
         if case .failure = result { entry.plugin?.release() }
         return result
     }
 
     /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
-    private func validate(_ entry: SkillEntry, _ arguments: SkillInvocation.Arguments, timeout: Duration) -> Result<
-        Prepared, Rejection
-    > {
+    private func validate(
+        _ entry: SkillEntry, _ arguments: SkillInvocation.Arguments, timeout: Duration, validated: Bool
+    ) -> Result<Prepared, Rejection> {
         let value: JSONValue
         let text: String?
         switch arguments {
@@ -242,7 +243,7 @@ struct Invoker: Sendable {
                 return .failure(Rejection(.failure(code: .invalidArguments, "arguments are not valid JSON: \(error)")))
             }
         }
-        guard let schema = entry.schema else {
+        guard let schema = entry.schema, !validated else {
             return .success(Prepared(entry: entry, arguments: value, text: text, validated: .zero, timeout: timeout))
         }
         // A typed skill's generated schema is its signature: arguments that match it as given need no walk.

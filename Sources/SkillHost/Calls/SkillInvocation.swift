@@ -33,6 +33,10 @@ public struct SkillInvocation: Sendable {
     public var session: String?
     /// The context the skill sees as JSON text; nil: the registry's own (a worker passes the host's on).
     package var callerContext: String?
+    /// The arguments were validated against this skill's schema by whoever sent the call: a worker's host validated
+    /// them (coerced, defaults filled in) against the schema the worker itself described, so the worker does not
+    /// walk them again.
+    var argumentsValidated = false
     /// The composite skills this call runs inside (0 outside one), and the calls the outermost may still make.
     var compositeDepth = 0
     var compositeBudget: CompositeBudget?

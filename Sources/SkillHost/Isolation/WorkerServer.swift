@@ -201,6 +201,8 @@ final class WorkerServer: Sendable {
                     writer.write(JSONRPCMessage.notification(method: "progress", params: .object(body)).line)
                 })
             invocation.callerContext = params["context"]?.stringValue
+            // The host validated the arguments against the schema this worker described: they are not walked again.
+            invocation.argumentsValidated = true
             var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
             if let confinement {
                 ConfinementMessages.explain(
