@@ -60,11 +60,16 @@ let package = Package(
         .target(
             name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"],
             swiftSettings: librarySwiftSettings),
+        // The session as state any front end renders (the terminal shell, the browser): cards, turn state, trace.
         .target(
-            name: "Shell", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"],
+            name: "SessionUI", dependencies: ["Agent", "SkillHost", "SkillJSON"], swiftSettings: librarySwiftSettings),
+        .target(
+            name: "Shell",
+            dependencies: ["SessionUI", "Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"],
             swiftSettings: librarySwiftSettings),
         .executableTarget(
-            name: "skillhost", dependencies: ["Shell", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
+            name: "skillhost",
+            dependencies: ["Shell", "SessionUI", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
         .executableTarget(
             name: "skillhost-bench",
             dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support"],
@@ -101,6 +106,6 @@ let package = Package(
             name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "ShellTests",
-            dependencies: ["Shell", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+            dependencies: ["Shell", "SessionUI", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
     ]
 )

@@ -235,9 +235,7 @@ struct TurnRunner: Sendable {
         switch await registry.prepareCall(invocation) {
         case .failure(let refusal):
             let shown = SkillInvocation.Arguments.value(refusal.arguments ?? .object(object))
-            guard var failure = refusal.outcome.failure else {
-                return failed(SkillFailure(code: .failed, message: "ended without an outcome"), shown: shown)
-            }
+            var failure = refusal.failure
             switch failure.code {
             case .unknownSkill: return failed(unknownSkill(call.name), shown: shown)
             case .invalidArguments: failure.message = "invalid arguments: \(failure.message)"

@@ -1,6 +1,7 @@
 import Agent
 import CTerminal
 import Foundation
+import SessionUI
 import SkillHost
 
 #if canImport(Glibc)

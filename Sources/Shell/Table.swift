@@ -1,3 +1,5 @@
+import SessionUI
+
 /// Plain-text tables and wrapped lines that fit a terminal: `skillhost list` and the shell's `/skills` share the
 /// layout.
 package enum Table {

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SessionUI
 import SkillHost
 import SkillJSON
 

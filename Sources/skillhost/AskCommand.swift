@@ -1,6 +1,7 @@
 import Agent
 import Dispatch
 import Foundation
+import SessionUI
 import Shell
 import SkillHost
 import SkillJSON

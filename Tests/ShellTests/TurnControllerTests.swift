@@ -1,7 +1,6 @@
 import Agent
+import SessionUI
 import Testing
-
-@testable import Shell
 
 /// The shell's turn choreography, event by event.
 struct TurnControllerTests {

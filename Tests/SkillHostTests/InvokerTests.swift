@@ -42,7 +42,7 @@ struct InvokerTests {
         let onThread = try await offPool { registry.invokeOnCurrentThread(invocation) }
         let prepared: SkillOutcome
         switch await registry.prepare(invocation) {
-        case .failure(let refusal): prepared = refusal.outcome
+        case .failure(let refusal): prepared = refusal.outcome(after: .zero)
         case .success(let call): prepared = await call.run()
         }
         return [await registry.invoke(invocation), started, onThread, prepared]

@@ -125,13 +125,13 @@ package final class StandInSkills: AgentSkills {
 
     package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         guard let behaviour = behaviours[invocation.skill] else {
-            return .failure(CallRefusal(outcome: .failure(code: .unknownSkill, "unknown skill")))
+            return .failure(CallRefusal(SkillFailure(code: .unknownSkill, message: "unknown skill")))
         }
         guard case .value(let arguments) = invocation.arguments else {
-            return .failure(CallRefusal(outcome: .failure(code: .invalidArguments, "stand-ins take values")))
+            return .failure(CallRefusal(SkillFailure(code: .invalidArguments, message: "stand-ins take values")))
         }
         if let refusal = behaviour.refusal {
-            return .failure(CallRefusal(outcome: .failure(code: .notPermitted, refusal), arguments: arguments))
+            return .failure(CallRefusal(SkillFailure(code: .notPermitted, message: refusal), arguments: arguments))
         }
         return .success(
             Ready(arguments: arguments, behaviour: behaviour) { [self] id, value in

@@ -1,3 +1,5 @@
+import SessionUI
+
 /// Lays out a markdown answer for a terminal `width` columns wide: headings, emphasis, lists, block quotes, code
 /// blocks (boxed on the left, never re-wrapped), tables aligned and fitted to the width (cells wrapped when they
 /// must be), links followed by their target. With `colors` styles are ANSI escapes; without (no terminal,

@@ -40,19 +40,10 @@ struct Invoker: Sendable {
     }
 
     /// A call that ends before it runs.
-    struct Rejection: Error {
-        let outcome: SkillOutcome
-        /// The validated arguments, when the call was refused after validation.
-        var arguments: JSONValue?
-        init(_ outcome: SkillOutcome, arguments: JSONValue? = nil) {
-            self.outcome = outcome
-            self.arguments = arguments
-        }
-    }
 
     /// What became of a call before it runs: every entry point starts here, so each decides the same way.
     enum Admission: Sendable {
-        case refused(Rejection)
+        case refused(CallRefusal)
         case ready(Prepared)
         /// A person must say yes first (`confirm`).
         case question(Prepared)
@@ -72,18 +63,18 @@ struct Invoker: Sendable {
         case .refuse(let refusal):
             prepared.release()
             return .refused(
-                Rejection(.refused(refusal, for: invocation.confirmer.audience), arguments: prepared.arguments))
+                CallRefusal(refusal, for: invocation.confirmer.audience, arguments: prepared.arguments))
         }
     }
 
     /// Asks the invocation's person about a call admitted with a question; on a no the plugin is given back.
-    func confirm(_ prepared: Prepared, _ invocation: SkillInvocation) async -> Result<Prepared, Rejection> {
+    func confirm(_ prepared: Prepared, _ invocation: SkillInvocation) async -> Result<Prepared, CallRefusal> {
         let refusal = await pipeline.ask(
             prepared.entry.info, arguments: prepared.arguments, invocation.confirmer)
         guard let refusal else { return .success(prepared) }
         prepared.release()
         return .failure(
-            Rejection(.refused(refusal, for: invocation.confirmer.audience), arguments: prepared.arguments))
+            CallRefusal(refusal, for: invocation.confirmer.audience, arguments: prepared.arguments))
     }
 
     // MARK: Entry points
@@ -91,7 +82,7 @@ struct Invoker: Sendable {
     func invoke(_ invocation: SkillInvocation) async -> SkillOutcome {
         let start = ContinuousClock.now
         switch await permit(invocation) {
-        case .failure(let rejection): return rejection.outcome.took(.now - start)
+        case .failure(let rejection): return rejection.outcome(after: .now - start)
         case .success(let prepared):
             defer { prepared.release() }
             return await run(prepared, invocation, start: start)
@@ -100,7 +91,7 @@ struct Invoker: Sendable {
 
     /// Everything before the call runs, asking the person when the decision says so. On success the plugin counts
     /// one user more.
-    func permit(_ invocation: SkillInvocation) async -> Result<Prepared, Rejection> {
+    func permit(_ invocation: SkillInvocation) async -> Result<Prepared, CallRefusal> {
         switch admit(invocation) {
         case .refused(let rejection): return .failure(rejection)
         case .ready(let prepared): return .success(prepared)
@@ -116,13 +107,13 @@ struct Invoker: Sendable {
         let prepared: Prepared
         switch admit(invocation) {
         case .refused(let rejection):
-            completion(rejection.outcome.took(.now - start))
+            completion(rejection.outcome(after: .now - start))
             return CallHandle {}
         case .question(let asked):
             // Only a person is asked; their answer is awaited on a task, never on this thread.
             let task = Task {
                 switch await confirm(asked, invocation) {
-                case .failure(let rejection): completion(rejection.outcome.took(.now - start))
+                case .failure(let rejection): completion(rejection.outcome(after: .now - start))
                 case .success(let prepared):
                     defer { prepared.release() }
                     completion(await run(prepared, invocation, start: start))
@@ -170,7 +161,7 @@ struct Invoker: Sendable {
         let start = ContinuousClock.now
         let prepared: Prepared
         switch admit(invocation) {
-        case .refused(let rejection): return rejection.outcome.took(.now - start)
+        case .refused(let rejection): return rejection.outcome(after: .now - start)
         case .question(let asked):
             asked.release()
             return SkillOutcome.refused(.cannotAskHere(skill: asked.entry.info.id), for: invocation.confirmer.audience)
@@ -203,20 +194,18 @@ struct Invoker: Sendable {
     // MARK: Steps
 
     /// Looks the skill up (taking a user of its plugin) and validates the arguments.
-    func prepare(_ invocation: SkillInvocation) -> Result<Prepared, Rejection> {
+    func prepare(_ invocation: SkillInvocation) -> Result<Prepared, CallRefusal> {
         guard let entry = catalog.acquire(invocation.skill) else {
             return .failure(
-                Rejection(
-                    .refused(.unknown(invocation.skill, among: catalog.ids), for: invocation.confirmer.audience)))
+                CallRefusal(.unknown(invocation.skill, among: catalog.ids), for: invocation.confirmer.audience))
         }
         let timeout = invocation.timeout ?? entry.timeout ?? configuration.defaultTimeout
         if case .composite(let composite) = entry, let missing = composite.plan?.missing.first {
             return .failure(
-                Rejection(
-                    .failure(
-                        code: .failed,
-                        "\(invocation.skill) did not run: it calls \(missing), which is not registered (load the plugin "
-                            + "or server that provides it, or fix \(composite.file))")))
+                CallRefusal(
+                    .failed,
+                    "\(invocation.skill) did not run: it calls \(missing), which is not registered (load the plugin "
+                        + "or server that provides it, or fix \(composite.file))"))
         }
         let result = validate(
             entry, invocation.arguments, timeout: timeout, validated: invocation.argumentsValidated)
@@ -227,7 +216,7 @@ struct Invoker: Sendable {
     /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
     private func validate(
         _ entry: SkillEntry, _ arguments: SkillInvocation.Arguments, timeout: Duration, validated: Bool
-    ) -> Result<Prepared, Rejection> {
+    ) -> Result<Prepared, CallRefusal> {
         let value: JSONValue
         let text: String?
         switch arguments {
@@ -240,7 +229,7 @@ struct Invoker: Sendable {
             do {
                 value = try JSONValue(parsing: text ?? "{}")
             } catch {
-                return .failure(Rejection(.failure(code: .invalidArguments, "arguments are not valid JSON: \(error)")))
+                return .failure(CallRefusal(.invalidArguments, "arguments are not valid JSON: \(error)"))
             }
         }
         guard let schema = entry.schema, !validated else {
@@ -264,13 +253,12 @@ struct Invoker: Sendable {
         switch schema.check(value, options: options) {
         case .failure(let invalid) where invalid.stop == .deadline:
             return .failure(
-                Rejection(
-                    .failure(
-                        code: .timeout,
-                        "\(entry.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
-                            + "against its schema (the schema is too costly for them)")))
+                CallRefusal(
+                    .timeout,
+                    "\(entry.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
+                        + "against its schema (the schema is too costly for them)"))
         case .failure(let invalid):
-            return .failure(Rejection(.failure(code: .invalidArguments, invalid.issues.summary)))
+            return .failure(CallRefusal(.invalidArguments, invalid.issues.summary))
         case .success(let replacement):
             return .success(
                 Prepared(

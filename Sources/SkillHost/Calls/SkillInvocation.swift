@@ -104,13 +104,28 @@ public final class PreparedCall: Sendable {
     deinit { if take() { prepared.release() } }
 }
 
-/// A call refused before it ran: the outcome, and its validated arguments when it got that far.
+/// A call refused before it ran (unknown skill, arguments that do not validate, a rule, a person's no): always a
+/// failure, and its validated arguments when it got that far.
 public struct CallRefusal: Error, Sendable {
-    public let outcome: SkillOutcome
+    public let failure: SkillFailure
+    /// The arguments as validated, when the call was refused after validation.
     public let arguments: JSONValue?
 
-    public init(outcome: SkillOutcome, arguments: JSONValue? = nil) {
-        self.outcome = outcome
+    public init(_ failure: SkillFailure, arguments: JSONValue? = nil) {
+        self.failure = failure
         self.arguments = arguments
+    }
+
+    /// A refusal from the call pipeline, with its sentence for `audience`.
+    init(_ refusal: Refusal, for audience: Audience, arguments: JSONValue? = nil) {
+        self.init(SkillFailure(refusal, for: audience), arguments: arguments)
+    }
+
+    /// A refusal that is not the pipeline's (the call cannot run as asked): its code and sentence.
+    init(_ code: FailureCode, _ message: String) { self.init(SkillFailure(code: code, message: message)) }
+
+    /// The refusal as the outcome of a call that took `duration` to refuse.
+    public func outcome(after duration: Duration) -> SkillOutcome {
+        SkillOutcome(.failure(failure), duration: duration)
     }
 }

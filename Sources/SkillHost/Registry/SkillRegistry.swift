@@ -148,8 +148,7 @@ public final class SkillRegistry: Sendable {
     public func prepare(_ invocation: SkillInvocation) async -> Result<PreparedCall, CallRefusal> {
         let start = ContinuousClock.now
         switch await invoker.permit(invocation) {
-        case .failure(let rejection):
-            return .failure(CallRefusal(outcome: rejection.outcome.took(.now - start), arguments: rejection.arguments))
+        case .failure(let refusal): return .failure(refusal)
         case .success(let prepared): return .success(PreparedCall(prepared, invocation, start: start, invoker: invoker))
         }
     }

@@ -3,8 +3,8 @@ import Agent
 /// The shell's side of a turn as an explicit state: what the shell's thread is waiting for, and what each event
 /// (the turn's end, Ctrl-C, a confirmation asked and answered) does. Pure: the shell keeps it in its shared state
 /// and carries out the returned actions.
-struct TurnController {
-    enum TurnState: Equatable, CustomStringConvertible {
+package struct TurnController {
+    package enum TurnState: Equatable, CustomStringConvertible {
         /// No turn: the prompt is waiting.
         case idle
         /// The turn's task runs; the thread waits for its end, Ctrl-C and confirmations.
@@ -16,7 +16,7 @@ struct TurnController {
         /// The turn ended, with this reason.
         case finished(FinishReason)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .idle: return "idle"
             case .running: return "running"
@@ -28,28 +28,30 @@ struct TurnController {
     }
 
     /// What Ctrl-C makes the shell do.
-    enum Interruption: Equatable {
+    package enum Interruption: Equatable {
         /// Cancel the turn's task and answer a pending confirmation with no.
         case cancelTurn
         /// Nothing more: the turn is already being cancelled or is over.
         case ignore
     }
 
-    private(set) var state = TurnState.idle
+    package private(set) var state = TurnState.idle
+
+    package init() {}
 
     /// Whether the shell's thread can stop waiting.
-    var isOver: Bool {
+    package var isOver: Bool {
         if case .finished = state { return true }
         return state == .idle
     }
 
     /// The reason the turn ended (cancelled when it never finished by itself).
-    var reason: FinishReason {
+    package var reason: FinishReason {
         if case .finished(let reason) = state { return reason }
         return .cancelled
     }
 
-    mutating func start() {
+    package mutating func start() {
         switch state {
         case .idle, .finished: state = .running
         case .running, .asking, .cancelling:
@@ -58,7 +60,7 @@ struct TurnController {
     }
 
     /// A confirmation is about to be asked; false when the turn is being cancelled (the answer is no).
-    mutating func beginAsking() -> Bool {
+    package mutating func beginAsking() -> Bool {
         switch state {
         case .running:
             state = .asking
@@ -69,11 +71,11 @@ struct TurnController {
     }
 
     /// The person answered.
-    mutating func endAsking() {
+    package mutating func endAsking() {
         if state == .asking { state = .running }
     }
 
-    mutating func interrupt() -> Interruption {
+    package mutating func interrupt() -> Interruption {
         switch state {
         case .running, .asking:
             state = .cancelling
@@ -83,7 +85,7 @@ struct TurnController {
     }
 
     /// The turn's task returned.
-    mutating func finish(_ reason: FinishReason) {
+    package mutating func finish(_ reason: FinishReason) {
         switch state {
         case .running, .asking, .cancelling: state = .finished(reason)
         case .idle, .finished: preconditionFailure("a turn finished that was \(state)")

@@ -5,38 +5,40 @@ import Synchronization
 
 /// What `/trace` shows about the last turn: each step with its timing, the size of the request and response, the
 /// token usage, and the skill calls with their durations and full results (the screen shortens them).
-struct TurnTrace: Sendable {
-    struct Call: Sendable {
-        let skill: String
+package struct TurnTrace: Sendable {
+    package struct Call: Sendable {
+        package let skill: String
         /// As the skill received them (or as the model wrote them when unusable).
-        var arguments: String = ""
-        var outcome: String = "running"
-        var duration: Duration = .zero
-        var ok = false
+        package var arguments: String = ""
+        package var outcome: String = "running"
+        package var duration: Duration = .zero
+        package var ok = false
     }
 
-    struct Step: Sendable {
-        let number: Int
-        let started: ContinuousClock.Instant
-        var ended: ContinuousClock.Instant?
+    package struct Step: Sendable {
+        package let number: Int
+        package let started: ContinuousClock.Instant
+        package var ended: ContinuousClock.Instant?
         /// Bytes of the conversation sent with the request (messages as JSON).
-        let requestBytes: Int
-        let messageCount: Int
+        package let requestBytes: Int
+        package let messageCount: Int
         /// The plugins' state the request carried (the system message `/state` shows), nil for none.
-        let state: String?
-        var responseBytes = 0
-        var usage: Usage?
-        var calls: [String: Call] = [:]
-        var callOrder: [String] = []
+        package let state: String?
+        package var responseBytes = 0
+        package var usage: Usage?
+        package var calls: [String: Call] = [:]
+        package var callOrder: [String] = []
     }
 
-    var steps: [Step] = []
-    var started: ContinuousClock.Instant?
-    var ended: ContinuousClock.Instant?
-    var reason: FinishReason?
+    package var steps: [Step] = []
+    package var started: ContinuousClock.Instant?
+    package var ended: ContinuousClock.Instant?
+    package var reason: FinishReason?
+
+    package init() {}
 
     /// The report, one line per step and call.
-    func report() -> String {
+    package func report() -> String {
         guard let started, !steps.isEmpty else { return "No turn yet.\n" }
         func ms(_ duration: Duration) -> String { duration.shortDescription }
         func bytes(_ count: Int) -> String {
@@ -73,13 +75,15 @@ struct TurnTrace: Sendable {
 }
 
 /// Builds a `TurnTrace` from events, on the main actor's rendering path.
-final class TraceRecorder: Sendable {
+package final class TraceRecorder: Sendable {
     private let state = Mutex(TurnTrace())
 
-    var trace: TurnTrace { state.withLock { $0 } }
+    package var trace: TurnTrace { state.withLock { $0 } }
+
+    package init() {}
 
     /// - Parameter carried: the state message the step's request carries (read when the step starts).
-    func record(_ event: AgentEvent, conversation: Conversation, state carried: String? = nil) {
+    package func record(_ event: AgentEvent, conversation: Conversation, state carried: String? = nil) {
         state.withLock { trace in
             let now = ContinuousClock.now
             if trace.started == nil { trace.started = now }

@@ -28,6 +28,19 @@ package final class SessionViewModel {
         package var progress: String?
         package let started: ContinuousClock.Instant
         package var duration: Duration?
+
+        package init(
+            id: String, skill: String, arguments: String, state: State = .running, progress: String? = nil,
+            started: ContinuousClock.Instant, duration: Duration? = nil
+        ) {
+            self.id = id
+            self.skill = skill
+            self.arguments = arguments
+            self.state = state
+            self.progress = progress
+            self.started = started
+            self.duration = duration
+        }
     }
 
     package private(set) var messages: [Message] = []
