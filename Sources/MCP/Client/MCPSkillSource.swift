@@ -53,7 +53,7 @@ package final class MCPSkillSource: Sendable {
     let state = Mutex(State())
 
     struct State {
-        var connection: (any MCPServerConnection)?
+        var connection: MCPClientSession?
         var stopped = false
         var failures = 0
         var lastExit: Int32?
@@ -87,7 +87,7 @@ package final class MCPSkillSource: Sendable {
 
     /// Stops the server and removes its tools.
     package func stop() {
-        let connection = state.withLock { state -> (any MCPServerConnection)? in
+        let connection = state.withLock { state -> MCPClientSession? in
             state.stopped = true
             defer { state.connection = nil }
             return state.connection
@@ -99,14 +99,14 @@ package final class MCPSkillSource: Sendable {
     var sourceName: String { "mcp:\(name)" }
 
     /// The running connection, if any (for tests).
-    var connection: (any MCPServerConnection)? { state.withLock { $0.connection } }
+    var connection: MCPClientSession? { state.withLock { $0.connection } }
 
     private func connect() async throws(MCPClientError) {
         let onNotification: @Sendable (String, JSONValue) -> Void = { [weak self] method, _ in
             guard method == "notifications/tools/list_changed", let self else { return }
             self.refreshSoon()
         }
-        let connection: any MCPServerConnection
+        let transport: any MCPTransport
         if let url = configuration.url {
             let token = configuration.bearerTokenEnvironment.flatMap { ProcessInfo.processInfo.environment[$0] }
             if let variable = configuration.bearerTokenEnvironment, token?.isEmpty != false {
@@ -114,16 +114,17 @@ package final class MCPSkillSource: Sendable {
                     "MCP server \(name) needs a bearer token in $\(variable), which is not set; export it or remove "
                         + "\"bearer_token_env\"")
             }
-            connection = MCPHTTPConnection(
+            transport = MCPHTTPTransport(
                 name: name, url: url, headers: configuration.headers, bearerToken: token, onNotification: onNotification
             )
         } else {
-            connection = try MCPConnection(
+            transport = try MCPStdioTransport(
                 name: name, command: configuration.command, arguments: configuration.arguments,
                 environment: configuration.environment,
                 sandbox: configuration.sandbox.flatMap { sandbox in configuration.launcher.map { (sandbox, $0) } },
                 onNotification: onNotification, onExit: { [weak self] status in self?.exited(status) })
         }
+        let connection = MCPClientSession(name: name, transport: transport)
         state.withLock { $0.connection = connection }
         let info = try await connection.handshake(timeout: configuration.startTimeout)
         connection.listenForToolChanges()

@@ -4,12 +4,12 @@ import SkillJSON
 import Support
 import Synchronization
 
-/// An MCP server spoken to over Streamable HTTP, either form: `server/discover` first (2026-07-28: a POST per
-/// request with the mirrored headers, `subscriptions/listen` for tool changes), else `initialize` and a session
-/// (2025-11-25: `Mcp-Session-Id`, the GET stream for notifications). A session the server forgot (404) is
-/// negotiated again once; a notification stream that drops is opened again with backoff (0.5 s doubling to 30 s)
-/// and the tools are refreshed, since changes may have been missed meanwhile.
-final class MCPHTTPConnection: Sendable {
+/// An MCP server spoken to over Streamable HTTP, either form: a POST per request with the mirrored headers
+/// (2026-07-28, when the request carries the revision in `_meta`), or within the session `initialize` opened
+/// (2025-11-25: `Mcp-Session-Id`, the GET stream for notifications). A notification stream that drops is opened
+/// again with backoff (0.5 s doubling to 30 s) and the tools are refreshed, since changes may have been missed
+/// meanwhile.
+final class MCPHTTPTransport: MCPTransport {
     let name: String
     let url: URL
     /// Sent with every request: the configured headers and the bearer token.
@@ -20,15 +20,12 @@ final class MCPHTTPConnection: Sendable {
 
     private struct State {
         var nextID = 1
-        var statelessVersion: String?
         var negotiatedVersion: String?
         var sessionID: String?
         var listener: Task<Void, Never>?
         var closed = false
     }
     private let state = Mutex(State())
-
-    var statelessVersion: String? { state.withLock { $0.statelessVersion } }
 
     init(
         name: String, url: URL, headers: [String: String], bearerToken: String?,
@@ -61,10 +58,8 @@ final class MCPHTTPConnection: Sendable {
         var request = HTTPRequest(url: url, method: "POST", body: Data(body.jsonText.utf8))
         request.setHeader("application/json", for: "Content-Type")
         request.setHeader("application/json, text/event-stream", for: "Accept")
-        let (stateless, negotiated, session) = state.withLock {
-            ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
-        }
-        if let version = stateless ?? body["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue {
+        let (negotiated, session) = state.withLock { ($0.negotiatedVersion, $0.sessionID) }
+        if let version = body["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue {
             request.setHeader(version, for: "MCP-Protocol-Version")
             request.setHeader(method, for: "Mcp-Method")
             if let nameHeader { request.setHeader(Self.headerValue(nameHeader), for: "Mcp-Name") }
@@ -194,25 +189,15 @@ final class MCPHTTPConnection: Sendable {
         }
     }
 
-    func request(_ method: String, _ params: JSONObject = JSONObject(), timeout: Duration) async throws(MCPClientError)
-        -> JSONValue
-    {
-        do throws(MCPClientError) { return try await requestOnce(method, params, timeout: timeout) } catch {
-            // A session the server no longer knows (it restarted): negotiate again, once.
-            guard error.code == 404, state.withLock({ $0.statelessVersion == nil && $0.sessionID != nil }) else {
-                throw error
+    /// One request and its answer. `initialize` begins a new session: the one before is forgotten, the one the
+    /// server opens is kept for the requests after it.
+    func request(_ method: String, _ params: JSONObject, timeout: Duration) async throws(MCPClientError) -> JSONValue {
+        let initializing = method == "initialize"
+        if initializing {
+            state.withLock {
+                $0.sessionID = nil
+                $0.negotiatedVersion = nil
             }
-            _ = try await initialize(timeout: timeout)
-            return try await requestOnce(method, params, timeout: timeout)
-        }
-    }
-
-    private func requestOnce(_ method: String, _ params: JSONObject, timeout: Duration) async throws(MCPClientError)
-        -> JSONValue
-    {
-        var params = params
-        if let version = statelessVersion {
-            params["_meta"] = MCPProtocol.clientMeta(version, merging: params["_meta"])
         }
         let id = nextID()
         let body = Self.request(id, method, .object(params))
@@ -221,7 +206,14 @@ final class MCPHTTPConnection: Sendable {
             timeout: timeout)
         for message in answer.messages where Self.answers(message, id: id) {
             switch message {
-            case .response(_, let result): return result
+            case .response(_, let result):
+                if initializing {
+                    state.withLock {
+                        $0.sessionID = answer.headers["mcp-session-id"]
+                        $0.negotiatedVersion = result["protocolVersion"]?.stringValue
+                    }
+                }
+                return result
             case .failure(_, let error):
                 throw MCPClientError(redact(error.message), code: error.code.rawValue)
             default: break
@@ -241,60 +233,27 @@ final class MCPHTTPConnection: Sendable {
         }
     }
 
-    /// `server/discover` (stateless), else `initialize` and a session.
-    func handshake(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
-        let deadline = ContinuousClock.now + timeout
-        let id = nextID()
-        let probe = Self.request(id, "server/discover", ["_meta": MCPProtocol.clientMeta(MCPProtocol.statelessVersion)])
-        let answer = try await post(probe, method: "server/discover", nameHeader: nil, id: id, timeout: timeout)
-        for case .response(_, let result) in answer.messages
-        where result["supportedVersions"]?.arrayValue?.contains(.string(MCPProtocol.statelessVersion)) == true {
-            state.withLock { $0.statelessVersion = MCPProtocol.statelessVersion }
-            let info = result["_meta"]?[MCPProtocol.Meta.serverInfo] ?? result["serverInfo"]
-            return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
-        }
-        if answer.status == 401 || answer.status == 403 {
-            throw MCPClientError(
-                "MCP server \(name) refused the request (HTTP \(answer.status)): check its token "
-                    + "(\"bearer_token_env\") and headers in config.json", code: answer.status)
-        }
-        return try await initialize(timeout: max(deadline - .now, .milliseconds(1)))
+    func notify(_ method: String, _ params: JSONValue?, timeout: Duration) async {
+        _ = try? await post(
+            JSONRPCMessage.notification(method: method, params: params).value, method: method, nameHeader: nil,
+            id: nil, timeout: timeout)
     }
 
-    private func initialize(timeout: Duration) async throws(MCPClientError) -> (name: String, version: String) {
-        state.withLock {
-            $0.sessionID = nil
-            $0.negotiatedVersion = nil
-        }
-        let id = nextID()
-        let message = Self.request(id, "initialize", .object(MCPProtocol.initializeParams))
-        let answer = try await post(message, method: "initialize", nameHeader: nil, id: id, timeout: timeout)
-        guard case .response(_, let result)? = answer.messages.first(where: { Self.answers($0, id: id) }) else {
-            throw MCPClientError(
-                "MCP server \(name) at \(url.absoluteString) answered neither server/discover nor initialize "
-                    + "(HTTP \(answer.status))", code: answer.status)
-        }
-        state.withLock {
-            $0.sessionID = answer.headers["mcp-session-id"]
-            $0.negotiatedVersion = result["protocolVersion"]?.stringValue
-        }
-        _ = try? await post(
-            JSONRPCMessage.notification(method: "notifications/initialized", params: nil).value,
-            method: "notifications/initialized", nameHeader: nil, id: nil, timeout: timeout)
-        let info = result["serverInfo"]
-        return (info?["name"]?.stringValue ?? name, info?["version"]?.stringValue ?? "")
+    /// A 404 for a request within a session: the server restarted and forgot it.
+    func forgotSession(_ error: MCPClientError) -> Bool {
+        error.code == 404 && state.withLock { $0.sessionID != nil }
     }
 
     /// Keeps a notification stream open until `close`: `subscriptions/listen` (stateless) or the session's GET
     /// stream, reopened with backoff when it drops (each reopening refreshes the tools).
-    func listenForToolChanges() {
+    func listen(_ params: JSONValue?) {
         let task = Task { [weak self] in
             var failures = 0
             var first = true
             while !Task.isCancelled, let self {
                 if !first { self.onNotification("notifications/tools/list_changed", .null) }
                 first = false
-                let opened = await self.stream()
+                let opened = await self.stream(params)
                 failures = opened ? 0 : failures + 1
                 try? await Task.sleep(for: MCPSkillSource.restartDelay(afterFailures: max(failures, 1)))
             }
@@ -307,15 +266,13 @@ final class MCPHTTPConnection: Sendable {
     }
 
     /// Reads one notification stream until it ends; whether it was opened at all.
-    private func stream() async -> Bool {
+    private func stream(_ listen: JSONValue?) async -> Bool {
         var request = HTTPRequest(url: url)
         for (field, value) in headers { request.setHeader(value, for: field) }
         request.setHeader("text/event-stream", for: "Accept")
-        let (stateless, negotiated, session) = state.withLock {
-            ($0.statelessVersion, $0.negotiatedVersion, $0.sessionID)
-        }
-        if let stateless {
-            let message = Self.request(nextID(), "subscriptions/listen", MCPProtocol.listen(stateless))
+        let (negotiated, session) = state.withLock { ($0.negotiatedVersion, $0.sessionID) }
+        if let listen, let stateless = listen["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue {
+            let message = Self.request(nextID(), "subscriptions/listen", listen)
             request.method = "POST"
             request.body = Data(message.jsonText.utf8)
             request.setHeader("application/json", for: "Content-Type")
@@ -371,5 +328,3 @@ final class MCPHTTPConnection: Sendable {
         }
     }
 }
-
-extension MCPHTTPConnection: MCPServerConnection {}
