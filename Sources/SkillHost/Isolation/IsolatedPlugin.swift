@@ -10,15 +10,9 @@ import Synchronization
 final class IsolatedPlugin: Sendable {
     private struct State {
         var worker: WorkerProcess?
-        var history: CrashHistory
-        /// Set when the plugin is failing: the sentence calls get.
-        var failing: String?
-        var stopped = false
-        /// Workers that started and described their plugin and have not ended yet: their exit is a crash to count.
-        var established: Set<pid_t> = []
+        var supervisor: WorkerSupervisor
     }
 
-    private let label: Mutex<String>
     let file: String
     private let launch: WorkerLaunch
     private let settings: IsolationSettings
@@ -32,7 +26,6 @@ final class IsolatedPlugin: Sendable {
         name: String, file: String, launch: WorkerLaunch, settings: IsolationSettings, clock: any HostClock,
         log: @escaping @Sendable (LogRecord) -> Void
     ) {
-        self.label = Mutex(name)
         self.file = file
         self.launch = launch
         self.settings = settings
@@ -40,8 +33,8 @@ final class IsolatedPlugin: Sendable {
         self.log = log
         state = Mutex(
             State(
-                history: CrashHistory(
-                    maximumCrashes: settings.maximumCrashes, crashWindow: settings.crashWindow,
+                supervisor: WorkerSupervisor(
+                    plugin: name, maximumCrashes: settings.maximumCrashes, crashWindow: settings.crashWindow,
                     maximumBackoff: settings.maximumBackoff)))
     }
 
@@ -68,18 +61,18 @@ final class IsolatedPlugin: Sendable {
                     problems: failure.isProtocolError
                         ? message.split(separator: "\n").map { .other(String($0)) } : [.other(message)]))
         case .success(let (worker, description)):
-            plugin.label.withLock { $0 = description.name }
             worker.rename(description.name)
             plugin.state.withLock {
+                $0.supervisor.plugin = description.name
                 $0.worker = worker
-                $0.established.insert(worker.pid)
+                $0.supervisor.established(worker.pid)
             }
             return .success((plugin, description))
         }
     }
 
     /// The plugin's name (the file name until the first worker described it).
-    var name: String { label.withLock { $0 } }
+    var name: String { state.withLock { $0.supervisor.plugin } }
 
     /// Spawns a worker and waits for its description, at most `startTimeout`.
     private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure>
@@ -92,16 +85,12 @@ final class IsolatedPlugin: Sendable {
         case .failure(let failure): return .failure(failure)
         case .success(let value): worker = value
         }
-        switch worker.request("describe", nil, timeout: settings.startTimeout) {
+        switch worker.call(.describe(file: file), timeout: settings.startTimeout) {
         case .failure(var failure):
             worker.stop(grace: .milliseconds(500))
             if !failure.isProtocolError { failure = loadFailure(failure, worker: worker) }
             return .failure(failure)
-        case .success(let value):
-            guard let description = WorkerProtocol.decodeDescription(value, file: file) else {
-                worker.kill(because: "plugin worker sent an unreadable description")
-                return .failure(WorkerProcess.WorkerFailure(message: "its worker sent an unreadable description"))
-            }
+        case .success(let description):
             worker.markRunning()
             return .success((worker, description))
         }
@@ -136,12 +125,9 @@ final class IsolatedPlugin: Sendable {
         switch liveWorker(cancellation: CallCancellation()) {
         case .failure(let refusal): return .failure(SnapshotError("\(name)'s snapshot: \(refusal.message)"))
         case .success(let worker):
-            switch worker.request("snapshot", nil, timeout: .seconds(5), clock: clock) {
+            switch worker.call(.snapshot, timeout: .seconds(5), clock: clock) {
             case .failure(let failure): return .failure(SnapshotError("\(name)'s snapshot: \(failure.message)"))
-            case .success(let value):
-                if value == .null { return nil }
-                if let error = value["error"]?.stringValue { return .failure(SnapshotError(error)) }
-                return value["snapshot"].map { .success($0) }
+            case .success(let snapshot): return snapshot
             }
         }
     }
@@ -164,7 +150,7 @@ final class IsolatedPlugin: Sendable {
         case .failure(let failure):
             return .failure(code: .failed, failure.message)
         case .success(let value):
-            state.withLock { $0.history.recordSuccess() }
+            state.withLock { $0.supervisor.callSucceeded() }
             guard var outcome = WorkerProtocol.decodeOutcome(value) else {
                 return .failure(code: .failed, "plugin \"\(name)\"'s worker sent an unreadable result for \(skill)")
             }
@@ -187,24 +173,27 @@ final class IsolatedPlugin: Sendable {
         if let worker = state.withLock({ $0.worker }), worker.isRunning { return .success(worker) }
         starting.lock()
         defer { starting.unlock() }
-        let (current, failing, stopped, wait) = state.withLock { state in
-            (state.worker, state.failing, state.stopped, state.history.backoff(at: clock.now))
-        }
+        let now = clock.now
+        let (current, start) = state.withLock { ($0.worker, $0.supervisor.start(at: now)) }
         if let current, current.isRunning { return .success(current) }
-        if stopped { return .failure(.init(message: "plugin \"\(name)\" was unloaded")) }
-        if let failing { return .failure(.init(message: failing)) }
-        if let wait, !clock.wait(for: wait, unless: { cancellation.isCancelled }) {
-            return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
+        switch start {
+        case .refused(let sentence): return .failure(.init(message: sentence))
+        case .after(let wait):
+            guard clock.wait(for: wait, unless: { cancellation.isCancelled }) else {
+                return .failure(.init(message: "cancelled while plugin \"\(name)\" was restarting"))
+            }
+        case .now: break
         }
         switch spawnAndDescribe() {
         case .failure(let failure):
             let message = "plugin \"\(name)\" could not be restarted: \(failure.message)"
-            recordCrash(message)
+            let now = clock.now
+            announce(failing: state.withLock { $0.supervisor.startFailed(message, at: now) })
             return .failure(.init(message: message))
         case .success(let (worker, _)):
             state.withLock {
                 $0.worker = worker
-                $0.established.insert(worker.pid)
+                $0.supervisor.established(worker.pid)
             }
             log(
                 LogRecord(
@@ -213,33 +202,20 @@ final class IsolatedPlugin: Sendable {
         }
     }
 
-    /// A worker ended. Only workers that had started count: one that failed while starting was already
-    /// accounted for by its starter.
+    /// A worker ended: the supervisor says whether it was a crash, what to log and whether the plugin is failing
+    /// now.
     private func workerExited(_ exit: WorkerProcess.Exit) {
-        // A kill for a call that did not stop after its cancel or timeout is the host's doing, not a crash: it
-        // neither counts towards "failing" nor delays the next start.
-        let counts = state.withLock { state in
-            state.established.remove(exit.pid) != nil && !state.stopped && !exit.requested
+        let now = clock.now
+        let (notice, failing) = state.withLock {
+            $0.supervisor.exited(
+                pid: exit.pid, reason: exit.reason, requested: exit.requested,
+                killedForStuckCall: exit.killedForStuckCall, hadCalls: exit.hadCalls, at: now)
         }
-        guard counts else { return }
-        if !exit.killedForStuckCall { recordCrash(exit.reason) }
-        // Callers already got the reason; a crash outside any call (a plugin's own thread) is news.
-        log(
-            LogRecord(
-                level: exit.hadCalls ? .info : .warning, source: "host",
-                message: "\(exit.reason); the worker is restarted on the next call"))
+        announce(failing: failing)
+        if let notice { log(LogRecord(level: notice.level, source: "host", message: notice.message)) }
     }
 
-    private func recordCrash(_ reason: String) {
-        let now = clock.now
-        let failing = state.withLock { state -> String? in
-            guard let count = state.history.record(at: now), state.failing == nil else { return nil }
-            state.failing =
-                "plugin \"\(name)\" is failing: its worker crashed \(count) times within "
-                + "\(humanDuration(settings.crashWindow)) (last: \(reason)); fix the plugin and replace its file to "
-                + "load it again"
-            return state.failing
-        }
+    private func announce(failing: String?) {
         if let failing { log(LogRecord(level: .error, source: "host", message: failing)) }
     }
 
@@ -247,12 +223,12 @@ final class IsolatedPlugin: Sendable {
     var callsInWorker: Int { state.withLock { $0.worker }?.pendingRequests ?? 0 }
 
     /// Whether calls are refused because the worker keeps crashing.
-    var isFailing: Bool { state.withLock { $0.failing != nil } }
+    var isFailing: Bool { state.withLock { $0.supervisor.failing != nil } }
 
     /// Stops the worker for good (the plugin was replaced or removed, or the host is shutting down). Blocks.
     func stop() {
         let worker = state.withLock { state -> WorkerProcess? in
-            state.stopped = true
+            state.supervisor.stop()
             let worker = state.worker
             state.worker = nil
             return worker

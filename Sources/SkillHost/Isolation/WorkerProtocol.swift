@@ -1,15 +1,17 @@
 import CProcess
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 
 /// The line-delimited JSON-RPC 2.0 spoken between the host and a worker process (`skillhost worker`), one message
 /// per line in each direction:
 ///
-/// - host → worker: `describe` (request; the loaded plugin and its skills), `invoke` (request:
-///   `{"skill", "arguments"}`; many may be in flight, each with its own id), `cancel` (notification: `{"id"}`).
-/// - worker → host: responses, `progress` (notification: `{"id", "done", "total"?, "message"?}`) and `log`
-///   (notification: `{"level", "message"}`).
+/// - host → worker: `invoke` (request: `{"skill", "arguments", "context"}`; many may be in flight, each with its own
+///   id), `cancel` (notification: `{"id"}`), and the plain methods of `WorkerMethod` (`describe`: the loaded plugin
+///   and its skills; `snapshot`: the plugin's state).
+/// - worker → host: responses, `progress` (notification: `{"id", "done", "total"?, "message"?}`), `phase` (the step
+///   of loading it is at) and `log` (notification: `{"level", "message"}`).
 ///
 /// The same messages travel on the direct lane (`WorkerLane`, the worker's descriptors 3 and 4): one `invoke` at a
 /// time, and what the worker's lane thread writes while it runs — the call's progress, log lines, response.
@@ -124,4 +126,71 @@ enum WorkerProtocol {
             readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
             confinement: ConfinementReport(json: plugin["confinement"]), hasSnapshot: plugin["snapshot"] == .bool(true))
     }
+}
+
+/// What a worker answers a method from: its registry, the plugin it loaded (or why not), how it confined itself.
+struct WorkerSide: Sendable {
+    let registry: SkillRegistry
+    let loaded: Result<PluginSummary, PluginLoadError>
+    let confinement: ConfinementReport?
+}
+
+/// A plain request the host sends a worker, which the worker answers on its reading thread — every method but
+/// `invoke`, the call path with its lanes, progress and cancellation. Both sides are declared here together: the
+/// worker's answer and the host's reading of it. Adding such a method is one value below (and the call that uses
+/// it); `WorkerServer` finds it in `table`, the host sends it with `WorkerProcess.call`.
+struct WorkerMethod<Reply: Sendable>: Sendable {
+    let name: String
+    /// Run in the worker process.
+    let answer: @Sendable (WorkerSide) -> Result<JSONValue, JSONRPCError>
+    /// Run in the host; nil: the answer is unreadable.
+    let read: @Sendable (JSONValue) -> Reply?
+
+    /// The loaded plugin and its skills as the worker validated them (`file` names the user's file in them).
+    static func describe(file: String) -> WorkerMethod<WorkerProtocol.Description> {
+        WorkerMethod<WorkerProtocol.Description>(
+            name: "describe",
+            answer: { worker in
+                switch worker.loaded {
+                case .success(let plugin):
+                    return .success(
+                        WorkerProtocol.encode(
+                            plugin, plugin.skillIDs.compactMap { worker.registry.skill($0) },
+                            confinement: worker.confinement))
+                case .failure(let error):
+                    return .failure(
+                        JSONRPCError(.pluginNotLoaded, error.problems.map(\.description).joined(separator: "\n")))
+                }
+            },
+            read: { WorkerProtocol.decodeDescription($0, file: file) })
+    }
+
+    /// The plugin's state snapshot: nil when it has none, else the snapshot or the plugin's error. A snapshot is
+    /// short by contract (the host stops waiting after 5 s).
+    static var snapshot: WorkerMethod<Result<JSONValue, SnapshotError>?> {
+        WorkerMethod<Result<JSONValue, SnapshotError>?>(
+            name: "snapshot",
+            answer: { worker in
+                let name = (try? worker.loaded.get())?.name ?? ""
+                switch worker.registry.snapshotOnCurrentThread(plugin: name) {
+                case nil: return .success(.null)
+                case .success(let value)?: return .success(["snapshot": value])
+                case .failure(let error)?: return .success(["error": .string(error.message)])
+                }
+            },
+            read: { value in
+                if value == .null { return .some(nil) }
+                if let error = value["error"]?.stringValue { return .some(.failure(SnapshotError(error))) }
+                return .some(value["snapshot"].map { .success($0) })
+            })
+    }
+}
+
+extension WorkerProtocol {
+    /// The plain methods a worker answers, by name.
+    static let table: [String: @Sendable (WorkerSide) -> Result<JSONValue, JSONRPCError>] = [
+        WorkerMethod<Description>.describe(file: "").name: WorkerMethod<Description>.describe(file: "").answer,
+        WorkerMethod<Result<JSONValue, SnapshotError>?>.snapshot.name:
+            WorkerMethod<Result<JSONValue, SnapshotError>?>.snapshot.answer,
+    ]
 }

@@ -210,33 +210,15 @@ final class WorkerServer: Sendable {
             }
             calls.withLock { _ = $0.running.removeValue(forKey: id) }
             send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
-        case "describe":
-            switch loaded {
-            case .success(let plugin):
-                send(
-                    .response(
-                        id: JSONRPCID(id),
-                        result: WorkerProtocol.encode(
-                            plugin, plugin.skillIDs.compactMap { registry.skill($0) }, confinement: confinement)))
-            case .failure(let error):
-                send(
-                    .failure(
-                        id: JSONRPCID(id),
-                        error: JSONRPCError(
-                            .pluginNotLoaded, error.problems.map(\.description).joined(separator: "\n"))))
-            }
-        case "snapshot":
-            // Answered on the reading thread: a snapshot is short by contract, and the host stops waiting after 5 s.
-            let name = (try? loaded.get())?.name ?? ""
-            let result: JSONValue
-            switch registry.snapshotOnCurrentThread(plugin: name) {
-            case nil: result = .null
-            case .success(let value)?: result = ["snapshot": value]
-            case .failure(let error)?: result = ["error": .string(error.message)]
-            }
-            send(.response(id: JSONRPCID(id), result: result))
         default:
-            send(.failure(id: JSONRPCID(id), error: JSONRPCError(.methodNotFound, "unknown method \(method)")))
+            guard let answer = WorkerProtocol.table[method] else {
+                send(.failure(id: JSONRPCID(id), error: JSONRPCError(.methodNotFound, "unknown method \(method)")))
+                return
+            }
+            switch answer(WorkerSide(registry: registry, loaded: loaded, confinement: confinement)) {
+            case .success(let result): send(.response(id: JSONRPCID(id), result: result))
+            case .failure(let error): send(.failure(id: JSONRPCID(id), error: error))
+            }
         }
     }
 

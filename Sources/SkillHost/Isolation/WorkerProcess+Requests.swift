@@ -1,0 +1,196 @@
+import Dispatch
+import JSONRPC
+import SkillJSON
+import Support
+
+/// The worker's protocol channel, seen from the host: a request registered in the pending table, written on the
+/// direct lane or the main pipe, its answer matched by id (on the reader thread, or on the calling thread for the
+/// lane), a cancellation forwarded and — when the call does not stop — the kill scheduled; the worker's
+/// notifications (progress, load phases, log lines) passed on.
+extension WorkerProcess {
+    /// Sends a plain method (`WorkerMethod`) and reads its answer, within `timeout`. Blocks.
+    func call<Reply>(_ method: WorkerMethod<Reply>, timeout: Duration, clock: any HostClock = SystemClock())
+        -> Result<Reply, WorkerFailure>
+    {
+        request(method.name, nil, timeout: timeout, clock: clock).flatMap { value in
+            method.read(value).map { .success($0) }
+                ?? .failure(WorkerFailure(message: "its worker sent an unreadable answer to \(method.name)"))
+        }
+    }
+
+    /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
+    /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
+    /// `killGrace` later (as `clock` counts); `timeout` bounds the wait (the process is killed when it passes).
+    func request(
+        _ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellation: CallCancellation? = nil,
+        killGrace: Duration = .milliseconds(100), clock: any HostClock = SystemClock(),
+        onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
+        describeCall: @escaping @Sendable () -> String = { "the call" }
+    ) -> Result<JSONValue, WorkerFailure> {
+        let pending = Pending(onProgress: onProgress)
+        let registered = state.withLock { state -> Result<JSONRPCID, WorkerFailure> in
+            if let refusal = state.lifecycle.refusal { return .failure(WorkerFailure(message: refusal)) }
+            return .success(state.pending.add(pending))
+        }
+        let id: JSONRPCID
+        switch registered {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): id = value
+        }
+        let line = JSONRPCMessage.request(id: id, method: method, params: params).line
+        guard line.utf8.count <= requestLimit else {
+            state.withLock { _ = $0.pending.remove(id) }
+            return .failure(
+                WorkerFailure(
+                    message:
+                        "the arguments of \(describeCall()) take \(byteCount(line.utf8.count)), over the \(byteCount(requestLimit)) a "
+                        + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
+                    isProtocolError: true))
+        }
+        /// Sends the request on `channel`, then forwards a cancellation to the worker from now on.
+        func send(on channel: LineWriter) {
+            if !channel.write(line) {
+                pending.settle(
+                    .failure(
+                        WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
+            }
+            if let cancellation {
+                forward(cancellation, of: id, killGrace: killGrace, clock: clock, describeCall: describeCall)
+            }
+        }
+        // A call goes on the lane when the lane is free (and the call needs no timeout of its own: calls are bounded
+        // by their cancellation); the calling thread then reads the response itself.
+        let onLane =
+            method == "invoke" && timeout == nil
+            ? lane.ifFree { requests, responses -> Bool in
+                send(on: requests)
+                awaitOnLane(pending, reading: responses)
+                return true
+            } : nil
+        var timedOut = false
+        if onLane == nil {
+            send(on: writer)
+            if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+                timedOut = true
+                kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+            }
+            if timeout == nil || timedOut { pending.done.wait() }
+        }
+        cancellation?.clearHandler()
+        state.withLock { _ = $0.pending.remove(id) }
+        var reply = pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
+        if timedOut, case .failure(var failure) = reply {
+            failure.timedOut = true
+            reply = .failure(failure)
+        }
+        return reply
+    }
+
+    /// Tells the worker when call `id` is cancelled, and kills it when the call has not returned `killGrace` later.
+    private func forward(
+        _ cancellation: CallCancellation, of id: JSONRPCID, killGrace: Duration, clock: any HostClock,
+        describeCall: @escaping @Sendable () -> String
+    ) {
+        cancellation.onCancel { [weak self] in
+            guard let self else { return }
+            self.writer.write(
+                JSONRPCMessage.notification(method: "cancel", params: ["id": .int(id.integer ?? 0)]).line)
+            self.state.withLock { state in
+                if state.pending.waiter(for: id) != nil { state.lifecycle.doom(id) }
+            }
+            _ = clock.schedule(after: killGrace) { [weak self] in
+                guard let self else { return }
+                // Resolved only after the kill (if any), so a call waiting on it never picks the doomed worker.
+                defer { self.state.withLock { $0.lifecycle.resolve(id) } }
+                guard self.state.withLock({ $0.pending.waiter(for: id) != nil }) else { return }
+                self.kill(
+                    because: "plugin \"\(self.plugin)\" was restarted because \(describeCall()) did not stop "
+                        + "within \(humanDuration(killGrace)) of being cancelled or timing out", forStuckCall: true)
+            }
+        }
+    }
+
+    /// Reads the lane until `pending` is settled: by its response (or a failure the worker sent), or by the worker's
+    /// end or a kill, which wake the lane. Progress and log lines that come first are passed on.
+    private func awaitOnLane(_ pending: Pending, reading responses: LineReader) {
+        while !pending.isSettled {
+            if !responses.hasBufferedBytes {
+                _ = Spinning.untilReadable(responses.descriptor, within: WorkerLane.spin)
+            }
+            switch responses.next() {
+            case .end:
+                pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering")))
+            case .tooLong:
+                kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
+            case .line(let bytes):
+                if bytes.isEmpty { continue }  // woken: the loop's condition tells why
+                guard let message = WorkerProtocol.parse(bytes) else {
+                    kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
+                    continue
+                }
+                dispatch(message)
+            }
+        }
+    }
+
+    func dispatch(_ value: JSONValue) {
+        guard let message = JSONRPCMessage(value) else { return }
+        if case .notification(let method, let params) = message {
+            notice(method, params ?? .null)
+            return
+        }
+        // The host answers no requests.
+        guard let (id, reply) = message.answer,
+            // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
+            let pending = state.withLock({ state -> Pending? in
+                state.lifecycle.resolve(id)
+                return state.pending.remove(id)
+            })
+        else { return }
+        pending.settle(reply.mapError { WorkerFailure(message: $0.message, isProtocolError: true) })
+    }
+
+    /// A notification from the worker: progress of a call, a load phase, a log line.
+    func notice(_ method: String, _ params: JSONValue) {
+        switch method {
+        case "progress":
+            guard case .int(let id)? = params["id"], let done = params["done"]?.doubleValue,
+                let pending = state.withLock({ $0.pending.waiter(for: JSONRPCID(id)) })
+            else { return }
+            pending.onProgress?(
+                SkillProgress(done: done, total: params["total"]?.doubleValue, message: params["message"]?.stringValue))
+        case "phase":
+            if let phase = params["phase"]?.stringValue.flatMap(LoadPhase.init(rawValue:)) {
+                state.withLock { $0.loadPhase = phase }
+            }
+        case "log":
+            guard let text = params["message"]?.stringValue else { return }
+            let level: LogRecord.Level
+            if case .int(let code)? = params["level"] {
+                level = LogRecord.Level(rawValue: Int(code)) ?? .info
+            } else {
+                level = .info
+            }
+            let source = params["source"]?.stringValue ?? plugin
+            relay(LogRecord(level: level, source: source == "host" ? plugin : source, message: text))
+        default: break
+        }
+    }
+
+    /// Passes a plugin's log line on within the throttle's budget.
+    func relay(_ record: LogRecord) {
+        let (allowed, dropped, rate) = throttle.withLock { throttle in
+            let (allowed, dropped) = throttle.admit(at: .now)
+            return (allowed, dropped, Int(throttle.perSecond))
+        }
+        guard allowed else { return }
+        if dropped > 0 {
+            log(
+                LogRecord(
+                    level: .warning, source: plugin,
+                    message: "\(dropped) log line\(dropped == 1 ? "" : "s") dropped (plugin \"\(plugin)\" logs faster "
+                        + "than \(rate) lines a second)"))
+        }
+        log(record)
+    }
+}
