@@ -5,17 +5,22 @@ import SkillJSON
 package struct JSONRPCID: Hashable, Sendable, CustomStringConvertible {
     /// The id's JSON text.
     package let text: String
+    /// The id as a number, when it is an integer written plainly (read once: answers are matched by it).
+    package let integer: Int64?
 
-    package init(_ number: Int64) { text = String(number) }
+    package init(_ number: Int64) {
+        text = String(number)
+        integer = number
+    }
 
     /// An id from its JSON text, as a raw scan of the message found it.
-    package init(rawText: String) { text = rawText }
+    package init(rawText: String) {
+        text = rawText
+        integer = Int64(rawText)
+    }
 
     /// `null`: for errors about a message whose id could not be read.
     package static let null = JSONRPCID(rawText: "null")
-
-    /// The id as a number, when it is an integer written plainly.
-    package var integer: Int64? { Int64(text) }
 
     package var description: String { text }
 }

@@ -52,7 +52,10 @@ struct WorkerLifecycle: Sendable {
     mutating func doom(_ id: JSONRPCID) { doomed.insert(id) }
 
     /// Call `id` returned, or its grace ended: it no longer holds new calls back.
-    mutating func resolve(_ id: JSONRPCID) { doomed.remove(id) }
+    mutating func resolve(_ id: JSONRPCID) {
+        // Every answer passes here: the common case, no call doomed, costs no hashing.
+        if !doomed.isEmpty { doomed.remove(id) }
+    }
 
     /// The host kills the process for `reason`. False when it is already being killed or gone (nothing to do).
     mutating func kill(because reason: String, forStuckCall: Bool) -> Bool {
