@@ -46,9 +46,10 @@ let package = Package(
         // libcurl4-openssl-dev), with backpressure so a server that never stops sending costs a bounded window.
         .target(name: "CHTTPClient", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "SkillJSON", swiftSettings: librarySwiftSettings),
-        // Package plumbing the modules share, none of it API: the HTTP client, SSE, redaction of secrets, spinning
-        // waits.
-        .target(name: "Support", dependencies: ["CHTTPClient", "CProcess"], swiftSettings: librarySwiftSettings),
+        // Package plumbing the modules share, none of it API: the HTTP client and server (with the guards every
+        // server applies), SSE, redaction of secrets, spinning waits.
+        .target(
+            name: "Support", dependencies: ["CHTTPClient", "CHTTP", "CProcess"], swiftSettings: librarySwiftSettings),
         // CProcess: posix_spawn into a process group and worker setup, for process isolation.
         .target(
             name: "JSONRPC", dependencies: ["SkillJSON", "CProcess", "Support"], swiftSettings: librarySwiftSettings),
@@ -67,9 +68,15 @@ let package = Package(
             name: "Shell",
             dependencies: ["SessionUI", "Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"],
             swiftSettings: librarySwiftSettings),
+        // The browser front end: the session served over HTTP to a page compiled into the binary.
+        .target(
+            name: "Web", dependencies: ["Agent", "SkillHost", "SkillJSON", "Support", "CMarkGFM"],
+            swiftSettings: librarySwiftSettings),
         .executableTarget(
             name: "skillhost",
-            dependencies: ["Shell", "SessionUI", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess"]),
+            dependencies: [
+                "Shell", "SessionUI", "Web", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess",
+            ]),
         .executableTarget(
             name: "skillhost-bench",
             dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support"],
@@ -104,6 +111,9 @@ let package = Package(
             dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox", "Support"]),
         .testTarget(
             name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+        .testTarget(
+            name: "WebTests",
+            dependencies: ["Web", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "ShellTests",
             dependencies: ["Shell", "SessionUI", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import MCP
 import SkillJSON
+import Support
 import Synchronization
 
 // MCP tools/call over HTTP from one native client (raw keep-alive sockets, a few microseconds of its own), against

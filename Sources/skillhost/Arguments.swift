@@ -23,6 +23,8 @@ enum Command: Equatable {
     case shell(resume: String?)
     case sessions
     case mcp(MCPOptions)
+    /// `web [--http ADDRESS:PORT]`: the browser front end.
+    case web(http: String?)
     /// `plugin install FILE | remove NAME | list`.
     case plugin(action: String, argument: String?)
     /// `config path | show | check`.
@@ -58,6 +60,7 @@ extension Command {
         case .call: return "call"
         case .mcp: return "mcp"
         case .shell: return "shell"
+        case .web: return "web"
         case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual: return "host"
         }
     }
@@ -78,7 +81,8 @@ struct ParsedCommandLine: Equatable {
 /// "did you mean" suggestion.
 enum CommandLineParser {
     static let commands = [
-        "list", "call", "check", "ask", "sessions", "mcp", "plugin", "new", "config", "version", "completion", "help",
+        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "version", "completion",
+        "help",
     ]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
@@ -236,6 +240,14 @@ enum CommandLineParser {
                 throw UsageError("--tls-cert and --tls-key go together", hint: "give both PEM files, or neither")
             }
             line.command = .mcp(mcp)
+        case "web":
+            try expectCount(rest, max: 0, command: name)
+            guard mcp.tlsCertificate == nil, mcp.tlsKey == nil else {
+                throw UsageError(
+                    "skillhost web serves plain HTTP on loopback", hint: "put a TLS proxy in front of it to serve wider"
+                )
+            }
+            line.command = .web(http: mcp.http)
         case "check":
             guard let file = rest.first else {
                 throw UsageError("check needs a plugin file", hint: "usage: skillhost check path/to/plugin.so")

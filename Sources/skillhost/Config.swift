@@ -32,12 +32,14 @@ struct Config: Sendable {
     var snapshotBudget: Int?
     /// `"mcp"`: how `skillhost mcp` serves over HTTP.
     var mcp = MCPHTTPSettings()
+    /// `"web": {"http": "127.0.0.1:8780"}`: where `skillhost web` serves.
+    var webHTTP: String?
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes",
+        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -115,6 +117,14 @@ struct Config: Sendable {
                 do throws(UsageError) { config.mcp = try MCPHTTPSettings.parse(value) } catch {
                     throw fail(error.message)
                 }
+            case "web":
+                guard let settings = value.objectValue, settings.members.allSatisfy({ $0.key == "http" }),
+                    let http = settings["http"]?.stringValue, (try? MCPHTTPSettings.address(http)) != nil
+                else {
+                    throw fail(
+                        "\"web\" must be {\"http\": \"ADDRESS:PORT\"}, for example {\"http\": \"127.0.0.1:8780\"}")
+                }
+                config.webHTTP = http
             case "policy":
                 guard let rules = value.objectValue else {
                     throw fail("\"policy\" must map skill id patterns to \"allow\", \"ask\" or \"deny\"")

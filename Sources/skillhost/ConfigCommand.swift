@@ -63,6 +63,10 @@ enum ConfigCommand {
         if environment["SKILLHOST_MCP_TOKEN"].map({ !$0.isEmpty }) == true {
             row("mcp token", "(set)", "environment SKILLHOST_MCP_TOKEN")
         }
+        setting("web", default: "{\"http\": \"127.0.0.1:8780\"}")
+        if environment["SKILLHOST_WEB_TOKEN"].map({ !$0.isEmpty }) == true {
+            row("web token", "(set)", "environment SKILLHOST_WEB_TOKEN")
+        }
         var out = "Configuration file: \(file)\(FileManager.default.fileExists(atPath: file) ? "" : " (none)")\n"
         out += "Data: \(HostSetup.dataHome(environment)) · plugins: \(HostSetup.userPluginFolder(environment))\n\n"
         out += Table.render(header: ["SETTING", "VALUE", "FROM"], rows: rows)

@@ -7,6 +7,7 @@ enum Help {
           skillhost [--resume <id>]                  the interactive agent shell (piped input: one quiet turn)
           skillhost sessions                         list saved shell sessions
           skillhost mcp                              serve the skills to MCP clients over stdio
+          skillhost web [--http <address:port>]      the browser front end (prints the address to open)
           skillhost list [--json] [--watch]          show loaded skills and files that failed to load
           skillhost call <skill> ['<json>'] [--json] [--timeout <duration>] [--yes]
                                                      run one skill with JSON arguments
@@ -116,6 +117,16 @@ enum Help {
         Destructive skills are refused unless a "policy" rule in config.json allows them.
         """
 
+    static let web = """
+        Usage: skillhost web [--http <address:port>] [--plugins <dir>]... [--no-default-plugins]
+
+        Serves the browser front end (default 127.0.0.1:8780; port 0 takes any free one) and prints one line,
+        open http://127.0.0.1:8780/#token=…, until Ctrl-C. The page streams the answer as it is written, shows
+        a card per skill call, asks before mutating and destructive calls (y, n, a, Esc) and can stop a turn.
+        The token in the address (random, or $SKILLHOST_WEB_TOKEN) is exchanged for a cookie; requests from
+        other sites and other Host names are refused. Serving beyond loopback needs $SKILLHOST_WEB_TOKEN.
+        """
+
     static let plugin = """
         Usage: skillhost plugin install <file.so|file.skill.json> | remove <name> | list
 
@@ -155,6 +166,7 @@ enum Help {
         case "ask"?: return ask
         case "sessions"?: return sessions
         case "mcp"?: return mcp
+        case "web"?: return web
         case "plugin"?: return plugin
         case "new"?: return new
         case "config"?: return config

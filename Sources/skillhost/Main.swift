@@ -208,6 +208,13 @@ struct SkillhostCLI {
                 await MCPCommand.run(registry: host.registry, output: output)
             }
             return ExitCode.ok.rawValue
+        case .web(let http):
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
+            let watch = host.setup.watch()
+            defer { watch.stop() }
+            host.mcp.startDeferredInBackground()
+            return try await WebCommand.run(http: http, host: host, environment: environment, log: log)
         case .sessions:
             // Listing is reading: no history file is made for it.
             guard FileManager.default.fileExists(atPath: ShellLauncher.historyPath(environment)) else {

@@ -11,11 +11,11 @@ func terminateAndWait(_ process: Process) async {
     }
 }
 
-/// `skillhost mcp --http 127.0.0.1:0 …` running as a real process: started, its endpoint read from the line it
-/// prints, stopped with SIGTERM.
+/// `skillhost mcp --http 127.0.0.1:0 …` (or `skillhost web --http 127.0.0.1:0 …`) running as a real process:
+/// started, its address read from the line it prints, stopped with SIGTERM.
 package final class HTTPServerProcess: Sendable {
     private let process: Process
-    /// The MCP endpoint, e.g. http://127.0.0.1:41234/mcp.
+    /// The MCP endpoint, e.g. http://127.0.0.1:41234/mcp — or for `web`, the page's address with its token.
     package let url: String
     package let port: Int
 
@@ -24,23 +24,47 @@ package final class HTTPServerProcess: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(
-                    with: Result { try HTTPServerProcess(arguments: arguments, environment: environment) })
+                    with: Result {
+                        try HTTPServerProcess(
+                            arguments: ["mcp", "--http", "127.0.0.1:0"] + arguments, environment: environment,
+                            web: false)
+                    })
             }.start()
         }
     }
 
-    private init(arguments: [String], environment: [String: String]) throws {
+    /// `skillhost web --http 127.0.0.1:0 …`, waiting for its "open http://…/#token=…" line on standard output.
+    package static func startWeb(arguments: [String] = [], environment: [String: String]) async throws
+        -> HTTPServerProcess
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        try HTTPServerProcess(
+                            arguments: ["web", "--http", "127.0.0.1:0"] + arguments, environment: environment,
+                            web: true)
+                    })
+            }.start()
+        }
+    }
+
+    private init(arguments: [String], environment: [String: String], web: Bool) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.skillhost)
-        process.arguments = ["mcp", "--http", "127.0.0.1:0"] + arguments
+        process.arguments = arguments
         process.environment = environment
-        let errors = privatePipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        let announcements = privatePipe()
+        let other = privatePipe()
+        process.standardError = web ? other : announcements
+        process.standardOutput = web ? announcements : other
         process.standardInput = FileHandle.nullDevice
         try launch(process)
         self.process = process
-        let descriptor = errors.fileHandleForReading.fileDescriptor
+        let pattern =
+            web ? #"open (http://[^ ]+:(\d+)/#token=[0-9a-f]+)"# : #"serving MCP at (https?://[^ ]+:(\d+)/mcp)"#
+        let prefix = web ? "open " : "serving MCP at "
+        let descriptor = announcements.fileHandleForReading.fileDescriptor
         var text = ""
         let deadline = ContinuousClock.now + .seconds(120)
         var found: (String, Int)?
@@ -52,22 +76,23 @@ package final class HTTPServerProcess: Sendable {
             let count = read(descriptor, &chunk, chunk.count)
             guard count > 0 else { break }
             text += String(decoding: chunk[0..<count], as: UTF8.self)
-            if let range = text.range(of: #"serving MCP at (https?://[^ ]+:(\d+)/mcp)"#, options: .regularExpression) {
-                let match = String(text[range]).replacingOccurrences(of: "serving MCP at ", with: "")
+            if let range = text.range(of: pattern, options: .regularExpression) {
+                let match = String(text[range].dropFirst(prefix.count))
                 let portText = match.split(separator: ":").last?.split(separator: "/").first ?? ""
                 found = (match, Int(portText) ?? 0)
             }
         }
         guard let found else {
             process.terminate()
-            throw FixtureError.compileFailed("skillhost mcp --http did not start: \(text)")
+            throw FixtureError.compileFailed("skillhost \(arguments[0]) --http did not start: \(text)")
         }
         (url, port) = found
-        // The rest of standard error is drained so the server never blocks writing it.
-        let handle = errors.fileHandleForReading
-        Thread {
-            while !handle.availableData.isEmpty {}
-        }.start()
+        // The rest of both outputs is drained so the server never blocks writing them.
+        for handle in [announcements.fileHandleForReading, other.fileHandleForReading] {
+            Thread {
+                while !handle.availableData.isEmpty {}
+            }.start()
+        }
     }
 
     /// SIGTERM, then waits for the exit (off the cooperative pool).

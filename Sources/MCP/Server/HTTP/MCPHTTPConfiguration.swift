@@ -1,5 +1,6 @@
 import CHTTP
 import Foundation
+import Support
 
 /// How `skillhost mcp --http` serves: where, for whom, and within which bounds.
 package struct MCPHTTPConfiguration: Sendable {
@@ -44,12 +45,7 @@ package struct MCPHTTPConfiguration: Sendable {
     }
 
     /// The SHA-256 digest of a token, as stored in `tokenDigests`.
-    package static func digest(of token: String) -> [UInt8] {
-        let bytes = Array(token.utf8)
-        var digest = [UInt8](repeating: 0, count: 32)
-        _ = skillhost_sha256(bytes, bytes.count, &digest)
-        return digest
-    }
+    package static func digest(of token: String) -> [UInt8] { HTTPGuard.sha256(token) }
 
     /// A digest from its hex text (64 characters), as config.json holds it.
     package static func digest(hex: String) -> [UInt8]? {

@@ -2,6 +2,7 @@ import CHTTP
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// MCP over Streamable HTTP: the 2026-07-28 stateless form (a POST per request, answered with JSON or, for
@@ -22,8 +23,8 @@ package final class MCPHTTPService: Sendable {
 
     /// The port served (the system's choice when the configuration said 0).
     package let port: UInt16
-    /// The Host headers a loopback client usually sends (`127.0.0.1:<port>`, `localhost:<port>`, …).
-    private let usualHosts: Set<String>
+    /// Host and Origin checks, the same for every HTTP server of skillhost's.
+    private let guardRules: HTTPGuard
 
     /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback
     /// address and no token is configured (a network-facing server needs authentication).
@@ -51,7 +52,9 @@ package final class MCPHTTPService: Sendable {
                 service.handle(request, exchange)
             }
             port = started.port
-            usualHosts = Set(["127.0.0.1", "localhost", "[::1]"].flatMap { [$0, "\($0):\(started.port)"] })
+            guardRules = HTTPGuard(
+                isLoopback: configuration.isLoopback, port: started.port, allowedHosts: configuration.allowedHosts,
+                allowedOrigins: configuration.allowedOrigins)
             http = Mutex(started)
         } catch {
             throw MCPHTTPError("cannot serve MCP over HTTP: \(error.message)")
@@ -131,14 +134,14 @@ package final class MCPHTTPService: Sendable {
         }
         // DNS rebinding: a page that made evil.example resolve to 127.0.0.1 still sends Host: evil.example. A
         // loopback server answers only loopback names (and the ones configured).
-        if configuration.isLoopback, let host = request.header("host"), !hostAllowed(host) {
+        if configuration.isLoopback, let host = request.header("host"), !guardRules.hostAllowed(host) {
             Self.refusal(
                 exchange, 421, .invalidRequest,
                 "Misdirected request: Host \(host) is not a name of this server; a loopback server answers only "
                     + "localhost, 127.0.0.1 and [::1] (add names to \"mcp\": {\"allowed_hosts\": […]} in config.json)")
             return
         }
-        if let origin = request.header("origin"), !originAllowed(origin) {
+        if let origin = request.header("origin"), !guardRules.originAllowed(origin) {
             Self.refusal(
                 exchange, 403, .invalidRequest,
                 "Forbidden: origin \(origin) is not allowed; add it to \"mcp\": {\"allowed_origins\": […]} in "
@@ -169,32 +172,6 @@ package final class MCPHTTPService: Sendable {
         }
     }
 
-    /// A Host header's name (without its port) is a loopback one or one configured.
-    private func hostAllowed(_ host: String) -> Bool {
-        // What nearly every client sends, found without parsing.
-        if usualHosts.contains(host) { return true }
-        var name = host.lowercased()
-        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
-            name = String(name[...close])
-        } else if let colon = name.lastIndex(of: ":") {
-            name = String(name[..<colon])
-        }
-        if name.hasSuffix(".") { name.removeLast() }
-        if configuration.allowedHosts.contains(where: { $0.lowercased() == name }) { return true }
-        if ["localhost", "[::1]"].contains(name) || name.hasSuffix(".localhost") { return true }
-        // 127.0.0.0/8 written as a dotted quad.
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
-    }
-
-    private func originAllowed(_ origin: String) -> Bool {
-        if configuration.allowedOrigins.contains(origin) { return true }
-        guard let url = URL(string: origin), let scheme = url.scheme, scheme == "http" || scheme == "https",
-            let host = url.host
-        else { return false }
-        return ["localhost", "127.0.0.1", "[::1]", "::1"].contains(host)
-    }
-
     /// The caller's identity for limits and confirmations: the token's digest, or the address when no token is
     /// configured. nil: refused.
     private func authenticate(_ request: HTTPServer.Request) -> String? {
@@ -202,13 +179,9 @@ package final class MCPHTTPService: Sendable {
         guard let value = request.header("authorization"), value.count > 7,
             value.prefix(7).lowercased() == "bearer "
         else { return nil }
-        let digest = MCPHTTPConfiguration.digest(of: String(value.dropFirst(7)))
-        var matched = false
-        for accepted in configuration.tokenDigests where accepted.count == digest.count {
-            // Every digest is compared, each in constant time: the answer's time says nothing about the token.
-            if skillhost_equal_constant_time(accepted, digest, digest.count) == 1 { matched = true }
+        return HTTPGuard.match(String(value.dropFirst(7)), among: configuration.tokenDigests).map {
+            "token:" + MCPHTTPConfiguration.hex($0).prefix(16)
         }
-        return matched ? "token:" + MCPHTTPConfiguration.hex(digest).prefix(16) : nil
     }
 
     private var metadataURL: String {

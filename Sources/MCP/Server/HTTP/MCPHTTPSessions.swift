@@ -2,6 +2,7 @@ import CHTTP
 import Foundation
 import JSONRPC
 import SkillJSON
+import Support
 import Synchronization
 
 /// One older client's session (Streamable HTTP as in 2025-11-25): minted by `initialize`, named by the

@@ -1,0 +1,101 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// What the page receives on its event stream, one JSON object per server-sent event: the session's events as the
+/// agent emits them (`AgentEvent`), the person's messages, and the answer laid out once complete. Every object has
+/// a `type` and `t`, the server's clock in milliseconds since 1970 (the page measures its own delay against it).
+/// Text is text: the page puts every string into the DOM as text, except `html`, which `WebMarkdown` made safe.
+enum WebEvent {
+    /// The longest result or argument text an event carries in full (the card shows the start of it).
+    static let maximumText = 64 << 10
+
+    /// The session began anew (a new tab, or a new conversation): forget what was shown.
+    static func reset() -> JSONValue { stamped(["type": "reset"]) }
+
+    /// The person's message, for every tab watching.
+    static func user(_ text: String) -> JSONValue { stamped(["type": "user", "text": .string(text)]) }
+
+    /// The answer as HTML once the turn has ended.
+    static func answer(markdown text: String) -> JSONValue {
+        stamped(["type": "answer", "html": .string(WebMarkdown.html(text))])
+    }
+
+    /// Whether a turn runs now (the send button and stop follow it).
+    static func running(_ running: Bool) -> JSONValue { stamped(["type": "running", "running": .bool(running)]) }
+
+    /// A confirmation another tab answered (or the turn's end withdrew): close its prompt.
+    static func confirmed(_ id: String) -> JSONValue { stamped(["type": "confirmed", "id": .string(id)]) }
+
+    static func encode(_ event: AgentEvent) -> JSONValue {
+        switch event {
+        case .thinking(let step): return stamped(["type": "thinking", "step": .int(Int64(step))])
+        case .textDelta(let text): return stamped(["type": "delta", "text": .string(text)])
+        case .toolCall(let call): return stamped(.object(card(call)))
+        case .confirmationNeeded(let request): return stamped(.object(confirmation(request)))
+        case .usage(let usage):
+            return stamped([
+                "type": "usage", "prompt": .int(Int64(usage.promptTokens)),
+                "completion": .int(Int64(usage.completionTokens)),
+            ])
+        case .finished(let reason):
+            return stamped([
+                "type": "finished", "reason": .string(reason.name), "explanation": .string(reason.explanation),
+            ])
+        }
+    }
+
+    /// A step of a call's card. The phases: running (with the arguments), progress, succeeded (a short result
+    /// and the full one), failed (the sentence and its code), cancelled.
+    private static func card(_ call: ToolCallEvent) -> JSONObject {
+        var card = JSONObject([
+            (key: "type", value: "card"), (key: "id", value: .string(call.id)),
+            (key: "skill", value: .string(call.skill)),
+        ])
+        switch call.phase {
+        case .started(let arguments):
+            card["phase"] = "running"
+            card["arguments"] = .string(bounded(arguments.jsonText))
+        case .progress(let progress):
+            card["phase"] = "progress"
+            card["done"] = .double(progress.done)
+            if let total = progress.total { card["total"] = .double(total) }
+            if let message = progress.message { card["message"] = .string(bounded(message)) }
+        case .finished(let result, let duration):
+            card["phase"] = "succeeded"
+            card["result"] = .string(bounded(result.displayText))
+            card["ms"] = .double(duration.milliseconds)
+        case .failed(let failure, let duration):
+            card["phase"] = failure == .cancelledByTheUser ? "cancelled" : "failed"
+            card["error"] = .string(bounded(failure.message))
+            card["code"] = .string(failure.code.rawValue)
+            card["ms"] = .double(duration.milliseconds)
+        }
+        return card
+    }
+
+    /// The exact call a person is asked about: skill, arguments, risk, and a composite's plan.
+    private static func confirmation(_ request: ConfirmationRequest) -> JSONObject {
+        var object = JSONObject([
+            (key: "type", value: "confirm"), (key: "id", value: .string(request.callID)),
+            (key: "skill", value: .string(request.skill.id)),
+            (key: "arguments", value: .string(bounded(request.arguments.jsonText))),
+            (key: "risk", value: .string(request.skill.risk.rawValue)),
+        ])
+        if case .composite(let plan) = request.skill.kind {
+            object["plan"] = .array(plan.lines.map { .string($0) })
+        }
+        return object
+    }
+
+    private static func bounded(_ text: String) -> String {
+        text.utf8.count <= maximumText ? text : String(decoding: text.utf8.prefix(maximumText), as: UTF8.self) + "…"
+    }
+
+    private static func stamped(_ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        object["t"] = .double((Date().timeIntervalSince1970 * 1000).rounded())
+        return .object(object)
+    }
+}

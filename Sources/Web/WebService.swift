@@ -1,0 +1,266 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+import Support
+import Synchronization
+
+/// Where and for whom `skillhost web` serves.
+package struct WebConfiguration: Sendable {
+    /// An IP literal: 127.0.0.1 (the default), ::1, 0.0.0.0 …
+    package var address = "127.0.0.1"
+    /// 0: any free port (the printed address says which).
+    package var port: UInt16 = 8780
+    /// The token the page's address carries; a random one when nil. Needed to serve beyond loopback.
+    package var token: String?
+    /// Host names besides the loopback ones the server answers to (behind a proxy).
+    package var allowedHosts: [String] = []
+
+    package init() {}
+
+    /// Whether `address` reaches only this machine.
+    package var isLoopback: Bool {
+        address == "127.0.0.1" || address == "::1" || address.hasPrefix("127.") || address == "localhost"
+    }
+}
+
+/// Why the browser front end could not start, as a sentence.
+package struct WebError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
+}
+
+/// The browser front end over HTTP: the page and its script and styles (compiled in, nothing fetched), and the API
+/// the page drives the session with — an event stream (server-sent events) and a few JSON requests.
+///
+/// Security: the page's address carries a random token in its fragment (never sent to any server by the browser);
+/// the page exchanges it once for an `HttpOnly`, `SameSite=Strict` cookie. Every API request needs that cookie (or
+/// `Authorization: Bearer <token>`); every request's Host must be a name of this server (DNS rebinding) and its
+/// Origin, when sent, this very server (scheme, name and port); requests that change something must be JSON. The
+/// page itself runs under a content security policy that allows only its own script and styles.
+package final class WebService: Sendable {
+    package let session: WebSession
+    private let http: HTTPServer
+    private let rules: HTTPGuard
+    private let tokenDigest: [UInt8]
+    /// Digests of the cookies handed out (a tab's login).
+    private let cookies = Mutex<Set<[UInt8]>>([])
+    private let skills: @Sendable () -> [SkillInfo]
+    /// The port served (the system's choice when the configuration said 0).
+    package let port: UInt16
+    /// The address to open, token included.
+    package let url: String
+
+    package static let cookieName = "skillhost_web"
+
+    /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback one
+    /// and no token was given.
+    package init(
+        session: WebSession, configuration: WebConfiguration, skills: @escaping @Sendable () -> [SkillInfo]
+    ) throws(WebError) {
+        if !configuration.isLoopback, configuration.token == nil {
+            throw WebError(
+                "refusing to serve the browser front end on \(configuration.address) without a token of your own: set "
+                    + "SKILLHOST_WEB_TOKEN, or serve on 127.0.0.1")
+        }
+        let token = configuration.token ?? HTTPGuard.randomHex(24)
+        self.session = session
+        self.skills = skills
+        tokenDigest = HTTPGuard.sha256(token)
+        let box = Mutex<WebService?>(nil)
+        var limits = HTTPServer.Limits()
+        limits.maximumBody = 1 << 20
+        do {
+            http = try HTTPServer(address: configuration.address, port: configuration.port, limits: limits) {
+                request, exchange in
+                guard let service = box.withLock({ $0 }) else {
+                    exchange.respond(503, body: Array("starting".utf8))
+                    return
+                }
+                service.handle(request, exchange)
+            }
+        } catch {
+            throw WebError(
+                "cannot serve the browser front end on \(configuration.address):\(configuration.port): \(error.message); "
+                    + "choose another with --http ADDRESS:PORT")
+        }
+        port = http.port
+        rules = HTTPGuard(
+            isLoopback: configuration.isLoopback, port: http.port, allowedHosts: configuration.allowedHosts,
+            allowedOrigins: [], originPort: http.port)
+        let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
+        url = "http://\(host):\(http.port)/#token=\(token)"
+        box.withLock { $0 = self }
+    }
+
+    package func stop() { http.stop() }
+
+    // MARK: Requests
+
+    private func handle(_ request: HTTPServer.Request, _ exchange: HTTPExchange) {
+        if rules.isLoopback, let host = request.header("host"), !rules.hostAllowed(host) {
+            refuse(exchange, 421, "Host \(host) is not a name of this server; open the address skillhost web printed")
+            return
+        }
+        if let origin = request.header("origin"), !rules.originAllowed(origin) {
+            refuse(exchange, 403, "origin \(origin) may not use this server; open the address skillhost web printed")
+            return
+        }
+        switch (request.method, request.path) {
+        case ("GET", "/"), ("GET", "/index.html"): asset(exchange, WebAssets.page, type: "text/html; charset=utf-8")
+        case ("GET", "/app.js"): asset(exchange, WebAssets.script, type: "text/javascript; charset=utf-8")
+        case ("GET", "/app.css"): asset(exchange, WebAssets.styles, type: "text/css; charset=utf-8")
+        case ("POST", "/api/login"): login(request, exchange)
+        case (_, let path) where path.hasPrefix("/api/"):
+            guard authorized(request) else {
+                refuse(exchange, 401, "not signed in: open the address skillhost web printed (it carries the token)")
+                return
+            }
+            api(request, exchange)
+        default: refuse(exchange, 404, "no such page")
+        }
+    }
+
+    private func api(_ request: HTTPServer.Request, _ exchange: HTTPExchange) {
+        if request.method == "POST", request.header("content-type")?.hasPrefix("application/json") != true {
+            refuse(exchange, 415, "send JSON (Content-Type: application/json)")
+            return
+        }
+        let body = (try? JSONValue(parsing: request.body)) ?? .object(JSONObject())
+        switch (request.method, request.path) {
+        case ("GET", "/api/events"): events(exchange)
+        case ("GET", "/api/skills"): json(exchange, 200, ["skills": .array(skills().map(Self.describe))])
+        case ("POST", "/api/send"):
+            switch session.send(body["text"]?.stringValue ?? "") {
+            case .started: json(exchange, 202, ["started": true])
+            case .busy(let sentence): refuse(exchange, 409, sentence)
+            case .empty: refuse(exchange, 400, "the message is empty: write something first")
+            }
+        case ("POST", "/api/stop"):
+            session.stop()
+            json(exchange, 202, ["stopping": true])
+        case ("POST", "/api/confirm"):
+            let answers: [String: ConfirmationAnswer] = ["yes": .allowOnce, "always": .allowForSession, "no": .deny]
+            guard let id = body["id"]?.stringValue, let answer = body["answer"]?.stringValue.flatMap({ answers[$0] })
+            else {
+                refuse(exchange, 400, "a confirmation needs \"id\" and \"answer\": \"yes\", \"no\" or \"always\"")
+                return
+            }
+            if session.confirm(id, answer) {
+                json(exchange, 200, ["answered": true])
+            } else {
+                refuse(exchange, 409, "that question was answered already or withdrawn")
+            }
+        default: refuse(exchange, 404, "no such request: \(request.method) \(request.path)")
+        }
+    }
+
+    /// The session's events as server-sent events until the tab goes away.
+    private func events(_ exchange: HTTPExchange) {
+        guard
+            exchange.beginStream(
+                200,
+                headers: [
+                    ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
+                ])
+        else {
+            exchange.end()
+            return
+        }
+        // The stream ends once: when the tab goes away, or when it fell too far behind (a write fails).
+        let ending = StreamEnding(exchange)
+        let id = session.watch { line in
+            if exchange.write(line) { return true }
+            ending.end()
+            return false
+        }
+        exchange.onAbort { [session] in
+            session.unwatch(id)
+            ending.end()
+        }
+    }
+
+    /// Exchanges the page's token for a cookie.
+    private func login(_ request: HTTPServer.Request, _ exchange: HTTPExchange) {
+        guard let token = (try? JSONValue(parsing: request.body))?["token"]?.stringValue,
+            HTTPGuard.match(token, among: [tokenDigest]) != nil
+        else {
+            refuse(exchange, 401, "the token is not this server's: open the address skillhost web printed")
+            return
+        }
+        let cookie = HTTPGuard.randomHex(32)
+        cookies.withLock { _ = $0.insert(HTTPGuard.sha256(cookie)) }
+        exchange.respond(
+            204,
+            headers: [
+                ("Set-Cookie", "\(Self.cookieName)=\(cookie); HttpOnly; SameSite=Strict; Path=/"),
+                ("Cache-Control", "no-store"),
+            ])
+    }
+
+    private func authorized(_ request: HTTPServer.Request) -> Bool {
+        if let value = request.header("authorization"), value.count > 7, value.prefix(7).lowercased() == "bearer " {
+            return HTTPGuard.match(String(value.dropFirst(7)), among: [tokenDigest]) != nil
+        }
+        guard let header = request.header("cookie") else { return false }
+        let known = cookies.withLock { $0 }
+        for part in header.split(separator: ";") {
+            let pair = part.trimmingCharacters(in: .whitespaces)
+            guard pair.hasPrefix(Self.cookieName + "=") else { continue }
+            let value = String(pair.dropFirst(Self.cookieName.count + 1))
+            if HTTPGuard.match(value, among: Array(known)) != nil { return true }
+        }
+        return false
+    }
+
+    // MARK: Answers
+
+    /// What every page answer carries: only its own script and styles run, it is never framed, nothing is cached.
+    static let pageHeaders: [(String, String)] = [
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"),
+    ]
+
+    private func asset(_ exchange: HTTPExchange, _ text: String, type: String) {
+        exchange.respond(200, headers: Self.pageHeaders + [("Content-Type", type)], body: Array(text.utf8))
+    }
+
+    private func json(_ exchange: HTTPExchange, _ status: Int, _ value: JSONValue) {
+        exchange.respond(
+            status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: Array(value.jsonText.utf8))
+    }
+
+    /// A refusal: its status and one sentence saying what to do.
+    private func refuse(_ exchange: HTTPExchange, _ status: Int, _ sentence: String) {
+        json(exchange, status, ["error": .string(sentence)])
+    }
+
+    private static func describe(_ skill: SkillInfo) -> JSONValue {
+        [
+            "id": .string(skill.id), "description": .string(skill.description), "plugin": .string(skill.plugin),
+            "risk": .string(skill.risk.rawValue),
+        ]
+    }
+}
+
+/// Ends a streamed answer exactly once, whoever notices first that it is over.
+private final class StreamEnding: Sendable {
+    private let exchange: HTTPExchange
+    private let ended = Mutex(false)
+
+    init(_ exchange: HTTPExchange) { self.exchange = exchange }
+
+    func end() {
+        let first = ended.withLock { ended in
+            defer { ended = true }
+            return !ended
+        }
+        if first { exchange.end() }
+    }
+}

@@ -1,0 +1,36 @@
+import Agent
+import Foundation
+import SkillHost
+import Web
+
+/// `skillhost web`: the browser front end on the same registry, policy and model as the shell.
+enum WebCommand {
+    static func run(
+        http: String?, host: Host, environment: [String: String], log: @escaping @Sendable (LogRecord) -> Void
+    )
+        async throws(CLIError) -> Int32
+    {
+        var configuration = WebConfiguration()
+        if let text = http ?? host.config.webHTTP {
+            do throws(UsageError) {
+                let address = try MCPHTTPSettings.address(text)
+                (configuration.address, configuration.port) = (address.host, address.port)
+            } catch { throw .usage(error) }
+        }
+        if let token = environment["SKILLHOST_WEB_TOKEN"], !token.isEmpty { configuration.token = token }
+        let provider = try host.config.provider(log: log)
+        let registry = host.registry
+        let session = WebSession(
+            skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil))
+        let service: WebService
+        do throws(WebError) {
+            service = try WebService(session: session, configuration: configuration) { registry.skills }
+        } catch { throw .failure(error.message) }
+        // The one line a person needs; the token is theirs (it is in the fragment, which browsers never send).
+        writeOut("open \(service.url)\n")
+        await MCPCommand.waitForTermination()
+        session.stop()
+        service.stop()
+        return ExitCode.ok.rawValue
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import SkillJSON
+import Support
+import TestSupport
+import Testing
+
+/// `skillhost web` as a person's browser meets it, over real HTTP against the real binary and the offline router:
+/// the page, the token exchanged for a cookie, the guards, a turn streamed as server-sent events.
+struct WebServiceTests {
+    static func home(_ name: String) throws -> [String: String] {
+        let home = Paths.temporaryDirectory(name)
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        return cliEnvironment(home: home)
+    }
+
+    /// One plain request: status, headers (lower-case names) and body.
+    static func fetch(
+        _ url: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil
+    ) async throws -> (status: Int, headers: [String: String], body: String) {
+        var request = HTTPRequest(url: try #require(URL(string: url)), method: method, body: body.map { Data($0.utf8) })
+        for (name, value) in headers { request.setHeader(value, for: name) }
+        var status = 0
+        var fields: [String: String] = [:]
+        var bytes = Data()
+        for try await event in HTTPStream.start(request, timeout: 30) {
+            switch event {
+            case .head(let code, let received): (status, fields) = (code, received)
+            case .body(let data): bytes += data
+            }
+        }
+        return (status, fields, String(decoding: bytes, as: UTF8.self))
+    }
+
+    static let json = [("Content-Type", "application/json")]
+
+    @Test func thePageSignsInAndStreamsATurn() async throws {
+        let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-turn"))
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let token = try #require(server.url.components(separatedBy: "#token=").last)
+
+        let page = try await Self.fetch(base + "/")
+        #expect(page.status == 200)
+        #expect(page.body.contains(#"<script type="module" src="/app.js"></script>"#))
+        #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+        #expect(page.headers["x-content-type-options"] == "nosniff")
+
+        let anonymous = try await Self.fetch(base + "/api/skills")
+        #expect(anonymous.status == 401)
+        #expect(
+            anonymous.body
+                == #"{"error":"not signed in: open the address skillhost web printed (it carries the token)"}"#)
+
+        let wrong = try await Self.fetch(
+            base + "/api/login", method: "POST", headers: Self.json, body: #"{"token":"guess"}"#)
+        #expect(wrong.status == 401)
+        #expect(wrong.headers["set-cookie"] == nil)
+
+        let login = try await Self.fetch(
+            base + "/api/login", method: "POST", headers: Self.json, body: #"{"token":"\#(token)"}"#)
+        #expect(login.status == 204)
+        let setCookie = try #require(login.headers["set-cookie"])
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"), "\(setCookie)")
+        let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
+        let signedIn = [("Cookie", cookie)]
+
+        let skills = try await Self.fetch(base + "/api/skills", headers: signedIn)
+        #expect(skills.status == 200)
+        let ids = try JSONValue(parsing: skills.body)["skills"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(ids?.contains("calculator") == true, "\(skills.body)")
+
+        // The event stream, read while the turn runs.
+        var stream = HTTPRequest(url: try #require(URL(string: base + "/api/events")))
+        stream.setHeader(cookie, for: "Cookie")
+        let watcher = Task { () -> [JSONValue] in
+            var parser = SSEParser()
+            var events: [JSONValue] = []
+            for try await event in HTTPStream.start(stream, timeout: 120) {
+                guard case .body(let data) = event else { continue }
+                for text in parser.feed([UInt8](data)) {
+                    let value = try JSONValue(parsing: text)
+                    events.append(value)
+                    if value["type"] == "running", value["running"] == false,
+                        events.contains(where: { $0["type"] == "finished" })
+                    {
+                        return events
+                    }
+                }
+            }
+            return events
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let sent = try await Self.fetch(
+            base + "/api/send", method: "POST", headers: signedIn + Self.json, body: #"{"text":"what is (23+7)*2"}"#)
+        #expect(sent.status == 202, "\(sent.body)")
+        let events = try await watcher.value
+        let types = events.compactMap { $0["type"]?.stringValue }
+        #expect(types.first == "reset")
+        #expect(types.contains("user"))
+        let phases = events.filter { $0["type"] == "card" }.compactMap { $0["phase"]?.stringValue }
+        #expect(phases == ["running", "succeeded"], "\(events)")
+        #expect(events.first { $0["phase"] == "succeeded" }?["result"] == "60")
+        #expect(events.first { $0["type"] == "finished" }?["reason"] == "answered")
+        #expect(events.contains { $0["type"] == "answer" && $0["html"]?.stringValue?.contains("60") == true })
+
+        // A turn at a time.
+        let empty = try await Self.fetch(
+            base + "/api/send", method: "POST", headers: signedIn + Self.json, body: #"{"text":"   "}"#)
+        #expect(empty.status == 400)
+        #expect(empty.body == #"{"error":"the message is empty: write something first"}"#)
+        await server.stop()
+    }
+
+    @Test func foreignPagesAndNamesAreRefused() async throws {
+        let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-guards"))
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let token = try #require(server.url.components(separatedBy: "#token=").last)
+
+        let foreign = try await Self.fetch(
+            base + "/api/login", method: "POST", headers: Self.json + [("Origin", "https://evil.example")],
+            body: #"{"token":"\#(token)"}"#)
+        #expect(foreign.status == 403)
+        #expect(
+            foreign.body
+                == #"{"error":"origin https://evil.example may not use this server; open the address skillhost web printed"}"#
+        )
+        let otherPort = try await Self.fetch(
+            base + "/api/send", method: "POST", headers: Self.json + [("Origin", "http://localhost:1")],
+            body: #"{"text":"hi"}"#)
+        #expect(otherPort.status == 403)
+
+        let rebound = try await Self.fetch(base + "/", headers: [("Host", "evil.example:\(server.port)")])
+        #expect(rebound.status == 421)
+
+        // With the token as a bearer (a script of the person's own), a form post is still not JSON.
+        let form = try await Self.fetch(
+            base + "/api/send", method: "POST",
+            headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/x-www-form-urlencoded")],
+            body: "text=hi")
+        #expect(form.status == 415)
+        await server.stop()
+    }
+
+    @Test func aNetworkFacingFrontEndNeedsItsOwnToken() async throws {
+        let result = try await runProcessOffPool(
+            Paths.skillhost, ["web", "--http", "0.0.0.0:0"], environment: try Self.home("web-network"))
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "skillhost: refusing to serve the browser front end on 0.0.0.0 without a token of your own: set "
+                + "SKILLHOST_WEB_TOKEN, or serve on 127.0.0.1\n")
+    }
+}

@@ -1,0 +1,69 @@
+import Agent
+import SkillHost
+import SkillJSON
+import Support
+import Testing
+
+@testable import Web
+
+/// What the page is sent, and what a model's answer may become in it.
+struct WebUnitTests {
+    @Test func aHostileAnswerIsInertHTML() {
+        let html = WebMarkdown.html(
+            """
+            Hello **there**.
+
+            <script>alert(1)</script>
+
+            <img src=x onerror="alert(2)">
+
+            [click](javascript:alert(3)) and [fine](https://example.org)
+            """)
+        #expect(html.contains("<strong>there</strong>"))
+        #expect(!html.contains("<script"), "\(html)")
+        #expect(!html.contains("onerror"), "\(html)")
+        #expect(!html.contains("javascript:"), "\(html)")
+        #expect(html.contains(#"<a href="">click</a>"#), "the unsafe link keeps its text, loses its target: \(html)")
+        #expect(html.contains(#"<a href="https://example.org">fine</a>"#))
+    }
+
+    @Test func tablesAndCodeAreLaidOut() {
+        let html = WebMarkdown.html("| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nx < y\n```\n")
+        #expect(html.contains("<table>"))
+        #expect(html.contains("<td>1</td>"))
+        #expect(html.contains("<code>x &lt; y\n</code>"))
+    }
+
+    @Test func cardsCarryTheirPhaseAsData() throws {
+        let started = WebEvent.encode(
+            .toolCall(ToolCallEvent(id: "c1", skill: "add", phase: .started(arguments: .value(["a": 1])))))
+        #expect(started["type"] == "card")
+        #expect(started["phase"] == "running")
+        #expect(started["arguments"] == #"{"a":1}"#)
+        #expect(started["t"]?.doubleValue ?? 0 > 1_700_000_000_000, "the server's clock, in ms since 1970")
+        let failed = WebEvent.encode(
+            .toolCall(
+                ToolCallEvent(
+                    id: "c1", skill: "add",
+                    phase: .failed(SkillFailure(code: .timeout, message: "add timed out"), duration: .milliseconds(5)))
+            ))
+        #expect(failed["phase"] == "failed")
+        #expect(failed["code"] == "timeout")
+        #expect(failed["ms"] == 5)
+        let cancelled = WebEvent.encode(
+            .toolCall(ToolCallEvent(id: "c1", skill: "add", phase: .failed(.cancelledByTheUser, duration: .zero))))
+        #expect(cancelled["phase"] == "cancelled", "the page checks the phase, never the wording")
+    }
+
+    @Test func theOriginMustBeThisServer() {
+        let rules = HTTPGuard(
+            isLoopback: true, port: 8780, allowedHosts: [], allowedOrigins: [], originPort: 8780)
+        #expect(rules.originAllowed("http://127.0.0.1:8780"))
+        #expect(rules.originAllowed("http://localhost:8780"))
+        #expect(!rules.originAllowed("http://localhost:3000"), "another local site is another application")
+        #expect(!rules.originAllowed("https://evil.example"))
+        #expect(!rules.originAllowed("null"))
+        #expect(rules.hostAllowed("127.0.0.1:8780"))
+        #expect(!rules.hostAllowed("evil.example:8780"), "DNS rebinding")
+    }
+}
