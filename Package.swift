@@ -113,7 +113,8 @@ let package = Package(
             name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "WebTests",
-            dependencies: ["Web", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox"]),
+            dependencies: ["Web", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "ShellTests",
             dependencies: ["Shell", "SessionUI", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),

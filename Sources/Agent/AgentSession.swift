@@ -58,6 +58,8 @@ package final class AgentSession: Sendable {
         var lastUndo: (skill: String, undo: UndoAction)?
         /// The state message the last model request carried (`/state`).
         var lastState: String?
+        /// The task of the turn that runs, for `stopTurn()`.
+        var turn: Task<Void, Never>?
     }
 
     /// Skills the model never sees.
@@ -130,9 +132,14 @@ package final class AgentSession: Sendable {
         return stored
     }
 
+    /// Stops the turn that runs, as cancelling its consumer would, except that its stream goes on to the end: the
+    /// calls it cancels are reported, and `.finished(.cancelled)` comes last. Nothing when no turn runs.
+    package func stopTurn() { state.withLock { $0.turn }?.cancel() }
+
     private func runTurn() -> AsyncStream<AgentEvent> {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
         let task = Task {
+            defer { self.state.withLock { $0.turn = nil } }
             let reason = await TurnRunner(session: self, emit: { continuation.yield($0) }).run()
             // An interrupted turn says so in the conversation (and so in the history), also when it was stopped
             // before the model wrote a word — during a call, or while waiting for the model.
@@ -143,6 +150,7 @@ package final class AgentSession: Sendable {
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
+        state.withLock { $0.turn = task }
         return stream
     }
 }

@@ -23,7 +23,6 @@ package final class WebSession: Sendable {
     private struct State {
         var agent: AgentSession?
         var running = false
-        var turn: Task<Void, Never>?
         var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
@@ -76,9 +75,11 @@ package final class WebSession: Sendable {
         }
         publish(WebEvent.user(text))
         publish(WebEvent.running(true))
-        let task = Task { [self] in
+        // The turn starts here, not in the task, so that a stop that follows at once finds it.
+        let events = agent.send(text)
+        Task { [self] in
             var answer = ""
-            for await event in agent.send(text) {
+            for await event in events {
                 switch event {
                 case .thinking: answer = ""
                 case .textDelta(let delta): answer += delta
@@ -87,27 +88,22 @@ package final class WebSession: Sendable {
                 publish(WebEvent.encode(event))
             }
             if !answer.isEmpty { publish(WebEvent.answer(markdown: answer)) }
-            state.withLock {
-                $0.running = false
-                $0.turn = nil
-            }
+            state.withLock { $0.running = false }
             publish(WebEvent.running(false))
-        }
-        state.withLock { state in
-            if state.running { state.turn = task }
         }
         return .started
     }
 
-    /// Stops the running turn (its calls are cancelled; a confirmation it waits for is answered no).
+    /// Stops the running turn: its calls are cancelled, a confirmation it waits for is answered no, and the tabs
+    /// see the cancelled cards and the turn's end as the stream reports them.
     package func stop() {
-        let (turn, pending) = state.withLock { state in
+        let (agent, pending) = state.withLock { state in
             defer { state.confirmation = nil }
-            return (state.turn, state.confirmation)
+            return (state.running ? state.agent : nil, state.confirmation)
         }
         pending?.answer.resume(returning: .deny)
         if let pending { publish(WebEvent.confirmed(pending.request.callID)) }
-        turn?.cancel()
+        agent?.stopTurn()
     }
 
     /// A tab's answer to the confirmation `id`. False when nothing waits for it (answered already, or withdrawn).

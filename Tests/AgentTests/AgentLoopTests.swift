@@ -225,6 +225,31 @@ struct AgentLoopTests {
         #expect(session.conversation.messages.last { $0.role == .tool }?.content == "error: cancelled by the user")
     }
 
+    @Test func stoppingTheTurnReportsTheCancelledCallAndTheEnd() async throws {
+        let (session, _) = session([.calls([("cooperative", #"{"ms":600000}"#)]), .text("never")])
+        let events = session.send("sleep")
+        var phases: [String] = []
+        var reason: FinishReason?
+        for await event in events {
+            switch event {
+            case .toolCall(let call):
+                switch call.phase {
+                case .started:
+                    phases.append("started")
+                    session.stopTurn()
+                case .failed(let failure, _): phases.append(failure.message)
+                default: break
+                }
+            case .finished(let finish): reason = finish
+            default: break
+            }
+        }
+        // Unlike cancelling the consumer, the stream goes on: the cancelled card and the end are both reported.
+        #expect(phases == ["started", "cancelled by the user"])
+        #expect(reason == .cancelled)
+        #expect(session.conversation.messages.last?.content == "[interrupted]")
+    }
+
     @Test func cancellingDuringTheModelStreamKeepsThePartialAnswer() async throws {
         let (session, _) = session([
             ScriptedProvider.Response((0..<100).map { .text("w\($0) ") }, delay: .milliseconds(100))

@@ -1,0 +1,126 @@
+"""Drives skillhost web's page in Debian's chromium through Playwright, as a person would, and prints what it saw
+as one JSON object. Usage: browser.py SCENARIO URL CHROMIUM SCREENSHOT_FOLDER"""
+import json
+import sys
+
+from playwright.sync_api import sync_playwright
+
+scenario, url, chromium, shots = sys.argv[1:5]
+WAIT = 60_000  # generous caps: the test machine may be busy
+
+
+def until(page, expression):
+    """Polls `expression` in the page until it is true (the page's content security policy forbids the string
+    evaluation Playwright's wait_for_function uses — which is as it should be)."""
+    for _ in range(WAIT // 50):
+        if page.evaluate(expression):
+            return
+        page.wait_for_timeout(50)
+    raise TimeoutError(f"still false after {WAIT} ms: {expression}")
+
+
+def ready(page):
+    until(page, "document.querySelector('#status').textContent === 'ready'")
+
+
+def send(page, text):
+    page.fill("#message", text)
+    page.press("#message", "Enter")
+
+
+def card_state(card):
+    return {"phase": card.get_attribute("data-phase"), "summary": card.locator("summary").inner_text()}
+
+
+def turn(page, seen):
+    ready(page)
+    send(page, "what is (23+7)*2")
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+    seen["card"] = card_state(page.locator(".card").first)
+    seen["answer"] = page.locator(".segment").last.inner_text()
+    seen["user"] = page.locator(".user").first.inner_text()
+    page.locator(".card summary").first.click()
+    seen["detail"] = page.locator(".card .detail").first.inner_text()
+    page.screenshot(path=f"{shots}/web-1280x800.png")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=f"{shots}/web-390x844.png")
+    seen["delays"] = page.evaluate("window.skillhostDelays.length")
+    # A second tab watching the same conversation sees it as it is.
+    other = page.context.new_page()
+    other.goto(url.split("#")[0])
+    other.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    seen["second_tab_user"] = other.locator(".user").first.inner_text()
+
+
+def anonymous(page, seen):
+    until(page, "document.querySelector('#status').textContent.startsWith('not signed in')")
+    seen["status"] = page.inner_text("#status")
+    seen["skills_status"] = page.evaluate("fetch('/api/skills').then(r => r.status)")
+
+
+def confirm(page, seen):
+    ready(page)
+    send(page, "delete note 5")
+    dialog = page.locator("#confirm")
+    dialog.wait_for(state="visible", timeout=WAIT)
+    seen["asked"] = {"skill": page.inner_text("#confirm-skill"), "risk": page.inner_text("#confirm-risk"),
+                     "arguments": page.inner_text("#confirm-arguments")}
+    page.keyboard.press("n")
+    page.wait_for_selector('.card[data-phase="failed"]', timeout=WAIT)
+    ready(page)
+    seen["declined"] = card_state(page.locator(".card").last)
+    send(page, "delete note 5")
+    dialog.wait_for(state="visible", timeout=WAIT)
+    page.keyboard.press("y")
+    until(page, "document.querySelectorAll('.card[data-phase]').length === 2 && "
+          "document.querySelectorAll('.card[data-phase=\"running\"]').length === 0")
+    ready(page)
+    seen["accepted"] = card_state(page.locator(".card").last)
+    seen["dialog_open"] = page.evaluate("document.querySelector('#confirm').open")
+
+
+def stop(page, seen):
+    ready(page)
+    send(page, "tell me slowly")
+    until(page, "document.querySelector('.segment')?.textContent.length > 0")
+    page.click("#stop")
+    page.wait_for_selector("#conversation p.note", timeout=WAIT)
+    ready(page)
+    seen["note"] = page.locator("#conversation p.note").last.inner_text()
+    seen["answer"] = page.locator(".segment").last.inner_text()
+
+
+def hostile(page, seen):
+    seen["alerts"] = 0
+
+    def alerted(dialog):
+        seen["alerts"] += 1
+        dialog.dismiss()
+
+    page.on("dialog", alerted)
+    ready(page)
+    send(page, "show me")
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+    page.wait_for_timeout(300)  # an onerror would have fired by now
+    seen["answer"] = page.locator(".segment").last.inner_text()
+    seen["active"] = page.evaluate(
+        "document.querySelectorAll('#conversation script, #conversation [onerror], #conversation iframe, "
+        "#conversation a[href^=\"javascript\"]').length")
+    seen["links"] = page.evaluate("[...document.querySelectorAll('#conversation a')].map(a => a.getAttribute('href'))")
+
+
+with sync_playwright() as playwright:
+    browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    seen = {}
+    {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile}[scenario](page, seen)
+    seen["page_errors"] = errors
+    browser.close()
+print(json.dumps(seen))

@@ -1,0 +1,105 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// The page in a real browser (Debian's chromium through Playwright), against the real binary with the offline
+/// router or a loopback OpenAI-compatible model server. Screenshots land in .build/web-screenshots.
+@Suite(.serialized)
+struct WebBrowserTests {
+    static let screenshots = Paths.root.appendingPathComponent(".build/web-screenshots").path
+
+    /// Runs one scenario of Fixtures/browser.py against a fresh `skillhost web` and returns what it saw.
+    static func run(_ scenario: String, model: LoopbackServer? = nil, signedIn: Bool = true) async throws -> JSONValue {
+        let python = try await BrowserPeer.ensure()
+        let home = Paths.temporaryDirectory("web-browser-\(scenario)")
+        var extra: [String: String?] = [:]
+        if let model {
+            extra["OPENAI_BASE_URL"] = "http://127.0.0.1:\(model.port)/v1"
+            extra["SKILLHOST_MODEL"] = "test-model"
+        }
+        let server = try await HTTPServerProcess.startWeb(environment: cliEnvironment(home: home, extra))
+        defer { server.terminate() }
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        let url = signedIn ? server.url : "http://127.0.0.1:\(server.port)/"
+        let script = Paths.root.appendingPathComponent("Tests/WebTests/Fixtures/browser.py").path
+        let result = try await runProcessOffPool(
+            python, [script, scenario, url, BrowserPeer.chromium, screenshots], environment: userEnvironment())
+        await server.stop()
+        guard result.status == 0 else {
+            Issue.record("browser.py \(scenario) failed: \(result.stderr)")
+            return .null
+        }
+        return try JSONValue(parsing: result.stdout)
+    }
+
+    @Test func aTurnStreamsIntoCardsAndAnAnswer() async throws {
+        let seen = try await Self.run("turn")
+        #expect(seen["user"] == "what is (23+7)*2")
+        #expect(seen["card"]?["phase"] == "succeeded")
+        let summary = seen["card"]?["summary"]?.stringValue ?? ""
+        #expect(summary.contains("calculator") && summary.contains("60") && summary.contains("ms"), "\(summary)")
+        #expect(seen["detail"]?.stringValue?.contains(#"{"expression":"(23+7)*2"}"#) == true, "\(seen)")
+        #expect(seen["answer"]?.stringValue?.contains("60") == true, "\(seen)")
+        #expect(seen["second_tab_user"] == "what is (23+7)*2", "a second tab sees the conversation")
+        #expect(seen["delays"]?.doubleValue ?? 0 > 0)
+        #expect(seen["page_errors"] == [])
+        #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-1280x800.png"))
+        #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-390x844.png"))
+    }
+
+    @Test func withoutTheTokenNothingIsShown() async throws {
+        let seen = try await Self.run("anonymous", signedIn: false)
+        #expect(seen["status"] == "not signed in: open the address skillhost web printed (it carries the token)")
+        #expect(seen["skills_status"] == 401)
+    }
+
+    @Test func aDestructiveCallAsksAndBothAnswersWorkFromTheKeyboard() async throws {
+        let seen = try await Self.run("confirm")
+        #expect(seen["asked"]?["skill"] == "notes_delete", "\(seen)")
+        #expect(seen["asked"]?["risk"] == "destructive")
+        #expect(seen["asked"]?["arguments"] == #"{"id":5}"#)
+        #expect(seen["declined"]?["phase"] == "failed")
+        #expect(seen["declined"]?["summary"]?.stringValue?.contains("not run") == true, "\(seen)")
+        #expect(seen["accepted"]?["phase"] != "running")
+        #expect(seen["accepted"]?["summary"]?.stringValue?.contains("not run") == false, "\(seen)")
+        #expect(seen["dialog_open"] == false)
+    }
+
+    @Test func stopEndsATurnMidAnswer() async throws {
+        let words = (1...60).map { "word\($0) " }
+        let model = try LoopbackServer([WebModel.text(words, delay: .milliseconds(100))])
+        defer { model.stop() }
+        let seen = try await Self.run("stop", model: model)
+        #expect(seen["note"] == "interrupted")
+        let answer = seen["answer"]?.stringValue ?? ""
+        #expect(answer.hasPrefix("word1") && !answer.contains("word60"), "\(answer)")
+    }
+
+    @Test func aHostileAnswerIsInert() async throws {
+        let answer = [
+            "Hello ", "<script>alert(1)</script> ", "<img src=x onerror=alert(2)> ",
+            "[click](javascript:alert(3)) ", "[fine](https://example.org)",
+        ]
+        let model = try LoopbackServer([WebModel.text(answer)])
+        defer { model.stop() }
+        let seen = try await Self.run("hostile", model: model)
+        #expect(seen["answer"]?.stringValue?.hasPrefix("Hello") == true, "\(seen)")
+        #expect(seen["active"] == 0)
+        #expect(seen["alerts"] == 0)
+        #expect(seen["links"] == ["", "https://example.org"])
+        #expect(seen["page_errors"] == [])
+    }
+}
+
+/// Replies of an OpenAI-compatible model server, streamed.
+enum WebModel {
+    static func text(_ words: [String], delay: Duration = .zero) -> LoopbackServer.Reply {
+        var payloads = words.map { word in
+            let content = JSONValue.string(word).jsonText
+            return #"{"choices":[{"index":0,"delta":{"content":\#(content)},"finish_reason":null}]}"#
+        }
+        payloads += [#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, "[DONE]"]
+        return .events(payloads, delay: delay)
+    }
+}
