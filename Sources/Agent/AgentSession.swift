@@ -68,6 +68,13 @@ package final class AgentSession: Sendable {
         set { state.withLock { $0.disabledSkills = newValue } }
     }
 
+    /// Hides `skill` from the model or shows it again, in one step (two front ends may switch at once).
+    package func setDisabled(_ skill: String, _ disabled: Bool) {
+        state.withLock { state in
+            if disabled { state.disabledSkills.insert(skill) } else { state.disabledSkills.remove(skill) }
+        }
+    }
+
     /// Takes the undo registered by the last mutating call (nil when there is none).
     package func takeUndo() -> (skill: String, undo: UndoAction)? {
         state.withLock { state in

@@ -28,6 +28,13 @@ enum WebEvent {
     /// A confirmation another tab answered (or the turn's end withdrew): close its prompt.
     static func confirmed(_ id: String) -> JSONValue { stamped(["type": "confirmed", "id": .string(id)]) }
 
+    /// The skills changed: a plugin came, went or failed to load (`line` says which, as the shell says it), or a
+    /// tab enabled or disabled one (no `line`). Tabs fetch the skills again.
+    static func skills(_ line: String? = nil) -> JSONValue {
+        guard let line else { return stamped(["type": "skills"]) }
+        return stamped(["type": "skills", "line": .string(line)])
+    }
+
     static func encode(_ event: AgentEvent) -> JSONValue {
         switch event {
         case .thinking(let step): return stamped(["type": "thinking", "step": .int(Int64(step))])

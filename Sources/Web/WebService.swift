@@ -46,7 +46,9 @@ package final class WebService: Sendable {
     private let tokenDigest: [UInt8]
     /// Digests of the cookies handed out (a tab's login).
     private let cookies = Mutex<Set<[UInt8]>>([])
-    private let skills: @Sendable () -> [SkillInfo]
+    private let registry: SkillRegistry
+    /// Passes the registry's changes on to the tabs until `stop()`.
+    private let following: Task<Void, Never>
     /// The port served (the system's choice when the configuration said 0).
     package let port: UInt16
     /// The address to open, token included.
@@ -54,11 +56,9 @@ package final class WebService: Sendable {
 
     package static let cookieName = "skillhost_web"
 
-    /// Starts serving. Throws a sentence when the address cannot be listened on, or when it is not a loopback one
-    /// and no token was given.
-    package init(
-        session: WebSession, configuration: WebConfiguration, skills: @escaping @Sendable () -> [SkillInfo]
-    ) throws(WebError) {
+    /// Starts serving `registry`'s skills through `session`. Throws a sentence when the address cannot be listened
+    /// on, or when it is not a loopback one and no token was given.
+    package init(session: WebSession, registry: SkillRegistry, configuration: WebConfiguration) throws(WebError) {
         if !configuration.isLoopback, configuration.token == nil {
             throw WebError(
                 "refusing to serve the browser front end on \(configuration.address) without a token of your own: set "
@@ -66,7 +66,7 @@ package final class WebService: Sendable {
         }
         let token = configuration.token ?? HTTPGuard.randomHex(24)
         self.session = session
-        self.skills = skills
+        self.registry = registry
         tokenDigest = HTTPGuard.sha256(token)
         let box = Mutex<WebService?>(nil)
         var limits = HTTPServer.Limits()
@@ -91,10 +91,17 @@ package final class WebService: Sendable {
             allowedOrigins: [], originPort: http.port)
         let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
         url = "http://\(host):\(http.port)/#token=\(token)"
+        let changes = registry.changes()
+        following = Task { [session] in
+            for await change in changes { session.registryChanged(change) }
+        }
         box.withLock { $0 = self }
     }
 
-    package func stop() { http.stop() }
+    package func stop() {
+        following.cancel()
+        http.stop()
+    }
 
     // MARK: Requests
 
@@ -130,7 +137,18 @@ package final class WebService: Sendable {
         let body = (try? JSONValue(parsing: request.body)) ?? .object(JSONObject())
         switch (request.method, request.path) {
         case ("GET", "/api/events"): events(exchange)
-        case ("GET", "/api/skills"): json(exchange, 200, ["skills": .array(skills().map(Self.describe))])
+        case ("GET", "/api/skills"): json(exchange, 200, skillsPanel())
+        case ("POST", "/api/skill"):
+            guard let id = body["id"]?.stringValue, case .bool(let enabled)? = body["enabled"] else {
+                refuse(exchange, 400, "switching a skill needs \"id\" and \"enabled\": true or false")
+                return
+            }
+            guard registry.skill(id) != nil else {
+                refuse(exchange, 404, "no skill is called \(id); the skills panel lists those there are")
+                return
+            }
+            session.setEnabled(id, enabled)
+            json(exchange, 200, ["enabled": .bool(enabled)])
         case ("POST", "/api/send"):
             switch session.send(body["text"]?.stringValue ?? "") {
             case .started: json(exchange, 202, ["started": true])
@@ -241,11 +259,20 @@ package final class WebService: Sendable {
         json(exchange, status, ["error": .string(sentence)])
     }
 
-    private static func describe(_ skill: SkillInfo) -> JSONValue {
-        [
-            "id": .string(skill.id), "description": .string(skill.description), "plugin": .string(skill.plugin),
-            "risk": .string(skill.risk.rawValue),
-        ]
+    /// The skills panel: every skill with its plugin, risk, where it runs and whether the model sees it in this
+    /// session, then the files that could not be loaded with their reasons.
+    private func skillsPanel() -> JSONValue {
+        var runs: [String: String] = [:]
+        for plugin in registry.plugins { runs[plugin.name] = plugin.placementText }
+        let disabled = session.disabledSkills
+        let skills = registry.skills.map { skill -> JSONValue in
+            [
+                "id": .string(skill.id), "description": .string(skill.description), "plugin": .string(skill.plugin),
+                "risk": .string(skill.risk.rawValue), "runs": .string(runs[skill.plugin] ?? ""),
+                "enabled": .bool(!disabled.contains(skill.id)),
+            ]
+        }
+        return ["skills": .array(skills), "failures": .array(registry.failures.map { .string($0.description) })]
     }
 }
 

@@ -94,6 +94,19 @@ package final class WebSession: Sendable {
         return .started
     }
 
+    /// Skills the model never sees in this session (the skills panel's switches).
+    package var disabledSkills: Set<String> { state.withLock { $0.agent }?.disabledSkills ?? [] }
+
+    /// Lets the model see `skill` again, or hides it, from the next model request on; every tab is told.
+    package func setEnabled(_ skill: String, _ enabled: Bool) {
+        guard let agent = state.withLock({ $0.agent }) else { return }
+        agent.setDisabled(skill, !enabled)
+        publish(WebEvent.skills())
+    }
+
+    /// Tells every tab that the registry changed, with the shell's line for it.
+    package func registryChanged(_ change: RegistryChange) { publish(WebEvent.skills(change.line)) }
+
     /// Stops the running turn: its calls are cancelled, a confirmation it waits for is answered no, and the tabs
     /// see the cancelled cards and the turn's end as the stream reports them.
     package func stop() {

@@ -19,12 +19,15 @@ enum WebCommand {
         }
         if let token = environment["SKILLHOST_WEB_TOKEN"], !token.isEmpty { configuration.token = token }
         let provider = try host.config.provider(log: log)
+        // A plugin dropped into a folder appears in every tab's skills panel, as in the shell.
+        let watch = host.setup.watch()
+        defer { watch.stop() }
         let registry = host.registry
         let session = WebSession(
             skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil))
         let service: WebService
         do throws(WebError) {
-            service = try WebService(session: session, configuration: configuration) { registry.skills }
+            service = try WebService(session: session, registry: registry, configuration: configuration)
         } catch { throw .failure(error.message) }
         // The one line a person needs; the token is theirs (it is in the fragment, which browsers never send).
         writeOut("open \(service.url)\n")

@@ -10,9 +10,12 @@ struct WebBrowserTests {
     static let screenshots = Paths.root.appendingPathComponent(".build/web-screenshots").path
 
     /// Runs one scenario of Fixtures/browser.py against a fresh `skillhost web` and returns what it saw.
-    static func run(_ scenario: String, model: LoopbackServer? = nil, signedIn: Bool = true) async throws -> JSONValue {
+    static func run(
+        _ scenario: String, model: LoopbackServer? = nil, signedIn: Bool = true, home: String? = nil,
+        scriptEnvironment: [String: String] = [:]
+    ) async throws -> JSONValue {
         let python = try await BrowserPeer.ensure()
-        let home = Paths.temporaryDirectory("web-browser-\(scenario)")
+        let home = home ?? Paths.temporaryDirectory("web-browser-\(scenario)")
         var extra: [String: String?] = [:]
         if let model {
             extra["OPENAI_BASE_URL"] = "http://127.0.0.1:\(model.port)/v1"
@@ -24,7 +27,8 @@ struct WebBrowserTests {
         let url = signedIn ? server.url : "http://127.0.0.1:\(server.port)/"
         let script = Paths.root.appendingPathComponent("Tests/WebTests/Fixtures/browser.py").path
         let result = try await runProcessOffPool(
-            python, [script, scenario, url, BrowserPeer.chromium, screenshots], environment: userEnvironment())
+            python, [script, scenario, url, BrowserPeer.chromium, screenshots],
+            environment: userEnvironment().merging(scriptEnvironment) { $1 })
         await server.stop()
         guard result.status == 0 else {
             Issue.record("browser.py \(scenario) failed: \(result.stderr)")
@@ -74,6 +78,29 @@ struct WebBrowserTests {
         #expect(seen["note"] == "interrupted")
         let answer = seen["answer"]?.stringValue ?? ""
         #expect(answer.hasPrefix("word1") && !answer.contains("word60"), "\(answer)")
+    }
+
+    @Test func aPluginDroppedInAppearsAndABrokenFileShowsItsReasons() async throws {
+        let home = Paths.temporaryDirectory("web-browser-plugins")
+        let folder = home + "/data/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let staging = Paths.temporaryDirectory("web-browser-staging")
+        let plugin = try Fixture.compileFile("typed.c", into: staging)
+        try "not a plugin".write(toFile: staging + "/broken.so", atomically: true, encoding: .utf8)
+        let drops = JSONValue.array([
+            [.string(plugin), .string(folder + "/typed.so")],
+            [.string(staging + "/broken.so"), .string(folder + "/broken.so")],
+        ])
+        let seen = try await Self.run(
+            "plugins", home: home, scriptEnvironment: ["SKILLHOST_TEST_DROP": drops.jsonText])
+        let before = seen["before"]?.doubleValue ?? 0
+        #expect(seen["after"]?.doubleValue == before + 9, "the typed plugin's 9 skills: \(seen)")
+        let twice = seen["twice"]?.stringValue ?? ""
+        #expect(twice.contains("typed · process · confined"), "where it runs: \(twice)")
+        #expect(seen["notice"]?.stringValue?.hasPrefix("+ typed 1.0.0: 9 skills added (add, ") == true, "\(seen)")
+        #expect(seen["failure"]?.stringValue?.hasPrefix("broken.so: ") == true, "\(seen)")
+        #expect(seen["enabled_after_switch"] == false)
+        #expect(seen["page_errors"] == [])
     }
 
     @Test func aHostileAnswerIsInert() async throws {

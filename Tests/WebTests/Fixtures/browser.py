@@ -1,6 +1,7 @@
 """Drives skillhost web's page in Debian's chromium through Playwright, as a person would, and prints what it saw
 as one JSON object. Usage: browser.py SCENARIO URL CHROMIUM SCREENSHOT_FOLDER"""
 import json
+import os
 import sys
 
 from playwright.sync_api import sync_playwright
@@ -92,6 +93,34 @@ def stop(page, seen):
     seen["answer"] = page.locator(".segment").last.inner_text()
 
 
+def plugins(page, seen):
+    """Files are dropped into the watched plugins folder (renamed into it, as `plugin install` does) while the
+    skills panel is open: SKILLHOST_TEST_DROP holds [[staged, target], …] — a plugin, then a broken file."""
+    drops = json.loads(os.environ["SKILLHOST_TEST_DROP"])
+    ready(page)
+    page.click("#skills-toggle")
+    until(page, "document.querySelectorAll('#skill-list li').length > 0")
+    seen["before"] = page.evaluate("document.querySelectorAll('#skill-list li').length")
+    os.rename(*drops[0])
+    page.wait_for_selector('#skill-list li[data-skill="twice64"]', timeout=WAIT)
+    seen["after"] = page.evaluate("document.querySelectorAll('#skill-list li').length")
+    seen["twice"] = page.locator('#skill-list li[data-skill="twice64"]').inner_text()
+    seen["notice"] = page.locator("#conversation .notice").last.inner_text()
+    os.rename(*drops[1])
+    page.wait_for_selector("#failures:not([hidden]) li", timeout=WAIT)
+    seen["failure"] = page.locator("#skill-failures li").first.inner_text()
+    # Switched off in one tab: the model no longer sees it, and the other tab's switch follows.
+    other = page.context.new_page()
+    other.goto(url.split("#")[0])
+    other.click("#skills-toggle")
+    other.wait_for_selector('#skill-list li[data-skill="twice64"] input:checked', timeout=WAIT)
+    page.locator('#skill-list li[data-skill="twice64"] input').uncheck()
+    other.wait_for_selector('#skill-list li[data-skill="twice64"] input:not(:checked)', timeout=WAIT)
+    seen["enabled_after_switch"] = page.evaluate(
+        "fetch('/api/skills').then(r => r.json()).then(j => j.skills.find(s => s.id === 'twice64').enabled)")
+    page.screenshot(path=f"{shots}/web-skills-1280x800.png")
+
+
 def hostile(page, seen):
     seen["alerts"] = 0
 
@@ -120,7 +149,8 @@ with sync_playwright() as playwright:
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url)
     seen = {}
-    {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile}[scenario](page, seen)
+    {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
+     "plugins": plugins}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))

@@ -1,0 +1,254 @@
+// swift-format-ignore-file
+// The page's script: a vanilla JavaScript module, no framework, no bundler.
+
+extension WebAssets {
+    static let script = #"""
+// The page of `skillhost web`: it only shows the session's state as events stream in and sends what the person
+// does. Every string from the server goes into the DOM as text, except an answer's `html`, which the server laid
+// out from markdown in cmark-gfm's safe mode.
+const $ = (selector) => document.querySelector(selector);
+const conversation = $("#conversation");
+const cards = new Map();
+let turn = null;
+let segment = null;
+let asking = null;
+let running = false;
+// Delays from the server's event to this page having shown it, in milliseconds (read by the benchmark).
+window.skillhostDelays = [];
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function follow() { conversation.scrollTop = conversation.scrollHeight; }
+
+function newTurn() {
+  turn = element("section", "turn");
+  conversation.append(turn);
+  segment = null;
+}
+
+function currentSegment() {
+  if (!turn) newTurn();
+  if (!segment) {
+    segment = element("div", "segment streaming");
+    turn.append(segment);
+  }
+  return segment;
+}
+
+function status(text) { $("#status").textContent = text; }
+
+function setRunning(value) {
+  running = value;
+  $("#send").disabled = value;
+  $("#stop").disabled = !value;
+  status(value ? "working…" : "ready");
+}
+
+function cardFor(event) {
+  let card = cards.get(event.id);
+  if (card) return card;
+  const node = element("details", "card");
+  const summary = element("summary");
+  summary.append(element("span", "state"), element("span", "skill", event.skill), element("span", "short"),
+    element("span", "time"));
+  const detail = element("div", "detail");
+  node.append(summary, detail);
+  (turn || (newTurn(), turn)).append(node);
+  segment = null;
+  card = { node, summary, detail, arguments: "", result: "" };
+  cards.set(event.id, card);
+  return card;
+}
+
+function drawDetail(card) {
+  card.detail.replaceChildren();
+  if (card.arguments) {
+    card.detail.append(element("div", "note", "arguments"), element("pre", "", card.arguments));
+  }
+  if (card.result) card.detail.append(element("div", "note", card.outcome), element("pre", "", card.result));
+}
+
+function showCard(event) {
+  const card = cardFor(event);
+  const [stateNode, , short, time] = card.summary.children;
+  if (event.phase === "progress") {
+    const total = event.total ? ` / ${event.total}` : "";
+    short.textContent = (event.message ? event.message + " · " : "") + `${event.done}${total}`;
+    return;
+  }
+  card.node.dataset.phase = event.phase;
+  stateNode.textContent = event.phase;
+  if (event.phase === "running") {
+    card.arguments = event.arguments || "";
+    short.textContent = card.arguments;
+  } else if (event.phase === "succeeded") {
+    card.outcome = "result";
+    card.result = event.result;
+    short.textContent = event.result;
+  } else {
+    card.outcome = event.phase === "cancelled" ? "cancelled" : `failed (${event.code})`;
+    card.result = event.error;
+    short.textContent = event.error;
+  }
+  if (event.ms !== undefined) time.textContent = event.ms < 1000 ? `${event.ms.toFixed(1)} ms` : `${(event.ms / 1000).toFixed(2)} s`;
+  drawDetail(card);
+}
+
+function ask(event) {
+  asking = event.id;
+  $("#confirm-skill").textContent = event.skill;
+  const risk = $("#confirm-risk");
+  risk.textContent = event.risk;
+  risk.className = event.risk;
+  $("#confirm-arguments").textContent = event.arguments;
+  const plan = $("#confirm-plan");
+  plan.replaceChildren(...(event.plan || []).map((line) => element("li", "", line)));
+  plan.hidden = !event.plan;
+  const dialog = $("#confirm");
+  if (!dialog.open) dialog.showModal();
+  dialog.querySelector("button").focus();
+}
+
+function closeQuestion(id) {
+  if (asking !== id) return;
+  asking = null;
+  const dialog = $("#confirm");
+  if (dialog.open) dialog.close();
+}
+
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
+  });
+  if (!response.ok) {
+    const reason = await response.json().catch(() => ({ error: response.statusText }));
+    status(reason.error || `HTTP ${response.status}`);
+  }
+  return response;
+}
+
+async function answer(choice) {
+  const id = asking;
+  if (id === null) return;
+  closeQuestion(id);
+  await post("/api/confirm", { id, answer: choice });
+}
+
+const handlers = {
+  reset() { conversation.replaceChildren(); cards.clear(); turn = null; segment = null; },
+  user(event) { newTurn(); turn.append(element("div", "user", event.text)); },
+  thinking() { segment = null; },
+  delta(event) { currentSegment().textContent += event.text; },
+  card: showCard,
+  confirm: ask,
+  confirmed(event) { closeQuestion(event.id); },
+  answer(event) {
+    const target = turn && [...turn.querySelectorAll(".segment")].pop();
+    if (!target) return;
+    target.classList.remove("streaming");
+    target.innerHTML = event.html;
+  },
+  finished(event) {
+    if (event.reason !== "answered") turn?.append(element("p", "note", event.explanation));
+    segment = null;
+  },
+  running(event) { setRunning(event.running); },
+  skills(event) {
+    if (event.line) conversation.append(element("p", "notice", event.line));
+    loadSkills();
+  },
+  usage() {},
+};
+
+function connect() {
+  const source = new EventSource("/api/events");
+  source.onopen = () => setRunning(running);
+  source.onmessage = (message) => {
+    const event = JSON.parse(message.data);
+    handlers[event.type]?.(event);
+    follow();
+    if (event.t) window.skillhostDelays.push(Date.now() - event.t);
+  };
+  source.onerror = () => status("disconnected — reconnecting…");
+}
+
+async function loadSkills() {
+  const response = await fetch("/api/skills");
+  if (!response.ok) return;
+  const { skills, failures } = await response.json();
+  $("#skill-list").replaceChildren(...skills.map((skill) => {
+    const item = element("li");
+    item.dataset.skill = skill.id;
+    const toggle = element("input");
+    toggle.type = "checkbox";
+    toggle.checked = skill.enabled;
+    toggle.title = "the model may call it in this session";
+    toggle.setAttribute("aria-label", `${skill.id}: the model may call it`);
+    toggle.addEventListener("change", () => post("/api/skill", { id: skill.id, enabled: toggle.checked }));
+    const name = element("label");
+    name.append(toggle, element("code", "", skill.id));
+    item.append(name, element("span", `risk ${skill.risk}`, skill.risk),
+      element("div", "note", skill.description), element("div", "runs", `${skill.plugin} · ${skill.runs}`));
+    return item;
+  }));
+  $("#skill-failures").replaceChildren(...failures.map((reason) => element("li", "", reason)));
+  $("#failures").hidden = failures.length === 0;
+}
+
+async function signIn() {
+  const match = location.hash.match(/token=([0-9A-Za-z_-]+)/);
+  if (match) {
+    history.replaceState(null, "", location.pathname);
+    const response = await fetch("/api/login", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token: match[1] }),
+    });
+    if (!response.ok) {
+      status("this address's token is not the server's: open the address skillhost web printed");
+      return;
+    }
+  }
+  const probe = await fetch("/api/skills");
+  if (probe.status === 401) {
+    status("not signed in: open the address skillhost web printed (it carries the token)");
+    return;
+  }
+  connect();
+  loadSkills();
+}
+
+$("#composer").addEventListener("submit", async (submitted) => {
+  submitted.preventDefault();
+  const box = $("#message");
+  const text = box.value.trim();
+  if (!text || running) return;
+  const response = await post("/api/send", { text });
+  if (response.ok) box.value = "";
+});
+$("#message").addEventListener("keydown", (key) => {
+  if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
+    key.preventDefault();
+    $("#composer").requestSubmit();
+  }
+});
+$("#stop").addEventListener("click", () => post("/api/stop"));
+$("#skills-toggle").addEventListener("click", (click) => {
+  const panel = $("#skills");
+  panel.hidden = !panel.hidden;
+  click.currentTarget.setAttribute("aria-expanded", String(!panel.hidden));
+});
+for (const button of document.querySelectorAll("#confirm button")) {
+  button.addEventListener("click", () => answer(button.dataset.answer));
+}
+$("#confirm").addEventListener("cancel", (cancel) => { cancel.preventDefault(); answer("no"); });
+$("#confirm").addEventListener("keydown", (key) => {
+  const choice = { y: "yes", n: "no", a: "always" }[key.key.toLowerCase()];
+  if (choice) { key.preventDefault(); answer(choice); }
+});
+signIn();
+"""#
+}
