@@ -15,6 +15,9 @@ package struct AgentConfiguration: Sendable {
     package var sessionID: String?
     /// Bytes of plugin state snapshots each model request may carry (`snapshot_budget_bytes`); 0 sends none.
     package var snapshotBudget = 2000
+    /// Skills this front end's person is never asked about (the browser's own view skills, which change nothing
+    /// but the window): where the policy would ask, they run. A rule that denies them still does.
+    package var preapproved: Set<String> = []
     /// The system message that starts every conversation.
     package var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "

@@ -18,7 +18,9 @@ enum WebAssets {
 <header>
   <h1>skillhost</h1>
   <span id="status" role="status">connecting…</span>
-  <button id="skills-toggle" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
+  <button id="theme-toggle" type="button" aria-label="Switch between light and dark">Theme</button>
+  <button id="skills-toggle" class="panel-toggle" data-panel="skills" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
+  <button id="state-toggle" class="panel-toggle" data-panel="state" type="button" aria-expanded="false" aria-controls="state">State</button>
 </header>
 <div id="layout">
   <main id="conversation" aria-live="polite"></main>
@@ -29,6 +31,11 @@ enum WebAssets {
       <h2>Could not load</h2>
       <ul id="skill-failures"></ul>
     </section>
+  </aside>
+  <aside id="state" hidden>
+    <h2>State</h2>
+    <p class="note">What the agent sees of each plugin, refreshed after every call.</p>
+    <div id="state-list"></div>
   </aside>
 </div>
 <form id="composer" autocomplete="off">

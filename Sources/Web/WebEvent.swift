@@ -28,6 +28,9 @@ enum WebEvent {
     /// A confirmation another tab answered (or the turn's end withdrew): close its prompt.
     static func confirmed(_ id: String) -> JSONValue { stamped(["type": "confirmed", "id": .string(id)]) }
 
+    /// The view (theme, panel, text size) every tab renders, after a change or when a tab connects.
+    static func view(_ view: JSONValue) -> JSONValue { stamped(["type": "view", "view": view]) }
+
     /// The skills changed: a plugin came, went or failed to load (`line` says which, as the shell says it), or a
     /// tab enabled or disabled one (no `line`). Tabs fetch the skills again.
     static func skills(_ line: String? = nil) -> JSONValue {

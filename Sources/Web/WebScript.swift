@@ -97,6 +97,7 @@ function showCard(event) {
   }
   if (event.ms !== undefined) time.textContent = event.ms < 1000 ? `${event.ms.toFixed(1)} ms` : `${(event.ms / 1000).toFixed(2)} s`;
   drawDetail(card);
+  if (event.phase !== "running" && view.panel === "state") loadState();
 }
 
 function ask(event) {
@@ -158,6 +159,7 @@ const handlers = {
     segment = null;
   },
   running(event) { setRunning(event.running); },
+  view(event) { showView(event.view); },
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
     loadSkills();
@@ -200,6 +202,37 @@ async function loadSkills() {
   $("#failures").hidden = failures.length === 0;
 }
 
+let view = { theme: "system", panel: "none", text_size: "normal" };
+
+// The view is the server's state (the agent changes it with the ui_* skills): every tab renders it as it comes.
+function showView(next) {
+  view = next;
+  const root = document.documentElement;
+  if (view.theme === "system") delete root.dataset.theme; else root.dataset.theme = view.theme;
+  root.dataset.textSize = view.text_size;
+  for (const button of document.querySelectorAll(".panel-toggle")) {
+    const open = button.dataset.panel === view.panel;
+    $("#" + button.dataset.panel).hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+  }
+  if (view.panel === "skills") loadSkills();
+  if (view.panel === "state") loadState();
+}
+
+async function loadState() {
+  const response = await fetch("/api/state");
+  if (!response.ok) return;
+  const { plugins } = await response.json();
+  $("#state-list").replaceChildren(...plugins.flatMap((plugin) => [
+    element("h3", "", plugin.plugin), element("pre", "", plugin.state ?? plugin.error),
+  ]));
+}
+
+function dark() {
+  if (view.theme !== "system") return view.theme === "dark";
+  return matchMedia("(prefers-color-scheme: dark)").matches;
+}
+
 async function signIn() {
   const match = location.hash.match(/token=([0-9A-Za-z_-]+)/);
   if (match) {
@@ -236,11 +269,12 @@ $("#message").addEventListener("keydown", (key) => {
   }
 });
 $("#stop").addEventListener("click", () => post("/api/stop"));
-$("#skills-toggle").addEventListener("click", (click) => {
-  const panel = $("#skills");
-  panel.hidden = !panel.hidden;
-  click.currentTarget.setAttribute("aria-expanded", String(!panel.hidden));
-});
+for (const button of document.querySelectorAll(".panel-toggle")) {
+  button.addEventListener("click", () => {
+    post("/api/view", { panel: view.panel === button.dataset.panel ? "none" : button.dataset.panel });
+  });
+}
+$("#theme-toggle").addEventListener("click", () => post("/api/view", { theme: dark() ? "light" : "dark" }));
 for (const button of document.querySelectorAll("#confirm button")) {
   button.addEventListener("click", () => answer(button.dataset.answer));
 }

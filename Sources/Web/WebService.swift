@@ -155,6 +155,19 @@ package final class WebService: Sendable {
             case .busy(let sentence): refuse(exchange, 409, sentence)
             case .empty: refuse(exchange, 400, "the message is empty: write something first")
             }
+        case ("POST", "/api/view"):
+            guard case .object(let change) = body, change.members.count == 1,
+                let (key, value) = change.members.first.map({ ($0.key, $0.value.stringValue ?? "") }),
+                session.view.set(key, value)
+            else {
+                refuse(
+                    exchange, 400,
+                    "a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": "
+                        + "\"none\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}")
+                return
+            }
+            json(exchange, 200, session.view.json)
+        case ("GET", "/api/state"): json(exchange, 200, pluginStates())
         case ("POST", "/api/stop"):
             session.stop()
             json(exchange, 202, ["stopping": true])
@@ -257,6 +270,19 @@ package final class WebService: Sendable {
     /// A refusal: its status and one sentence saying what to do.
     private func refuse(_ exchange: HTTPExchange, _ status: Int, _ sentence: String) {
         json(exchange, status, ["error": .string(sentence)])
+    }
+
+    /// The state panel: each plugin's state snapshot as the model sees it (a failed one with its reason). Taken
+    /// here, on the HTTP server's thread (never Swift's cooperative pool); a worker's is bounded by 5 s.
+    private func pluginStates() -> JSONValue {
+        let states = registry.plugins.compactMap { plugin -> JSONValue? in
+            switch registry.stateOnCurrentThread(plugin: plugin.name) {
+            case nil: return nil
+            case .success(let state)?: return ["plugin": .string(plugin.name), "state": .string(state.text)]
+            case .failure(let error)?: return ["plugin": .string(plugin.name), "error": .string("\(error)")]
+            }
+        }
+        return ["plugins": .array(states)]
     }
 
     /// The skills panel: every skill with its plugin, risk, where it runs and whether the model sees it in this

@@ -36,11 +36,21 @@ package final class WebSession: Sendable {
 
     private let state = Mutex(State())
 
-    package init(skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration) {
+    /// The view every tab renders (registered in the registry by whoever made it).
+    package let view: WebView
+
+    /// A session over `skills`; `view`'s skills are never asked about (they change only the window).
+    package init(
+        skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration, view: WebView
+    ) {
+        self.view = view
+        var configuration = configuration
+        configuration.preapproved.formUnion(WebView.skillIDs)
         let agent = AgentSession(
             skills: skills, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.ask(request) ?? .deny })
         state.withLock { $0.agent = agent }
+        view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
     }
 
     /// Adds a watching tab: it is sent the replay, then every event. Returns its number for `unwatch`.
@@ -50,6 +60,7 @@ package final class WebSession: Sendable {
             _ = deliver(Self.line(WebEvent.reset()))
             for line in state.replay { _ = deliver(line) }
             _ = deliver(Self.line(WebEvent.running(state.running)))
+            _ = deliver(Self.line(WebEvent.view(view.json)))
             defer { state.nextWatcher += 1 }
             state.watchers[state.nextWatcher] = deliver
             return state.nextWatcher
@@ -152,8 +163,15 @@ package final class WebSession: Sendable {
             while state.replayBytes > Self.replayLimit, !state.replay.isEmpty {
                 state.replayBytes -= state.replay.removeFirst().utf8.count
             }
-            for (id, deliver) in state.watchers where !deliver(line) { state.watchers.removeValue(forKey: id) }
+            Self.deliver(line, &state)
         }
+    }
+
+    /// Sends a stream line to every tab now, keeping nothing (state a new tab is sent as it is, not as it was).
+    private func broadcast(_ line: String) { state.withLock { Self.deliver(line, &$0) } }
+
+    private static func deliver(_ line: String, _ state: inout State) {
+        for (id, deliver) in state.watchers where !deliver(line) { state.watchers.removeValue(forKey: id) }
     }
 
     /// One server-sent event.

@@ -12,6 +12,7 @@ extension WebAssets {
 @media (prefers-color-scheme: dark) { :root:not([data-theme="light"]) { --bg: #151517; --fg: #e8e8ea;
   --muted: #9a9aa2; --line: #2c2c31; --card: #1d1d21; --accent: #7aa7ff; --ok: #5cc98b; --bad: #ff7b6e;
   --warn: #f0b45a; --user: #1f2a3d; --code: #232327; color-scheme: dark; } }
+:root[data-text-size="small"] { font-size: 13px; } :root[data-text-size="large"] { font-size: 18px; }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); display: flex; flex-direction: column; height: 100vh; }
 header { display: flex; align-items: center; gap: 12px; padding: 10px 16px; border-bottom: 1px solid var(--line); }
@@ -30,6 +31,9 @@ aside ul { list-style: none; padding: 0; margin: 0; }
 aside li { padding: 6px 0; border-bottom: 1px solid var(--line); font-size: 13px; }
 aside li code { font-weight: 600; }
 aside label { cursor: pointer; } aside input { margin: 0 6px 0 0; vertical-align: -1px; }
+#state-list h3 { font-size: 13px; margin: 10px 0 4px; font-family: ui-monospace, monospace; }
+#state-list pre { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
+  overflow-wrap: anywhere; font-size: 12px; margin: 0; }
 aside .runs { color: var(--muted); font-size: 12px; }
 #skill-failures li { color: var(--bad); white-space: pre-wrap; overflow-wrap: anywhere; }
 .notice { font-family: ui-monospace, monospace; font-size: 12px; color: var(--muted); margin: 6px 0; }

@@ -23,8 +23,12 @@ enum WebCommand {
         let watch = host.setup.watch()
         defer { watch.stop() }
         let registry = host.registry
+        // The window's view is state the agent reads (a snapshot) and changes (the ui_* skills).
+        let view = WebView()
+        view.register(in: registry)
         let session = WebSession(
-            skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil))
+            skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil),
+            view: view)
         let service: WebService
         do throws(WebError) {
             service = try WebService(session: session, registry: registry, configuration: configuration)

@@ -205,6 +205,23 @@ struct OfflineRouterTests {
         #expect(routed?.name == "evil")
     }
 
+    @Test func aSettingIsSwitchedByNamingTheChoice() {
+        // The browser's view skills: "switch", "set", "turn" ask for a change like "change" does.
+        let theme = ToolDefinition(
+            name: "ui_set_theme", description: "Switches the browser window's colour theme: dark, light or system.",
+            parameters: [
+                "type": "object", "properties": ["theme": ["type": "string", "enum": ["light", "dark", "system"]]],
+                "required": ["theme"],
+            ], title: "Window theme: dark mode, light mode", risk: .mutating)
+        let tools = routerTools + [theme]
+        for text in ["switch to dark mode", "set the theme to light", "turn on dark mode"] {
+            let routed = OfflineRouter().route(text, tools: tools)
+            #expect(routed?.name == "ui_set_theme", "\(text)")
+        }
+        #expect(OfflineRouter().route("switch to dark mode", tools: tools)?.arguments == ["theme": "dark"])
+        #expect(OfflineRouter().route("what is 23 plus 7", tools: tools)?.name == "calculator")
+    }
+
     @Test func answersWithTheResultLabelledOffline() async throws {
         let registry = try agentRegistry()
         let session = AgentSession(skills: registry, provider: OfflineRouter())

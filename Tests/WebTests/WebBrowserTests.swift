@@ -103,6 +103,18 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    @Test func switchingToDarkModeInTheChatTurnsEveryTabDark() async throws {
+        let seen = try await Self.run("theme")
+        #expect(seen["before"] == "system")
+        #expect(seen["card"]?["phase"] == "succeeded", "\(seen)")
+        #expect(seen["card"]?["summary"]?.stringValue?.contains("ui_set_theme") == true, "\(seen)")
+        #expect(seen["asked"] == false, "the window's own view is never asked about")
+        #expect(seen["background"] == "rgb(21, 21, 23)", "the other tab renders the dark theme")
+        #expect(seen["states"]?.arrayValue?.contains("ui") == true, "\(seen)")
+        #expect(seen["ui_state"] == #"{"theme":"dark","panel":"state","text_size":"normal"}"#)
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func aHostileAnswerIsInert() async throws {
         let answer = [
             "Hello ", "<script>alert(1)</script> ", "<img src=x onerror=alert(2)> ",

@@ -142,6 +142,48 @@ struct WebServiceTests {
         await server.stop()
     }
 
+    @Test func theViewAndTheSkillSwitchesTakeOnlyWhatTheyKnow() async throws {
+        let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-view"))
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let token = try #require(server.url.components(separatedBy: "#token=").last)
+        let headers = Self.json + [("Authorization", "Bearer \(token)")]
+
+        let dark = try await Self.fetch(
+            base + "/api/view", method: "POST", headers: headers, body: #"{"theme":"dark"}"#)
+        #expect(dark.status == 200)
+        #expect(dark.body == #"{"theme":"dark","panel":"none","text_size":"normal"}"#)
+        let wrong = try await Self.fetch(
+            base + "/api/view", method: "POST", headers: headers, body: #"{"theme":"purple"}"#)
+        #expect(wrong.status == 400)
+        #expect(
+            wrong.body
+                == #"{"error":"a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": \"none\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"}"#
+        )
+        // The view is a plugin state like any other: the state panel (and the model) see it.
+        let state = try await Self.fetch(base + "/api/state", headers: headers)
+        #expect(
+            state.body.contains(
+                #"{"plugin":"ui","state":"{\"theme\":\"dark\",\"panel\":\"none\",\"text_size\":\"normal\"}"}"#),
+            "\(state.body)")
+
+        let skills = try await Self.fetch(base + "/api/skills", headers: headers)
+        let theme = try JSONValue(parsing: skills.body)["skills"]?.arrayValue?.first { $0["id"] == "ui_set_theme" }
+        #expect(theme?["runs"] == "built in · changes only the front end's view")
+        #expect(theme?["risk"] == "mutating")
+        let unknown = try await Self.fetch(
+            base + "/api/skill", method: "POST", headers: headers, body: #"{"id":"nope","enabled":false}"#)
+        #expect(unknown.status == 404)
+        #expect(unknown.body == #"{"error":"no skill is called nope; the skills panel lists those there are"}"#)
+        let off = try await Self.fetch(
+            base + "/api/skill", method: "POST", headers: headers, body: #"{"id":"calculator","enabled":false}"#)
+        #expect(off.status == 200)
+        let after = try await Self.fetch(base + "/api/skills", headers: headers)
+        let calculator = try JSONValue(parsing: after.body)["skills"]?.arrayValue?.first { $0["id"] == "calculator" }
+        #expect(calculator?["enabled"] == false)
+        await server.stop()
+    }
+
     @Test func aNetworkFacingFrontEndNeedsItsOwnToken() async throws {
         let result = try await runProcessOffPool(
             Paths.skillhost, ["web", "--http", "0.0.0.0:0"], environment: try Self.home("web-network"))

@@ -152,7 +152,7 @@ enum Lexicon {
             ],
             .update: [
                 "update", "updates", "change", "changes", "rename", "renames", "edit", "edits", "modify", "modifies",
-                "replace", "mark", "marks", "tick", "retitle",
+                "replace", "mark", "marks", "tick", "retitle", "switch", "set", "turn", "toggle",
             ],
             .delete: [
                 "delete", "deletes", "remove", "removes", "erase", "erases", "drop", "forget", "trash", "discard",

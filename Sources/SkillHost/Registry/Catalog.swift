@@ -79,6 +79,8 @@ final class Catalog: Sendable {
         var owners: [String: String] = [:]
         /// External sources by name.
         var sources: [String: PluginSummary] = [:]
+        /// The state snapshots of the external sources that have one.
+        var sourceSnapshots: [String: @Sendable () -> JSONValue] = [:]
         /// Composite skills by file.
         var composites: [String: CompositeSkill] = [:]
     }
@@ -184,11 +186,16 @@ final class Catalog: Sendable {
         }
     }
 
+    /// The state snapshot of the external source `name`, if it has one.
+    func sourceSnapshot(_ name: String) -> (@Sendable () -> JSONValue)? {
+        state.withLock { $0.sourceSnapshots[name] }
+    }
+
     /// Registers (or replaces) an external source's tools. Ids taken by a plugin or another source are skipped and
     /// returned with the reason; so is a tool whose schema would hang the host.
     func registerExternal(
         source: String, version: String, description: String, location: String, skills: [ExternalSkill],
-        sandbox: Sandbox? = nil
+        sandbox: Sandbox? = nil, origin: PluginOrigin, snapshot: (@Sendable () -> JSONValue)? = nil
     ) -> [String] {
         var skipped: [String] = []
         let (old, summary) = state.withLock { state -> (PluginSummary?, PluginSummary) in
@@ -215,8 +222,9 @@ final class Catalog: Sendable {
             }
             let summary = PluginSummary(
                 name: source, version: version, description: description, file: location, skillIDs: ids,
-                sandbox: sandbox, origin: .mcp(server: source))
+                sandbox: sandbox, origin: origin)
             state.sources[source] = summary
+            state.sourceSnapshots[source] = snapshot
             Self.resolveComposites(&state)
             return (old, summary)
         }
@@ -232,6 +240,7 @@ final class Catalog: Sendable {
     func unregisterExternal(source: String) {
         let old = state.withLock { state -> PluginSummary? in
             let old = state.sources.removeValue(forKey: source)
+            state.sourceSnapshots[source] = nil
             for id in old?.skillIDs ?? [] { state.entries[id] = nil }
             Self.resolveComposites(&state)
             return old

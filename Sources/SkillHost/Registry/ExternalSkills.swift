@@ -18,16 +18,18 @@ public struct ExternalSkill: Sendable {
 extension SkillRegistry {
     /// Registers (or replaces) the skills of an external source such as an MCP server. Ids already taken by a
     /// plugin or another source are skipped and returned with the reason. Publishes a change like a plugin load.
-    /// `sandbox`: how the source's process is confined, for `list`.
+    /// `sandbox`: how the source's process is confined, for `list`. `origin`: what the source is (an MCP server
+    /// unless said otherwise). `snapshot`: the source's state as the model sees it (like a plugin's ABI 1.1
+    /// snapshot), taken before each model request that offers one of its skills; short and non-blocking.
     @discardableResult
     public func registerExternal(
         source: String, version: String, description: String, location: String, skills: [ExternalSkill],
-        sandbox: Sandbox? = nil
+        sandbox: Sandbox? = nil, origin: PluginOrigin? = nil, snapshot: (@Sendable () -> JSONValue)? = nil
     ) -> [String] {
         lifecycle.loading.withLock { _ in
             catalog.registerExternal(
                 source: source, version: version, description: description, location: location, skills: skills,
-                sandbox: sandbox)
+                sandbox: sandbox, origin: origin ?? .mcp(server: source), snapshot: snapshot)
         }
     }
 

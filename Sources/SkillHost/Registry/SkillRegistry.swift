@@ -183,7 +183,9 @@ public final class SkillRegistry: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     public func stateOnCurrentThread(plugin name: String) -> Result<PluginState, SnapshotError>? {
-        guard let plugin = catalog.plugin(named: name) else { return nil }
+        guard let plugin = catalog.plugin(named: name) else {
+            return catalog.sourceSnapshot(name).map { .success(PluginState(plugin: name, value: $0())) }
+        }
         switch plugin.image {
         case .native(_, _, let pluginState):
             guard let function = plugin.snapshot else { return nil }
@@ -298,6 +300,7 @@ extension PluginSummary {
             return "own process (MCP server) · " + sandbox.summary
         case .file(.inProcess): return "in-process · not confined"
         case .composite: return "composite · runs its steps' skills"
+        case .builtIn: return "built in · changes only the front end's view"
         case .file(.process):
             guard let confinement else { return "process" }
             return "process · " + confinement.summary(declared: capabilities)
@@ -309,7 +312,7 @@ extension PluginSummary {
         switch origin {
         case .file(let placement): return placement
         case .mcp: return .process
-        case .composite: return .inProcess
+        case .composite, .builtIn: return .inProcess
         }
     }
 }
@@ -322,6 +325,8 @@ public enum PluginOrigin: Sendable, Equatable {
     case mcp(server: String)
     /// A composite skill's file (`NAME.skill.json`): its steps run the skills they call, wherever those run.
     case composite
+    /// Part of skillhost itself, registered by a front end (the browser's view skills, `ui_*`).
+    case builtIn
 }
 
 /// A call started with `SkillRegistry.start`.

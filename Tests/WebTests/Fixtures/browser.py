@@ -112,13 +112,37 @@ def plugins(page, seen):
     # Switched off in one tab: the model no longer sees it, and the other tab's switch follows.
     other = page.context.new_page()
     other.goto(url.split("#")[0])
-    other.click("#skills-toggle")
+    # (The open panel is part of the shared view: the new tab shows the skills too.)
     other.wait_for_selector('#skill-list li[data-skill="twice64"] input:checked', timeout=WAIT)
     page.locator('#skill-list li[data-skill="twice64"] input').uncheck()
     other.wait_for_selector('#skill-list li[data-skill="twice64"] input:not(:checked)', timeout=WAIT)
     seen["enabled_after_switch"] = page.evaluate(
         "fetch('/api/skills').then(r => r.json()).then(j => j.skills.find(s => s.id === 'twice64').enabled)")
     page.screenshot(path=f"{shots}/web-skills-1280x800.png")
+
+
+def theme(page, seen):
+    """The view is state: one tab asks the agent for dark mode, both tabs turn dark; a panel opened in one tab opens
+    in the other, and shows the view among the plugins' states."""
+    ready(page)
+    other = page.context.new_page()
+    other.goto(url.split("#")[0])
+    ready(other)
+    seen["before"] = other.evaluate("document.documentElement.dataset.theme ?? 'system'")
+    send(page, "switch to dark mode")
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    for tab in (page, other):
+        until(tab, "document.documentElement.dataset.theme === 'dark'")
+    seen["card"] = card_state(page.locator(".card").last)
+    seen["asked"] = page.evaluate("document.querySelector('#confirm').open")
+    seen["background"] = other.evaluate("getComputedStyle(document.body).backgroundColor")
+    other.click("#state-toggle")
+    page.wait_for_selector("#state:not([hidden]) #state-list h3", timeout=WAIT)
+    until(page, "[...document.querySelectorAll('#state-list h3')].some(h => h.textContent === 'ui')")
+    seen["states"] = page.evaluate("[...document.querySelectorAll('#state-list h3')].map(h => h.textContent)")
+    seen["ui_state"] = page.evaluate(
+        "[...document.querySelectorAll('#state-list h3')].find(h => h.textContent === 'ui').nextSibling.textContent")
+    page.screenshot(path=f"{shots}/web-dark-1280x800.png")
 
 
 def hostile(page, seen):
@@ -150,7 +174,7 @@ with sync_playwright() as playwright:
     page.goto(url)
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
-     "plugins": plugins}[scenario](page, seen)
+     "plugins": plugins, "theme": theme}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))
