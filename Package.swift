@@ -64,18 +64,22 @@ let package = Package(
         // The session as state any front end renders (the terminal shell, the browser): cards, turn state, trace.
         .target(
             name: "SessionUI", dependencies: ["Agent", "SkillHost", "SkillJSON"], swiftSettings: librarySwiftSettings),
+        // The conversations, in one SQLite file the shell and the browser front end share.
+        .target(
+            name: "History", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite"],
+            swiftSettings: librarySwiftSettings),
         .target(
             name: "Shell",
-            dependencies: ["SessionUI", "Agent", "SkillHost", "SkillJSON", "CSQLite", "CTerminal", "CMarkGFM"],
+            dependencies: ["SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "CTerminal", "CMarkGFM"],
             swiftSettings: librarySwiftSettings),
         // The browser front end: the session served over HTTP to a page compiled into the binary.
         .target(
-            name: "Web", dependencies: ["Agent", "SkillHost", "SkillJSON", "Support", "CMarkGFM"],
+            name: "Web", dependencies: ["History", "Agent", "SkillHost", "SkillJSON", "Support", "CMarkGFM"],
             swiftSettings: librarySwiftSettings),
         .executableTarget(
             name: "skillhost",
             dependencies: [
-                "Shell", "SessionUI", "Web", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess",
+                "Shell", "History", "SessionUI", "Web", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess",
             ]),
         .executableTarget(
             name: "skillhost-bench",
@@ -113,10 +117,14 @@ let package = Package(
             name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "WebTests",
-            dependencies: ["Web", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox"],
+            dependencies: [
+                "Web", "History", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ShellTests",
-            dependencies: ["Shell", "SessionUI", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+            dependencies: [
+                "Shell", "History", "SessionUI", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox",
+            ]),
     ]
 )

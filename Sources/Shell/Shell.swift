@@ -1,6 +1,7 @@
 import Agent
 import CTerminal
 import Foundation
+import History
 import SessionUI
 import SkillHost
 import SkillJSON
@@ -255,7 +256,7 @@ package final class Shell: @unchecked Sendable {
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
-                Self.persist(event, journal: journal, session: sessionID, arguments: &arguments)
+                if let journal, let sessionID { journal.record(event, session: sessionID, arguments: &arguments) }
                 if case .finished(let finish) = event { reason = finish }
             }
             ticker.cancel()
@@ -303,36 +304,6 @@ package final class Shell: @unchecked Sendable {
         return shared.withLock { state in
             defer { state.turn = TurnController() }
             return state.turn.reason
-        }
-    }
-
-    /// Writes what the history keeps of an event: each call with its arguments (from its start, kept in
-    /// `arguments` by call id until it ends) and its result or failure; the token usage.
-    static func persist(
-        _ event: AgentEvent, journal: HistoryJournal?, session: String?, arguments: inout [String: String]
-    ) {
-        guard let journal, let session else { return }
-        switch event {
-        case .toolCall(let call):
-            let result: String?
-            let error: String?
-            let duration: Duration
-            switch call.phase {
-            case .started(let given):
-                arguments[call.id] = given.jsonText
-                return
-            case .progress: return
-            case .finished(let value, let took): (result, error, duration) = (value.displayText, nil, took)
-            case .failed(let failure, let took): (result, error, duration) = (nil, failure.message, took)
-            }
-            journal.write(
-                .toolCall(
-                    ToolCallRecord(
-                        callID: call.id, skill: call.skill, arguments: arguments.removeValue(forKey: call.id) ?? "",
-                        result: result, error: error, durationMilliseconds: duration.milliseconds), session: session))
-        case .usage(let usage):
-            journal.write(.usage(usage, session: session))
-        default: break
         }
     }
 

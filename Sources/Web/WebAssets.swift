@@ -18,12 +18,19 @@ enum WebAssets {
 <header>
   <h1>skillhost</h1>
   <span id="status" role="status">connecting…</span>
+  <button id="new-conversation" type="button">New</button>
+  <button id="conversations-toggle" class="panel-toggle" data-panel="conversations" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
   <button id="theme-toggle" type="button" aria-label="Switch between light and dark">Theme</button>
   <button id="skills-toggle" class="panel-toggle" data-panel="skills" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
   <button id="state-toggle" class="panel-toggle" data-panel="state" type="button" aria-expanded="false" aria-controls="state">State</button>
 </header>
 <div id="layout">
   <main id="conversation" aria-live="polite"></main>
+  <aside id="conversations" hidden>
+    <h2>Conversations</h2>
+    <p class="note">The shell's and this window's, newest first.</p>
+    <ul id="conversation-list"></ul>
+  </aside>
   <aside id="skills" hidden>
     <h2>Skills</h2>
     <ul id="skill-list"></ul>

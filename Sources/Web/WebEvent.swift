@@ -17,9 +17,18 @@ enum WebEvent {
     /// The person's message, for every tab watching.
     static func user(_ text: String) -> JSONValue { stamped(["type": "user", "text": .string(text)]) }
 
-    /// The answer as HTML once the turn has ended.
-    static func answer(markdown text: String) -> JSONValue {
-        stamped(["type": "answer", "html": .string(WebMarkdown.html(text))])
+    /// The answer as HTML once the turn has ended: it replaces the text streamed so far — or, `fresh`, it is a
+    /// stored answer shown anew (an opened conversation).
+    static func answer(markdown text: String, fresh: Bool = false) -> JSONValue {
+        stamped(["type": "answer", "html": .string(WebMarkdown.html(text)), "fresh": .bool(fresh)])
+    }
+
+    /// A line about the session that is neither the person's nor the model's (an undone call).
+    static func notice(_ text: String) -> JSONValue { stamped(["type": "notice", "text": .string(text)]) }
+
+    /// The conversation shown changed (a new one, one opened, the first message of one): lists are fetched again.
+    static func conversation(_ id: String?) -> JSONValue {
+        stamped(["type": "conversation", "id": id.map { .string($0) } ?? .null])
     }
 
     /// Whether a turn runs now (the send button and stop follow it).

@@ -149,10 +149,15 @@ const handlers = {
   confirm: ask,
   confirmed(event) { closeQuestion(event.id); },
   answer(event) {
+    if (event.fresh) {
+      if (!turn) newTurn();
+      turn.append(element("div", "segment"));
+    }
     const target = turn && [...turn.querySelectorAll(".segment")].pop();
     if (!target) return;
     target.classList.remove("streaming");
     target.innerHTML = event.html;
+    segment = null;
   },
   finished(event) {
     if (event.reason !== "answered") turn?.append(element("p", "note", event.explanation));
@@ -160,6 +165,8 @@ const handlers = {
   },
   running(event) { setRunning(event.running); },
   view(event) { showView(event.view); },
+  notice(event) { conversation.append(element("p", "notice", event.text)); },
+  conversation() { if (view.panel === "conversations") loadConversations(); },
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
     loadSkills();
@@ -215,8 +222,26 @@ function showView(next) {
     $("#" + button.dataset.panel).hidden = !open;
     button.setAttribute("aria-expanded", String(open));
   }
+  if (view.panel === "conversations") loadConversations();
   if (view.panel === "skills") loadSkills();
   if (view.panel === "state") loadState();
+}
+
+async function loadConversations() {
+  const response = await fetch("/api/conversations");
+  if (!response.ok) return;
+  const { conversations, current } = await response.json();
+  $("#conversation-list").replaceChildren(...conversations.map((item) => {
+    const entry = element("li", "", item.title);
+    entry.dataset.id = item.id;
+    entry.tabIndex = 0;
+    if (item.id === current) entry.setAttribute("aria-current", "true");
+    entry.append(element("span", "when", `${new Date(item.started).toLocaleString()} · ${item.messages} messages`));
+    const open = () => { if (item.id !== current) post("/api/open", { id: item.id }); };
+    entry.addEventListener("click", open);
+    entry.addEventListener("keydown", (key) => { if (key.key === "Enter") open(); });
+    return entry;
+  }));
 }
 
 async function loadState() {
@@ -274,6 +299,7 @@ for (const button of document.querySelectorAll(".panel-toggle")) {
     post("/api/view", { panel: view.panel === button.dataset.panel ? "none" : button.dataset.panel });
   });
 }
+$("#new-conversation").addEventListener("click", () => post("/api/new"));
 $("#theme-toggle").addEventListener("click", () => post("/api/view", { theme: dark() ? "light" : "dark" }));
 for (const button of document.querySelectorAll("#confirm button")) {
   button.addEventListener("click", () => answer(button.dataset.answer));

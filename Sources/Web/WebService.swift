@@ -163,11 +163,30 @@ package final class WebService: Sendable {
                 refuse(
                     exchange, 400,
                     "a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": "
-                        + "\"none\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}")
+                        + "\"none\"|\"conversations\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"
+                )
                 return
             }
             json(exchange, 200, session.view.json)
         case ("GET", "/api/state"): json(exchange, 200, pluginStates())
+        case ("GET", "/api/conversations"):
+            do throws(WebRefusal) { json(exchange, 200, try session.conversations()) } catch {
+                refuse(exchange, error.status, error.sentence)
+            }
+        case ("POST", "/api/new"):
+            do throws(WebRefusal) {
+                try session.startConversation()
+                json(exchange, 200, ["id": session.conversationID.map { .string($0) } ?? .null])
+            } catch { refuse(exchange, error.status, error.sentence) }
+        case ("POST", "/api/open"):
+            guard let id = body["id"]?.stringValue else {
+                refuse(exchange, 400, "opening a conversation needs its \"id\" (the list gives them)")
+                return
+            }
+            do throws(WebRefusal) {
+                try session.openConversation(id)
+                json(exchange, 200, ["id": .string(id)])
+            } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/stop"):
             session.stop()
             json(exchange, 202, ["stopping": true])

@@ -1,13 +1,15 @@
 import Agent
 import Foundation
+import History
 import SkillHost
 import SkillJSON
 import Synchronization
 
-/// One conversation served to browser tabs: the agent session, the turn that runs (one at a time, whichever tab
+/// The conversation served to browser tabs: the agent session, the turn that runs (one at a time, whichever tab
 /// started it), the confirmation it waits for, and every tab watching, each sent every event as it happens. A tab
 /// that opens late is first sent what happened so far (the last `replayLimit` bytes of it), so several tabs show
-/// the same conversation live; any of them may drive it.
+/// the same conversation live; any of them may drive it. Conversations are kept in the shell's history (new ones,
+/// and any opened again: `WebSession+Conversations`).
 package final class WebSession: Sendable {
     /// How a watching tab is written to: false once it is gone.
     package typealias Delivery = @Sendable (String) -> Bool
@@ -20,8 +22,12 @@ package final class WebSession: Sendable {
         case empty
     }
 
-    private struct State {
+    struct State {
         var agent: AgentSession?
+        /// The conversation's id in the history (nil without one).
+        var conversation: String?
+        /// Whether the history holds the conversation yet (written with its first message).
+        var stored = false
         var running = false
         var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
         var watchers: [Int: Delivery] = [:]
@@ -34,23 +40,54 @@ package final class WebSession: Sendable {
     /// The most of the past a new tab is sent (older events are dropped from the replay first).
     static let replayLimit = 8 << 20
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     /// The view every tab renders (registered in the registry by whoever made it).
     package let view: WebView
+    let skills: any AgentSkills
+    let provider: any ModelProvider
+    let configuration: AgentConfiguration
+    /// Where conversations are kept; nil without a history (none could be opened).
+    let journal: HistoryJournal?
 
-    /// A session over `skills`; `view`'s skills are never asked about (they change only the window).
+    /// A session over `skills`, kept in `history` when there is one; `view`'s skills are never asked about (they
+    /// change only the window). A write to the history that fails is said to every tab and retried.
     package init(
-        skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration, view: WebView
+        skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration, view: WebView,
+        history: HistoryStore?
     ) {
         self.view = view
+        self.skills = skills
+        self.provider = provider
         var configuration = configuration
         configuration.preapproved.formUnion(WebView.skillIDs)
-        let agent = AgentSession(
-            skills: skills, provider: provider, configuration: configuration,
-            confirm: { [weak self] request in await self?.ask(request) ?? .deny })
-        state.withLock { $0.agent = agent }
+        self.configuration = configuration
+        let notices = NoticeRelay()
+        journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
+        notices.connect { [weak self] notice in self?.publish(WebEvent.notice(notice)) }
+        let id = journal == nil ? nil : HistoryStore.newSessionID()
+        let agent = makeAgent(id: id, conversation: nil, disabled: configuration.disabledSkills)
+        state.withLock {
+            $0.agent = agent
+            $0.conversation = id
+        }
         view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
+    }
+
+    /// An agent session for the conversation `id` (its history so far, or a new one), written to the history as
+    /// it goes.
+    func makeAgent(id: String?, conversation: Conversation?, disabled: Set<String>) -> AgentSession {
+        var configuration = configuration
+        configuration.sessionID = id
+        configuration.disabledSkills = disabled
+        let journal = self.journal
+        return AgentSession(
+            skills: skills, provider: provider, configuration: configuration,
+            confirm: { [weak self] request in await self?.ask(request) ?? .deny },
+            conversation: conversation ?? Conversation(system: configuration.systemPrompt),
+            onMessage: { message in
+                if let journal, let id { journal.write(.message(message, session: id)) }
+            })
     }
 
     /// Adds a watching tab: it is sent the replay, then every event. Returns its number for `unwatch`.
@@ -76,29 +113,33 @@ package final class WebSession: Sendable {
     package func send(_ text: String) -> SendResult {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
-        let agent = state.withLock { state -> AgentSession? in
-            guard !state.running else { return nil }
+        let turn = state.withLock { state -> (agent: AgentSession, id: String?, first: Bool)? in
+            guard !state.running, let agent = state.agent else { return nil }
             state.running = true
-            return state.agent
+            defer { state.stored = true }
+            return (agent, state.conversation, !state.stored)
         }
-        guard let agent else {
+        guard let turn else {
             return .busy("a turn is running; wait for its answer or stop it first")
+        }
+        if turn.first, let journal, let id = turn.id {
+            // The history holds a conversation from its first message on (one opened and left empty is not kept).
+            journal.write(.session(id: id, model: provider.displayName))
+            if let system = turn.agent.conversation.messages.first { journal.write(.message(system, session: id)) }
         }
         publish(WebEvent.user(text))
         publish(WebEvent.running(true))
+        if turn.first { broadcast(Self.line(WebEvent.conversation(turn.id))) }
         // The turn starts here, not in the task, so that a stop that follows at once finds it.
-        let events = agent.send(text)
+        let events = turn.agent.send(text)
         Task { [self] in
-            var answer = ""
+            var recorder = TurnRecorder(journal: journal, session: turn.id)
             for await event in events {
-                switch event {
-                case .thinking: answer = ""
-                case .textDelta(let delta): answer += delta
-                default: break
-                }
+                recorder.record(event)
                 publish(WebEvent.encode(event))
             }
-            if !answer.isEmpty { publish(WebEvent.answer(markdown: answer)) }
+            if !recorder.answer.isEmpty { publish(WebEvent.answer(markdown: recorder.answer)) }
+            recorder.finish()
             state.withLock { $0.running = false }
             publish(WebEvent.running(false))
         }
@@ -155,7 +196,7 @@ package final class WebSession: Sendable {
     }
 
     /// Sends `event` to every tab and keeps it for those that come later.
-    private func publish(_ event: JSONValue) {
+    func publish(_ event: JSONValue) {
         let line = Self.line(event)
         state.withLock { state in
             state.replay.append(line)
@@ -168,12 +209,57 @@ package final class WebSession: Sendable {
     }
 
     /// Sends a stream line to every tab now, keeping nothing (state a new tab is sent as it is, not as it was).
-    private func broadcast(_ line: String) { state.withLock { Self.deliver(line, &$0) } }
+    func broadcast(_ line: String) { state.withLock { Self.deliver(line, &$0) } }
 
-    private static func deliver(_ line: String, _ state: inout State) {
+    static func deliver(_ line: String, _ state: inout State) {
         for (id, deliver) in state.watchers where !deliver(line) { state.watchers.removeValue(forKey: id) }
     }
 
     /// One server-sent event.
     static func line(_ event: JSONValue) -> String { "data: " + event.jsonText + "\n\n" }
+}
+
+/// What the history keeps of a turn as it streams: the calls and usage (`HistoryJournal.record`), and the answer
+/// written so far as a draft at most every `draftInterval`, so a killed host loses little of it.
+struct TurnRecorder {
+    static let draftInterval = Duration.milliseconds(250)
+
+    let journal: HistoryJournal?
+    let session: String?
+    /// The current step's answer text so far.
+    private(set) var answer = ""
+    private var arguments: [String: String] = [:]
+    private var lastDraft = ContinuousClock.now
+
+    init(journal: HistoryJournal?, session: String?) {
+        self.journal = journal
+        self.session = session
+    }
+
+    mutating func record(_ event: AgentEvent) {
+        switch event {
+        case .thinking: answer = ""
+        case .textDelta(let delta): answer += delta
+        default: break
+        }
+        guard let journal, let session else { return }
+        journal.record(event, session: session, arguments: &arguments)
+        if case .textDelta = event, ContinuousClock.now - lastDraft >= Self.draftInterval {
+            lastDraft = .now
+            journal.write(.draft(answer, session: session))
+        }
+    }
+
+    /// The turn's messages are all recorded: no draft is left to come back as an unfinished answer.
+    func finish() {
+        if let journal, let session { journal.write(.draft("", session: session)) }
+    }
+}
+
+/// Passes the history's notices on to whoever is connected once it exists (the session, after its init).
+private final class NoticeRelay: Sendable {
+    private let target = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    func connect(_ send: @escaping @Sendable (String) -> Void) { target.withLock { $0 = send } }
+    func send(_ notice: String) { target.withLock { $0 }?(notice) }
 }

@@ -31,6 +31,9 @@ aside ul { list-style: none; padding: 0; margin: 0; }
 aside li { padding: 6px 0; border-bottom: 1px solid var(--line); font-size: 13px; }
 aside li code { font-weight: 600; }
 aside label { cursor: pointer; } aside input { margin: 0 6px 0 0; vertical-align: -1px; }
+#conversation-list li { cursor: pointer; } #conversation-list li:hover { color: var(--accent); }
+#conversation-list li[aria-current="true"] { font-weight: 600; }
+#conversation-list .when { display: block; color: var(--muted); font-size: 12px; font-weight: normal; }
 #state-list h3 { font-size: 13px; margin: 10px 0 4px; font-family: ui-monospace, monospace; }
 #state-list pre { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
   overflow-wrap: anywhere; font-size: 12px; margin: 0; }
@@ -73,7 +76,8 @@ dialog .hint { color: var(--muted); font-size: 12px; margin: 8px 0 0; }
 #confirm-risk.destructive { color: var(--bad); } #confirm-risk.mutating { color: var(--warn); }
 kbd { font-family: ui-monospace, monospace; font-size: 12px; border: 1px solid var(--line); border-radius: 4px;
   padding: 0 4px; }
-@media (max-width: 700px) { aside { position: fixed; inset: 52px 0 64px auto; width: 86vw; background: var(--bg); }
+@media (max-width: 700px) { header { flex-wrap: wrap; gap: 6px; } header button { padding: 4px 8px; font-size: 13px; }
+  #status { flex-basis: 100%; order: 1; } aside { position: fixed; inset: 112px 0 64px auto; width: 86vw; background: var(--bg); }
   #conversation { padding: 10px; } }
 """#
 }

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import History
 import SessionUI
 import Shell
 import SkillHost
@@ -14,6 +15,20 @@ enum ShellLauncher {
         let store: HistoryStore
         do { store = try HistoryStore(path: historyPath(environment)) } catch { throw .failure(error.description) }
         for notice in store.permissionNotices { FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8)) }
+        return store
+    }
+
+    /// The history for an interactive front end (the shell, `skillhost web`). A damaged one is left untouched: the
+    /// front end runs without saving (nil), and says how to recover.
+    static func openHistory(_ environment: [String: String]) throws(CLIError) -> HistoryStore? {
+        let store: HistoryStore?
+        do { store = try HistoryStore(path: historyPath(environment)) } catch  where error.isDamaged {
+            FileHandle.standardError.write(Data("skillhost: \(error.message)\n".utf8))
+            store = nil
+        } catch { throw .failure(error.description) }
+        for notice in store?.permissionNotices ?? [] {
+            FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8))
+        }
         return store
     }
 
@@ -36,15 +51,7 @@ enum ShellLauncher {
                 markdown: !line.rawAnswers, log: log)
         }
 
-        // A damaged history is left untouched: the shell runs without saving, and says how to recover.
-        let store: HistoryStore?
-        do { store = try HistoryStore(path: historyPath(environment)) } catch  where error.isDamaged {
-            FileHandle.standardError.write(Data("skillhost: \(error.message)\n".utf8))
-            store = nil
-        } catch { throw .failure(error.description) }
-        for notice in store?.permissionNotices ?? [] {
-            FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8))
-        }
+        let store = try openHistory(environment)
         let watch = setup.watch()
         defer { watch.stop() }
         let provider = try config.provider(log: log)

@@ -28,7 +28,7 @@ enum WebCommand {
         view.register(in: registry)
         let session = WebSession(
             skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil),
-            view: view)
+            view: view, history: try ShellLauncher.openHistory(environment))
         let service: WebService
         do throws(WebError) {
             service = try WebService(session: session, registry: registry, configuration: configuration)
@@ -38,6 +38,9 @@ enum WebCommand {
         await MCPCommand.waitForTermination()
         session.stop()
         service.stop()
+        if let unsaved = session.unsavedHistory {
+            FileHandle.standardError.write(Data("skillhost: \(unsaved)\n".utf8))
+        }
         return ExitCode.ok.rawValue
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import Shell
+@testable import History
 
 /// The SQLite history: schema, migrations, messages as they are produced, and resuming a killed turn.
 struct HistoryStoreTests {
@@ -46,7 +46,7 @@ struct HistoryStoreTests {
                 id: "c2", skill: "nope",
                 phase: .failed(SkillFailure(code: .unknownSkill, message: "unknown skill"), duration: .zero)),
         ]
-        for event in events { Shell.persist(.toolCall(event), journal: journal, session: id, arguments: &arguments) }
+        for event in events { journal.record(.toolCall(event), session: id, arguments: &arguments) }
         let calls = try HistoryStore(path: path).toolCalls(session: id)
         #expect(calls.map(\.arguments) == [#"{"expression":"2+2"}"#, "{not json"])
         #expect(calls.map(\.result) == ["4", nil])

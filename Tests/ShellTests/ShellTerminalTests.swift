@@ -1,4 +1,5 @@
 import Foundation
+import History
 import SkillJSON
 import TestSupport
 import Testing

@@ -1,4 +1,6 @@
+import Agent
 import Foundation
+import History
 import SkillJSON
 import TestSupport
 import Testing
@@ -112,6 +114,40 @@ struct WebBrowserTests {
         #expect(seen["background"] == "rgb(21, 21, 23)", "the other tab renders the dark theme")
         #expect(seen["states"]?.arrayValue?.contains("ui") == true, "\(seen)")
         #expect(seen["ui_state"] == #"{"theme":"dark","panel":"state","text_size":"normal"}"#)
+        #expect(seen["page_errors"] == [])
+    }
+
+    @Test func theShellsConversationsAreListedOpenedAndContinued() async throws {
+        let home = Paths.temporaryDirectory("web-browser-history")
+        // A conversation the shell left: the same file, written the way the shell writes it.
+        let store = try HistoryStore(path: home + "/data/skillhost/history.db")
+        let id = try store.createSession(model: "offline router")
+        let call = ToolCall(id: "c1", name: "calculator", arguments: #"{"expression":"6*7"}"#)
+        var conversation = Conversation()
+        for message in [
+            Message(role: .system, content: "You are the assistant."), Message(role: .user, content: "what is 6*7"),
+            Message(role: .assistant, content: "", toolCalls: [call]),
+            Message(role: .tool, content: "42", toolCallID: "c1"),
+            Message(role: .assistant, content: "It is **42**."),
+        ] {
+            try store.append(conversation.append(message), session: id)
+        }
+        try store.recordToolCall(
+            ToolCallRecord(
+                callID: "c1", skill: "calculator", arguments: #"{"expression":"6*7"}"#, result: "42", error: nil,
+                durationMilliseconds: 1.5), session: id)
+        let seen = try await Self.run("conversations", home: home)
+        #expect(seen["listed"] == ["what is 6*7"], "\(seen)")
+        #expect(seen["opened"]?["user"] == "what is 6*7")
+        #expect(seen["opened"]?["card"]?["phase"] == "succeeded")
+        #expect(seen["opened"]?["card"]?["summary"]?.stringValue?.contains("1.5 ms") == true, "\(seen)")
+        #expect(seen["opened"]?["answer_html"] == "<p>It is <strong>42</strong>.</p>\n")
+        #expect(seen["continued"]?.stringValue?.contains("42") == true, "\(seen)")
+        #expect(seen["after"] == ["what is 3*3", "what is 6*7"], "\(seen)")
+        // The opened conversation was continued in the history (the shell's --resume sees the new turn).
+        let messages = try store.messages(session: id).map(\.content)
+        #expect(messages.contains("what is 20+22"), "\(messages)")
+        #expect(try store.sessions().count == 2)
         #expect(seen["page_errors"] == [])
     }
 

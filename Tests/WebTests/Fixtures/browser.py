@@ -145,6 +145,32 @@ def theme(page, seen):
     page.screenshot(path=f"{shots}/web-dark-1280x800.png")
 
 
+def conversations(page, seen):
+    """A conversation the shell left in the history is listed, opened as it was shown, and continued; a new one
+    starts empty and is listed too."""
+    ready(page)
+    page.click("#conversations-toggle")
+    page.wait_for_selector("#conversation-list li", timeout=WAIT)
+    seen["listed"] = page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
+    page.locator("#conversation-list li").first.click()
+    page.wait_for_selector(".card", timeout=WAIT)
+    seen["opened"] = {"user": page.locator(".user").first.inner_text(),
+                      "card": card_state(page.locator(".card").first),
+                      "answer_html": page.locator(".segment").last.inner_html()}
+    send(page, "what is 20+22")
+    until(page, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('42'))")
+    ready(page)
+    seen["continued"] = page.locator(".segment").last.inner_text()
+    page.click("#new-conversation")
+    until(page, "document.querySelectorAll('.user').length === 0")
+    send(page, "what is 3*3")
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+    until(page, "document.querySelectorAll('#conversation-list li').length === 2")
+    seen["after"] = page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
+    page.screenshot(path=f"{shots}/web-conversations-1280x800.png")
+
+
 def hostile(page, seen):
     seen["alerts"] = 0
 
@@ -174,7 +200,8 @@ with sync_playwright() as playwright:
     page.goto(url)
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
-     "plugins": plugins, "theme": theme}[scenario](page, seen)
+     "plugins": plugins, "theme": theme,
+     "conversations": conversations}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))

@@ -2,12 +2,12 @@ import Agent
 import Foundation
 import Synchronization
 
-/// The shell's writes to its history, none of which may be lost without a word: a write that fails (the database
+/// A front end's writes to the history, none of which may be lost without a word: a write that fails (the database
 /// is locked by another process, the disk is full) is said at once in one line and kept in memory, in order, and
-/// retried before every later write until the database takes it; what is still unsaved when the shell ends is said
-/// too. Drafts (the answer streamed so far) are coalesced: only the newest one waits.
-final class HistoryJournal: Sendable {
-    enum Write: Sendable {
+/// retried before every later write until the database takes it; what is still unsaved when the front end ends is
+/// said too. Drafts (the answer streamed so far) are coalesced: only the newest one waits.
+package final class HistoryJournal: Sendable {
+    package enum Write: Sendable {
         case session(id: String, model: String)
         case message(Message, session: String)
         case draft(String, session: String)
@@ -26,21 +26,21 @@ final class HistoryJournal: Sendable {
         var failure: String?
     }
 
-    let store: HistoryStore
+    package let store: HistoryStore
     private let state = Mutex(State())
     /// Shows a line to the user (from any thread).
     private let notice: @Sendable (String) -> Void
 
-    init(store: HistoryStore, notice: @escaping @Sendable (String) -> Void) {
+    package init(store: HistoryStore, notice: @escaping @Sendable (String) -> Void) {
         self.store = store
         self.notice = notice
     }
 
     /// Writes waiting for the database.
-    var unsaved: Int { state.withLock { $0.pending.count } }
+    package var unsaved: Int { state.withLock { $0.pending.count } }
 
     /// Queues `write` behind any that wait and tries them all, in order.
-    func write(_ write: Write) {
+    package func write(_ write: Write) {
         let (saved, failed) = state.withLock { state -> (Int, String?) in
             if write.isDraft, let last = state.pending.lastIndex(where: \.isDraft) { state.pending.remove(at: last) }
             state.pending.append(write)
@@ -57,7 +57,7 @@ final class HistoryJournal: Sendable {
 
     /// Retries what waits; says whether anything still does.
     @discardableResult
-    func retry() -> Bool {
+    package func retry() -> Bool {
         let (saved, _) = state.withLock { state in state.pending.isEmpty ? (0, nil) : flush(&state) }
         if saved > 0 { notice("history: saved again (\(saved) entries that had waited)") }
         return unsaved == 0
@@ -92,6 +92,33 @@ final class HistoryJournal: Sendable {
         case .draft(let text, let session): try store.saveDraft(text, session: session)
         case .toolCall(let record, let session): try store.recordToolCall(record, session: session)
         case .usage(let usage, let session): try store.recordUsage(usage, session: session)
+        }
+    }
+
+    /// Writes what the history keeps of a turn's event: each call with its arguments (from its start, kept in
+    /// `arguments` by call id until it ends) and its result or failure; the token usage.
+    package func record(_ event: AgentEvent, session: String, arguments: inout [String: String]) {
+        switch event {
+        case .toolCall(let call):
+            let result: String?
+            let error: String?
+            let duration: Duration
+            switch call.phase {
+            case .started(let given):
+                arguments[call.id] = given.jsonText
+                return
+            case .progress: return
+            case .finished(let value, let took): (result, error, duration) = (value.displayText, nil, took)
+            case .failed(let failure, let took): (result, error, duration) = (nil, failure.message, took)
+            }
+            write(
+                .toolCall(
+                    ToolCallRecord(
+                        callID: call.id, skill: call.skill, arguments: arguments.removeValue(forKey: call.id) ?? "",
+                        result: result, error: error, durationMilliseconds: duration.milliseconds), session: session))
+        case .usage(let usage):
+            write(.usage(usage, session: session))
+        default: break
         }
     }
 }

@@ -23,6 +23,18 @@ package struct ToolCallRecord: Sendable, Equatable {
     package let result: String?
     package let error: String?
     package let durationMilliseconds: Double
+
+    package init(
+        callID: String, skill: String, arguments: String, result: String?, error: String?,
+        durationMilliseconds: Double
+    ) {
+        self.callID = callID
+        self.skill = skill
+        self.arguments = arguments
+        self.result = result
+        self.error = error
+        self.durationMilliseconds = durationMilliseconds
+    }
 }
 
 /// The persistent history: `$XDG_DATA_HOME/skillhost/history.db`, SQLite in WAL mode. Every message, tool call,

@@ -1,0 +1,62 @@
+import Agent
+import Foundation
+import History
+import SkillHost
+import SkillJSON
+
+/// A stored conversation as the page's events, so that opening it shows it as it was shown live: the person's
+/// messages, each answer laid out, each call's card with its arguments, outcome and timing.
+enum WebHistory {
+    /// The events that draw `messages` (and the recorded calls among them), oldest first.
+    static func events(_ messages: [Message], calls records: [ToolCallRecord]) -> [JSONValue] {
+        let outcomes = Dictionary(records.map { ($0.callID, $0) }, uniquingKeysWith: { first, _ in first })
+        var events: [JSONValue] = []
+        for message in messages {
+            switch message.role {
+            case .user: events.append(WebEvent.user(message.content))
+            case .assistant:
+                if !message.content.isEmpty { events.append(WebEvent.answer(markdown: message.content, fresh: true)) }
+                for call in message.toolCalls { events += cards(call, outcomes[call.id]) }
+            case .system where message.content.hasPrefix("[undo] "):
+                events.append(WebEvent.notice(message.content))
+            case .system, .tool: break
+            }
+        }
+        return events
+    }
+
+    /// A call's card: started with its arguments, then how it ended (or that it never did).
+    private static func cards(_ call: ToolCall, _ record: ToolCallRecord?) -> [JSONValue] {
+        let arguments =
+            (try? JSONValue(parsing: record?.arguments ?? call.arguments))
+            .map(SkillInvocation.Arguments.value) ?? .text(record?.arguments ?? call.arguments)
+        let duration = Duration.microseconds(Int64((record?.durationMilliseconds ?? 0) * 1000))
+        let ending: ToolCallEvent.Phase
+        if let record, let result = record.result {
+            ending = .finished(result: (try? JSONValue(parsing: result)) ?? .string(result), duration: duration)
+        } else {
+            let message = record?.error ?? "interrupted before it ran"
+            ending = .failed(SkillFailure(code: .failed, message: message), duration: duration)
+        }
+        return [.started(arguments: arguments), ending].map {
+            WebEvent.encode(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: $0)))
+        }
+    }
+
+    /// The conversations the list shows, newest first: those with something said.
+    static func list(_ sessions: [SessionSummary], current: String?) -> JSONValue {
+        let formatter = ISO8601DateFormatter()
+        let shown = sessions.filter { $0.messageCount > 0 || $0.id == current }.prefix(200)
+        return [
+            "current": current.map { .string($0) } ?? .null,
+            "conversations": .array(
+                shown.map {
+                    [
+                        "id": .string($0.id), "title": .string($0.title.isEmpty ? "(nothing said yet)" : $0.title),
+                        "started": .string(formatter.string(from: $0.started)), "model": .string($0.model),
+                        "messages": .int(Int64($0.messageCount)),
+                    ]
+                }),
+        ]
+    }
+}
