@@ -86,6 +86,9 @@ package final class AgentSession: Sendable {
         }
     }
 
+    /// Whether the last mutating call registered an undo not taken yet.
+    package var canUndo: Bool { state.withLock { $0.lastUndo != nil } }
+
     /// Remembers the undo of a mutating call made outside a turn (the shell's `/call`), for `takeUndo()`.
     package func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }
 

@@ -49,12 +49,13 @@ enum WebAssets {
   <textarea id="message" rows="2" placeholder="Ask something — Enter sends, Shift+Enter starts a new line" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
   <button id="stop" type="button" disabled>Stop</button>
+  <button id="undo" type="button" disabled title="Reverse the last change a skill made">Undo</button>
 </form>
 <dialog id="confirm" aria-labelledby="confirm-title">
   <h2 id="confirm-title">Run this call?</h2>
   <p><code id="confirm-skill"></code> is <strong id="confirm-risk"></strong></p>
   <pre id="confirm-arguments"></pre>
-  <ol id="confirm-plan" hidden></ol>
+  <ul id="confirm-plan" hidden></ul>
   <div class="buttons">
     <button type="button" data-answer="yes"><kbd>y</kbd> Yes</button>
     <button type="button" data-answer="no"><kbd>n</kbd> No</button>

@@ -23,6 +23,11 @@ enum WebEvent {
         stamped(["type": "answer", "html": .string(WebMarkdown.html(text)), "fresh": .bool(fresh)])
     }
 
+    /// Whether the last mutating call can be undone (the Undo button follows it).
+    static func undoable(_ available: Bool) -> JSONValue {
+        stamped(["type": "undoable", "available": .bool(available)])
+    }
+
     /// A line about the session that is neither the person's nor the model's (an undone call).
     static func notice(_ text: String) -> JSONValue { stamped(["type": "notice", "text": .string(text)]) }
 
@@ -47,11 +52,15 @@ enum WebEvent {
         return stamped(["type": "skills", "line": .string(line)])
     }
 
-    static func encode(_ event: AgentEvent) -> JSONValue {
+    /// `event` for the page; `plan`: a composite call's steps, which its card lists when it starts.
+    static func encode(_ event: AgentEvent, plan: [String]? = nil) -> JSONValue {
         switch event {
         case .thinking(let step): return stamped(["type": "thinking", "step": .int(Int64(step))])
         case .textDelta(let text): return stamped(["type": "delta", "text": .string(text)])
-        case .toolCall(let call): return stamped(.object(card(call)))
+        case .toolCall(let call):
+            var card = card(call)
+            if let plan, case .started = call.phase { card["plan"] = .array(plan.map { .string(bounded($0)) }) }
+            return stamped(.object(card))
         case .confirmationNeeded(let request): return stamped(.object(confirmation(request)))
         case .usage(let usage):
             return stamped([

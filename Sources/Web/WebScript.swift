@@ -13,6 +13,7 @@ let turn = null;
 let segment = null;
 let asking = null;
 let running = false;
+let undoable = false;
 // Delays from the server's event to this page having shown it, in milliseconds (read by the benchmark).
 window.skillhostDelays = [];
 
@@ -46,6 +47,7 @@ function setRunning(value) {
   running = value;
   $("#send").disabled = value;
   $("#stop").disabled = !value;
+  $("#undo").disabled = value || !undoable;
   status(value ? "working…" : "ready");
 }
 
@@ -70,6 +72,13 @@ function drawDetail(card) {
   if (card.arguments) {
     card.detail.append(element("div", "note", "arguments"), element("pre", "", card.arguments));
   }
+  if (card.plan) {
+    // A composite's steps: those it got through are marked done.
+    const finished = card.node.dataset.phase === "succeeded" ? card.plan.length : card.stepsDone;
+    const steps = element("ul", "plan");
+    card.plan.forEach((line, index) => steps.append(element("li", index < finished ? "done" : "", line)));
+    card.detail.append(element("div", "note", `steps (${card.plan.length})`), steps);
+  }
   if (card.result) card.detail.append(element("div", "note", card.outcome), element("pre", "", card.result));
 }
 
@@ -79,12 +88,15 @@ function showCard(event) {
   if (event.phase === "progress") {
     const total = event.total ? ` / ${event.total}` : "";
     short.textContent = (event.message ? event.message + " · " : "") + `${event.done}${total}`;
+    if (card.plan) { card.stepsDone = event.done; drawDetail(card); }
     return;
   }
   card.node.dataset.phase = event.phase;
   stateNode.textContent = event.phase;
   if (event.phase === "running") {
     card.arguments = event.arguments || "";
+    card.plan = event.plan;
+    card.stepsDone = 0;
     short.textContent = card.arguments;
   } else if (event.phase === "succeeded") {
     card.outcome = "result";
@@ -165,6 +177,7 @@ const handlers = {
   },
   running(event) { setRunning(event.running); },
   view(event) { showView(event.view); },
+  undoable(event) { undoable = event.available; setRunning(running); },
   notice(event) { conversation.append(element("p", "notice", event.text)); },
   conversation() { if (view.panel === "conversations") loadConversations(); },
   skills(event) {
@@ -294,6 +307,7 @@ $("#message").addEventListener("keydown", (key) => {
   }
 });
 $("#stop").addEventListener("click", () => post("/api/stop"));
+$("#undo").addEventListener("click", () => post("/api/undo"));
 for (const button of document.querySelectorAll(".panel-toggle")) {
   button.addEventListener("click", () => {
     post("/api/view", { panel: view.panel === button.dataset.panel ? "none" : button.dataset.panel });

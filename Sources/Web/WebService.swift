@@ -187,6 +187,11 @@ package final class WebService: Sendable {
                 try session.openConversation(id)
                 json(exchange, 200, ["id": .string(id)])
             } catch { refuse(exchange, error.status, error.sentence) }
+        case ("POST", "/api/undo"):
+            do throws(WebRefusal) {
+                try session.undo()
+                json(exchange, 202, ["undoing": true])
+            } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/stop"):
             session.stop()
             json(exchange, 202, ["stopping": true])

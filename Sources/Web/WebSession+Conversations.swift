@@ -94,5 +94,6 @@ extension WebSession {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
         broadcast(Self.line(WebEvent.conversation(next.id)))
+        broadcast(Self.line(WebEvent.undoable(false)))
     }
 }

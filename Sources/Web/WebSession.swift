@@ -98,6 +98,7 @@ package final class WebSession: Sendable {
             for line in state.replay { _ = deliver(line) }
             _ = deliver(Self.line(WebEvent.running(state.running)))
             _ = deliver(Self.line(WebEvent.view(view.json)))
+            _ = deliver(Self.line(WebEvent.undoable(state.agent?.canUndo ?? false)))
             defer { state.nextWatcher += 1 }
             state.watchers[state.nextWatcher] = deliver
             return state.nextWatcher
@@ -136,14 +137,23 @@ package final class WebSession: Sendable {
             var recorder = TurnRecorder(journal: journal, session: turn.id)
             for await event in events {
                 recorder.record(event)
-                publish(WebEvent.encode(event))
+                publish(WebEvent.encode(event, plan: plan(of: event)))
             }
             if !recorder.answer.isEmpty { publish(WebEvent.answer(markdown: recorder.answer)) }
             recorder.finish()
             state.withLock { $0.running = false }
             publish(WebEvent.running(false))
+            publish(WebEvent.undoable(turn.agent.canUndo))
         }
         return .started
+    }
+
+    /// The steps of a composite call that starts with `event`, for its card.
+    private func plan(of event: AgentEvent) -> [String]? {
+        guard case .toolCall(let call) = event, case .started = call.phase,
+            case .composite(let plan)? = skills.skill(call.skill)?.kind
+        else { return nil }
+        return plan.lines
     }
 
     /// Skills the model never sees in this session (the skills panel's switches).

@@ -62,6 +62,8 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .card .detail { padding: 0 10px 8px; }
 .card .detail pre { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
   overflow-wrap: anywhere; max-height: 320px; overflow-y: auto; margin: 4px 0; font-size: 12px; }
+.card ul.plan, #confirm-plan { list-style: none; margin: 4px 0; padding-left: 22px; font-family: ui-monospace, monospace; font-size: 12px; }
+.card ul.plan li.done::before { content: "✓ "; color: var(--ok); } .card ul.plan li:not(.done) { color: var(--muted); }
 form#composer { display: flex; gap: 8px; padding: 10px 16px; border-top: 1px solid var(--line); }
 textarea { flex: 1; font: inherit; color: var(--fg); background: var(--card); border: 1px solid var(--line);
   border-radius: 10px; padding: 8px 10px; resize: none; }

@@ -95,12 +95,7 @@ struct ShellTerminalTests {
     }
 
     static func toolCalls(_ calls: [(id: String, name: String, arguments: String)]) -> LoopbackServer.Reply {
-        let fragments = calls.enumerated().map { index, call in
-            let arguments = JSONValue.string(call.arguments).jsonText
-            return
-                #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":\#(index),"id":"\#(call.id)","type":"function","function":{"name":"\#(call.name)","arguments":\#(arguments)}}]},"finish_reason":null}]}"#
-        }
-        return .events(fragments + [#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, "[DONE]"])
+        .chatToolCalls(calls)
     }
 
     static func text(_ words: [String], delay: Duration = .zero, finish: Bool = true) -> LoopbackServer.Reply {

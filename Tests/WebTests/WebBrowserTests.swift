@@ -74,7 +74,7 @@ struct WebBrowserTests {
 
     @Test func stopEndsATurnMidAnswer() async throws {
         let words = (1...60).map { "word\($0) " }
-        let model = try LoopbackServer([WebModel.text(words, delay: .milliseconds(100))])
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(words, delay: .milliseconds(100))])
         defer { model.stop() }
         let seen = try await Self.run("stop", model: model)
         #expect(seen["note"] == "interrupted")
@@ -151,12 +151,48 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    @Test func undoReversesTheLastChange() async throws {
+        let seen = try await Self.run("undo")
+        #expect(seen["undo_before"] == true, "nothing to undo yet")
+        #expect(seen["state_before"]?.stringValue?.contains("milk") == true, "\(seen)")
+        #expect(seen["notice"]?.stringValue?.hasPrefix("↶ undoing notes_add: notes_delete(") == true, "\(seen)")
+        #expect(seen["undo_card"]?["phase"] == "succeeded")
+        #expect(seen["undo_card"]?["summary"]?.stringValue?.contains("notes_delete") == true, "\(seen)")
+        #expect(seen["undo_after"] == true, "undone once")
+        #expect(seen["state_after"]?.stringValue?.contains("milk") == false, "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
+    @Test func aCompositeAsksWithItsPlanAndItsCardListsTheSteps() async throws {
+        let home = Paths.temporaryDirectory("web-browser-composite")
+        let plugins = home + "/data/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try """
+        {"id": "add_pair", "description": "Adds two notes.",
+         "input_schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+         "steps": [{"call": "notes_add", "with": {"title": "${input.a}"}},
+                   {"call": "notes_add", "with": {"title": "${input.b}"}}]}
+        """.write(toFile: plugins + "/add_pair.skill.json", atomically: true, encoding: .utf8)
+        let model = try LoopbackServer([
+            .chatToolCalls([("c1", "add_pair", #"{"a":"milk","b":"eggs"}"#)]), .chatText(["Added both."]),
+        ])
+        defer { model.stop() }
+        let seen = try await Self.run("composite", model: model, home: home)
+        let plan: JSONValue = ["1. notes_add(title: ${input.a})", "2. notes_add(title: ${input.b})"]
+        #expect(seen["plan"] == plan, "\(seen)")
+        #expect(
+            seen["steps"]
+                == [["1. notes_add(title: ${input.a})", "done"], ["2. notes_add(title: ${input.b})", "done"]], "\(seen)"
+        )
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func aHostileAnswerIsInert() async throws {
         let answer = [
             "Hello ", "<script>alert(1)</script> ", "<img src=x onerror=alert(2)> ",
             "[click](javascript:alert(3)) ", "[fine](https://example.org)",
         ]
-        let model = try LoopbackServer([WebModel.text(answer)])
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(answer)])
         defer { model.stop() }
         let seen = try await Self.run("hostile", model: model)
         #expect(seen["answer"]?.stringValue?.hasPrefix("Hello") == true, "\(seen)")
@@ -164,17 +200,5 @@ struct WebBrowserTests {
         #expect(seen["alerts"] == 0)
         #expect(seen["links"] == ["", "https://example.org"])
         #expect(seen["page_errors"] == [])
-    }
-}
-
-/// Replies of an OpenAI-compatible model server, streamed.
-enum WebModel {
-    static func text(_ words: [String], delay: Duration = .zero) -> LoopbackServer.Reply {
-        var payloads = words.map { word in
-            let content = JSONValue.string(word).jsonText
-            return #"{"choices":[{"index":0,"delta":{"content":\#(content)},"finish_reason":null}]}"#
-        }
-        payloads += [#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, "[DONE]"]
-        return .events(payloads, delay: delay)
     }
 }

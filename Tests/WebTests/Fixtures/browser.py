@@ -171,6 +171,40 @@ def conversations(page, seen):
     page.screenshot(path=f"{shots}/web-conversations-1280x800.png")
 
 
+def undo(page, seen):
+    """A mutating call, confirmed from the keyboard, then Undo: the reversing call runs as a card of its own."""
+    ready(page)
+    seen["undo_before"] = page.is_disabled("#undo")
+    send(page, 'add a note titled "milk"')
+    page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    page.keyboard.press("y")
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    ready(page)
+    until(page, "!document.querySelector('#undo').disabled")
+    seen["state_before"] = page.evaluate("fetch('/api/state').then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+    page.click("#undo")
+    until(page, "document.querySelectorAll('.card[data-phase=\"succeeded\"]').length === 2")
+    ready(page)
+    seen["notice"] = page.locator("#conversation .notice").last.inner_text()
+    seen["undo_card"] = card_state(page.locator(".card").last)
+    seen["undo_after"] = page.is_disabled("#undo")
+    seen["state_after"] = page.evaluate("fetch('/api/state').then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+
+
+def composite(page, seen):
+    """A composite asks once with its plan; its card lists the steps, marked done as they run."""
+    ready(page)
+    send(page, "add milk and eggs")
+    page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    seen["plan"] = page.evaluate("[...document.querySelectorAll('#confirm-plan li')].map(li => li.textContent)")
+    page.keyboard.press("y")
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    ready(page)
+    page.locator(".card summary").first.click()
+    seen["steps"] = page.evaluate("[...document.querySelectorAll('.card ul.plan li')].map(li => [li.textContent, li.className])")
+    page.screenshot(path=f"{shots}/web-composite-1280x800.png")
+
+
 def hostile(page, seen):
     seen["alerts"] = 0
 
@@ -201,7 +235,8 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations}[scenario](page, seen)
+     "conversations": conversations, "undo": undo,
+     "composite": composite}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))

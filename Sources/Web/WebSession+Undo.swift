@@ -1,0 +1,62 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+
+extension WebSession {
+    /// Reverses the last change a mutating skill made, as the shell's `/undo` does: its reversing calls (a
+    /// composite's, last step first) run in order through the call pipeline — asking for it is the confirmation; a
+    /// deny rule still wins — each shown as a card, stopping at a failure. The conversation records what was
+    /// undone, so the model sees it. Refused while a turn runs, or when there is nothing to undo.
+    package func undo() throws(WebRefusal) {
+        let agent = state.withLock { state -> AgentSession? in
+            guard !state.running, let agent = state.agent else { return nil }
+            state.running = true
+            return agent
+        }
+        guard let agent else {
+            throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
+        }
+        guard let (skill, undo) = agent.takeUndo() else {
+            state.withLock { $0.running = false }
+            throw WebRefusal(status: 409, sentence: "nothing to undo: no mutating call registered a way back")
+        }
+        publish(WebEvent.running(true))
+        let session = conversationID
+        Task { [self] in
+            for (index, call) in undo.calls.enumerated() {
+                let id = "undo-\(UInt32.random(in: .min ... .max))-\(index)"
+                let shown = "\(skill): \(call.skillID)(\(call.arguments.jsonText))"
+                publish(WebEvent.notice("↶ undoing \(shown)"))
+                publish(card(id, call.skillID, .started(arguments: .value(call.arguments))))
+                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+                invocation.session = session
+                let outcome = await run(invocation)
+                switch outcome.ending {
+                case .success(let value):
+                    publish(card(id, call.skillID, .finished(result: value, duration: outcome.duration)))
+                    agent.recordUndone("\(shown) → \(value.displayText.prefix(200))")
+                case .failure(let failure):
+                    publish(card(id, call.skillID, .failed(failure, duration: outcome.duration)))
+                    agent.recordUndone("\(shown) failed: \(failure.message)")
+                }
+                if outcome.failure != nil { break }
+            }
+            state.withLock { $0.running = false }
+            publish(WebEvent.running(false))
+            publish(WebEvent.undoable(agent.canUndo))
+        }
+    }
+
+    /// Runs a call through the pipeline (lookup, validation, policy) as any call is.
+    private func run(_ invocation: SkillInvocation) async -> SkillOutcome {
+        switch await skills.prepareCall(invocation) {
+        case .success(let ready): return await ready.run()
+        case .failure(let refusal): return SkillOutcome(.failure(refusal.failure))
+        }
+    }
+
+    private func card(_ id: String, _ skill: String, _ phase: ToolCallEvent.Phase) -> JSONValue {
+        WebEvent.encode(.toolCall(ToolCallEvent(id: id, skill: skill, phase: phase)))
+    }
+}
