@@ -22,6 +22,7 @@ enum WebAssets {
   <button id="conversations-toggle" class="panel-toggle" data-panel="conversations" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
   <button id="theme-toggle" type="button" aria-label="Switch between light and dark">Theme</button>
   <button id="skills-toggle" class="panel-toggle" data-panel="skills" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
+  <button id="trace-toggle" class="panel-toggle" data-panel="trace" type="button" aria-expanded="false" aria-controls="trace">Trace</button>
   <button id="state-toggle" class="panel-toggle" data-panel="state" type="button" aria-expanded="false" aria-controls="state">State</button>
 </header>
 <div id="layout">
@@ -38,6 +39,11 @@ enum WebAssets {
       <h2>Could not load</h2>
       <ul id="skill-failures"></ul>
     </section>
+  </aside>
+  <aside id="trace" hidden>
+    <h2>Trace</h2>
+    <p class="note">The last turn: each step's request, and the calls with their timings.</p>
+    <pre id="trace-report"></pre>
   </aside>
   <aside id="state" hidden>
     <h2>State</h2>

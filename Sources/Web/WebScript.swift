@@ -175,7 +175,10 @@ const handlers = {
     if (event.reason !== "answered") turn?.append(element("p", "note", event.explanation));
     segment = null;
   },
-  running(event) { setRunning(event.running); },
+  running(event) {
+    setRunning(event.running);
+    if (!event.running && view.panel === "trace") loadTrace();
+  },
   view(event) { showView(event.view); },
   undoable(event) { undoable = event.available; setRunning(running); },
   notice(event) { conversation.append(element("p", "notice", event.text)); },
@@ -238,6 +241,12 @@ function showView(next) {
   if (view.panel === "conversations") loadConversations();
   if (view.panel === "skills") loadSkills();
   if (view.panel === "state") loadState();
+  if (view.panel === "trace") loadTrace();
+}
+
+async function loadTrace() {
+  const response = await fetch("/api/trace");
+  if (response.ok) $("#trace-report").textContent = (await response.json()).report;
 }
 
 async function loadConversations() {

@@ -163,12 +163,13 @@ package final class WebService: Sendable {
                 refuse(
                     exchange, 400,
                     "a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": "
-                        + "\"none\"|\"conversations\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"
+                        + "\"none\"|\"conversations\"|\"skills\"|\"state\"|\"trace\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"
                 )
                 return
             }
             json(exchange, 200, session.view.json)
         case ("GET", "/api/state"): json(exchange, 200, pluginStates())
+        case ("GET", "/api/trace"): json(exchange, 200, ["report": .string(session.traceReport)])
         case ("GET", "/api/conversations"):
             do throws(WebRefusal) { json(exchange, 200, try session.conversations()) } catch {
                 refuse(exchange, error.status, error.sentence)

@@ -1,6 +1,7 @@
 import Agent
 import Foundation
 import History
+import SessionUI
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -29,6 +30,8 @@ package final class WebSession: Sendable {
         /// Whether the history holds the conversation yet (written with its first message).
         var stored = false
         var running = false
+        /// The last turn's trace (`/trace`), as it is recorded.
+        var trace = TraceRecorder()
         var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
@@ -114,9 +117,11 @@ package final class WebSession: Sendable {
     package func send(_ text: String) -> SendResult {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
+        let trace = TraceRecorder()
         let turn = state.withLock { state -> (agent: AgentSession, id: String?, first: Bool)? in
             guard !state.running, let agent = state.agent else { return nil }
             state.running = true
+            state.trace = trace
             defer { state.stored = true }
             return (agent, state.conversation, !state.stored)
         }
@@ -137,6 +142,7 @@ package final class WebSession: Sendable {
             var recorder = TurnRecorder(journal: journal, session: turn.id)
             for await event in events {
                 recorder.record(event)
+                trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)
                 publish(WebEvent.encode(event, plan: plan(of: event)))
             }
             if !recorder.answer.isEmpty { publish(WebEvent.answer(markdown: recorder.answer)) }
@@ -147,6 +153,9 @@ package final class WebSession: Sendable {
         }
         return .started
     }
+
+    /// What `/trace` shows of the last turn: each step's request and the calls with their timings.
+    package var traceReport: String { state.withLock { $0.trace }.trace.report() }
 
     /// The steps of a composite call that starts with `event`, for its card.
     private func plan(of event: AgentEvent) -> [String]? {

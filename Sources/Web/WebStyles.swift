@@ -34,6 +34,8 @@ aside label { cursor: pointer; } aside input { margin: 0 6px 0 0; vertical-align
 #conversation-list li { cursor: pointer; } #conversation-list li:hover { color: var(--accent); }
 #conversation-list li[aria-current="true"] { font-weight: 600; }
 #conversation-list .when { display: block; color: var(--muted); font-size: 12px; font-weight: normal; }
+#trace-report { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
+  overflow-wrap: anywhere; font-size: 12px; }
 #state-list h3 { font-size: 13px; margin: 10px 0 4px; font-family: ui-monospace, monospace; }
 #state-list pre { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
   overflow-wrap: anywhere; font-size: 12px; margin: 0; }

@@ -18,7 +18,7 @@ package final class WebView: Sendable {
     }
 
     static let themes = ["light", "dark", "system"]
-    static let panels = ["none", "conversations", "skills", "state"]
+    static let panels = ["none", "conversations", "skills", "state", "trace"]
     static let textSizes = ["small", "normal", "large"]
 
     private let state = Mutex(State())
@@ -48,8 +48,8 @@ package final class WebView: Sendable {
                 parameter: "theme", choices: Self.themes, apply: { $0.theme = $1 }),
             skill(
                 "ui_show_panel", "Window side panel",
-                "Shows a side panel of the browser window — conversations, skills, or state (what plugins hold) — or "
-                    + "none.",
+                "Shows a side panel of the browser window — conversations, skills, state (what plugins hold) or trace "
+                    + "(the last turn's steps and timings) — or none.",
                 parameter: "panel", choices: Self.panels, apply: { $0.panel = $1 }),
             skill(
                 "ui_set_text_size", "Window text size",

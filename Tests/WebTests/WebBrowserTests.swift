@@ -48,6 +48,9 @@ struct WebBrowserTests {
         #expect(seen["detail"]?.stringValue?.contains(#"{"expression":"(23+7)*2"}"#) == true, "\(seen)")
         #expect(seen["answer"]?.stringValue?.contains("60") == true, "\(seen)")
         #expect(seen["second_tab_user"] == "what is (23+7)*2", "a second tab sees the conversation")
+        let trace = seen["trace"]?.stringValue ?? ""
+        #expect(trace.hasPrefix("Last turn: 2 steps, 1 skill call, "), "\(trace)")
+        #expect(trace.contains(#"✓ calculator(expression: "(23+7)*2") · "#), "\(trace)")
         #expect(seen["delays"]?.doubleValue ?? 0 > 0)
         #expect(seen["page_errors"] == [])
         #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-1280x800.png"))

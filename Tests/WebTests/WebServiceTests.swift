@@ -158,7 +158,7 @@ struct WebServiceTests {
         #expect(wrong.status == 400)
         #expect(
             wrong.body
-                == #"{"error":"a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": \"none\"|\"conversations\"|\"skills\"|\"state\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"}"#
+                == #"{"error":"a view change is one of {\"theme\": \"light\"|\"dark\"|\"system\"}, {\"panel\": \"none\"|\"conversations\"|\"skills\"|\"state\"|\"trace\"}, {\"text_size\": \"small\"|\"normal\"|\"large\"}"}"#
         )
         // The view is a plugin state like any other: the state panel (and the model) see it.
         let state = try await Self.fetch(base + "/api/state", headers: headers)

@@ -53,6 +53,9 @@ def turn(page, seen):
     other.goto(url.split("#")[0])
     other.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
     seen["second_tab_user"] = other.locator(".user").first.inner_text()
+    page.click("#trace-toggle")
+    until(page, "document.querySelector('#trace-report').textContent.startsWith('Last turn')")
+    seen["trace"] = page.inner_text("#trace-report")
 
 
 def anonymous(page, seen):
