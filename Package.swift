@@ -74,7 +74,8 @@ let package = Package(
             swiftSettings: librarySwiftSettings),
         // The browser front end: the session served over HTTP to a page compiled into the binary.
         .target(
-            name: "Web", dependencies: ["SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "Support", "CMarkGFM"],
+            name: "Web",
+            dependencies: ["SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "Support", "CMarkGFM"],
             swiftSettings: librarySwiftSettings),
         .executableTarget(
             name: "skillhost",
