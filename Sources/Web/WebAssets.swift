@@ -1,9 +1,24 @@
 // swift-format-ignore-file
+import Foundation
+import Support
+
 // The browser front end's page, styles and script, compiled into the binary: nothing is fetched at run time, there
 // is no build step, and the page runs under a content security policy that allows only these (WebService).
 
 /// The static files of `skillhost web`.
 enum WebAssets {
+    /// The page with its styles and script inside (one request instead of three on a first load), and the
+    /// content security policy that lets exactly these run: their SHA-256 digests, nothing else inline.
+    static let document: (html: String, policy: String) = {
+        func digest(_ text: String) -> String { "'sha256-" + Data(HTTPGuard.sha256(text)).base64EncodedString() + "'" }
+        let html = page.replacingOccurrences(of: "/*styles*/", with: styles)
+            .replacingOccurrences(of: "/*script*/", with: script)
+        let policy =
+            "default-src 'none'; script-src \(digest(script)); style-src \(digest(styles)); "
+            + "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        return (html, policy)
+    }()
+
     static let page = #"""
 <!doctype html>
 <html lang="en">
@@ -11,8 +26,9 @@ enum WebAssets {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>skillhost</title>
-<link rel="stylesheet" href="/app.css">
-<script type="module" src="/app.js"></script>
+<link rel="icon" href="data:,">
+<style>/*styles*/</style>
+<script type="module">/*script*/</script>
 </head>
 <body>
 <header>

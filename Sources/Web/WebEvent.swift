@@ -123,7 +123,8 @@ enum WebEvent {
 
     private static func stamped(_ value: JSONValue) -> JSONValue {
         guard case .object(var object) = value else { return value }
-        object["t"] = .double((Date().timeIntervalSince1970 * 1000).rounded())
+        // Milliseconds to the microsecond: the page measures delays of a few milliseconds against it.
+        object["t"] = .double((Date().timeIntervalSince1970 * 1_000_000).rounded() / 1000)
         return .object(object)
     }
 }

@@ -14,8 +14,11 @@ let segment = null;
 let asking = null;
 let running = false;
 let undoable = false;
-// Delays from the server's event to this page having shown it, in milliseconds (read by the benchmark).
+// Delays from the server's event to this page having shown it, in milliseconds; the deltas received; when the page
+// became interactive (signed in, its event stream open). Read by the benchmark and the tests.
 window.skillhostDelays = [];
+window.skillhostDeltas = 0;
+window.skillhostReady = null;
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -24,7 +27,16 @@ function element(tag, className, text) {
   return node;
 }
 
-function follow() { conversation.scrollTop = conversation.scrollHeight; }
+// Keeps the newest at the bottom in view, once a frame (reading the height on every event forces a layout each time).
+let following = false;
+function follow() {
+  if (following) return;
+  following = true;
+  requestAnimationFrame(() => {
+    following = false;
+    conversation.scrollTop = conversation.scrollHeight;
+  });
+}
 
 function newTurn() {
   turn = element("section", "turn");
@@ -36,6 +48,7 @@ function currentSegment() {
   if (!turn) newTurn();
   if (!segment) {
     segment = element("div", "segment streaming");
+    segment.append(document.createTextNode(""));
     turn.append(segment);
   }
   return segment;
@@ -156,7 +169,7 @@ const handlers = {
   reset() { conversation.replaceChildren(); cards.clear(); turn = null; segment = null; },
   user(event) { newTurn(); turn.append(element("div", "user", event.text)); },
   thinking() { segment = null; },
-  delta(event) { currentSegment().textContent += event.text; },
+  delta(event) { currentSegment().firstChild.appendData(event.text); },
   card: showCard,
   confirm: ask,
   confirmed(event) { closeQuestion(event.id); },
@@ -190,16 +203,82 @@ const handlers = {
   usage() {},
 };
 
-function connect() {
+function opened() {
+  setRunning(running);
+  window.skillhostReady ??= performance.now();
+}
+
+function received(text) {
+  const event = JSON.parse(text);
+  handlers[event.type]?.(event);
+  follow();
+  if (event.type === "delta") window.skillhostDeltas += 1;
+  if (event.t) window.skillhostDelays.push(performance.timeOrigin + performance.now() - event.t);
+}
+
+// The event stream. A browser opens at most six connections to one server and every stream holds one, so the tabs
+// of one browser share a single stream: the tab holding the lock "skillhost-events" opens it and passes every event
+// on through a broadcast channel; a tab that joins asks it for what happened so far (the stream since its last
+// `reset`, which the server sends first on every connection). When that tab closes, another takes the lock and
+// opens the stream anew. Without locks (a page not served from loopback or HTTPS) each tab opens its own.
+const tabID = Math.random().toString(36).slice(2);
+const channel = window.BroadcastChannel && navigator.locks ? new BroadcastChannel("skillhost-events") : null;
+const kept = [];
+let keptSize = 0;
+let leading = false;
+let joined = false;
+let streamOpen = false;
+
+function keep(text) {
+  if (text.startsWith('{"type":"reset"')) { kept.length = 0; keptSize = 0; }
+  kept.push(text);
+  keptSize += text.length;
+  while (keptSize > 8 * 1024 * 1024 && kept.length > 1) keptSize -= kept.shift().length;
+}
+
+function openStream(pass) {
   const source = new EventSource("/api/events");
-  source.onopen = () => setRunning(running);
-  source.onmessage = (message) => {
-    const event = JSON.parse(message.data);
-    handlers[event.type]?.(event);
-    follow();
-    if (event.t) window.skillhostDelays.push(Date.now() - event.t);
+  source.onopen = () => { streamOpen = true; opened(); pass({ kind: "open" }); };
+  source.onerror = () => {
+    streamOpen = false;
+    status("disconnected — reconnecting…");
+    pass({ kind: "error" });
   };
-  source.onerror = () => status("disconnected — reconnecting…");
+  source.onmessage = ({ data }) => {
+    keep(data);
+    received(data);
+    pass({ kind: "event", text: data });
+  };
+}
+
+function connect() {
+  if (!channel) {
+    openStream(() => {});
+    return;
+  }
+  channel.onmessage = ({ data }) => {
+    if (leading) {
+      if (data.kind === "hello") channel.postMessage({ kind: "replay", to: data.from, texts: kept, open: streamOpen });
+      return;
+    }
+    if (data.kind === "leader" && !joined) channel.postMessage({ kind: "hello", from: tabID });
+    else if (data.kind === "replay" && data.to === tabID && !joined) {
+      joined = true;
+      for (const text of data.texts) received(text);
+      if (data.open) opened();
+    } else if (!joined) return;
+    else if (data.kind === "event") received(data.text);
+    else if (data.kind === "open") opened();
+    else if (data.kind === "error") status("disconnected — reconnecting…");
+  };
+  channel.postMessage({ kind: "hello", from: tabID });
+  navigator.locks.request("skillhost-events", () => {
+    leading = true;
+    joined = true;
+    openStream((message) => channel.postMessage(message));
+    channel.postMessage({ kind: "leader" });
+    return new Promise(() => {});  // held while this tab lives
+  });
 }
 
 async function loadSkills() {
@@ -291,14 +370,16 @@ async function signIn() {
       status("this address's token is not the server's: open the address skillhost web printed");
       return;
     }
+  } else {
+    // No token in the address: signed in already (the cookie), or not at all.
+    const probe = await fetch("/api/skills");
+    if (probe.status === 401) {
+      status("not signed in: open the address skillhost web printed (it carries the token)");
+      return;
+    }
   }
-  const probe = await fetch("/api/skills");
-  if (probe.status === 401) {
-    status("not signed in: open the address skillhost web printed (it carries the token)");
-    return;
-  }
+  // The panels load what they show when the view (the stream's first events) opens them.
   connect();
-  loadSkills();
 }
 
 $("#composer").addEventListener("submit", async (submitted) => {

@@ -115,9 +115,8 @@ package final class WebService: Sendable {
             return
         }
         switch (request.method, request.path) {
-        case ("GET", "/"), ("GET", "/index.html"): asset(exchange, WebAssets.page, type: "text/html; charset=utf-8")
-        case ("GET", "/app.js"): asset(exchange, WebAssets.script, type: "text/javascript; charset=utf-8")
-        case ("GET", "/app.css"): asset(exchange, WebAssets.styles, type: "text/css; charset=utf-8")
+        case ("GET", "/"), ("GET", "/index.html"):
+            asset(exchange, WebAssets.document.html, type: "text/html; charset=utf-8", policy: WebAssets.document.policy)
         case ("POST", "/api/login"): login(request, exchange)
         case (_, let path) where path.hasPrefix("/api/"):
             guard authorized(request) else {
@@ -272,18 +271,16 @@ package final class WebService: Sendable {
 
     // MARK: Answers
 
-    /// What every page answer carries: only its own script and styles run, it is never framed, nothing is cached.
+    /// What every page answer carries besides its content security policy: it is never sniffed, never cached,
+    /// and sends no referrer.
     static let pageHeaders: [(String, String)] = [
-        (
-            "Content-Security-Policy",
-            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-                + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-        ),
         ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"),
     ]
 
-    private func asset(_ exchange: HTTPExchange, _ text: String, type: String) {
-        exchange.respond(200, headers: Self.pageHeaders + [("Content-Type", type)], body: Array(text.utf8))
+    private func asset(_ exchange: HTTPExchange, _ text: String, type: String, policy: String) {
+        exchange.respond(
+            200, headers: Self.pageHeaders + [("Content-Security-Policy", policy), ("Content-Type", type)],
+            body: Array(text.utf8))
     }
 
     private func json(_ exchange: HTTPExchange, _ status: Int, _ value: JSONValue) {

@@ -51,6 +51,7 @@ struct WebBrowserTests {
         let trace = seen["trace"]?.stringValue ?? ""
         #expect(trace.hasPrefix("Last turn: 2 steps, 1 skill call, "), "\(trace)")
         #expect(trace.contains(#"✓ calculator(expression: "(23+7)*2") · "#), "\(trace)")
+        #expect(seen["after_close"] == "[offline router] calculator: 2+3 = 5", "\(seen)")
         #expect(seen["delays"]?.doubleValue ?? 0 > 0)
         #expect(seen["page_errors"] == [])
         #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-1280x800.png"))

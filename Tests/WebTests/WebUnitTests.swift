@@ -27,6 +27,14 @@ struct WebUnitTests {
         #expect(html.contains(#"<a href="https://example.org">fine</a>"#))
     }
 
+    @Test func thePageHoldsItsScriptAndStylesWhole() {
+        // Neither may end its element early, and the page stays well under its weight limit of 100 KB.
+        let html = WebAssets.document.html
+        #expect(html.components(separatedBy: "</script>").count == 2)
+        #expect(html.components(separatedBy: "</style>").count == 2)
+        #expect(html.utf8.count < 100_000, "\(html.utf8.count) bytes")
+    }
+
     @Test func tablesAndCodeAreLaidOut() {
         let html = WebMarkdown.html("| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nx < y\n```\n")
         #expect(html.contains("<table>"))

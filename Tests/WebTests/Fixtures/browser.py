@@ -56,6 +56,12 @@ def turn(page, seen):
     page.click("#trace-toggle")
     until(page, "document.querySelector('#trace-report').textContent.startsWith('Last turn')")
     seen["trace"] = page.inner_text("#trace-report")
+    # The tabs share one stream, held by the first tab: when it closes, the other takes the stream over.
+    page.close()
+    ready(other)
+    send(other, "what is 2+3")
+    until(other, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('= 5'))")
+    seen["after_close"] = other.locator(".segment").last.inner_text()
 
 
 def anonymous(page, seen):
