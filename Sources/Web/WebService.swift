@@ -116,7 +116,8 @@ package final class WebService: Sendable {
         }
         switch (request.method, request.path) {
         case ("GET", "/"), ("GET", "/index.html"):
-            asset(exchange, WebAssets.document.html, type: "text/html; charset=utf-8", policy: WebAssets.document.policy)
+            asset(
+                exchange, WebAssets.document.html, type: "text/html; charset=utf-8", policy: WebAssets.document.policy)
         case ("POST", "/api/login"): login(request, exchange)
         case (_, let path) where path.hasPrefix("/api/"):
             guard authorized(request) else {
