@@ -191,6 +191,17 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    @Test func anotherPageOfThisMachineCannotDriveTheSession() async throws {
+        let seen = try await Self.run("foreign")
+        // The send went out as an opaque request (the page cannot read the answer); the server refused it by its
+        // Origin (403), so no turn started. Reading the skills is blocked as well.
+        #expect(seen["outcome"]?["send"] == "opaque", "\(seen)")
+        #expect(seen["outcome"]?["skills"] == "blocked", "\(seen)")
+        #expect(seen["send_status"] == 403, "refused by the Origin check, before anything else: \(seen)")
+        #expect(seen["users"] == 0, "no turn was started")
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func aHostileAnswerIsInert() async throws {
         let answer = [
             "Hello ", "<script>alert(1)</script> ", "<img src=x onerror=alert(2)> ",

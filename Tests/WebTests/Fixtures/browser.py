@@ -214,6 +214,49 @@ def composite(page, seen):
     page.screenshot(path=f"{shots}/web-composite-1280x800.png")
 
 
+def foreign(page, seen):
+    """Another page of this machine (another port: the same site, so the browser sends the SameSite cookie) tries to
+    drive the session: the server refuses it by its Origin, and nothing happens."""
+    import http.server
+    import threading
+
+    target = url.split("#")[0].rstrip("/")
+    attack = f"""<!doctype html><script>
+      window.outcome = {{}};
+      fetch("{target}/api/send", {{method: "POST", mode: "no-cors", credentials: "include",
+        headers: {{"Content-Type": "text/plain"}}, body: '{{"text":"what is 6*7"}}'}})
+        .then(r => window.outcome.send = r.type, e => window.outcome.send = String(e));
+      fetch("{target}/api/skills", {{credentials: "include"}})
+        .then(r => window.outcome.skills = r.status, e => window.outcome.skills = "blocked");
+    </script>""".encode()
+
+    class Attack(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(attack)))
+            self.end_headers()
+            self.wfile.write(attack)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attack)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ready(page)
+    evil = page.context.new_page()
+    statuses = {}
+    evil.on("response", lambda response: statuses.__setitem__(response.url.rsplit("/", 1)[-1], response.status))
+    evil.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+    until(evil, "window.outcome && 'send' in window.outcome && 'skills' in window.outcome")
+    seen["outcome"] = evil.evaluate("window.outcome")
+    until(evil, "true")  # let the response events arrive
+    seen["send_status"] = statuses.get("send")
+    page.wait_for_timeout(500)  # a turn it started would show by now
+    seen["users"] = page.evaluate("document.querySelectorAll('.user').length")
+    server.shutdown()
+
+
 def hostile(page, seen):
     seen["alerts"] = 0
 
@@ -245,7 +288,7 @@ with sync_playwright() as playwright:
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
      "conversations": conversations, "undo": undo,
-     "composite": composite}[scenario](page, seen)
+     "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))
