@@ -95,5 +95,6 @@ extension WebSession {
         }
         broadcast(Self.line(WebEvent.conversation(next.id)))
         broadcast(Self.line(WebEvent.undoable(false)))
+        view.showing(conversation: next.id)
     }
 }

@@ -74,6 +74,7 @@ package final class WebSession: Sendable {
             $0.agent = agent
             $0.conversation = id
         }
+        view.showing(conversation: id)
         view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
     }
 

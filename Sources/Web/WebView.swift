@@ -3,9 +3,10 @@ import SkillHost
 import SkillJSON
 import Synchronization
 
-/// The browser front end's own view — theme, open panel, text size — as state the agent reads and changes: it is
-/// published as the state snapshot of the built-in `ui` source, and changed only through its skills (`ui_set_theme`,
-/// `ui_show_panel`, `ui_set_text_size`). Every tab renders from it, so "switch to dark mode" in the chat turns every
+/// The browser front end's own view — theme, open panel, text size, the conversation shown — as state the agent
+/// reads and changes: it is published as the state snapshot of the built-in `ui` source, and changed only through
+/// its skills (`ui_set_theme`, `ui_show_panel`, `ui_set_text_size`). The conversation shown is the person's to
+/// change (a turn cannot replace the conversation it runs in), so the agent reads it but has no skill for it. Every tab renders from it, so "switch to dark mode" in the chat turns every
 /// open tab dark. The agent never touches the page; it changes this state, and the page follows.
 package final class WebView: Sendable {
     /// The source name the skills and the snapshot are registered under.
@@ -15,6 +16,7 @@ package final class WebView: Sendable {
         var theme = "system"
         var panel = "none"
         var textSize = "normal"
+        var conversation: String?
     }
 
     static let themes = ["light", "dark", "system"]
@@ -33,7 +35,10 @@ package final class WebView: Sendable {
     /// The view as tabs and the model see it.
     package var json: JSONValue {
         let view = state.withLock { $0 }
-        return ["theme": .string(view.theme), "panel": .string(view.panel), "text_size": .string(view.textSize)]
+        return [
+            "theme": .string(view.theme), "panel": .string(view.panel), "text_size": .string(view.textSize),
+            "conversation": view.conversation.map { .string($0) } ?? .null,
+        ]
     }
 
     /// The skills' ids.
@@ -75,6 +80,9 @@ package final class WebView: Sendable {
         update { apply(&$0, value) }
         return true
     }
+
+    /// The conversation the tabs show now (its id in the history; nil without one).
+    func showing(conversation id: String?) { update { $0.conversation = id } }
 
     private func update(_ change: (inout State) -> Void) {
         let moved = state.withLock { state in

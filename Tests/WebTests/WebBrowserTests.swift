@@ -117,7 +117,9 @@ struct WebBrowserTests {
         #expect(seen["asked"] == false, "the window's own view is never asked about")
         #expect(seen["background"] == "rgb(21, 21, 23)", "the other tab renders the dark theme")
         #expect(seen["states"]?.arrayValue?.contains("ui") == true, "\(seen)")
-        #expect(seen["ui_state"] == #"{"theme":"dark","panel":"state","text_size":"normal"}"#)
+        let view = try JSONValue(parsing: seen["ui_state"]?.stringValue ?? "")
+        #expect(view["theme"] == "dark" && view["panel"] == "state" && view["text_size"] == "normal", "\(view)")
+        #expect(view["conversation"]?.stringValue?.isEmpty == false, "the conversation shown: \(view)")
         #expect(seen["page_errors"] == [])
     }
 

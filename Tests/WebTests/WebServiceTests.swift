@@ -155,7 +155,9 @@ struct WebServiceTests {
         let dark = try await Self.fetch(
             base + "/api/view", method: "POST", headers: headers, body: #"{"theme":"dark"}"#)
         #expect(dark.status == 200)
-        #expect(dark.body == #"{"theme":"dark","panel":"none","text_size":"normal"}"#)
+        let view = try JSONValue(parsing: dark.body)
+        let conversation = try #require(view["conversation"]?.stringValue, "the conversation shown: \(dark.body)")
+        #expect(dark.body == #"{"theme":"dark","panel":"none","text_size":"normal","conversation":"\#(conversation)"}"#)
         let wrong = try await Self.fetch(
             base + "/api/view", method: "POST", headers: headers, body: #"{"theme":"purple"}"#)
         #expect(wrong.status == 400)
@@ -167,7 +169,8 @@ struct WebServiceTests {
         let state = try await Self.fetch(base + "/api/state", headers: headers)
         #expect(
             state.body.contains(
-                #"{"plugin":"ui","state":"{\"theme\":\"dark\",\"panel\":\"none\",\"text_size\":\"normal\"}"}"#),
+                #"{"plugin":"ui","state":"{\"theme\":\"dark\",\"panel\":\"none\",\"text_size\":\"normal\",\"conversation\":\"\#(conversation)\"}"}"#
+            ),
             "\(state.body)")
 
         let skills = try await Self.fetch(base + "/api/skills", headers: headers)
