@@ -708,13 +708,7 @@ extension ShellTerminalTests {
     /// its steps last first.
     @Test func aCompositeShowsItsPlanAndIsUndoneAsAWhole() async throws {
         let plugins = home + "/data/skillhost/plugins"
-        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
-        try """
-        {"id": "add_pair", "description": "Adds two notes.",
-         "input_schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
-         "steps": [{"call": "notes_add", "with": {"title": "${input.a}"}},
-                   {"call": "notes_add", "with": {"title": "${input.b}"}}]}
-        """.write(toFile: plugins + "/add_pair.skill.json", atomically: true, encoding: .utf8)
+        try Fixture.writeAddPair(into: plugins)
         let tmux = try TmuxSession([Paths.skillhost], environment: environment())
         defer { tmux.close() }
         await tmux.waitFor("/help for commands")

@@ -152,6 +152,17 @@ package enum FixtureError: Error, CustomStringConvertible {
 
 /// Compiles C plugin sources into shared libraries.
 package enum Fixture {
+    /// A composite of two `notes_add` steps (`add_pair {a, b}`), written into `folder` as `add_pair.skill.json`.
+    package static func writeAddPair(into folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+        {"id": "add_pair", "description": "Adds two notes.",
+         "input_schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+         "steps": [{"call": "notes_add", "with": {"title": "${input.a}"}},
+                   {"call": "notes_add", "with": {"title": "${input.b}"}}]}
+        """.write(toFile: folder + "/add_pair.skill.json", atomically: true, encoding: .utf8)
+    }
+
     /// Compiles `source` to `<directory>/<name>.so` with the SDK headers; returns the path.
     package static func compile(
         _ source: String, name: String, into directory: String? = nil, flags: [String] = ["-shared", "-fPIC"]

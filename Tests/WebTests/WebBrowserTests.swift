@@ -172,13 +172,7 @@ struct WebBrowserTests {
     @Test func aCompositeAsksWithItsPlanAndItsCardListsTheSteps() async throws {
         let home = Paths.temporaryDirectory("web-browser-composite")
         let plugins = home + "/data/skillhost/plugins"
-        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
-        try """
-        {"id": "add_pair", "description": "Adds two notes.",
-         "input_schema": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
-         "steps": [{"call": "notes_add", "with": {"title": "${input.a}"}},
-                   {"call": "notes_add", "with": {"title": "${input.b}"}}]}
-        """.write(toFile: plugins + "/add_pair.skill.json", atomically: true, encoding: .utf8)
+        try Fixture.writeAddPair(into: plugins)
         let model = try LoopbackServer([
             .chatToolCalls([("c1", "add_pair", #"{"a":"milk","b":"eggs"}"#)]), .chatText(["Added both."]),
         ])
