@@ -29,6 +29,8 @@ enum Command: Equatable {
     case plugin(action: String, argument: String?)
     /// `config path | show | check`.
     case config(action: String)
+    /// `policy explain SKILL ['<json>']`.
+    case policy(skill: String, arguments: String?)
     /// `completion bash | zsh | fish`.
     case completion(shell: String)
     /// `new NAME [--lang c|cpp|swift] [--dir DIR] [--sdk PATH]`.
@@ -61,7 +63,8 @@ extension Command {
         case .mcp: return "mcp"
         case .shell: return "shell"
         case .web: return "web"
-        case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual: return "host"
+        case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual, .policy:
+            return "host"
         }
     }
 }
@@ -81,8 +84,8 @@ struct ParsedCommandLine: Equatable {
 /// "did you mean" suggestion.
 enum CommandLineParser {
     static let commands = [
-        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "version", "completion",
-        "help",
+        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "policy", "version",
+        "completion", "help",
     ]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
@@ -198,6 +201,13 @@ enum CommandLineParser {
             }
             try expectCount(rest, max: 1, command: "config")
             line.command = .config(action: action)
+        case "policy":
+            guard rest.first == "explain", rest.count >= 2 else {
+                throw UsageError(
+                    "policy needs explain and a skill id", hint: #"skillhost policy explain notes_delete '{"id": 5}'"#)
+            }
+            try expectCount(rest, max: 3, command: "policy")
+            line.command = .policy(skill: rest[1], arguments: rest.count > 2 ? rest[2] : nil)
         case "completion":
             guard let shell = rest.first, ["bash", "zsh", "fish"].contains(shell) else {
                 throw UsageError(

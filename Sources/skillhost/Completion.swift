@@ -8,7 +8,7 @@ enum Completion {
     ]
     /// The words after a command.
     static let words: [(command: String, words: [String])] = [
-        ("plugin", ["install", "remove", "list"]), ("config", ["path", "show", "check"]),
+        ("plugin", ["install", "remove", "list"]), ("config", ["path", "show", "check"]), ("policy", ["explain"]),
         ("completion", ["bash", "zsh", "fish"]), ("help", commands),
     ]
 

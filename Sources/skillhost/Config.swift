@@ -10,6 +10,7 @@ import SkillJSON
 /// {"base_url": "http://localhost:11434/v1", "api_key": "…", "model": "qwen2.5:7b",
 ///  "step_limit": 8, "max_tools": 24, "request_timeout_s": 120,
 ///  "policy": {"wipe_*": "deny", "notes_*": "ask"}, "disabled_skills": ["slugify"],
+///  (or "policy": [{"skill": "notes_delete", "arguments": {…}, "then": "allow"}, …]),
 ///  "isolation": {"default": "process"}, "max_result_mb": 16, "max_plugin_mb": 256}
 /// ```
 struct Config: Sendable {
@@ -125,16 +126,7 @@ struct Config: Sendable {
                         "\"web\" must be {\"http\": \"ADDRESS:PORT\"}, for example {\"http\": \"127.0.0.1:8780\"}")
                 }
                 config.webHTTP = http
-            case "policy":
-                guard let rules = value.objectValue else {
-                    throw fail("\"policy\" must map skill id patterns to \"allow\", \"ask\" or \"deny\"")
-                }
-                for (pattern, decision) in rules.members {
-                    guard let text = decision.stringValue, let parsed = PolicyDecision(rawValue: text) else {
-                        throw fail("policy for \"\(pattern)\" must be \"allow\", \"ask\" or \"deny\"")
-                    }
-                    config.rules.append(PolicyRule(pattern, parsed))
-                }
+            case "policy": config.rules = try PolicyConfig.rules(value, fail: fail)
             case "mcpServers":
                 guard let servers = value.objectValue else {
                     throw fail("\"mcpServers\" must map server names to {\"command\": …, \"args\": […], \"env\": {…}}")

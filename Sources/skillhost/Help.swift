@@ -18,6 +18,8 @@ enum Help {
           skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>]
                                                      write a plugin project to start from
           skillhost config path | show | check       where the configuration is, what is in effect, is it valid
+          skillhost policy explain <skill> ['<json>']
+                                                     which policy rule decides a call, and why
           skillhost version                          host, plugin ABI and Swift versions
           skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
           skillhost ask ['<question>'] [--json] [--step-limit N]
@@ -157,6 +159,18 @@ enum Help {
                naming the key when something is wrong)
         """
 
+    static let policy = """
+        Usage: skillhost policy explain <skill> ['<json arguments>']
+
+        Prints what the policy in config.json decides for a call of <skill> with these arguments (validated as a
+        call would be): allow, ask or deny, the rule that decides (its number in the list and as written), why it
+        is the most specific, and the other rules that match. Rules: "policy": {"<pattern>": "allow|ask|deny"}, or
+        a list of {"skill": "<pattern>", "risk": "read-only|mutating|destructive", "arguments": {<JSON Schema>},
+        "then": "allow|ask|deny"}. The most specific rule wins: an exact id over a pattern, a pattern with more
+        literal characters over fewer, then more conditions (risk, arguments) over fewer; at equal specificity
+        deny beats ask beats allow.
+        """
+
     static func text(for topic: String?) -> String? {
         switch topic {
         case nil: return overview
@@ -170,6 +184,7 @@ enum Help {
         case "plugin"?: return plugin
         case "new"?: return new
         case "config"?: return config
+        case "policy"?: return policy
         case "version"?:
             return
                 "Usage: skillhost version\n\nPrints the host version, the plugin ABI it implements and the Swift it was built with.\n"

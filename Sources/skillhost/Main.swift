@@ -11,6 +11,8 @@ enum CLIError: Error {
     case usage(UsageError)
     /// A failure with a sentence: exit code 1.
     case failure(String)
+    /// Arguments a skill's schema refuses, with the sentence: exit code 3.
+    case invalidArguments(String)
 }
 
 /// Exit codes, as documented in `--help` and README.md.
@@ -105,6 +107,9 @@ struct SkillhostCLI {
             case .failure(let message):
                 printError("skillhost: \(message)")
                 code = ExitCode.error.rawValue
+            case .invalidArguments(let message):
+                printError("skillhost: \(message)")
+                code = ExitCode.invalidArguments.rawValue
             }
         }
         swept.wait()
@@ -129,6 +134,11 @@ struct SkillhostCLI {
             return ExitCode.ok.rawValue
         case .completion(let shell):
             writeOut(Completion.script(for: shell))
+            return ExitCode.ok.rawValue
+        case .policy(let skill, let arguments):
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
+            writeText(try PolicyCommand.explain(skill: skill, arguments: arguments, registry: host.registry))
             return ExitCode.ok.rawValue
         case .config(let action):
             switch action {

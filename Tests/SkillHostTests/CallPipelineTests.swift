@@ -25,6 +25,47 @@ struct CallPipelineTests {
         for order in [tie, tie.reversed()] { #expect(Policy(rules: order).decision(for: delete) == .deny) }
     }
 
+    @Test func rulesMayLookAtTheRiskAndTheArguments() throws {
+        let delete = Self.info("notes_delete", .destructive)
+        let low = try ArgumentCondition(["properties": ["id": ["maximum": 100]]])
+        let rules = [
+            PolicyRule("notes_delete", .allow, arguments: low), PolicyRule("*", .ask, risk: .destructive),
+            PolicyRule("fs_*", .deny),
+        ]
+        for order in [rules, rules.reversed()] {
+            let policy = Policy(rules: order)
+            #expect(policy.verdict(for: delete, arguments: ["id": 5]) == .allow, "the arguments match")
+            #expect(policy.verdict(for: delete, arguments: ["id": 500]) == .ask(required: true), "the next rule")
+            #expect(policy.verdict(for: delete) == .ask(required: true), "unknown arguments: the rule does not apply")
+            #expect(policy.verdict(for: Self.info("notes_add", .mutating)) == .ask(required: false), "risk differs")
+        }
+        // At equal skill patterns, more conditions are more specific; at equal conditions, deny beats allow.
+        let narrower = Policy(rules: [
+            PolicyRule("notes_delete", .deny), PolicyRule("notes_delete", .allow, arguments: low),
+        ])
+        #expect(narrower.verdict(for: delete, arguments: ["id": 5]) == .allow)
+        let tie = Policy(rules: [
+            PolicyRule("notes_delete", .allow, arguments: low),
+            PolicyRule("notes_delete", .deny, arguments: try ArgumentCondition(["required": ["id"]])),
+        ])
+        #expect(
+            tie.verdict(for: delete, arguments: ["id": 5])
+                == .deny(
+                    .denied(
+                        skill: "notes_delete",
+                        rule: #"{"skill": "notes_delete", "arguments": {"required":["id"]}, "then": "deny"}"#,
+                        step: nil)))
+        // A composite's verdict uses its steps' rules about every call; one about arguments waits for the step.
+        let plan = CompositePlan(steps: [], lines: [], calls: ["notes_delete"], missing: [])
+        let composite = Self.info("clean_up", .destructive, kind: .composite(plan))
+        #expect(
+            Policy(rules: [PolicyRule("notes_delete", .deny, arguments: low)]).verdict(for: composite)
+                == .ask(required: true))
+        #expect(rules[0].description == #"notes_delete (arguments {"properties":{"id":{"maximum":100}}}) → allow"#)
+        #expect(rules[1].written == #"{"skill": "*", "risk": "destructive", "then": "ask"}"#)
+        #expect(rules[2].written == #""fs_*": "deny""#)
+    }
+
     @Test func aDenyWinsOnEveryPathAndNobodyMeansNoDestructiveCall() {
         let delete = Self.info("notes_delete", .destructive)
         let add = Self.info("notes_add", .mutating)
@@ -33,7 +74,7 @@ struct CallPipelineTests {
         for confirmer in [person, .confirmed, .nobodyToAsk, .nobody(.mcpClient)] {
             #expect(
                 denying.decide(delete, confirmer: confirmer)
-                    == .refuse(.denied(skill: "notes_delete", rule: "notes_*", step: nil)))
+                    == .refuse(.denied(skill: "notes_delete", rule: #""notes_*": "deny""#, step: nil)))
         }
         let plain = CallPipeline(policy: Policy())
         #expect(plain.decide(delete, confirmer: person) == .ask)
@@ -55,7 +96,7 @@ struct CallPipelineTests {
         let denyingAStep = CallPipeline(policy: Policy(rules: [PolicyRule("notes_delete", .deny)]))
         #expect(
             denyingAStep.decide(cleanUp, confirmer: .confirmed)
-                == .refuse(.denied(skill: "clean_up", rule: "notes_delete", step: "notes_delete")))
+                == .refuse(.denied(skill: "clean_up", rule: #""notes_delete": "deny""#, step: "notes_delete")))
         let askingAStep = CallPipeline(policy: Policy(rules: [PolicyRule("notes_add", .ask)]))
         #expect(askingAStep.decide(cleanUp, confirmer: Confirmer.person { _, _ in .deny }) == .ask)
         let allowingIt = CallPipeline(
@@ -100,7 +141,8 @@ struct CallPipelineTests {
                 == "not run: wipe needs confirming, and a call on the calling thread cannot ask a person (confirm it "
                 + "beforehand, or allow it with a policy rule)")
         #expect(
-            Refusal.denied(skill: "clean_up", rule: "notes_*", step: "notes_delete").sentence(for: .commandLine)
+            Refusal.denied(skill: "clean_up", rule: #""notes_*": "deny""#, step: "notes_delete").sentence(
+                for: .commandLine)
                 == #"not run: clean_up calls notes_delete, and calls to notes_delete are denied by the configuration "#
                 + #"(policy rule "notes_*": "deny")"#)
     }

@@ -50,7 +50,12 @@ final class MCPConfirmation: Sendable {
         guard params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil else {
             return false
         }
-        if case .refuse(.needsConfirmation) = pipeline.decide(skill, confirmer: .nobody(.mcpClient)) { return true }
+        let arguments = params["arguments"] ?? .object(JSONObject())
+        if case .refuse(.needsConfirmation) = pipeline.decide(
+            skill, arguments: arguments, confirmer: .nobody(.mcpClient))
+        {
+            return true
+        }
         return false
     }
 

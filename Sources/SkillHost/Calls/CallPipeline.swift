@@ -19,9 +19,10 @@ public struct CallPipeline: Sendable {
         case refuse(Refusal)
     }
 
-    /// The decision for a call of `skill` whose person (or absence of one) is `confirmer`.
-    public func decide(_ skill: SkillInfo, confirmer: Confirmer) -> Decision {
-        switch policy.verdict(for: skill) {
+    /// The decision for a call of `skill` with `arguments` (validated; nil when not known, and then rules about
+    /// arguments do not apply) whose person (or absence of one) is `confirmer`.
+    public func decide(_ skill: SkillInfo, arguments: JSONValue? = nil, confirmer: Confirmer) -> Decision {
+        switch policy.verdict(for: skill, arguments: arguments) {
         case .allow: return .run
         case .deny(let refusal): return .refuse(refusal)
         case .ask(let required):
@@ -36,9 +37,9 @@ public struct CallPipeline: Sendable {
     /// The decision for a registered entry: the common case (no rules, a read-only plugin skill) is decided
     /// without copying the skill's description.
     @inline(__always)
-    func decide(_ entry: SkillEntry, confirmer: Confirmer) -> Decision {
+    func decide(_ entry: SkillEntry, arguments: JSONValue, confirmer: Confirmer) -> Decision {
         if policy.rules.isEmpty, case .plugin(let skill) = entry, skill.info.risk == .readOnly { return .run }
-        return decide(entry.info, confirmer: confirmer)
+        return decide(entry.info, arguments: arguments, confirmer: confirmer)
     }
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.

@@ -57,7 +57,7 @@ struct Invoker: Sendable {
         case .failure(let rejection): return .refused(rejection)
         case .success(let p): prepared = p
         }
-        switch pipeline.decide(prepared.entry, confirmer: invocation.confirmer) {
+        switch pipeline.decide(prepared.entry, arguments: prepared.arguments, confirmer: invocation.confirmer) {
         case .run: return .ready(prepared)
         case .ask: return .question(prepared)
         case .refuse(let refusal):

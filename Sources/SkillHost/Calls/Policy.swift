@@ -5,17 +5,90 @@ public enum PolicyDecision: String, Sendable, Equatable {
     case allow, ask, deny
 }
 
-/// A rule for skill ids matching a glob (`*` any run of characters, `?` one character): `notes_*` → ask.
+/// A rule for skill ids matching a glob (`*` any run of characters, `?` one character): `notes_*` → ask; narrowed,
+/// optionally, to skills of one risk and to calls whose arguments a JSON Schema accepts:
+/// `{"skill": "notes_delete", "arguments": {"properties": {"id": {"maximum": 100}}}, "then": "allow"}`.
 public struct PolicyRule: Sendable, Equatable {
     public let pattern: String
     public let decision: PolicyDecision
+    /// Only skills of this risk; nil: any.
+    public let risk: SkillRisk?
+    /// Only calls whose arguments this schema accepts; nil: any.
+    public let arguments: ArgumentCondition?
 
-    public init(_ pattern: String, _ decision: PolicyDecision) {
+    public init(
+        _ pattern: String, _ decision: PolicyDecision, risk: SkillRisk? = nil, arguments: ArgumentCondition? = nil
+    ) {
         self.pattern = pattern
         self.decision = decision
+        self.risk = risk
+        self.arguments = arguments
     }
 
-    func matches(_ id: String) -> Bool { Glob.matches(pattern, id) }
+    /// Whether the rule speaks of a call of `skill` with `arguments` (nil when they are not known: a rule that
+    /// looks at arguments then does not apply).
+    func matches(_ skill: SkillInfo, arguments given: JSONValue?) -> Bool {
+        guard Glob.matches(pattern, skill.id), risk == nil || risk == skill.risk else { return false }
+        guard let condition = arguments else { return true }
+        guard let given else { return false }
+        return condition.accepts(given)
+    }
+
+    /// Whether the rule may speak of calls of `skill` (its arguments aside).
+    public func mayMatch(_ skill: SkillInfo) -> Bool {
+        Glob.matches(pattern, skill.id) && (risk == nil || risk == skill.risk)
+    }
+
+    /// Whether the rule speaks of every call of skill `id` whatever its risk and arguments (a composite's steps).
+    func matchesEveryCall(of id: String) -> Bool { risk == nil && arguments == nil && Glob.matches(pattern, id) }
+
+    /// The rule as config.json writes it: `"notes_*": "ask"`, or with conditions
+    /// `{"skill": "notes_*", "risk": "destructive", "arguments": {…}, "then": "ask"}`.
+    public var written: String {
+        guard risk != nil || arguments != nil else {
+            return JSONValue.string(pattern).jsonText + ": " + JSONValue.string(decision.rawValue).jsonText
+        }
+        var parts = [#""skill": "# + JSONValue.string(pattern).jsonText]
+        if let risk { parts.append(#""risk": "# + JSONValue.string(risk.rawValue).jsonText) }
+        if let arguments { parts.append(#""arguments": "# + arguments.text) }
+        parts.append(#""then": "# + JSONValue.string(decision.rawValue).jsonText)
+        return "{" + parts.joined(separator: ", ") + "}"
+    }
+
+    /// The rule in short, for `policy explain` and `list`: `notes_* (destructive, arguments {…}) → ask`.
+    public var description: String {
+        var conditions: [String] = []
+        if let risk { conditions.append(risk.rawValue) }
+        if let arguments { conditions.append("arguments " + arguments.text) }
+        let narrowed = conditions.isEmpty ? "" : " (" + conditions.joined(separator: ", ") + ")"
+        return "\(pattern)\(narrowed) → \(decision.rawValue)"
+    }
+}
+
+/// A policy rule's condition on a call's arguments: a JSON Schema they must match (strictly, after the call's own
+/// schema coerced them), bounded in the steps it may take.
+public struct ArgumentCondition: Sendable, Equatable {
+    /// The schema as written in the configuration.
+    public let text: String
+    private let schema: JSONSchema
+
+    /// Compiles `schema`; throws when it cannot be used (a keyword the validator does not know is ignored, as in a
+    /// skill's schema; one that would hang the host is refused).
+    public init(_ schema: JSONValue) throws(SchemaError) {
+        self.schema = try JSONSchema(schema)
+        text = schema.jsonText
+    }
+
+    public static func == (lhs: ArgumentCondition, rhs: ArgumentCondition) -> Bool { lhs.text == rhs.text }
+
+    /// Validation steps one rule may take on one call (a rule that needs more does not match).
+    static let stepLimit = 100_000
+
+    func accepts(_ arguments: JSONValue) -> Bool {
+        var options = ValidationOptions.strict
+        options.stepLimit = Self.stepLimit
+        return schema.validate(arguments, options: options).isValid
+    }
 }
 
 /// The user's answer to a confirmation.
@@ -28,56 +101,75 @@ public enum ConfirmationAnswer: Sendable, Equatable {
 /// The user's rules about which calls may run. `CallPipeline` applies them to every call, on every path (the agent,
 /// the MCP server, `skillhost call`, the shell's `/call`, composites' steps).
 ///
-/// Rules first: the **most specific** matching rule wins (an exact id over any glob, then the glob with more
-/// literal characters), and at equal specificity `deny` beats `ask` beats `allow`, so the order rules are written in
-/// never matters. Without a rule the skill's risk decides: read-only runs, mutating and destructive ask. A deny
-/// always wins, even over `--yes`.
+/// Rules first: the **most specific** matching rule wins, and the order rules are written in never matters.
+/// Specific means, in this order: an exact skill id over any glob, then the glob with more literal characters; at
+/// equal skill patterns, a rule with more conditions (a risk, arguments) over one with fewer; at equal specificity
+/// `deny` beats `ask` beats `allow`. Without a rule the skill's risk decides: read-only runs, mutating and
+/// destructive ask. A deny always wins, even over `--yes`.
 public struct Policy: Sendable, Equatable {
     public var rules: [PolicyRule]
 
     public init(rules: [PolicyRule] = []) { self.rules = rules }
 
-    /// The deciding rule for `id`, if any.
-    public func rule(for id: String) -> PolicyRule? {
-        rules.filter { $0.matches(id) }.max { Self.rank($0) < Self.rank($1) }
+    /// The matching rules for a call of `skill` with `arguments` (nil: not known), the deciding one first.
+    public func rules(for skill: SkillInfo, arguments: JSONValue?) -> [PolicyRule] {
+        rules.filter { $0.matches(skill, arguments: arguments) }.sorted { Self.rank($0) > Self.rank($1) }
     }
 
-    public func decision(for skill: SkillInfo) -> PolicyDecision {
-        rule(for: skill.id)?.decision ?? (skill.risk == .readOnly ? .allow : .ask)
+    /// The rules that may speak of calls of `skill` (those about arguments included), most specific first.
+    public func rulesAbout(_ skill: SkillInfo) -> [PolicyRule] {
+        rules.filter { $0.mayMatch(skill) }.sorted { Self.rank($0) > Self.rank($1) }
     }
 
-    /// Specificity first, then strictness.
-    private static func rank(_ rule: PolicyRule) -> (Int, Int) {
+    /// The deciding rule for a call of `skill` with `arguments`, if any.
+    public func rule(for skill: SkillInfo, arguments: JSONValue?) -> PolicyRule? {
+        rules.filter { $0.matches(skill, arguments: arguments) }.max { Self.rank($0) < Self.rank($1) }
+    }
+
+    /// The deciding rule among those about every call of `id` (no risk or arguments condition).
+    func ruleForEveryCall(of id: String) -> PolicyRule? {
+        rules.filter { $0.matchesEveryCall(of: id) }.max { Self.rank($0) < Self.rank($1) }
+    }
+
+    public func decision(for skill: SkillInfo, arguments: JSONValue? = nil) -> PolicyDecision {
+        rule(for: skill, arguments: arguments)?.decision ?? (skill.risk == .readOnly ? .allow : .ask)
+    }
+
+    /// Specificity of the skill pattern, then of the conditions, then strictness.
+    private static func rank(_ rule: PolicyRule) -> (Int, Int, Int) {
         let wildcards = rule.pattern.filter { $0 == "*" || $0 == "?" }.count
         let specificity = wildcards == 0 ? Int.max : rule.pattern.count - wildcards
+        let conditions = (rule.risk == nil ? 0 : 1) + (rule.arguments == nil ? 0 : 1)
         let strictness: Int
         switch rule.decision {
         case .allow: strictness = 0
         case .ask: strictness = 1
         case .deny: strictness = 2
         }
-        return (specificity, strictness)
+        return (specificity, conditions, strictness)
     }
 
-    /// What the rules and the skill's risk say about a call of `skill`, whoever asks. A composite skill's verdict
-    /// covers the skills its steps call: a deny rule for any of them denies it, and an ask rule for one makes it ask
-    /// (once, for the whole plan) unless a rule for the composite itself allows it.
-    public func verdict(for skill: SkillInfo) -> Verdict {
+    /// What the rules and the skill's risk say about a call of `skill` with `arguments` (nil when not known:
+    /// rules about arguments do not apply), whoever asks. A composite skill's verdict covers the skills its steps
+    /// call: a deny rule for any of them denies it, and an ask rule for one makes it ask (once, for the whole plan)
+    /// unless a rule for the composite itself allows it — rules about every call of the step's skill; a rule with a
+    /// risk or arguments condition is applied when the step runs, with its arguments (a deny still stops it).
+    public func verdict(for skill: SkillInfo, arguments: JSONValue? = nil) -> Verdict {
         // The common case, on every call: no rules, a read-only skill.
         if rules.isEmpty, skill.risk == .readOnly { return .allow }
-        var rule = rule(for: skill.id)
+        var rule = rule(for: skill, arguments: arguments)
         if case .composite(let plan) = skill.kind, rule?.decision != .deny {
             for id in plan.calls {
-                guard let stepRule = self.rule(for: id) else { continue }
+                guard let stepRule = ruleForEveryCall(of: id) else { continue }
                 if stepRule.decision == .deny {
-                    return .deny(.denied(skill: skill.id, rule: stepRule.pattern, step: id))
+                    return .deny(.denied(skill: skill.id, rule: stepRule.written, step: id))
                 }
                 if stepRule.decision == .ask, rule?.decision != .allow, rule?.decision != .ask { rule = stepRule }
             }
         }
         switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
         case .allow: return .allow
-        case .deny: return .deny(.denied(skill: skill.id, rule: rule?.pattern ?? "", step: nil))
+        case .deny: return .deny(.denied(skill: skill.id, rule: rule?.written ?? "", step: nil))
         case .ask: return .ask(required: skill.risk == .destructive || rule != nil)
         }
     }

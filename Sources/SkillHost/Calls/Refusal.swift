@@ -17,7 +17,8 @@ public enum Audience: Sendable, Equatable {
 public enum Refusal: Error, Sendable, Equatable {
     /// No skill has the id; `suggestion` is the nearest id, when one is near.
     case unknownSkill(id: String, suggestion: String?)
-    /// A policy rule denies the skill — or `step`, a skill the composite `skill` calls.
+    /// A policy rule (`rule`, as config.json writes it) denies the skill — or `step`, a skill the composite `skill`
+    /// calls.
     case denied(skill: String, rule: String, step: String?)
     /// The call needs a person's yes (its risk is destructive, or a rule says ask) and no one can give it.
     case needsConfirmation(skill: String, risk: SkillRisk)
@@ -60,9 +61,9 @@ public enum Refusal: Error, Sendable, Equatable {
             }
         case .denied(let skill, let rule, let step?):
             return "not run: \(skill) calls \(step), and calls to \(step) are denied by the configuration (policy rule "
-                + "\"\(rule)\": \"deny\")"
+                + "\(rule))"
         case .denied(let skill, let rule, nil):
-            return "not run: calls to \(skill) are denied by the configuration (policy rule \"\(rule)\": \"deny\")"
+            return "not run: calls to \(skill) are denied by the configuration (policy rule \(rule))"
         case .needsConfirmation(let skill, let risk):
             let kind = risk == .destructive ? "destructive" : "set to ask"
             switch audience {

@@ -1,0 +1,121 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Policy rules that look at the skill's risk and the call's arguments, through the real binary: `call` obeys them,
+/// `policy explain` says which rule decides and why, `list` shows the rules per skill, and a rule that cannot be
+/// used is refused with the sentence naming it.
+struct PolicyCLITests {
+    let home = Paths.temporaryDirectory("policy-home")
+    var environment: [String: String] { cliEnvironment(home: home) }
+    var file: String { home + "/config/skillhost/config.json" }
+
+    func skillhost(_ arguments: String...) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: environment)
+    }
+
+    func configure(_ text: String) throws {
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+    }
+
+    @Test func rulesAboutArgumentsDecideCallsAndAreExplained() throws {
+        try configure(
+            """
+            {"policy": [
+              {"skill": "notes_delete", "arguments": {"properties": {"id": {"maximum": 100}}}, "then": "allow"},
+              {"skill": "notes_add", "arguments": {"properties": {"title": {"pattern": "^secret"}}}, "then": "deny"},
+              {"skill": "*", "risk": "destructive", "then": "ask"},
+              {"skill": "notes_add", "then": "allow"}
+            ]}
+            """)
+        #expect(try skillhost("call", "notes_add", #"{"title": "milk"}"#).status == 0)
+        let secret = try skillhost("call", "notes_add", #"{"title": "secret plan"}"#, "--yes")
+        #expect(secret.status == 1)
+        #expect(
+            secret.stderr
+                == "error: not run: calls to notes_add are denied by the configuration (policy rule {\"skill\": "
+                + #""notes_add", "arguments": {"properties":{"title":{"pattern":"^secret"}}}, "then": "deny"})"#
+                + "\n")
+        // id 1 is within the rule's maximum: no --yes needed; id 500 is not, so the destructive rule asks.
+        #expect(try skillhost("call", "notes_delete", #"{"id": 1}"#).status == 0, "allowed by its arguments")
+        let high = try skillhost("call", "notes_delete", #"{"id": 500}"#)
+        #expect(
+            high.stderr
+                == "error: not run: notes_delete is destructive; run it again with --yes to confirm, or allow it with "
+                + "a policy rule in config.json\n")
+
+        let explained = try skillhost("policy", "explain", "notes_delete", #"{"id": 5}"#)
+        #expect(explained.status == 0)
+        #expect(
+            explained.stdout == """
+                notes_delete {"id":5}: allow
+                  rule 1: {"skill": "notes_delete", "arguments": {"properties":{"id":{"maximum":100}}}, "then": "allow"}
+                    the most specific of 2 matching: exact skill id, the arguments match its schema
+                  also matches, less specific: rule 3: {"skill": "*", "risk": "destructive", "then": "ask"}
+
+                """)
+        let fallback = try skillhost("policy", "explain", "notes_delete", #"{"id": 500}"#)
+        #expect(
+            fallback.stdout == """
+                notes_delete {"id":500}: ask
+                  rule 3: {"skill": "*", "risk": "destructive", "then": "ask"}
+                    the most specific of 1 matching: a pattern with 0 literal characters, risk destructive
+                  asked in the shell, the browser and the agent; skillhost call needs --yes; MCP clients are refused \
+                unless they can ask their user
+
+                """)
+        let none = try skillhost("policy", "explain", "calculator", #"{"expression": "1+1"}"#)
+        #expect(
+            none.stdout
+                == "calculator {\"expression\":\"1+1\"}: allow\n  no rule matches; calculator is read-only, so it runs\n"
+        )
+        let invalid = try skillhost("policy", "explain", "notes_delete", #"{"id": "x"}"#)
+        #expect(invalid.status == 3)
+        #expect(invalid.stderr == "skillhost: invalid arguments for notes_delete: $.id: expected integer, got string\n")
+
+        let list = try skillhost("list")
+        #expect(list.stdout.contains("Policy rules per skill"), "\(list.stdout)")
+        let row = list.stdout.split(separator: "\n").last { $0.hasPrefix("notes_delete ") }.map(String.init) ?? ""
+        #expect(
+            row.hasSuffix(
+                #"1. notes_delete (arguments {"properties":{"id":{"maximum":100}}}) → allow; 3. * (destructive) → ask"#),
+            "\(row)")
+    }
+
+    @Test func aRuleThatCannotBeUsedIsRefusedByNumber() throws {
+        let cases: [(String, String)] = [
+            (#"[{"skill": "x", "then": "maybe"}]"#, #"policy rule 1 needs "then": "allow", "ask" or "deny""#),
+            (#"[{"then": "deny"}]"#, #"policy rule 1 needs "skill": a skill id or pattern ("*" for every skill)"#),
+            (
+                #"[{"skill": "x", "then": "deny"}, {"skill": "y", "when": 1, "then": "deny"}]"#,
+                #"policy rule 2 has "when", which rules do not take (skill, risk, arguments, then)"#
+            ),
+            (
+                #"[{"skill": "x", "risk": "scary", "then": "deny"}]"#,
+                #"policy rule 1: "risk" must be "read-only", "mutating" or "destructive""#
+            ),
+            (
+                #"[{"skill": "x", "arguments": 5, "then": "deny"}]"#,
+                #"policy rule 1: "arguments" must be a JSON Schema object, like {"properties": {…}}"#
+            ),
+            (#"["x"]"#, #"policy rule 1 must be an object like {"skill": "notes_*", "then": "ask"}"#),
+            (
+                #""deny""#,
+                #""policy" must map skill id patterns to "allow", "ask" or "deny", or list rules like [{"skill": "notes_*", "then": "ask"}]"#
+            ),
+        ]
+        for (policy, sentence) in cases {
+            try configure(#"{"policy": \#(policy)}"#)
+            let result = try skillhost("call", "calculator", #"{"expression": "1"}"#)
+            #expect(result.status == 2, "\(policy)")
+            #expect(result.stderr == "skillhost: \(file): \(sentence)\nhint: fix the file or remove it\n", "\(policy)")
+        }
+        try configure(#"{"policy": [{"skill": "x", "arguments": {"pattern": "("}, "then": "deny"}]}"#)
+        let broken = try skillhost("call", "calculator", #"{"expression": "1"}"#)
+        #expect(broken.status == 2)
+        #expect(
+            broken.stderr.hasPrefix(#"skillhost: \#(file): policy rule 1: its "arguments" schema cannot be used: "#),
+            "\(broken.stderr)")
+    }
+}
