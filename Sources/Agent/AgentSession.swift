@@ -153,7 +153,17 @@ package final class AgentSession: Sendable {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
         let task = Task {
             defer { self.state.withLock { $0.turn = nil } }
+            let asked = self.conversation.messages.last { $0.role == .user }?.content ?? ""
+            self.skills.turnEvent(
+                .turnStart, session: self.configuration.sessionID,
+                detail: JSONObject([(key: "message", value: .string(asked))]))
             let reason = await TurnRunner(session: self, emit: { continuation.yield($0) }).run()
+            self.skills.turnEvent(
+                .turnEnd, session: self.configuration.sessionID,
+                detail: JSONObject([
+                    (key: "reason", value: .string(reason.name)),
+                    (key: "answer", value: .string(self.conversation.messages.last?.content ?? "")),
+                ]))
             // An interrupted turn says so in the conversation (and so in the history), also when it was stopped
             // before the model wrote a word — during a call, or while waiting for the model.
             if reason == .cancelled, self.conversation.messages.last?.content.hasSuffix("[interrupted]") != true {

@@ -11,10 +11,13 @@ package protocol AgentSkills: Sendable {
     func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal>
     /// The state snapshots of these plugins (ABI 1.1), for the model; none by default.
     func snapshots(of plugins: [String]) async -> [PluginState]
+    /// A turn starts or ends (the registry runs its `turn_start`/`turn_end` hooks); nothing by default.
+    func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject)
 }
 
 extension AgentSkills {
     package func snapshots(of plugins: [String]) async -> [PluginState] { [] }
+    package func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject) {}
 }
 
 /// A call that passed everything before running.

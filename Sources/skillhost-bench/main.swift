@@ -8,7 +8,7 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
 //
@@ -81,7 +81,7 @@ struct Options {
             case "--process-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only": index -= 1
+            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only": index -= 1
             default: break
             }
             index += 2
@@ -325,6 +325,10 @@ func main() async throws {
     let options = Options(Array(CommandLine.arguments.dropFirst()))
     if let index = CommandLine.arguments.firstIndex(of: "--mcp-compare"), index + 1 < CommandLine.arguments.count {
         try mcpCompare(options, serverTime: CommandLine.arguments[index + 1])
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--hooks-only") {
+        try await hookBenchmarks(options)
         exit(0)
     }
     if CommandLine.arguments.contains("--snapshots-only") {

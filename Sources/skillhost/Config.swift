@@ -21,6 +21,8 @@ struct Config: Sendable {
     var maximumTools: Int?
     var requestTimeout: TimeInterval?
     var rules: [PolicyRule] = []
+    /// `"hooks"`: programs run before and after calls, for permission, and at turns.
+    var hooks = Hooks()
     var disabledSkills: Set<String> = []
     /// MCP servers whose tools join the registry, by name (the shape MCP clients use).
     var mcpServers: [(name: String, configuration: MCPServerConfiguration)] = []
@@ -40,7 +42,7 @@ struct Config: Sendable {
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
-        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web",
+        "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web", "hooks",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -127,6 +129,7 @@ struct Config: Sendable {
                 }
                 config.webHTTP = http
             case "policy": config.rules = try PolicyConfig.rules(value, fail: fail)
+            case "hooks": config.hooks = try HooksConfig.hooks(value, fail: fail)
             case "mcpServers":
                 guard let servers = value.objectValue else {
                     throw fail("\"mcpServers\" must map server names to {\"command\": …, \"args\": […], \"env\": {…}}")

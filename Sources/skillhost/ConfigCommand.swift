@@ -56,6 +56,7 @@ enum ConfigCommand {
         setting("max_result_mb", default: "\(registry.resultLimit >> 20)")
         setting("max_plugin_mb", default: "\(registry.maximumPluginSize >> 20)")
         setting("policy", default: "{} (read-only skills run; mutating and destructive ones ask)")
+        setting("hooks", default: "{} (no programs run before or after calls)")
         setting("disabled_skills", default: "[]")
         setting("isolation", default: "{} (plugins outside the bundled folder run in worker processes)")
         setting("mcpServers", default: "{}")

@@ -79,6 +79,7 @@ struct HostSetup {
         configuration.log = log
         configuration.client = client
         configuration.policy = Policy(rules: config.rules)
+        configuration.hooks = config.hooks
         if let limit = config.resultLimit { configuration.resultLimit = limit }
         if let limit = config.pluginLimit { configuration.maximumPluginSize = limit }
         if let executable = executablePath() {

@@ -14,12 +14,15 @@ struct Invoker: Sendable {
     let pipeline: CallPipeline
     /// The clock's current instant as a closure made once (validation asks it without a per-call allocation).
     let now: @Sendable () -> ContinuousClock.Instant
+    /// Whether any hook is configured (calls without hooks pay one test of this).
+    let hasHooks: Bool
 
     init(catalog: Catalog, runner: InvocationRunner, configuration: SkillRegistry.Configuration) {
         self.catalog = catalog
         self.runner = runner
         self.configuration = configuration
         pipeline = CallPipeline(policy: configuration.policy)
+        hasHooks = !configuration.hooks.isEmpty
         let clock = configuration.clock
         now = { clock.now }
     }
@@ -39,15 +42,19 @@ struct Invoker: Sendable {
         func release() { entry.plugin?.release() }
     }
 
-    /// A call that ends before it runs.
-
     /// What became of a call before it runs: every entry point starts here, so each decides the same way.
     enum Admission: Sendable {
         case refused(CallRefusal)
         case ready(Prepared)
         /// A person must say yes first (`confirm`).
         case question(Prepared)
+        /// Hooks must see it first (`runHooks`): `asks`, it needs a yes; `refusal`, what it gets when nobody gives
+        /// one.
+        case hooked(Prepared, asks: Bool, refusal: Refusal?)
     }
+
+    /// The configuration's hooks.
+    var hooks: Hooks { configuration.hooks }
 
     /// Lookup, validation and the call pipeline's decision. For `.ready` and `.question` the plugin counts one
     /// user more.
@@ -58,8 +65,18 @@ struct Invoker: Sendable {
         case .success(let p): prepared = p
         }
         switch pipeline.decide(prepared.entry, arguments: prepared.arguments, confirmer: invocation.confirmer) {
-        case .run: return .ready(prepared)
-        case .ask: return .question(prepared)
+        case .run:
+            if hooksApply(to: prepared.entry.info.id, asks: false) {
+                return .hooked(prepared, asks: false, refusal: nil)
+            }
+            return .ready(prepared)
+        case .ask:
+            if hooksApply(to: prepared.entry.info.id, asks: true) { return .hooked(prepared, asks: true, refusal: nil) }
+            return .question(prepared)
+        case .refuse(let refusal) where hooksApply(to: prepared.entry.info.id, asks: true):
+            // A permission hook may give the yes no one here can.
+            guard case .needsConfirmation = refusal else { fallthrough }
+            return .hooked(prepared, asks: true, refusal: refusal)
         case .refuse(let refusal):
             prepared.release()
             return .refused(
@@ -92,11 +109,7 @@ struct Invoker: Sendable {
     /// Everything before the call runs, asking the person when the decision says so. On success the plugin counts
     /// one user more.
     func permit(_ invocation: SkillInvocation) async -> Result<Prepared, CallRefusal> {
-        switch admit(invocation) {
-        case .refused(let rejection): return .failure(rejection)
-        case .ready(let prepared): return .success(prepared)
-        case .question(let prepared): return await confirm(prepared, invocation)
-        }
+        await permitAdmitted(admit(invocation), invocation)
     }
 
     func start(
@@ -105,14 +118,15 @@ struct Invoker: Sendable {
     ) -> CallHandle {
         let start = ContinuousClock.now
         let prepared: Prepared
-        switch admit(invocation) {
+        let admitted = admit(invocation)
+        switch admitted {
         case .refused(let rejection):
             completion(rejection.outcome(after: .now - start))
             return CallHandle {}
-        case .question(let asked):
-            // Only a person is asked; their answer is awaited on a task, never on this thread.
+        case .question, .hooked:
+            // Only a person is asked, and hooks are waited for, on a task — never on this thread.
             let task = Task {
-                switch await confirm(asked, invocation) {
+                switch await permitAdmitted(admitted, invocation) {
                 case .failure(let rejection): completion(rejection.outcome(after: .now - start))
                 case .success(let prepared):
                     defer { prepared.release() }
@@ -129,15 +143,18 @@ struct Invoker: Sendable {
         case .external, .composite:
             let task = Task {
                 defer { prepared.release() }
-                completion(await runOffRunner(prepared, invocation).took(.now - start))
+                let outcome = await runOffRunner(prepared, invocation).took(.now - start)
+                afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
+                completion(outcome)
             }
             let handle = CallHandle { task.cancel() }
             onHandle(handle)
             return handle
         case .plugin(let skill):
             let job = job(skill, prepared, invocation)
-            let finish: @Sendable (SkillOutcome) -> Void = { outcome in
+            let finish: @Sendable (SkillOutcome) -> Void = { [self] outcome in
                 prepared.release()
+                afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
                 completion(outcome)
             }
             let handle = CallHandle { [runner] in runner.cancel(job) }
@@ -166,6 +183,17 @@ struct Invoker: Sendable {
             asked.release()
             return SkillOutcome.refused(.cannotAskHere(skill: asked.entry.info.id), for: invocation.confirmer.audience)
                 .took(.now - start)
+        case .hooked(let admitted, let asks, let refusal):
+            // A thread that may block: the hooks run here.
+            switch runHooks(admitted, asks: asks, refusal: refusal, invocation) {
+            case .refused(let rejection): return rejection.outcome(after: .now - start)
+            case .question(let asked):
+                asked.release()
+                return SkillOutcome.refused(
+                    .cannotAskHere(skill: asked.entry.info.id), for: invocation.confirmer.audience
+                ).took(.now - start)
+            case .ready(let p): prepared = p
+            }
         case .ready(let p): prepared = p
         }
         defer { prepared.release() }
@@ -188,7 +216,9 @@ struct Invoker: Sendable {
             outcome =
                 box.withLock { $0 } ?? .failure(code: .failed, "\(prepared.entry.info.id) ended without an outcome")
         }
-        return outcome.took(.now - start)
+        let ended = outcome.took(.now - start)
+        afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, ended)
+        return ended
     }
 
     // MARK: Steps
@@ -214,7 +244,7 @@ struct Invoker: Sendable {
     }
 
     /// Parses and validates the arguments under the call's deadline (the time it takes counts against it).
-    private func validate(
+    func validate(
         _ entry: SkillEntry, _ arguments: SkillInvocation.Arguments, timeout: Duration, validated: Bool
     ) -> Result<Prepared, CallRefusal> {
         let value: JSONValue
@@ -272,9 +302,29 @@ struct Invoker: Sendable {
         -> SkillOutcome
     {
         invocation.onStart?(prepared.arguments)
+        let outcome: SkillOutcome
         switch prepared.entry {
-        case .plugin(let skill): return await runner.run(job(skill, prepared, invocation))
-        case .external, .composite: return await runOffRunner(prepared, invocation).took(.now - start)
+        case .plugin(let skill): outcome = await runner.run(job(skill, prepared, invocation))
+        case .external, .composite: outcome = await runOffRunner(prepared, invocation).took(.now - start)
+        }
+        afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
+        return outcome
+    }
+
+    /// The rest of `permit` for a call `admit` left with a question or hooks.
+    private func permitAdmitted(_ admitted: Admission, _ invocation: SkillInvocation) async -> Result<
+        Prepared, CallRefusal
+    > {
+        switch admitted {
+        case .refused(let rejection): return .failure(rejection)
+        case .ready(let prepared): return .success(prepared)
+        case .question(let prepared): return await confirm(prepared, invocation)
+        case .hooked(let prepared, let asks, let refusal):
+            switch await runHooksOffPool(prepared, asks: asks, refusal: refusal, invocation) {
+            case .refused(let rejection): return .failure(rejection)
+            case .ready(let prepared): return .success(prepared)
+            case .question(let prepared): return await confirm(prepared, invocation)
+            }
         }
     }
 

@@ -26,6 +26,8 @@ public enum Refusal: Error, Sendable, Equatable {
     case declined(skill: String)
     /// The call needs a person's yes and runs on a thread that cannot wait for one.
     case cannotAskHere(skill: String)
+    /// A hook (`hook`: its program) at `event` said no — or failed, and its `on_error` is deny; `reason` says which.
+    case hook(skill: String, hook: String, event: HookEvent, reason: String)
 
     /// An unknown id, with the nearest of `known` as its suggestion.
     public static func unknown(_ id: String, among known: [String]) -> Refusal {
@@ -37,7 +39,7 @@ public enum Refusal: Error, Sendable, Equatable {
         switch self {
         case .unknownSkill(let id, _): return id
         case .denied(let skill, _, _), .needsConfirmation(let skill, _), .declined(let skill),
-            .cannotAskHere(let skill):
+            .cannotAskHere(let skill), .hook(let skill, _, _, _):
             return skill
         }
     }
@@ -83,6 +85,8 @@ public enum Refusal: Error, Sendable, Equatable {
         case .cannotAskHere(let skill):
             return "not run: \(skill) needs confirming, and a call on the calling thread cannot ask a person "
                 + "(confirm it beforehand, or allow it with a policy rule)"
+        case .hook(let skill, let hook, let event, let reason):
+            return "not run: the \(event.rawValue) hook \(hook) refused \(skill): \(reason)"
         }
     }
 }

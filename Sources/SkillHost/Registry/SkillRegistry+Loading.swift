@@ -105,6 +105,7 @@ extension SkillRegistry {
     /// Unloads every plugin (`deinit`, then `dlclose` where safe), ends the change streams and removes the private
     /// directory. Calls still running are abandoned; call this at exit.
     public func shutdown() {
+        waitForWatchingHooks()
         lifecycle.loading.withLock { _ in
             lifecycle.shutdownLocked()
             ProcessTree.killAdoptedOrphans()

@@ -51,6 +51,8 @@ public final class SkillRegistry: Sendable {
         public var client = "embedder"
         /// What may run without asking, what is asked, what never runs — applied to every call, whoever makes it.
         public var policy = Policy()
+        /// Programs run before and after calls, for permission, and at turns (config.json's `"hooks"`).
+        public var hooks = Hooks()
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }

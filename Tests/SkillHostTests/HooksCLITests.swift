@@ -1,0 +1,176 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// Hooks through the real binary: small shell scripts written by the test see every call, may allow, deny, ask or
+/// rewrite it, answer confirmations for headless use, and see outcomes and turns. One that hangs, answers garbage
+/// or rewrites arguments into invalid ones is a refusal naming it.
+struct HooksCLITests {
+    let home = Paths.temporaryDirectory("hooks-home")
+    var environment: [String: String] { cliEnvironment(home: home) }
+
+    func skillhost(_ arguments: String...) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: environment)
+    }
+
+    /// Writes an executable script into the home's bin folder and returns its path.
+    func script(_ name: String, _ body: String) throws -> String {
+        let folder = home + "/bin"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/" + name
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    func configure(_ hooks: String) throws {
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"hooks": \#(hooks)}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+    }
+
+    func waitForFile(_ path: String) async -> String? {
+        for _ in 0..<600 {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    @Test func beforeCallSeesAllowsDeniesAndRewrites() throws {
+        let seen = home + "/seen.json"
+        let allow = try script("allow", "cat > \(seen); echo '{\"decision\": \"allow\"}'")
+        let deny = try script("deny", #"cat > /dev/null; echo '{"decision": "deny", "reason": "not on Fridays"}'"#)
+        let rewrite = try script(
+            "rewrite", #"cat > /dev/null; echo '{"arguments": {"expression": "1+1"}}'"#)
+        try configure(
+            #"{"before_call": [{"match": "calc*", "command": ["\#(allow)"]}, {"match": "notes_add", "command": ["\#(deny)"]}, {"match": "calculator", "command": ["\#(rewrite)"]}]}"#
+        )
+        let rewritten = try skillhost("call", "calculator", #"{"expression": "(23+7)*2"}"#)
+        #expect(rewritten.stdout == "2\n", "the second hook rewrote it: \(rewritten.stderr)")
+        let input = try JSONValue(parsing: String(contentsOfFile: seen, encoding: .utf8))
+        #expect(input["event"] == "before_call")
+        #expect(input["skill"] == "calculator")
+        #expect(input["arguments"] == ["expression": "(23+7)*2"])
+        #expect(input["risk"] == "read-only")
+        #expect(input["caller"] == "command_line")
+        let denied = try skillhost("call", "notes_add", #"{"title": "milk"}"#, "--yes")
+        #expect(denied.status == 1)
+        #expect(denied.stderr == "error: not run: the before_call hook \(deny) refused notes_add: not on Fridays\n")
+        #expect(try skillhost("call", "notes_list", "{}").stdout == "[]\n", "nothing was added")
+    }
+
+    @Test func aHookThatFailsDeniesAndSaysHow() throws {
+        let hangs = try script("hangs", "sleep 30")
+        let garbage = try script("garbage", "cat > /dev/null; echo 'yes please'")
+        let invalid = try script("invalid", #"cat > /dev/null; echo '{"arguments": {"nope": 1}}'"#)
+        let crashes = try script("crashes", "echo 'out of cheese' >&2; exit 3")
+        let cases: [(hook: String, extra: String, sentence: String)] = [
+            (
+                hangs, #", "timeout_ms": 300"#,
+                "not run: the before_call hook \(hangs) refused calculator: it did not answer within 300 ms (a hook "
+                    + #"that fails denies; "on_error": "allow" on it lets calls run)"#
+            ),
+            (
+                garbage, "",
+                "not run: the before_call hook \(garbage) refused calculator: it answered yes please, not a JSON "
+                    + #"object like {"decision": "allow"} (a hook that fails denies; "on_error": "allow" on it lets "#
+                    + "calls run)"
+            ),
+            (
+                crashes, "",
+                "not run: the before_call hook \(crashes) refused calculator: it exited with status 3: out of cheese "
+                    + #"(a hook that fails denies; "on_error": "allow" on it lets calls run)"#
+            ),
+            (
+                invalid, "",
+                "the before_call hook \(invalid) rewrote the arguments of calculator into ones its schema refuses: "
+            ),
+        ]
+        for (hook, extra, sentence) in cases {
+            try configure(#"{"before_call": [{"command": ["\#(hook)"]\#(extra)}]}"#)
+            let started = ContinuousClock.now
+            let result = try skillhost("call", "calculator", #"{"expression": "1+2"}"#)
+            #expect(result.status != 0, "\(hook)")
+            #expect(result.stderr.contains(sentence), "\(result.stderr)")
+            if hook == hangs { #expect(ContinuousClock.now - started < .seconds(25), "the hanging hook was killed") }
+        }
+        // "on_error": "allow": a hook that fails lets the call run.
+        try configure(#"{"before_call": [{"command": ["\#(hangs)"], "timeout_ms": 200, "on_error": "allow"}]}"#)
+        #expect(try skillhost("call", "calculator", #"{"expression": "1+2"}"#).stdout == "3\n")
+    }
+
+    @Test func permissionAnswersForHeadlessUseAndAfterCallSeesTheOutcome() async throws {
+        let allow = try script("permit", #"cat > /dev/null; echo '{"decision": "allow"}'"#)
+        let refuse = try script("refuse", #"cat > /dev/null; echo '{"decision": "deny", "reason": "ask Bob"}'"#)
+        let outcomes = home + "/outcomes.jsonl"
+        let after = try script("after", "cat >> \(outcomes); echo >> \(outcomes)")
+        #expect(try skillhost("call", "notes_add", #"{"title": "milk"}"#).status == 0)
+        // Without a hook, a destructive call needs --yes; the permission hook gives the yes instead.
+        #expect(try skillhost("call", "notes_delete", #"{"id": 1}"#).status == 1)
+        try configure(
+            #"{"permission": [{"match": "notes_delete", "command": ["\#(allow)"]}], "after_call": [{"command": ["\#(after)"]}]}"#
+        )
+        let deleted = try skillhost("call", "notes_delete", #"{"id": 1}"#)
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let line = try #require(await waitForFile(outcomes), "the after_call hook ran")
+        let outcome = try JSONValue(parsing: line.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(outcome["event"] == "after_call")
+        #expect(outcome["skill"] == "notes_delete")
+        #expect(outcome["outcome"]?["status"] == "ok", "\(outcome)")
+        #expect(outcome["duration_ms"]?.doubleValue != nil)
+        try configure(#"{"permission": [{"command": ["\#(refuse)"]}]}"#)
+        let refused = try skillhost("call", "notes_delete", #"{"id": 2}"#)
+        #expect(refused.stderr == "error: not run: the permission hook \(refuse) refused notes_delete: ask Bob\n")
+    }
+
+    @Test func turnHooksSeeTheAgentsTurns() async throws {
+        let turns = home + "/turns.jsonl"
+        let log = try script("turns", "cat >> \(turns); echo >> \(turns)")
+        try configure(#"{"turn_start": [{"command": ["\#(log)"]}], "turn_end": [{"command": ["\#(log)"]}]}"#)
+        #expect(try skillhost("ask", "what is 2+2").status == 0)
+        var lines: [String] = []
+        for _ in 0..<600 {
+            lines = ((try? String(contentsOfFile: turns, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+            if lines.count >= 2 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let events = try lines.map { try JSONValue(parsing: $0) }
+        #expect(
+            events.map { $0["event"] } == ["turn_start", "turn_end"]
+                || events.map { $0["event"] } == ["turn_end", "turn_start"])
+        #expect(events.first { $0["event"] == "turn_start" }?["message"] == "what is 2+2")
+        #expect(events.first { $0["event"] == "turn_end" }?["reason"] == "answered")
+    }
+
+    @Test func aHookThatCannotBeConfiguredIsRefused() throws {
+        let cases: [(String, String)] = [
+            (
+                #"{"before_cal": []}"#,
+                #""hooks" has "before_cal", which is not an event (before_call, after_call, permission, turn_start, turn_end)"#
+            ),
+            (
+                #"{"before_call": [{"command": []}]}"#,
+                #"hooks.before_call[1] needs "command": the program and its arguments, like ["~/bin/audit", "--strict"]"#
+            ),
+            (
+                #"{"after_call": [{"command": ["x"], "timeout_ms": 0}]}"#,
+                #"hooks.after_call[1]: "timeout_ms" must be a number of milliseconds from 1 to 600000"#
+            ),
+            (
+                #"{"permission": [{"command": ["x"], "on_error": "maybe"}]}"#,
+                #"hooks.permission[1]: "on_error" must be "allow" or "deny" (what a hook that fails means)"#
+            ),
+        ]
+        for (hooks, sentence) in cases {
+            try configure(hooks)
+            let result = try skillhost("call", "calculator", #"{"expression": "1"}"#)
+            #expect(result.status == 2)
+            #expect(
+                result.stderr.hasPrefix("skillhost: \(home)/config/skillhost/config.json: \(sentence)\n"),
+                "\(result.stderr)")
+        }
+    }
+}
