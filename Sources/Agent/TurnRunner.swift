@@ -282,7 +282,10 @@ struct TurnRunner: Sendable {
         let emit = self.emit
         return .person { skill, arguments in
             if session.configuration.preapproved.contains(skill.id) { return .allowOnce }
-            let approval = skill.id + " " + arguments.jsonText
+            // The definition is part of what was approved: a changed one is asked about again.
+            let approval =
+                skill.id + " " + arguments.jsonText + " " + String(skill.description.hashValue)
+                + String(skill.inputSchema.jsonText.hashValue)
             if session.state.withLock({ $0.allowedForSession.contains(approval) }) { return .allowOnce }
             let request = ConfirmationRequest(callID: call.id, skill: skill, arguments: arguments)
             emit(.confirmationNeeded(request))

@@ -31,6 +31,8 @@ enum Command: Equatable {
     case config(action: String)
     /// `policy explain SKILL ['<json>']`.
     case policy(skill: String, arguments: String?)
+    /// `trust NAME`: a skill, plugin or MCP server whose changed definitions are approved.
+    case trust(name: String)
     /// `completion bash | zsh | fish`.
     case completion(shell: String)
     /// `new NAME [--lang c|cpp|swift] [--dir DIR] [--sdk PATH]`.
@@ -63,7 +65,7 @@ extension Command {
         case .mcp: return "mcp"
         case .shell: return "shell"
         case .web: return "web"
-        case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual, .policy:
+        case .list, .check, .help, .version, .sessions, .plugin, .config, .completion, .new, .manual, .policy, .trust:
             return "host"
         }
     }
@@ -84,8 +86,8 @@ struct ParsedCommandLine: Equatable {
 /// "did you mean" suggestion.
 enum CommandLineParser {
     static let commands = [
-        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "policy", "version",
-        "completion", "help",
+        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "policy", "trust",
+        "version", "completion", "help",
     ]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
@@ -208,6 +210,12 @@ enum CommandLineParser {
             }
             try expectCount(rest, max: 3, command: "policy")
             line.command = .policy(skill: rest[1], arguments: rest.count > 2 ? rest[2] : nil)
+        case "trust":
+            guard let name = rest.first else {
+                throw UsageError("trust needs a skill, plugin or MCP server name", hint: "skillhost trust notes_add")
+            }
+            try expectCount(rest, max: 1, command: "trust")
+            line.command = .trust(name: name)
         case "completion":
             guard let shell = rest.first, ["bash", "zsh", "fish"].contains(shell) else {
                 throw UsageError(

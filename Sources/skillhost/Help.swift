@@ -20,6 +20,7 @@ enum Help {
           skillhost config path | show | check       where the configuration is, what is in effect, is it valid
           skillhost policy explain <skill> ['<json>']
                                                      which policy rule decides a call, and why
+          skillhost trust <skill|plugin|server>      approve definitions that changed since first seen
           skillhost version                          host, plugin ABI and Swift versions
           skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
           skillhost ask ['<question>'] [--json] [--step-limit N]
@@ -171,6 +172,16 @@ enum Help {
         deny beats ask beats allow.
         """
 
+    static let trust = """
+        Usage: skillhost trust <skill | plugin | MCP server>
+
+        skillhost records each skill's definition (title, description, schemas, risk) the first time it sees it,
+        in $XDG_DATA_HOME/skillhost/pins.json. When one changes later — a server that rewrites a tool's description
+        or widens its schema — the skill is not run (a person is asked in the shell and the browser; skillhost call,
+        ask and MCP clients are refused) and skillhost list shows what changed. trust records the current
+        definitions of that skill, or of every skill of that plugin or server, as approved.
+        """
+
     static func text(for topic: String?) -> String? {
         switch topic {
         case nil: return overview
@@ -185,6 +196,7 @@ enum Help {
         case "new"?: return new
         case "config"?: return config
         case "policy"?: return policy
+        case "trust"?: return trust
         case "version"?:
             return
                 "Usage: skillhost version\n\nPrints the host version, the plugin ABI it implements and the Swift it was built with.\n"

@@ -22,6 +22,7 @@ enum ListOutput {
             out += "\n" + Table.render(header: ["SKILL", "TITLE", "PLUGIN", "RISK", "FLAGS", "ARGUMENTS"], rows: rows)
         }
         out += PolicyCommand.rulesPerSkill(registry)
+        out += TrustCommand.changes(registry)
         if !plugins.isEmpty { out += "\n" + pluginTable(plugins) }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {

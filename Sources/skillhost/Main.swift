@@ -140,6 +140,11 @@ struct SkillhostCLI {
             defer { host.close() }
             writeText(try PolicyCommand.explain(skill: skill, arguments: arguments, registry: host.registry))
             return ExitCode.ok.rawValue
+        case .trust(let name):
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
+            writeText(try TrustCommand.run(name, registry: host.registry))
+            return ExitCode.ok.rawValue
         case .config(let action):
             switch action {
             case "path": writeOut(ConfigCommand.path(environment))

@@ -8,8 +8,13 @@ import SkillJSON
 /// wait here.
 public struct CallPipeline: Sendable {
     public let policy: Policy
+    /// The definitions first seen; a skill whose definition changed since is unapproved. Nil: not kept.
+    public let pins: DefinitionPins?
 
-    public init(policy: Policy) { self.policy = policy }
+    public init(policy: Policy, pins: DefinitionPins? = nil) {
+        self.policy = policy
+        self.pins = pins
+    }
 
     /// What happens to a call.
     public enum Decision: Sendable, Equatable {
@@ -22,7 +27,14 @@ public struct CallPipeline: Sendable {
     /// The decision for a call of `skill` with `arguments` (validated; nil when not known, and then rules about
     /// arguments do not apply) whose person (or absence of one) is `confirmer`.
     public func decide(_ skill: SkillInfo, arguments: JSONValue? = nil, confirmer: Confirmer) -> Decision {
-        switch policy.verdict(for: skill, arguments: arguments) {
+        let verdict = policy.verdict(for: skill, arguments: arguments)
+        if let change = pins?.change(skill) {
+            // Unapproved: a deny stands; otherwise only a person may let it run (not --yes, not a rule).
+            if case .deny(let refusal) = verdict { return .refuse(refusal) }
+            if case .person = confirmer { return .ask }
+            return .refuse(.definitionChanged(skill: skill.id, parts: change.parts))
+        }
+        switch verdict {
         case .allow: return .run
         case .deny(let refusal): return .refuse(refusal)
         case .ask(let required):
@@ -38,7 +50,9 @@ public struct CallPipeline: Sendable {
     /// without copying the skill's description.
     @inline(__always)
     func decide(_ entry: SkillEntry, arguments: JSONValue, confirmer: Confirmer) -> Decision {
-        if policy.rules.isEmpty, case .plugin(let skill) = entry, skill.info.risk == .readOnly { return .run }
+        if policy.rules.isEmpty, pins == nil, case .plugin(let skill) = entry, skill.info.risk == .readOnly {
+            return .run
+        }
         return decide(entry.info, arguments: arguments, confirmer: confirmer)
     }
 

@@ -21,7 +21,9 @@ struct Invoker: Sendable {
         self.catalog = catalog
         self.runner = runner
         self.configuration = configuration
-        pipeline = CallPipeline(policy: configuration.policy)
+        pipeline = CallPipeline(
+            policy: configuration.policy,
+            pins: configuration.pinsFile.map { DefinitionPins(file: $0, log: configuration.log) })
         hasHooks = !configuration.hooks.isEmpty
         let clock = configuration.clock
         now = { clock.now }

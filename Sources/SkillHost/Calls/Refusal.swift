@@ -26,6 +26,8 @@ public enum Refusal: Error, Sendable, Equatable {
     case declined(skill: String)
     /// The call needs a person's yes and runs on a thread that cannot wait for one.
     case cannotAskHere(skill: String)
+    /// The skill's definition changed since it was first seen (`parts`: which) and has not been trusted since.
+    case definitionChanged(skill: String, parts: [String])
     /// A hook (`hook`: its program) at `event` said no — or failed, and its `on_error` is deny; `reason` says which.
     case hook(skill: String, hook: String, event: HookEvent, reason: String)
 
@@ -39,7 +41,7 @@ public enum Refusal: Error, Sendable, Equatable {
         switch self {
         case .unknownSkill(let id, _): return id
         case .denied(let skill, _, _), .needsConfirmation(let skill, _), .declined(let skill),
-            .cannotAskHere(let skill), .hook(let skill, _, _, _):
+            .cannotAskHere(let skill), .hook(let skill, _, _, _), .definitionChanged(let skill, _):
             return skill
         }
     }
@@ -85,6 +87,10 @@ public enum Refusal: Error, Sendable, Equatable {
         case .cannotAskHere(let skill):
             return "not run: \(skill) needs confirming, and a call on the calling thread cannot ask a person "
                 + "(confirm it beforehand, or allow it with a policy rule)"
+        case .definitionChanged(let skill, let parts):
+            return "not run: the definition of \(skill) changed since skillhost first saw it "
+                + "(\(parts.joined(separator: ", "))); see what changed with skillhost list, and approve it with "
+                + "skillhost trust \(skill)"
         case .hook(let skill, let hook, let event, let reason):
             return "not run: the \(event.rawValue) hook \(hook) refused \(skill): \(reason)"
         }

@@ -53,6 +53,8 @@ public final class SkillRegistry: Sendable {
         public var policy = Policy()
         /// Programs run before and after calls, for permission, and at turns (config.json's `"hooks"`).
         public var hooks = Hooks()
+        /// Where skill definitions are pinned when first seen (`DefinitionPins`); nil: they are not.
+        public var pinsFile: String?
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
@@ -123,6 +125,9 @@ public final class SkillRegistry: Sendable {
 
     /// The decision every call of this registry takes before it runs.
     public var pipeline: CallPipeline { invoker.pipeline }
+
+    /// The pinned definitions, when kept.
+    public var pins: DefinitionPins? { invoker.pipeline.pins }
 
     /// The refusal for an id no skill has, with the nearest registered id as its suggestion.
     public func unknownSkill(_ id: String) -> Refusal { .unknown(id, among: catalog.ids) }

@@ -1,0 +1,175 @@
+import Foundation
+import SkillJSON
+import Support
+import Synchronization
+
+/// What skillhost recorded of each skill's definition the first time it saw it — title, description, schemas,
+/// risk — in a file of the user's (`pins.json`, 0600). A later change (a server that quietly rewrites a tool's
+/// description or widens its schema after it was approved) makes the skill unapproved: the call pipeline asks a
+/// person, and refuses where no one can be asked, until `skillhost trust` records the new definition.
+///
+/// Checked on every call: a skill seen unchanged since the last check costs a dictionary lookup and comparisons
+/// that stop at shared storage.
+public final class DefinitionPins: Sendable {
+    /// How a skill's definition differs from the one pinned.
+    public struct Change: Sendable, Equatable {
+        public let skill: String
+        /// Which parts changed: `title`, `description`, `input schema`, `output schema`, `risk`.
+        public let parts: [String]
+        /// One line per changed part: `- old` then `+ new`.
+        public let diff: [String]
+    }
+
+    struct Pin: Sendable, Equatable {
+        var title: String
+        var description: String
+        var input: String
+        var output: String?
+        var risk: String
+
+        init(_ skill: SkillInfo) {
+            title = skill.title
+            description = skill.description
+            input = skill.inputSchema.jsonText
+            output = skill.outputSchema?.jsonText
+            risk = skill.risk.rawValue
+        }
+
+        init?(_ value: JSONValue) {
+            guard let title = value["title"]?.stringValue, let description = value["description"]?.stringValue,
+                let input = value["input_schema"]?.stringValue, let risk = value["risk"]?.stringValue
+            else { return nil }
+            (self.title, self.description, self.input, self.risk) = (title, description, input, risk)
+            output = value["output_schema"]?.stringValue
+        }
+
+        var json: JSONValue {
+            [
+                "title": .string(title), "description": .string(description), "input_schema": .string(input),
+                "output_schema": output.map { .string($0) } ?? .null, "risk": .string(risk),
+            ]
+        }
+    }
+
+    /// The definition last checked for an id, and what the check found (compared before anything is computed).
+    private struct Seen {
+        let title: String
+        let description: String
+        let input: JSONValue
+        let output: JSONValue?
+        let risk: SkillRisk
+        let change: Change?
+
+        func matches(_ skill: SkillInfo) -> Bool {
+            description == skill.description && input == skill.inputSchema && title == skill.title
+                && risk == skill.risk && output == skill.outputSchema
+        }
+    }
+
+    private struct State {
+        var pins: [String: Pin]
+        var seen: [String: Seen] = [:]
+    }
+
+    public let file: String
+    private let state: Mutex<State>
+    private let log: @Sendable (LogRecord) -> Void
+
+    /// Reads `file` (none yet: nothing is pinned). A file that cannot be read is said (`log`) and left as it is:
+    /// what is seen is pinned again, in memory, and saving is tried as skills are first seen.
+    public init(file: String, log: @escaping @Sendable (LogRecord) -> Void = { _ in }) {
+        self.file = file
+        self.log = log
+        var pins: [String: Pin] = [:]
+        if let data = FileManager.default.contents(atPath: file) {
+            if let object = (try? JSONValue(parsing: [UInt8](data)))?["skills"]?.objectValue {
+                for (id, value) in object.members { pins[id] = Pin(value) }
+            } else {
+                log(
+                    LogRecord(
+                        level: .warning, source: "pins",
+                        message: "\(file) is not a pin file skillhost can read; skill definitions are pinned anew "
+                            + "(move it away to start over)"))
+            }
+        }
+        state = Mutex(State(pins: pins))
+    }
+
+    /// How `skill` differs from its pinned definition; nil when it does not (one seen for the first time is
+    /// pinned now).
+    public func change(_ skill: SkillInfo) -> Change? {
+        let (change, save) = state.withLock { state -> (Change?, Bool) in
+            if let seen = state.seen[skill.id], seen.matches(skill) { return (seen.change, false) }
+            var save = false
+            let current = Pin(skill)
+            let change: Change?
+            if let pinned = state.pins[skill.id] {
+                change = Self.compare(pinned, current, skill.id)
+            } else {
+                state.pins[skill.id] = current
+                change = nil
+                save = true
+            }
+            state.seen[skill.id] = Seen(
+                title: skill.title, description: skill.description, input: skill.inputSchema,
+                output: skill.outputSchema, risk: skill.risk, change: change)
+            return (change, save)
+        }
+        if save { persist() }
+        return change
+    }
+
+    /// Records the current definitions of `skills` as approved. Returns those that had changed.
+    @discardableResult
+    public func trust(_ skills: [SkillInfo]) -> [String] {
+        let changed = skills.filter { change($0) != nil }.map(\.id)
+        state.withLock { state in
+            for skill in skills {
+                state.pins[skill.id] = Pin(skill)
+                state.seen[skill.id] = nil
+            }
+        }
+        persist()
+        return changed
+    }
+
+    private static func compare(_ old: Pin, _ new: Pin, _ id: String) -> Change? {
+        var parts: [String] = []
+        var diff: [String] = []
+        func differ(_ name: String, _ before: String?, _ after: String?) {
+            guard before != after else { return }
+            parts.append(name)
+            diff.append("\(name): - \(before.map { String($0.prefix(300)) } ?? "(none)")")
+            diff.append("\(name): + \(after.map { String($0.prefix(300)) } ?? "(none)")")
+        }
+        differ("title", old.title, new.title)
+        differ("description", old.description, new.description)
+        differ("input schema", old.input, new.input)
+        differ("output schema", old.output, new.output)
+        differ("risk", old.risk, new.risk)
+        return parts.isEmpty ? nil : Change(skill: id, parts: parts, diff: diff)
+    }
+
+    /// Writes the pins (0600, replaced whole); a failure is said, never passed over.
+    private func persist() {
+        let document = state.withLock { state -> JSONValue in
+            let skills = state.pins.keys.sorted().map { (key: $0, value: state.pins[$0]?.json ?? .null) }
+            return ["version": 1, "skills": .object(JSONObject(skills))]
+        }
+        let folder = (file as NSString).deletingLastPathComponent
+        let temporary = file + ".tmp"
+        let saved =
+            (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil
+            && FileManager.default.createFile(
+                atPath: temporary, contents: Data(document.prettyJSONText.utf8),
+                attributes: [.posixPermissions: 0o600])
+            && rename(temporary, file) == 0
+        if !saved {
+            log(
+                LogRecord(
+                    level: .warning, source: "pins",
+                    message: "could not save skill definitions to \(file) (\(String(cString: strerror(errno)))); "
+                        + "they are kept for this run only"))
+        }
+    }
+}
