@@ -61,6 +61,27 @@ struct HooksCLITests {
         #expect(try skillhost("call", "notes_list", "{}").stdout == "[]\n", "nothing was added")
     }
 
+    @Test func aDenyRuleStandsAndAHooksAskNeedsAYes() throws {
+        let seen = home + "/seen.json"
+        let asks = try script("asks", "cat > \(seen); echo '{\"decision\": \"ask\", \"reason\": \"big change\"}'")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"policy": {"notes_delete": "deny"}, "hooks": {"before_call": [{"command": ["\#(asks)"]}]}}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let denied = try skillhost("call", "notes_delete", #"{"id": 1}"#, "--yes")
+        #expect(
+            denied.stderr
+                == "error: not run: calls to notes_delete are denied by the configuration (policy rule \"notes_delete\": "
+                + "\"deny\")\n")
+        #expect(!FileManager.default.fileExists(atPath: seen), "a call a rule denies is never shown to hooks")
+        // A read-only call the hook wants a person for: refused where no one can be asked, run with --yes.
+        let refused = try skillhost("call", "calculator", #"{"expression": "1+1"}"#)
+        #expect(
+            refused.stderr
+                == "error: not run: the before_call hook \(asks) refused calculator: big change; it asks for a "
+                + "person's yes, and no one can give it here\n")
+        #expect(try skillhost("call", "calculator", #"{"expression": "1+1"}"#, "--yes").stdout == "2\n")
+    }
+
     @Test func aHookThatFailsDeniesAndSaysHow() throws {
         let hangs = try script("hangs", "sleep 30")
         let garbage = try script("garbage", "cat > /dev/null; echo 'yes please'")

@@ -75,10 +75,9 @@ extension Invoker {
                 unanswered = refusal
             }
         }
+        // A yes given beforehand (`--yes`, typing /undo) is a person's yes: it answers a hook's "ask" too.
         guard asks else { return .ready(prepared) }
-        if case .confirmed = invocation.confirmer, unanswered == nil || !needsYesFromHook(unanswered) {
-            return .ready(prepared)
-        }
+        if case .confirmed = invocation.confirmer { return .ready(prepared) }
         for hook in hooks.matching(.permission, skill.id) {
             switch consult(hook, .permission, prepared, invocation) {
             case .failure(let refusal): return refuse(refusal)
@@ -90,17 +89,8 @@ extension Invoker {
             case .success: continue
             }
         }
-        switch invocation.confirmer {
-        case .person: return .question(prepared)
-        case .confirmed: return .ready(prepared)
-        case .nobody: return refuse(unanswered ?? .needsConfirmation(skill: skill.id, risk: skill.risk))
-        }
-    }
-
-    /// A before_call hook's "ask" stands even for a confirmed call (`--yes` answers the policy, not the hook).
-    private func needsYesFromHook(_ refusal: Refusal?) -> Bool {
-        if case .hook? = refusal { return true }
-        return false
+        if case .person = invocation.confirmer { return .question(prepared) }
+        return refuse(unanswered ?? .needsConfirmation(skill: skill.id, risk: skill.risk))
     }
 
     /// Runs `hook` and reads its answer; a failure is a refusal naming it, unless it says `"on_error": "allow"`.

@@ -75,11 +75,11 @@ struct Invoker: Sendable {
         case .ask:
             if hooksApply(to: prepared.entry.info.id, asks: true) { return .hooked(prepared, asks: true, refusal: nil) }
             return .question(prepared)
-        case .refuse(let refusal) where hooksApply(to: prepared.entry.info.id, asks: true):
-            // A permission hook may give the yes no one here can.
-            guard case .needsConfirmation = refusal else { fallthrough }
-            return .hooked(prepared, asks: true, refusal: refusal)
         case .refuse(let refusal):
+            // A permission hook may give the yes no one here can.
+            if case .needsConfirmation = refusal, hooksApply(to: prepared.entry.info.id, asks: true) {
+                return .hooked(prepared, asks: true, refusal: refusal)
+            }
             prepared.release()
             return .refused(
                 CallRefusal(refusal, for: invocation.confirmer.audience, arguments: prepared.arguments))
