@@ -18,8 +18,10 @@ package enum FinishReason: Error, Sendable, Equatable {
     /// The model answered, but a call it asked for was not run: a policy rule refused it, the person declined it,
     /// or there was no one to confirm it (`skill` is the first such call's).
     case refused(skill: String)
+    /// A budget of the turn or the session is used up (the front end may let it go on: `AgentSession.waive`).
+    case budgetReached(BudgetReached)
 
-    /// A short name: answered, nothing_matched, step_limit, cancelled, repeated_call, model_error, refused.
+    /// A short name: answered, nothing_matched, step_limit, cancelled, repeated_call, model_error, refused, budget.
     package var name: String {
         switch self {
         case .answered: return "answered"
@@ -29,6 +31,7 @@ package enum FinishReason: Error, Sendable, Equatable {
         case .repeatedCall: return "repeated_call"
         case .modelError: return "model_error"
         case .refused: return "refused"
+        case .budgetReached: return "budget"
         }
     }
 
@@ -44,6 +47,7 @@ package enum FinishReason: Error, Sendable, Equatable {
             return "stopped: the model called \(skill) with the same arguments three times"
         case .modelError(let message): return message
         case .refused(let skill): return "\(skill) was not run (refused by a policy rule or not confirmed)"
+        case .budgetReached(let reached): return "stopped: \(reached.sentence) (the \(reached.key) budget)"
         }
     }
 }

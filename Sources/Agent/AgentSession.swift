@@ -18,6 +18,8 @@ package struct AgentConfiguration: Sendable {
     /// Skills this front end's person is never asked about (the browser's own view skills, which change nothing
     /// but the window): where the policy would ask, they run. A rule that denies them still does.
     package var preapproved: Set<String> = []
+    /// What a turn and the session may use before the turn stops (`finished(.budgetReached)`).
+    package var budgets = Budgets()
     /// The system message that starts every conversation.
     package var systemPrompt =
         "You are the assistant of skillhost, a tool host on the user's machine. Use the provided tools whenever "
@@ -63,12 +65,50 @@ package final class AgentSession: Sendable {
         var lastState: String?
         /// The task of the turn that runs, for `stopTurn()`.
         var turn: Task<Void, Never>?
+        /// What the session and its current turn used, and the budgets waived until the next message, or for good.
+        var sessionUse = BudgetUse()
+        var turnUse = BudgetUse()
+        var waivedForTurn: Set<String> = []
+        var waivedForSession: Set<String> = []
     }
 
     /// Skills the model never sees.
     package var disabledSkills: Set<String> {
         get { state.withLock { $0.disabledSkills } }
         set { state.withLock { $0.disabledSkills = newValue } }
+    }
+
+    /// What the current (or last) turn and the whole session used (`/usage`).
+    package var use: (turn: BudgetUse, session: BudgetUse) { state.withLock { ($0.turnUse, $0.sessionUse) } }
+
+    /// Lets the turn go on past `reached` (then `continueTurn()`): for the rest of this turn, or — `forSession`
+    /// — of the session.
+    package func waive(_ reached: BudgetReached, forSession: Bool) {
+        state.withLock { state in
+            if forSession {
+                state.waivedForSession.insert(reached.key)
+            } else {
+                state.waivedForTurn.insert(reached.key)
+            }
+        }
+    }
+
+    func recordUse(tokens usage: Usage? = nil, calls: Int = 0) {
+        state.withLock { state in
+            for keyPath in [\State.turnUse, \State.sessionUse] {
+                state[keyPath: keyPath].promptTokens += usage?.promptTokens ?? 0
+                state[keyPath: keyPath].completionTokens += usage?.completionTokens ?? 0
+                state[keyPath: keyPath].toolCalls += calls
+            }
+        }
+    }
+
+    /// The first budget used up and not waived, if any.
+    func budgetReached() -> BudgetReached? {
+        let (turn, session, waived) = state.withLock {
+            ($0.turnUse, $0.sessionUse, $0.waivedForTurn.union($0.waivedForSession))
+        }
+        return BudgetReached.first(configuration.budgets, turn: turn, session: session, waived: waived)
     }
 
     /// Hides `skill` from the model or shows it again, in one step (two front ends may switch at once).
@@ -127,6 +167,10 @@ package final class AgentSession: Sendable {
 
     /// Adds the user's message and runs one turn.
     package func send(_ text: String) -> AsyncStream<AgentEvent> {
+        state.withLock { state in
+            state.turnUse = BudgetUse()
+            state.waivedForTurn = []
+        }
         append(Message(role: .user, content: text))
         return runTurn()
     }

@@ -21,6 +21,8 @@ struct TurnRunner: Sendable {
         var stateIsCurrent = false
         for step in 1...max(1, configuration.stepLimit) {
             if Task.isCancelled { return .cancelled }
+            // Checked between steps, where the conversation is whole: every call asked for has its result.
+            if let reached = session.budgetReached() { return .budgetReached(reached) }
             let conversation = session.conversation
             let tools = tools(for: conversation)
             // Taken before the step is announced, so whoever records the step (`/trace`) sees the state it sends.
@@ -60,6 +62,7 @@ struct TurnRunner: Sendable {
             let risks = response.calls.map { registry.skill($0.name)?.risk ?? .readOnly }
             if risks.contains(where: { $0 != .readOnly }) { stateIsCurrent = false }
             let results = await execute(response.calls, risks: risks)
+            session.recordUse(calls: response.calls.count)
             for (call, result) in zip(response.calls, results) {
                 if result.refused, refused == nil { refused = call.name }
                 session.append(
@@ -111,7 +114,9 @@ struct TurnRunner: Sendable {
                     text += delta
                     emit(.textDelta(delta))
                 case .toolCall(let call): calls.append(call)
-                case .usage(let usage): emit(.usage(usage))
+                case .usage(let usage):
+                    session.recordUse(tokens: usage)
+                    emit(.usage(usage))
                 case .noSkillMatched: noMatch = true
                 }
             }

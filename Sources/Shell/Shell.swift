@@ -214,12 +214,24 @@ package final class Shell: @unchecked Sendable {
         // A plugin that arrived while the line was typed is announced before this turn's cards.
         for notice in takeNotices() { say(notice + "\n") }
         var reason = runTurn(start: { $0.send(text) })
-        while case .stepLimitReached(let limit) = reason {
-            guard
-                case .line(let answer) = editor.read(
-                    prompt: "The step limit (\(limit)) stopped this turn. Continue? [y/N] "),
-                answer.lowercased().hasPrefix("y")
-            else { return }
+        while true {
+            if case .stepLimitReached(let limit) = reason {
+                guard
+                    case .line(let answer) = editor.read(
+                        prompt: "The step limit (\(limit)) stopped this turn. Continue? [y/N] "),
+                    answer.lowercased().hasPrefix("y")
+                else { return }
+            } else if case .budgetReached(let reached) = reason {
+                // y: go on (this turn); a: and do not stop for this budget again this session.
+                guard case .line(let answer) = editor.read(prompt: "\(reached.sentence) — go on? [y/n/a] ") else {
+                    return
+                }
+                let choice = answer.lowercased()
+                guard choice.hasPrefix("y") || choice.hasPrefix("a") else { return }
+                session.waive(reached, forSession: choice.hasPrefix("a"))
+            } else {
+                break
+            }
             reason = runTurn(start: { $0.continueTurn() })
         }
         if case .modelError(let message) = reason { say(terminal.red("✗ ") + InertText.make(message) + "\n") }

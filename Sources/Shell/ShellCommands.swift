@@ -28,6 +28,7 @@ extension Shell {
         ("trace", "/trace", "the last turn: steps, timings, sizes, tokens"),
         ("state", "/state", "the plugins' state the model was last shown"),
         ("undo", "/undo", "reverse the last change a mutating skill made"),
+        ("usage", "/usage", "what this turn and this session used, against their budgets"),
         ("clear", "/clear", "clear the screen"),
         ("exit", "/exit", "quit (Ctrl-D too)"),
     ]
@@ -76,6 +77,7 @@ extension Shell {
                     ?? "No plugin state has been sent to the model yet: it goes with each request, for the plugins "
                     + "that describe their state (notes does).") + "\n")
         case "undo": undo()
+        case "usage": say(Self.usage(session))
         case "clear": writeOut(terminal.isTTY ? "\u{1B}[2J\u{1B}[H" : "")
         case "exit", "quit": return .exit
         default:
@@ -226,6 +228,29 @@ extension Shell {
                 "  \(summary.id)  \(formatter.string(from: summary.started))  \(summary.messageCount) messages  "
                     + "\(summary.title.isEmpty ? terminal.dim("(empty)") : InertText.make(summary.title))\(current)\n")
         }
+    }
+
+    /// `/usage`: tokens, cost, skill calls and time of the last turn and of the session, each against its budget.
+    static func usage(_ session: AgentSession) -> String {
+        let (turn, whole) = session.use
+        let budgets = session.configuration.budgets
+        func line(_ name: String, _ use: BudgetUse, _ limits: BudgetLimits) -> String {
+            func of(_ limit: Double?) -> String { limit.map { " of " + BudgetReached.count($0) } ?? "" }
+            let tokens = BudgetReached.count(Double(use.tokens))
+            let input = BudgetReached.count(Double(use.promptTokens))
+            let output = BudgetReached.count(Double(use.completionTokens))
+            let seconds = BudgetReached.count(Double((ContinuousClock.now - use.started).components.seconds))
+            var parts: [String] = []
+            parts.append("\(tokens) tokens\(of(limits.tokens.map(Double.init))) (\(input) in, \(output) out)")
+            parts.append("\(use.toolCalls) skill calls\(of(limits.toolCalls.map(Double.init)))")
+            parts.append("\(seconds) s\(of(limits.seconds))")
+            if let cost = use.cost(budgets.price) {
+                let limit = limits.cost.map { String(format: " of %.2f", $0) } ?? ""
+                parts.append(String(format: "cost %.4f", cost) + limit)
+            }
+            return "\(name): " + parts.joined(separator: " · ") + "\n"
+        }
+        return line("This turn", turn, budgets.turn) + line("This session", whole, budgets.session)
     }
 
     private func undo() {

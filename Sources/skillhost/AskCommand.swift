@@ -80,7 +80,7 @@ enum AskCommand {
     }
 
     /// 0 answered, 1 model error, 5 cancelled, 6 step limit, 7 repeated call, 8 no skill matched, 9 a call was
-    /// refused (policy, declined, or no one to confirm it).
+    /// refused (policy, declined, or no one to confirm it), 10 a budget was used up.
     static func exitCode(_ reason: FinishReason) -> Int32 {
         switch reason {
         case .answered: return ExitCode.ok.rawValue
@@ -90,6 +90,7 @@ enum AskCommand {
         case .repeatedCall: return ExitCode.repeatedCall.rawValue
         case .nothingMatched: return ExitCode.nothingMatched.rawValue
         case .refused: return ExitCode.refused.rawValue
+        case .budgetReached: return ExitCode.budget.rawValue
         }
     }
 
@@ -137,7 +138,17 @@ enum AskCommand {
                 "completion_tokens": .int(Int64(usage.completionTokens)),
             ]
         case .finished(let reason):
-            return ["event": "finished", "reason": .string(reason.name), "message": .string(reason.explanation)]
+            var object = JSONObject([
+                (key: "event", value: "finished"), (key: "reason", value: .string(reason.name)),
+                (key: "message", value: .string(reason.explanation)),
+            ])
+            if case .budgetReached(let reached) = reason {
+                object["budget"] = [
+                    "scope": .string(reached.scope.rawValue), "kind": .string(reached.kind.rawValue),
+                    "used": .double(reached.used), "limit": .double(reached.limit),
+                ]
+            }
+            return .object(object)
         }
     }
 }

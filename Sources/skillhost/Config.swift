@@ -23,6 +23,10 @@ struct Config: Sendable {
     var rules: [PolicyRule] = []
     /// `"hooks"`: programs run before and after calls, for permission, and at turns.
     var hooks = Hooks()
+    /// `"budgets"` (and the model's price from `"prices"`): what a turn and a session may use.
+    var budgets = Budgets()
+    /// `"prices"` as written, read once the model is known.
+    var prices: JSONValue?
     var disabledSkills: Set<String> = []
     /// MCP servers whose tools join the registry, by name (the shape MCP clients use).
     var mcpServers: [(name: String, configuration: MCPServerConfiguration)] = []
@@ -43,6 +47,7 @@ struct Config: Sendable {
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
         "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web", "hooks",
+        "budgets", "prices",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -72,6 +77,12 @@ struct Config: Sendable {
         }
         if let key = environment["OPENAI_API_KEY"], !key.isEmpty { config.apiKey = key }
         if let model = environment["SKILLHOST_MODEL"], !model.isEmpty { config.model = model }
+        if let prices = config.prices {
+            // The price of the model in use (known only now: the environment may name it).
+            config.budgets.price = try BudgetsConfig.price(prices, model: config.model) { message in
+                .usage(UsageError("\(path): \(message)", hint: "fix the file or remove it"))
+            }
+        }
         return config
     }
 
@@ -130,6 +141,8 @@ struct Config: Sendable {
                 config.webHTTP = http
             case "policy": config.rules = try PolicyConfig.rules(value, fail: fail)
             case "hooks": config.hooks = try HooksConfig.hooks(value, fail: fail)
+            case "budgets": config.budgets = try BudgetsConfig.budgets(value, over: Budgets(), fail: fail)
+            case "prices": config.prices = value
             case "mcpServers":
                 guard let servers = value.objectValue else {
                     throw fail("\"mcpServers\" must map server names to {\"command\": …, \"args\": […], \"env\": {…}}")
@@ -259,6 +272,7 @@ struct Config: Sendable {
         if let maximumTools { configuration.maximumTools = maximumTools }
         if let snapshotBudget { configuration.snapshotBudget = snapshotBudget }
         configuration.disabledSkills = disabledSkills
+        configuration.budgets = budgets
         return configuration
     }
 }

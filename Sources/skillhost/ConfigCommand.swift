@@ -57,6 +57,10 @@ enum ConfigCommand {
         setting("max_plugin_mb", default: "\(registry.maximumPluginSize >> 20)")
         setting("policy", default: "{} (read-only skills run; mutating and destructive ones ask)")
         setting("hooks", default: "{} (no programs run before or after calls)")
+        setting(
+            "budgets",
+            default: "a turn: 500,000 tokens, 200 skill calls, 1,800 s; a session: 5,000,000 tokens, 2,000 skill calls")
+        setting("prices", default: "{} (cost is not counted)")
         setting("disabled_skills", default: "[]")
         setting("isolation", default: "{} (plugins outside the bundled folder run in worker processes)")
         setting("mcpServers", default: "{}")

@@ -41,7 +41,8 @@ enum Help {
         Plugins outside the bundled folder run in worker processes the host can kill and restart, and are
         loaded in a child process first, so one that crashes or hangs cannot take skillhost down.
         Exit codes: 0 ok, 1 error, 2 bad command line, 3 invalid arguments, 4 timeout, 5 cancelled,
-        6 step limit reached, 7 repeated call, 8 no skill matched, 9 refused (a call denied or unconfirmed).
+        6 step limit reached, 7 repeated call, 8 no skill matched, 9 refused (a call denied or unconfirmed),
+        10 a budget used up.
         """
 
     static let list = """

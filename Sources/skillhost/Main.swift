@@ -23,6 +23,8 @@ enum ExitCode: Int32 {
     /// `ask`: a call the turn asked for was not run — a policy rule refused it, or (non-interactive) there was no
     /// one to confirm it.
     case refused = 9
+    /// `ask`: a budget of the turn or the session (config.json's `"budgets"`) was used up.
+    case budget = 10
 
     init(_ status: SkillOutcome.Status) {
         switch status {

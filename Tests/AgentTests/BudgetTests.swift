@@ -1,0 +1,54 @@
+import Agent
+import SkillHost
+import TestSupport
+import Testing
+
+/// Budgets of a turn and of a session: checked between steps, where every call asked for has its result; the turn
+/// ends saying which budget, and a front end may let it go on.
+struct BudgetTests {
+    @Test func theFirstBudgetReachedIsTheOneNamed() {
+        var budgets = Budgets()
+        budgets.turn = BudgetLimits(tokens: 100_000, toolCalls: 3)
+        budgets.session = BudgetLimits(cost: 0.5)
+        budgets.price = (input: 2.5, output: 10)
+        let start = ContinuousClock.now
+        var turn = BudgetUse(started: start)
+        turn.promptTokens = 90_000
+        turn.completionTokens = 30_000
+        var session = turn
+        session.toolCalls = 9
+        let reached = BudgetReached.first(budgets, turn: turn, session: session, waived: [], now: start)
+        #expect(reached == BudgetReached(scope: .turn, kind: .tokens, used: 120_000, limit: 100_000))
+        #expect(reached?.sentence == "this turn has used 120,000 tokens of 100,000")
+        // Waived, the next one: the session's cost (90,000 × 2.5 + 30,000 × 10 per million = 0.525).
+        let next = BudgetReached.first(budgets, turn: turn, session: session, waived: ["turn.tokens"], now: start)
+        #expect(next?.key == "session.cost")
+        #expect(next?.sentence == "this session has cost 0.53 of 0.50")
+        #expect(BudgetReached.first(Budgets(), turn: BudgetUse(), session: BudgetUse(), waived: []) == nil)
+    }
+
+    @Test func aTurnStopsBetweenStepsAndGoesOnWhenWaived() async throws {
+        let registry = try agentRegistry()
+        let provider = ScriptedProvider([
+            ScriptedProvider.Response([
+                .toolCall(ToolCall(id: "c1", name: "calculator", arguments: #"{"expression":"1+1"}"#)),
+                .usage(Usage(promptTokens: 80, completionTokens: 40)),
+            ]),
+            .text("It is 2."),
+        ])
+        var configuration = AgentConfiguration()
+        configuration.budgets.turn = BudgetLimits(tokens: 100)
+        let session = AgentSession(skills: registry, provider: provider, configuration: configuration)
+        let events = await collect(session.send("what is 1+1"))
+        let reached = BudgetReached(scope: .turn, kind: .tokens, used: 120, limit: 100)
+        #expect(events.last == .finished(.budgetReached(reached)))
+        #expect(session.conversation.unansweredToolCalls.isEmpty, "the call asked for has its result")
+        #expect(
+            FinishReason.budgetReached(reached).explanation
+                == "stopped: this turn has used 120 tokens of 100 (the turn.tokens budget)")
+        session.waive(reached, forSession: false)
+        let more = await collect(session.continueTurn())
+        #expect(more.last == .finished(.answered))
+        #expect(session.use.turn.toolCalls == 1 && session.use.session.tokens == 120)
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The shell at a budget: it pauses and asks whether to go on, and `/usage` shows what was used.
+extension ShellTerminalTests {
+    @Test func aBudgetPausesTheTurnAndGoesOnWhenTold() async throws {
+        let call =
+            #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"1+1\"}"}}]},"finish_reason":null}]}"#
+        let server = try LoopbackServer([
+            .events([
+                call, #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+                #"{"choices":[],"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120}}"#, "[DONE]",
+            ]),
+            Self.text(["It is 2."]),
+        ])
+        defer { server.stop() }
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"budgets": {"turn": {"tokens": 100}}}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(server: server))
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("what is 1+1")
+        await tmux.waitFor("this turn has used 120 tokens of 100 — go on? [y/n/a]")
+        try tmux.type("y")
+        await tmux.waitFor("It is 2.")
+        try tmux.type("/usage")
+        await tmux.waitFor("This turn: 120 tokens of 100 (80 in, 40 out) · 1 skill calls")
+        await tmux.waitFor("This session: 120 tokens of 5,000,000 (80 in, 40 out) · 1 skill calls of 2,000")
+    }
+}
