@@ -63,4 +63,21 @@ func hookBenchmarks(_ options: Options) async throws {
     print(Row(name: "no hook", runs: plain).line)
     print(Row(name: "a compiled C hook", runs: compiled).line)
     print(Row(name: "a /bin/sh script hook", runs: shell).line)
+
+    // The pinned-definition check every call takes (an unchanged skill: a lookup and comparisons).
+    let pins = DefinitionPins(file: workFolder + "/pins.json")
+    let plainRegistry = try registry(nil)
+    guard let info = plainRegistry.skill("bench_add") else { return }
+    _ = pins.change(info)
+    var pinRuns: [Run] = []
+    for _ in 0..<max(1, options.runs) {
+        var samples: [Double] = []
+        for _ in 0..<1000 {
+            let start = now()
+            for _ in 0..<100 { _ = pins.change(info) }
+            samples.append(Double(now() - start) / 100)
+        }
+        pinRuns.append(Run(samples: samples))
+    }
+    print(Row(name: "pinned-definition check, unchanged skill (per call)", runs: pinRuns).line)
 }

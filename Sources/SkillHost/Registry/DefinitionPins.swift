@@ -53,6 +53,8 @@ public final class DefinitionPins: Sendable {
 
     /// The definition last checked for an id, and what the check found (compared before anything is computed).
     private struct Seen {
+        /// The `SkillInfo` value last checked: the same one needs no comparison.
+        var serial: UInt64
         let title: String
         let description: String
         let input: JSONValue
@@ -99,7 +101,13 @@ public final class DefinitionPins: Sendable {
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
         let (change, save) = state.withLock { state -> (Change?, Bool) in
-            if let seen = state.seen[skill.id], seen.matches(skill) { return (seen.change, false) }
+            if let seen = state.seen[skill.id] {
+                if seen.serial == skill.serial { return (seen.change, false) }
+                if seen.matches(skill) {
+                    state.seen[skill.id]?.serial = skill.serial
+                    return (seen.change, false)
+                }
+            }
             var save = false
             let current = Pin(skill)
             let change: Change?
@@ -111,7 +119,7 @@ public final class DefinitionPins: Sendable {
                 save = true
             }
             state.seen[skill.id] = Seen(
-                title: skill.title, description: skill.description, input: skill.inputSchema,
+                serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
                 output: skill.outputSchema, risk: skill.risk, change: change)
             return (change, save)
         }

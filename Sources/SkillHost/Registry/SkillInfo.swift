@@ -1,4 +1,5 @@
 import SkillJSON
+import Synchronization
 
 /// What a call can change; the agent asks before mutating and destructive calls.
 public enum SkillRisk: String, Sendable, CaseIterable {
@@ -128,6 +129,9 @@ public struct SkillInfo: Sendable {
     /// The JSON Schema every result is validated against (`skill_descriptor.output_schema`, since 1.1; an MCP
     /// tool's `outputSchema`), nil when none is declared.
     public let outputSchema: JSONValue?
+    /// Unique to the value made by `init` (copies share it; every field is a constant): what was checked of this
+    /// definition need not be checked again (`DefinitionPins`).
+    let serial: UInt64 = skillInfoSerials.add(1, ordering: .relaxed).newValue
 
     public init(
         id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
@@ -172,3 +176,6 @@ public struct SkillInfo: Sendable {
         }
     }
 }
+
+/// Where `SkillInfo.serial` comes from.
+private let skillInfoSerials = Atomic<UInt64>(0)
