@@ -165,7 +165,8 @@ package final class Shell: @unchecked Sendable {
         let stream = registry.changes()
         changes = Task { [weak self] in
             for await change in stream {
-                self?.shared.withLock { $0.notices.append(change.line) }
+                let changed = self?.registry.definitionChanges(change).flatMap(\.lines) ?? []
+                self?.shared.withLock { $0.notices += [change.line] + changed }
                 self?.wake()  // shown at once when the prompt is waiting
             }
         }

@@ -92,8 +92,10 @@ package final class WebService: Sendable {
         let host = configuration.address.contains(":") ? "[\(configuration.address)]" : configuration.address
         url = "http://\(host):\(http.port)/#token=\(token)"
         let changes = registry.changes()
-        following = Task { [session] in
-            for await change in changes { session.registryChanged(change) }
+        following = Task { [session, registry] in
+            for await change in changes {
+                session.registryChanged(change, definitions: registry.definitionChanges(change).flatMap(\.lines))
+            }
         }
         box.withLock { $0 = self }
     }

@@ -176,8 +176,12 @@ package final class WebSession: Sendable {
         publish(WebEvent.skills())
     }
 
-    /// Tells every tab that the registry changed, with the shell's line for it.
-    package func registryChanged(_ change: RegistryChange) { publish(WebEvent.skills(change.line)) }
+    /// Tells every tab that the registry changed, with the shell's line for it (and for each definition that
+    /// changed since it was first seen, what changed).
+    package func registryChanged(_ change: RegistryChange, definitions: [String] = []) {
+        publish(WebEvent.skills(change.line))
+        for line in definitions { publish(WebEvent.notice(line)) }
+    }
 
     /// Stops the running turn: its calls are cancelled, a confirmation it waits for is answered no, and the tabs
     /// see the cancelled cards and the turn's end as the stream reports them.

@@ -16,18 +16,7 @@ struct PinnedDefinitionsTests {
     func install(description: String, properties: String) throws {
         let folder = home + "/data/skillhost/plugins"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let built = try Fixture.compile(
-            """
-            #include "skill_sdk.h"
-            static int echo(void *s, const skill_call_api *api, skill_call *call, const char *args) {
-                (void)s; api->set_result(call, args, __builtin_strlen(args)); return SKILL_OK;
-            }
-            static const skill_descriptor skills[] = {
-                SKILL_JSON("helper_echo", "Echo", "\(description)",
-                    "{\\"type\\":\\"object\\",\\"properties\\":\(properties)}", SKILL_RISK_READ_ONLY, 0, echo),
-            };
-            SKILL_PLUGIN("helper", "1.0.0", "pin test", skills)
-            """, name: "helper", into: Paths.temporaryDirectory("pins-build"))
+        let built = try Fixture.compileEcho(description: description, properties: properties)
         // Renamed into place, as plugin install does.
         _ = rename(built, folder + "/helper.so")
     }

@@ -152,6 +152,23 @@ package enum FixtureError: Error, CustomStringConvertible {
 
 /// Compiles C plugin sources into shared libraries.
 package enum Fixture {
+    /// A plugin `helper` with one read-only skill `helper_echo` described as `description`, whose schema has
+    /// `properties` (JSON text, escaped for C): built in a folder of its own, for renaming into a plugins folder.
+    package static func compileEcho(description: String, properties: String) throws -> String {
+        try compile(
+            """
+            #include "skill_sdk.h"
+            static int echo(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                (void)s; api->set_result(call, args, __builtin_strlen(args)); return SKILL_OK;
+            }
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("helper_echo", "Echo", "\(description)",
+                    "{\\"type\\":\\"object\\",\\"properties\\":\(properties)}", SKILL_RISK_READ_ONLY, 0, echo),
+            };
+            SKILL_PLUGIN("helper", "1.0.0", "pin test", skills)
+            """, name: "helper", into: Paths.temporaryDirectory("echo-build"))
+    }
+
     /// A composite of two `notes_add` steps (`add_pair {a, b}`), written into `folder` as `add_pair.skill.json`.
     package static func writeAddPair(into folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

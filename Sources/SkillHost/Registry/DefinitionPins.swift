@@ -181,3 +181,28 @@ public final class DefinitionPins: Sendable {
         }
     }
 }
+
+extension SkillRegistry {
+    /// The definitions a registry change brought that differ from those pinned (a front end says so at once, as a
+    /// diff); none when definitions are not pinned.
+    public func definitionChanges(_ change: RegistryChange) -> [DefinitionPins.Change] {
+        guard let pins else { return [] }
+        let ids: [String]
+        switch change {
+        case .loaded(let plugin): ids = plugin.skillIDs
+        case .replaced(_, _, let added, _, let updated): ids = added + updated
+        case .unloaded, .failed: ids = []
+        }
+        return ids.compactMap { skill($0) }.compactMap { pins.change($0) }
+    }
+}
+
+extension DefinitionPins.Change {
+    /// `! helper_echo's definition changed since first seen (description): …` then the diff, one line each.
+    public var lines: [String] {
+        [
+            "! \(skill)'s definition changed since first seen (\(parts.joined(separator: ", "))); it is not run "
+                + "until you trust it (skillhost trust \(skill))"
+        ] + diff.map { "    " + $0 }
+    }
+}
