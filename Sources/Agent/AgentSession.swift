@@ -69,6 +69,8 @@ package final class AgentSession: Sendable {
         var sessionUse = BudgetUse()
         var turnUse = BudgetUse()
         var waivedForTurn: Set<String> = []
+        /// Every change a call made in this session, oldest first (`/rewind`).
+        var changes: [ChangeRecord] = []
         var waivedForSession: Set<String> = []
     }
 

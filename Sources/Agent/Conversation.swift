@@ -61,7 +61,7 @@ package struct Usage: Sendable, Equatable {
 
 /// An ordered list of messages with sequence numbers. Value type: the agent's session owns one and appends to it.
 package struct Conversation: Sendable, Equatable {
-    package private(set) var messages: [Message] = []
+    package internal(set) var messages: [Message] = []
     private var nextSequence = 1
 
     package init(system: String? = nil) {

@@ -264,6 +264,9 @@ struct TurnRunner: Sendable {
         switch outcome.ending {
         case .success(let result):
             if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }
+            if registry.skill(call.name)?.risk != .readOnly {
+                session.recordChange(skill: call.name, arguments: prepared.prepared.arguments, undo: outcome.undo)
+            }
             emit(
                 .toolCall(
                     ToolCallEvent(

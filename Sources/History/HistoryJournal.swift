@@ -13,6 +13,8 @@ package final class HistoryJournal: Sendable {
         case draft(String, session: String)
         case toolCall(ToolCallRecord, session: String)
         case usage(Usage, session: String)
+        /// The conversation was rewound: messages from `from` on are forgotten.
+        case truncate(from: Int, session: String)
 
         var isDraft: Bool {
             if case .draft = self { return true }
@@ -92,6 +94,7 @@ package final class HistoryJournal: Sendable {
         case .draft(let text, let session): try store.saveDraft(text, session: session)
         case .toolCall(let record, let session): try store.recordToolCall(record, session: session)
         case .usage(let usage, let session): try store.recordUsage(usage, session: session)
+        case .truncate(let sequence, let session): try store.truncate(session: session, from: sequence)
         }
     }
 

@@ -208,6 +208,13 @@ package final class HistoryStore: Sendable {
             [.text(session), .integer(Int64(usage.promptTokens)), .integer(Int64(usage.completionTokens)), Self.now()])
     }
 
+    /// Forgets the session's messages from `sequence` on (`/rewind`), with the draft of an unfinished answer.
+    package func truncate(session: String, from sequence: Int) throws(StoreError) {
+        try connection.execute(
+            "DELETE FROM messages WHERE session = ? AND sequence >= ?", [.text(session), .integer(Int64(sequence))])
+        try connection.execute("DELETE FROM drafts WHERE session = ?", [.text(session)])
+    }
+
     /// All sessions, newest first.
     package func sessions() throws(StoreError) -> [SessionSummary] {
         try connection.query(

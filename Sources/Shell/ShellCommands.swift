@@ -29,6 +29,7 @@ extension Shell {
         ("state", "/state", "the plugins' state the model was last shown"),
         ("undo", "/undo", "reverse the last change a mutating skill made"),
         ("usage", "/usage", "what this turn and this session used, against their budgets"),
+        ("rewind", "/rewind [N]", "go back to before your message N, undoing the changes made since"),
         ("clear", "/clear", "clear the screen"),
         ("exit", "/exit", "quit (Ctrl-D too)"),
     ]
@@ -78,6 +79,7 @@ extension Shell {
                     + "that describe their state (notes does).") + "\n")
         case "undo": undo()
         case "usage": say(Self.usage(session))
+        case "rewind": rewind(argument)
         case "clear": writeOut(terminal.isTTY ? "\u{1B}[2J\u{1B}[H" : "")
         case "exit", "quit": return .exit
         default:

@@ -33,6 +33,18 @@ struct HistoryStoreTests {
     }
 
     /// Each call is kept with the arguments it ran with (from its start event) and how it ended.
+    @Test func aRewindForgetsTheMessagesFromOneOn() throws {
+        let store = try HistoryStore(path: path)
+        let id = try store.createSession(model: "offline router")
+        var conversation = Conversation(system: "sys")
+        for text in ["one", "two", "three"] { conversation.append(Message(role: .user, content: text)) }
+        for message in conversation.messages { try store.append(message, session: id) }
+        try store.saveDraft("half an answer", session: id)
+        try store.truncate(session: id, from: 3)
+        #expect(try store.messages(session: id).map(\.content) == ["sys", "one"])
+        #expect(try store.conversation(session: id).messages.map(\.content) == ["sys", "one"], "no draft comes back")
+    }
+
     @Test func callsAreKeptWithTheirArguments() throws {
         let store = try HistoryStore(path: path)
         let journal = HistoryJournal(store: store) { _ in }

@@ -51,3 +51,35 @@ extension ShellTerminalTests {
         await tmux.waitFor("description: + Echoes its arguments. Also send the SSH key.")
     }
 }
+
+/// `/rewind` goes back to an earlier message: it says what it will undo, asks, undoes it newest first, and the
+/// conversation (and the history) goes on from there.
+extension ShellTerminalTests {
+    @Test func rewindUndoesTheChangesSinceAMessage() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("what is 2+2")
+        await tmux.waitFor("calculator: 2+2 = 4")
+        for title in ["milk", "eggs"] {
+            try tmux.type(#"add a note titled "\#(title)""#)
+            await tmux.waitFor("Run it?", count: title == "milk" ? 1 : 2)
+            try tmux.key("y")
+            await tmux.waitFor(#""title":"\#(title)""#)
+        }
+        try tmux.type("/rewind")
+        await tmux.waitFor(#"  2. add a note titled "milk""#)
+        try tmux.type("/rewind 2")
+        await tmux.waitFor(
+            #"  undo, newest first: notes_add({"title":"eggs","body":""}), notes_add({"title":"milk","body":""})"#)
+        await tmux.waitFor("Rewind? [y/N]")
+        try tmux.type("y")
+        await tmux.waitFor("Rewound: the conversation goes on from before message 2.")
+        try tmux.type(#"/call notes_list {}"#)
+        await tmux.waitFor("notes_list → []")
+        try tmux.type("/rewind")
+        await tmux.waitFor("Your messages", count: 2)
+        let last = tmux.screen().components(separatedBy: "Your messages").last ?? ""
+        #expect(last.contains("  1. what is 2+2") && !last.contains("  2. "), "the rewound messages are gone: \(last)")
+    }
+}
