@@ -8,7 +8,7 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only | --record-only
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
 //
@@ -81,7 +81,9 @@ struct Options {
             case "--process-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only": index -= 1
+            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only",
+                "--record-only":
+                index -= 1
             default: break
             }
             index += 2
@@ -354,6 +356,10 @@ func main() async throws {
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
     if CommandLine.arguments.contains("--composite-only") {
         try await compositeBenchmarks(options, registry: registry)
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--record-only") {
+        try await recordBenchmarks(options, registry: registry)
         exit(0)
     }
     if options.isolationOnly {

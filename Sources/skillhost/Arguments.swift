@@ -18,7 +18,9 @@ enum Command: Equatable {
     case list(json: Bool, watch: Bool)
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?, confirmed: Bool)
     case check(file: String, json: Bool)
-    case ask(prompt: String?, json: Bool, stepLimit: Int?)
+    case ask(prompt: String?, json: Bool, stepLimit: Int?, record: String? = nil)
+    /// `replay FILE [--skills recorded|live]`.
+    case replay(file: String, live: Bool, json: Bool)
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
     case shell(resume: String?)
     case sessions
@@ -60,7 +62,7 @@ extension Command {
     /// Who calls, as a skill's context names it (`skill_call_api.context`'s "client").
     var client: String {
         switch self {
-        case .ask: return "ask"
+        case .ask, .replay: return "ask"
         case .call: return "call"
         case .mcp: return "mcp"
         case .shell: return "shell"
@@ -86,8 +88,8 @@ struct ParsedCommandLine: Equatable {
 /// "did you mean" suggestion.
 enum CommandLineParser {
     static let commands = [
-        "list", "call", "check", "ask", "sessions", "mcp", "web", "plugin", "new", "config", "policy", "trust",
-        "version", "completion", "help",
+        "list", "call", "check", "ask", "replay", "sessions", "mcp", "web", "plugin", "new", "config", "policy",
+        "trust", "version", "completion", "help",
     ]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
@@ -103,6 +105,8 @@ enum CommandLineParser {
         var language: String?
         var directory: String?
         var sdk: String?
+        var record: String?
+        var skillsMode: String?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -139,6 +143,8 @@ enum CommandLineParser {
             case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
+            case "--record": record = try value()
+            case "--skills": skillsMode = try value()
             case "--step-limit":
                 let text = try value()
                 guard let limit = Int(text), limit > 0, limit <= 1000 else {
@@ -150,7 +156,7 @@ enum CommandLineParser {
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
                     "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
-                    "--lang", "--dir", "--sdk", "--man",
+                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -248,7 +254,19 @@ enum CommandLineParser {
                 confirmed: flags.contains("--yes"))
         case "ask":
             line.command = .ask(
-                prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit)
+                prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit,
+                record: record)
+        case "replay":
+            guard let file = rest.first else {
+                throw UsageError("replay needs a record", hint: "skillhost replay run.skillrec [--skills live]")
+            }
+            try expectCount(rest, max: 1, command: name)
+            guard skillsMode == nil || skillsMode == "recorded" || skillsMode == "live" else {
+                throw UsageError(
+                    "--skills is recorded (answers from the record) or live (the real plugins)",
+                    hint: "skillhost replay \(file) --skills live")
+            }
+            line.command = .replay(file: file, live: skillsMode == "live", json: json)
         case "sessions":
             try expectCount(rest, max: 0, command: name)
             line.command = .sessions

@@ -11,7 +11,7 @@ import SkillJSON
 enum AskCommand {
     static func run(
         registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false,
-        markdown: Bool = false, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+        markdown: Bool = false, record: String? = nil, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
     ) async throws(CLIError) -> Int32 {
         var text = prompt ?? ""
         if prompt == nil {
@@ -21,7 +21,19 @@ enum AskCommand {
         guard !text.isEmpty else {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
-        let provider = try config.provider(log: log)
+        var provider = try config.provider(log: log)
+        var made: SessionRecorder?
+        if let record {
+            let recording: SessionRecorder
+            do throws(ModelError) {
+                recording = try SessionRecorder(
+                    path: record, prompt: text, model: provider.displayName, secrets: [config.apiKey])
+            } catch { throw .failure(error.message) }
+            provider = RecordingProvider(provider, recorder: recording)
+            made = recording
+        }
+        let recorder = made
+        defer { recorder?.close() }
         let session = AgentSession(
             skills: registry, provider: provider, configuration: config.agentConfiguration(stepLimit: stepLimit))
         // The piped shell lays a model's markdown answer out as plain text once it is complete.
@@ -33,6 +45,7 @@ enum AskCommand {
             var answeredText = false
             var held = ""
             for await event in session.send(text) {
+                recorder?.record(event)
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")
                 } else {
@@ -71,6 +84,7 @@ enum AskCommand {
         interrupt.resume()
         let reason = await turn.value
         interrupt.cancel()
+        if let failure = recorder?.failure { printError("skillhost: \(failure)") }
         // The answer already says what matched nothing or what was refused.
         switch reason {
         case .answered, .nothingMatched, .refused: break

@@ -23,8 +23,10 @@ enum Help {
           skillhost trust <skill|plugin|server>      approve definitions that changed since first seen
           skillhost version                          host, plugin ABI and Swift versions
           skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
-          skillhost ask ['<question>'] [--json] [--step-limit N]
+          skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
                                                      one agent turn: a model (or the offline router) calls skills
+          skillhost replay <file> [--skills recorded|live]
+                                                     run a recorded turn again offline, and say where it diverges
           skillhost help [<command>]                 show help for a command
 
         Options for every command:
@@ -88,7 +90,7 @@ enum Help {
         """
 
     static let ask = """
-        Usage: skillhost ask ['<question>'] [--json] [--step-limit N]
+        Usage: skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
 
         Runs one agent turn: the model decides which skills to call, the host validates and runs them, the results
         go back to the model until it answers. The answer goes to standard output, tool activity to standard error.
@@ -100,10 +102,12 @@ enum Help {
 
           --json            print every event as a JSON line
           --step-limit N    model requests per turn (default 8)
+          --record FILE     write the turn as a .skillrec (skillhost replay FILE runs it again offline)
 
         Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
         reached, 7 repeated call, 8 no skill matched (the offline router found none for the request), 9 refused (a
-        call was denied by a policy rule, or needed a confirmation there was no one to give).
+        call was denied by a policy rule, or needed a confirmation there was no one to give), 10 a budget was used
+        up ("budgets" in config.json).
         """
 
     static let sessions = """
@@ -173,6 +177,15 @@ enum Help {
         deny beats ask beats allow.
         """
 
+    static let replay = """
+        Usage: skillhost replay <file.skillrec> [--skills recorded|live] [--json]
+
+        Runs a turn recorded with skillhost ask … --record <file> again, offline: the model's answers come from the
+        record; the skills too (recorded, the default: nothing runs) or from the real plugins (live: every outcome
+        compared with the recorded one). Exit 0 when the run went as recorded; 1 with the first divergence and
+        every other difference.
+        """
+
     static let trust = """
         Usage: skillhost trust <skill | plugin | MCP server>
 
@@ -197,6 +210,7 @@ enum Help {
         case "new"?: return new
         case "config"?: return config
         case "policy"?: return policy
+        case "replay"?: return replay
         case "trust"?: return trust
         case "version"?:
             return

@@ -242,13 +242,18 @@ struct SkillhostCLI {
             return try ShellLauncher.listSessions(store)
         case .shell(let resume):
             return try await ShellLauncher.run(line: line, resume: resume, environment: environment, log: log)
-        case .ask(let prompt, let json, let stepLimit):
+        case .ask(let prompt, let json, let stepLimit, let record):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             host.mcp.startDeferredInBackground()
             return try await AskCommand.run(
                 registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit,
-                log: log)
+                record: record, log: log)
+        case .replay(let file, let live, let json):
+            let host = try await Host.open(line, environment: environment, log: log)
+            defer { host.close() }
+            return try await ReplayCommand.run(
+                file, live: live, json: json, registry: host.registry, config: host.config)
         case .call(let skill, let arguments, let json, let timeout, let confirmed):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }

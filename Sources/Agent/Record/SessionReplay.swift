@@ -1,0 +1,239 @@
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// A `.skillrec` read back: its prompt and model, the responses in order, the calls in order.
+package struct SessionRecord: Sendable {
+    package struct Call: Sendable {
+        package let skill: String
+        package let arguments: JSONValue
+        package let outcome: JSONValue
+    }
+
+    package let prompt: String
+    package let model: String
+    package let requests: [JSONValue]
+    package let responses: [(chunks: [ModelChunk], error: String?)]
+    package let calls: [Call]
+    package let finish: String?
+
+    /// Reads `text`; a sentence naming the line when it is not a record this skillhost can replay.
+    package init(_ text: String, path: String) throws(ModelError) {
+        var lines = text.split(separator: "\n").makeIterator()
+        guard let first = lines.next(), let header = try? JSONValue(parsing: String(first)),
+            let version = header["skillrec"]?.doubleValue
+        else { throw ModelError("\(path) is not a skillhost record (its first line is not a skillrec header)") }
+        guard Int(version) == SessionRecorder.version else {
+            throw ModelError("\(path) is a record of version \(Int(version)); this skillhost replays version 1")
+        }
+        prompt = header["prompt"]?.stringValue ?? ""
+        model = header["model"]?.stringValue ?? ""
+        var requests: [JSONValue] = []
+        var responses: [(chunks: [ModelChunk], error: String?)] = []
+        var calls: [Call] = []
+        var finish: String?
+        var number = 1
+        while let line = lines.next() {
+            number += 1
+            guard let entry = try? JSONValue(parsing: String(line)), let type = entry["type"]?.stringValue else {
+                throw ModelError("\(path), line \(number): not a record entry (a JSON object with a \"type\")")
+            }
+            switch type {
+            case "request": requests.append(entry["messages"] ?? .null)
+            case "response":
+                responses.append(
+                    (
+                        (entry["chunks"]?.arrayValue ?? []).compactMap(SessionRecorder.decode),
+                        entry["error"]?.stringValue
+                    ))
+            case "call":
+                calls.append(
+                    Call(
+                        skill: entry["skill"]?.stringValue ?? "", arguments: entry["arguments"] ?? .null,
+                        outcome: entry["outcome"] ?? .null))
+            case "finished": finish = entry["reason"]?.stringValue
+            default: break
+            }
+        }
+        (self.requests, self.responses, self.calls, self.finish) = (requests, responses, calls, finish)
+    }
+}
+
+/// Where a replay first went another way than the record, and every difference seen.
+package final class ReplayLog: Sendable {
+    private let differences = Mutex<[String]>([])
+
+    package init() {}
+
+    package var all: [String] { differences.withLock { $0 } }
+    package var first: String? { all.first }
+
+    package func note(_ difference: String) { differences.withLock { $0.append(difference) } }
+}
+
+/// Answers from the record, in order: request N gets response N; a request that differs from the recorded one is
+/// noted (and answered from the record all the same, so the replay shows how far it goes).
+package struct ReplayProvider: ModelProvider {
+    let record: SessionRecord
+    let log: ReplayLog
+    private let counter = ReplayCounter()
+
+    package init(_ record: SessionRecord, log: ReplayLog) {
+        self.record = record
+        self.log = log
+    }
+
+    package var displayName: String { "replay of \(record.model)" }
+
+    /// A request's conversation without the plugins' state (a system message after the first): the state is read
+    /// anew on every run, the conversation must be the same.
+    static func conversation(_ messages: JSONValue) -> [JSONValue] {
+        let all = messages.arrayValue ?? []
+        return all.enumerated().filter { $0.offset == 0 || $0.element["role"] != "system" }.map(\.element)
+    }
+
+    package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+        let step = counter.next()
+        return AsyncThrowingStream { continuation in
+            guard step < record.responses.count else {
+                log.note(
+                    "step \(step + 1): the run asked the model again; the record has \(record.responses.count) responses"
+                )
+                continuation.finish(throwing: ModelError("the record has no response for step \(step + 1)"))
+                return
+            }
+            let sent = JSONValue.array(request.messages.map(OpenAIProvider.message))
+            if step < record.requests.count, Self.conversation(sent) != Self.conversation(record.requests[step]) {
+                log.note("step \(step + 1): the request to the model differs from the recorded one")
+            }
+            let response = record.responses[step]
+            for chunk in response.chunks { continuation.yield(chunk) }
+            if let error = response.error {
+                continuation.finish(throwing: ModelError(error))
+            } else {
+                continuation.finish()
+            }
+        }
+    }
+}
+
+/// Skills as the record says they answered: no plugin runs, nothing changes. The registry supplies what the skills
+/// are; each call is matched, in order, against the recorded ones (skill and arguments).
+package struct RecordedSkills: AgentSkills {
+    let registry: any AgentSkills
+    let record: SessionRecord
+    let log: ReplayLog
+    private let counter = ReplayCounter()
+
+    package init(registry: any AgentSkills, record: SessionRecord, log: ReplayLog) {
+        self.registry = registry
+        self.record = record
+        self.log = log
+    }
+
+    package var skills: [SkillInfo] { registry.skills }
+    package func skill(_ id: String) -> SkillInfo? { registry.skill(id) }
+
+    package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+        let index = counter.next()
+        let arguments = (try? JSONValue(parsing: invocation.arguments.jsonText)) ?? .null
+        guard index < record.calls.count else {
+            log.note(
+                "call \(index + 1): the run called \(invocation.skill); the record has \(record.calls.count) calls")
+            return .failure(CallRefusal(SkillFailure(code: .failed, message: "not in the record")))
+        }
+        let recorded = record.calls[index]
+        if recorded.skill != invocation.skill || recorded.arguments != arguments {
+            log.note(
+                "call \(index + 1): the run called \(invocation.skill)(\(arguments.jsonText)); the record has "
+                    + "\(recorded.skill)(\(recorded.arguments.jsonText))")
+        }
+        return .success(RecordedCall(arguments: arguments, outcome: Self.outcome(recorded.outcome)))
+    }
+
+    /// A recorded outcome envelope as an outcome.
+    static func outcome(_ envelope: JSONValue) -> SkillOutcome {
+        if envelope["status"] == "ok" { return SkillOutcome(.success(envelope["result"] ?? .null)) }
+        let code = envelope["code"]?.stringValue.flatMap(FailureCode.init(rawValue:)) ?? .failed
+        return SkillOutcome(.failure(SkillFailure(code: code, message: envelope["error"]?.stringValue ?? "")))
+    }
+}
+
+/// Numbers requests or calls in the order they come: 0, 1, 2…
+final class ReplayCounter: Sendable {
+    private let value = Mutex(0)
+
+    func next() -> Int {
+        value.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+}
+
+/// A call answered from the record.
+struct RecordedCall: ReadySkillCall {
+    let arguments: JSONValue
+    let outcome: SkillOutcome
+
+    func run() async -> SkillOutcome { outcome }
+}
+
+/// Skills run live, each outcome compared with the recorded one (`--skills live`).
+package struct ComparedSkills: AgentSkills {
+    let registry: any AgentSkills
+    let record: SessionRecord
+    let log: ReplayLog
+    private let counter = ReplayCounter()
+
+    package init(registry: any AgentSkills, record: SessionRecord, log: ReplayLog) {
+        self.registry = registry
+        self.record = record
+        self.log = log
+    }
+
+    package var skills: [SkillInfo] { registry.skills }
+    package func skill(_ id: String) -> SkillInfo? { registry.skill(id) }
+    package func snapshots(of plugins: [String]) async -> [PluginState] { await registry.snapshots(of: plugins) }
+
+    package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
+        let index = counter.next()
+        switch await registry.prepareCall(invocation) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let ready):
+            let recorded = index < record.calls.count ? record.calls[index] : nil
+            return .success(
+                ComparedCall(ready: ready, recorded: recorded, index: index, skill: invocation.skill, log: log))
+        }
+    }
+}
+
+struct ComparedCall: ReadySkillCall {
+    let ready: any ReadySkillCall
+    let recorded: SessionRecord.Call?
+    let index: Int
+    let skill: String
+    let log: ReplayLog
+
+    var arguments: JSONValue { ready.arguments }
+
+    func run() async -> SkillOutcome {
+        let outcome = await ready.run()
+        var live = outcome.envelope
+        if case .object(var object) = live {
+            object["duration_ms"] = nil
+            live = .object(object)
+        }
+        guard let recorded else {
+            log.note("call \(index + 1): \(skill) ran live; the record has no such call")
+            return outcome
+        }
+        if live != recorded.outcome {
+            log.note(
+                "call \(index + 1): \(skill) answered \(live.jsonText) live; the record has \(recorded.outcome.jsonText)"
+            )
+        }
+        return outcome
+    }
+}

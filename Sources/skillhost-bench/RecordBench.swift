@@ -1,0 +1,46 @@
+import Agent
+import Foundation
+import SkillHost
+import SkillJSON
+
+// What recording costs a turn (`ask --record`): the offline router's turn over the bundled-style calculator,
+// plain and recorded (every request, response and call written as JSON Lines), alternating.
+//
+//   .build/release/skillhost-bench --record-only [--runs R]
+
+func recordBenchmarks(_ options: Options, registry: SkillRegistry) async throws {
+    let file = workFolder + "/bench.skillrec"
+    func turn(recorded: Bool) async throws -> Double {
+        var provider: any ModelProvider = OfflineRouter()
+        var recorder: SessionRecorder?
+        if recorded {
+            let made = try SessionRecorder(path: file, prompt: "what is 1.5+2.25", model: "offline", secrets: [])
+            provider = RecordingProvider(provider, recorder: made)
+            recorder = made
+        }
+        let session = AgentSession(skills: registry, provider: provider)
+        let start = now()
+        for await event in session.send("what is 1.5+2.25") { recorder?.record(event) }
+        let took = Double(now() - start)
+        recorder?.close()
+        return took
+    }
+    var plain: [Run] = []
+    var recorded: [Run] = []
+    for _ in 0..<max(1, options.runs) {
+        var plainSamples: [Double] = []
+        var recordedSamples: [Double] = []
+        for _ in 0..<300 {
+            plainSamples.append(try await turn(recorded: false))
+            recordedSamples.append(try await turn(recorded: true))
+        }
+        plain.append(Run(samples: plainSamples))
+        recorded.append(Run(samples: recordedSamples))
+    }
+    print("A turn of the offline router (2 steps, 1 call), \(plain.count) runs × 300 turns, alternating")
+    print("")
+    print("| measurement | median | p10 | p90 | spread of medians |")
+    print("|---|---|---|---|---|")
+    print(Row(name: "not recorded", runs: plain).line)
+    print(Row(name: "recorded (ask --record)", runs: recorded).line)
+}

@@ -1,0 +1,81 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// `ask --record` writes the session as JSON Lines; `replay` runs it again in another host process, offline, with
+/// the skills from the record or live, and says where it went another way.
+struct RecordReplayTests {
+    let home = Paths.temporaryDirectory("record-home")
+    var record: String { home + "/run.skillrec" }
+
+    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
+    }
+
+    @Test func aRecordedSessionReplaysOfflineAndDifferencesAreShown() throws {
+        let server = try LoopbackServer([
+            .chatToolCalls([("c1", "calculator", #"{"expression":"(23+7)*2"}"#)]), .chatText(["It is ", "60."]),
+        ])
+        let recorded = try skillhost(
+            ["ask", "what is (23+7)*2", "--record", record],
+            [
+                "OPENAI_BASE_URL": server.baseURL.absoluteString, "SKILLHOST_MODEL": "m",
+                "OPENAI_API_KEY": "sk-very-secret",
+            ])
+        server.stop()
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        #expect(recorded.stdout == "It is 60.\n")
+        let text = try String(contentsOfFile: record, encoding: .utf8)
+        #expect(!text.contains("sk-very-secret"), "no secret is written")
+        let lines = try text.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(lines.first?["skillrec"] == 1)
+        #expect(lines.first?["prompt"] == "what is (23+7)*2")
+        #expect(
+            lines.map { $0["type"]?.stringValue ?? "header" } == [
+                "header", "request", "response", "call", "request", "response", "finished",
+            ])
+        let attributes = try FileManager.default.attributesOfItem(atPath: record)
+        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+
+        // Another host process, no model server: the answers come from the record.
+        for mode in [[], ["--skills", "live"]] {
+            let replayed = try skillhost(["replay", record] + mode)
+            #expect(replayed.status == 0, "\(replayed.stderr)")
+            #expect(replayed.stdout == "It is 60.\n")
+            #expect(
+                replayed.stderr.hasSuffix(
+                    "calls (\(mode.isEmpty ? "skills from the record" : "skills live")): as recorded\n"))
+        }
+
+        // A record whose skill answered otherwise: live, the difference is the first divergence.
+        try text.replacingOccurrences(of: #""result":60"#, with: #""result":61"#).write(
+            toFile: record, atomically: true, encoding: .utf8)
+        let diverged = try skillhost(["replay", record, "--skills", "live"])
+        #expect(diverged.status == 1)
+        #expect(
+            diverged.stderr
+                == "skillhost: the replay went another way than the record: call 1: calculator answered "
+                + #"{"status":"ok","result":60} live; the record has {"status":"ok","result":61}"# + "\n")
+
+        // A run that calls something else than the record: the call is named.
+        try text.replacingOccurrences(
+            of: #""arguments":{"expression":"(23+7)*2"}"#, with: #""arguments":{"expression":"1+1"}"#
+        )
+        .write(toFile: record, atomically: true, encoding: .utf8)
+        let otherCall = try skillhost(["replay", record])
+        #expect(otherCall.status == 1)
+        #expect(
+            otherCall.stderr.hasPrefix(
+                #"skillhost: the replay went another way than the record: call 1: the run called calculator({"expression":"(23+7)*2"}); the record has calculator({"expression":"1+1"})"#
+            ),
+            "\(otherCall.stderr)")
+
+        try "hello".write(toFile: record, atomically: true, encoding: .utf8)
+        let garbage = try skillhost(["replay", record])
+        #expect(garbage.status == 1)
+        #expect(
+            garbage.stderr
+                == "skillhost: \(record) is not a skillhost record (its first line is not a skillrec header)\n")
+    }
+}
