@@ -57,6 +57,14 @@ final class MCPSources: Sendable {
         return await source.startForFirstUse()
     }
 
+    /// Starts every server that waits for its first use and waits for them (`trust`: the definitions to approve
+    /// are the servers' own, not those cached from an earlier run).
+    func startDeferred() async {
+        await withTaskGroup(of: Void.self) { group in
+            for source in sources { group.addTask { _ = await source.startForFirstUse() } }
+        }
+    }
+
     /// Starts every server that waits for its first use, in the background (`ask`: they start while the model
     /// thinks).
     func startDeferredInBackground() {

@@ -145,6 +145,7 @@ struct SkillhostCLI {
         case .trust(let name):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
+            await host.mcp.startDeferred()
             writeText(try TrustCommand.run(name, registry: host.registry))
             return ExitCode.ok.rawValue
         case .config(let action):

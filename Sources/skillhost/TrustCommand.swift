@@ -5,7 +5,7 @@ import SkillHost
 enum TrustCommand {
     static func run(_ name: String, registry: SkillRegistry) throws(CLIError) -> String {
         guard let pins = registry.pins else { throw .failure("skill definitions are not pinned here") }
-        let skills = registry.skills.filter { $0.id == name || $0.plugin == name }
+        let skills = registry.skills.filter { $0.id == name || $0.plugin == name || $0.plugin == "mcp:" + name }
         guard !skills.isEmpty else {
             throw .failure(
                 "no skill, plugin or MCP server is called \(name); skillhost list shows their names")
