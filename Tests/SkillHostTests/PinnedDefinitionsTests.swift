@@ -55,6 +55,18 @@ struct PinnedDefinitionsTests {
                 == "skillhost: no skill, plugin or MCP server is called nobody; skillhost list shows their names\n")
     }
 
+    @Test func aPinFileThatCannotBeReadIsLeftAsItIs() throws {
+        let file = home + "/data/skillhost/pins.json"
+        try FileManager.default.createDirectory(atPath: home + "/data/skillhost", withIntermediateDirectories: true)
+        try "not json".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try skillhost("call", "calculator", #"{"expression": "1+1"}"#)
+        #expect(result.stdout == "2\n")
+        #expect(
+            result.stderr.contains("\(file) is not a pin file skillhost can read; skill definitions are pinned anew"),
+            "\(result.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "not json", "left as it is")
+    }
+
     /// An MCP server that rewrites its tool's description between two runs ("rug pull"): refused until the server
     /// is trusted by name.
     @Test func anMCPServerThatRewritesItsToolIsNotTrustedAgainUnasked() throws {

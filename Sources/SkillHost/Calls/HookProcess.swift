@@ -1,5 +1,6 @@
 import CProcess
 import Foundation
+import JSONRPC
 import SkillJSON
 
 /// Runs one hook: starts its program (a process group of its own, a worker's environment), writes the input,
@@ -24,13 +25,13 @@ enum HookProcess {
         }
         // A hook that exits without reading its input is not a signal to the host: EPIPE, ignored. Input beyond
         // what a pipe holds is written on a thread of its own, so a hook that never reads cannot block this one.
-        let bytes = Array((input.jsonText + "\n").utf8)
+        let line = input.jsonText
         let input = child.input
-        if bytes.count <= 4096 {
-            writeAll(bytes, to: input)
-        } else {
-            Thread { writeAll(bytes, to: input) }.start()
+        let send: @Sendable () -> Void = {
+            LineWriter(descriptor: input).write(line)
+            close(input)
         }
+        if line.utf8.count < 4096 { send() } else { Thread(block: send).start() }
 
         let deadline = ContinuousClock.now + hook.timeout
         var output: [UInt8] = []
@@ -62,21 +63,6 @@ enum HookProcess {
             return .failure(.exited(status, said))
         }
         return .success(String(decoding: output, as: UTF8.self))
-    }
-
-    /// Writes `bytes` (until the hook stops reading), then closes its input.
-    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return 0 }
-                return skillhost_write_nosigpipe(fd, base + offset, bytes.count - offset)
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { break }
-            offset += written
-        }
-        close(fd)
     }
 
     /// Reads what is there; false at the end (or past the limit, when the rest is not wanted).

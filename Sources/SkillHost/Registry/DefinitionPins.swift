@@ -75,26 +75,39 @@ public final class DefinitionPins: Sendable {
 
     public let file: String
     private let state: Mutex<State>
+    /// False when the file exists but could not be read: it is left as it is, and pins live in memory.
+    private let saves: Bool
     private let log: @Sendable (LogRecord) -> Void
 
     /// Reads `file` (none yet: nothing is pinned). A file that cannot be read is said (`log`) and left as it is:
-    /// what is seen is pinned again, in memory, and saving is tried as skills are first seen.
+    /// what is seen is pinned again, in memory only.
     public init(file: String, log: @escaping @Sendable (LogRecord) -> Void = { _ in }) {
         self.file = file
         self.log = log
         var pins: [String: Pin] = [:]
-        if let data = FileManager.default.contents(atPath: file) {
-            if let object = (try? JSONValue(parsing: [UInt8](data)))?["skills"]?.objectValue {
+        var saves = true
+        // At most 16 MB: thousands of skills' definitions; a larger file is not one skillhost wrote.
+        let read = BoundedFile.read(file, limit: 16 << 20)
+        if case .success(.bytes(let bytes)) = read {
+            if let object = (try? JSONValue(parsing: bytes))?["skills"]?.objectValue {
                 for (id, value) in object.members { pins[id] = Pin(value) }
             } else {
+                saves = false
                 log(
                     LogRecord(
                         level: .warning, source: "pins",
                         message: "\(file) is not a pin file skillhost can read; skill definitions are pinned anew "
                             + "(move it away to start over)"))
             }
+        } else if case .failure(let problem) = read {
+            saves = false
+            log(
+                LogRecord(
+                    level: .warning, source: "pins",
+                    message: "\(file) \(problem); skill definitions are pinned anew (move it away to start over)"))
         }
         state = Mutex(State(pins: pins))
+        self.saves = saves
     }
 
     /// How `skill` differs from its pinned definition; nil when it does not (one seen for the first time is
@@ -160,6 +173,7 @@ public final class DefinitionPins: Sendable {
 
     /// Writes the pins (0600, replaced whole); a failure is said, never passed over.
     private func persist() {
+        guard saves else { return }
         let document = state.withLock { state -> JSONValue in
             let skills = state.pins.keys.sorted().map { (key: $0, value: state.pins[$0]?.json ?? .null) }
             return ["version": 1, "skills": .object(JSONObject(skills))]
