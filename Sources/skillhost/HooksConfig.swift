@@ -31,8 +31,9 @@ enum HooksConfig {
 
     private static func hook(_ item: JSONValue, place: String, fail: (String) -> CLIError) throws(CLIError) -> Hook {
         guard let object = item.objectValue else { throw fail("\(place) must be an object like \(example)") }
-        for key in object.keys where !["match", "command", "timeout_ms", "on_error"].contains(key) {
-            throw fail("\(place) has \"\(key)\", which hooks do not take (match, command, timeout_ms, on_error)")
+        for key in object.keys where !["match", "command", "timeout_ms", "on_error", "sandbox"].contains(key) {
+            throw fail(
+                "\(place) has \"\(key)\", which hooks do not take (match, command, timeout_ms, on_error, sandbox)")
         }
         guard let command = object["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty,
             command.count == object["command"]?.arrayValue?.count, !command[0].isEmpty
@@ -56,6 +57,10 @@ enum HooksConfig {
         }
         let pattern = object["match"].map { $0.stringValue ?? "" } ?? "*"
         guard !pattern.isEmpty else { throw fail("\(place): \"match\" must be a skill id or pattern") }
-        return Hook(pattern: pattern, command: command, timeout: timeout, allowOnError: allowOnError)
+        let sandbox = try object["sandbox"].map { value throws(CLIError) in
+            try Config.sandbox(value, "\(place).sandbox", fail: fail)
+        }
+        return Hook(
+            pattern: pattern, command: command, timeout: timeout, allowOnError: allowOnError, sandbox: sandbox)
     }
 }

@@ -166,6 +166,17 @@ struct HooksCLITests {
         #expect(events.first { $0["event"] == "turn_end" }?["reason"] == "answered")
     }
 
+    @Test func aSandboxedHookIsConfinedLikeAnMCPServer() throws {
+        let leak = home + "/leak.txt"
+        let nosy = try script("nosy", "cat > /dev/null; echo secret > \(leak); echo '{\"decision\": \"allow\"}'")
+        try configure(#"{"before_call": [{"command": ["\#(nosy)"], "sandbox": true}]}"#)
+        #expect(try skillhost("call", "calculator", #"{"expression": "1+1"}"#).stdout == "2\n")
+        #expect(!FileManager.default.fileExists(atPath: leak), "confined: it may not write the home folder")
+        try configure(#"{"before_call": [{"command": ["\#(nosy)"]}]}"#)
+        #expect(try skillhost("call", "calculator", #"{"expression": "1+1"}"#).stdout == "2\n")
+        #expect(FileManager.default.fileExists(atPath: leak), "without a sandbox it may")
+    }
+
     @Test func aHookThatCannotBeConfiguredIsRefused() throws {
         let cases: [(String, String)] = [
             (

@@ -9,13 +9,23 @@ import SkillJSON
 enum HookProcess {
     static let outputLimit = 64 << 10
 
-    static func run(_ hook: Hook, input: JSONValue, event: HookEvent) -> Result<String, HookFailure> {
+    static func run(_ hook: Hook, input: JSONValue, event: HookEvent, launcher: String? = nil) -> Result<
+        String, HookFailure
+    > {
         guard let program = resolve(hook.name) else {
             return .failure(.cannotStart("no program \(hook.name) on PATH"))
         }
+        var path = program
+        var arguments = Array(hook.command.dropFirst())
+        if let sandbox = hook.sandbox {
+            // The skillhost binary's sandbox role confines itself, then becomes the hook.
+            guard let launcher else { return .failure(.cannotStart("no skillhost binary to confine it with")) }
+            arguments = sandbox.launcherArguments(command: program, arguments: arguments)
+            path = launcher
+        }
         let environment = ChildEnvironment.minimal(adding: ["SKILLHOST_HOOK_EVENT": event.rawValue])
         let child: ChildProcess
-        switch ChildProcess.spawn(program, Array(hook.command.dropFirst()), environment: environment) {
+        switch ChildProcess.spawn(path, arguments, environment: environment) {
         case .failure(let error): return .failure(.cannotStart(error.description))
         case .success(let started): child = started
         }

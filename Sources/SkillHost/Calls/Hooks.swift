@@ -26,12 +26,18 @@ public struct Hook: Sendable, Equatable {
     /// What a hook that fails (cannot start, times out, exits non-zero, answers what is not an answer) means: deny
     /// (the default) or allow.
     public let allowOnError: Bool
+    /// Confined like an MCP server (`"sandbox"`): what it may read, write and reach; nil: not confined.
+    public let sandbox: Sandbox?
 
-    public init(pattern: String = "*", command: [String], timeout: Duration = .seconds(5), allowOnError: Bool = false) {
+    public init(
+        pattern: String = "*", command: [String], timeout: Duration = .seconds(5), allowOnError: Bool = false,
+        sandbox: Sandbox? = nil
+    ) {
         self.pattern = pattern
         self.command = command
         self.timeout = timeout
         self.allowOnError = allowOnError
+        self.sandbox = sandbox
     }
 
     /// How sentences name it: its program as configured.
@@ -41,8 +47,13 @@ public struct Hook: Sendable, Equatable {
 /// The hooks of each event, in the order the configuration lists them.
 public struct Hooks: Sendable, Equatable {
     public var events: [HookEvent: [Hook]]
+    /// The skillhost binary, whose sandbox role starts a confined hook (nil: confined hooks cannot start).
+    public var launcher: String?
 
-    public init(_ events: [HookEvent: [Hook]] = [:]) { self.events = events }
+    public init(_ events: [HookEvent: [Hook]] = [:], launcher: String? = nil) {
+        self.events = events
+        self.launcher = launcher
+    }
 
     public var isEmpty: Bool { events.values.allSatisfy(\.isEmpty) }
 

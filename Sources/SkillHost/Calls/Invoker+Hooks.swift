@@ -98,7 +98,7 @@ extension Invoker {
         _ hook: Hook, _ event: HookEvent, _ prepared: Prepared, _ invocation: SkillInvocation
     ) -> Result<HookAnswer, Refusal> {
         let input = Self.hookInput(event, prepared.entry.info, prepared.arguments, invocation)
-        let read = HookProcess.run(hook, input: input, event: event).flatMap(HookAnswer.read)
+        let read = HookProcess.run(hook, input: input, event: event, launcher: hooks.launcher).flatMap(HookAnswer.read)
         switch read {
         case .success(let answer): return .success(answer)
         case .failure(let failure):
@@ -150,7 +150,7 @@ extension Invoker {
         let matching = hooks.matching(.afterCall, skill.id)
         guard !matching.isEmpty else { return }
         let input = Self.hookInput(.afterCall, skill, arguments, invocation, outcome: outcome)
-        runWatchingHooks(matching, input: input, event: .afterCall, log: configuration.log)
+        runWatchingHooks(matching, input: input, event: .afterCall, launcher: hooks.launcher, log: configuration.log)
     }
 }
 
@@ -166,7 +166,9 @@ extension SkillRegistry {
             (key: "session", value: session.map { .string($0) } ?? .null),
         ])
         for (key, value) in detail.members { object[key] = value }
-        runWatchingHooks(hooks, input: .object(object), event: event, log: invoker.configuration.log)
+        runWatchingHooks(
+            hooks, input: .object(object), event: event, launcher: invoker.hooks.launcher,
+            log: invoker.configuration.log)
     }
 
     /// Waits for the hooks that only see (after_call, turns) to end, at most as long as the longest may take.
@@ -186,13 +188,14 @@ let watchingHooks = DispatchGroup()
 
 /// Runs hooks that only see, on `hookQueue`, counted in `watchingHooks`; failures are logged.
 func runWatchingHooks(
-    _ hooks: [Hook], input: JSONValue, event: HookEvent, log: @escaping @Sendable (LogRecord) -> Void
+    _ hooks: [Hook], input: JSONValue, event: HookEvent, launcher: String?,
+    log: @escaping @Sendable (LogRecord) -> Void
 ) {
     watchingHooks.enter()
     hookQueue.async {
         defer { watchingHooks.leave() }
         for hook in hooks {
-            if case .failure(let failure) = HookProcess.run(hook, input: input, event: event) {
+            if case .failure(let failure) = HookProcess.run(hook, input: input, event: event, launcher: launcher) {
                 log(
                     LogRecord(
                         level: .warning, source: "hooks", message: "\(event.rawValue) hook \(hook.name) \(failure)"))
