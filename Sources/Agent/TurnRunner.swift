@@ -184,7 +184,7 @@ struct TurnRunner: Sendable {
         }
         for index in others {
             switch await prepare(calls[index]) {
-            case .success(let prepared): results[index] = await run(prepared)
+            case .success(let prepared): results[index] = await run(prepared, changes: true)
             case .failure(let result): results[index] = result.result
             }
         }
@@ -257,14 +257,15 @@ struct TurnRunner: Sendable {
         }
     }
 
-    /// Runs a prepared call and reports how it ended.
-    private func run(_ prepared: Prepared) async -> CallResult {
+    /// Runs a prepared call and reports how it ended. `changes`: the skill is mutating or destructive (its risk was
+    /// looked up once, for the turn), so a success is recorded for `/rewind`.
+    private func run(_ prepared: Prepared, changes: Bool = false) async -> CallResult {
         let call = prepared.call
         let outcome = await prepared.prepared.run()
         switch outcome.ending {
         case .success(let result):
             if let undo = outcome.undo { session.recordUndo(undo, skill: call.name) }
-            if registry.skill(call.name)?.risk != .readOnly {
+            if changes {
                 session.recordChange(skill: call.name, arguments: prepared.prepared.arguments, undo: outcome.undo)
             }
             emit(

@@ -20,10 +20,7 @@ enum ReplayCommand {
         let record: SessionRecord
         do throws(ModelError) { record = try SessionRecord(text, path: file) } catch { throw .failure(error.message) }
         let log = ReplayLog()
-        let skills: any AgentSkills =
-            live
-            ? ComparedSkills(registry: registry, record: record, log: log)
-            : RecordedSkills(registry: registry, record: record, log: log)
+        let skills = ReplaySkills(registry: registry, record: record, log: log, live: live)
         let session = AgentSession(
             skills: skills, provider: ReplayProvider(record, log: log),
             configuration: config.agentConfiguration(stepLimit: nil))

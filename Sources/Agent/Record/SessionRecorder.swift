@@ -91,15 +91,18 @@ package final class SessionRecorder: Sendable {
 
     private func writeCall(_ call: ToolCallEvent, _ outcome: SkillOutcome) {
         let arguments = state.withLock { $0.arguments.removeValue(forKey: call.id) } ?? .object(JSONObject())
-        var envelope = outcome.envelope
-        if case .object(var object) = envelope {
-            object["duration_ms"] = nil  // timing differs run to run; the record is about what happened
-            envelope = .object(object)
-        }
         write([
             "type": "call", "id": .string(call.id), "skill": .string(call.skill), "arguments": arguments,
-            "outcome": envelope,
+            "outcome": Self.recorded(outcome),
         ])
+    }
+
+    /// An outcome as the record keeps it: its envelope without the duration (timing differs run to run; the
+    /// record is about what happened).
+    static func recorded(_ outcome: SkillOutcome) -> JSONValue {
+        guard case .object(var object) = outcome.envelope else { return outcome.envelope }
+        object["duration_ms"] = nil
+        return .object(object)
     }
 
     static func encode(_ chunk: ModelChunk) -> JSONValue {

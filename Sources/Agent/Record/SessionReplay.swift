@@ -118,32 +118,46 @@ package struct ReplayProvider: ModelProvider {
     }
 }
 
-/// Skills as the record says they answered: no plugin runs, nothing changes. The registry supplies what the skills
-/// are; each call is matched, in order, against the recorded ones (skill and arguments).
-package struct RecordedSkills: AgentSkills {
+/// The skills of a replay. Recorded (`live` false): no plugin runs, nothing changes — each call is matched, in
+/// order, against the recorded ones (skill and arguments) and answered with the recorded outcome. Live: the real
+/// skills run, and each outcome is compared with the recorded one. The registry supplies what the skills are.
+package struct ReplaySkills: AgentSkills {
     let registry: any AgentSkills
     let record: SessionRecord
     let log: ReplayLog
+    let live: Bool
     private let counter = ReplayCounter()
 
-    package init(registry: any AgentSkills, record: SessionRecord, log: ReplayLog) {
+    package init(registry: any AgentSkills, record: SessionRecord, log: ReplayLog, live: Bool) {
         self.registry = registry
         self.record = record
         self.log = log
+        self.live = live
     }
 
     package var skills: [SkillInfo] { registry.skills }
     package func skill(_ id: String) -> SkillInfo? { registry.skill(id) }
+    package func snapshots(of plugins: [String]) async -> [PluginState] {
+        live ? await registry.snapshots(of: plugins) : []
+    }
 
     package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         let index = counter.next()
+        let recorded = index < record.calls.count ? record.calls[index] : nil
+        if live {
+            switch await registry.prepareCall(invocation) {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let ready):
+                return .success(
+                    ComparedCall(ready: ready, recorded: recorded, index: index, skill: invocation.skill, log: log))
+            }
+        }
         let arguments = (try? JSONValue(parsing: invocation.arguments.jsonText)) ?? .null
-        guard index < record.calls.count else {
+        guard let recorded else {
             log.note(
                 "call \(index + 1): the run called \(invocation.skill); the record has \(record.calls.count) calls")
             return .failure(CallRefusal(SkillFailure(code: .failed, message: "not in the record")))
         }
-        let recorded = record.calls[index]
         if recorded.skill != invocation.skill || recorded.arguments != arguments {
             log.note(
                 "call \(index + 1): the run called \(invocation.skill)(\(arguments.jsonText)); the record has "
@@ -180,35 +194,7 @@ struct RecordedCall: ReadySkillCall {
     func run() async -> SkillOutcome { outcome }
 }
 
-/// Skills run live, each outcome compared with the recorded one (`--skills live`).
-package struct ComparedSkills: AgentSkills {
-    let registry: any AgentSkills
-    let record: SessionRecord
-    let log: ReplayLog
-    private let counter = ReplayCounter()
-
-    package init(registry: any AgentSkills, record: SessionRecord, log: ReplayLog) {
-        self.registry = registry
-        self.record = record
-        self.log = log
-    }
-
-    package var skills: [SkillInfo] { registry.skills }
-    package func skill(_ id: String) -> SkillInfo? { registry.skill(id) }
-    package func snapshots(of plugins: [String]) async -> [PluginState] { await registry.snapshots(of: plugins) }
-
-    package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
-        let index = counter.next()
-        switch await registry.prepareCall(invocation) {
-        case .failure(let refusal): return .failure(refusal)
-        case .success(let ready):
-            let recorded = index < record.calls.count ? record.calls[index] : nil
-            return .success(
-                ComparedCall(ready: ready, recorded: recorded, index: index, skill: invocation.skill, log: log))
-        }
-    }
-}
-
+/// A call run live, its outcome compared with the recorded one.
 struct ComparedCall: ReadySkillCall {
     let ready: any ReadySkillCall
     let recorded: SessionRecord.Call?
@@ -220,11 +206,7 @@ struct ComparedCall: ReadySkillCall {
 
     func run() async -> SkillOutcome {
         let outcome = await ready.run()
-        var live = outcome.envelope
-        if case .object(var object) = live {
-            object["duration_ms"] = nil
-            live = .object(object)
-        }
+        let live = SessionRecorder.recorded(outcome)
         guard let recorded else {
             log.note("call \(index + 1): \(skill) ran live; the record has no such call")
             return outcome

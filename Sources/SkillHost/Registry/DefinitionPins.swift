@@ -212,11 +212,12 @@ extension SkillRegistry {
 }
 
 extension DefinitionPins.Change {
-    /// `! helper_echo's definition changed since first seen (description): …` then the diff, one line each.
+    /// `! helper_echo's definition changed since first seen (description); until you trust it …` then the diff,
+    /// one line each.
     public var lines: [String] {
         [
-            "! \(skill)'s definition changed since first seen (\(parts.joined(separator: ", "))); it is not run "
-                + "until you trust it (skillhost trust \(skill))"
+            "! \(skill)'s definition changed since first seen (\(parts.joined(separator: ", "))); until you trust "
+                + "it (skillhost trust \(skill)) each call is asked about here and refused by call, ask and MCP"
         ] + diff.map { "    " + $0 }
     }
 }
