@@ -33,6 +33,10 @@ package final class WebSession: Sendable {
         /// The last turn's trace (`/trace`), as it is recorded.
         var trace = TraceRecorder()
         var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
+        /// Questions sent to the tabs and not answered yet. A tab may answer one before the agent starts waiting
+        /// for it (the event reaches the page first): that answer is kept in `early` until it does.
+        var asked: Set<String> = []
+        var early: [String: ConfirmationAnswer] = [:]
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
         /// What a new tab is sent first: the events so far, as stream lines, oldest first.
@@ -144,6 +148,7 @@ package final class WebSession: Sendable {
             for await event in events {
                 recorder.record(event)
                 trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)
+                if case .confirmationNeeded(let request) = event { sent(request) }
                 publish(WebEvent.encode(event, plan: plan(of: event)))
             }
             if !recorder.answer.isEmpty { publish(WebEvent.answer(markdown: recorder.answer)) }
@@ -187,7 +192,12 @@ package final class WebSession: Sendable {
     /// see the cancelled cards and the turn's end as the stream reports them.
     package func stop() {
         let (agent, pending) = state.withLock { state in
-            defer { state.confirmation = nil }
+            defer {
+                state.confirmation = nil
+                // A question the agent has not started waiting for yet is answered no as well.
+                for id in state.asked { state.early[id] = .deny }
+                state.asked = []
+            }
             return (state.running ? state.agent : nil, state.confirmation)
         }
         pending?.answer.resume(returning: .deny)
@@ -195,27 +205,42 @@ package final class WebSession: Sendable {
         agent?.stopTurn()
     }
 
-    /// A tab's answer to the confirmation `id`. False when nothing waits for it (answered already, or withdrawn).
+    /// A tab's answer to the confirmation `id`. False when nothing asks it (answered already, or withdrawn).
     package func confirm(_ id: String, _ answer: ConfirmationAnswer) -> Bool {
-        let pending = state.withLock { state -> CheckedContinuation<ConfirmationAnswer, Never>? in
-            guard let confirmation = state.confirmation, confirmation.request.callID == id else { return nil }
-            state.confirmation = nil
-            return confirmation.answer
+        let (known, pending) = state.withLock { state -> (Bool, CheckedContinuation<ConfirmationAnswer, Never>?) in
+            if let confirmation = state.confirmation, confirmation.request.callID == id {
+                state.confirmation = nil
+                state.asked.remove(id)
+                return (true, confirmation.answer)
+            }
+            // Asked, but the agent is not waiting yet: kept for when it does.
+            guard state.asked.remove(id) != nil else { return (false, nil) }
+            state.early[id] = answer
+            return (true, nil)
         }
-        guard let pending else { return false }
-        pending.resume(returning: answer)
+        guard known else { return false }
+        pending?.resume(returning: answer)
         publish(WebEvent.confirmed(id))
         return true
     }
 
+    /// Notes that the question for `request` goes to the tabs (before it does: an answer may follow at once).
+    func sent(_ request: ConfirmationRequest) { _ = state.withLock { $0.asked.insert(request.callID) } }
+
     /// The agent's confirmation hook: waits for a tab's answer (the event that asks went out on the stream).
-    private func ask(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
+    func ask(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
         await withCheckedContinuation { continuation in
-            let earlier = state.withLock { state in
+            let (given, earlier) = state.withLock {
+                state -> (
+                    ConfirmationAnswer?,
+                    (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
+                ) in
+                if let given = state.early.removeValue(forKey: request.callID) { return (given, nil) }
                 defer { state.confirmation = (request, continuation) }
-                return state.confirmation
+                return (nil, state.confirmation)
             }
             earlier?.answer.resume(returning: .deny)
+            if let given { continuation.resume(returning: given) }
         }
     }
 
