@@ -49,6 +49,8 @@ package final class AgentSession: Sendable {
     let confirm: ConfirmationHook?
     /// Called with every message as it is added (the shell persists them at once).
     let onMessage: (@Sendable (Message) -> Void)?
+    /// Called with every change a call made (the shell persists them, for `/rewind` after `--resume`).
+    let onChange: (@Sendable (ChangeRecord) -> Void)?
     let state: Mutex<State>
 
     struct State {
@@ -146,13 +148,14 @@ package final class AgentSession: Sendable {
     package init(
         skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
         confirm: ConfirmationHook? = nil, conversation: Conversation? = nil,
-        onMessage: (@Sendable (Message) -> Void)? = nil
+        onMessage: (@Sendable (Message) -> Void)? = nil, onChange: (@Sendable (ChangeRecord) -> Void)? = nil
     ) {
         self.skills = skills
         self.provider = provider
         self.configuration = configuration
         self.confirm = confirm
         self.onMessage = onMessage
+        self.onChange = onChange
         state = Mutex(
             State(
                 conversation: conversation ?? Conversation(system: configuration.systemPrompt),

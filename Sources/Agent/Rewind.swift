@@ -10,16 +10,33 @@ package struct ChangeRecord: Sendable, Equatable {
     /// `notes_add({"title":"milk"})`, for saying what is undone.
     package let call: String
     package let undo: UndoAction?
+
+    package init(after: Int, skill: String, call: String, undo: UndoAction?) {
+        self.after = after
+        self.skill = skill
+        self.call = call
+        self.undo = undo
+    }
 }
 
 extension AgentSession {
     /// Records a successful call of a mutating or destructive skill (with its undo, when it registered one).
     func recordChange(skill: String, arguments: JSONValue, undo: UndoAction?) {
-        state.withLock { state in
+        let change = state.withLock { state in
             let after = state.conversation.messages.last { $0.role == .user }?.sequence ?? 0
-            state.changes.append(
-                ChangeRecord(after: after, skill: skill, call: "\(skill)(\(arguments.jsonText))", undo: undo))
+            let change = ChangeRecord(after: after, skill: skill, call: "\(skill)(\(arguments.jsonText))", undo: undo)
+            state.changes.append(change)
+            return change
         }
+        onChange?(change)
+    }
+
+    /// Every change of the session, oldest first.
+    package var allChanges: [ChangeRecord] { state.withLock { $0.changes } }
+
+    /// Adds changes made before this session object existed (a resumed session's, from the history).
+    package func restoreChanges(_ changes: [ChangeRecord]) {
+        state.withLock { $0.changes = changes + $0.changes }
     }
 
     /// The person's messages, oldest first, each with its sequence (what `/rewind` offers to go back to).
@@ -39,6 +56,64 @@ extension AgentSession {
             state.changes.removeAll { $0.after >= sequence }
             state.lastUndo = nil
         }
+    }
+}
+
+/// Going back to before the person's message `number` (1 is the first): the changes made since that can be undone
+/// and those that cannot, and the undoing, newest first, each reversing call through the call pipeline.
+package struct RewindPlan: Sendable {
+    package let number: Int
+    package let target: Message
+    package let undoable: [ChangeRecord]
+    package let stuck: [ChangeRecord]
+
+    /// Nil when the session has no such message of the person's.
+    package init?(_ session: AgentSession, number: Int) {
+        let messages = session.userMessages
+        guard number >= 1, number <= messages.count else { return nil }
+        self.number = number
+        target = messages[number - 1]
+        let changes = session.changes(since: target.sequence)
+        undoable = changes.filter { $0.undo != nil }
+        stuck = changes.filter { $0.undo == nil }
+    }
+
+    /// What going back does, in lines: the message, what is undone, what cannot be.
+    package var description: String {
+        var plan = "Back to before message \(number) (\(Self.shorten(target.content, 60))):\n"
+        plan +=
+            undoable.isEmpty
+            ? "  no change to undo\n" : "  undo, newest first: \(undoable.map(\.call).joined(separator: ", "))\n"
+        if !stuck.isEmpty {
+            plan += "  cannot be undone (no way back registered): \(stuck.map(\.call).joined(separator: ", "))\n"
+        }
+        return plan
+    }
+
+    /// Runs the reversing calls, newest change first, telling `undone` each change undone. Stops at the first that
+    /// fails and returns why ("undo of notes_add(…) failed: …"); nil when every one ran.
+    package func undo(
+        with registry: SkillRegistry, session: String?, undone: @Sendable (ChangeRecord) -> Void
+    ) async -> String? {
+        for change in undoable {
+            for call in change.undo?.calls ?? [] {
+                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+                invocation.session = session
+                if let failure = await registry.invoke(invocation).failure {
+                    return "undo of \(change.call) failed: \(failure.message)"
+                }
+            }
+            undone(change)
+        }
+        return nil
+    }
+
+    /// Goes back: forgets the conversation from the target message on (call after `undo` succeeded).
+    package func apply(to session: AgentSession) { session.truncate(from: target.sequence) }
+
+    private static func shorten(_ text: String, _ limit: Int) -> String {
+        let line = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        return line.count > limit ? String(line.prefix(max(1, limit - 1))) + "…" : line
     }
 }
 

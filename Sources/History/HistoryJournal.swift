@@ -15,6 +15,8 @@ package final class HistoryJournal: Sendable {
         case usage(Usage, session: String)
         /// The conversation was rewound: messages from `from` on are forgotten.
         case truncate(from: Int, session: String)
+        /// A call changed something (with its undo, if any).
+        case change(ChangeRecord, session: String)
 
         var isDraft: Bool {
             if case .draft = self { return true }
@@ -57,7 +59,7 @@ package final class HistoryJournal: Sendable {
         }
     }
 
-    /// Retries what waits; says whether anything still does.
+    /// Retries what waits; true when nothing waits any more.
     @discardableResult
     package func retry() -> Bool {
         let (saved, _) = state.withLock { state in state.pending.isEmpty ? (0, nil) : flush(&state) }
@@ -95,6 +97,7 @@ package final class HistoryJournal: Sendable {
         case .toolCall(let record, let session): try store.recordToolCall(record, session: session)
         case .usage(let usage, let session): try store.recordUsage(usage, session: session)
         case .truncate(let sequence, let session): try store.truncate(session: session, from: sequence)
+        case .change(let change, let session): try store.recordChange(change, session: session)
         }
     }
 

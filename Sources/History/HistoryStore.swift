@@ -60,6 +60,10 @@ package final class HistoryStore: Sendable {
         """
         CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         """,
+        """
+        CREATE TABLE changes (session TEXT NOT NULL, after INTEGER NOT NULL, skill TEXT NOT NULL, call TEXT NOT NULL,
+            undo TEXT, created REAL NOT NULL);
+        """,
     ]
 
     /// What opening had to tighten (files other users could read), one sentence each; the shell shows them.
@@ -213,6 +217,30 @@ package final class HistoryStore: Sendable {
         try connection.execute(
             "DELETE FROM messages WHERE session = ? AND sequence >= ?", [.text(session), .integer(Int64(sequence))])
         try connection.execute("DELETE FROM drafts WHERE session = ?", [.text(session)])
+        try connection.execute(
+            "DELETE FROM changes WHERE session = ? AND after >= ?", [.text(session), .integer(Int64(sequence))])
+    }
+
+    /// Stores a change a call made (with its undo), for rewinding a resumed session.
+    package func recordChange(_ change: ChangeRecord, session: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT INTO changes (session, after, skill, call, undo, created) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                .text(session), .integer(Int64(change.after)), .text(change.skill), .text(change.call),
+                change.undo.map { .text($0.json.jsonText) } ?? .null, Self.now(),
+            ])
+    }
+
+    /// The session's changes, oldest first. An undo the file holds but this skillhost cannot read counts as none
+    /// (the rewind then says it cannot be undone).
+    package func changes(session: String) throws(StoreError) -> [ChangeRecord] {
+        try connection.query(
+            "SELECT after, skill, call, undo FROM changes WHERE session = ? ORDER BY rowid", [.text(session)]
+        ).map { row in
+            ChangeRecord(
+                after: Int(row[0].integer ?? 0), skill: row[1].text ?? "", call: row[2].text ?? "",
+                undo: row[3].text.flatMap { try? JSONValue(parsing: $0) }.flatMap { UndoAction(json: $0) })
+        }
     }
 
     /// All sessions, newest first.
@@ -276,6 +304,16 @@ package final class HistoryStore: Sendable {
     package func setSetting(_ key: String, _ value: String) throws(StoreError) {
         try connection.execute(
             "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+    }
+
+    /// The conversation to continue session `id` with (`conversation(session:)`), what a killed turn left behind
+    /// now stored as part of it. Nil when there is no such session.
+    package func resume(session id: String) throws(StoreError) -> Conversation? {
+        guard try hasSession(id) else { return nil }
+        let restored = try conversation(session: id)
+        let stored = try messages(session: id).count
+        for message in restored.messages.dropFirst(stored) { try append(message, session: id) }
+        return restored
     }
 
     /// The conversation to continue a session with: its messages, plus what a killed turn left behind — the

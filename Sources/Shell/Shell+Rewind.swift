@@ -22,39 +22,26 @@ extension Shell {
             tell(out)
             return
         }
-        let target = messages[number - 1]
-        let changes = session.changes(since: target.sequence)
-        let undoable = changes.filter { $0.undo != nil }
-        let stuck = changes.filter { $0.undo == nil }
-        var plan = "Back to before message \(number) (\(CardText.shorten(target.content, 60))):\n"
-        plan +=
-            undoable.isEmpty
-            ? "  no change to undo\n" : "  undo, newest first: \(undoable.map(\.call).joined(separator: ", "))\n"
-        if !stuck.isEmpty {
-            plan += "  cannot be undone (no way back registered): \(stuck.map(\.call).joined(separator: ", "))\n"
-        }
-        tell(plan)
+        guard let plan = RewindPlan(session, number: number) else { return }
+        tell(plan.description)
         guard case .line(let answer) = editor.read(prompt: "Rewind? [y/N] "), answer.lowercased().hasPrefix("y") else {
             say("Not rewound.\n")
             return
         }
-        for change in undoable {
-            for call in change.undo?.calls ?? [] {
-                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
-                invocation.session = sessionID
-                let reverse = invocation
-                let outcome = waitFor { await self.registry.invoke(reverse) }
-                if let failure = outcome.failure {
-                    say(
-                        terminal.red("✗") + InertText.make(" undo of \(change.call) failed: \(failure.message); ")
-                            + "stopped before forgetting anything\n")
-                    return
-                }
-                say(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
+        let terminal = self.terminal
+        let registry = self.registry
+        let sessionID = self.sessionID
+        let failure = waitFor {
+            await plan.undo(with: registry, session: sessionID) { change in
+                writeOut(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
             }
         }
-        session.truncate(from: target.sequence)
-        if let journal, let sessionID { journal.write(.truncate(from: target.sequence, session: sessionID)) }
+        if let failure {
+            say(terminal.red("✗") + InertText.make(" \(failure); stopped before forgetting anything\n"))
+            return
+        }
+        plan.apply(to: session)
+        if let journal, let sessionID { journal.write(.truncate(from: plan.target.sequence, session: sessionID)) }
         say("Rewound: the conversation goes on from before message \(number).\n")
     }
 }

@@ -112,13 +112,10 @@ package final class Shell: @unchecked Sendable {
         if let id {
             guard let store else { throw ShellError("there is no history to resume from") }
             do {
-                guard try store.hasSession(id) else {
+                // What a killed turn left behind (results, the streamed draft) becomes part of the record.
+                guard let restored = try store.resume(session: id) else {
                     throw ShellError("no session \(id); skillhost sessions lists them")
                 }
-                let restored = try store.conversation(session: id)
-                // What a killed turn left behind (results, the streamed draft) becomes part of the record.
-                let stored = try store.messages(session: id).count
-                for message in restored.messages.dropFirst(stored) { try store.append(message, session: id) }
                 conversation = restored
             } catch let error as ShellError {
                 throw error
@@ -144,7 +141,15 @@ package final class Shell: @unchecked Sendable {
             conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in
                 if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
-            })
+            }, onChange: changeObserver)
+        if id != nil, let sessionID {
+            // The changes made before, so /rewind can undo them too; unreadable ones are said, not hidden.
+            do { session.restoreChanges(try store?.changes(session: sessionID) ?? []) } catch {
+                say(
+                    terminal.yellow("! ") + "history: the changes of session \(sessionID) cannot be read (\(error)); "
+                        + "/rewind will not undo what was done before this start\n")
+            }
+        }
         if conversation == nil, let first = session.conversation.messages.first, let journal, let sessionID {
             journal.write(.message(first, session: sessionID))
         }

@@ -198,14 +198,23 @@ extension Shell {
         do {
             let provider = try Self.makeProvider(environment, name)
             modelName = name
+            let previous = session
             session = AgentSession(
                 skills: registry, provider: provider, configuration: currentConfiguration,
                 confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
-                conversation: session.conversation, onMessage: sessionObserver)
+                conversation: previous.conversation, onMessage: sessionObserver, onChange: changeObserver)
+            // Another model, the same session: what its calls changed can still be rewound.
+            session.restoreChanges(previous.allChanges)
             tell("Model: \(provider.displayName)\n")
         } catch {
             say(terminal.red("✗ ") + InertText.make("\(error)") + "\n")
         }
+    }
+
+    var changeObserver: @Sendable (ChangeRecord) -> Void {
+        let journal = self.journal
+        let id = sessionID
+        return { change in if let journal, let id { journal.write(.change(change, session: id)) } }
     }
 
     var sessionObserver: @Sendable (Message) -> Void {

@@ -51,12 +51,10 @@ extension WebSession {
         let restored: Conversation
         let events: [JSONValue]
         do {
-            guard try store.hasSession(id) else {
+            guard let conversation = try store.resume(session: id) else {
                 throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")
             }
-            restored = try store.conversation(session: id)
-            let stored = try store.messages(session: id).count
-            for message in restored.messages.dropFirst(stored) { try store.append(message, session: id) }
+            restored = conversation
             events = WebHistory.events(restored.messages, calls: try store.toolCalls(session: id))
         } catch let refusal as WebRefusal {
             throw refusal

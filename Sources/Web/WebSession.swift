@@ -89,13 +89,20 @@ package final class WebSession: Sendable {
         configuration.sessionID = id
         configuration.disabledSkills = disabled
         let journal = self.journal
-        return AgentSession(
+        let agent = AgentSession(
             skills: skills, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.ask(request) ?? .deny },
             conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in
                 if let journal, let id { journal.write(.message(message, session: id)) }
+            },
+            onChange: { change in
+                if let journal, let id { journal.write(.change(change, session: id)) }
             })
+        if conversation != nil, let id, let changes = try? journal?.store.changes(session: id) {
+            agent.restoreChanges(changes)
+        }
+        return agent
     }
 
     /// Adds a watching tab: it is sent the replay, then every event. Returns its number for `unwatch`.

@@ -12,13 +12,26 @@ struct UsageError: Error, Equatable {
 }
 
 /// The subcommands and their options.
+/// `ask`'s options: the question (nil: read from stdin), output, limits, the record to write, and the stored
+/// session to continue (`--resume`), going back to before the person's message `rewind` first.
+struct AskOptions: Equatable {
+    var prompt: String?
+    var json = false
+    var stepLimit: Int?
+    var record: String?
+    var resume: String?
+    var rewind: Int?
+    /// `--save`: keep the turn in the history as a new session (`--resume` continues one).
+    var save = false
+}
+
 enum Command: Equatable {
     case help(topic: String?)
     case version
     case list(json: Bool, watch: Bool)
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?, confirmed: Bool)
     case check(file: String, json: Bool)
-    case ask(prompt: String?, json: Bool, stepLimit: Int?, record: String? = nil)
+    case ask(AskOptions)
     /// `replay FILE [--skills recorded|live]`.
     case replay(file: String, live: Bool, json: Bool)
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
@@ -106,6 +119,7 @@ enum CommandLineParser {
         var directory: String?
         var sdk: String?
         var record: String?
+        var rewind: Int?
         var skillsMode: String?
         var index = 0
         var afterDoubleDash = false
@@ -140,10 +154,18 @@ enum CommandLineParser {
             case "--lang": language = try value()
             case "--dir": directory = try value()
             case "--sdk": sdk = try value()
-            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man":
+            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man", "--save":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--record": record = try value()
+            case "--rewind":
+                let text = try value()
+                guard let number = Int(text), number >= 1 else {
+                    throw UsageError(
+                        "--rewind \(text) is not one of your messages", hint: "give its number: 1 is your first message"
+                    )
+                }
+                rewind = number
             case "--skills": skillsMode = try value()
             case "--step-limit":
                 let text = try value()
@@ -156,7 +178,7 @@ enum CommandLineParser {
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
                     "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
-                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills",
+                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills", "--rewind", "--save",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -253,9 +275,14 @@ enum CommandLineParser {
                 skill: skill, arguments: rest.count > 1 ? rest[1] : nil, json: json, timeout: timeout,
                 confirmed: flags.contains("--yes"))
         case "ask":
+            if let rewind, resume == nil {
+                throw UsageError(
+                    "--rewind goes back in a resumed session", hint: "skillhost ask --resume <id> --rewind \(rewind) …")
+            }
             line.command = .ask(
-                prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit,
-                record: record)
+                AskOptions(
+                    prompt: rest.isEmpty ? nil : rest.joined(separator: " "), json: json, stepLimit: stepLimit,
+                    record: record, resume: resume, rewind: rewind, save: flags.contains("--save")))
         case "replay":
             guard let file = rest.first else {
                 throw UsageError("replay needs a record", hint: "skillhost replay run.skillrec [--skills live]")

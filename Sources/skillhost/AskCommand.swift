@@ -1,6 +1,7 @@
 import Agent
 import Dispatch
 import Foundation
+import History
 import SessionUI
 import Shell
 import SkillHost
@@ -10,11 +11,12 @@ import SkillJSON
 /// line with `--json`). Non-interactive: destructive calls are denied unless a policy rule allows them.
 enum AskCommand {
     static func run(
-        registry: SkillRegistry, config: Config, prompt: String?, json: Bool, stepLimit: Int?, quiet: Bool = false,
-        markdown: Bool = false, record: String? = nil, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+        registry: SkillRegistry, config: Config, _ options: AskOptions, store: HistoryStore? = nil,
+        quiet: Bool = false, markdown: Bool = false, log: @escaping @Sendable (LogRecord) -> Void = { _ in }
     ) async throws(CLIError) -> Int32 {
-        var text = prompt ?? ""
-        if prompt == nil {
+        let json = options.json
+        var text = options.prompt ?? ""
+        if options.prompt == nil {
             do { text = try UTF8Input.standardInput() } catch { throw .usage(error) }
         }
         text = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -23,7 +25,7 @@ enum AskCommand {
         }
         var provider = try config.provider(log: log)
         var made: SessionRecorder?
-        if let record {
+        if let record = options.record {
             let recording: SessionRecorder
             do throws(ModelError) {
                 recording = try SessionRecorder(
@@ -34,8 +36,19 @@ enum AskCommand {
         }
         let recorder = made
         defer { recorder?.close() }
+        let resumed = try Resumed(options, model: provider.displayName, store: store)
+        var configuration = config.agentConfiguration(stepLimit: options.stepLimit)
+        configuration.sessionID = resumed?.id
         let session = AgentSession(
-            skills: registry, provider: provider, configuration: config.agentConfiguration(stepLimit: stepLimit))
+            skills: registry, provider: provider, configuration: configuration,
+            conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
+            onMessage: resumed?.onMessage, onChange: resumed?.onChange)
+        if let resumed {
+            resumed.started(session)
+            session.restoreChanges(resumed.changes)
+            if let number = options.rewind { try await resumed.rewind(session, to: number, registry: registry) }
+        }
+        defer { resumed?.finish() }
         // The piped shell lays a model's markdown answer out as plain text once it is complete.
         let layOut = markdown && !json && !(provider is OfflineRouter)
 
@@ -44,8 +57,10 @@ enum AskCommand {
             var reason = FinishReason.cancelled
             var answeredText = false
             var held = ""
+            var arguments: [String: String] = [:]
             for await event in session.send(text) {
                 recorder?.record(event)
+                resumed?.record(event, arguments: &arguments)
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")
                 } else {

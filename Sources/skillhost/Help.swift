@@ -24,6 +24,7 @@ enum Help {
           skillhost version                          host, plugin ABI and Swift versions
           skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
           skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
+                        [--save | --resume <id> [--rewind N]]
                                                      one agent turn: a model (or the offline router) calls skills
           skillhost replay <file> [--skills recorded|live]
                                                      run a recorded turn again offline, and say where it diverges
@@ -91,6 +92,7 @@ enum Help {
 
     static let ask = """
         Usage: skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
+                             [--save | --resume <id> [--rewind N]]
 
         Runs one agent turn: the model decides which skills to call, the host validates and runs them, the results
         go back to the model until it answers. The answer goes to standard output, tool activity to standard error.
@@ -103,6 +105,10 @@ enum Help {
           --json            print every event as a JSON line
           --step-limit N    model requests per turn (default 8)
           --record FILE     write the turn as a .skillrec (skillhost replay FILE runs it again offline)
+          --save            keep the turn in the history as a new session; its id is said on standard error
+          --resume ID       continue a saved session (skillhost sessions lists them) with its whole context
+          --rewind N        with --resume: first go back to before your message N — the changes made since are
+                            undone newest first (those with no way back are named), the conversation is cut there
 
         Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
         reached, 7 repeated call, 8 no skill matched (the offline router found none for the request), 9 refused (a

@@ -243,13 +243,13 @@ struct SkillhostCLI {
             return try ShellLauncher.listSessions(store)
         case .shell(let resume):
             return try await ShellLauncher.run(line: line, resume: resume, environment: environment, log: log)
-        case .ask(let prompt, let json, let stepLimit, let record):
+        case .ask(let options):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             host.mcp.startDeferredInBackground()
+            let store = options.resume != nil || options.save ? try ShellLauncher.openStore(environment) : nil
             return try await AskCommand.run(
-                registry: host.registry, config: host.config, prompt: prompt, json: json, stepLimit: stepLimit,
-                record: record, log: log)
+                registry: host.registry, config: host.config, options, store: store, log: log)
         case .replay(let file, let live, let json):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }

@@ -47,8 +47,8 @@ enum ShellLauncher {
         // --raw.
         if !Terminal.inputIsTTY && resume == nil {
             return try await AskCommand.run(
-                registry: setup.registry, config: config, prompt: nil, json: false, stepLimit: nil, quiet: true,
-                markdown: !line.rawAnswers, log: log)
+                registry: setup.registry, config: config, AskOptions(), quiet: true, markdown: !line.rawAnswers,
+                log: log)
         }
 
         let store = try openHistory(environment)

@@ -195,7 +195,7 @@ struct HistoryStoreTests {
         do { _ = try HistoryStore(path: path) } catch {
             #expect(
                 error.description
-                    == "\(path) was written by a newer skillhost (schema 99, this one knows 2); update skillhost or move the file away"
+                    == "\(path) was written by a newer skillhost (schema 99, this one knows 3); update skillhost or move the file away"
             )
         }
     }
@@ -204,9 +204,16 @@ struct HistoryStoreTests {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("BEGIN; \(HistoryStore.migrations[0]) PRAGMA user_version = 1; COMMIT;")
         let store = try HistoryStore(path: path)
-        #expect(store.schemaVersion == 2)
+        #expect(store.schemaVersion == 3)
         try store.setSetting("disabled_skills", "[\"gcd\"]")
         #expect(try store.setting("disabled_skills") == "[\"gcd\"]")
+        let undo = UndoAction(json: ["skill": "notes_delete", "arguments": ["id": 1]])
+        try store.recordChange(
+            ChangeRecord(after: 1, skill: "notes_add", call: "notes_add({})", undo: undo), session: "s")
+        try store.recordChange(ChangeRecord(after: 3, skill: "fs_write", call: "fs_write({})", undo: nil), session: "s")
+        #expect(try store.changes(session: "s").map(\.undo) == [undo, nil])
+        try store.truncate(session: "s", from: 2)
+        #expect(try store.changes(session: "s").map(\.skill) == ["notes_add"], "a rewind forgets the later changes")
     }
 
     @Test func resumingAKilledTurnKeepsWhatWasShown() throws {

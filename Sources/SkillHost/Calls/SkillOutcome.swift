@@ -160,11 +160,25 @@ public struct UndoAction: Sendable, Equatable {
         [UndoAction(skillID: skillID, arguments: arguments)] + then
     }
 
-    /// `{"skill": …, "arguments": …}` (+ `"then": […]`), as `call --json` prints it.
-    var json: JSONValue {
+    /// `{"skill": …, "arguments": …}` (+ `"then": […]`), as `call --json` prints it and the history keeps it.
+    package var json: JSONValue {
         var object = JSONObject([(key: "skill", value: .string(skillID)), (key: "arguments", value: arguments)])
         if !then.isEmpty { object["then"] = .array(then.map(\.json)) }
         return .object(object)
+    }
+
+    init(skillID: String, arguments: JSONValue, then: [UndoAction] = []) {
+        self.skillID = skillID
+        self.arguments = arguments
+        self.then = then
+    }
+
+    /// An undo read back from its `json` (the history); nil when it is not one.
+    package init?(json: JSONValue) {
+        guard let skill = json["skill"]?.stringValue, let arguments = json["arguments"] else { return nil }
+        skillID = skill
+        self.arguments = arguments
+        then = (json["then"]?.arrayValue ?? []).compactMap { UndoAction(json: $0) }
     }
 }
 
