@@ -87,12 +87,15 @@ package final class AgentSession: Sendable {
 
     /// Lets the turn go on past `reached` (then `continueTurn()`): for the rest of this turn, or — `forSession`
     /// — of the session.
-    package func waive(_ reached: BudgetReached, forSession: Bool) {
+    package func waive(_ reached: BudgetReached, forSession: Bool) { waive(key: reached.key, forSession: forSession) }
+
+    /// Waives the budget `key` (`turn.tokens`, `session.tool_calls`…) as `waive(_:forSession:)` does.
+    package func waive(key: String, forSession: Bool) {
         state.withLock { state in
             if forSession {
-                state.waivedForSession.insert(reached.key)
+                state.waivedForSession.insert(key)
             } else {
-                state.waivedForTurn.insert(reached.key)
+                state.waivedForTurn.insert(key)
             }
         }
     }

@@ -67,4 +67,10 @@ package protocol ModelProvider: Sendable {
     var displayName: String { get }
     /// Streams the response. Cancelling the consuming task stops the request (and closes its connection).
     func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error>
+    /// Whether answers are markdown to lay out (models) or plain lines (the offline router).
+    var answersInMarkdown: Bool { get }
+}
+
+extension ModelProvider {
+    package var answersInMarkdown: Bool { true }
 }

@@ -23,6 +23,10 @@ package struct ShellEnvironment: Sendable {
     package let configuration: AgentConfiguration
     package let historyFile: String
     package let banner: String
+    /// With `"record"` in the configuration: a new record's path for each session started (or why there is none).
+    package var autoRecord: (@Sendable () -> Result<String, ShellError>)?
+    /// What a record never holds (the API key).
+    package var secrets: [String?] = []
 
     package init(
         registry: SkillRegistry, store: HistoryStore?, terminal: Terminal,
@@ -65,6 +69,8 @@ package final class Shell: @unchecked Sendable {
     var trace = TurnTrace()
     let shared = Mutex(Shared())
     let notify: (read: Int32, write: Int32)
+    /// The record being written (`/record`, or `"record"` in the configuration), if any.
+    let recording = RecordSlot()
     private var changes: Task<Void, Never>?
 
     var registry: SkillRegistry { environment.registry }
@@ -87,7 +93,7 @@ package final class Shell: @unchecked Sendable {
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         notify = (fds[0], fds[1])
-        session = AgentSession(skills: environment.registry, provider: try Self.makeProvider(environment, nil))
+        session = AgentSession(skills: environment.registry, provider: OfflineRouter())
         var configuration = environment.configuration
         if let disabled = try? store?.setting("disabled_skills"), let ids = try? JSONValue(parsing: disabled).arrayValue
         {
@@ -100,14 +106,16 @@ package final class Shell: @unchecked Sendable {
         }
     }
 
-    static func makeProvider(_ environment: ShellEnvironment, _ model: String?) throws(ShellError) -> any ModelProvider
-    {
-        do { return try environment.provider(model) } catch { throw ShellError("\(error)") }
+    /// The provider for `model` (nil: the configured one), recording to the shell's record while one is written.
+    func makeProvider(_ model: String?) throws(ShellError) -> any ModelProvider {
+        do { return RecordingProvider(try environment.provider(model), slot: recording) } catch {
+            throw ShellError("\(error)")
+        }
     }
 
     /// Starts a new stored session, or continues `id` with its full context.
     func startSession(resuming id: String?, configuration: AgentConfiguration) throws(ShellError) {
-        let provider = try Self.makeProvider(environment, modelName)
+        let provider = try makeProvider(modelName)
         var conversation: Conversation?
         if let id {
             guard let store else { throw ShellError("there is no history to resume from") }
@@ -137,8 +145,7 @@ package final class Shell: @unchecked Sendable {
         configuration.sessionID = sessionID
         session = AgentSession(
             skills: registry, provider: provider, configuration: configuration,
-            confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
-            conversation: conversation ?? Conversation(system: configuration.systemPrompt),
+            confirm: confirmHook, conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in
                 if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
             }, onChange: changeObserver)
@@ -153,6 +160,7 @@ package final class Shell: @unchecked Sendable {
         if conversation == nil, let first = session.conversation.messages.first, let journal, let sessionID {
             journal.write(.message(first, session: sessionID))
         }
+        sessionStarted()
     }
 
     // MARK: The loop
@@ -176,6 +184,7 @@ package final class Shell: @unchecked Sendable {
             }
         }
         defer { changes?.cancel() }
+        defer { if let line = stopRecording() { say(InertText.make(line) + "\n") } }
         defer {
             if let journal, journal.unsaved > 0, !journal.retry() {
                 say(
@@ -219,6 +228,7 @@ package final class Shell: @unchecked Sendable {
     func converse(_ text: String) {
         // A plugin that arrived while the line was typed is announced before this turn's cards.
         for notice in takeNotices() { say(notice + "\n") }
+        recording.recorder?.turn(text)
         var reason = runTurn(start: { $0.send(text) })
         while true {
             if case .stepLimitReached(let limit) = reason {
@@ -227,6 +237,7 @@ package final class Shell: @unchecked Sendable {
                         prompt: "The step limit (\(limit)) stopped this turn. Continue? [y/N] "),
                     answer.lowercased().hasPrefix("y")
                 else { return }
+                recording.recorder?.continued()
             } else if case .budgetReached(let reached) = reason {
                 // y: go on (this turn); a: and do not stop for this budget again this session.
                 guard case .line(let answer) = editor.read(prompt: "\(reached.sentence) — go on? [y/n/a] ") else {
@@ -235,6 +246,7 @@ package final class Shell: @unchecked Sendable {
                 let choice = answer.lowercased()
                 guard choice.hasPrefix("y") || choice.hasPrefix("a") else { return }
                 session.waive(reached, forSession: choice.hasPrefix("a"))
+                recording.recorder?.continued(waived: reached.key, forSession: choice.hasPrefix("a"))
             } else {
                 break
             }
@@ -255,9 +267,10 @@ package final class Shell: @unchecked Sendable {
         let journal = self.journal
         let sessionID = self.sessionID
         let recorder = TraceRecorder()
+        let record = recording.recorder
         let task = Task { @MainActor () -> FinishReason in
             // The offline router answers in plain lines by design; models answer in markdown.
-            let markdown = !(session.provider is OfflineRouter)
+            let markdown = session.provider.answersInMarkdown
             let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false, markdown: markdown) {
                 draft in
                 if let journal, let sessionID { journal.write(.draft(draft, session: sessionID)) }
@@ -274,6 +287,7 @@ package final class Shell: @unchecked Sendable {
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
+                record?.record(event)
                 if let journal, let sessionID { journal.record(event, session: sessionID, arguments: &arguments) }
                 if case .finished(let finish) = event { reason = finish }
             }

@@ -30,6 +30,7 @@ extension Shell {
         ("undo", "/undo", "reverse the last change a mutating skill made"),
         ("usage", "/usage", "what this turn and this session used, against their budgets"),
         ("rewind", "/rewind [N]", "go back to before your message N, undoing the changes made since"),
+        ("record", "/record [file|stop]", "write this session to a .skillrec (skillhost replay runs it again)"),
         ("clear", "/clear", "clear the screen"),
         ("exit", "/exit", "quit (Ctrl-D too)"),
     ]
@@ -80,6 +81,7 @@ extension Shell {
         case "undo": undo()
         case "usage": say(Self.usage(session))
         case "rewind": rewind(argument)
+        case "record": record(argument)
         case "clear": writeOut(terminal.isTTY ? "\u{1B}[2J\u{1B}[H" : "")
         case "exit", "quit": return .exit
         default:
@@ -196,13 +198,13 @@ extension Shell {
             return
         }
         do {
-            let provider = try Self.makeProvider(environment, name)
+            let provider = try makeProvider(name)
             modelName = name
             let previous = session
             session = AgentSession(
                 skills: registry, provider: provider, configuration: currentConfiguration,
-                confirm: { [weak self] request in await self?.confirm(request) ?? .deny },
-                conversation: previous.conversation, onMessage: sessionObserver, onChange: changeObserver)
+                confirm: confirmHook, conversation: previous.conversation, onMessage: sessionObserver,
+                onChange: changeObserver)
             // Another model, the same session: what its calls changed can still be rewound.
             session.restoreChanges(previous.allChanges)
             tell("Model: \(provider.displayName)\n")

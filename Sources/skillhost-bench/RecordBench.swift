@@ -14,12 +14,14 @@ func recordBenchmarks(_ options: Options, registry: SkillRegistry) async throws 
         var provider: any ModelProvider = OfflineRouter()
         var recorder: SessionRecorder?
         if recorded {
-            let made = try SessionRecorder(path: file, prompt: "what is 1.5+2.25", model: "offline", secrets: [])
-            provider = RecordingProvider(provider, recorder: made)
+            let made = try SessionRecorder(
+                path: file, model: "offline", configuration: AgentConfiguration(), secrets: [])
+            provider = RecordingProvider(provider, slot: RecordSlot(made))
             recorder = made
         }
         let session = AgentSession(skills: registry, provider: provider)
         let start = now()
+        recorder?.turn("what is 1.5+2.25")
         for await event in session.send("what is 1.5+2.25") { recorder?.record(event) }
         let took = Double(now() - start)
         recorder?.close()

@@ -24,21 +24,21 @@ enum AskCommand {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
         var provider = try config.provider(log: log)
-        var made: SessionRecorder?
-        if let record = options.record {
-            let recording: SessionRecorder
-            do throws(ModelError) {
-                recording = try SessionRecorder(
-                    path: record, prompt: text, model: provider.displayName, secrets: [config.apiKey])
-            } catch { throw .failure(error.message) }
-            provider = RecordingProvider(provider, recorder: recording)
-            made = recording
-        }
-        let recorder = made
-        defer { recorder?.close() }
+        let slot = RecordSlot()
+        defer { slot.recorder?.close() }
         let resumed = try Resumed(options, model: provider.displayName, store: store)
         var configuration = config.agentConfiguration(stepLimit: options.stepLimit)
         configuration.sessionID = resumed?.id
+        let configured = options.record == nil ? try config.recordPath() : nil
+        if let path = options.record ?? configured {
+            do throws(ModelError) {
+                slot.recorder = try SessionRecorder(
+                    path: path, model: provider.displayName, configuration: configuration,
+                    conversation: resumed?.conversation?.messages ?? [], secrets: [config.apiKey])
+            } catch { throw .failure(error.message) }
+            provider = RecordingProvider(provider, slot: slot)
+        }
+        let recorder = slot.recorder
         let session = AgentSession(
             skills: registry, provider: provider, configuration: configuration,
             conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
@@ -46,11 +46,14 @@ enum AskCommand {
         if let resumed {
             resumed.started(session)
             session.restoreChanges(resumed.changes)
-            if let number = options.rewind { try await resumed.rewind(session, to: number, registry: registry) }
+            if let number = options.rewind {
+                try await resumed.rewind(session, to: number, registry: registry)
+                recorder?.rewound(to: number)
+            }
         }
         defer { resumed?.finish() }
         // The piped shell lays a model's markdown answer out as plain text once it is complete.
-        let layOut = markdown && !json && !(provider is OfflineRouter)
+        let layOut = markdown && !json && provider.answersInMarkdown
 
         signal(SIGINT, SIG_IGN)
         let turn = Task { () -> FinishReason in
@@ -58,6 +61,7 @@ enum AskCommand {
             var answeredText = false
             var held = ""
             var arguments: [String: String] = [:]
+            recorder?.turn(text)
             for await event in session.send(text) {
                 recorder?.record(event)
                 resumed?.record(event, arguments: &arguments)

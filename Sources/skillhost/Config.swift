@@ -41,13 +41,18 @@ struct Config: Sendable {
     var mcp = MCPHTTPSettings()
     /// `"web": {"http": "127.0.0.1:8780"}`: where `skillhost web` serves.
     var webHTTP: String?
+    /// `"record": true` (records in `$XDG_STATE_HOME/skillhost/records`) or a folder: every shell session and every
+    /// `ask` writes a `.skillrec` there. The folder once the environment is known; nil: nothing is recorded.
+    var recordFolder: String?
+    /// `"record"` as written: false, true, or a folder.
+    var record: JSONValue?
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
         "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web", "hooks",
-        "budgets", "prices",
+        "budgets", "prices", "record",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -77,6 +82,17 @@ struct Config: Sendable {
         }
         if let key = environment["OPENAI_API_KEY"], !key.isEmpty { config.apiKey = key }
         if let model = environment["SKILLHOST_MODEL"], !model.isEmpty { config.model = model }
+        switch config.record {
+        case .bool(true)?:
+            let state =
+                environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+                ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+            config.recordFolder = state + "/skillhost/records"
+        case .string(let folder)?:
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            config.recordFolder = folder.hasPrefix("~") ? home + folder.dropFirst() : folder
+        default: break
+        }
         if let prices = config.prices {
             // The price of the model in use (known only now: the environment may name it).
             config.budgets.price = try BudgetsConfig.price(prices, model: config.model) { message in
@@ -121,6 +137,15 @@ struct Config: Sendable {
                 if key == "step_limit" { config.stepLimit = Int(number) } else { config.maximumTools = Int(number) }
             case "request_timeout_s":
                 config.requestTimeout = try seconds(value, "request_timeout_s").milliseconds / 1000
+            case "record":
+                switch value {
+                case .bool: config.record = value
+                case .string(let folder) where folder.hasPrefix("/") || folder.hasPrefix("~"): config.record = value
+                default:
+                    throw fail(
+                        "\"record\" must be true (records go to ~/.local/state/skillhost/records), false, or a folder "
+                            + "that is absolute or starts with ~")
+                }
             case "snapshot_budget_bytes":
                 guard case .int(let bytes) = value, bytes >= 0, bytes <= 1_000_000 else {
                     throw fail(
@@ -264,6 +289,20 @@ struct Config: Sendable {
         if let requestTimeout { configuration.requestTimeout = requestTimeout }
         configuration.log = log
         return OpenAIProvider(configuration: configuration)
+    }
+
+    /// A new record's path in the `"record"` folder (made private if needed), named for the moment and the
+    /// process; nil when nothing is to be recorded.
+    func recordPath() throws(CLIError) -> String? {
+        guard let folder = recordFolder else { return nil }
+        do { _ = try PrivateFiles.directory(folder) } catch {
+            throw .failure(
+                "cannot make the record folder \(folder) (\"record\" in config.json): \(error.localizedDescription)")
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        return folder + "/\(formatter.string(from: Date()))-\(getpid()).skillrec"
     }
 
     func agentConfiguration(stepLimit override: Int?) -> AgentConfiguration {

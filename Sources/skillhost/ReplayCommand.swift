@@ -4,7 +4,8 @@ import SessionUI
 import SkillHost
 import SkillJSON
 
-/// `skillhost replay FILE [--skills recorded|live]`: runs a recorded `ask` again, offline — the model's answers
+/// `skillhost replay FILE [--skills recorded|live]`: runs a recorded session (an `ask`, or the shell's turns) again,
+/// offline — the model's answers
 /// from the record; skills from the record (no side effects) or live (the real plugins, every outcome compared).
 /// Exit 0 when the run went exactly as recorded; 1 with the first divergence (and every difference) otherwise.
 enum ReplayCommand {
@@ -19,27 +20,16 @@ enum ReplayCommand {
         }
         let record: SessionRecord
         do throws(ModelError) { record = try SessionRecord(text, path: file) } catch { throw .failure(error.message) }
-        let log = ReplayLog()
-        let skills = ReplaySkills(registry: registry, record: record, log: log, live: live)
-        let session = AgentSession(
-            skills: skills, provider: ReplayProvider(record, log: log),
-            configuration: config.agentConfiguration(stepLimit: nil))
-        var reason = FinishReason.cancelled
-        var calls = 0
-        for await event in session.send(record.prompt) {
-            if json { writeOut(AskCommand.eventJSON(event).jsonText + "\n") }
-            switch event {
-            case .textDelta(let delta) where !json: writeOut(InertText.make(delta))
-            case .toolCall(let call):
-                if case .started = call.phase { calls += 1 }
-            case .finished(let finish): reason = finish
-            default: break
-            }
-        }
-        if !json { writeOut("\n") }
-        if let recorded = record.finish, recorded != reason.name {
-            log.note("the turn ended \(reason.name); the record ended \(recorded)")
-        }
+        let replayer = SessionReplayer(
+            record, registry: registry, live: live, base: config.agentConfiguration(stepLimit: nil))
+        let log = replayer.log
+        let calls = await replayer.run(
+            undo: { plan in await plan.undo(with: registry, session: nil) { _ in } },
+            event: { event in
+                if json { writeOut(AskCommand.eventJSON(event).jsonText + "\n") }
+                if case .textDelta(let delta) = event, !json { writeOut(InertText.make(delta)) }
+                if case .finished = event, !json { writeOut("\n") }
+            })
         guard let first = log.first else {
             printError(
                 "skillhost: replayed \(record.responses.count) model responses and \(calls) calls "

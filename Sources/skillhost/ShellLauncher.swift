@@ -62,7 +62,7 @@ enum ShellLauncher {
         let banner =
             "skillhost \(SkillRegistry.hostVersion) · \(provider.displayName) · \(skills) skill\(skills == 1 ? "" : "s") "
             + "from \(folders.joined(separator: ", ")) · /help for commands, Ctrl-D to quit"
-        let shellEnvironment = ShellEnvironment(
+        var shellEnvironment = ShellEnvironment(
             registry: setup.registry, store: store,
             terminal: Terminal(environment: environment, rawAnswers: line.rawAnswers),
             folders: setup.folders.map { folder in
@@ -79,6 +79,15 @@ enum ShellLauncher {
             },
             configuration: config.agentConfiguration(stepLimit: nil),
             historyFile: HostSetup.dataHome(environment) + "/input_history", banner: banner)
+        shellEnvironment.secrets = [config.apiKey]
+        if config.recordFolder != nil {
+            shellEnvironment.autoRecord = {
+                do throws(CLIError) { return .success(try config.recordPath() ?? "") } catch {
+                    guard case .failure(let message) = error else { return .failure(ShellError("\(error)")) }
+                    return .failure(ShellError(message))
+                }
+            }
+        }
         let shell: Shell
         do {
             shell = try Shell(environment: shellEnvironment, model: SessionViewModel(), resume: resume)

@@ -30,11 +30,14 @@ struct RecordReplayTests {
         #expect(!text.contains("sk-very-secret"), "no secret is written")
         let lines = try text.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
         #expect(lines.first?["skillrec"] == 1)
-        #expect(lines.first?["prompt"] == "what is (23+7)*2")
+        #expect(lines.dropFirst().first?["prompt"] == "what is (23+7)*2")
         #expect(
             lines.map { $0["type"]?.stringValue ?? "header" } == [
-                "header", "request", "response", "call", "request", "response", "finished",
+                "header", "turn", "tools", "request", "response", "call", "request", "response", "finished",
             ])
+        #expect(
+            lines[3]["messages"]?.arrayValue?.count == 2, "the first request carries the system prompt and question")
+        #expect(lines[6]["from"] == 2, "a later request carries only the messages added since")
         let attributes = try FileManager.default.attributesOfItem(atPath: record)
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
 

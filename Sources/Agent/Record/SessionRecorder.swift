@@ -4,13 +4,17 @@ import SkillJSON
 import Support
 import Synchronization
 
-/// A session's record (`.skillrec`): JSON Lines, a version header first, then every model request and response
-/// and every skill call with its arguments and outcome, in the order they happened. Known secrets (the API key,
-/// header values) are replaced before anything is written.
+/// A session's record (`.skillrec`): JSON Lines, a version header first, then in the order they happened: each
+/// message of the person's (and each turn they let go on), every model request (the conversation's new messages and,
+/// when they change, the tools offered) and response, every skill call with its arguments and outcome, every
+/// confirmation answered, every rewind. Known secrets (the API key, header values) are replaced before anything is
+/// written. Lines are written by a queue of their own, off the turn's path, in order; `close()` waits for them.
 ///
 /// ```
-/// {"skillrec":1,"host":"0.1.0","prompt":"what is 2+2","model":"offline router"}
-/// {"type":"request","step":1,"messages":[…],"tools":["calculator",…]}
+/// {"skillrec":1,"host":"0.1.0","model":"offline router","system":"You are…","limits":{"steps":8,…}}
+/// {"type":"turn","prompt":"what is 2+2"}
+/// {"type":"tools","tools":[{"name":"calculator","description":"…","parameters":{…},"risk":"read-only"},…]}
+/// {"type":"request","step":1,"from":1,"messages":[{"role":"user","content":"what is 2+2"}]}
 /// {"type":"response","step":1,"chunks":[{"tool_call":{"id":"c1","name":"calculator","arguments":"…"}}]}
 /// {"type":"call","id":"c1","skill":"calculator","arguments":{"expression":"2+2"},"outcome":{"status":"ok",…}}
 /// {"type":"finished","reason":"answered"}
@@ -18,13 +22,29 @@ import Synchronization
 package final class SessionRecorder: Sendable {
     package static let version = 1
 
+    struct State {
+        var step = 0
+        var arguments: [String: JSONValue] = [:]
+        var failed: String?
+        /// The conversation the last request carried (what the next one's new messages follow) and its tools.
+        var sent: [Message] = []
+        var tools: [ToolDefinition] = []
+        var turns = 0
+    }
+
     private let descriptor: Int32
     private let secrets: [String?]
-    private let state = Mutex<(step: Int, arguments: [String: JSONValue], failed: String?)>((0, [:], nil))
+    private let state: Mutex<State>
+    private let queue = DispatchQueue(label: "skillhost.record")
     package let path: String
 
-    /// Creates the file (the person's alone: 0600) and writes the header. Throws a sentence.
-    package init(path: String, prompt: String, model: String, secrets: [String?]) throws(ModelError) {
+    /// Creates the file (the person's alone: 0600) and writes the header: the model, the system prompt, the limits
+    /// that decide where turns stop, and — when recording starts mid-session — the conversation so far. Throws a
+    /// sentence.
+    package init(
+        path: String, model: String, configuration: AgentConfiguration, conversation: [Message] = [],
+        secrets: [String?]
+    ) throws(ModelError) {
         self.path = path
         self.secrets = secrets
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -34,23 +54,74 @@ package final class SessionRecorder: Sendable {
         // An existing file keeps its mode on O_CREAT: the record is the person's alone either way.
         fchmod(descriptor, 0o600)
         self.descriptor = descriptor
+        state = Mutex(State(sent: RecordFormat.conversation(conversation)))
+        var header = JSONObject([
+            (key: "skillrec", value: .int(Int64(Self.version))),
+            (key: "host", value: .string(SkillRegistry.hostVersion)),
+            (key: "model", value: .string(model)), (key: "system", value: .string(configuration.systemPrompt)),
+            (key: "limits", value: RecordFormat.limits(configuration)),
+        ])
+        if conversation.count > 1 { header["conversation"] = .array(conversation.map(RecordFormat.message)) }
+        write(.object(header))
+    }
+
+    /// The person's message that starts a turn.
+    package func turn(_ prompt: String) {
+        state.withLock { $0.turns += 1 }
+        write(["type": "turn", "prompt": .string(prompt)])
+    }
+
+    /// The person let a stopped turn go on (the step limit, or a budget they waived — `waived` its key, for the
+    /// rest of the session when `forSession`).
+    package func continued(waived: String? = nil, forSession: Bool = false) {
+        var object = JSONObject([(key: "type", value: "continue")])
+        if let waived {
+            object["waived"] = .string(waived)
+            object["for_session"] = .bool(forSession)
+        }
+        write(.object(object))
+    }
+
+    /// The person went back to before their message `number`.
+    package func rewound(to number: Int) { write(["type": "rewind", "to": .int(Int64(number))]) }
+
+    /// How the person (or a permission hook) answered the confirmation of call `id`.
+    package func confirmation(_ request: ConfirmationRequest, _ answer: ConfirmationAnswer) {
         write([
-            "skillrec": .int(Int64(Self.version)), "host": .string(SkillRegistry.hostVersion),
-            "prompt": .string(prompt),
-            "model": .string(model),
+            "type": "confirmation", "id": .string(request.callID), "skill": .string(request.skill.id),
+            "answer": .string(Self.name(answer)),
         ])
     }
 
-    /// A model request of the next step.
-    func request(_ request: ModelRequest) -> Int {
-        let step = state.withLock { state -> Int in
-            state.step += 1
-            return state.step
+    static func name(_ answer: ConfirmationAnswer) -> String {
+        switch answer {
+        case .allowOnce: return "yes"
+        case .allowForSession: return "always"
+        case .deny: return "no"
         }
+    }
+
+    /// Turns recorded so far.
+    package var turns: Int { state.withLock { $0.turns } }
+
+    /// A model request of the next step: the messages added since the last request (all of them, `from` 0, when
+    /// the conversation was cut back since), and the tools when they differ from the last request's.
+    func request(_ request: ModelRequest) -> Int {
+        let conversation = RecordFormat.conversation(request.messages)
+        let (step, from, tools) = state.withLock { state -> (Int, Int, [ToolDefinition]?) in
+            state.step += 1
+            let continues =
+                conversation.count >= state.sent.count && zip(conversation, state.sent).allSatisfy { $0 == $1 }
+            let from = continues ? state.sent.count : 0
+            state.sent = conversation
+            let changed = request.tools != state.tools
+            if changed { state.tools = request.tools }
+            return (state.step, from, changed ? request.tools : nil)
+        }
+        if let tools { write(["type": "tools", "tools": .array(tools.map(RecordFormat.tool))]) }
         write([
-            "type": "request", "step": .int(Int64(step)),
-            "messages": .array(request.messages.map(OpenAIProvider.message)),
-            "tools": .array(request.tools.map { .string($0.name) }),
+            "type": "request", "step": .int(Int64(step)), "from": .int(Int64(from)),
+            "messages": .array(conversation.dropFirst(from).map(RecordFormat.message)),
         ])
         return step
     }
@@ -59,7 +130,7 @@ package final class SessionRecorder: Sendable {
     func response(step: Int, chunks: [ModelChunk], error: String?) {
         var object = JSONObject([
             (key: "type", value: "response"), (key: "step", value: .int(Int64(step))),
-            (key: "chunks", value: .array(chunks.map(Self.encode))),
+            (key: "chunks", value: .array(chunks.map(RecordFormat.chunk))),
         ])
         if let error { object["error"] = .string(error) }
         write(.object(object))
@@ -71,9 +142,12 @@ package final class SessionRecorder: Sendable {
         case .toolCall(let call):
             switch call.phase {
             case .started(let arguments):
-                state.withLock {
-                    $0.arguments[call.id] = (try? JSONValue(parsing: arguments.jsonText)) ?? .string(arguments.jsonText)
+                let value: JSONValue
+                switch arguments {
+                case .value(let given): value = given
+                case .text(let text): value = (try? JSONValue(parsing: text)) ?? .string(text)
                 }
+                state.withLock { $0.arguments[call.id] = value }
             case .finished(let result, let duration):
                 writeCall(call, SkillOutcome(.success(result), duration: duration))
             case .failed(let failure, let duration):
@@ -87,7 +161,10 @@ package final class SessionRecorder: Sendable {
     }
 
     /// A failure to write, said once (the run goes on).
-    package var failure: String? { state.withLock { $0.failed } }
+    package var failure: String? {
+        flush()
+        return state.withLock { $0.failed }
+    }
 
     private func writeCall(_ call: ToolCallEvent, _ outcome: SkillOutcome) {
         let arguments = state.withLock { $0.arguments.removeValue(forKey: call.id) } ?? .object(JSONObject())
@@ -105,39 +182,13 @@ package final class SessionRecorder: Sendable {
         return .object(object)
     }
 
-    static func encode(_ chunk: ModelChunk) -> JSONValue {
-        switch chunk {
-        case .text(let text): return ["text": .string(text)]
-        case .toolCall(let call):
-            return [
-                "tool_call": ["id": .string(call.id), "name": .string(call.name), "arguments": .string(call.arguments)]
-            ]
-        case .usage(let usage):
-            return [
-                "usage": ["prompt": .int(Int64(usage.promptTokens)), "completion": .int(Int64(usage.completionTokens))]
-            ]
-        case .noSkillMatched: return ["no_match": true]
-        }
-    }
-
-    static func decode(_ value: JSONValue) -> ModelChunk? {
-        if let text = value["text"]?.stringValue { return .text(text) }
-        if let call = value["tool_call"], let id = call["id"]?.stringValue, let name = call["name"]?.stringValue,
-            let arguments = call["arguments"]?.stringValue
-        {
-            return .toolCall(ToolCall(id: id, name: name, arguments: arguments))
-        }
-        if let usage = value["usage"], let prompt = usage["prompt"]?.doubleValue,
-            let completion = usage["completion"]?.doubleValue
-        {
-            return .usage(Usage(promptTokens: Int(prompt), completionTokens: Int(completion)))
-        }
-        if value["no_match"] == true { return .noSkillMatched }
-        return nil
-    }
-
-    /// Appends one line, whole (a write the system cuts short is continued; a failure is kept for `failure`).
+    /// Appends one line, whole, on the record's queue (a write the system cuts short is continued; a failure is
+    /// kept for `failure`).
     private func write(_ value: JSONValue) {
+        queue.async { self.append(value) }
+    }
+
+    private func append(_ value: JSONValue) {
         let line = Array((Redaction.redact(value.jsonText, secrets: secrets) + "\n").utf8)
         var offset = 0
         while offset < line.count {
@@ -157,25 +208,45 @@ package final class SessionRecorder: Sendable {
         }
     }
 
-    package func close() { _ = Foundation.close(descriptor) }
+    /// Waits for the lines queued so far to be written.
+    package func flush() { queue.sync {} }
+
+    /// Writes what is queued and closes the file.
+    package func close() {
+        queue.sync { _ = Foundation.close(descriptor) }
+    }
 }
 
-/// A provider that records every request it is given and every response it streams, to a `SessionRecorder`.
+/// Where a front end's record goes: the recorder, while one records (the shell's `/record` starts and stops it).
+package final class RecordSlot: Sendable {
+    private let current: Mutex<SessionRecorder?>
+
+    package init(_ recorder: SessionRecorder? = nil) { current = Mutex(recorder) }
+
+    package var recorder: SessionRecorder? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}
+
+/// A provider that records every request it is given and every response it streams, to the slot's recorder (or
+/// passes them through while nothing records).
 package struct RecordingProvider: ModelProvider {
     let inner: any ModelProvider
-    let recorder: SessionRecorder
+    let slot: RecordSlot
 
-    package init(_ inner: any ModelProvider, recorder: SessionRecorder) {
+    package init(_ inner: any ModelProvider, slot: RecordSlot) {
         self.inner = inner
-        self.recorder = recorder
+        self.slot = slot
     }
 
     package var displayName: String { inner.displayName }
+    package var answersInMarkdown: Bool { inner.answersInMarkdown }
 
     package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
+        guard let recorder = slot.recorder else { return inner.stream(request) }
         let step = recorder.request(request)
         let upstream = inner.stream(request)
-        let recorder = self.recorder
         return AsyncThrowingStream { continuation in
             let task = Task {
                 var chunks: [ModelChunk] = []

@@ -3,20 +3,39 @@ import SkillHost
 import SkillJSON
 import Synchronization
 
-/// A `.skillrec` read back: its prompt and model, the responses in order, the calls in order.
+/// A `.skillrec` read back: its header (model, system prompt, limits, the conversation before it), what the person
+/// did in order (turns, continuations, rewinds), the model's responses, the calls, the confirmations, the tools.
 package struct SessionRecord: Sendable {
+    /// What the person did, in order.
+    package enum Action: Sendable, Equatable {
+        case turn(String)
+        /// A stopped turn let go on; `waived` the budget's key when one was waived.
+        case continued(waived: String?, forSession: Bool)
+        /// Back to before the person's message `number`.
+        case rewind(Int)
+    }
+
     package struct Call: Sendable {
         package let skill: String
         package let arguments: JSONValue
         package let outcome: JSONValue
     }
 
-    package let prompt: String
     package let model: String
-    package let requests: [JSONValue]
+    package let system: String?
+    package let limits: JSONValue?
+    /// The conversation before recording started (empty when it started with the session).
+    package let conversation: [Message]
+    package let actions: [Action]
+    /// Each request's conversation (without the plugins' state), whole.
+    package let requests: [[JSONValue]]
     package let responses: [(chunks: [ModelChunk], error: String?)]
     package let calls: [Call]
-    package let finish: String?
+    package let confirmations: [String: ConfirmationAnswer]
+    /// The tools offered, the last definition of each, sorted by id.
+    package let tools: [SkillInfo]
+    /// How each action's turn ended.
+    package let finishes: [String]
 
     /// Reads `text`; a sentence naming the line when it is not a record this skillhost can replay.
     package init(_ text: String, path: String) throws(ModelError) {
@@ -27,12 +46,18 @@ package struct SessionRecord: Sendable {
         guard Int(version) == SessionRecorder.version else {
             throw ModelError("\(path) is a record of version \(Int(version)); this skillhost replays version 1")
         }
-        prompt = header["prompt"]?.stringValue ?? ""
         model = header["model"]?.stringValue ?? ""
-        var requests: [JSONValue] = []
+        system = header["system"]?.stringValue
+        limits = header["limits"]
+        conversation = (header["conversation"]?.arrayValue ?? []).compactMap(RecordFormat.message)
+        var actions: [Action] = []
+        var sent = RecordFormat.conversation(conversation).map(RecordFormat.message)
+        var requests: [[JSONValue]] = []
         var responses: [(chunks: [ModelChunk], error: String?)] = []
         var calls: [Call] = []
-        var finish: String?
+        var confirmations: [String: ConfirmationAnswer] = [:]
+        var tools: [String: SkillInfo] = [:]
+        var finishes: [String] = []
         var number = 1
         while let line = lines.next() {
             number += 1
@@ -40,23 +65,50 @@ package struct SessionRecord: Sendable {
                 throw ModelError("\(path), line \(number): not a record entry (a JSON object with a \"type\")")
             }
             switch type {
-            case "request": requests.append(entry["messages"] ?? .null)
+            case "turn": actions.append(.turn(entry["prompt"]?.stringValue ?? ""))
+            case "continue":
+                actions.append(
+                    .continued(waived: entry["waived"]?.stringValue, forSession: entry["for_session"] == true))
+            case "rewind": actions.append(.rewind(Int(entry["to"]?.doubleValue ?? 0)))
+            case "tools":
+                for skill in (entry["tools"]?.arrayValue ?? []).compactMap(RecordFormat.skill) {
+                    tools[skill.id] = skill
+                }
+            case "request":
+                let from = Int(entry["from"]?.doubleValue ?? 0)
+                sent = Array(sent.prefix(max(0, from))) + (entry["messages"]?.arrayValue ?? [])
+                requests.append(sent)
             case "response":
                 responses.append(
-                    (
-                        (entry["chunks"]?.arrayValue ?? []).compactMap(SessionRecorder.decode),
-                        entry["error"]?.stringValue
-                    ))
+                    ((entry["chunks"]?.arrayValue ?? []).compactMap(RecordFormat.chunk), entry["error"]?.stringValue))
             case "call":
                 calls.append(
                     Call(
                         skill: entry["skill"]?.stringValue ?? "", arguments: entry["arguments"] ?? .null,
                         outcome: entry["outcome"] ?? .null))
-            case "finished": finish = entry["reason"]?.stringValue
+            case "confirmation":
+                let answers: [String: ConfirmationAnswer] = [
+                    "yes": .allowOnce, "always": .allowForSession, "no": .deny,
+                ]
+                if let id = entry["id"]?.stringValue, let answer = entry["answer"]?.stringValue.flatMap({ answers[$0] })
+                {
+                    confirmations[id] = answer
+                }
+            case "finished": finishes.append(entry["reason"]?.stringValue ?? "")
             default: break
             }
         }
-        (self.requests, self.responses, self.calls, self.finish) = (requests, responses, calls, finish)
+        (self.actions, self.requests, self.responses, self.calls) = (actions, requests, responses, calls)
+        self.confirmations = confirmations
+        self.tools = tools.values.sorted { $0.id < $1.id }
+        self.finishes = finishes
+    }
+
+    /// The configuration a replay runs with: `base` with the recorded system prompt and limits.
+    package func configuration(base: AgentConfiguration) -> AgentConfiguration {
+        var configuration = RecordFormat.configuration(limits, base: base)
+        if let system { configuration.systemPrompt = system }
+        return configuration
     }
 }
 
@@ -86,13 +138,6 @@ package struct ReplayProvider: ModelProvider {
 
     package var displayName: String { "replay of \(record.model)" }
 
-    /// A request's conversation without the plugins' state (a system message after the first): the state is read
-    /// anew on every run, the conversation must be the same.
-    static func conversation(_ messages: JSONValue) -> [JSONValue] {
-        let all = messages.arrayValue ?? []
-        return all.enumerated().filter { $0.offset == 0 || $0.element["role"] != "system" }.map(\.element)
-    }
-
     package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
         let step = counter.next()
         return AsyncThrowingStream { continuation in
@@ -103,8 +148,8 @@ package struct ReplayProvider: ModelProvider {
                 continuation.finish(throwing: ModelError("the record has no response for step \(step + 1)"))
                 return
             }
-            let sent = JSONValue.array(request.messages.map(OpenAIProvider.message))
-            if step < record.requests.count, Self.conversation(sent) != Self.conversation(record.requests[step]) {
+            let sent = RecordFormat.conversation(request.messages).map(RecordFormat.message)
+            if step < record.requests.count, sent != record.requests[step] {
                 log.note("step \(step + 1): the request to the model differs from the recorded one")
             }
             let response = record.responses[step]
@@ -135,8 +180,11 @@ package struct ReplaySkills: AgentSkills {
         self.live = live
     }
 
-    package var skills: [SkillInfo] { registry.skills }
-    package func skill(_ id: String) -> SkillInfo? { registry.skill(id) }
+    /// Live: the real plugins. Recorded: the tools the record offered (this machine's plugins play no part).
+    package var skills: [SkillInfo] { live ? registry.skills : record.tools }
+    package func skill(_ id: String) -> SkillInfo? {
+        live ? registry.skill(id) : record.tools.first { $0.id == id }
+    }
     package func snapshots(of plugins: [String]) async -> [PluginState] {
         live ? await registry.snapshots(of: plugins) : []
     }

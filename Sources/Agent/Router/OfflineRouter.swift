@@ -16,6 +16,7 @@ import SkillJSON
 /// confirming it.
 package final class OfflineRouter: ModelProvider {
     package let displayName = "offline router"
+    package let answersInMarkdown = false
     /// Today's date for "today" and "tomorrow" (injected by tests).
     let now: @Sendable () -> Date
 
