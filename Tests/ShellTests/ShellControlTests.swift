@@ -1,4 +1,5 @@
 import Foundation
+import SkillJSON
 import TestSupport
 import Testing
 
@@ -81,5 +82,61 @@ extension ShellTerminalTests {
         await tmux.waitFor("Your messages", count: 2)
         let last = tmux.screen().components(separatedBy: "Your messages").last ?? ""
         #expect(last.contains("  1. what is 2+2") && !last.contains("  2. "), "the rewound messages are gone: \(last)")
+    }
+}
+
+/// `/record` writes the session from where it is, with the person's confirmations and rewinds; the record replays
+/// in another host process with another home — with none of the plugins (recorded skills), and live.
+extension ShellTerminalTests {
+    @Test func aRecordedShellSessionReplaysElsewhere() async throws {
+        let record = home + "/shell.skillrec"
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("what is 2+2")
+        await tmux.waitFor("calculator: 2+2 = 4")
+        try tmux.type("/record \(record)")
+        await tmux.waitFor("Recording this session to \(record); /record stop ends it.")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("Run it?")
+        try tmux.key("y")
+        await tmux.waitFor(#""title":"milk""#)
+        try tmux.type("what is 3*3")
+        await tmux.waitFor("calculator: 3*3 = 9")
+        try tmux.type("/rewind 3")
+        await tmux.waitFor("Rewind? [y/N]")
+        try tmux.type("y")
+        await tmux.waitFor("Rewound: the conversation goes on from before message 3.")
+        try tmux.type("what is 5+5")
+        await tmux.waitFor("calculator: 5+5 = 10")
+        try tmux.type("/record stop")
+        await tmux.waitFor("Stopped recording: \(record) (3 turns).")
+
+        let text = try String(contentsOfFile: record, encoding: .utf8)
+        let entries = try text.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(entries.first?["conversation"]?.arrayValue?.count == 5, "the conversation before /record")
+        #expect(entries.contains { $0["type"] == "confirmation" && $0["answer"] == "yes" })
+        #expect(entries.contains { $0["type"] == "rewind" && $0["to"] == 3 })
+
+        // Another machine: another home, no plugins at all — the skills come from the record.
+        let elsewhere = Paths.temporaryDirectory("shell-replay-home")
+        let bare = try runProcess(
+            Paths.skillhost, ["replay", record, "--no-default-plugins", "--plugins", elsewhere],
+            environment: cliEnvironment(home: elsewhere))
+        #expect(bare.status == 0, "\(bare.stderr)")
+        #expect(bare.stderr.hasSuffix("(skills from the record): as recorded\n"), "\(bare.stderr)")
+        // Live, in a fresh home: notes_add runs again, confirmed as the record says, and answers the same.
+        let live = try runProcess(
+            Paths.skillhost, ["replay", record, "--skills", "live"], environment: cliEnvironment(home: elsewhere))
+        // The note's timestamps may differ by a second: then that is the one difference shown, nothing else.
+        #expect(
+            live.stderr.hasSuffix("(skills live): as recorded\n")
+                || live.stderr.hasPrefix(
+                    "skillhost: the replay went another way than the record: call 1: notes_add answered ")
+                    && !live.stderr.contains("also:"),
+            "\(live.stderr)")
+        let notes = try runProcess(
+            Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: elsewhere))
+        #expect(notes.stdout.contains("milk"), "\(notes.stdout)")
     }
 }

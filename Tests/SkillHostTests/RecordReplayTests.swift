@@ -82,3 +82,37 @@ struct RecordReplayTests {
                 == "skillhost: \(record) is not a skillhost record (its first line is not a skillrec header)\n")
     }
 }
+
+extension RecordReplayTests {
+    /// `"record": true` records every `ask` in the state folder; a resumed and rewound session's record starts
+    /// from the stored conversation and replays through the rewind.
+    @Test func configuredRecordsAndAResumedRewoundSessionReplay() throws {
+        let config = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"{"record": true}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let folder = home + "/state/skillhost/records"
+        let saved = try skillhost(["ask", "--save", "what is 2+2"])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let id = String((saved.stderr.components(separatedBy: "saved as session ").last ?? "").prefix(8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 1)
+        let rewound = try skillhost(["ask", "--resume", id, "--rewind", "1", "what is 3+3"])
+        #expect(rewound.status == 0, "\(rewound.stderr)")
+        #expect(rewound.stdout.contains("6"))
+        let records = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(records.count == 2 && records.allSatisfy { $0.hasSuffix(".skillrec") }, "\(records)")
+        let texts = try records.map { try String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+        let index = try #require(texts.firstIndex { $0.contains(#"{"type":"rewind","to":1}"#) })
+        let second = folder + "/" + records[index]
+        let replayed = try skillhost(["replay", second])
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(replayed.stdout.contains("6"))
+
+        try #"{"record": 5}"#.write(toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let wrong = try skillhost(["ask", "hello"])
+        #expect(
+            wrong.stderr.hasPrefix(
+                "skillhost: \(config)/config.json: \"record\" must be true (records go to "
+                    + "~/.local/state/skillhost/records), false, or a folder that is absolute or starts with ~\n"),
+            "\(wrong.stderr)")
+    }
+}

@@ -175,10 +175,11 @@ package final class SessionRecorder: Sendable {
     }
 
     /// An outcome as the record keeps it: its envelope without the duration (timing differs run to run; the
-    /// record is about what happened).
+    /// record is about what happened) and without the undo (the turn's events do not carry it).
     static func recorded(_ outcome: SkillOutcome) -> JSONValue {
         guard case .object(var object) = outcome.envelope else { return outcome.envelope }
         object["duration_ms"] = nil
+        object["undo"] = nil
         return .object(object)
     }
 

@@ -200,7 +200,13 @@ package struct ReplaySkills: AgentSkills {
                     ComparedCall(ready: ready, recorded: recorded, index: index, skill: invocation.skill, log: log))
             }
         }
-        let arguments = (try? JSONValue(parsing: invocation.arguments.jsonText)) ?? .null
+        var arguments = (try? JSONValue(parsing: invocation.arguments.jsonText)) ?? .null
+        // As the pipeline would have made them (coerced, defaults filled): what the record holds.
+        if let schema = skill(invocation.skill).flatMap({ try? JSONSchema($0.inputSchema) }),
+            case .valid(let normalized) = schema.validate(arguments)
+        {
+            arguments = normalized
+        }
         guard let recorded else {
             log.note(
                 "call \(index + 1): the run called \(invocation.skill); the record has \(record.calls.count) calls")
