@@ -24,12 +24,15 @@ package struct Budgets: Sendable, Equatable {
     package var session = BudgetLimits(tokens: 5_000_000, toolCalls: 2000)
     /// Price per million input and output tokens of the model in use; nil: cost is not counted.
     package var price: (input: Double, output: Double)?
+    /// Tool calls one MCP client session may make (`skillhost mcp`); nil: no limit (the default — a client is a
+    /// program that may call a great deal).
+    package var mcpSessionToolCalls: Int?
 
     package init() {}
 
     package static func == (lhs: Budgets, rhs: Budgets) -> Bool {
         lhs.turn == rhs.turn && lhs.session == rhs.session && lhs.price?.input == rhs.price?.input
-            && lhs.price?.output == rhs.price?.output
+            && lhs.price?.output == rhs.price?.output && lhs.mcpSessionToolCalls == rhs.mcpSessionToolCalls
     }
 }
 

@@ -2,7 +2,8 @@ import Agent
 import SkillJSON
 
 /// `"budgets"` and `"prices"` in config.json:
-/// `"budgets": {"turn": {"tokens": 100000, "tool_calls": 50, "seconds": 600, "cost": 0.5}, "session": {…}}`,
+/// `"budgets": {"turn": {"tokens": 100000, "tool_calls": 50, "seconds": 600, "cost": 0.5}, "session": {…},
+/// "mcp_session": {"tool_calls": 1000}}`,
 /// `"prices": {"gpt-4o": {"input": 2.5, "output": 10}}` (per million tokens; cost is counted for the model in use).
 enum BudgetsConfig {
     static let example = #"{"turn": {"tokens": 100000, "tool_calls": 50}, "session": {"cost": 5}}"#
@@ -14,14 +15,35 @@ enum BudgetsConfig {
         guard let object = value.objectValue else { throw fail("\"budgets\" must be an object like \(example)") }
         var budgets = defaults
         for (scope, limits) in object.members {
+            if scope == "mcp_session" {
+                budgets.mcpSessionToolCalls = try mcpSession(limits, fail: fail)
+                continue
+            }
             guard scope == "turn" || scope == "session" else {
-                throw fail("\"budgets\" has \"\(scope)\"; budgets are for a \"turn\" or the \"session\"")
+                throw fail(
+                    "\"budgets\" has \"\(scope)\"; budgets are for a \"turn\", the \"session\" or an "
+                        + "\"mcp_session\"")
             }
             let parsed = try self.limits(
                 limits, over: scope == "turn" ? defaults.turn : defaults.session, place: "budgets.\(scope)", fail: fail)
             if scope == "turn" { budgets.turn = parsed } else { budgets.session = parsed }
         }
         return budgets
+    }
+
+    /// `"mcp_session": {"tool_calls": N}`: the calls one MCP client session may make (its model is its own: only
+    /// calls count).
+    private static func mcpSession(_ value: JSONValue, fail: (String) -> CLIError) throws(CLIError) -> Int? {
+        guard let object = value.objectValue, object.members.allSatisfy({ $0.key == "tool_calls" }) else {
+            throw fail(
+                "budgets.mcp_session counts tool_calls only (an MCP client brings its own model), like "
+                    + #"{"tool_calls": 1000}"#)
+        }
+        guard let given = object["tool_calls"], given != .null else { return nil }
+        guard let number = given.doubleValue, number >= 1, number < 1e15 else {
+            throw fail("budgets.mcp_session.tool_calls must be a positive number, or null for no limit")
+        }
+        return Int(number)
     }
 
     private static func limits(

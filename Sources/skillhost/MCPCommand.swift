@@ -16,7 +16,7 @@ enum MCPCommand {
         return FileHandle(fileDescriptor: channel, closeOnDealloc: true)
     }
 
-    static func run(registry: SkillRegistry, output: FileHandle) async {
+    static func run(registry: SkillRegistry, output: FileHandle, sessionToolCalls: Int?) async {
         // A person who typed `skillhost mcp` in a terminal learns why nothing happens.
         if isatty(STDIN_FILENO) == 1 {
             FileHandle.standardError.write(
@@ -25,7 +25,7 @@ enum MCPCommand {
                         + "this command; --http ADDRESS:PORT serves over HTTP; Ctrl-D ends)\n").utf8))
         }
         let lock = Mutex(())
-        let server = MCPServer(registry: registry) { line in
+        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls) { line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
         // Standard input is read on threads of their own (blocking reads and plugin code never touch the
@@ -45,8 +45,10 @@ enum MCPCommand {
 
 extension MCPCommand {
     /// `skillhost mcp --http`: serves Streamable HTTP until SIGINT or SIGTERM, then ends subscriptions gracefully.
-    static func serveHTTP(registry: SkillRegistry, configuration: MCPHTTPConfiguration) async throws(CLIError) {
-        let server = MCPServer(registry: registry)
+    static func serveHTTP(registry: SkillRegistry, configuration: MCPHTTPConfiguration, sessionToolCalls: Int?)
+        async throws(CLIError)
+    {
+        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls)
         let service: MCPHTTPService
         do throws(MCPHTTPError) { service = try MCPHTTPService(server: server, configuration: configuration) } catch {
             throw .failure(error.message)

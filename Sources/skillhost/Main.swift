@@ -221,9 +221,12 @@ struct SkillhostCLI {
             let watch = host.setup.watch()
             defer { watch.stop() }
             if let http = try MCPHTTPSettings.resolve(options, config: host.config, environment: environment) {
-                try await MCPCommand.serveHTTP(registry: host.registry, configuration: http)
+                try await MCPCommand.serveHTTP(
+                    registry: host.registry, configuration: http,
+                    sessionToolCalls: host.config.budgets.mcpSessionToolCalls)
             } else {
-                await MCPCommand.run(registry: host.registry, output: output)
+                await MCPCommand.run(
+                    registry: host.registry, output: output, sessionToolCalls: host.config.budgets.mcpSessionToolCalls)
             }
             return ExitCode.ok.rawValue
         case .web(let http):

@@ -689,3 +689,40 @@ extension MCPServerTests {
         #expect(!notifications.contains { $0["method"] as? String == "notifications/resources/updated" })
     }
 }
+
+/// `"budgets": {"mcp_session": {"tool_calls": N}}`: a client session's call past its budget is answered with a tool
+/// error that says which budget and what to do; the session's other requests still work.
+struct MCPBudgetTests {
+    let home = Paths.temporaryDirectory("mcp-budget-home")
+
+    @Test func aSessionPastItsToolCallBudgetGetsAClearError() throws {
+        let config = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"{"budgets": {"mcp_session": {"tool_calls": 2}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let server = try MCPProcess(environment: cliEnvironment(home: home))
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        func call(_ id: Int) -> [String: Any]? {
+            server.request(id, "tools/call", #"{"name":"calculator","arguments":{"expression":"1+\#(id)"}}"#)?["result"]
+                as? [String: Any]
+        }
+        #expect(call(2)?["isError"] as? Bool == false)
+        #expect(call(3)?["isError"] as? Bool == false)
+        let refused = call(4)
+        #expect(refused?["isError"] as? Bool == true)
+        #expect(
+            ((refused?["content"] as? [[String: Any]])?.first)?["text"] as? String
+                == "Budget reached: this MCP session has made its 2 tool calls (budgets.mcp_session.tool_calls in the "
+                + "server's config.json); start a new session, or raise the budget")
+        #expect(server.request(5, "tools/list")?["result"] != nil, "the session goes on")
+
+        try #"{"budgets": {"mcp_session": {"tokens": 5}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let wrong = try runProcess(Paths.skillhost, ["config", "check"], environment: cliEnvironment(home: home))
+        #expect(
+            wrong.stderr.contains(
+                #"budgets.mcp_session counts tool_calls only (an MCP client brings its own model), like {"tool_calls": 1000}"#
+            ), "\(wrong.stderr)")
+    }
+}

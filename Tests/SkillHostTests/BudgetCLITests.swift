@@ -55,7 +55,10 @@ struct BudgetCLITests {
     @Test func aBudgetThatCannotBeUsedIsRefused() throws {
         let file = home + "/config/skillhost/config.json"
         let cases: [(String, String)] = [
-            (#"{"budgets": {"week": {}}}"#, #""budgets" has "week"; budgets are for a "turn" or the "session""#),
+            (
+                #"{"budgets": {"week": {}}}"#,
+                #""budgets" has "week"; budgets are for a "turn", the "session" or an "mcp_session""#
+            ),
             (
                 #"{"budgets": {"turn": {"tokens": -5}}}"#,
                 "budgets.turn.tokens must be a positive number, or null for no limit"

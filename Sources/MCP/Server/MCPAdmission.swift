@@ -61,3 +61,30 @@ final class MCPAdmission: Sendable {
         while clients.withLock({ !$0.isEmpty }) { _ = drained.wait(timeout: .now() + .seconds(1)) }
     }
 }
+
+/// The tool calls each client session may make (`"budgets": {"mcp_session": {"tool_calls": N}}`): a session is an
+/// HTTP session (`Mcp-Session-Id`), else the client as the transport knows it (a bearer token, the peer's address;
+/// on stdio the one connection) for as long as the server runs.
+final class MCPCallBudget: Sendable {
+    let limit: Int?
+    private let spent = Mutex<[String: Int]>([:])
+
+    init(limit: Int?) { self.limit = limit }
+
+    /// Counts a call of `session` in; false (nothing counted) when its budget is used up.
+    func spend(_ session: String) -> Bool {
+        guard let limit else { return true }
+        return spent.withLock { spent in
+            guard spent[session, default: 0] < limit else { return false }
+            spent[session, default: 0] += 1
+            return true
+        }
+    }
+
+    /// What the client is told once the budget is used up.
+    var sentence: String {
+        let limit = limit ?? 0
+        return "Budget reached: this MCP session has made its \(limit) tool call\(limit == 1 ? "" : "s") "
+            + "(budgets.mcp_session.tool_calls in the server's config.json); start a new session, or raise the budget"
+    }
+}

@@ -63,6 +63,11 @@ extension MCPServer {
             respond(id, code: .serverBusy, message: Self.busy(count), to: exchange)
             return
         }
+        guard callBudget.spend(exchange.sessionStream.map { "session \($0)" } ?? client) else {
+            admission.release(client: client, key: key)
+            finish(Self.errorResult(callBudget.sentence))
+            return
+        }
         let token = params["_meta"]?[MCPProtocol.Meta.progressToken]
         let onProgress = token.map { Self.progressSender(token: $0, notify: exchange.notify) }
         // HTTP: a skill that has been quick runs on the event thread that read the request; others on the pool.

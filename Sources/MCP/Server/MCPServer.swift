@@ -17,6 +17,8 @@ package final class MCPServer: Sendable {
     /// stdio: the calls in flight, by request id (the end of `serve` waits for them; `notifications/cancelled`
     /// finds them).
     let admission: MCPAdmission
+    /// Tool calls per client session, against `budgets.mcp_session`.
+    let callBudget: MCPCallBudget
     /// Open `subscriptions/listen` streams and older clients' notification streams.
     let subscriptions = MCPSubscriptions()
     /// Signs the state a confirmation round trip hands the client (see `MCPConfirmation`).
@@ -47,12 +49,14 @@ package final class MCPServer: Sendable {
     ///     would ask about unless the client can ask its user (a 2026-07-28 client that declares elicitation).
     ///   - output: writes one line (the message, without newline) to a stdio client.
     ///   - maximumCallsInFlight: calls running at once for one client before further ones are refused as busy.
+    ///   - sessionToolCalls: tool calls one client session may make (`budgets.mcp_session`); nil: no limit.
     package init(
-        registry: SkillRegistry, maximumCallsInFlight: Int = 256,
+        registry: SkillRegistry, maximumCallsInFlight: Int = 256, sessionToolCalls: Int? = nil,
         output: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.registry = registry
         self.maximumCallsInFlight = maximumCallsInFlight
+        callBudget = MCPCallBudget(limit: sessionToolCalls)
         admission = MCPAdmission(limit: maximumCallsInFlight)
         self.output = output
     }
