@@ -51,6 +51,9 @@ package final class AgentSession: Sendable {
     let onMessage: (@Sendable (Message) -> Void)?
     /// Called with every change a call made (the shell persists them, for `/rewind` after `--resume`).
     let onChange: (@Sendable (ChangeRecord) -> Void)?
+    /// Where the session is recorded while a recorder is in it (`ask --record`, `/record`): the person's turns,
+    /// continuations, rewinds and confirmations, every model exchange and every call, as they happen.
+    package let recording: RecordSlot?
     let state: Mutex<State>
 
     struct State {
@@ -74,6 +77,8 @@ package final class AgentSession: Sendable {
         /// Every change a call made in this session, oldest first (`/rewind`).
         var changes: [ChangeRecord] = []
         var waivedForSession: Set<String> = []
+        /// The budget waived since the last turn began, for the record's continuation entry.
+        var lastWaiver: (key: String, forSession: Bool)?
     }
 
     /// Skills the model never sees.
@@ -92,6 +97,7 @@ package final class AgentSession: Sendable {
     /// Waives the budget `key` (`turn.tokens`, `session.tool_calls`…) as `waive(_:forSession:)` does.
     package func waive(key: String, forSession: Bool) {
         state.withLock { state in
+            state.lastWaiver = (key, forSession)
             if forSession {
                 state.waivedForSession.insert(key)
             } else {
@@ -151,8 +157,10 @@ package final class AgentSession: Sendable {
     package init(
         skills: any AgentSkills, provider: any ModelProvider, configuration: AgentConfiguration = AgentConfiguration(),
         confirm: ConfirmationHook? = nil, conversation: Conversation? = nil,
-        onMessage: (@Sendable (Message) -> Void)? = nil, onChange: (@Sendable (ChangeRecord) -> Void)? = nil
+        onMessage: (@Sendable (Message) -> Void)? = nil, onChange: (@Sendable (ChangeRecord) -> Void)? = nil,
+        recording: RecordSlot? = nil
     ) {
+        self.recording = recording
         self.skills = skills
         self.provider = provider
         self.configuration = configuration
@@ -178,7 +186,9 @@ package final class AgentSession: Sendable {
         state.withLock { state in
             state.turnUse = BudgetUse()
             state.waivedForTurn = []
+            state.lastWaiver = nil
         }
+        recording?.recorder?.turn(text)
         append(Message(role: .user, content: text))
         return runTurn()
     }
@@ -188,7 +198,14 @@ package final class AgentSession: Sendable {
     package func recordUndone(_ text: String) { append(Message(role: .system, content: "[undo] " + text)) }
 
     /// Runs another turn without a new user message (after the step limit stopped one).
-    package func continueTurn() -> AsyncStream<AgentEvent> { runTurn() }
+    package func continueTurn() -> AsyncStream<AgentEvent> {
+        let waiver = state.withLock { state in
+            defer { state.lastWaiver = nil }
+            return state.lastWaiver
+        }
+        recording?.recorder?.continued(waived: waiver?.key, forSession: waiver?.forSession ?? false)
+        return runTurn()
+    }
 
     @discardableResult
     func append(_ message: Message) -> Message {
@@ -203,13 +220,18 @@ package final class AgentSession: Sendable {
 
     private func runTurn() -> AsyncStream<AgentEvent> {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
+        let recorder = recording?.recorder
+        let yield: @Sendable (AgentEvent) -> Void = { event in
+            recorder?.record(event)
+            continuation.yield(event)
+        }
         let task = Task {
             defer { self.state.withLock { $0.turn = nil } }
             let asked = self.conversation.messages.last { $0.role == .user }?.content ?? ""
             self.skills.turnEvent(
                 .turnStart, session: self.configuration.sessionID,
                 detail: JSONObject([(key: "message", value: .string(asked))]))
-            let reason = await TurnRunner(session: self, emit: { continuation.yield($0) }).run()
+            let reason = await TurnRunner(session: self, emit: yield).run()
             self.skills.turnEvent(
                 .turnEnd, session: self.configuration.sessionID,
                 detail: JSONObject([
@@ -221,7 +243,7 @@ package final class AgentSession: Sendable {
             if reason == .cancelled, self.conversation.messages.last?.content.hasSuffix("[interrupted]") != true {
                 self.append(Message(role: .assistant, content: "[interrupted]"))
             }
-            continuation.yield(.finished(reason))
+            yield(.finished(reason))
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }

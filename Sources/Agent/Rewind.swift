@@ -109,7 +109,10 @@ package struct RewindPlan: Sendable {
     }
 
     /// Goes back: forgets the conversation from the target message on (call after `undo` succeeded).
-    package func apply(to session: AgentSession) { session.truncate(from: target.sequence) }
+    package func apply(to session: AgentSession) {
+        session.truncate(from: target.sequence)
+        session.recording?.recorder?.rewound(to: number)
+    }
 
     private static func shorten(_ text: String, _ limit: Int) -> String {
         let line = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")

@@ -107,8 +107,14 @@ struct TurnRunner: Sendable {
         var text = ""
         var calls: [ToolCall] = []
         var noMatch = false
+        // Recording: the request, then the whole response (or why it failed) — collected here, on the turn's own
+        // pull, with nothing between the model and the turn.
+        let recorder = session.recording?.recorder
+        let step = recorder?.request(request) ?? 0
+        var chunks: [ModelChunk] = []
         do {
             for try await chunk in session.provider.stream(request) {
+                if recorder != nil { chunks.append(chunk) }
                 switch chunk {
                 case .text(let delta):
                     text += delta
@@ -121,7 +127,9 @@ struct TurnRunner: Sendable {
                 }
             }
             if Task.isCancelled { throw CancellationError() }
+            recorder?.response(step: step, chunks: chunks, error: nil)
         } catch {
+            recorder?.response(step: step, chunks: chunks, error: "\(error)")
             // Keep what was said; the next turn's model sees that it was cut short.
             if !text.isEmpty {
                 session.append(Message(role: .assistant, content: text + "\n[interrupted]"))
@@ -299,6 +307,7 @@ struct TurnRunner: Sendable {
             let request = ConfirmationRequest(callID: call.id, skill: skill, arguments: arguments)
             emit(.confirmationNeeded(request))
             let answer = await confirm(request)
+            session.recording?.recorder?.confirmation(request, answer)
             if answer == .allowForSession { session.state.withLock { _ = $0.allowedForSession.insert(approval) } }
             return answer
         }

@@ -66,13 +66,8 @@ extension Shell {
         shared.withLock { $0.notices += notices }
     }
 
-    /// The person answers confirmations; the record keeps each answer.
+    /// The person answers confirmations, at the prompt.
     var confirmHook: ConfirmationHook {
-        let recording = self.recording
-        return { [weak self] request in
-            let answer = await self?.confirm(request) ?? .deny
-            recording.recorder?.confirmation(request, answer)
-            return answer
-        }
+        { [weak self] request in await self?.confirm(request) ?? .deny }
     }
 }

@@ -41,7 +41,6 @@ extension Shell {
             return
         }
         plan.apply(to: session)
-        recording.recorder?.rewound(to: number)
         if let journal, let sessionID { journal.write(.truncate(from: plan.target.sequence, session: sessionID)) }
         say("Rewound: the conversation goes on from before message \(number).\n")
     }

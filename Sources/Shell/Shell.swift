@@ -106,9 +106,9 @@ package final class Shell: @unchecked Sendable {
         }
     }
 
-    /// The provider for `model` (nil: the configured one), recording to the shell's record while one is written.
+    /// The provider for `model` (nil: the configured one).
     func makeProvider(_ model: String?) throws(ShellError) -> any ModelProvider {
-        do { return RecordingProvider(try environment.provider(model), slot: recording) } catch {
+        do { return try environment.provider(model) } catch {
             throw ShellError("\(error)")
         }
     }
@@ -148,7 +148,7 @@ package final class Shell: @unchecked Sendable {
             confirm: confirmHook, conversation: conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: { message in
                 if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
-            }, onChange: changeObserver)
+            }, onChange: changeObserver, recording: recording)
         if id != nil, let sessionID {
             // The changes made before, so /rewind can undo them too; unreadable ones are said, not hidden.
             do { session.restoreChanges(try store?.changes(session: sessionID) ?? []) } catch {
@@ -228,7 +228,6 @@ package final class Shell: @unchecked Sendable {
     func converse(_ text: String) {
         // A plugin that arrived while the line was typed is announced before this turn's cards.
         for notice in takeNotices() { say(notice + "\n") }
-        recording.recorder?.turn(text)
         var reason = runTurn(start: { $0.send(text) })
         while true {
             if case .stepLimitReached(let limit) = reason {
@@ -237,7 +236,6 @@ package final class Shell: @unchecked Sendable {
                         prompt: "The step limit (\(limit)) stopped this turn. Continue? [y/N] "),
                     answer.lowercased().hasPrefix("y")
                 else { return }
-                recording.recorder?.continued()
             } else if case .budgetReached(let reached) = reason {
                 // y: go on (this turn); a: and do not stop for this budget again this session.
                 guard case .line(let answer) = editor.read(prompt: "\(reached.sentence) — go on? [y/n/a] ") else {
@@ -246,7 +244,6 @@ package final class Shell: @unchecked Sendable {
                 let choice = answer.lowercased()
                 guard choice.hasPrefix("y") || choice.hasPrefix("a") else { return }
                 session.waive(reached, forSession: choice.hasPrefix("a"))
-                recording.recorder?.continued(waived: reached.key, forSession: choice.hasPrefix("a"))
             } else {
                 break
             }
@@ -267,7 +264,6 @@ package final class Shell: @unchecked Sendable {
         let journal = self.journal
         let sessionID = self.sessionID
         let recorder = TraceRecorder()
-        let record = recording.recorder
         let task = Task { @MainActor () -> FinishReason in
             // The offline router answers in plain lines by design; models answer in markdown.
             let markdown = session.provider.answersInMarkdown
@@ -287,7 +283,6 @@ package final class Shell: @unchecked Sendable {
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
-                record?.record(event)
                 if let journal, let sessionID { journal.record(event, session: sessionID, arguments: &arguments) }
                 if case .finished(let finish) = event { reason = finish }
             }

@@ -204,7 +204,7 @@ extension Shell {
             session = AgentSession(
                 skills: registry, provider: provider, configuration: currentConfiguration,
                 confirm: confirmHook, conversation: previous.conversation, onMessage: sessionObserver,
-                onChange: changeObserver)
+                onChange: changeObserver, recording: recording)
             // Another model, the same session: what its calls changed can still be rewound.
             session.restoreChanges(previous.allChanges)
             tell("Model: \(provider.displayName)\n")

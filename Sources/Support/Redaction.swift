@@ -21,14 +21,61 @@ package enum Redaction {
         for secret in secrets.compactMap({ $0 }) where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: mask)
         }
-        for (pattern, needles) in patterns {
-            // A pattern runs only on text that holds what it starts with (the expressions are slow on long text).
-            // Only the bearer pattern ignores case.
-            let options: String.CompareOptions = needles == ["bearer"] ? .caseInsensitive : []
-            guard needles.contains(where: { result.range(of: $0, options: options) != nil }) else { continue }
+        // A pattern runs only on text that holds what it starts with (the expressions are slow on long text): one
+        // pass over the bytes finds which.
+        let present = needlesPresent(result)
+        for (index, (pattern, _)) in patterns.enumerated() where present & (1 << index) != 0 {
             let range = NSRange(result.startIndex..<result.endIndex, in: result)
             result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: mask)
         }
         return result
+    }
+
+    /// The needles as bytes, each with the pattern it belongs to; only the bearer pattern ignores case (its needle
+    /// is matched against ASCII-lowercased text).
+    private static let needleBytes: [(bytes: [UInt8], pattern: Int, foldsCase: Bool)] = patterns.enumerated().flatMap {
+        index, entry in
+        entry.needles.map { (Array($0.utf8), index, $0 == "bearer") }
+    }
+
+    /// Bytes some needle starts with (either case for the case-folding one).
+    private static let firstBytes: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for needle in needleBytes {
+            guard let first = needle.bytes.first else { continue }
+            table[Int(first)] = true
+            if needle.foldsCase { table[Int(first & ~0x20)] = true }
+        }
+        return table
+    }()
+
+    /// A bit per pattern whose needles occur in `text`.
+    static func needlesPresent(_ text: String) -> Int {
+        var text = text
+        return text.withUTF8 { bytes -> Int in
+            var present = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if firstBytes[Int(byte)] {
+                    for needle in needleBytes where present & (1 << needle.pattern) == 0 {
+                        let length = needle.bytes.count
+                        guard index + length <= bytes.count else { continue }
+                        var matched = true
+                        for offset in 0..<length {
+                            var candidate = bytes[index + offset]
+                            if needle.foldsCase, candidate >= 0x41, candidate <= 0x5A { candidate |= 0x20 }
+                            if candidate != needle.bytes[offset] {
+                                matched = false
+                                break
+                            }
+                        }
+                        if matched { present |= 1 << needle.pattern }
+                    }
+                }
+                index += 1
+            }
+            return present
+        }
     }
 }

@@ -11,20 +11,18 @@ import SkillJSON
 func recordBenchmarks(_ options: Options, registry: SkillRegistry) async throws {
     let file = workFolder + "/bench.skillrec"
     func turn(recorded: Bool) async throws -> Double {
-        var provider: any ModelProvider = OfflineRouter()
-        var recorder: SessionRecorder?
+        let slot = RecordSlot()
         if recorded {
+            unlink(file)  // a new file each time, as a new record is (not one truncated again and again)
             let made = try SessionRecorder(
                 path: file, model: "offline", configuration: AgentConfiguration(), secrets: [])
-            provider = RecordingProvider(provider, slot: RecordSlot(made))
-            recorder = made
+            slot.recorder = made
         }
-        let session = AgentSession(skills: registry, provider: provider)
+        let session = AgentSession(skills: registry, provider: OfflineRouter(), recording: slot)
         let start = now()
-        recorder?.turn("what is 1.5+2.25")
-        for await event in session.send("what is 1.5+2.25") { recorder?.record(event) }
+        for await _ in session.send("what is 1.5+2.25") {}
         let took = Double(now() - start)
-        recorder?.close()
+        slot.recorder?.close()
         return took
     }
     var plain: [Run] = []

@@ -23,7 +23,7 @@ enum AskCommand {
         guard !text.isEmpty else {
             throw .usage(UsageError("ask needs a question", hint: "skillhost ask \"what is (23+7)*2\", or pipe it in"))
         }
-        var provider = try config.provider(log: log)
+        let provider = try config.provider(log: log)
         let slot = RecordSlot()
         defer { slot.recorder?.close() }
         let resumed = try Resumed(options, model: provider.displayName, store: store)
@@ -36,19 +36,17 @@ enum AskCommand {
                     path: path, model: provider.displayName, configuration: configuration,
                     conversation: resumed?.conversation?.messages ?? [], secrets: [config.apiKey])
             } catch { throw .failure(error.message) }
-            provider = RecordingProvider(provider, slot: slot)
         }
         let recorder = slot.recorder
         let session = AgentSession(
             skills: registry, provider: provider, configuration: configuration,
             conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
-            onMessage: resumed?.onMessage, onChange: resumed?.onChange)
+            onMessage: resumed?.onMessage, onChange: resumed?.onChange, recording: slot)
         if let resumed {
             resumed.started(session)
             session.restoreChanges(resumed.changes)
             if let number = options.rewind {
                 try await resumed.rewind(session, to: number, registry: registry)
-                recorder?.rewound(to: number)
             }
         }
         defer { resumed?.finish() }
@@ -61,9 +59,7 @@ enum AskCommand {
             var answeredText = false
             var held = ""
             var arguments: [String: String] = [:]
-            recorder?.turn(text)
             for await event in session.send(text) {
-                recorder?.record(event)
                 resumed?.record(event, arguments: &arguments)
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")

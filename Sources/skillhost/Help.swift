@@ -27,7 +27,7 @@ enum Help {
                         [--save | --resume <id> [--rewind N]]
                                                      one agent turn: a model (or the offline router) calls skills
           skillhost replay <file> [--skills recorded|live]
-                                                     run a recorded turn again offline, and say where it diverges
+                                                     run a recorded session again offline, and say where it diverges
           skillhost help [<command>]                 show help for a command
 
         Options for every command:
@@ -186,10 +186,11 @@ enum Help {
     static let replay = """
         Usage: skillhost replay <file.skillrec> [--skills recorded|live] [--json]
 
-        Runs a turn recorded with skillhost ask … --record <file> again, offline: the model's answers come from the
-        record; the skills too (recorded, the default: nothing runs) or from the real plugins (live: every outcome
-        compared with the recorded one). Exit 0 when the run went as recorded; 1 with the first divergence and
-        every other difference.
+        Runs a session recorded with skillhost ask … --record <file>, /record <file> in the shell or "record": true
+        in config.json again, offline: your messages, continuations and rewinds and the model's answers come from
+        the record; the skills too (recorded, the default: the recorded tools, nothing runs) or from the real
+        plugins (live: every outcome compared with the recorded one, confirmations answered as recorded). Exit 0
+        when the run went as recorded; 1 with the first divergence and every other difference.
         """
 
     static let trust = """

@@ -36,6 +36,8 @@ package final class SessionRecorder: Sendable {
     private let secrets: [String?]
     private let state: Mutex<State>
     private let queue = DispatchQueue(label: "skillhost.record")
+    /// Lines waiting for the queue, and whether a drain is scheduled.
+    private let pending = Mutex<(lines: [@Sendable () -> JSONValue], scheduled: Bool)>(([], false))
     package let path: String
 
     /// Creates the file (the person's alone: 0600) and writes the header: the model, the system prompt, the limits
@@ -118,22 +120,27 @@ package final class SessionRecorder: Sendable {
             if changed { state.tools = request.tools }
             return (state.step, from, changed ? request.tools : nil)
         }
-        if let tools { write(["type": "tools", "tools": .array(tools.map(RecordFormat.tool))]) }
-        write([
-            "type": "request", "step": .int(Int64(step)), "from": .int(Int64(from)),
-            "messages": .array(conversation.dropFirst(from).map(RecordFormat.message)),
-        ])
+        // Encoded on the record's queue: the turn only hands the values over.
+        if let tools { enqueue { ["type": "tools", "tools": .array(tools.map(RecordFormat.tool))] } }
+        enqueue {
+            [
+                "type": "request", "step": .int(Int64(step)), "from": .int(Int64(from)),
+                "messages": .array(conversation.dropFirst(from).map(RecordFormat.message)),
+            ]
+        }
         return step
     }
 
     /// The model's whole response to request `step` (or why it failed).
     func response(step: Int, chunks: [ModelChunk], error: String?) {
-        var object = JSONObject([
-            (key: "type", value: "response"), (key: "step", value: .int(Int64(step))),
-            (key: "chunks", value: .array(chunks.map(RecordFormat.chunk))),
-        ])
-        if let error { object["error"] = .string(error) }
-        write(.object(object))
+        enqueue {
+            var object = JSONObject([
+                (key: "type", value: "response"), (key: "step", value: .int(Int64(step))),
+                (key: "chunks", value: .array(chunks.map(RecordFormat.chunk))),
+            ])
+            if let error { object["error"] = .string(error) }
+            return .object(object)
+        }
     }
 
     /// Records what the turn's events say of skill calls, and its end.
@@ -183,19 +190,32 @@ package final class SessionRecorder: Sendable {
         return .object(object)
     }
 
-    /// Appends one line, whole, on the record's queue (a write the system cuts short is continued; a failure is
-    /// kept for `failure`).
-    private func write(_ value: JSONValue) {
-        queue.async { self.append(value) }
+    private func write(_ value: JSONValue) { enqueue { value } }
+
+    /// Queues a line, made and written on the record's queue. Lines queued while the queue is busy are written
+    /// together, in order, with one system call.
+    private func enqueue(_ line: @escaping @Sendable () -> JSONValue) {
+        let schedule = pending.withLock { pending -> Bool in
+            pending.lines.append(line)
+            defer { pending.scheduled = true }
+            return !pending.scheduled
+        }
+        if schedule { queue.async { self.drain() } }
     }
 
-    private func append(_ value: JSONValue) {
-        let line = Array((Redaction.redact(value.jsonText, secrets: secrets) + "\n").utf8)
+    /// Writes what waits, whole (a write the system cuts short is continued; a failure is kept for `failure`).
+    private func drain() {
+        let lines = pending.withLock { pending in
+            defer { pending = ([], false) }
+            return pending.lines
+        }
+        var bytes: [UInt8] = []
+        for line in lines { bytes += Array((Redaction.redact(line().jsonText, secrets: secrets) + "\n").utf8) }
         var offset = 0
-        while offset < line.count {
-            let written = line.withUnsafeBytes { bytes -> Int in
-                guard let base = bytes.baseAddress else { return 0 }
-                return Foundation.write(descriptor, base + offset, line.count - offset)
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return Foundation.write(descriptor, base + offset, bytes.count - offset)
             }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else {
@@ -227,43 +247,5 @@ package final class RecordSlot: Sendable {
     package var recorder: SessionRecorder? {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
-    }
-}
-
-/// A provider that records every request it is given and every response it streams, to the slot's recorder (or
-/// passes them through while nothing records).
-package struct RecordingProvider: ModelProvider {
-    let inner: any ModelProvider
-    let slot: RecordSlot
-
-    package init(_ inner: any ModelProvider, slot: RecordSlot) {
-        self.inner = inner
-        self.slot = slot
-    }
-
-    package var displayName: String { inner.displayName }
-    package var answersInMarkdown: Bool { inner.answersInMarkdown }
-
-    package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
-        guard let recorder = slot.recorder else { return inner.stream(request) }
-        let step = recorder.request(request)
-        let upstream = inner.stream(request)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                var chunks: [ModelChunk] = []
-                do {
-                    for try await chunk in upstream {
-                        chunks.append(chunk)
-                        continuation.yield(chunk)
-                    }
-                    recorder.response(step: step, chunks: chunks, error: nil)
-                    continuation.finish()
-                } catch {
-                    recorder.response(step: step, chunks: chunks, error: "\(error)")
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
     }
 }
