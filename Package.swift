@@ -46,6 +46,10 @@ let package = Package(
         // libcurl4-openssl-dev), with backpressure so a server that never stops sending costs a bounded window.
         .target(name: "CHTTPClient", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "SkillJSON", swiftSettings: librarySwiftSettings),
+        // libyaml (Debian libyaml-dev) for the front matter of Agent Skills folders (SKILL.md).
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        // Skill folders of the Agent Skills format: read, judged, found.
+        .target(name: "SkillFolders", dependencies: ["CYAML", "SkillJSON"], swiftSettings: librarySwiftSettings),
         // Package plumbing the modules share, none of it API: the HTTP client and server (with the guards every
         // server applies), SSE, redaction of secrets, spinning waits.
         .target(
@@ -81,6 +85,7 @@ let package = Package(
             name: "skillhost",
             dependencies: [
                 "Shell", "History", "SessionUI", "Web", "MCP", "Agent", "SkillHost", "SkillJSON", "JSONRPC", "CProcess",
+                "SkillFolders",
             ]),
         .executableTarget(
             name: "skillhost-bench",

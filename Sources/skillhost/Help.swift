@@ -80,7 +80,7 @@ enum Help {
         """
 
     static let check = """
-        Usage: skillhost check <plugin.so | NAME.skill.json> [--json]
+        Usage: skillhost check <plugin.so | NAME.skill.json | skill folder> [--json]
 
         Validates a plugin file the way the host loads it — ELF checks, ABI version, descriptors, skill ids,
         schemas, typed signatures, init — without registering it, and prints its skills with their schemas
@@ -88,6 +88,11 @@ enum Help {
         It warns about symbols exported besides skill_plugin_entry. A composite skill's file is checked against
         the skills the bundled and user plugins register: its plan, its risk, and the steps calling skills that
         are not registered now.
+
+        A folder is checked as an Agent Skills skill (agentskills.io): its SKILL.md front matter (name, description,
+        license, compatibility, metadata, allowed-tools) against the specification, with the same verdicts as the
+        reference validator (skills-ref validate). Problems make the exit code 1; warnings say what skillhost
+        forgives when it loads the skill anyway.
         """
 
     static let ask = """

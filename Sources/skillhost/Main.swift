@@ -2,6 +2,7 @@ import Agent
 import Foundation
 import SessionUI
 import Shell
+import SkillFolders
 import SkillHost
 import SkillJSON
 
@@ -183,6 +184,10 @@ struct SkillhostCLI {
         case .check(let file, let json):
             guard FileManager.default.fileExists(atPath: file) else {
                 throw .failure("\(file): no such file")
+            }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), isFolder.boolValue {
+                return SkillFolderCommand.check(file, json: json)
             }
             if file.hasSuffix(".skill.json") {
                 // Checked against the skills a host would have: the bundled and the user's plugins.

@@ -221,10 +221,13 @@ package func makeRegistry(
     return try SkillRegistry(configuration: configuration)
 }
 
-/// A Python virtual environment with the official MCP SDK, the reference time server and FastMCP from PyPI, created once
+/// A Python virtual environment with the official MCP SDK, the reference time server, FastMCP and the Agent Skills
+/// reference validator (skills-ref) from PyPI, created once
 /// under `.build/test-venv` and reused by later runs.
 package enum PythonPeers {
-    package static let requirements = ["mcp==2.3.0", "mcp-server-time==2026.10.19", "fastmcp==4.2.3"]
+    package static let requirements = [
+        "mcp==2.3.0", "mcp-server-time==2026.10.19", "fastmcp==4.2.3", "skills-ref==0.1.1",
+    ]
     package static let folder = Paths.root.appendingPathComponent(".build/test-venv").path
     package static var python: String { folder + "/bin/python" }
 

@@ -1,0 +1,38 @@
+import Foundation
+import SkillFolders
+import SkillJSON
+
+/// `skillhost check FOLDER`: a skill folder's verdict by the Agent Skills specification.
+enum SkillFolderCommand {
+    static func check(_ folder: String, json: Bool) -> Int32 {
+        let inspection = SkillFolderCheck.inspect(folder)
+        let valid = inspection.problems.isEmpty
+        if json {
+            var object = JSONObject([
+                (key: "folder", value: .string(folder)), (key: "valid", value: .bool(valid)),
+                (key: "problems", value: .array(inspection.problems.map { .string($0) })),
+                (key: "warnings", value: .array(inspection.warnings.map { .string($0) })),
+            ])
+            if case .success(let skill) = inspection.skill {
+                object["name"] = .string(skill.name)
+                object["description"] = .string(skill.description)
+            }
+            print(JSONValue.object(object).jsonText)
+        } else {
+            var out = ""
+            if valid, case .success(let skill) = inspection.skill {
+                out += "✓ \(skill.name): a valid skill folder (\(skill.file))\n"
+            } else {
+                out += "✗ \(folder): \(inspection.problems.count) problem\(inspection.problems.count == 1 ? "" : "s")\n"
+                for problem in inspection.problems { out += "  \(problem)\n" }
+            }
+            let forgiven = inspection.warnings.filter { !inspection.problems.contains($0) }
+            for warning in forgiven { out += "  warning: \(warning)\n" }
+            if !valid, case .success = inspection.skill {
+                out += "  (skillhost loads it anyway: its name and description are usable)\n"
+            }
+            writeText(out)
+        }
+        return valid ? ExitCode.ok.rawValue : ExitCode.error.rawValue
+    }
+}
