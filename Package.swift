@@ -48,8 +48,6 @@ let package = Package(
         .target(name: "SkillJSON", swiftSettings: librarySwiftSettings),
         // libyaml (Debian libyaml-dev) for the front matter of Agent Skills folders (SKILL.md).
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        // Skill folders of the Agent Skills format: read, judged, found.
-        .target(name: "SkillFolders", dependencies: ["CYAML", "SkillJSON"], swiftSettings: librarySwiftSettings),
         // Package plumbing the modules share, none of it API: the HTTP client and server (with the guards every
         // server applies), SSE, redaction of secrets, spinning waits.
         .target(
@@ -62,6 +60,9 @@ let package = Package(
             swiftSettings: librarySwiftSettings),
         .target(
             name: "Agent", dependencies: ["SkillHost", "SkillJSON", "Support"], swiftSettings: librarySwiftSettings),
+        // Skill folders of the Agent Skills format: read, judged, found, and offered as skills.
+        .target(
+            name: "SkillFolders", dependencies: ["CYAML", "SkillJSON", "SkillHost"], swiftSettings: librarySwiftSettings),
         .target(
             name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"],
             swiftSettings: librarySwiftSettings),

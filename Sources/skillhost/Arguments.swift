@@ -240,7 +240,9 @@ enum CommandLineParser {
             line.command = .policy(skill: rest[1], arguments: rest.count > 2 ? rest[2] : nil)
         case "trust":
             guard let name = rest.first else {
-                throw UsageError("trust needs a skill, plugin or MCP server name", hint: "skillhost trust notes_add")
+                throw UsageError(
+                    "trust needs a skill, plugin or MCP server name, or a project folder",
+                    hint: "skillhost trust notes_add, or skillhost trust . for this project's skill folders")
             }
             try expectCount(rest, max: 1, command: "trust")
             line.command = .trust(name: name)

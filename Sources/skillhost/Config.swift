@@ -46,13 +46,15 @@ struct Config: Sendable {
     var recordFolder: String?
     /// `"record"` as written: false, true, or a folder.
     var record: JSONValue?
+    /// `"skills"`: Agent Skills folders — extra folders, trusted projects, grants for their scripts.
+    var skills = SkillsConfig()
     /// Where it was read from (nil when there is no file).
     var file: String?
 
     static let keys = [
         "base_url", "api_key", "model", "step_limit", "max_tools", "request_timeout_s", "policy", "disabled_skills",
         "mcpServers", "isolation", "max_result_mb", "max_plugin_mb", "mcp", "snapshot_budget_bytes", "web", "hooks",
-        "budgets", "prices", "record",
+        "budgets", "prices", "record", "skills",
     ]
 
     static func path(_ environment: [String: String]) -> String {
@@ -166,6 +168,7 @@ struct Config: Sendable {
                 config.webHTTP = http
             case "policy": config.rules = try PolicyConfig.rules(value, fail: fail)
             case "hooks": config.hooks = try HooksConfig.hooks(value, fail: fail)
+            case "skills": config.skills = try SkillsConfig.parse(value, fail: fail)
             case "budgets": config.budgets = try BudgetsConfig.budgets(value, over: Budgets(), fail: fail)
             case "prices": config.prices = value
             case "mcpServers":

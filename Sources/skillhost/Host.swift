@@ -1,4 +1,5 @@
 import Foundation
+import SkillFolders
 import SkillHost
 
 /// What most commands run on: the configuration, the registry with its plugin folders loaded, and the configured
@@ -7,6 +8,8 @@ struct Host {
     let config: Config
     let setup: HostSetup
     let mcp: MCPSources
+    /// The Agent Skills folders, offered as the `skills` source's tools.
+    let skillFolders: SkillFolderTools
 
     var registry: SkillRegistry { setup.registry }
 
@@ -29,7 +32,25 @@ struct Host {
         let mcp = await MCPSources.start(
             config, registry: setup.registry, environment: environment, onFirstUse: onFirstUse, log: log)
         if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
-        return Host(config: config, setup: setup, mcp: mcp)
+        let skillFolders = skillFolderTools(config, environment: environment)
+        skillFolders.register(in: setup.registry)
+        for notice in skillFolders.scan.notices { log(LogRecord(level: .warning, source: "skills", message: notice)) }
+        return Host(config: config, setup: setup, mcp: mcp, skillFolders: skillFolders)
+    }
+
+    /// The skill folders of the standard places, the configured ones and — when the working folder is a trusted
+    /// project — the project's.
+    static func skillFolderTools(_ config: Config, environment: [String: String]) -> SkillFolderTools {
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let roots = SkillFolderRoot.standard(
+            dataHome: HostSetup.dataHome(environment), home: home,
+            project: TrustedProjects.current(environment, configured: config.skills.trustedProjects),
+            configured: config.skills.folders.map { $0.hasPrefix("~") ? home + $0.dropFirst() : $0 })
+        var settings = SkillFolderTools.Settings()
+        settings.grants = config.skills.grants
+        if let timeout = config.skills.timeout { settings.timeout = timeout }
+        settings.launcher = HostSetup.executablePath()
+        return SkillFolderTools(roots: roots, settings: settings)
     }
 
     func close() {

@@ -144,6 +144,14 @@ struct SkillhostCLI {
             writeText(try PolicyCommand.explain(skill: skill, arguments: arguments, registry: host.registry))
             return ExitCode.ok.rawValue
         case .trust(let name):
+            var isFolder: ObjCBool = false
+            if name == "." || name.contains("/"),
+                FileManager.default.fileExists(atPath: name, isDirectory: &isFolder), isFolder.boolValue
+            {
+                // A project folder: its own skill folders may load.
+                writeText(try TrustedProjects.trust(name, environment: environment))
+                return ExitCode.ok.rawValue
+            }
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             await host.mcp.startDeferred()

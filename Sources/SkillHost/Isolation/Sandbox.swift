@@ -14,6 +14,8 @@ public struct Sandbox: Sendable, Equatable {
     public var read: [String] = []
     /// Extra writable folders.
     public var write: [String] = []
+    /// The folder the program starts in (nil: where its parent was).
+    package var directory: String?
 
     public init(network: Bool = false, read: [String] = [], write: [String] = []) {
         self.network = network
@@ -33,10 +35,12 @@ public struct Sandbox: Sendable, Equatable {
     public static let keys = ["network", "read", "write"]
 
     package var json: JSONValue {
-        [
-            "network": .bool(network), "read": .array(read.map { .string($0) }),
-            "write": .array(write.map { .string($0) }),
-        ]
+        var object = JSONObject([
+            (key: "network", value: .bool(network)), (key: "read", value: .array(read.map { .string($0) })),
+            (key: "write", value: .array(write.map { .string($0) })),
+        ])
+        if let directory { object["directory"] = .string(directory) }
+        return .object(object)
     }
 
     package init?(json: JSONValue) {
@@ -45,6 +49,7 @@ public struct Sandbox: Sendable, Equatable {
         else { return nil }
         self.init(
             network: network, read: read.compactMap(\.stringValue), write: write.compactMap(\.stringValue))
+        directory = json["directory"]?.stringValue
     }
 
     /// The arguments (after argv[0]) that make the skillhost binary start `command arguments` confined as this
@@ -98,6 +103,9 @@ package enum SandboxMain {
         let result = WorkerConfinement.confine(
             confinement, execute: execute, read: read, write: write, maximumABI: -1, forExec: true)
         if case .failure(let failure) = result { fail(70, failure.message) }
+        if let directory = sandbox.directory, chdir(directory) != 0 {
+            fail(70, "cannot start in \(directory): \(String(cString: strerror(errno)))")
+        }
         let argv = ([program] + arguments.dropFirst(3)).map { strdup($0) } + [nil]
         execv(program, argv)
         fail(126, "cannot run \(program): \(String(cString: strerror(errno)))")

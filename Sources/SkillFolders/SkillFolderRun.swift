@@ -1,0 +1,123 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+extension SkillFolderTools {
+    /// Interpreters for scripts that are not executable themselves, by extension (found on PATH).
+    static let interpreters = ["py": "python3", "sh": "sh", "bash": "bash", "js": "node", "rb": "ruby", "pl": "perl"]
+
+    /// `skill_run`: the script confined through the skillhost binary's sandbox role, on a thread of its own (never
+    /// the cooperative pool); cancelling the call kills it.
+    func run(_ arguments: JSONValue) async -> SkillOutcome {
+        let name = arguments["name"]?.stringValue ?? ""
+        guard let skill = scan.skill(name) else { return .failure(code: .failed, "there is no skill \(name)") }
+        let relative = arguments["script"]?.stringValue ?? ""
+        let script: String
+        switch SkillFolderFiles.resolve(relative, in: skill) {
+        case .failure(let error): return .failure(code: .failed, error.message)
+        case .success(let path): script = path
+        }
+        guard let launcher = settings.launcher else {
+            return .failure(code: .failed, "scripts cannot run here: the skillhost binary that confines them is not found")
+        }
+        let given = (arguments["arguments"]?.arrayValue ?? []).compactMap(\.stringValue)
+        var command = script
+        var commandArguments = given
+        if access(script, X_OK) != 0 || !Self.startsWithInterpreterLine(script) {
+            let suffix = (script as NSString).pathExtension.lowercased()
+            guard let interpreter = Self.interpreters[suffix] else {
+                return .failure(
+                    code: .failed,
+                    "\(relative) in skill \(name) is neither executable with a #! line nor a script skillhost knows "
+                        + "how to run (.py, .sh, .bash, .js, .rb, .pl)")
+            }
+            command = interpreter
+            commandArguments = [script] + given
+        }
+        var sandbox = settings.grants[name] ?? Sandbox()
+        if let folder = SkillFolderFiles.realPath(skill.folder) {
+            sandbox.read.append(folder)
+            sandbox.directory = folder
+        }
+        let launcherArguments = sandbox.launcherArguments(command: command, arguments: commandArguments)
+        var environment = ChildEnvironment.minimal(adding: ["SKILLHOST_SKILL": name])
+        environment["PATH"] = Self.scriptPath(environment["PATH"])
+        let childEnvironment = environment
+        let input = arguments["input"]?.stringValue
+        let timeout = settings.timeout
+        let limit = settings.outputLimit
+        let cancel = BoundedProcess.Cancel()
+        let ending = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Thread {
+                    continuation.resume(
+                        returning: BoundedProcess.run(
+                            launcher, launcherArguments, environment: childEnvironment, input: input, timeout: timeout,
+                            outputLimit: limit, cancel: cancel))
+                }.start()
+            }
+        } onCancel: {
+            cancel()
+        }
+        return Self.outcome(ending, script: relative, skill: name, network: sandbox.network)
+    }
+
+    /// The run as a result: exit 0 → `{exit_code, stdout, stderr}`; anything else a failure that says what the
+    /// script said and how it was confined.
+    static func outcome(
+        _ ending: Result<BoundedProcess.Ending, BoundedProcess.Failure>, script: String, skill: String, network: Bool
+    ) -> SkillOutcome {
+        switch ending {
+        case .failure(.cannotStart(let why)): return .failure(code: .failed, "\(script) could not start: \(why)")
+        case .failure(.timedOut(let limit)):
+            return .failure(
+                code: .timeout, "\(script) was stopped after \(Int(limit.milliseconds / 1000)) s (its time limit)")
+        case .failure(.cancelled): return .failure(code: .cancelled, "\(script) was stopped: the call was cancelled")
+        case .success(let ending):
+            let output = String(decoding: ending.output, as: UTF8.self)
+            let errors = String(decoding: ending.errors, as: UTF8.self)
+            let truncated = ending.truncated ? " (output cut at its limit)" : ""
+            if ending.status == 0 {
+                var object = JSONObject([
+                    (key: "exit_code", value: 0), (key: "stdout", value: .string(output)),
+                    (key: "stderr", value: .string(errors)),
+                ])
+                if ending.truncated { object["truncated"] = true }
+                return .success(.object(object))
+            }
+            if ending.status == 70, errors.hasPrefix("skillhost sandbox:") {
+                return .failure(
+                    code: .failed,
+                    "\(script) could not be confined, so it did not run: "
+                        + errors.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let said = [errors, output].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .filter { !$0.isEmpty }.joined(separator: "\n")
+            return .failure(
+                code: .failed,
+                "\(script) exited with status \(ending.status)\(truncated)"
+                    + (said.isEmpty ? "" : ": \(String(said.suffix(2000)))")
+                    + ". It ran confined: it may read skill \(skill)'s folder and the system, write only its temporary "
+                    + "folder ($TMPDIR)"
+                    + (network
+                        ? ""
+                        : ", and has no network — if it needs more, grant it in config.json: "
+                            + "\"skills\": {\"grant\": {\"\(skill)\": [\"network\"]}}"))
+        }
+    }
+
+    /// The PATH a script runs with: the host's, without version managers' shim folders (pyenv, rbenv, asdf —
+    /// scripts that need the manager's whole folder, which a confined script cannot run); the interpreters they
+    /// stand for are then found where the system has them.
+    static func scriptPath(_ path: String?) -> String {
+        let folders = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").filter { !$0.hasSuffix("/shims") }
+        return folders.isEmpty ? "/usr/local/bin:/usr/bin:/bin" : folders.joined(separator: ":")
+    }
+
+    /// Whether the file starts with `#!`.
+    static func startsWithInterpreterLine(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 2)) == Data("#!".utf8)
+    }
+}

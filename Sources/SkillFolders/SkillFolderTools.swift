@@ -1,0 +1,173 @@
+import Foundation
+import SkillHost
+import SkillJSON
+import Synchronization
+
+/// The skill folders as skills the model calls, registered as the built-in `skills` source, so every call goes
+/// through the call pipeline (rules, hooks, budgets, confirmations, cards) like any other:
+/// - `skill_activate(name)` — read-only: the skill's instructions, its folder and its files (progressive
+///   disclosure: the catalogue of names and descriptions is the tool's description);
+/// - `skill_read(name, path)` — read-only: one text file of that skill's folder, bounded, never out of it;
+/// - `skill_run(name, script, arguments, input)` — mutating: one of the skill's scripts, confined by the binary's
+///   sandbox role (reads the skill's folder and the system, writes a private temporary folder, no network unless
+///   granted), under a timeout, its output bounded.
+/// A skill name is an enum in each schema: the model cannot name a skill that is not there.
+package final class SkillFolderTools: Sendable {
+    package struct Settings: Sendable {
+        /// Per skill name: what its scripts may do beyond the defaults (`"skills": {"grant": {…}}`).
+        package var grants: [String: Sandbox] = [:]
+        package var timeout: Duration = .seconds(60)
+        /// The skillhost binary, whose sandbox role confines scripts; nil: scripts cannot run.
+        package var launcher: String?
+        package var outputLimit = 64 << 10
+        /// Characters of the catalogue (names and descriptions) in `skill_activate`'s description.
+        package var catalogueBudget = 8000
+
+        package init() {}
+    }
+
+    package static let source = "skills"
+    package static let toolIDs: Set<String> = ["skill_activate", "skill_read", "skill_run"]
+
+    let roots: [SkillFolderRoot]
+    let settings: Settings
+    private let current: Mutex<SkillFolderScan>
+
+    package init(roots: [SkillFolderRoot], settings: Settings) {
+        self.roots = roots
+        self.settings = settings
+        current = Mutex(SkillFolderScan.scan(roots))
+    }
+
+    /// The skill folders found by the last scan.
+    package var scan: SkillFolderScan { current.withLock { $0 } }
+
+    /// Scans again and registers the tools anew (or removes them when no skill is left). Returns the scan's
+    /// notices and the names that came and went.
+    @discardableResult
+    package func rescan(into registry: SkillRegistry) -> (notices: [String], added: [String], removed: [String]) {
+        let scan = SkillFolderScan.scan(roots)
+        let before = current.withLock { current in
+            defer { current = scan }
+            return Set(current.skills.map(\.name))
+        }
+        let after = Set(scan.skills.map(\.name))
+        register(in: registry)
+        return (scan.notices, after.subtracting(before).sorted(), before.subtracting(after).sorted())
+    }
+
+    /// Registers the three tools for the skills of the last scan (none when there are no skills).
+    package func register(in registry: SkillRegistry) {
+        let skills = scan.skills
+        guard !skills.isEmpty else {
+            registry.unregisterExternal(source: Self.source)
+            return
+        }
+        let names = JSONValue.array(skills.map { .string($0.name) })
+        let name: JSONValue = ["type": "string", "enum": names, "description": "the skill's name"]
+        registry.registerExternal(
+            source: Self.source, version: SkillRegistry.hostVersion,
+            description: "Agent Skills folders: \(skills.count) skill\(skills.count == 1 ? "" : "s")",
+            location: roots.map(\.path).joined(separator: ", "),
+            skills: [
+                tool(
+                    "skill_activate", "Activate a skill", activateDescription(skills), risk: .readOnly,
+                    properties: [(key: "name", value: name)], required: ["name"]
+                ) { [weak self] arguments in self?.activate(arguments) ?? Self.gone },
+                tool(
+                    "skill_read", "Read a skill's file",
+                    "Reads one text file of an activated skill's folder (a path its instructions or activation name, "
+                        + "such as references/REFERENCE.md).", risk: .readOnly,
+                    properties: [
+                        (key: "name", value: name),
+                        (key: "path", value: ["type": "string", "description": "relative to the skill's folder"]),
+                    ], required: ["name", "path"]
+                ) { [weak self] arguments in self?.readFile(arguments) ?? Self.gone },
+                tool(
+                    "skill_run", "Run a skill's script",
+                    "Runs one of an activated skill's scripts (such as scripts/extract.py) with arguments, confined: "
+                        + "it reads its skill's folder and the system, writes only a temporary folder, and has no "
+                        + "network unless granted. Returns its exit status and output.", risk: .mutating,
+                    properties: [
+                        (key: "name", value: name),
+                        (key: "script", value: ["type": "string", "description": "relative to the skill's folder"]),
+                        (
+                            key: "arguments",
+                            value: ["type": "array", "items": ["type": "string"], "default": .array([])]
+                        ),
+                        (key: "input", value: ["type": "string", "description": "standard input, if any"]),
+                    ], required: ["name", "script"], timeout: settings.timeout + .seconds(5)
+                ) { [weak self] arguments in await self?.run(arguments) ?? Self.gone },
+            ], origin: .builtIn)
+    }
+
+    /// The catalogue: each skill's name and description, within `catalogueBudget` characters (the rest named only).
+    func activateDescription(_ skills: [SkillFolder]) -> String {
+        var text =
+            "Loads a skill's full instructions (and lists its files). Skills are folders of instructions for "
+            + "specific tasks; when a task matches one of these, activate it first:\n"
+        var left: [String] = []
+        for skill in skills {
+            let line = "- \(skill.name): \(skill.description.split(whereSeparator: \.isNewline).joined(separator: " "))\n"
+            if text.count + line.count <= settings.catalogueBudget { text += line } else { left.append(skill.name) }
+        }
+        if !left.isEmpty { text += "- and: " + left.joined(separator: ", ") + "\n" }
+        return text
+    }
+
+    /// What `skill_activate` returns, and what `/use NAME` puts into the conversation: the instructions wrapped
+    /// with the skill's folder and files.
+    package func activation(_ name: String) -> Result<String, SkillFolderError> {
+        guard let skill = scan.skill(name) else {
+            return .failure(SkillFolderError("there is no skill \(name); /skills lists them"))
+        }
+        switch skill.body() {
+        case .failure(let error): return .failure(error)
+        case .success(let body):
+            let (files, more) = SkillFolderFiles.list(skill)
+            var text = "<skill_content name=\"\(skill.name)\">\n\(body)\n\nSkill directory: \(skill.folder)\n"
+            text += "Relative paths in this skill are relative to the skill directory: read them with skill_read, "
+            text += "run scripts with skill_run.\n"
+            if !files.isEmpty {
+                text += "<skill_resources>\n" + files.map { "  <file>\($0)</file>\n" }.joined()
+                if more { text += "  (more files not listed)\n" }
+                text += "</skill_resources>\n"
+            }
+            return .success(text + "</skill_content>")
+        }
+    }
+
+    static let gone = SkillOutcome.failure(code: .failed, "skill folders are no longer served")
+
+    func activate(_ arguments: JSONValue) -> SkillOutcome {
+        switch activation(arguments["name"]?.stringValue ?? "") {
+        case .failure(let error): return .failure(code: .failed, error.message)
+        case .success(let text): return .success(.string(text))
+        }
+    }
+
+    func readFile(_ arguments: JSONValue) -> SkillOutcome {
+        let name = arguments["name"]?.stringValue ?? ""
+        guard let skill = scan.skill(name) else { return .failure(code: .failed, "there is no skill \(name)") }
+        switch SkillFolderFiles.read(arguments["path"]?.stringValue ?? "", in: skill) {
+        case .failure(let error): return .failure(code: .failed, error.message)
+        case .success(let text): return .success(.string(text))
+        }
+    }
+
+    private func tool(
+        _ id: String, _ title: String, _ description: String, risk: SkillRisk,
+        properties: [(key: String, value: JSONValue)], required: [String], timeout: Duration? = nil,
+        call: @escaping @Sendable (JSONValue) async -> SkillOutcome
+    ) -> ExternalSkill {
+        let schema: JSONValue = [
+            "type": "object", "properties": .object(JSONObject(properties)),
+            "required": .array(required.map { .string($0) }), "additionalProperties": false,
+        ]
+        let info = SkillInfo(
+            id: id, title: title, description: description, plugin: Self.source,
+            pluginVersion: SkillRegistry.hostVersion, file: "skill folders", risk: risk, flags: [], timeout: timeout,
+            inputSchema: schema, schemaIsGenerated: false, kind: .external)
+        return ExternalSkill(info: info, call: call)
+    }
+}
