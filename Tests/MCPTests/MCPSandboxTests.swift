@@ -123,6 +123,9 @@ struct MCPSandboxTests {
         try FileManager.default.createDirectory(atPath: home + "/venv/bin", withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: home + "/venv/pyvenv.cfg", contents: Data())
         #expect(SandboxMain.installFolders("/usr/bin/true", home: home).first == "/usr")
+        // /bin is beside /lib at the root: the root is never an installation prefix (it would open everything).
+        #expect(!SandboxMain.installFolders("/bin/bash", home: home).contains("/"))
+        #expect(SandboxMain.installFolders("/bin/bash", home: home).first == "/bin")
         #expect(SandboxMain.installFolders(home + "/.local/bin/server", home: home).first == home + "/.local/bin")
         #expect(SandboxMain.installFolders(home + "/venv/bin/server", home: home).first == home + "/venv")
         #expect(SandboxMain.installFolders(home + "/server", home: home).first == nil)

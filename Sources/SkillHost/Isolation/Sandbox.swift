@@ -122,12 +122,14 @@ package enum SandboxMain {
                 let prefix = (folder as NSString).deletingLastPathComponent
                 // An installation prefix (`lib` beside `bin`, as pyenv or a toolchain has) — but never one that is
                 // the home folder, ~/.local (which holds other programs' data) or holds the home folder.
-                let shared = prefix == home || prefix == home + "/.local" || home.hasPrefix(prefix + "/")
+                // The root itself never is one: `/bin/bash` is in /bin, not a prefix "/" (which would open everything).
+                let shared =
+                    prefix == "/" || prefix == home || prefix == home + "/.local" || home.hasPrefix(prefix + "/")
                 var isDirectory: ObjCBool = false
                 let hasLibraries =
                     FileManager.default.fileExists(atPath: prefix + "/lib", isDirectory: &isDirectory)
                     && isDirectory.boolValue
-                if FileManager.default.fileExists(atPath: prefix + "/pyvenv.cfg") || prefix == "/usr"
+                if !shared && FileManager.default.fileExists(atPath: prefix + "/pyvenv.cfg") || prefix == "/usr"
                     || prefix.hasPrefix("/usr/") || prefix.hasPrefix("/opt/") || (hasLibraries && !shared)
                 {
                     return prefix

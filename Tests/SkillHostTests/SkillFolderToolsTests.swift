@@ -1,0 +1,132 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// Skill folders through the real binary: their tools (`skill_activate`, `skill_read`, `skill_run`), scripts
+/// confined — refused ~/.ssh, a loopback listener, writes outside their temporary folder, each with a sentence; a
+/// grant lets one through — and the agent's flow with a scripted model: activate → read → run → answer.
+struct SkillFolderToolsTests {
+    let home = Paths.temporaryDirectory("skill-tools-home")
+    var skills: String { home + "/data/skillhost/skills" }
+
+    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
+    }
+
+    /// A skill `probe` with scripts that try what a confined script must not do.
+    func makeProbe(listenerPort: Int) throws {
+        let folder = skills + "/probe"
+        try FileManager.default.createDirectory(atPath: folder + "/scripts", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder + "/references", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/.ssh", withIntermediateDirectories: true)
+        try "PRIVATE KEY".write(toFile: home + "/.ssh/id_rsa", atomically: true, encoding: .utf8)
+        try """
+        ---
+        name: probe
+        description: Probes what a script may do. Use when asked to probe.
+        ---
+        # Probe
+        Read references/GUIDE.md, then run scripts/hello.sh with a name.
+        """.write(toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "Say hello politely.\n".write(toFile: folder + "/references/GUIDE.md", atomically: true, encoding: .utf8)
+        let scripts: [(String, String)] = [
+            ("hello.sh", "echo \"hello $1 from $(pwd)\"; echo made > \"$TMPDIR/out\" && cat \"$TMPDIR/out\""),
+            ("ssh.sh", "cat \"$HOME/.ssh/id_rsa\""),
+            ("net.sh", "exec 3<>/dev/tcp/127.0.0.1/\(listenerPort) && head -c 5 <&3"),
+            ("write.sh", "echo x > \"$HOME/escaped.txt\""),
+        ]
+        for (name, body) in scripts {
+            try ("#!/bin/bash\n" + body + "\n").write(
+                toFile: folder + "/scripts/" + name, atomically: true, encoding: .utf8)
+            chmod(folder + "/scripts/" + name, 0o755)
+        }
+        // A symbolic link out of the folder is never followed.
+        try FileManager.default.createSymbolicLink(
+            atPath: folder + "/references/key", withDestinationPath: home + "/.ssh/id_rsa")
+    }
+
+    @Test func scriptsRunConfinedAndFilesStayInTheirFolder() throws {
+        let listener = try LoopbackListener()
+        try makeProbe(listenerPort: listener.port)
+        let activated = try skillhost(["call", "skill_activate", #"{"name":"probe"}"#])
+        #expect(activated.status == 0, "\(activated.stderr)")
+        #expect(activated.stdout.contains("Read references/GUIDE.md"))
+        #expect(activated.stdout.contains("<file>scripts/hello.sh</file>"))
+        #expect(
+            try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/GUIDE.md"}"#]).stdout
+                == "Say hello politely.\n\n")
+        let outside = try skillhost(["call", "skill_read", #"{"name":"probe","path":"../../../../.ssh/id_rsa"}"#])
+        #expect(
+            outside.stderr
+                == "error: ../../../../.ssh/id_rsa is not a path inside skill probe's folder: give it relative to the "
+                + "folder, without \"..\", such as references/REFERENCE.md\n")
+        let link = try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/key"}"#])
+        #expect(
+            link.stderr
+                == "error: references/key in skill probe is a symbolic link that leads out of the skill's folder; it "
+                + "is not read\n")
+
+        let hello = try skillhost([
+            "call", "skill_run", #"{"name":"probe","script":"scripts/hello.sh","arguments":["Ann"]}"#,
+        ])
+        #expect(hello.status == 0, "\(hello.stderr)")
+        let result = try JSONValue(parsing: hello.stdout)
+        let folder = (skills + "/probe" as NSString).resolvingSymlinksInPath
+        #expect(result["stdout"]?.stringValue == "hello Ann from \(folder)\nmade\n", "\(hello.stdout)")
+
+        let confinement =
+            "It ran confined: it may read skill probe's folder and the system, write only its temporary folder "
+            + "($TMPDIR), and has no network — if it needs more, grant it in config.json: \"skills\": {\"grant\": "
+            + "{\"probe\": [\"network\"]}}\n"
+        let ssh = try skillhost(["call", "skill_run", #"{"name":"probe","script":"scripts/ssh.sh"}"#])
+        #expect(ssh.status != 0)
+        #expect(ssh.stderr.hasPrefix("error: scripts/ssh.sh exited with status 1: "), "\(ssh.stderr)")
+        #expect(ssh.stderr.contains("Permission denied") && ssh.stderr.hasSuffix(confinement), "\(ssh.stderr)")
+        #expect(!ssh.stdout.contains("PRIVATE KEY") && !ssh.stderr.contains("PRIVATE KEY"))
+
+        let net = try skillhost(["call", "skill_run", #"{"name":"probe","script":"scripts/net.sh"}"#])
+        #expect(net.status != 0 && net.stderr.hasSuffix(confinement), "\(net.stderr)")
+        #expect(listener.connections == 0, "the listener was reached")
+
+        let write = try skillhost(["call", "skill_run", #"{"name":"probe","script":"scripts/write.sh"}"#])
+        #expect(write.status != 0 && write.stderr.hasSuffix(confinement), "\(write.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/escaped.txt"))
+
+        // Granted the network in config.json, the same script reaches the listener.
+        let config = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"{"skills": {"grant": {"probe": ["network"]}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let granted = try skillhost(["call", "skill_run", #"{"name":"probe","script":"scripts/net.sh"}"#])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        #expect((try? JSONValue(parsing: granted.stdout))?["stdout"]?.stringValue == "hello")
+        #expect(listener.connections == 1)
+    }
+
+    /// A scripted model activates the skill, reads its reference, runs its script, and answers from the result.
+    @Test func theAgentActivatesReadsRunsAndAnswers() throws {
+        let listener = try LoopbackListener()
+        try makeProbe(listenerPort: listener.port)
+        let server = try LoopbackServer([
+            .chatToolCalls([("c1", "skill_activate", #"{"name":"probe"}"#)]),
+            .chatToolCalls([("c2", "skill_read", #"{"name":"probe","path":"references/GUIDE.md"}"#)]),
+            .chatToolCalls([("c3", "skill_run", #"{"name":"probe","script":"scripts/hello.sh","arguments":["Bo"]}"#)]),
+            .chatText(["The script said hello to Bo."]),
+        ])
+        defer { server.stop() }
+        let asked = try skillhost(
+            ["ask", "probe for Bo", "--json"],
+            ["OPENAI_BASE_URL": server.baseURL.absoluteString, "SKILLHOST_MODEL": "m"])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        let events = try asked.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let finished = events.filter { $0["event"] == "tool_call_finished" }
+        #expect(finished.map { $0["skill"]?.stringValue ?? "" } == ["skill_activate", "skill_read", "skill_run"])
+        #expect(finished.last?["result"]?["stdout"]?.stringValue?.hasPrefix("hello Bo from ") == true)
+        // The model was offered the catalogue: skill_activate's description names the skill.
+        let first = try #require(server.requests.first)
+        #expect(first.body.contains("- probe: Probes what a script may do. Use when asked to probe."))
+        // And it saw the instructions in the activation's result.
+        #expect(server.requests.count == 4 && server.requests[1].body.contains("Read references/GUIDE.md"))
+    }
+}
