@@ -18,7 +18,8 @@ extension SkillFolderTools {
         case .success(let path): script = path
         }
         guard let launcher = settings.launcher else {
-            return .failure(code: .failed, "scripts cannot run here: the skillhost binary that confines them is not found")
+            return .failure(
+                code: .failed, "scripts cannot run here: the skillhost binary that confines them is not found")
         }
         let given = (arguments["arguments"]?.arrayValue ?? []).compactMap(\.stringValue)
         var command = script

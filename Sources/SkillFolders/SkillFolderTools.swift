@@ -108,7 +108,8 @@ package final class SkillFolderTools: Sendable {
             + "specific tasks; when a task matches one of these, activate it first:\n"
         var left: [String] = []
         for skill in skills {
-            let line = "- \(skill.name): \(skill.description.split(whereSeparator: \.isNewline).joined(separator: " "))\n"
+            let description = skill.description.split(whereSeparator: \.isNewline).joined(separator: " ")
+            let line = "- \(skill.name): \(description)\n"
             if text.count + line.count <= settings.catalogueBudget { text += line } else { left.append(skill.name) }
         }
         if !left.isEmpty { text += "- and: " + left.joined(separator: ", ") + "\n" }

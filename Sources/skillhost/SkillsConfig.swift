@@ -15,16 +15,18 @@ struct SkillsConfig: Sendable {
     var grants: [String: Sandbox] = [:]
     var timeout: Duration?
 
-    static let example = #"{"folders": ["~/team-skills"], "trusted_projects": ["~/src/app"], "grant": {"pdf": ["network"]}}"#
+    static let example =
+        #"{"folders": ["~/team-skills"], "trusted_projects": ["~/src/app"], "grant": {"pdf": ["network"]}}"#
 
     static func parse(_ value: JSONValue, fail: (String) -> CLIError) throws(CLIError) -> SkillsConfig {
         guard let object = value.objectValue else { throw fail("\"skills\" must be an object like \(example)") }
         var config = SkillsConfig()
         func paths(_ value: JSONValue, _ key: String) throws(CLIError) -> [String] {
-            guard let items = value.arrayValue, items.allSatisfy({ item in
-                item.stringValue.map { $0.hasPrefix("/") || $0.hasPrefix("~") } ?? false
-            }) else { throw fail("skills.\(key) must be a list of folders that are absolute or start with ~") }
-            return items.compactMap(\.stringValue)
+            let folders = value.arrayValue?.compactMap(\.stringValue) ?? []
+            guard folders.count == value.arrayValue?.count,
+                folders.allSatisfy({ $0.hasPrefix("/") || $0.hasPrefix("~") })
+            else { throw fail("skills.\(key) must be a list of folders that are absolute or start with ~") }
+            return folders
         }
         for (key, item) in object.members {
             switch key {
