@@ -18,6 +18,9 @@ package struct AgentConfiguration: Sendable {
     /// Skills this front end's person is never asked about (the browser's own view skills, which change nothing
     /// but the window): where the policy would ask, they run. A rule that denies them still does.
     package var preapproved: Set<String> = []
+    /// Tools always offered when there are more than `maximumTools` (the skill folders' `skill_activate`, whose
+    /// description is the catalogue of skills).
+    package var pinnedTools: Set<String> = []
     /// What a turn and the session may use before the turn stops (`finished(.budgetReached)`).
     package var budgets = Budgets()
     /// The system message that starts every conversation.

@@ -155,7 +155,8 @@ struct TurnRunner: Sendable {
                 separator: " ")
             let chosen = Set(
                 session.selector(for: skills).select(
-                    query, limit: configuration.maximumTools, keep: conversation.calledSkills))
+                    query, limit: configuration.maximumTools,
+                    keep: conversation.calledSkills.union(configuration.pinnedTools)))
             offered = skills.filter { chosen.contains($0.id) }
         }
         return offered.map(ToolDefinition.init)

@@ -172,7 +172,7 @@ package enum SkillFolderCheck {
     }
 
     /// The specification's rules for a name, each broken one a sentence.
-    static func nameProblems(_ name: String, file: String) -> [String] {
+    package static func nameProblems(_ name: String, file: String) -> [String] {
         var problems: [String] = []
         if name.unicodeScalars.count > maximumName {
             problems.append(

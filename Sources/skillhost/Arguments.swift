@@ -62,6 +62,8 @@ struct NewPlugin: Equatable {
     var language = "c"
     var directory: String?
     var sdk: String?
+    /// `--kind skill`: an Agent Skills folder (SKILL.md and a script) instead of a plugin.
+    var skillFolder = false
 }
 
 /// `skillhost mcp` options: stdio by default; `--http ADDRESS:PORT` serves Streamable HTTP instead.
@@ -121,6 +123,7 @@ enum CommandLineParser {
         var record: String?
         var rewind: Int?
         var skillsMode: String?
+        var kind: String?
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -167,6 +170,7 @@ enum CommandLineParser {
                 }
                 rewind = number
             case "--skills": skillsMode = try value()
+            case "--kind": kind = try value()
             case "--step-limit":
                 let text = try value()
                 guard let limit = Int(text), limit > 0, limit <= 1000 else {
@@ -178,7 +182,7 @@ enum CommandLineParser {
                 let known = [
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
                     "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
-                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills", "--rewind", "--save",
+                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills", "--rewind", "--save", "--kind",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -259,6 +263,16 @@ enum CommandLineParser {
                 throw UsageError("new needs a plugin name", hint: "skillhost new greeter --lang c")
             }
             try expectCount(rest, max: 1, command: "new")
+            if let kind {
+                guard kind == "skill" || kind == "plugin" else {
+                    throw UsageError(
+                        "--kind \(kind) is not one of plugin, skill", hint: "skillhost new \(plugin) --kind skill")
+                }
+                if kind == "skill" {
+                    line.command = .new(NewPlugin(name: plugin, directory: directory, skillFolder: true))
+                    return line
+                }
+            }
             let chosen = language ?? "c"
             guard ["c", "cpp", "swift"].contains(chosen) else {
                 throw UsageError(

@@ -1,6 +1,7 @@
 import Agent
 import Foundation
 import MCP
+import SkillFolders
 import SkillHost
 import SkillJSON
 
@@ -315,6 +316,7 @@ struct Config: Sendable {
         if let snapshotBudget { configuration.snapshotBudget = snapshotBudget }
         configuration.disabledSkills = disabledSkills
         configuration.budgets = budgets
+        configuration.pinnedTools = SkillFolderTools.toolIDs
         return configuration
     }
 }

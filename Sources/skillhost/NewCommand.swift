@@ -1,4 +1,5 @@
 import Foundation
+import SkillFolders
 import SkillHost
 
 /// `skillhost new NAME [--lang c|cpp|swift] [--dir DIR] [--sdk PATH]`: a plugin project outside the repository —
@@ -12,6 +13,7 @@ enum NewCommand {
     }
 
     static func run(_ plugin: NewPlugin, environment: [String: String]) throws(CLIError) -> String {
+        if plugin.skillFolder { return try skillFolder(plugin) }
         let name = plugin.name
         // A plugin name, starting with a letter: it also prefixes the skill ids, which must.
         guard SkillRegistry.isValidPluginName(name), name.utf8.first.map({ (0x61...0x7A).contains($0) }) == true
@@ -53,6 +55,42 @@ enum NewCommand {
         let build = plugin.language == "swift" ? "swift build -c release" : "make"
         return "created \(directory) (\(files.map(\.0).joined(separator: ", ")))\n"
             + "next: cd \(directory) && \(build), then see its README.md for check and install\n"
+    }
+
+    /// `new NAME --kind skill`: an Agent Skills folder — SKILL.md (front matter and instructions that point to the
+    /// script) and scripts/NAME.py — that `skillhost check` finds valid.
+    static func skillFolder(_ plugin: NewPlugin) throws(CLIError) -> String {
+        let name = plugin.name
+        guard SkillFolderCheck.nameProblems(name, file: "").isEmpty, !name.isEmpty else {
+            throw .usage(
+                UsageError(
+                    "\"\(name)\" is not a skill name",
+                    hint: "use 1-64 lowercase letters, digits and single hyphens, not at either end (e.g. pdf-tools)"))
+        }
+        let directory = plugin.directory ?? (FileManager.default.currentDirectoryPath + "/" + name)
+        guard ((directory as NSString).standardizingPath as NSString).lastPathComponent == name else {
+            throw .usage(
+                UsageError(
+                    "a skill's folder is named as the skill: \(directory) is not", hint: "--dir path/to/\(name)"))
+        }
+        if let contents = try? FileManager.default.contentsOfDirectory(atPath: directory), !contents.isEmpty {
+            throw .failure("\(directory) already exists and is not empty; choose another --dir")
+        }
+        let files = NewTemplates.skillFolder(name: name)
+        do {
+            for (path, text) in files {
+                let full = directory + "/" + path
+                try FileManager.default.createDirectory(
+                    atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try text.write(toFile: full, atomically: true, encoding: .utf8)
+            }
+            chmod(directory + "/scripts/\(name).py", 0o755)
+        } catch {
+            throw .failure("cannot write \(directory): \(error.localizedDescription)")
+        }
+        return "created \(directory) (\(files.map(\.0).joined(separator: ", ")))\n"
+            + "next: edit SKILL.md's description and instructions, skillhost check \(directory), then skillhost plugin "
+            + "install \(directory)\n"
     }
 
     /// `--sdk` (a prefix, or a folder holding skill_sdk.h), else the install beside this executable

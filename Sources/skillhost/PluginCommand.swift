@@ -14,6 +14,13 @@ enum PluginCommand {
             writeText(list(host.setup))
             return ExitCode.ok.rawValue
         }
+        var isFolder: ObjCBool = false
+        if action == "install", let argument, FileManager.default.fileExists(atPath: argument, isDirectory: &isFolder),
+            isFolder.boolValue
+        {
+            writeText(try SkillFolderInstall.install(argument, environment: environment))
+            return ExitCode.ok.rawValue
+        }
         // The folders a host would load, quietly: what is installed is compared with them.
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: true, environment: environment,
