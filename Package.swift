@@ -91,7 +91,7 @@ let package = Package(
             ]),
         .executableTarget(
             name: "skillhost-bench",
-            dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support"],
+            dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support", "SkillFolders"],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(

@@ -120,32 +120,56 @@ package enum SkillFile {
         return .success(text)
     }
 
-    /// Front matter (between a first line `---` and the next line `---`) and body (what follows, trimmed).
-    package static func split(_ text: String, file: String) -> Result<
-        (frontMatter: String, body: String),
-        SkillFolderError
+    /// Front matter (between a first line `---` and the next line `---`) and body (what follows, trimmed; only
+    /// with `body`, the scan needs none). Works on the bytes: a scan splits a thousand files.
+    package static func split(_ text: String, file: String, body wantsBody: Bool = true) -> Result<
+        (frontMatter: String, body: String), SkillFolderError
     > {
-        // Line ends as Windows editors write them read as "\n" (as Python's universal newlines do).
-        let text = text.contains("\r") ? text.replacingOccurrences(of: "\r\n", with: "\n") : text
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
-        guard let first = lines.first, first.trimmingCharacters(in: .whitespaces) == "---" else {
+        var text = text
+        return text.withUTF8 { bytes -> Result<(frontMatter: String, body: String), SkillFolderError> in
+            /// The end of the line starting at `start` (the index of its "\n", or the end).
+            func lineEnd(_ start: Int) -> Int {
+                var index = start
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+                return index
+            }
+            /// Whether bytes[start..<end] is "---", give or take spaces, tabs and a "\r".
+            func isDelimiter(_ start: Int, _ end: Int) -> Bool {
+                var low = start
+                var high = end
+                while low < high, bytes[low] == 0x20 || bytes[low] == 0x09 { low += 1 }
+                while high > low, [0x20, 0x09, 0x0D].contains(bytes[high - 1]) { high -= 1 }
+                return high - low == 3 && bytes[low] == 0x2D && bytes[low + 1] == 0x2D && bytes[low + 2] == 0x2D
+            }
+            let firstEnd = lineEnd(0)
+            guard isDelimiter(0, firstEnd) else {
+                return .failure(
+                    SkillFolderError(
+                        "\(file) does not start with front matter: its first line must be \"---\", then the YAML "
+                            + "fields (name, description, …), then a line \"---\""))
+            }
+            let start = min(firstEnd + 1, bytes.count)
+            var line = start
+            while line < bytes.count {
+                let end = lineEnd(line)
+                if isDelimiter(line, end) {
+                    guard line - start <= maximumFrontMatterBytes else {
+                        return .failure(
+                            SkillFolderError(
+                                "\(file): the front matter is \((line - start) / 1024) KB; it may be at most "
+                                    + "\(maximumFrontMatterBytes / 1024) KB (the instructions go after it)"))
+                    }
+                    // Line ends as Windows editors write them read as "\n" (as Python's universal newlines do).
+                    let frontMatter = String(decoding: bytes[start..<line], as: UTF8.self)
+                        .replacingOccurrences(of: "\r\n", with: "\n")
+                    guard wantsBody else { return .success((frontMatter, "")) }
+                    let rest = String(decoding: bytes[min(end + 1, bytes.count)...], as: UTF8.self)
+                    return .success((frontMatter, rest.trimmingCharacters(in: .whitespacesAndNewlines)))
+                }
+                line = end + 1
+            }
             return .failure(
-                SkillFolderError(
-                    "\(file) does not start with front matter: its first line must be \"---\", then the YAML fields "
-                        + "(name, description, …), then a line \"---\""))
+                SkillFolderError("\(file): the front matter is not closed — add a line \"---\" after it"))
         }
-        lines = lines.dropFirst()
-        guard let end = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "---" }) else {
-            return .failure(SkillFolderError("\(file): the front matter is not closed — add a line \"---\" after it"))
-        }
-        let frontMatter = lines[..<end].joined(separator: "\n")
-        guard frontMatter.utf8.count <= maximumFrontMatterBytes else {
-            return .failure(
-                SkillFolderError(
-                    "\(file): the front matter is \(frontMatter.utf8.count / 1024) KB; it may be at most "
-                        + "\(maximumFrontMatterBytes / 1024) KB (the instructions go after it)"))
-        }
-        let body = lines[lines.index(after: end)...].joined(separator: "\n")
-        return .success((frontMatter, body.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 }

@@ -40,7 +40,7 @@ package enum SkillFolderCheck {
         case .success(let read): text = read
         }
         let yaml: String
-        switch SkillFile.split(text, file: file) {
+        switch SkillFile.split(text, file: file, body: false) {
         case .failure(let error): return unusable(error.message)
         case .success(let parts): yaml = parts.frontMatter
         }

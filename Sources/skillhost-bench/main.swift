@@ -8,7 +8,8 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only | --record-only
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only
+//    | --record-only | --skill-folders-only
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
 //
@@ -82,7 +83,7 @@ struct Options {
                 isolationOnly = true
                 index -= 1
             case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only",
-                "--record-only":
+                "--record-only", "--skill-folders-only":
                 index -= 1
             default: break
             }
@@ -356,6 +357,10 @@ func main() async throws {
     _ = try registry.load(file: bundledPluginFolder() + "/libskill-calculator.so").get()
     if CommandLine.arguments.contains("--composite-only") {
         try await compositeBenchmarks(options, registry: registry)
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--skill-folders-only") {
+        try await skillFolderBenchmarks(options)
         exit(0)
     }
     if CommandLine.arguments.contains("--record-only") {
