@@ -76,7 +76,9 @@ let package = Package(
             swiftSettings: librarySwiftSettings),
         .target(
             name: "Shell",
-            dependencies: ["SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "CTerminal", "CMarkGFM"],
+            dependencies: [
+                "SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "CTerminal", "CMarkGFM", "SkillFolders",
+            ],
             swiftSettings: librarySwiftSettings),
         // The browser front end: the session served over HTTP to a page compiled into the binary.
         .target(

@@ -200,6 +200,10 @@ package final class AgentSession: Sendable {
     /// and the history keeps it for `--resume`. A system message beginning with `[undo]`.
     package func recordUndone(_ text: String) { append(Message(role: .system, content: "[undo] " + text)) }
 
+    /// Puts text the person chose into the conversation for the model's next turns (`/use NAME`: a skill
+    /// folder's instructions), as a system message.
+    package func addContext(_ text: String) { append(Message(role: .system, content: text)) }
+
     /// Runs another turn without a new user message (after the step limit stopped one).
     package func continueTurn() -> AsyncStream<AgentEvent> {
         let waiver = state.withLock { state in

@@ -3,6 +3,7 @@ import CTerminal
 import Foundation
 import History
 import SessionUI
+import SkillFolders
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -27,6 +28,8 @@ package struct ShellEnvironment: Sendable {
     package var autoRecord: (@Sendable () -> Result<String, ShellError>)?
     /// What a record never holds (the API key).
     package var secrets: [String?] = []
+    /// The Agent Skills folders (`/skills`, `/skill NAME`, `/use NAME`).
+    package var skillFolders: SkillFolderTools?
 
     package init(
         registry: SkillRegistry, store: HistoryStore?, terminal: Terminal,
@@ -362,6 +365,10 @@ package final class Shell: @unchecked Sendable {
                 // What the person did outside a turn (/undo); the rest (the system prompt) is not shown.
                 if message.content.hasPrefix("[undo] ") {
                     say(terminal.dim("  ↶ " + InertText.make(String(message.content.dropFirst(7)))) + "\n")
+                } else if message.content.hasPrefix("[the person activated skill "),
+                    let first = message.content.split(separator: "\n").first
+                {
+                    say(terminal.dim("  " + InertText.make(String(first))) + "\n")
                 }
             case .user: say(terminal.bold("> ") + InertText.make(message.content) + "\n")
             case .assistant:

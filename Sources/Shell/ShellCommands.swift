@@ -14,8 +14,9 @@ extension Shell {
 
     static let commands: [(name: String, usage: String, help: String)] = [
         ("help", "/help", "this list"),
-        ("skills", "/skills [filter]", "the skills, where they come from, and whether they are enabled"),
-        ("skill", "/skill <id>", "one skill: description, risk, flags, schema"),
+        ("skills", "/skills [filter]", "the skills and skill folders, where they come from, whether enabled"),
+        ("skill", "/skill <id>", "one skill (description, risk, schema) or skill folder (front matter, files)"),
+        ("use", "/use <skill folder>", "put a skill folder's instructions into the conversation now"),
         ("call", "/call <id> <json>", "run a skill directly, without the model"),
         ("enable", "/enable <id>", "offer a disabled skill to the model again (remembered)"),
         ("disable", "/disable <id>", "never offer a skill to the model (remembered)"),
@@ -47,8 +48,16 @@ extension Shell {
                         + "\n")
             }
             say(terminal.dim("  Anything else is sent to the model. Ctrl-C stops a turn.") + "\n")
-        case "skills": listSkills(filter: argument)
-        case "skill": showSkill(argument)
+        case "skills":
+            listSkills(filter: argument)
+            listSkillFolders(filter: argument)
+        case "skill":
+            if registry.skill(argument) == nil, skillFolders?.scan.skill(argument) != nil {
+                showSkillFolder(argument)
+            } else {
+                showSkill(argument)
+            }
+        case "use": use(argument)
         case "call": callDirectly(argument)
         case "enable", "disable": toggle(argument, enabled: name == "enable")
         case "reload":

@@ -80,6 +80,7 @@ enum ShellLauncher {
             configuration: config.agentConfiguration(stepLimit: nil),
             historyFile: HostSetup.dataHome(environment) + "/input_history", banner: banner)
         shellEnvironment.secrets = [config.apiKey]
+        shellEnvironment.skillFolders = host.skillFolders
         if config.recordFolder != nil {
             shellEnvironment.autoRecord = {
                 do throws(CLIError) { return .success(try config.recordPath() ?? "") } catch {

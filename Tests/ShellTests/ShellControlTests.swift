@@ -142,3 +142,32 @@ extension ShellTerminalTests {
         #expect(notes.stdout.contains("milk"), "\(notes.stdout)")
     }
 }
+
+/// Skill folders in the shell: `/skills` lists them beside the plugins' skills, `/skill NAME` shows one's front
+/// matter and files, `/use NAME` puts its instructions into the conversation.
+extension ShellTerminalTests {
+    @Test func skillFoldersAreListedShownAndUsed() async throws {
+        let folder = home + "/data/skillhost/skills/greet"
+        try FileManager.default.createDirectory(atPath: folder + "/scripts", withIntermediateDirectories: true)
+        try
+            "---\nname: greet\ndescription: Greets people by name.\nlicense: MIT\nmetadata:\n  author: me\n---\n# Greet\n"
+            .write(toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "echo hi\n".write(toFile: folder + "/scripts/hi.sh", atomically: true, encoding: .utf8)
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("/skills")
+        await tmux.waitFor("Skill folders (Agent Skills")
+        await tmux.waitFor("greet         user  Greets people by name.")
+        try tmux.type("/skill greet")
+        await tmux.waitFor("greet — skill folder (user): \(folder)")
+        await tmux.waitFor("metadata author: me")
+        await tmux.waitFor("files: scripts/hi.sh")
+        try tmux.type("/use gret")
+        await tmux.waitFor("there is no skill gret; /skills lists them — did you mean greet?")
+        try tmux.type("/use greet")
+        await tmux.waitFor("Activated greet: its instructions are part of the conversation from now on.")
+        try tmux.type("/history")
+        await tmux.waitFor("[the person activated skill greet]")
+    }
+}
