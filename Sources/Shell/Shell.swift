@@ -181,6 +181,8 @@ package final class Shell: @unchecked Sendable {
         let stream = registry.changes()
         changes = Task { [weak self] in
             for await change in stream {
+                // The skill folders' tools change with the folders: their watcher says what changed, per folder.
+                if change.plugin == SkillFolderTools.source { continue }
                 let changed = self?.registry.definitionChanges(change).flatMap(\.lines) ?? []
                 self?.shared.withLock { $0.notices += [change.line] + changed }
                 self?.wake()  // shown at once when the prompt is waiting
@@ -217,6 +219,12 @@ package final class Shell: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Lines to show at the prompt (at once while it waits): what a watcher saw change.
+    package func post(_ lines: [String]) {
+        shared.withLock { $0.notices += lines }
+        wake()
     }
 
     /// The hot-reload notices not shown yet, styled.

@@ -195,6 +195,12 @@ package final class WebSession: Sendable {
         for line in definitions { publish(WebEvent.notice(line)) }
     }
 
+    /// Tells every tab what a watcher saw change (the skill folders), one notice per line.
+    package func post(_ lines: [String]) {
+        publish(WebEvent.skills())
+        for line in lines { publish(WebEvent.notice(line)) }
+    }
+
     /// Stops the running turn: its calls are cancelled, a confirmation it waits for is answered no, and the tabs
     /// see the cancelled cards and the turn's end as the stream reports them.
     package func stop() {

@@ -233,6 +233,11 @@ struct SkillhostCLI {
             defer { host.close() }
             let watch = host.setup.watch()
             defer { watch.stop() }
+            // Skill folders that change reach clients as tools/list_changed (the registry's change).
+            let skillFolders = SkillFolderWatcher(tools: host.skillFolders, registry: host.registry) { lines in
+                for line in lines { log(LogRecord(level: .info, source: "skills", message: line)) }
+            }
+            defer { skillFolders.stop() }
             if let http = try MCPHTTPSettings.resolve(options, config: host.config, environment: environment) {
                 try await MCPCommand.serveHTTP(
                     registry: host.registry, configuration: http,

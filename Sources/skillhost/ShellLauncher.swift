@@ -3,6 +3,7 @@ import Foundation
 import History
 import SessionUI
 import Shell
+import SkillFolders
 import SkillHost
 
 /// Assembles and starts the interactive shell (`skillhost` with no subcommand).
@@ -95,6 +96,11 @@ enum ShellLauncher {
         } catch {
             throw .failure(error.description)
         }
+        let skillFolders = SkillFolderWatcher(tools: host.skillFolders, registry: setup.registry) {
+            [weak shell] lines in
+            shell?.post(lines)
+        }
+        defer { skillFolders.stop() }
         // The shell blocks on terminal input, so it gets a thread of its own (never the cooperative pool).
         return await withCheckedContinuation { continuation in
             let thread = Thread { continuation.resume(returning: shell.run()) }

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SkillFolders
 import SkillHost
 import Web
 
@@ -29,6 +30,10 @@ enum WebCommand {
         let session = WebSession(
             skills: registry, provider: provider, configuration: host.config.agentConfiguration(stepLimit: nil),
             view: view, history: try ShellLauncher.openHistory(environment))
+        let skillFolders = SkillFolderWatcher(tools: host.skillFolders, registry: registry) { [weak session] lines in
+            session?.post(lines)
+        }
+        defer { skillFolders.stop() }
         let service: WebService
         do throws(WebError) {
             service = try WebService(session: session, registry: registry, configuration: configuration)

@@ -169,5 +169,17 @@ extension ShellTerminalTests {
         await tmux.waitFor("Activated greet: its instructions are part of the conversation from now on.")
         try tmux.type("/history")
         await tmux.waitFor("[the person activated skill greet]")
+
+        // Hot reload: a skill folder moved in appears, one removed goes, each said once.
+        let staged = home + "/staged-wave"
+        try FileManager.default.createDirectory(atPath: staged, withIntermediateDirectories: true)
+        try "---\nname: wave\ndescription: Waves.\n---\n".write(
+            toFile: staged + "/SKILL.md", atomically: true, encoding: .utf8)
+        try FileManager.default.moveItem(atPath: staged, toPath: home + "/data/skillhost/skills/wave")
+        await tmux.waitFor("+ skill folder wave (\(home)/data/skillhost/skills/wave)")
+        try FileManager.default.removeItem(atPath: home + "/data/skillhost/skills/wave")
+        await tmux.waitFor("- skill folder wave")
+        try tmux.type("/skills wave")
+        await tmux.waitFor("No skill matches \"wave\".")
     }
 }

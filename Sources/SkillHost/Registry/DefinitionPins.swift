@@ -71,7 +71,13 @@ public final class DefinitionPins: Sendable {
     private struct State {
         var pins: [String: Pin]
         var seen: [String: Seen] = [:]
+        /// Sources whose definitions skillhost itself writes (the browser's view skills, the skill folders'
+        /// tools, whose enum and catalogue follow the folders found): never pinned.
+        var exempt: Set<String> = []
     }
+
+    /// Never pins the skills of `source` (part of skillhost itself; their definitions change with what it serves).
+    package func exempt(_ source: String) { state.withLock { _ = $0.exempt.insert(source) } }
 
     public let file: String
     private let state: Mutex<State>
@@ -114,6 +120,7 @@ public final class DefinitionPins: Sendable {
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
         let (change, save) = state.withLock { state -> (Change?, Bool) in
+            if state.exempt.contains(skill.plugin) { return (nil, false) }
             if let seen = state.seen[skill.id] {
                 if seen.serial == skill.serial { return (seen.change, false) }
                 if seen.matches(skill) {

@@ -26,7 +26,8 @@ extension SkillRegistry {
         source: String, version: String, description: String, location: String, skills: [ExternalSkill],
         sandbox: Sandbox? = nil, origin: PluginOrigin? = nil, snapshot: (@Sendable () -> JSONValue)? = nil
     ) -> [String] {
-        lifecycle.loading.withLock { _ in
+        if origin == .builtIn { pins?.exempt(source) }
+        return lifecycle.loading.withLock { _ in
             catalog.registerExternal(
                 source: source, version: version, description: description, location: location, skills: skills,
                 sandbox: sandbox, origin: origin ?? .mcp(server: source), snapshot: snapshot)

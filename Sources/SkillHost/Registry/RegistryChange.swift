@@ -13,6 +13,15 @@ public enum RegistryChange: Sendable, Equatable {
     /// A file failed to load. Reported once per distinct file content.
     case failed(PluginLoadError)
 
+    /// The plugin (or external source) that changed; nil for a file that failed to load.
+    package var plugin: String? {
+        switch self {
+        case .loaded(let plugin), .unloaded(let plugin): return plugin.name
+        case .replaced(_, let new, _, _, _): return new.name
+        case .failed: return nil
+        }
+    }
+
     /// One line for people: `+ units 1.1: 2 skills added (gcd, slugify)`, `! broken.so: ABI major 2, host 1; …`.
     public var line: String {
         switch self {
