@@ -65,7 +65,7 @@ let package = Package(
             name: "SkillFolders", dependencies: ["CYAML", "SkillJSON", "SkillHost"], swiftSettings: librarySwiftSettings
         ),
         .target(
-            name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support"],
+            name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support", "SkillFolders"],
             swiftSettings: librarySwiftSettings),
         // The session as state any front end renders (the terminal shell, the browser): cards, turn state, trace.
         .target(

@@ -65,9 +65,9 @@ package enum SkillFolderFiles {
         return .success(text)
     }
 
-    /// The skill's files, relative to its folder, sorted (`SKILL.md` left out), at most `maximumListed`; whether
-    /// there were more.
-    package static func list(_ skill: SkillFolder) -> (files: [String], more: Bool) {
+    /// The skill's files, relative to its folder, sorted (`SKILL.md` left out), at most `limit`; whether there
+    /// were more.
+    package static func list(_ skill: SkillFolder, limit: Int = maximumListed) -> (files: [String], more: Bool) {
         var files: [String] = []
         var more = false
         var pending = [""]
@@ -77,7 +77,7 @@ package enum SkillFolderFiles {
             guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for entry in entries.sorted().reversed() where !entry.hasPrefix(".") {
                 visited += 1
-                guard visited <= 10 * maximumListed else {
+                guard visited <= 10 * limit else {
                     more = true
                     break
                 }
@@ -93,8 +93,8 @@ package enum SkillFolderFiles {
             }
         }
         files.sort()
-        if files.count > maximumListed {
-            files = Array(files.prefix(maximumListed))
+        if files.count > limit {
+            files = Array(files.prefix(limit))
             more = true
         }
         return (files, more)

@@ -1,4 +1,5 @@
 import CYAML
+import SkillJSON
 
 /// A YAML value as a skill's front matter holds it: every scalar is text (no implicit typing — `version: 1.0` is the
 /// text "1.0", as the reference validator reads it), mappings keep their order.
@@ -206,6 +207,18 @@ package enum YAMLReader {
                 break
             }
             return nil
+        }
+    }
+}
+
+extension YAMLValue {
+    /// The value as JSON: text as strings, lists as arrays, mappings as objects in their order (the front matter
+    /// "rendered verbatim as a JSON object", as Skills Over MCP serves it).
+    package var json: JSONValue {
+        switch self {
+        case .text(let text): return .string(text)
+        case .list(let items): return .array(items.map(\.json))
+        case .map(let members): return .object(JSONObject(members.map { (key: $0.key, value: $0.value.json) }))
         }
     }
 }

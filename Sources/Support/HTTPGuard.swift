@@ -65,8 +65,10 @@ package struct HTTPGuard: Sendable {
     }
 
     /// The SHA-256 digest of `text`'s UTF-8 bytes.
-    package static func sha256(_ text: String) -> [UInt8] {
-        let bytes = Array(text.utf8)
+    package static func sha256(_ text: String) -> [UInt8] { sha256(bytes: Array(text.utf8)) }
+
+    /// The SHA-256 digest of `bytes`.
+    package static func sha256(bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         _ = skillhost_sha256(bytes, bytes.count, &digest)
         return digest

@@ -3,6 +3,7 @@ import CProcess
 import Foundation
 import JSONRPC
 import MCP
+import SkillFolders
 import SkillHost
 import Synchronization
 
@@ -16,7 +17,9 @@ enum MCPCommand {
         return FileHandle(fileDescriptor: channel, closeOnDealloc: true)
     }
 
-    static func run(registry: SkillRegistry, output: FileHandle, sessionToolCalls: Int?) async {
+    static func run(registry: SkillRegistry, output: FileHandle, sessionToolCalls: Int?, skillFolders: SkillFolderTools)
+        async
+    {
         // A person who typed `skillhost mcp` in a terminal learns why nothing happens.
         if isatty(STDIN_FILENO) == 1 {
             FileHandle.standardError.write(
@@ -25,7 +28,8 @@ enum MCPCommand {
                         + "this command; --http ADDRESS:PORT serves over HTTP; Ctrl-D ends)\n").utf8))
         }
         let lock = Mutex(())
-        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls) { line in
+        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls, skillFolders: skillFolders) {
+            line in
             lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
         }
         // Standard input is read on threads of their own (blocking reads and plugin code never touch the
@@ -45,10 +49,11 @@ enum MCPCommand {
 
 extension MCPCommand {
     /// `skillhost mcp --http`: serves Streamable HTTP until SIGINT or SIGTERM, then ends subscriptions gracefully.
-    static func serveHTTP(registry: SkillRegistry, configuration: MCPHTTPConfiguration, sessionToolCalls: Int?)
-        async throws(CLIError)
-    {
-        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls)
+    static func serveHTTP(
+        registry: SkillRegistry, configuration: MCPHTTPConfiguration, sessionToolCalls: Int?,
+        skillFolders: SkillFolderTools
+    ) async throws(CLIError) {
+        let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls, skillFolders: skillFolders)
         let service: MCPHTTPService
         do throws(MCPHTTPError) { service = try MCPHTTPService(server: server, configuration: configuration) } catch {
             throw .failure(error.message)

@@ -241,10 +241,11 @@ struct SkillhostCLI {
             if let http = try MCPHTTPSettings.resolve(options, config: host.config, environment: environment) {
                 try await MCPCommand.serveHTTP(
                     registry: host.registry, configuration: http,
-                    sessionToolCalls: host.config.budgets.mcpSessionToolCalls)
+                    sessionToolCalls: host.config.budgets.mcpSessionToolCalls, skillFolders: host.skillFolders)
             } else {
                 await MCPCommand.run(
-                    registry: host.registry, output: output, sessionToolCalls: host.config.budgets.mcpSessionToolCalls)
+                    registry: host.registry, output: output, sessionToolCalls: host.config.budgets.mcpSessionToolCalls,
+                    skillFolders: host.skillFolders)
             }
             return ExitCode.ok.rawValue
         case .web(let http):

@@ -130,3 +130,36 @@ struct SkillFolderToolsTests {
         #expect(server.requests.count == 4 && server.requests[1].body.contains("Read references/GUIDE.md"))
     }
 }
+
+/// Skills Over MCP: `skillhost mcp` serves the skill folders as `skill://` resources with `skills/list` and
+/// `skills/get`, read by the official MCP SDK client, every digest verified against the bytes it read.
+struct SkillsOverMCPTests {
+    @Test func theOfficialSDKReadsSkillFoldersAsResources() async throws {
+        let python = try await PythonPeers.ensure()
+        let home = Paths.temporaryDirectory("skills-mcp-home")
+        let folder = home + "/data/skillhost/skills/greet"
+        try FileManager.default.createDirectory(atPath: folder + "/scripts", withIntermediateDirectories: true)
+        try "---\nname: greet\ndescription: Greets people.\nmetadata:\n  version: \"2\"\n---\n# Greet\n".write(
+            toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "print('hi')\n".write(toFile: folder + "/scripts/hi.py", atomically: true, encoding: .utf8)
+        // A link out of the folder is not served.
+        try FileManager.default.createSymbolicLink(atPath: folder + "/secret", withDestinationPath: "/etc/hostname")
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in cliEnvironment(home: home) { environment[key] = value }
+        let result = try await runProcessOffPool(
+            python, [Paths.fixtures + "/mcp_skills_client.py", Paths.skillhost], environment: environment)
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        let seen = try JSONValue(parsing: result.stdout)
+        #expect(seen["extension"] == true)
+        #expect(seen["skills"] == ["greet"])
+        #expect(
+            seen["frontmatter"] == ["name": "greet", "description": "Greets people.", "metadata": ["version": "2"]])
+        #expect(seen["get_matches"] == true)
+        #expect(
+            seen["resources"]?.arrayValue?.compactMap(\.stringValue).filter { $0.hasPrefix("skill://") } == [
+                "skill://greet/SKILL.md", "skill://greet/scripts/hi.py",
+            ])
+        #expect(seen["verified"] == [true, true])
+        #expect(seen["missing"]?.stringValue?.contains("no skill at skill://nope/SKILL.md") == true)
+    }
+}

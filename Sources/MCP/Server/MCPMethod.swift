@@ -73,6 +73,12 @@ struct MCPMethod: Sendable {
         "resources/unsubscribe": MCPMethod(generations: .handshake) { server, request, context, _ in
             server.subscribe(id: request.id, params: request.params, on: false, exchange: context.exchange)
         },
+        "skills/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
+            context.finish(server.skillsList())
+        },
+        "skills/get": MCPMethod(generations: .both, cacheable: true, mirroredName: "uri") {
+            server, request, context, _ in server.skillsGet(request, context)
+        },
         "resources/templates/list": MCPMethod(generations: .both, cacheable: true) { _, _, context, _ in
             context.finish(["resourceTemplates": []])
         },

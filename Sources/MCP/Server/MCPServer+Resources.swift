@@ -23,7 +23,7 @@ extension MCPServer {
                 "mimeType": "application/json",
             ]
         }
-        return ["resources": .array(resources)]
+        return ["resources": .array(resources + skillResourceList())]
     }
 
     /// `resources/read`: the snapshot, taken off the cooperative pool (plugin code); an unknown URI is `-32602`
@@ -31,6 +31,14 @@ extension MCPServer {
     func readResource(
         id: RequestID, params: JSONValue, finish: @escaping @Sendable (JSONValue) -> Void, exchange: MCPExchange
     ) {
+        if let uri = params["uri"]?.stringValue, uri.hasPrefix(Self.skillScheme) {
+            switch readSkillResource(uri) {
+            case .success(let contents): finish(contents)
+            case .failure(let error):
+                respond(id, code: .invalidParams, message: error.message, data: ["uri": .string(uri)], to: exchange)
+            }
+            return
+        }
         guard let (uri, plugin) = stateResource(params, id: id, exchange: exchange) else { return }
         stateWatch.queue.async { [self] in
             switch registry.stateOnCurrentThread(plugin: plugin) {

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import SkillFolders
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -19,6 +20,9 @@ package final class MCPServer: Sendable {
     let admission: MCPAdmission
     /// Tool calls per client session, against `budgets.mcp_session`.
     let callBudget: MCPCallBudget
+    /// The skill folders served as resources, and their files' digests.
+    let skillFolders: SkillFolderTools?
+    let skillDigests = SkillDigests()
     /// Open `subscriptions/listen` streams and older clients' notification streams.
     let subscriptions = MCPSubscriptions()
     /// Signs the state a confirmation round trip hands the client (see `MCPConfirmation`).
@@ -50,11 +54,13 @@ package final class MCPServer: Sendable {
     ///   - output: writes one line (the message, without newline) to a stdio client.
     ///   - maximumCallsInFlight: calls running at once for one client before further ones are refused as busy.
     ///   - sessionToolCalls: tool calls one client session may make (`budgets.mcp_session`); nil: no limit.
+    ///   - skillFolders: the skill folders served as `skill://` resources (Skills Over MCP).
     package init(
         registry: SkillRegistry, maximumCallsInFlight: Int = 256, sessionToolCalls: Int? = nil,
-        output: @escaping @Sendable (String) -> Void = { _ in }
+        skillFolders: SkillFolderTools? = nil, output: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.registry = registry
+        self.skillFolders = skillFolders
         self.maximumCallsInFlight = maximumCallsInFlight
         callBudget = MCPCallBudget(limit: sessionToolCalls)
         admission = MCPAdmission(limit: maximumCallsInFlight)
@@ -181,6 +187,7 @@ package final class MCPServer: Sendable {
 
     static let capabilities: JSONValue = [
         "tools": ["listChanged": true], "resources": ["listChanged": true, "subscribe": true],
+        "extensions": [.init(stringLiteral: skillsExtension): .object(JSONObject())],
     ]
 
     /// `server/discover`'s result: who answers is in the result's `_meta` (added when it is sent); a top-level
