@@ -51,6 +51,11 @@ enum WebAssets {
   <aside id="skills" hidden>
     <h2>Skills</h2>
     <ul id="skill-list"></ul>
+    <section id="folders" hidden>
+      <h2>Skill folders</h2>
+      <p class="note">Instructions the model activates with skill_activate.</p>
+      <ul id="folder-list"></ul>
+    </section>
     <section id="failures" hidden>
       <h2>Could not load</h2>
       <ul id="skill-failures"></ul>

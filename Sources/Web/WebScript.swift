@@ -284,7 +284,7 @@ function connect() {
 async function loadSkills() {
   const response = await fetch("/api/skills");
   if (!response.ok) return;
-  const { skills, failures } = await response.json();
+  const { skills, folders, failures } = await response.json();
   $("#skill-list").replaceChildren(...skills.map((skill) => {
     const item = element("li");
     item.dataset.skill = skill.id;
@@ -300,6 +300,14 @@ async function loadSkills() {
       element("div", "note", skill.description), element("div", "runs", `${skill.plugin} · ${skill.runs}`));
     return item;
   }));
+  $("#folder-list").replaceChildren(...folders.map((folder) => {
+    const item = element("li");
+    item.dataset.folder = folder.name;
+    item.append(element("code", "", folder.name), element("span", "runs", folder.from),
+      element("div", "note", folder.description));
+    return item;
+  }));
+  $("#folders").hidden = folders.length === 0;
   $("#skill-failures").replaceChildren(...failures.map((reason) => element("li", "", reason)));
   $("#failures").hidden = failures.length === 0;
 }

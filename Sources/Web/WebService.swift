@@ -15,6 +15,8 @@ package struct WebConfiguration: Sendable {
     package var token: String?
     /// Host names besides the loopback ones the server answers to (behind a proxy).
     package var allowedHosts: [String] = []
+    /// The Agent Skills folders for the skills panel: name, description, where from.
+    package var skillFolders: @Sendable () -> [(name: String, description: String, from: String)] = { [] }
 
     package init() {}
 
@@ -47,6 +49,7 @@ package final class WebService: Sendable {
     /// Digests of the cookies handed out (a tab's login).
     private let cookies = Mutex<Set<[UInt8]>>([])
     private let registry: SkillRegistry
+    private let skillFolders: @Sendable () -> [(name: String, description: String, from: String)]
     /// Passes the registry's changes on to the tabs until `stop()`.
     private let following: Task<Void, Never>
     /// The port served (the system's choice when the configuration said 0).
@@ -65,6 +68,7 @@ package final class WebService: Sendable {
                     + "SKILLHOST_WEB_TOKEN, or serve on 127.0.0.1")
         }
         let token = configuration.token ?? HTTPGuard.randomHex(24)
+        skillFolders = configuration.skillFolders
         self.session = session
         self.registry = registry
         tokenDigest = HTTPGuard.sha256(token)
@@ -323,7 +327,13 @@ package final class WebService: Sendable {
                 "enabled": .bool(!disabled.contains(skill.id)),
             ]
         }
-        return ["skills": .array(skills), "failures": .array(registry.failures.map { .string($0.description) })]
+        let folders = skillFolders().map { folder -> JSONValue in
+            ["name": .string(folder.name), "description": .string(folder.description), "from": .string(folder.from)]
+        }
+        return [
+            "skills": .array(skills), "folders": .array(folders),
+            "failures": .array(registry.failures.map { .string($0.description) }),
+        ]
     }
 }
 

@@ -19,6 +19,10 @@ enum WebCommand {
             } catch { throw .usage(error) }
         }
         if let token = environment["SKILLHOST_WEB_TOKEN"], !token.isEmpty { configuration.token = token }
+        let folders = host.skillFolders
+        configuration.skillFolders = {
+            folders.scan.skills.map { (name: $0.name, description: $0.description, from: $0.scope.rawValue) }
+        }
         let provider = try host.config.provider(log: log)
         // A plugin dropped into a folder appears in every tab's skills panel, as in the shell.
         let watch = host.setup.watch()

@@ -34,7 +34,13 @@ struct WebServiceTests {
     static let json = [("Content-Type", "application/json")]
 
     @Test func thePageSignsInAndStreamsATurn() async throws {
-        let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-turn"))
+        let environment = try Self.home("web-turn")
+        // A skill folder, listed in the skills panel beside the plugins' skills.
+        let folder = (environment["HOME"] ?? "") + "/data/skillhost/skills/greet"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "---\nname: greet\ndescription: Greets people.\n---\n".write(
+            toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        let server = try await HTTPServerProcess.startWeb(environment: environment)
         defer { server.terminate() }
         let base = "http://127.0.0.1:\(server.port)"
         let token = try #require(server.url.components(separatedBy: "#token=").last)
@@ -71,6 +77,9 @@ struct WebServiceTests {
         #expect(skills.status == 200)
         let ids = try JSONValue(parsing: skills.body)["skills"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
         #expect(ids?.contains("calculator") == true, "\(skills.body)")
+        #expect(
+            try JSONValue(parsing: skills.body)["folders"]
+                == [["name": "greet", "description": "Greets people.", "from": "user"]], "\(skills.body)")
 
         // The event stream, read while the turn runs.
         var stream = HTTPRequest(url: try #require(URL(string: base + "/api/events")))
