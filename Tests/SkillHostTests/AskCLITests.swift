@@ -147,7 +147,7 @@ struct AskCLITests {
         #expect(typo.status == 2)
         #expect(
             typo.stderr == """
-                skillhost: \(file): unknown setting "modle" (did you mean "model"?); known settings: base_url, api_key, model, step_limit, max_tools, request_timeout_s, policy, disabled_skills, mcpServers, isolation, max_result_mb, max_plugin_mb, mcp, snapshot_budget_bytes, web, hooks, budgets, prices, record
+                skillhost: \(file): unknown setting "modle" (did you mean "model"?); known settings: base_url, api_key, model, step_limit, max_tools, request_timeout_s, policy, disabled_skills, mcpServers, isolation, max_result_mb, max_plugin_mb, mcp, snapshot_budget_bytes, web, hooks, budgets, prices, record, skills
                 hint: fix the file or remove it
 
                 """)
