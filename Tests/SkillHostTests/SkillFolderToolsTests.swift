@@ -131,6 +131,52 @@ struct SkillFolderToolsTests {
     }
 }
 
+/// A project's skill folders load only once the project is trusted, and then override the user's of the same name;
+/// a grant that is not one is refused with the sentence.
+struct SkillFolderTrustTests {
+    let home = Paths.temporaryDirectory("skill-trust-home")
+
+    func skillhost(_ arguments: [String], in folder: String) throws -> ProcessResult {
+        try runProcess(
+            "/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder, Paths.skillhost] + arguments,
+            environment: cliEnvironment(home: home))
+    }
+
+    func make(_ folder: String, description: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "---\nname: greet\ndescription: \(description)\n---\n# Greet\n".write(
+            toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+    }
+
+    @Test func aProjectsSkillsLoadOnceTrusted() throws {
+        let project = Paths.temporaryDirectory("skill-trust-project")
+        try make(home + "/data/skillhost/skills/greet", description: "The user's greeting.")
+        try make(project + "/.agents/skills/greet", description: "The project's greeting.")
+        let before = try skillhost(["call", "skill_activate", #"{"name":"greet"}"#], in: project)
+        #expect(before.stdout.contains("# Greet") && before.stdout.contains(home + "/data/skillhost/skills/greet"))
+        let trusted = try skillhost(["trust", "."], in: project)
+        let real = (project as NSString).resolvingSymlinksInPath
+        #expect(
+            trusted.stdout
+                == "trusted \(real): its .agents/skills and .claude/skills are loaded when skillhost runs there\n")
+        let after = try skillhost(["call", "skill_activate", #"{"name":"greet"}"#], in: project)
+        #expect(after.stdout.contains(project + "/.agents/skills/greet"), "\(after.stdout)")
+        // Elsewhere the project's skills are not loaded.
+        let elsewhere = try skillhost(["call", "skill_activate", #"{"name":"greet"}"#], in: home)
+        #expect(elsewhere.stdout.contains(home + "/data/skillhost/skills/greet"))
+
+        let config = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"{"skills": {"grant": {"greet": ["root"]}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        let wrong = try skillhost(["list"], in: home)
+        #expect(
+            wrong.stderr.hasPrefix(
+                "skillhost: \(config)/config.json: skills.grant.greet has \"root\"; a grant is \"network\", "
+                    + "\"read:FOLDER\" or \"write:FOLDER\"\n"), "\(wrong.stderr)")
+    }
+}
+
 /// Skills Over MCP: `skillhost mcp` serves the skill folders as `skill://` resources with `skills/list` and
 /// `skills/get`, read by the official MCP SDK client, every digest verified against the bytes it read.
 struct SkillsOverMCPTests {
