@@ -62,7 +62,8 @@ let package = Package(
             name: "Agent", dependencies: ["SkillHost", "SkillJSON", "Support"], swiftSettings: librarySwiftSettings),
         // Skill folders of the Agent Skills format: read, judged, found, and offered as skills.
         .target(
-            name: "SkillFolders", dependencies: ["CYAML", "SkillJSON", "SkillHost"], swiftSettings: librarySwiftSettings
+            name: "SkillFolders", dependencies: ["CYAML", "SkillJSON", "SkillHost", "Support"],
+            swiftSettings: librarySwiftSettings
         ),
         .target(
             name: "MCP", dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "CHTTP", "Support", "SkillFolders"],

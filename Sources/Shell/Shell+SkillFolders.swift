@@ -10,14 +10,14 @@ extension Shell {
 
     /// `/skills`' second part: the skill folders (name, where from, description).
     func listSkillFolders(filter: String) {
-        guard let scan = skillFolders?.scan, !scan.skills.isEmpty else { return }
+        guard let tools = skillFolders else { return }
         let query = filter.lowercased()
-        let shown = scan.skills.filter {
-            query.isEmpty || $0.name.contains(query) || $0.description.lowercased().contains(query)
-        }
-        guard !shown.isEmpty else { return }
+        let all =
+            tools.scan.skills.map { [$0.name, $0.scope.rawValue, $0.description] }
+            + tools.remoteSkills.map { [$0.label, "mcp:" + $0.server, $0.description] }
+        let rows = all.filter { query.isEmpty || $0[0].contains(query) || $0[2].lowercased().contains(query) }
+        guard !rows.isEmpty else { return }
         say("\n  Skill folders (Agent Skills: the model activates one with skill_activate; /use NAME does it now):\n")
-        let rows = shown.map { [$0.name, $0.scope.rawValue, $0.description] }
         let table = Table.render(
             header: ["SKILL FOLDER", "FROM", "DESCRIPTION"], rows: rows, width: terminal.width - 2)
         for line in table.split(separator: "\n") { say("  " + InertText.make(String(line)) + "\n") }
@@ -45,9 +45,10 @@ extension Shell {
             say("Usage: /use <skill folder> (see /skills)\n")
             return
         }
-        switch tools.activation(name) {
+        switch waitFor({ await tools.activate(named: name) }) {
         case .failure(let error):
-            let suggestion = EditDistance.closest(to: name, among: tools.scan.skills.map(\.name))
+            let names = tools.scan.skills.map(\.name) + tools.remoteSkills.map(\.label)
+            let suggestion = EditDistance.closest(to: name, among: names)
             tell(error.message + (suggestion.map { " — did you mean \($0)?" } ?? "") + "\n")
         case .success(let text):
             session.addContext("[the person activated skill \(name)]\n" + text)

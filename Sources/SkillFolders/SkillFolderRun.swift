@@ -10,6 +10,13 @@ extension SkillFolderTools {
     /// the cooperative pool); cancelling the call kills it.
     func run(_ arguments: JSONValue) async -> SkillOutcome {
         let name = arguments["name"]?.stringValue ?? ""
+        if let served = remoteSkill(name) {
+            return .failure(
+                code: .notPermitted,
+                "skill \(name) is served by MCP server \(served.server): its scripts are a remote party's code and do "
+                    + "not run here — read them with skill_read, or install the skill as a folder of your own to run "
+                    + "them")
+        }
         guard let skill = scan.skill(name) else { return .failure(code: .failed, "there is no skill \(name)") }
         let relative = arguments["script"]?.stringValue ?? ""
         let script: String

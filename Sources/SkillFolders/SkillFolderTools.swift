@@ -32,6 +32,8 @@ package final class SkillFolderTools: Sendable {
     let roots: [SkillFolderRoot]
     let settings: Settings
     private let current: Mutex<SkillFolderScan>
+    /// Skills MCP servers serve, by server.
+    private let remote = Mutex<[String: [RemoteSkill]]>([:])
 
     package init(roots: [SkillFolderRoot], settings: Settings) {
         self.roots = roots
@@ -41,6 +43,17 @@ package final class SkillFolderTools: Sendable {
 
     /// The skill folders found by the last scan.
     package var scan: SkillFolderScan { current.withLock { $0 } }
+
+    /// The skills MCP servers serve, sorted by label.
+    package var remoteSkills: [RemoteSkill] {
+        remote.withLock { $0.values.flatMap { $0 } }.sorted { $0.label < $1.label }
+    }
+
+    /// Replaces what MCP server `server` serves (none: it serves no skills any more) and registers the tools anew.
+    package func setRemote(_ skills: [RemoteSkill], server: String, registry: SkillRegistry) {
+        remote.withLock { $0[server] = skills.isEmpty ? nil : skills }
+        register(in: registry)
+    }
 
     /// Scans again and registers the tools anew (or removes them when no skill is left). Returns the scan's
     /// notices and the names that came and went.
@@ -59,21 +72,23 @@ package final class SkillFolderTools: Sendable {
     /// Registers the three tools for the skills of the last scan (none when there are no skills).
     package func register(in registry: SkillRegistry) {
         let skills = scan.skills
-        guard !skills.isEmpty else {
+        let served = remoteSkills
+        guard !skills.isEmpty || !served.isEmpty else {
             registry.unregisterExternal(source: Self.source)
             return
         }
-        let names = JSONValue.array(skills.map { .string($0.name) })
+        let names = JSONValue.array(skills.map { .string($0.name) } + served.map { .string($0.label) })
         let name: JSONValue = ["type": "string", "enum": names, "description": "the skill's name"]
         registry.registerExternal(
             source: Self.source, version: SkillRegistry.hostVersion,
-            description: "Agent Skills folders: \(skills.count) skill\(skills.count == 1 ? "" : "s")",
+            description:
+                "Agent Skills: \(skills.count + served.count) skill\(skills.count + served.count == 1 ? "" : "s")",
             location: roots.map(\.path).joined(separator: ", "),
             skills: [
                 tool(
-                    "skill_activate", "Activate a skill", activateDescription(skills), risk: .readOnly,
+                    "skill_activate", "Activate a skill", activateDescription(skills, served), risk: .readOnly,
                     properties: [(key: "name", value: name)], required: ["name"]
-                ) { [weak self] arguments in self?.activate(arguments) ?? Self.gone },
+                ) { [weak self] arguments in await self?.activate(arguments) ?? Self.gone },
                 tool(
                     "skill_read", "Read a skill's file",
                     "Reads one text file of an activated skill's folder (a path its instructions or activation name, "
@@ -82,7 +97,7 @@ package final class SkillFolderTools: Sendable {
                         (key: "name", value: name),
                         (key: "path", value: ["type": "string", "description": "relative to the skill's folder"]),
                     ], required: ["name", "path"]
-                ) { [weak self] arguments in self?.readFile(arguments) ?? Self.gone },
+                ) { [weak self] arguments in await self?.readFile(arguments) ?? Self.gone },
                 tool(
                     "skill_run", "Run a skill's script",
                     "Runs one of an activated skill's scripts (such as scripts/extract.py) with arguments, confined: "
@@ -102,15 +117,15 @@ package final class SkillFolderTools: Sendable {
     }
 
     /// The catalogue: each skill's name and description, within `catalogueBudget` characters (the rest named only).
-    func activateDescription(_ skills: [SkillFolder]) -> String {
+    func activateDescription(_ skills: [SkillFolder], _ served: [RemoteSkill] = []) -> String {
         var text =
             "Loads a skill's full instructions (and lists its files). Skills are folders of instructions for "
             + "specific tasks; when a task matches one of these, activate it first:\n"
         var left: [String] = []
-        for skill in skills {
-            let description = skill.description.split(whereSeparator: \.isNewline).joined(separator: " ")
-            let line = "- \(skill.name): \(description)\n"
-            if text.count + line.count <= settings.catalogueBudget { text += line } else { left.append(skill.name) }
+        let entries = skills.map { ($0.name, $0.description) } + served.map { ($0.label, $0.description) }
+        for (name, description) in entries {
+            let line = "- \(name): \(description.split(whereSeparator: \.isNewline).joined(separator: " "))\n"
+            if text.count + line.count <= settings.catalogueBudget { text += line } else { left.append(name) }
         }
         if !left.isEmpty { text += "- and: " + left.joined(separator: ", ") + "\n" }
         return text
@@ -140,15 +155,30 @@ package final class SkillFolderTools: Sendable {
 
     static let gone = SkillOutcome.failure(code: .failed, "skill folders are no longer served")
 
-    func activate(_ arguments: JSONValue) -> SkillOutcome {
-        switch activation(arguments["name"]?.stringValue ?? "") {
+    /// A skill served by an MCP server, by its label (`server/name`).
+    func remoteSkill(_ label: String) -> RemoteSkill? { remoteSkills.first { $0.label == label } }
+
+    /// The activation of a local skill folder or of a skill an MCP server serves.
+    package func activate(named name: String) async -> Result<String, SkillFolderError> {
+        if let served = remoteSkill(name) { return await served.activation() }
+        return activation(name)
+    }
+
+    func activate(_ arguments: JSONValue) async -> SkillOutcome {
+        switch await activate(named: arguments["name"]?.stringValue ?? "") {
         case .failure(let error): return .failure(code: .failed, error.message)
         case .success(let text): return .success(.string(text))
         }
     }
 
-    func readFile(_ arguments: JSONValue) -> SkillOutcome {
+    func readFile(_ arguments: JSONValue) async -> SkillOutcome {
         let name = arguments["name"]?.stringValue ?? ""
+        if let served = remoteSkill(name) {
+            switch await served.file(arguments["path"]?.stringValue ?? "") {
+            case .failure(let error): return .failure(code: .failed, error.message)
+            case .success(let text): return .success(.string(text))
+            }
+        }
         guard let skill = scan.skill(name) else { return .failure(code: .failed, "there is no skill \(name)") }
         switch SkillFolderFiles.read(arguments["path"]?.stringValue ?? "", in: skill) {
         case .failure(let error): return .failure(code: .failed, error.message)

@@ -29,11 +29,12 @@ struct Host {
         case .list, .call, .ask: onFirstUse = true
         default: onFirstUse = false
         }
-        let mcp = await MCPSources.start(
-            config, registry: setup.registry, environment: environment, onFirstUse: onFirstUse, log: log)
-        if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
         let skillFolders = skillFolderTools(config, environment: environment)
         skillFolders.register(in: setup.registry)
+        let mcp = await MCPSources.start(
+            config, registry: setup.registry, environment: environment, onFirstUse: onFirstUse,
+            skillFolders: skillFolders, log: log)
+        if reportMCPFailures { for failure in mcp.failures { printError("skillhost: \(failure)") } }
         for notice in skillFolders.scan.notices { log(LogRecord(level: .warning, source: "skills", message: notice)) }
         return Host(config: config, setup: setup, mcp: mcp, skillFolders: skillFolders)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MCP
+import SkillFolders
 import SkillHost
 
 /// The MCP servers from the configuration, started as skill sources for one command.
@@ -27,12 +28,13 @@ final class MCPSources: Sendable {
     /// starts it.
     static func start(
         _ config: Config, registry: SkillRegistry, environment: [String: String], onFirstUse: Bool,
-        log: @escaping @Sendable (LogRecord) -> Void
+        skillFolders: SkillFolderTools? = nil, log: @escaping @Sendable (LogRecord) -> Void
     ) async -> MCPSources {
         let folder = cacheFolder(environment)
         let sources = config.mcpServers.map {
             MCPSkillSource(
-                name: $0.name, configuration: $0.configuration, registry: registry, cacheFolder: folder, log: log)
+                name: $0.name, configuration: $0.configuration, registry: registry, cacheFolder: folder, log: log,
+                skillFolders: skillFolders)
         }
         let failures = await withTaskGroup(of: String?.self) { group in
             for source in sources where !(onFirstUse && source.startOnFirstUse()) {

@@ -281,6 +281,10 @@ struct SkillhostCLI {
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             if let failure = await host.mcp.prepare(skill) { printError("skillhost: \(failure)") }
+            // A skill an MCP server serves (`server/name`) needs its server started.
+            if SkillFolderTools.toolIDs.contains(skill), arguments?.contains("/") == true {
+                await host.mcp.startDeferred()
+            }
             return try await CallCommand.run(
                 registry: host.registry, skill: skill, arguments: arguments,
                 json: json, timeout: timeout, confirmed: confirmed, missingBundled: host.setup.missingBundledNotice)

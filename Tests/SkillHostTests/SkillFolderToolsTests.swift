@@ -209,3 +209,43 @@ struct SkillsOverMCPTests {
         #expect(seen["missing"]?.stringValue?.contains("no skill at skill://nope/SKILL.md") == true)
     }
 }
+
+extension SkillsOverMCPTests {
+    /// skillhost as an MCP client: a server's skills (here another skillhost's) are offered as `server/name`, read
+    /// through the server with every file checked against its digest; their scripts never run here.
+    @Test func skillsAServerServesAreUsedAsServerSlashName() throws {
+        let peer = Paths.temporaryDirectory("skills-peer-home")
+        let folder = peer + "/data/skillhost/skills/greet"
+        try FileManager.default.createDirectory(atPath: folder + "/scripts", withIntermediateDirectories: true)
+        try "---\nname: greet\ndescription: Greets people.\n---\n# Greet\nSay hello.\n".write(
+            toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "print('hi')\n".write(toFile: folder + "/scripts/hi.py", atomically: true, encoding: .utf8)
+        let home = Paths.temporaryDirectory("skills-client-home")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        let peerEnvironment = cliEnvironment(home: peer)
+        let server: JSONValue = [
+            "command": .string(Paths.skillhost), "args": ["mcp"],
+            "env": .object(JSONObject(peerEnvironment.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+        ]
+        try JSONValue.object(JSONObject([(key: "mcpServers", value: ["peer": server])])).jsonText.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        func skillhost(_ arguments: String...) throws -> ProcessResult {
+            try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
+        }
+        let activated = try skillhost("call", "skill_activate", #"{"name":"peer/greet"}"#)
+        #expect(activated.status == 0, "\(activated.stderr)")
+        #expect(activated.stdout.hasPrefix("<skill_content name=\"peer/greet\">\n# Greet\nSay hello.\n"))
+        #expect(activated.stdout.contains("<file>scripts/hi.py</file>"))
+        #expect(
+            try skillhost("call", "skill_read", #"{"name":"peer/greet","path":"scripts/hi.py"}"#).stdout
+                == "print('hi')\n\n")
+        let run = try skillhost("call", "skill_run", #"{"name":"peer/greet","script":"scripts/hi.py"}"#)
+        #expect(
+            run.stderr
+                == "error: skill peer/greet is served by MCP server peer: its scripts are a remote party's code and "
+                + "do not run here — read them with skill_read, or install the skill as a folder of your own to run "
+                + "them\n")
+        let listed = try skillhost("list")
+        #expect(!listed.stdout.contains("peer_skill_activate"), "the server's own skill tools stand aside")
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import SkillFolders
 import SkillHost
 import SkillJSON
 import Synchronization
@@ -48,6 +49,8 @@ package final class MCPSkillSource: Sendable {
     let configuration: MCPServerConfiguration
     let registry: SkillRegistry
     let log: @Sendable (LogRecord) -> Void
+    /// Where the skills the server serves (Skills Over MCP) are offered, beside the local skill folders.
+    let skillFolders: SkillFolderTools?
     /// Waits before a restart; tests substitute one that records the waits instead of sleeping.
     let sleep: @Sendable (Duration) async throws -> Void
     let state = Mutex(State())
@@ -68,10 +71,11 @@ package final class MCPSkillSource: Sendable {
 
     package init(
         name: String, configuration: MCPServerConfiguration, registry: SkillRegistry, cacheFolder: URL? = nil,
-        log: @escaping @Sendable (LogRecord) -> Void = { _ in },
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in }, skillFolders: SkillFolderTools? = nil,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.name = name
+        self.skillFolders = skillFolders
         cache = cacheFolder.map { MCPToolCache(folder: $0, configuration: configuration) }
         self.configuration = configuration
         self.registry = registry
@@ -94,6 +98,7 @@ package final class MCPSkillSource: Sendable {
         }
         connection?.close()
         registry.unregisterExternal(source: sourceName)
+        skillFolders?.setRemote([], server: name, registry: registry)
     }
 
     var sourceName: String { "mcp:\(name)" }
@@ -149,10 +154,53 @@ package final class MCPSkillSource: Sendable {
             tools += page["tools"]?.arrayValue ?? []
             cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
         } while cursor != nil
+        // A server that serves skills offers them to skillhost's own skill tools; its copies of those tools (for
+        // clients that know nothing of skills) would only stand in their way.
+        if await refreshSkills(connection) {
+            tools.removeAll { SkillFolderTools.toolIDs.contains($0["name"]?.stringValue ?? "") }
+        }
         register(tools, description: "MCP server \(name)")
         if let cache, let problem = cache.store(tools, version: serverVersion.withLock { $0 }) {
             log(LogRecord(level: .warning, source: sourceName, message: problem))
         }
+    }
+
+    /// The skills the server serves (`skills/list`), offered under `<server>/<name>`; a server without the extension
+    /// (an error) serves none. Their files are read on demand through `resources/read`.
+    /// Returns whether the server serves skills.
+    @discardableResult
+    func refreshSkills(_ connection: MCPClientSession) async -> Bool {
+        guard let skillFolders else { return false }
+        let entries: [JSONValue]
+        do throws(MCPClientError) {
+            entries =
+                try await connection.request("skills/list", JSONObject(), timeout: configuration.startTimeout)[
+                    "skills"]?.arrayValue ?? []
+        } catch {
+            skillFolders.setRemote([], server: name, registry: registry)
+            return false
+        }
+        let server = name
+        let timeout = configuration.startTimeout
+        let read: @Sendable (String) async -> Result<[UInt8], SkillFolderError> = { uri in
+            do throws(MCPClientError) {
+                let result = try await connection.request(
+                    "resources/read", JSONObject([(key: "uri", value: .string(uri))]), timeout: timeout)
+                guard let content = result["contents"]?.arrayValue?.first else {
+                    return .failure(SkillFolderError("MCP server \(server) returned nothing for \(uri)"))
+                }
+                if let text = content["text"]?.stringValue { return .success(Array(text.utf8)) }
+                if let blob = content["blob"]?.stringValue, let data = Data(base64Encoded: blob) {
+                    return .success(Array(data))
+                }
+                return .failure(SkillFolderError("MCP server \(server) returned \(uri) as neither text nor a blob"))
+            } catch {
+                return .failure(SkillFolderError("MCP server \(server) could not read \(uri): \(error.message)"))
+            }
+        }
+        let skills = entries.compactMap { RemoteSkill(entry: $0, server: server, read: read) }
+        skillFolders.setRemote(skills, server: server, registry: registry)
+        return true
     }
 
     /// Registers `tools` (a server's `tools/list`) as skills.
