@@ -37,6 +37,7 @@ package final class SkillFolderWatcher: Sendable {
         let thread = Thread {
             var watches = initial
             var before = tools.scan
+            var missing = Set(tools.roots.map(\.path).filter { !FileManager.default.fileExists(atPath: $0) })
             var dirty: ContinuousClock.Instant?
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
             while !stopped.isSet {
@@ -48,19 +49,19 @@ package final class SkillFolderWatcher: Sendable {
                     while buffer.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
                     dirty = dirty ?? .now
                 }
-                // A root that appeared since (or a folder not watched yet) is a change too.
-                if dirty == nil,
-                    tools.roots.contains(where: { root in
-                        !watches.values.contains(root.path) && FileManager.default.fileExists(atPath: root.path)
-                    })
-                {
-                    dirty = .now
+                // A root that did not exist and does now is a change too (one that exists but cannot be watched
+                // is not looked at again and again).
+                let appeared = missing.filter { FileManager.default.fileExists(atPath: $0) }
+                if !appeared.isEmpty {
+                    missing.subtract(appeared)
+                    dirty = dirty ?? .now
                 }
                 guard let since = dirty, ContinuousClock.now - since >= debounce else { continue }
                 dirty = nil
                 tools.rescan(into: registry)
                 let after = tools.scan
                 watches = Self.watch(tools, descriptor: descriptor, existing: watches)
+                missing = Set(tools.roots.map(\.path).filter { !FileManager.default.fileExists(atPath: $0) })
                 let lines = Self.changes(from: before, to: after)
                 before = after
                 if !lines.isEmpty { report(lines) }

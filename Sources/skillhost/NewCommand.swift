@@ -42,16 +42,7 @@ enum NewCommand {
         case "cpp": files = NewTemplates.c(name: name, include: sdk.include, cpp: true)
         default: files = NewTemplates.c(name: name, include: sdk.include, cpp: false)
         }
-        do {
-            for (path, text) in files {
-                let full = directory + "/" + path
-                try FileManager.default.createDirectory(
-                    atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                try text.write(toFile: full, atomically: true, encoding: .utf8)
-            }
-        } catch {
-            throw .failure("cannot write \(directory): \(error.localizedDescription)")
-        }
+        try write(files, into: directory)
         let build = plugin.language == "swift" ? "swift build -c release" : "make"
         return "created \(directory) (\(files.map(\.0).joined(separator: ", ")))\n"
             + "next: cd \(directory) && \(build), then see its README.md for check and install\n"
@@ -77,6 +68,15 @@ enum NewCommand {
             throw .failure("\(directory) already exists and is not empty; choose another --dir")
         }
         let files = NewTemplates.skillFolder(name: name)
+        try write(files, into: directory)
+        chmod(directory + "/scripts/\(name).py", 0o755)
+        return "created \(directory) (\(files.map(\.0).joined(separator: ", ")))\n"
+            + "next: edit SKILL.md's description and instructions, skillhost check \(directory), then skillhost plugin "
+            + "install \(directory)\n"
+    }
+
+    /// Writes `files` (path relative to `directory`, text) with the folders they need.
+    static func write(_ files: [(String, String)], into directory: String) throws(CLIError) {
         do {
             for (path, text) in files {
                 let full = directory + "/" + path
@@ -84,13 +84,9 @@ enum NewCommand {
                     atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try text.write(toFile: full, atomically: true, encoding: .utf8)
             }
-            chmod(directory + "/scripts/\(name).py", 0o755)
         } catch {
             throw .failure("cannot write \(directory): \(error.localizedDescription)")
         }
-        return "created \(directory) (\(files.map(\.0).joined(separator: ", ")))\n"
-            + "next: edit SKILL.md's description and instructions, skillhost check \(directory), then skillhost plugin "
-            + "install \(directory)\n"
     }
 
     /// `--sdk` (a prefix, or a folder holding skill_sdk.h), else the install beside this executable
