@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "skillhost", targets: ["skillhost"]),
         .executable(name: "skillhost-bench", targets: ["skillhost-bench"]),
+        // Confines itself as the host planned, then becomes a skill folder's script (no Swift runtime to start).
+        .executable(name: "skillhost-sandbox", targets: ["SandboxLauncher"]),
         .library(name: "SkillHost", targets: ["SkillHost"]),
         .library(name: "SkillSDKSwift", targets: ["SkillSDKSwift"]),
         // Bundled plugins: built next to the executable as libskill-<name>.so and loaded from there by default.
@@ -39,6 +41,7 @@ let package = Package(
         .systemLibrary(
             name: "CSeccomp", path: "Sources/CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CProcess", dependencies: ["CSeccomp", "SkillSDK"]),
+        .executableTarget(name: "SandboxLauncher", dependencies: ["CProcess"]),
         // The HTTP server of `skillhost mcp --http` over libmicrohttpd (Debian libmicrohttpd-dev, which brings
         // GnuTLS for HTTPS and the hashes of bearer tokens).
         .target(name: "CHTTP", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("gnutls")]),

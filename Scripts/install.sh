@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs a built skillhost into a prefix: install.sh <build products folder> <prefix>
 #   bin/skillhost                       the host (it finds its plugins through its resolved path)
+#   bin/skillhost-sandbox               confines a skill folder's script, then becomes it
 #   lib/skillhost/plugins/libskill-*.so the bundled plugins
 #   include/skillhost/                  skill_sdk.h, skill_json.h and a module map (swiftc -I …)
 #   share/skillhost/swift/SkillSDK/     the Swift helper as a package of its own (identity "skillsdk")
@@ -22,6 +23,8 @@ put() { # put <mode> <source> <destination>
     echo "$3" >> "$manifest.new"
 }
 put 755 "$products/skillhost" "$prefix/bin/skillhost"
+# The launcher that confines skill folders' scripts (looked for beside the skillhost binary).
+put 755 "$products/skillhost-sandbox" "$prefix/bin/skillhost-sandbox"
 for plugin in "$products"/libskill-*.so; do
     put 644 "$plugin" "$prefix/lib/skillhost/plugins/$(basename "$plugin")"
 done

@@ -47,10 +47,25 @@ extension SkillFolderTools {
             sandbox.read.append(folder)
             sandbox.directory = folder
         }
-        let launcherArguments = sandbox.launcherArguments(command: command, arguments: commandArguments)
         var environment = ChildEnvironment.minimal(adding: ["SKILLHOST_SKILL": name])
         environment["PATH"] = Self.scriptPath(environment["PATH"])
         let childEnvironment = environment
+        // The small launcher beside the binary applies the plan computed here (a millisecond's start); without it
+        // the binary's own sandbox role does the same (the Swift runtime's start, some 20 ms).
+        var path = launcher
+        var launcherArguments = sandbox.launcherArguments(command: command, arguments: commandArguments)
+        let fast = (launcher as NSString).deletingLastPathComponent + "/skillhost-sandbox"
+        if access(fast, X_OK) == 0 {
+            switch SandboxPlan.make(sandbox, command: command, arguments: commandArguments, environment: environment) {
+            case .failure(let problem):
+                return .failure(code: .failed, "\(relative) could not start: \(problem.message)")
+            case .success(let plan):
+                path = fast
+                launcherArguments = plan.launcherArguments(commandArguments)
+            }
+        }
+        let program = path
+        let line = launcherArguments
         let input = arguments["input"]?.stringValue
         let timeout = settings.timeout
         let limit = settings.outputLimit
@@ -60,7 +75,7 @@ extension SkillFolderTools {
                 Thread {
                     continuation.resume(
                         returning: BoundedProcess.run(
-                            launcher, launcherArguments, environment: childEnvironment, input: input, timeout: timeout,
+                            program, line, environment: childEnvironment, input: input, timeout: timeout,
                             outputLimit: limit, cancel: cancel))
                 }.start()
             }

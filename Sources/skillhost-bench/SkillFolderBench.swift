@@ -57,11 +57,17 @@ func skillFolderBenchmarks(_ options: Options) async throws {
     sandbox.read = [root + "/skill-0"]
     sandbox.directory = root + "/skill-0"
     let environment = ChildEnvironment.minimal()
+    let fast = bundledPluginFolder() + "/skillhost-sandbox"
+    guard case .success(let plan) = SandboxPlan.make(sandbox, command: script, arguments: []) else {
+        fatalError("no plan")
+    }
     var direct: [Run] = []
     var confined: [Run] = []
+    var roleConfined: [Run] = []
     for _ in 0..<runs {
         var plain: [Double] = []
         var boxed: [Double] = []
+        var role: [Double] = []
         for _ in 0..<40 {
             var start = now()
             _ = BoundedProcess.run(
@@ -69,13 +75,19 @@ func skillFolderBenchmarks(_ options: Options) async throws {
             plain.append(Double(now() - start))
             start = now()
             let ending = BoundedProcess.run(
-                launcher, sandbox.launcherArguments(command: script, arguments: []), environment: environment,
-                input: nil, timeout: .seconds(10), outputLimit: 1 << 16)
+                fast, plan.launcherArguments([]), environment: environment, input: nil, timeout: .seconds(10),
+                outputLimit: 1 << 16)
             boxed.append(Double(now() - start))
             guard case .success(let result) = ending, result.status == 0 else { fatalError("confined run failed") }
+            start = now()
+            _ = BoundedProcess.run(
+                launcher, sandbox.launcherArguments(command: script, arguments: []), environment: environment,
+                input: nil, timeout: .seconds(10), outputLimit: 1 << 16)
+            role.append(Double(now() - start))
         }
         direct.append(Run(samples: plain))
         confined.append(Run(samples: boxed))
+        roleConfined.append(Run(samples: role))
     }
     let sorted = scans.sorted()
     print(
@@ -87,5 +99,6 @@ func skillFolderBenchmarks(_ options: Options) async throws {
     print("|---|---|---|---|---|")
     print(Row(name: "activate a skill (instructions + file list), 1000 × \(runs)", runs: activations).line)
     print(Row(name: "a script run directly, 40 × \(runs)", runs: direct).line)
-    print(Row(name: "the same script confined (skill_run's launch), 40 × \(runs)", runs: confined).line)
+    print(Row(name: "the same script confined by skillhost-sandbox (skill_run), 40 × \(runs)", runs: confined).line)
+    print(Row(name: "confined by the binary's sandbox role (the fallback), 40 × \(runs)", runs: roleConfined).line)
 }

@@ -47,6 +47,8 @@ struct SkillFolderToolsTests {
     }
 
     @Test func scriptsRunConfinedAndFilesStayInTheirFolder() throws {
+        // The small launcher scripts go through (without it the binary's sandbox role would do the same).
+        #expect(FileManager.default.isExecutableFile(atPath: Paths.products + "/skillhost-sandbox"))
         let listener = try LoopbackListener()
         try makeProbe(listenerPort: listener.port)
         let activated = try skillhost(["call", "skill_activate", #"{"name":"probe"}"#])

@@ -68,30 +68,15 @@ package enum SandboxMain {
             let sandbox = Sandbox(json: value)
         else { fail(70, "sandbox is started by skillhost itself for MCP servers with a \"sandbox\"") }
         let command = arguments[2]
-        let environment = ProcessInfo.processInfo.environment
-        guard let program = resolve(command, path: environment["PATH"] ?? "/usr/bin:/bin") else {
-            fail(127, "\(command): not found on PATH")
+        let plan: SandboxPlan
+        switch SandboxPlan.make(sandbox, command: command, arguments: Array(arguments.dropFirst(3))) {
+        case .failure(let problem): fail(127, problem.message)
+        case .success(let made): plan = made
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        func expand(_ path: String) -> String {
-            let expanded = path == "~" ? home : path.hasPrefix("~/") ? home + path.dropFirst(1) : path
-            return (expanded as NSString).standardizingPath
-        }
-        let path = environment["PATH"] ?? "/usr/bin:/bin"
-        var execute = WorkerConfinement.systemFolders + installFolders(program, home: home)
-        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
-        for interpreter in interpreters(of: program, path: path) { execute += installFolders(interpreter, home: home) }
-        var read = WorkerConfinement.systemFiles + WorkerConfinement.ownProcessFiles + sandbox.read.map(expand)
-        // A file named in the arguments (`python3 /srv/mcp/server.py`) with its folder — unless that folder is the
-        // root or the home folder itself: then the file alone.
-        for argument in arguments.dropFirst(3) where argument.hasPrefix("/") {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), !isDirectory.boolValue {
-                let folder = (argument as NSString).deletingLastPathComponent
-                read.append(folder == "/" || folder == home ? argument : folder)
-            }
-        }
-        var write = ["/dev/null"] + sandbox.write.map(expand)
+        let program = plan.program
+        let execute = plan.execute
+        let read = plan.read
+        var write = plan.write
         var template = Array((NSTemporaryDirectory() + "/skillhost-sandbox-XXXXXX").utf8CString)
         if let folder = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) {
             let path = String(cString: folder)
@@ -177,4 +162,68 @@ package enum SandboxMain {
         FileHandle.standardError.write(Data("skillhost sandbox: \(message)\n".utf8))
         exit(status)
     }
+}
+
+/// What a sandboxed program may reach, computed from a `Sandbox`, the command and its arguments: the program found on
+/// PATH, the folders it may execute (the system's, where it and its `#!` interpreter are installed), read (system
+/// files, what the sandbox adds, a file named in its arguments with its folder) and write (`/dev/null`, what the
+/// sandbox adds; the caller adds a private temporary folder). The binary's sandbox role applies it, and so does the
+/// small `skillhost-sandbox` launcher (no Swift runtime to start) that skill scripts run through.
+package struct SandboxPlan: Sendable, Equatable {
+    package let program: String
+    package let execute: [String]
+    package let read: [String]
+    package let write: [String]
+    package let network: Bool
+    package let directory: String?
+
+    package static func make(
+        _ sandbox: Sandbox, command: String, arguments: [String],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Result<SandboxPlan, SandboxPlanProblem> {
+        let path = environment["PATH"] ?? "/usr/bin:/bin"
+        guard let program = SandboxMain.resolve(command, path: path) else {
+            return .failure(SandboxPlanProblem(message: "\(command): not found on PATH"))
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        func expand(_ path: String) -> String {
+            let expanded = path == "~" ? home : path.hasPrefix("~/") ? home + path.dropFirst(1) : path
+            return (expanded as NSString).standardizingPath
+        }
+        var execute = WorkerConfinement.systemFolders + SandboxMain.installFolders(program, home: home)
+        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
+        for interpreter in SandboxMain.interpreters(of: program, path: path) {
+            execute += SandboxMain.installFolders(interpreter, home: home)
+        }
+        var read = WorkerConfinement.systemFiles + WorkerConfinement.ownProcessFiles + sandbox.read.map(expand)
+        // A file named in the arguments (`python3 /srv/mcp/server.py`) with its folder — unless that folder is the
+        // root or the home folder itself: then the file alone.
+        for argument in arguments where argument.hasPrefix("/") {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), !isDirectory.boolValue {
+                let folder = (argument as NSString).deletingLastPathComponent
+                read.append(folder == "/" || folder == home ? argument : folder)
+            }
+        }
+        return .success(
+            SandboxPlan(
+                program: program, execute: execute, read: read, write: ["/dev/null"] + sandbox.write.map(expand),
+                network: sandbox.network, directory: sandbox.directory))
+    }
+
+    /// The `skillhost-sandbox` command line (after its own path) that applies this plan and runs the program with
+    /// `arguments`.
+    package func launcherArguments(_ arguments: [String]) -> [String] {
+        var line: [String] = network ? ["-n"] : []
+        if let directory { line += ["-d", directory] }
+        for path in execute { line += ["-x", path] }
+        for path in read { line += ["-r", path] }
+        for path in write { line += ["-w", path] }
+        return line + ["--", program] + arguments
+    }
+}
+
+/// Why a sandbox cannot be planned (the program is not on PATH).
+package struct SandboxPlanProblem: Error, Sendable, Equatable {
+    package let message: String
 }
