@@ -135,7 +135,9 @@ package final class SkillFolderTools: Sendable {
     /// with the skill's folder and files.
     package func activation(_ name: String) -> Result<String, SkillFolderError> {
         guard let skill = scan.skill(name) else {
-            return .failure(SkillFolderError("there is no skill \(name); /skills lists them"))
+            return .failure(
+                SkillFolderError(
+                    "there is no skill \(name); /skills in the shell (or the browser's skills panel) lists them"))
         }
         switch skill.body() {
         case .failure(let error): return .failure(error)

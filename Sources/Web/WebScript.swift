@@ -303,8 +303,16 @@ async function loadSkills() {
   $("#folder-list").replaceChildren(...folders.map((folder) => {
     const item = element("li");
     item.dataset.folder = folder.name;
-    item.append(element("code", "", folder.name), element("span", "runs", folder.from),
-      element("div", "note", folder.description));
+    const details = element("details");
+    details.append(element("summary", "", `${folder.name} · ${folder.from}`));
+    for (const [key, value] of Object.entries(folder.frontmatter || {})) {
+      details.append(element("div", "note", `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`));
+    }
+    details.append(element("div", "runs", folder.files.length ? `files: ${folder.files.join(", ")}` : "SKILL.md only"));
+    const use = element("button", "", "Use");
+    use.title = "put its instructions into the conversation now";
+    use.addEventListener("click", () => post("/api/use", { name: folder.name }));
+    item.append(details, use, element("div", "note", folder.description));
     return item;
   }));
   $("#folders").hidden = folders.length === 0;

@@ -15,8 +15,12 @@ package struct WebConfiguration: Sendable {
     package var token: String?
     /// Host names besides the loopback ones the server answers to (behind a proxy).
     package var allowedHosts: [String] = []
-    /// The Agent Skills folders for the skills panel: name, description, where from.
-    package var skillFolders: @Sendable () -> [(name: String, description: String, from: String)] = { [] }
+    /// The Agent Skills folders for the skills panel: name, description, where from, front matter, files.
+    package var skillFolders: @Sendable () -> [SkillFolderSummary] = { [] }
+    /// A skill folder's instructions as activation gives them (for "use"), or why not.
+    package var activateSkill: @Sendable (String) async -> Result<String, WebRefusal> = { name in
+        .failure(WebRefusal(status: 404, sentence: "there is no skill \(name)"))
+    }
 
     package init() {}
 
@@ -49,7 +53,8 @@ package final class WebService: Sendable {
     /// Digests of the cookies handed out (a tab's login).
     private let cookies = Mutex<Set<[UInt8]>>([])
     private let registry: SkillRegistry
-    private let skillFolders: @Sendable () -> [(name: String, description: String, from: String)]
+    private let skillFolders: @Sendable () -> [SkillFolderSummary]
+    private let activateSkill: @Sendable (String) async -> Result<String, WebRefusal>
     /// Passes the registry's changes on to the tabs until `stop()`.
     private let following: Task<Void, Never>
     /// The port served (the system's choice when the configuration said 0).
@@ -69,6 +74,7 @@ package final class WebService: Sendable {
         }
         let token = configuration.token ?? HTTPGuard.randomHex(24)
         skillFolders = configuration.skillFolders
+        activateSkill = configuration.activateSkill
         self.session = session
         self.registry = registry
         tokenDigest = HTTPGuard.sha256(token)
@@ -155,6 +161,18 @@ package final class WebService: Sendable {
             }
             session.setEnabled(id, enabled)
             json(exchange, 200, ["enabled": .bool(enabled)])
+        case ("POST", "/api/use"):
+            let name = body["name"]?.stringValue ?? ""
+            let activate = activateSkill
+            let session = session
+            Task {
+                switch await activate(name) {
+                case .success(let text):
+                    session.use(name, instructions: text)
+                    self.json(exchange, 200, ["activated": .string(name)])
+                case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
+                }
+            }
         case ("POST", "/api/send"):
             switch session.send(body["text"]?.stringValue ?? "") {
             case .started: json(exchange, 202, ["started": true])
@@ -328,12 +346,33 @@ package final class WebService: Sendable {
             ]
         }
         let folders = skillFolders().map { folder -> JSONValue in
-            ["name": .string(folder.name), "description": .string(folder.description), "from": .string(folder.from)]
+            [
+                "name": .string(folder.name), "description": .string(folder.description), "from": .string(folder.from),
+                "frontmatter": folder.frontMatter, "files": .array(folder.files.map { .string($0) }),
+            ]
         }
         return [
             "skills": .array(skills), "folders": .array(folders),
             "failures": .array(registry.failures.map { .string($0.description) }),
         ]
+    }
+}
+
+/// A skill folder as the skills panel shows it.
+package struct SkillFolderSummary: Sendable {
+    package let name: String
+    package let description: String
+    /// Where it comes from: user, project, configured, or `mcp:SERVER`.
+    package let from: String
+    package let frontMatter: JSONValue
+    package let files: [String]
+
+    package init(name: String, description: String, from: String, frontMatter: JSONValue, files: [String]) {
+        self.name = name
+        self.description = description
+        self.from = from
+        self.frontMatter = frontMatter
+        self.files = files
     }
 }
 

@@ -7,6 +7,11 @@ import SkillJSON
 package struct WebRefusal: Error, Sendable, Equatable {
     package let status: Int
     package let sentence: String
+
+    package init(status: Int, sentence: String) {
+        self.status = status
+        self.sentence = sentence
+    }
 }
 
 extension WebSession {

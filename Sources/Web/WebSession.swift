@@ -195,6 +195,13 @@ package final class WebSession: Sendable {
         for line in definitions { publish(WebEvent.notice(line)) }
     }
 
+    /// A skill folder the person chose in the panel: its instructions go into the conversation (as `/use` does in
+    /// the shell), said in every tab.
+    package func use(_ name: String, instructions: String) {
+        state.withLock { $0.agent }?.addContext("[the person activated skill \(name)]\n" + instructions)
+        publish(WebEvent.notice("activated skill \(name): its instructions are part of the conversation now"))
+    }
+
     /// Tells every tab what a watcher saw change (the skill folders), one notice per line.
     package func post(_ lines: [String]) {
         publish(WebEvent.skills())

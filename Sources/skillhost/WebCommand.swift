@@ -21,7 +21,23 @@ enum WebCommand {
         if let token = environment["SKILLHOST_WEB_TOKEN"], !token.isEmpty { configuration.token = token }
         let folders = host.skillFolders
         configuration.skillFolders = {
-            folders.scan.skills.map { (name: $0.name, description: $0.description, from: $0.scope.rawValue) }
+            folders.scan.skills.map {
+                SkillFolderSummary(
+                    name: $0.name, description: $0.description, from: $0.scope.rawValue,
+                    frontMatter: $0.frontMatter.json,
+                    files: SkillFolderFiles.list($0).files)
+            }
+                + folders.remoteSkills.map {
+                    SkillFolderSummary(
+                        name: $0.label, description: $0.description, from: "mcp:" + $0.server,
+                        frontMatter: $0.frontMatter, files: [])
+                }
+        }
+        configuration.activateSkill = { name in
+            switch await folders.activate(named: name) {
+            case .success(let text): return .success(text)
+            case .failure(let error): return .failure(WebRefusal(status: 404, sentence: error.message))
+            }
         }
         let provider = try host.config.provider(log: log)
         // A plugin dropped into a folder appears in every tab's skills panel, as in the shell.

@@ -164,7 +164,9 @@ extension ShellTerminalTests {
         await tmux.waitFor("metadata author: me")
         await tmux.waitFor("files: scripts/hi.sh")
         try tmux.type("/use gret")
-        await tmux.waitFor("there is no skill gret; /skills lists them — did you mean greet?")
+        await tmux.waitFor(
+            "there is no skill gret; /skills in the shell (or the browser's skills panel) lists them — did you mean greet?"
+        )
         try tmux.type("/use greet")
         await tmux.waitFor("Activated greet: its instructions are part of the conversation from now on.")
         try tmux.type("/history")

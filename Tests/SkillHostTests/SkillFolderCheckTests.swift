@@ -40,6 +40,7 @@ struct SkillFolderCheckTests {
         ("-leading", "---\nname: -leading\ndescription: d\n---\n", false),
         ("double--hyphen", "---\nname: double--hyphen\ndescription: d\n---\n", false),
         ("under_score", "---\nname: under_score\ndescription: d\n---\n", false),
+        ("dot-dot", "---\nname: ../dot-dot\ndescription: A name that climbs out.\n---\n", false),
         ("mismatch", "---\nname: other-name\ndescription: d\n---\n", false),
         (
             String(repeating: "n", count: 65), "---\nname: \(String(repeating: "n", count: 65))\ndescription: d\n---\n",

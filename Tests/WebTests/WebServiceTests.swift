@@ -79,7 +79,23 @@ struct WebServiceTests {
         #expect(ids?.contains("calculator") == true, "\(skills.body)")
         #expect(
             try JSONValue(parsing: skills.body)["folders"]
-                == [["name": "greet", "description": "Greets people.", "from": "user"]], "\(skills.body)")
+                == [
+                    [
+                        "name": "greet", "description": "Greets people.", "from": "user",
+                        "frontmatter": ["name": "greet", "description": "Greets people."], "files": [],
+                    ]
+                ], "\(skills.body)")
+        // "Use" puts a folder's instructions into the conversation; an unknown one is refused with the sentence.
+        let used = try await Self.fetch(
+            base + "/api/use", method: "POST", headers: signedIn + Self.json, body: #"{"name":"greet"}"#)
+        #expect(used.status == 200 && used.body == #"{"activated":"greet"}"#, "\(used.body)")
+        let unknown = try await Self.fetch(
+            base + "/api/use", method: "POST", headers: signedIn + Self.json, body: #"{"name":"nope"}"#)
+        #expect(unknown.status == 404)
+        #expect(
+            unknown.body
+                == #"{"error":"there is no skill nope; /skills in the shell (or the browser's skills panel) lists them"}"#,
+            "\(unknown.body)")
 
         // The event stream, read while the turn runs.
         var stream = HTTPRequest(url: try #require(URL(string: base + "/api/events")))
