@@ -18,6 +18,10 @@ package struct AgentConfiguration: Sendable {
     /// Skills this front end's person is never asked about (the browser's own view skills, which change nothing
     /// but the window): where the policy would ask, they run. A rule that denies them still does.
     package var preapproved: Set<String> = []
+    /// Context for every model request, as a system message right after the system prompt (the skill folders'
+    /// catalogue: each skill's name and description); read anew for each request, never stored in the
+    /// conversation. Nil or an empty answer: none.
+    package var context: (@Sendable () -> String?)?
     /// Tools always offered when there are more than `maximumTools` (the skill folders' `skill_activate`, whose
     /// description is the catalogue of skills).
     package var pinnedTools: Set<String> = []

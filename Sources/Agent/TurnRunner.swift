@@ -98,10 +98,12 @@ struct TurnRunner: Sendable {
         -> Result<(text: String, calls: [ToolCall], noMatch: Bool), FinishReason>
     {
         var messages = conversation.messages
-        // The state goes right after the leading system message: it belongs to this request, not to the history.
-        if let state {
-            let at = messages.first?.role == .system ? 1 : 0
-            messages.insert(Message(role: .system, content: state), at: at)
+        // The state and the context go right after the leading system message: they belong to this request, not to
+        // the history.
+        let at = messages.first?.role == .system ? 1 : 0
+        if let state { messages.insert(Message(role: .system, content: state), at: at) }
+        if let context = configuration.context?(), !context.isEmpty {
+            messages.insert(Message(role: .system, content: context), at: at)
         }
         let request = ModelRequest(messages: messages, tools: tools)
         var text = ""

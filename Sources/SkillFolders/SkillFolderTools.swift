@@ -86,7 +86,7 @@ package final class SkillFolderTools: Sendable {
             location: roots.map(\.path).joined(separator: ", "),
             skills: [
                 tool(
-                    "skill_activate", "Activate a skill", activateDescription(skills, served), risk: .readOnly,
+                    "skill_activate", "Activate a skill", Self.activateSummary, risk: .readOnly,
                     properties: [(key: "name", value: name)], required: ["name"]
                 ) { [weak self] arguments in await self?.activate(arguments) ?? Self.gone },
                 tool(
@@ -116,11 +116,33 @@ package final class SkillFolderTools: Sendable {
             ], origin: .builtIn)
     }
 
-    /// The catalogue: each skill's name and description, within `catalogueBudget` characters (the rest named only).
-    func activateDescription(_ skills: [SkillFolder], _ served: [RemoteSkill] = []) -> String {
-        var text =
+    /// `skill_activate`'s own description; the catalogue reaches the model in a system message (`catalogue`), and
+    /// MCP clients in the description `activateDescription` writes.
+    static let activateSummary =
+        "Loads a skill's full instructions (and lists its files). The skills there are, with what each is for, are "
+        + "listed in the system message \"Skills\"; when a task matches one, activate it first."
+
+    /// The catalogue for the model's system context: nil when there are no skills.
+    package func catalogue() -> String? {
+        let skills = scan.skills
+        let served = remoteSkills
+        guard !skills.isEmpty || !served.isEmpty else { return nil }
+        return catalogueLines(
+            "Skills: folders of instructions for specific tasks. When a task matches one, call skill_activate with "
+                + "its name before anything else, then follow its instructions (skill_read reads its files, "
+                + "skill_run runs its scripts).\n", skills, served)
+    }
+
+    /// `skill_activate`'s description for MCP clients (which see no system message of ours): the catalogue in it.
+    package func activateDescription() -> String {
+        catalogueLines(
             "Loads a skill's full instructions (and lists its files). Skills are folders of instructions for "
-            + "specific tasks; when a task matches one of these, activate it first:\n"
+                + "specific tasks; when a task matches one of these, activate it first:\n", scan.skills, remoteSkills)
+    }
+
+    /// Each skill's name and description after `heading`, within `catalogueBudget` characters (the rest named only).
+    func catalogueLines(_ heading: String, _ skills: [SkillFolder], _ served: [RemoteSkill]) -> String {
+        var text = heading
         var left: [String] = []
         let entries = skills.map { ($0.name, $0.description) } + served.map { ($0.label, $0.description) }
         for (name, description) in entries {

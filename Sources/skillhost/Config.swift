@@ -49,6 +49,8 @@ struct Config: Sendable {
     var record: JSONValue?
     /// `"skills"`: Agent Skills folders — extra folders, trusted projects, grants for their scripts.
     var skills = SkillsConfig()
+    /// The skill folders' catalogue for the model (set by `Host.open` once the folders are found).
+    var skillCatalogue: (@Sendable () -> String?)?
     /// Where it was read from (nil when there is no file).
     var file: String?
 
@@ -317,6 +319,7 @@ struct Config: Sendable {
         configuration.disabledSkills = disabledSkills
         configuration.budgets = budgets
         configuration.pinnedTools = SkillFolderTools.toolIDs
+        configuration.context = skillCatalogue
         return configuration
     }
 }

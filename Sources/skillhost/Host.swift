@@ -18,7 +18,7 @@ struct Host {
         _ line: ParsedCommandLine, environment: [String: String], log: @escaping @Sendable (LogRecord) -> Void,
         reportMCPFailures: Bool = true
     ) async throws(CLIError) -> Host {
-        let config = try Config.load(environment)
+        var config = try Config.load(environment)
         let setup = try HostSetup.assemble(
             extraFolders: line.pluginFolders, defaultFolders: line.defaultFolders, environment: environment,
             config: config, isolate: line.isolate, client: line.command.client, log: log)
@@ -31,6 +31,7 @@ struct Host {
         }
         let skillFolders = skillFolderTools(config, environment: environment)
         skillFolders.register(in: setup.registry)
+        config.skillCatalogue = { skillFolders.catalogue() }
         let mcp = await MCPSources.start(
             config, registry: setup.registry, environment: environment, onFirstUse: onFirstUse,
             skillFolders: skillFolders, log: log)

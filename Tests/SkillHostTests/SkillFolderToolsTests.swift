@@ -128,6 +128,8 @@ struct SkillFolderToolsTests {
         // The model was offered the catalogue: skill_activate's description names the skill.
         let first = try #require(server.requests.first)
         #expect(first.body.contains("- probe: Probes what a script may do. Use when asked to probe."))
+        #expect(
+            first.body.contains(#"{"role":"system","content":"Skills: folders of instructions for specific tasks."#))
         // And it saw the instructions in the activation's result.
         #expect(server.requests.count == 4 && server.requests[1].body.contains("Read references/GUIDE.md"))
     }
@@ -209,6 +211,7 @@ struct SkillsOverMCPTests {
             ])
         #expect(seen["verified"] == [true, true])
         #expect(seen["missing"]?.stringValue?.contains("no skill at skill://nope/SKILL.md") == true)
+        #expect(seen["catalogue"] == true, "skill_activate's description lists the skills for MCP clients")
     }
 }
 

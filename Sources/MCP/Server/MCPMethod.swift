@@ -54,7 +54,7 @@ struct MCPMethod: Sendable {
         },
         "ping": MCPMethod(generations: .handshake) { _, _, context, _ in context.finish(.object(JSONObject())) },
         "tools/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
-            context.finish(["tools": .array(server.registry.skills.map(MCPServer.tool))])
+            context.finish(["tools": .array(server.registry.skills.map { server.tool($0) })])
         },
         "tools/call": MCPMethod(generations: .both, mirroredName: "name") { server, request, context, beforeCall in
             server.call(request, context, beforeCall: beforeCall)

@@ -253,10 +253,20 @@ package final class MCPServer: Sendable {
     }
 
     /// A skill as an MCP tool; risk and flags become the annotations.
-    static func tool(_ skill: SkillInfo) -> JSONValue {
+    /// A skill as an MCP tool. `skill_activate` carries the skill catalogue in its description (a client sees no
+    /// system message of ours).
+    func tool(_ skill: SkillInfo) -> JSONValue {
+        let description =
+            skill.id == "skill_activate" && skill.plugin == SkillFolderTools.source
+            ? (skillFolders?.activateDescription() ?? skill.description) : skill.description
+        return Self.tool(skill, description: description)
+    }
+
+    static func tool(_ skill: SkillInfo, description: String? = nil) -> JSONValue {
         var tool = JSONObject([
             (key: "name", value: .string(skill.id)), (key: "title", value: .string(skill.title)),
-            (key: "description", value: .string(skill.description)), (key: "inputSchema", value: skill.inputSchema),
+            (key: "description", value: .string(description ?? skill.description)),
+            (key: "inputSchema", value: skill.inputSchema),
             (
                 key: "annotations",
                 value: [

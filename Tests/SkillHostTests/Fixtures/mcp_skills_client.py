@@ -35,6 +35,8 @@ async def main() -> None:
         listed = await session.send_request(SkillsList(), TypeAdapter(dict))
         entry = listed["skills"][0]
         got = await session.send_request(SkillsGet(params={"uri": entry["uri"]}), TypeAdapter(dict))
+        tools = await client.list_tools()
+        activate = next(tool for tool in tools.tools if tool.name == "skill_activate")
         resources = await client.list_resources()
         uris = [str(resource.uri) for resource in resources.resources]
         verified = []
@@ -56,6 +58,7 @@ async def main() -> None:
             "resources": uris,
             "verified": verified,
             "missing": missing,
+            "catalogue": "- greet: Greets people." in (activate.description or ""),
         }))
 
 
