@@ -166,8 +166,12 @@ def conversations(page, seen):
     seen["opened"] = {"user": page.locator(".user").first.inner_text(),
                       "card": card_state(page.locator(".card").first),
                       "answer_html": page.locator(".segment").last.inner_html()}
+    # The opened conversation already shows a 42: wait for a new answer after this message, then for the end of
+    # its turn (a click on "new conversation" while the turn runs is refused).
+    answers = page.evaluate("document.querySelectorAll('.segment').length")
     send(page, "what is 20+22")
-    until(page, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('42'))")
+    until(page, f"[...document.querySelectorAll('.segment:not(.streaming)')].length > {answers}"
+                " && [...document.querySelectorAll('.segment:not(.streaming)')].pop().textContent.includes('42')")
     ready(page)
     seen["continued"] = page.locator(".segment").last.inner_text()
     page.click("#new-conversation")
