@@ -65,6 +65,12 @@ package struct RemoteSkill: Sendable {
         case .failure(let error): return .failure(error)
         case .success(let read): bytes = read
         }
+        guard bytes.count <= SkillFile.maximumBytes else {
+            return .failure(
+                SkillFolderError(
+                    "\(address) from MCP server \(server) is larger than \(SkillFile.maximumBytes >> 10) KB; it was not "
+                        + "used"))
+        }
         let actual = "sha256:" + HTTPGuard.sha256(bytes: bytes).map { String(format: "%02x", $0) }.joined()
         guard actual == digest else {
             return .failure(

@@ -221,8 +221,8 @@ package final class WebService: Sendable {
             session.stop()
             json(exchange, 202, ["stopping": true])
         case ("POST", "/api/confirm"):
-            let answers: [String: ConfirmationAnswer] = ["yes": .allowOnce, "always": .allowForSession, "no": .deny]
-            guard let id = body["id"]?.stringValue, let answer = body["answer"]?.stringValue.flatMap({ answers[$0] })
+            guard let id = body["id"]?.stringValue,
+                let answer = body["answer"]?.stringValue.flatMap(ConfirmationAnswer.init(word:))
             else {
                 refuse(exchange, 400, "a confirmation needs \"id\" and \"answer\": \"yes\", \"no\" or \"always\"")
                 return

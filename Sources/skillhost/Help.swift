@@ -21,6 +21,7 @@ enum Help {
           skillhost policy explain <skill> ['<json>']
                                                      which policy rule decides a call, and why
           skillhost trust <skill|plugin|server>      approve definitions that changed since first seen
+          skillhost trust <folder>                   load this project's own skill folders
           skillhost version                          host, plugin ABI and Swift versions
           skillhost completion bash | zsh | fish     shell completion (eval "$(skillhost completion bash)")
           skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
@@ -200,12 +201,16 @@ enum Help {
 
     static let trust = """
         Usage: skillhost trust <skill | plugin | MCP server>
+               skillhost trust <project folder>
 
         skillhost records each skill's definition (title, description, schemas, risk) the first time it sees it,
         in $XDG_DATA_HOME/skillhost/pins.json. When one changes later — a server that rewrites a tool's description
         or widens its schema — the skill is not run (a person is asked in the shell and the browser; skillhost call,
         ask and MCP clients are refused) and skillhost list shows what changed. trust records the current
         definitions of that skill, or of every skill of that plugin or server, as approved.
+
+        A folder (skillhost trust . in a project) is trusted as a project: its .agents/skills and .claude/skills
+        skill folders are loaded when skillhost runs there (kept in $XDG_DATA_HOME/skillhost/trusted-projects.json).
         """
 
     static func text(for topic: String?) -> String? {

@@ -39,6 +39,13 @@ enum RecordFormat {
         messages.enumerated().filter { $0.offset == 0 || $0.element.role != .system }.map(\.element)
     }
 
+    /// Where a request's conversation departs from the previous request's: the previous one's length when it
+    /// only adds messages, else 0 (it was cut back: the whole conversation is new). A request is recorded, and
+    /// compared in a replay, as the messages from there on.
+    static func from<Element: Equatable>(_ previous: [Element], to current: [Element]) -> Int {
+        current.count >= previous.count && zip(current, previous).allSatisfy { $0 == $1 } ? previous.count : 0
+    }
+
     static func chunk(_ chunk: ModelChunk) -> JSONValue {
         switch chunk {
         case .text(let text): return ["text": .string(text)]

@@ -91,16 +91,8 @@ package final class SessionRecorder: Sendable {
     package func confirmation(_ request: ConfirmationRequest, _ answer: ConfirmationAnswer) {
         write([
             "type": "confirmation", "id": .string(request.callID), "skill": .string(request.skill.id),
-            "answer": .string(Self.name(answer)),
+            "answer": .string(answer.word),
         ])
-    }
-
-    static func name(_ answer: ConfirmationAnswer) -> String {
-        switch answer {
-        case .allowOnce: return "yes"
-        case .allowForSession: return "always"
-        case .deny: return "no"
-        }
     }
 
     /// Turns recorded so far.
@@ -112,9 +104,7 @@ package final class SessionRecorder: Sendable {
         let conversation = RecordFormat.conversation(request.messages)
         let (step, from, tools) = state.withLock { state -> (Int, Int, [ToolDefinition]?) in
             state.step += 1
-            let continues =
-                conversation.count >= state.sent.count && zip(conversation, state.sent).allSatisfy { $0 == $1 }
-            let from = continues ? state.sent.count : 0
+            let from = RecordFormat.from(state.sent, to: conversation)
             state.sent = conversation
             let changed = request.tools != state.tools
             if changed { state.tools = request.tools }

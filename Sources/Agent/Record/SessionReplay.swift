@@ -27,8 +27,9 @@ package struct SessionRecord: Sendable {
     /// The conversation before recording started (empty when it started with the session).
     package let conversation: [Message]
     package let actions: [Action]
-    /// Each request's conversation (without the plugins' state), whole.
-    package let requests: [[JSONValue]]
+    /// Each request as recorded: where its conversation departs from the previous request's, and the messages
+    /// from there on (deltas: a long record never holds a copy of the conversation per request).
+    package let requests: [(from: Int, messages: [JSONValue])]
     package let responses: [(chunks: [ModelChunk], error: String?)]
     package let calls: [Call]
     package let confirmations: [String: ConfirmationAnswer]
@@ -51,8 +52,7 @@ package struct SessionRecord: Sendable {
         limits = header["limits"]
         conversation = (header["conversation"]?.arrayValue ?? []).compactMap(RecordFormat.message)
         var actions: [Action] = []
-        var sent = RecordFormat.conversation(conversation).map(RecordFormat.message)
-        var requests: [[JSONValue]] = []
+        var requests: [(from: Int, messages: [JSONValue])] = []
         var responses: [(chunks: [ModelChunk], error: String?)] = []
         var calls: [Call] = []
         var confirmations: [String: ConfirmationAnswer] = [:]
@@ -75,9 +75,8 @@ package struct SessionRecord: Sendable {
                     tools[skill.id] = skill
                 }
             case "request":
-                let from = Int(entry["from"]?.doubleValue ?? 0)
-                sent = Array(sent.prefix(max(0, from))) + (entry["messages"]?.arrayValue ?? [])
-                requests.append(sent)
+                requests.append(
+                    (Int(max(0, entry["from"]?.doubleValue ?? 0)), entry["messages"]?.arrayValue ?? []))
             case "response":
                 responses.append(
                     ((entry["chunks"]?.arrayValue ?? []).compactMap(RecordFormat.chunk), entry["error"]?.stringValue))
@@ -87,10 +86,8 @@ package struct SessionRecord: Sendable {
                         skill: entry["skill"]?.stringValue ?? "", arguments: entry["arguments"] ?? .null,
                         outcome: entry["outcome"] ?? .null))
             case "confirmation":
-                let answers: [String: ConfirmationAnswer] = [
-                    "yes": .allowOnce, "always": .allowForSession, "no": .deny,
-                ]
-                if let id = entry["id"]?.stringValue, let answer = entry["answer"]?.stringValue.flatMap({ answers[$0] })
+                if let id = entry["id"]?.stringValue,
+                    let answer = entry["answer"]?.stringValue.flatMap(ConfirmationAnswer.init(word:))
                 {
                     confirmations[id] = answer
                 }
@@ -126,14 +123,17 @@ package final class ReplayLog: Sendable {
 
 /// Answers from the record, in order: request N gets response N; a request that differs from the recorded one is
 /// noted (and answered from the record all the same, so the replay shows how far it goes).
-package struct ReplayProvider: ModelProvider {
+package final class ReplayProvider: ModelProvider {
     let record: SessionRecord
     let log: ReplayLog
     private let counter = ReplayCounter()
+    /// The run's previous request's conversation (starting as the recorder's did: the header's).
+    private let sent: Mutex<[JSONValue]>
 
     package init(_ record: SessionRecord, log: ReplayLog) {
         self.record = record
         self.log = log
+        sent = Mutex(RecordFormat.conversation(record.conversation).map(RecordFormat.message))
     }
 
     package var displayName: String { "replay of \(record.model)" }
@@ -148,8 +148,15 @@ package struct ReplayProvider: ModelProvider {
                 continuation.finish(throwing: ModelError("the record has no response for step \(step + 1)"))
                 return
             }
-            let sent = RecordFormat.conversation(request.messages).map(RecordFormat.message)
-            if step < record.requests.count, sent != record.requests[step] {
+            // Compared as the recorder wrote it: the messages added since the run's previous request.
+            let current = RecordFormat.conversation(request.messages).map(RecordFormat.message)
+            let from = sent.withLock { previous in
+                defer { previous = current }
+                return RecordFormat.from(previous, to: current)
+            }
+            if step < record.requests.count,
+                from != record.requests[step].from || Array(current.dropFirst(from)) != record.requests[step].messages
+            {
                 log.note("step \(step + 1): the request to the model differs from the recorded one")
             }
             let response = record.responses[step]

@@ -41,8 +41,7 @@ extension MCPServer {
 
     /// A skill's entry: its `SKILL.md` URI, front matter, and files with digests.
     func skillEntry(_ skill: SkillFolder) -> JSONValue {
-        let files = ["SKILL.md"] + skillFiles(skill)
-        let resources: [JSONValue] = files.compactMap { file in
+        let resources: [JSONValue] = (["SKILL.md"] + skillFiles(skill)).compactMap { file in
             guard let path = try? SkillFolderFiles.resolve(file, in: skill).get(),
                 let digest = skillDigests.digest(of: path)
             else { return nil }
@@ -54,10 +53,12 @@ extension MCPServer {
         ]
     }
 
-    /// The files of a skill other than `SKILL.md` that a client may read (none that leads out of the folder).
+    /// The files of a skill other than `SKILL.md` a client may read: those that stay in its folder (a symbolic link
+    /// that leads out is never served).
     func skillFiles(_ skill: SkillFolder) -> [String] {
-        SkillFolderFiles.list(skill, limit: Self.maximumSkillFiles).files.filter { file in
-            (try? SkillFolderFiles.resolve(file, in: skill).get()) != nil
+        guard let folder = SkillFolderFiles.realPath(skill.folder) else { return [] }
+        return SkillFolderFiles.list(skill, limit: Self.maximumSkillFiles).files.filter { file in
+            SkillFolderFiles.realPath(skill.folder + "/" + file)?.hasPrefix(folder + "/") == true
         }
     }
 

@@ -96,6 +96,25 @@ public enum ConfirmationAnswer: Sendable, Equatable {
     case allowOnce
     case allowForSession
     case deny
+
+    /// The answer as front ends send it and records keep it: `yes`, `always`, `no`.
+    package var word: String {
+        switch self {
+        case .allowOnce: return "yes"
+        case .allowForSession: return "always"
+        case .deny: return "no"
+        }
+    }
+
+    /// The answer a word stands for; nil for any other word.
+    package init?(word: String) {
+        switch word {
+        case "yes": self = .allowOnce
+        case "always": self = .allowForSession
+        case "no": self = .deny
+        default: return nil
+        }
+    }
 }
 
 /// The user's rules about which calls may run. `CallPipeline` applies them to every call, on every path (the agent,
