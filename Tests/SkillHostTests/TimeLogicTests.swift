@@ -38,21 +38,33 @@ struct TimeLogicTests {
         #expect(history.record(at: t0 + .seconds(62)) == 3)
     }
 
-    @Test func eventsForOneFileCollapseIntoTheLastAfterTheQuietPeriod() {
+    @Test func aFilesFirstEventIsDueAtOnce() {
         var debounce = Debounce(quietPeriod: .milliseconds(30))
         debounce.record(.changed("/p/a.so"), key: "/p/a.so", at: t0)
+        let due = debounce.takeDue(at: t0)
+        #expect(due.events == [.changed("/p/a.so")], "a rename into place loads without waiting")
+        #expect(due.next == nil)
+        #expect(debounce.isEmpty)
+    }
+
+    @Test func aBurstCollapsesIntoItsLastEventAfterTheQuietPeriod() {
+        var debounce = Debounce(quietPeriod: .milliseconds(30))
+        debounce.record(.changed("/p/a.so"), key: "/p/a.so", at: t0)
+        #expect(debounce.takeDue(at: t0).events == [.changed("/p/a.so")], "the leading edge")
         debounce.record(.removed("/p/b.so"), key: "/p/b.so", at: t0 + .milliseconds(5))
+        debounce.record(.changed("/p/a.so"), key: "/p/a.so", at: t0 + .milliseconds(10))  // a burst: waits
         debounce.record(.changed("/p/a.so"), key: "/p/a.so", at: t0 + .milliseconds(20))  // restarts a's period
-        var due = debounce.takeDue(at: t0 + .milliseconds(29))
+        var due = debounce.takeDue(at: t0 + .milliseconds(21))
+        #expect(due.events == [.removed("/p/b.so")], "another file's first event is not held back")
+        #expect(due.next == .milliseconds(29))
+        due = debounce.takeDue(at: t0 + .milliseconds(49))
         #expect(due.events.isEmpty)
-        #expect(due.next == .milliseconds(6), "b is due first")
-        due = debounce.takeDue(at: t0 + .milliseconds(35))
-        #expect(due.events == [.removed("/p/b.so")])
-        #expect(due.next == .milliseconds(15))
         due = debounce.takeDue(at: t0 + .milliseconds(50))
         #expect(due.events == [.changed("/p/a.so")], "one load for two writes")
         #expect(due.next == nil)
-        #expect(debounce.isEmpty)
+        // Quiet for a whole period after its delivery: the next event is a new leading edge.
+        debounce.record(.changed("/p/a.so"), key: "/p/a.so", at: t0 + .milliseconds(80))
+        #expect(debounce.takeDue(at: t0 + .milliseconds(80)).events == [.changed("/p/a.so")])
     }
 
     @Test func dueEventsComeRescansFirstThenRemovalsThenChanges() {

@@ -20,7 +20,8 @@ enum WatchEvent: Sendable, Equatable {
 /// Linux: inotify. Loads on `IN_CLOSE_WRITE`/`IN_MOVED_TO`, removals on `IN_DELETE`/`IN_MOVED_FROM` — never on
 /// `IN_CREATE`, when the file is still being written — and a rescan on `IN_Q_OVERFLOW`, `IN_DELETE_SELF` and
 /// `IN_MOVE_SELF`. A folder that disappears is looked for every `recheckInterval` and watched again (with a
-/// rescan) when it comes back. Events for one file within `debounce` of each other collapse into the last one.
+/// rescan) when it comes back. A file's first event is delivered at once; events for it within `debounce` of the
+/// last are a burst, which collapses into its last event once the file has been quiet for `debounce`.
 /// Other platforms: a Dispatch file-system source per folder that triggers a rescan on every change.
 final class FolderWatcher: Sendable {
     private struct State {

@@ -130,10 +130,14 @@ extension SkillRegistry {
                 let folder = (file as NSString).deletingLastPathComponent
                 let name = (file as NSString).lastPathComponent
                 guard Self.isPluginFileName(name), filters[folder]?(name) ?? false else { return }
-                if case .changed = event, FileManager.default.fileExists(atPath: file) {
-                    self.load(file: file)
-                } else {
-                    self.unload(file: file)
+                // The file as it is now decides: a removal delivered after the file came back (a folder deleted
+                // and recreated, whose rescan already loaded it) is stale, and a change to a file gone is its
+                // removal.
+                let exists = FileManager.default.fileExists(atPath: file)
+                switch (event, exists) {
+                case (.changed, true): self.load(file: file)
+                case (.removed, true): return
+                default: self.unload(file: file)
                 }
             case .rescan(let folder):
                 self.rescan(folder: folder, include: filters[folder] ?? { _ in false })

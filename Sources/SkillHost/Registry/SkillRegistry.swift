@@ -33,7 +33,8 @@ public final class SkillRegistry: Sendable {
         public var unhealthyAfterStuckCalls = 4
         /// How long a replaced or removed plugin's running calls may take to finish before they are cancelled.
         public var drainTimeout: Duration = .seconds(5)
-        /// Quiet period after a file event before the file is (re)loaded; collapses bursts of writes.
+        /// A file's first event is handled at once; further events within this period are a burst, handled once the
+        /// file has been quiet for the whole period.
         public var reloadDebounce: Duration = .milliseconds(30)
         /// Receives host and plugin log lines.
         public var log: @Sendable (LogRecord) -> Void = { _ in }
