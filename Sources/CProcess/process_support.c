@@ -22,8 +22,8 @@ static void close_pipes(int pipes[][2], int count) {
 /* Pipes 0-2 become the child's standard input, output and error; with `lanes`, pipes 3 and 4 its descriptors 3
    (read) and 4 (write). */
 static int spawn_with(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
-                      int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child, int *lane_wake,
-                      int *supervision, int lanes) {
+                      int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
+                      int *supervision, int *lane_memory, int lanes) {
     int pipes[6][2];
     int count = lanes ? 5 : 3;
     for (int i = 0; i < count; i++) {
@@ -43,6 +43,15 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
         }
         count = 6;
     }
+    /* A worker's descriptor 6: the lane's shared memory (shared_lane.c). */
+    int memory = -1;
+    if (lanes) {
+        memory = skillhost_lane_create();
+        if (memory < 0) {
+            close_pipes(pipes, count);
+            return -memory;
+        }
+    }
     int *in = pipes[0], *out = pipes[1], *err = pipes[2];
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -55,8 +64,9 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
         posix_spawn_file_actions_adddup2(&actions, pipes[3][0], 3);
         posix_spawn_file_actions_adddup2(&actions, pipes[4][1], 4);
         posix_spawn_file_actions_adddup2(&actions, pipes[5][1], 5);
+        posix_spawn_file_actions_adddup2(&actions, memory, 6);
     }
-    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 6 : 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 7 : 3);
     sigset_t defaults, empty;
     sigfillset(&defaults);
     sigdelset(&defaults, SIGPIPE);
@@ -70,6 +80,7 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     posix_spawnattr_destroy(&attributes);
     if (result != 0) {
         close_pipes(pipes, count);
+        if (memory >= 0) close(memory);
         return result;
     }
     close(in[0]); close(out[1]); close(err[1]);
@@ -80,10 +91,10 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
         close(pipes[3][0]);
         *lane_to_child = pipes[3][1];
         *lane_from_child = pipes[4][0];
-        /* The write end of the lane's responses stays open here too: the host writes into it to wake its own reader. */
-        *lane_wake = pipes[4][1];
+        close(pipes[4][1]);
         close(pipes[5][1]);
         *supervision = pipes[5][0];
+        *lane_memory = memory;
     }
     return 0;
 }
@@ -95,13 +106,19 @@ int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pi
 
 int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                            int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
-                           int *lane_wake, int *supervision) {
+                           int *supervision, int *lane_memory) {
     return spawn_with(path, argv, envp, pid, to_child, from_child, child_errors, lane_to_child, lane_from_child,
-                      lane_wake, supervision, 1);
+                      supervision, lane_memory, 1);
 }
 
-int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out) {
+int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out, void **lane_shared) {
     *lane_in = *lane_out = -1;
+    *lane_shared = NULL;
+    /* The lane's shared memory (descriptor 6), mapped before any plugin code runs; the descriptor is not kept. */
+    if (fcntl(6, F_GETFD) >= 0) {
+        *lane_shared = skillhost_lane_map(6);
+        close(6);
+    }
     /* The lane (descriptors 3 and 4) is there when the host started this worker with one; it is kept out of
        whatever the plugin executes. */
     if (fcntl(3, F_GETFD) >= 0 && fcntl(4, F_GETFD) >= 0) {

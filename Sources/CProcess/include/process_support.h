@@ -12,16 +12,15 @@
 int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
                     int *child_errors);
 
-/// `skillhost_spawn` for a worker process, plus its direct lane: two more pipes, the child's descriptors 3 (requests,
-/// read) and 4 (responses, write). Stores the host's ends (close-on-exec): `lane_to_child` (write), `lane_from_child`
-/// (read) and `lane_wake`, the host's own copy of the responses' write end, with which the host wakes a thread
-/// of its own blocked reading the lane (so the lane never reports an end of input; the host learns of the worker's
-/// end from the process). And `supervision`, the host's end of a socket that is the child's descriptor 5, on which a
-/// confined worker hands over its metadata supervision (see skillhost_metadata_supervise). On failure returns an
-/// errno value and opens nothing. [thread-safe]
+/// `skillhost_spawn` for a worker process, plus its direct lane: two pipes, the child's descriptors 3 (requests,
+/// read) and 4 (responses, write), for messages too long for the lane's shared memory, which is the child's
+/// descriptor 6. Stores the host's ends (close-on-exec): `lane_to_child` (write), `lane_from_child` (read) and
+/// `lane_memory` (the memfd; the host maps it and closes it). And `supervision`, the host's end of a socket that is
+/// the child's descriptor 5, on which a confined worker hands over its metadata supervision (see
+/// skillhost_metadata_supervise). On failure returns an errno value and opens nothing. [thread-safe]
 int skillhost_spawn_worker(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                            int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
-                           int *lane_wake, int *supervision);
+                           int *supervision, int *lane_memory);
 
 /// In the host: takes ownership of a worker's supervision socket (`skillhost_spawn_worker`). The host's supervisor
 /// thread, which holds no capability, reads one offer from it — the worker's filter listener and refusal memory
@@ -44,8 +43,9 @@ void skillhost_metadata_close_host_channel(void);
 /// (so whatever a plugin prints lands in the host's log, never in the protocol). The worker exits when the protocol
 /// input closes, which is also what happens when the host dies. The lane (see `skillhost_spawn_worker`), when
 /// descriptors 3 and 4 are open, is made close-on-exec and returned in `lane_in` / `lane_out` (else both are -1).
-/// Returns 0 or an errno value.
-int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out);
+/// The lane's shared memory, when descriptor 6 is open, is mapped into `lane_shared` (NULL otherwise) and the
+/// descriptor closed. Returns 0 or an errno value.
+int skillhost_worker_setup(int *protocol_in, int *protocol_out, int *lane_in, int *lane_out, void **lane_shared);
 
 /// Sets a soft and hard resource limit (RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE …) for this process; 0 or errno.
 int skillhost_set_limit(int resource, unsigned long long value);
@@ -173,8 +173,54 @@ static inline void skillhost_cpu_relax(void) {
 #endif
 }
 
-#endif
+// MARK: The lane's shared mailbox (shared_lane.c)
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// The largest message that travels in the lane's shared memory; a longer one goes on the lane's pipe.
+#define SKILLHOST_LANE_CAPACITY (64 * 1024)
+/// Results of the lane's calls besides a length: the message is on the lane's pipe (read one line there); the host
+/// woke its own waiter; the host closed the lane; the other side wrote a length out of bounds.
+#define SKILLHOST_LANE_ON_PIPE (-1)
+#define SKILLHOST_LANE_WOKEN (-2)
+#define SKILLHOST_LANE_CLOSED (-3)
+#define SKILLHOST_LANE_BROKEN (-4)
+
+/// In the host: a new lane's shared memory (a memfd, close-on-exec) for one worker; the descriptor or -errno.
+/// [thread-safe]
+int skillhost_lane_create(void);
+/// Maps a lane's memory (host: its memfd; worker: descriptor 6); NULL on failure. The descriptor may be closed
+/// afterwards. [thread-safe]
+void *skillhost_lane_map(int fd);
+/// Unmaps it; no call may be using it. [any thread, once]
+void skillhost_lane_unmap(void *lane);
+
+/// Host, the one thread holding the lane: posts a request (copied; longer than SKILLHOST_LANE_CAPACITY: only
+/// announced, and the caller writes it on the lane's pipe afterwards) and wakes the worker if it sleeps.
+void skillhost_lane_post_request(void *lane, const uint8_t *bytes, size_t length);
+/// Host, the one thread holding the lane: checks for up to `spin_ns`, then sleeps until the worker posts a message
+/// or `skillhost_lane_wake_host` rings. Returns the message's length (copied into `into`, at most `capacity`),
+/// SKILLHOST_LANE_ON_PIPE, SKILLHOST_LANE_WOKEN or SKILLHOST_LANE_BROKEN; each message is acknowledged, so the
+/// worker may post the next.
+long skillhost_lane_next_response(void *lane, uint8_t *into, size_t capacity, uint64_t spin_ns);
+/// Host, any thread: wakes the thread waiting in skillhost_lane_next_response (it returns SKILLHOST_LANE_WOKEN).
+void skillhost_lane_wake_host(void *lane);
+/// Host, once, when the worker is gone or stopping: ends the worker's lane thread and any wait for an
+/// acknowledgement.
+void skillhost_lane_close(void *lane);
+
+/// Worker, the lane's thread: checks for up to `spin_ns`, then sleeps until the host posts a request after `*seen`
+/// (updated). Returns its length (copied into `into`, at most `capacity`), SKILLHOST_LANE_ON_PIPE,
+/// SKILLHOST_LANE_CLOSED or SKILLHOST_LANE_BROKEN.
+long skillhost_lane_next_request(void *lane, uint32_t *seen, uint8_t *into, size_t capacity, uint64_t spin_ns);
+/// Worker, the lane's thread: waits until the host took the previous message, then posts this one (copied). 0, or
+/// SKILLHOST_LANE_ON_PIPE when the message is too long for the mailbox (write it on the lane's pipe now), or
+/// SKILLHOST_LANE_CLOSED.
+int skillhost_lane_post_response(void *lane, const uint8_t *bytes, size_t length, uint64_t spin_ns);
 
 /// Installs handlers for SIGINT and SIGTERM that write one byte to a pipe, and returns the pipe's read end (or -1):
 /// a thread that reads it learns of the signal without anything unsafe running in the handler. Call once.
 int skillhost_termination_pipe(void);
+
+#endif

@@ -47,9 +47,9 @@ extension WorkerProcess {
                         + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
                     isProtocolError: true))
         }
-        /// Sends the request on `channel`, then forwards a cancellation to the worker from now on.
-        func send(on channel: LineWriter) {
-            if !channel.write(line) {
+        /// Sends the request with `write`, then forwards a cancellation to the worker from now on.
+        func send(with write: (String) -> Bool) {
+            if !write(line) {
                 pending.settle(
                     .failure(
                         WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
@@ -62,14 +62,14 @@ extension WorkerProcess {
         // by their cancellation); the calling thread then reads the response itself.
         let onLane =
             method == "invoke" && timeout == nil
-            ? lane.ifFree { requests, responses -> Bool in
-                send(on: requests)
-                awaitOnLane(pending, reading: responses)
+            ? lane.ifFree { channel -> Bool in
+                send(with: channel.send)
+                awaitOnLane(pending, on: channel)
                 return true
             } : nil
         var timedOut = false
         if onLane == nil {
-            send(on: writer)
+            send(with: writer.write)
             if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
                 timedOut = true
                 kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
@@ -112,12 +112,9 @@ extension WorkerProcess {
 
     /// Reads the lane until `pending` is settled: by its response (or a failure the worker sent), or by the worker's
     /// end or a kill, which wake the lane. Progress and log lines that come first are passed on.
-    private func awaitOnLane(_ pending: Pending, reading responses: LineReader) {
+    private func awaitOnLane(_ pending: Pending, on channel: LaneChannel) {
         while !pending.isSettled {
-            if !responses.hasBufferedBytes {
-                _ = Spinning.untilReadable(responses.descriptor, within: WorkerLane.spin)
-            }
-            switch responses.next() {
+            switch channel.next() {
             case .end:
                 pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering")))
             case .tooLong:

@@ -108,7 +108,7 @@ final class WorkerProcess: Sendable {
         var input: Int32 = -1
         var output: Int32 = -1
         var errors: Int32 = -1
-        var (laneRequests, laneResponses, laneWake, supervision): (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
+        var (laneRequests, laneResponses, supervision, laneMemory): (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
         let cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
@@ -125,7 +125,7 @@ final class WorkerProcess: Sendable {
             environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
                 skillhost_spawn_worker(
                     executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors,
-                    &laneRequests, &laneResponses, &laneWake, &supervision)
+                    &laneRequests, &laneResponses, &supervision, &laneMemory)
             }
         }
         guard result == 0 else {
@@ -134,6 +134,18 @@ final class WorkerProcess: Sendable {
                     message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
         }
         ProcessTree.started(pid)
+        let mapped = skillhost_lane_map(laneMemory)
+        Glibc.close(laneMemory)
+        guard let mapped else {
+            let reason = String(cString: strerror(errno))
+            _ = skillhost_kill_group(pid, SIGKILL)
+            for descriptor in [input, output, errors, laneRequests, laneResponses, supervision] {
+                Glibc.close(descriptor)
+            }
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            return .failure(WorkerFailure(message: "cannot map a worker's shared memory: \(reason)"))
+        }
         // The host's supervisor thread reads the worker's one offer and answers its metadata changes.
         let supervised = skillhost_metadata_supervise(supervision)
         if supervised != 0 {
@@ -145,7 +157,7 @@ final class WorkerProcess: Sendable {
         }
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
-        let lane = WorkerLane(requests: laneRequests, responses: laneResponses, wake: laneWake, limit: limit)
+        let lane = WorkerLane(requests: laneRequests, responses: laneResponses, memory: mapped, limit: limit)
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
             cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit)

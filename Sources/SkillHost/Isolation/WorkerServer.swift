@@ -20,8 +20,14 @@ package enum WorkerMain {
         var input: Int32 = -1
         var output: Int32 = -1
         var (laneInput, laneOutput): (Int32, Int32) = (-1, -1)
-        let setup = skillhost_worker_setup(&input, &output, &laneInput, &laneOutput)
+        var laneMemory: UnsafeMutableRawPointer?
+        let setup = skillhost_worker_setup(&input, &output, &laneInput, &laneOutput, &laneMemory)
         guard setup == 0 else { fail("cannot set up the protocol channel: \(String(cString: strerror(setup)))") }
+        // A lane without its shared memory would leave the host's calls on it unanswered.
+        let lane = laneMemory.flatMap { memory in
+            laneInput < 0 ? nil : WorkerLaneEnd(memory: LaneMemory(base: memory), input: laneInput, output: laneOutput)
+        }
+        if laneInput >= 0, lane == nil { fail("cannot map the lane's shared memory") }
         // Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends.
         ProcessTree.adoptOrphans()
         // Before any plugin code runs in this process (and before any other thread exists, since Landlock and the
@@ -38,8 +44,7 @@ package enum WorkerMain {
         if let value = launch.limits.cpuSeconds { limit(RLIMIT_CPU, value, "CPU time") }
         if let value = launch.limits.openFiles { limit(RLIMIT_NOFILE, value, "open files") }
 
-        let writer = WorkerOutput(
-            main: LineWriter(descriptor: output), lane: laneOutput < 0 ? nil : LineWriter(descriptor: laneOutput))
+        let writer = WorkerOutput(main: LineWriter(descriptor: output), lane: lane)
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: launch.dataDirectory, isDirectory: true))
         configuration.resultLimit = launch.resultLimit
@@ -80,7 +85,7 @@ package enum WorkerMain {
         let server = WorkerServer(
             registry: registry, loaded: loaded, confinement: confinement, input: input, writer: writer)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
-        if laneInput >= 0 { server.serveLane(laneInput, limit: limit) }
+        if let lane { server.serveLane(lane, limit: limit) }
         server.serve(LineReader(descriptor: input, limit: limit))
     }
 
@@ -132,19 +137,33 @@ final class WorkerServer: Sendable {
         while true { pause() }
     }
 
-    /// Serves the lane (its requests' descriptor) on a thread of its own: each request read is answered there, on
-    /// the lane. The thread ends when the host closes the lane.
-    func serveLane(_ descriptor: Int32, limit: Int) {
+    /// Serves the lane on a thread of its own: each request taken is answered there, on the lane. The thread ends
+    /// when the host closes the lane.
+    func serveLane(_ lane: WorkerLaneEnd, limit: Int) {
         let thread = Thread { [self] in
             // Named for the system too (Foundation's name is its own), so tools and skills can tell the thread.
             skillhost_name_thread("skillhost.lane")
-            let reader = LineReader(descriptor: descriptor, limit: limit)
+            let reader = LineReader(descriptor: lane.input, limit: limit)
             writer.takeLane()
+            var buffer = [UInt8](repeating: 0, count: LaneChannel.capacity)
+            var seen: UInt32 = 0
+            let spin = UInt64(WorkerLane.spin.wholeNanoseconds)
             while true {
-                if !reader.hasBufferedBytes { _ = Spinning.untilReadable(reader.descriptor, within: WorkerLane.spin) }
-                let line = reader.next()
-                if case .end = line { return }
-                handle(line, handOff: {})
+                let count = buffer.withUnsafeMutableBufferPointer {
+                    skillhost_lane_next_request(lane.memory.base, &seen, $0.baseAddress, $0.count, spin)
+                }
+                // A plugin that closed the protocol channel is stopped after this call: on the lane its answer
+                // still travels (in shared memory), but the main channel's reader would never learn of it.
+                defer { if fcntl(input, F_GETFD) < 0 { shutDown() } }
+                switch count {
+                case 0...: handle(.line(Array(buffer[0..<count])), handOff: {})
+                case Int(SKILLHOST_LANE_ON_PIPE):
+                    let line = reader.next()
+                    if case .end = line { return }
+                    handle(line, handOff: {})
+                case Int(SKILLHOST_LANE_CLOSED): return
+                default: handle(.tooLong, handOff: {})
+                }
             }
         }
         thread.name = "skillhost.lane"
@@ -235,15 +254,42 @@ final class WorkerServer: Sendable {
     }
 }
 
+/// The worker's end of the lane: the shared memory, and the pipes for messages too long for it.
+struct WorkerLaneEnd: Sendable {
+    let memory: LaneMemory
+    let input: Int32
+    let output: LineWriter
+
+    init(memory: LaneMemory, input: Int32, output: Int32) {
+        self.memory = memory
+        self.input = input
+        self.output = LineWriter(descriptor: output)
+    }
+
+    /// Posts one message for the host (waiting until it took the previous one); false when the lane is closed.
+    func write(_ line: String) -> Bool {
+        var bytes = line
+        let posted = bytes.withUTF8 { bytes in
+            skillhost_lane_post_response(
+                memory.base, bytes.baseAddress, bytes.count, UInt64(WorkerLane.spin.wholeNanoseconds))
+        }
+        switch posted {
+        case 0: return true
+        case SKILLHOST_LANE_ON_PIPE: return output.write(line)
+        default: return false
+        }
+    }
+}
+
 /// Where the worker's messages go: on the lane when the lane's thread writes them (its call's progress, log lines
 /// and response, which the host reads in that order before the call returns), on the main channel otherwise.
 final class WorkerOutput: Sendable {
     private let main: LineWriter
-    private let lane: LineWriter?
+    private let lane: WorkerLaneEnd?
     /// The lane's thread (`pthread_self()`), 0 before it started.
     private let laneThread = Atomic<UInt>(0)
 
-    init(main: LineWriter, lane: LineWriter?) {
+    init(main: LineWriter, lane: WorkerLaneEnd?) {
         self.main = main
         self.lane = lane
     }
