@@ -133,7 +133,8 @@ final class IsolatedPlugin: Sendable {
     }
 
     /// Runs one call in the worker, starting (or restarting) it first when needed. Blocks.
-    func call(skill: String, arguments: JSONValue, context: CallContext) -> SkillOutcome {
+    /// `argumentText`: the arguments' JSON text as the caller gave it (nil: printed from `arguments`).
+    func call(skill: String, arguments: JSONValue, argumentText: String?, context: CallContext) -> SkillOutcome {
         let worker: WorkerProcess
         switch liveWorker(cancellation: context.cancellation) {
         case .failure(let refusal): return .failure(code: .failed, refusal.message)
@@ -145,7 +146,13 @@ final class IsolatedPlugin: Sendable {
         ]
         let reply = worker.request(
             "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
-            onProgress: context.onProgress, describeCall: { skill })
+            onProgress: context.onProgress, describeCall: { skill },
+            laneForm: { id in
+                LaneInvoke.encode(
+                    .init(
+                        id: id, skill: skill, context: context.callerContext,
+                        arguments: argumentText ?? arguments.jsonText))
+            })
         switch reply {
         case .failure(let failure):
             return .failure(code: .failed, failure.message)

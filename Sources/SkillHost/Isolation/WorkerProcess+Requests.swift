@@ -21,11 +21,13 @@ extension WorkerProcess {
     /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
     /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
     /// `killGrace` later (as `clock` counts); `timeout` bounds the wait (the process is killed when it passes).
+    /// `laneForm` gives the request's form on the direct lane (`LaneInvoke`) for its id; nil: JSON-RPC there too.
     func request(
         _ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellation: CallCancellation? = nil,
         killGrace: Duration = .milliseconds(100), clock: any HostClock = SystemClock(),
         onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
-        describeCall: @escaping @Sendable () -> String = { "the call" }
+        describeCall: @escaping @Sendable () -> String = { "the call" },
+        laneForm: ((Int64) -> String)? = nil
     ) -> Result<JSONValue, WorkerFailure> {
         let pending = Pending(onProgress: onProgress)
         let registered = state.withLock { state -> Result<JSONRPCID, WorkerFailure> in
@@ -37,18 +39,18 @@ extension WorkerProcess {
         case .failure(let failure): return .failure(failure)
         case .success(let value): id = value
         }
-        let line = JSONRPCMessage.request(id: id, method: method, params: params).line
-        guard line.utf8.count <= requestLimit else {
+        /// The refusal of a request too long for the worker to read.
+        func tooLong(_ size: Int) -> Result<JSONValue, WorkerFailure> {
             state.withLock { _ = $0.pending.remove(id) }
             return .failure(
                 WorkerFailure(
                     message:
-                        "the arguments of \(describeCall()) take \(byteCount(line.utf8.count)), over the \(byteCount(requestLimit)) a "
+                        "the arguments of \(describeCall()) take \(byteCount(size)), over the \(byteCount(requestLimit)) a "
                         + "plugin in process mode can receive; send less (or raise max_result_mb in config.json)",
                     isProtocolError: true))
         }
-        /// Sends the request with `write`, then forwards a cancellation to the worker from now on.
-        func send(with write: (String) -> Bool) {
+        /// Sends `line` with `write`, then forwards a cancellation to the worker from now on.
+        func send(_ line: String, with write: (String) -> Bool) {
             if !write(line) {
                 pending.settle(
                     .failure(
@@ -59,17 +61,23 @@ extension WorkerProcess {
             }
         }
         // A call goes on the lane when the lane is free (and the call needs no timeout of its own: calls are bounded
-        // by their cancellation); the calling thread then reads the response itself.
+        // by their cancellation), in the lane's own form when it has one; the calling thread then reads the response
+        // itself.
+        let laneLine = timeout == nil ? laneForm?(id.integer ?? 0) : nil
+        if let laneLine, laneLine.utf8.count > requestLimit { return tooLong(laneLine.utf8.count) }
         let onLane =
             method == "invoke" && timeout == nil
             ? lane.ifFree { channel -> Bool in
-                send(with: channel.send)
+                send(
+                    laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params).line, with: channel.send)
                 awaitOnLane(pending, on: channel)
                 return true
             } : nil
         var timedOut = false
         if onLane == nil {
-            send(with: writer.write)
+            let line = JSONRPCMessage.request(id: id, method: method, params: params).line
+            guard line.utf8.count <= requestLimit else { return tooLong(line.utf8.count) }
+            send(line, with: writer.write)
             if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
                 timedOut = true
                 kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
@@ -121,6 +129,14 @@ extension WorkerProcess {
                 kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
             case .line(let bytes):
                 if bytes.isEmpty { continue }  // woken: the loop's condition tells why
+                if LaneInvoke.isSuccess(bytes) {
+                    guard let (id, result) = LaneInvoke.decodeSuccess(bytes) else {
+                        kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (an unreadable result)")
+                        continue
+                    }
+                    answer(JSONRPCID(id), .success(.object(JSONObject([("status", "ok"), ("result", result)]))))
+                    continue
+                }
                 guard let message = WorkerProtocol.parse(bytes) else {
                     kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
                     continue
@@ -137,14 +153,20 @@ extension WorkerProcess {
             return
         }
         // The host answers no requests.
-        guard let (id, reply) = message.answer,
-            // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
+        guard let (id, reply) = message.answer else { return }
+        answer(id, reply.mapError { WorkerFailure(message: $0.message, isProtocolError: true) })
+    }
+
+    /// Settles call `id` with the worker's answer.
+    private func answer(_ id: JSONRPCID, _ reply: Result<JSONValue, WorkerFailure>) {
+        // Removed here, so a kill scheduled for a call that just ended finds nothing to kill it for.
+        guard
             let pending = state.withLock({ state -> Pending? in
                 state.lifecycle.resolve(id)
                 return state.pending.remove(id)
             })
         else { return }
-        pending.settle(reply.mapError { WorkerFailure(message: $0.message, isProtocolError: true) })
+        pending.settle(reply)
     }
 
     /// A notification from the worker: progress of a call, a load phase, a log line.

@@ -156,7 +156,19 @@ final class WorkerServer: Sendable {
                 // still travels (in shared memory), but the main channel's reader would never learn of it.
                 defer { if fcntl(input, F_GETFD) < 0 { shutDown() } }
                 switch count {
-                case 0...: handle(.line(Array(buffer[0..<count])), handOff: {})
+                case 0...:
+                    let bytes = Array(buffer[0..<count])
+                    guard LaneInvoke.isCall(bytes) else {
+                        handle(.line(bytes), handOff: {})
+                        continue
+                    }
+                    guard let call = LaneInvoke.decode(bytes) else {
+                        send(.failure(id: .null, error: JSONRPCError(.invalidRequest, "a broken call on the lane")))
+                        continue
+                    }
+                    invoke(
+                        call.id, skill: call.skill, arguments: .text(call.arguments), context: call.context,
+                        onLane: true, handOff: {})
                 case Int(SKILLHOST_LANE_ON_PIPE):
                     let line = reader.next()
                     if case .end = line { return }
@@ -207,28 +219,9 @@ final class WorkerServer: Sendable {
                 send(.failure(id: JSONRPCID(id), error: JSONRPCError(.invalidParams, "invoke needs a skill")))
                 return
             }
-            let cancellation = CallCancellation()
-            if calls.withLock({ $0.start(id, cancellation) }) { cancellation.cancel() }
-            handOff()
-            // The host applied its policy before sending the call: here it is confirmed.
-            var invocation = SkillInvocation(
-                skill: skill, arguments: params["arguments"] ?? .object(JSONObject()), confirmer: .confirmed,
-                onProgress: { [writer] progress in
-                    var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
-                    if let total = progress.total { body["total"] = .double(total) }
-                    if let message = progress.message { body["message"] = .string(message) }
-                    writer.write(JSONRPCMessage.notification(method: "progress", params: .object(body)).line)
-                })
-            invocation.callerContext = params["context"]?.stringValue
-            // The host validated the arguments against the schema this worker described: they are not walked again.
-            invocation.argumentsValidated = true
-            var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
-            if let confinement {
-                ConfinementMessages.explain(
-                    &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
-            }
-            calls.withLock { _ = $0.running.removeValue(forKey: id) }
-            send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
+            invoke(
+                id, skill: skill, arguments: .value(params["arguments"] ?? .object(JSONObject())),
+                context: params["context"]?.stringValue, handOff: handOff)
         default:
             guard let answer = WorkerProtocol.table[method] else {
                 send(.failure(id: JSONRPCID(id), error: JSONRPCError(.methodNotFound, "unknown method \(method)")))
@@ -238,6 +231,40 @@ final class WorkerServer: Sendable {
             case .success(let result): send(.response(id: JSONRPCID(id), result: result))
             case .failure(let error): send(.failure(id: JSONRPCID(id), error: error))
             }
+        }
+    }
+
+    /// Runs call `id` and answers it (`onLane`: a success in the lane's own form, `LaneInvoke`).
+    private func invoke(
+        _ id: Int64, skill: String, arguments: SkillInvocation.Arguments, context: String?, onLane: Bool = false,
+        handOff: () -> Void
+    ) {
+        let cancellation = CallCancellation()
+        if calls.withLock({ $0.start(id, cancellation) }) { cancellation.cancel() }
+        handOff()
+        // The host applied its policy before sending the call: here it is confirmed.
+        var invocation = SkillInvocation(
+            skill: skill, arguments: .object(JSONObject()), confirmer: .confirmed,
+            onProgress: { [writer] progress in
+                var body = JSONObject([(key: "id", value: .int(id)), (key: "done", value: .double(progress.done))])
+                if let total = progress.total { body["total"] = .double(total) }
+                if let message = progress.message { body["message"] = .string(message) }
+                writer.write(JSONRPCMessage.notification(method: "progress", params: .object(body)).line)
+            })
+        invocation.arguments = arguments
+        invocation.callerContext = context
+        // The host validated the arguments against the schema this worker described: they are not walked again.
+        invocation.argumentsValidated = true
+        var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
+        if let confinement {
+            ConfinementMessages.explain(
+                &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
+        }
+        calls.withLock { _ = $0.running.removeValue(forKey: id) }
+        if onLane, outcome.status == .ok, outcome.undo == nil {
+            writer.write(LaneInvoke.encodeSuccess(id: id, result: outcome.result ?? .null))
+        } else {
+            send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))
         }
     }
 

@@ -201,7 +201,7 @@ final class Skill: @unchecked Sendable {
             }
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
         case .remote(let isolated):
-            return isolated.call(skill: info.id, arguments: arguments, context: context())
+            return isolated.call(skill: info.id, arguments: arguments, argumentText: argumentText, context: context())
         }
     }
 
