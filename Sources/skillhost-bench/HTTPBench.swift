@@ -281,6 +281,7 @@ func httpCompare(_ options: Options, fastMCPPython: String?) throws {
         calls: calls, runs: runs)
     print(Row(name: "loopback HTTP floor (libmicrohttpd, fixed answer)", runs: floorRuns).line)
     floor.stop()
+    print(Row(name: "raw TCP round trip, 120 bytes each way (blocking reads)", runs: try rawTCP(calls, runs)).line)
 
     let server = try ServerProcess(
         [skillhost, "mcp", "--http", "127.0.0.1:0"], portPattern: "127\\.0\\.0\\.1:[0-9]+/mcp")
@@ -347,4 +348,63 @@ final class HTTPFloorServer {
     }
 
     func stop() { server.stop() }
+}
+
+/// The loopback TCP floor: a thread echoes 120-byte messages on one connection (blocking reads, `TCP_NODELAY`);
+/// the client times each send → whole answer read.
+func rawTCP(_ calls: Int, _ runs: Int) throws -> [Run] {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
+        }
+    }
+    guard bound else { throw BenchError("cannot listen for the raw TCP round trip") }
+    let size = 120
+    /// Reads exactly `size` bytes; false at the end.
+    @Sendable func readAll(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer) -> Bool {
+        var got = 0
+        while got < size {
+            let count = recv(descriptor, buffer + got, size - got, 0)
+            if count <= 0 { return false }
+            got += count
+        }
+        return true
+    }
+    let echo = Thread {
+        let peer = accept(listener, nil, nil)
+        guard peer >= 0 else { return }
+        defer { close(peer) }
+        var one: Int32 = 1
+        setsockopt(peer, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        while readAll(peer, buffer) { _ = send(peer, buffer, size, Int32(MSG_NOSIGNAL)) }
+    }
+    echo.start()
+    let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(client) }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) == 0 }
+    }
+    guard connected else { throw BenchError("cannot connect for the raw TCP round trip") }
+    var one: Int32 = 1
+    setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+    defer { buffer.deallocate() }
+    memset(buffer, 0x61, size)
+    func roundTrip() throws -> Double {
+        let start = now()
+        guard send(client, buffer, size, Int32(MSG_NOSIGNAL)) == size, readAll(client, buffer) else {
+            throw BenchError("the raw TCP round trip failed")
+        }
+        return Double(now() - start)
+    }
+    for _ in 0..<200 { _ = try roundTrip() }
+    return try (0..<runs).map { _ in Run(samples: try (0..<calls).map { _ in try roundTrip() }) }
 }
