@@ -208,6 +208,33 @@ struct IsolationTests {
         #expect(minimal == ["PATH": "/bin", "LC_ALL": "C"])
     }
 
+    /// After a worker starts, a spare process waits for the next one: a restart takes it (the worker the plugin
+    /// runs in is that process), and it runs as a freshly started worker would — its own private TMPDIR, no secret.
+    @Test func aRestartTakesTheSpareWorker() async throws {
+        setenv("SKILLHOST_TEST_SECRET", "x", 1)
+        defer { unsetenv("SKILLHOST_TEST_SECRET") }
+        let host = try Host()
+        try await host.load("faults.c")
+        let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
+        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(Paths.skillhost) != nil }
+        let spare = try #require(SpareWorkers.shared.waiting(Paths.skillhost))
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        var pid: Int64?
+        for _ in 0..<100 where pid == nil {
+            pid = await host.workerPID()
+            if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(pid == Int64(spare), "the restarted worker is the spare")
+        let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
+        #expect(seen["secret"] == false)
+        // Each start has a private folder of its own inside the host's, a spare's as a fresh worker's.
+        let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
+        #expect(after != before)
+        #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
+        #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
+        #expect(seen["count"] == first["count"])
+    }
+
     /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with
     /// the other call's reason; and such kills are not crashes, so they never make the plugin "failing".
     @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {

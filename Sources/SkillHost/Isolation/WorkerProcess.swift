@@ -103,39 +103,39 @@ final class WorkerProcess: Sendable {
         executable: String, launch: WorkerLaunch, plugin: String, log: @escaping @Sendable (LogRecord) -> Void,
         onExit: @escaping @Sendable (Exit) -> Void
     ) -> Result<WorkerProcess, WorkerFailure> {
-        let argv = [executable, "worker"] + launch.arguments
-        var pid: pid_t = 0
-        var input: Int32 = -1
-        var output: Int32 = -1
-        var errors: Int32 = -1
-        var (laneRequests, laneResponses, supervision, laneMemory): (Int32, Int32, Int32, Int32) = (-1, -1, -1, -1)
-        let cStrings = argv.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
-        var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
-        // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin crash.
-        // Only what a program needs, never the host's secrets. The worker's private directory goes inside the
-        // host's, so a worker that is killed leaves nothing behind once the host shuts down.
-        let environment = ChildEnvironment.minimal(adding: [
-            "SWIFT_BACKTRACE": "enable=no", "TMPDIR": (launch.copy as NSString).deletingLastPathComponent,
-        ])
-        let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { environmentStrings.forEach { free($0) } }
-        var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
-        let result = pointers.withUnsafeMutableBufferPointer { buffer in
-            environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
-                skillhost_spawn_worker(
-                    executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors,
-                    &laneRequests, &laneResponses, &supervision, &laneMemory)
+        // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
+        // once the host shuts down.
+        let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
+        let process: StartedProcess
+        if let spare = SpareWorkers.shared.take(executable) {
+            // A started process waits for its launch (see `SpareWorkers`).
+            let message = SpareWorkers.launchMessage(launch, temporaryDirectory: temporaryDirectory)
+            guard SpareWorkers.write(message, to: spare.input) else {
+                spare.discard()
+                return .failure(WorkerFailure(message: "cannot start a worker process (\(executable)): it ended"))
+            }
+            process = spare
+        } else {
+            // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
+            // crash. Only what a program needs, never the host's secrets.
+            var environment = SpareWorkers.environment
+            environment["TMPDIR"] = temporaryDirectory
+            switch StartedProcess.spawn([executable, "worker"] + launch.arguments, environment: environment) {
+            case .failure(let error):
+                return .failure(
+                    WorkerFailure(
+                        message:
+                            "cannot start a worker process (\(executable)): \(String(cString: strerror(error.code)))"))
+            case .success(let started): process = started
             }
         }
-        guard result == 0 else {
-            return .failure(
-                WorkerFailure(
-                    message: "cannot start a worker process (\(executable)): \(String(cString: strerror(result)))"))
-        }
-        ProcessTree.started(pid)
-        let mapped = skillhost_lane_map(laneMemory)
-        Glibc.close(laneMemory)
+        SpareWorkers.shared.replenish(executable)
+        let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
+        let (laneRequests, laneResponses, supervision) = (
+            process.laneRequests, process.laneResponses, process.supervision
+        )
+        let mapped = skillhost_lane_map(process.laneMemory)
+        Glibc.close(process.laneMemory)
         guard let mapped else {
             let reason = String(cString: strerror(errno))
             _ = skillhost_kill_group(pid, SIGKILL)
@@ -144,6 +144,7 @@ final class WorkerProcess: Sendable {
             }
             var status: Int32 = 0
             _ = waitpid(pid, &status, 0)
+            ProcessTree.ended(pid)
             return .failure(WorkerFailure(message: "cannot map a worker's shared memory: \(reason)"))
         }
         // The host's supervisor thread reads the worker's one offer and answers its metadata changes.

@@ -94,16 +94,17 @@ static int spin(void *state, const skill_call_api *api, skill_call *call, const 
 
 extern char **environ;
 
-/* What the worker's environment holds: whether a planted secret and PATH are there, and how many variables. */
+/* What the worker's environment holds: whether a planted secret and PATH are there, how many variables, TMPDIR. */
 static int environment(void *state, const skill_call_api *api, skill_call *call, const char *args) {
-    char result[128];
+    char result[1200];
     int count = 0;
     (void)state, (void)args;
     while (environ[count]) count++;
+    const char *temporary = getenv("TMPDIR");
     api->set_result(call, result,
-                    (size_t)snprintf(result, sizeof result, "{\"secret\":%s,\"path\":%s,\"count\":%d}",
+                    (size_t)snprintf(result, sizeof result, "{\"secret\":%s,\"path\":%s,\"count\":%d,\"tmpdir\":\"%.1000s\"}",
                                      getenv("SKILLHOST_TEST_SECRET") ? "true" : "false", getenv("PATH") ? "true" : "false",
-                                     count));
+                                     count, temporary ? temporary : ""));
     return SKILL_OK;
 }
 
