@@ -98,19 +98,23 @@ package final class LineWriter: Sendable {
         bytes.append(10)
         return descriptor.withLock { descriptor in
             guard let descriptor else { return false }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { raw -> Int in
-                    guard let base = raw.baseAddress else { return 0 }
-                    // A worker that went away is a failed write, never a SIGPIPE for the host.
-                    return skillhost_write_nosigpipe(descriptor, base + offset, raw.count - offset)
-                }
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { return false }
-                offset += written
-            }
-            return true
+            return Self.write(bytes, to: descriptor)
         }
+    }
+
+    /// Writes all of `bytes` to `descriptor`; false when the other side is gone (never a SIGPIPE).
+    package static func write(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return skillhost_write_nosigpipe(descriptor, base + offset, raw.count - offset)
+            }
+            if written < 0, errno == EINTR { continue }
+            if written <= 0 { return false }
+            offset += written
+        }
+        return true
     }
 
     /// Closes the descriptor (once); later writes fail.

@@ -213,11 +213,14 @@ struct IsolationTests {
     @Test func aRestartTakesTheSpareWorker() async throws {
         setenv("SKILLHOST_TEST_SECRET", "x", 1)
         defer { unsetenv("SKILLHOST_TEST_SECRET") }
-        let host = try Host()
+        // Spares are kept per executable: a path of this test's own, so no test running beside it takes its spare.
+        let executable = Paths.temporaryDirectory("spare") + "/skillhost"
+        #expect(symlink(Paths.skillhost, executable) == 0)
+        let host = try Host { $0.executable = executable }
         try await host.load("faults.c")
         let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(Paths.skillhost) != nil }
-        let spare = try #require(SpareWorkers.shared.waiting(Paths.skillhost))
+        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(executable) != nil }
+        let spare = try #require(SpareWorkers.shared.waiting(executable))
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         var pid: Int64?
         for _ in 0..<100 where pid == nil {

@@ -1,5 +1,6 @@
 import CProcess
 import Foundation
+import JSONRPC
 import SkillJSON
 import Synchronization
 
@@ -121,21 +122,6 @@ package final class SpareWorkers: Sendable {
         ]
         let json = Array(body.jsonText.utf8)
         return Array("\(json.count)\n".utf8) + json
-    }
-
-    /// Writes all of `bytes` to `descriptor`; false when the other side is gone.
-    static func write(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return skillhost_write_nosigpipe(descriptor, base + offset, raw.count - offset)
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 
     /// In a spare: reads its launch from descriptor 0 (nil when the input ended or the message is not one) and sets

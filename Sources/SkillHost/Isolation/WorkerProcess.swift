@@ -110,7 +110,7 @@ final class WorkerProcess: Sendable {
         if let spare = SpareWorkers.shared.take(executable) {
             // A started process waits for its launch (see `SpareWorkers`).
             let message = SpareWorkers.launchMessage(launch, temporaryDirectory: temporaryDirectory)
-            guard SpareWorkers.write(message, to: spare.input) else {
+            guard LineWriter.write(message, to: spare.input) else {
                 spare.discard()
                 return .failure(WorkerFailure(message: "cannot start a worker process (\(executable)): it ended"))
             }
