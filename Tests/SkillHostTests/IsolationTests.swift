@@ -238,6 +238,29 @@ struct IsolationTests {
         #expect(seen["count"] == first["count"])
     }
 
+    /// A spare that died while it waited (killed by someone) is not used: the restart starts a fresh worker.
+    @Test func aDeadSpareIsReplacedByAFreshStart() async throws {
+        let executable = Paths.temporaryDirectory("spare-dead") + "/skillhost"
+        #expect(symlink(Paths.skillhost, executable) == 0)
+        let host = try Host { $0.executable = executable }
+        try await host.load("faults.c")
+        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(executable) != nil }
+        let spare = try #require(SpareWorkers.shared.waiting(executable))
+        #expect(kill(spare, SIGKILL) == 0)
+        await Self.eventually("the spare is dead") {
+            var info = siginfo_t()
+            return waitid(P_PID, id_t(spare), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+                && info._sifields._sigchld.si_pid == spare
+        }
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        var pid: Int64?
+        for _ in 0..<100 where pid == nil {
+            pid = await host.workerPID()
+            if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(pid != nil && pid != Int64(spare), "a fresh worker answers")
+    }
+
     /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with
     /// the other call's reason; and such kills are not crashes, so they never make the plugin "failing".
     @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {

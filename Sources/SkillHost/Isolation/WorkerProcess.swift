@@ -106,15 +106,21 @@ final class WorkerProcess: Sendable {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
-        let process: StartedProcess
+        var taken: StartedProcess?
         if let spare = SpareWorkers.shared.take(executable) {
-            // A started process waits for its launch (see `SpareWorkers`).
-            let message = SpareWorkers.launchMessage(launch, temporaryDirectory: temporaryDirectory)
-            guard LineWriter.write(message, to: spare.input) else {
+            // A started process waits for its launch (see `SpareWorkers`); one that ended meanwhile is replaced
+            // by a fresh start.
+            if LineWriter.write(
+                SpareWorkers.launchMessage(launch, temporaryDirectory: temporaryDirectory), to: spare.input)
+            {
+                taken = spare
+            } else {
                 spare.discard()
-                return .failure(WorkerFailure(message: "cannot start a worker process (\(executable)): it ended"))
             }
-            process = spare
+        }
+        let process: StartedProcess
+        if let taken {
+            process = taken
         } else {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.
