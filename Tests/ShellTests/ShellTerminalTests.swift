@@ -48,11 +48,13 @@ final class TmuxSession: @unchecked Sendable {
     /// Waits until the screen contains `text` (fails the test after a generous cap for a busy machine).
     @discardableResult
     func waitFor(_ text: String, count: Int = 1, timeout: Duration = .seconds(60), failing: Bool = true) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if screen().components(separatedBy: text).count - 1 >= count { return true }
+        var deadline = PatientDeadline(timeout)
+        let shown = { self.screen().components(separatedBy: text).count - 1 >= count }
+        while !deadline.passed() {
+            if shown() { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
+        if shown() { return true }
         guard failing else { return false }
         Issue.record("timed out waiting for \(count) × “\(text)”; the screen:\n\(screen())")
         return false
