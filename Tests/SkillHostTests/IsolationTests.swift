@@ -56,6 +56,17 @@ struct IsolationTests {
             return pid
         }
 
+        /// The pid of the worker once a call is answered again (a call may meet a worker that is stopping and fail
+        /// saying so; the next one starts a new worker); nil when none answers within a generous cap.
+        func answeringWorkerPID() async -> Int64? {
+            var pid: Int64?
+            _ = await TestSupport.eventually {
+                pid = await workerPID()
+                return pid != nil
+            }
+            return pid
+        }
+
         func logged(_ text: String) -> Bool { logs.lines.withLock { $0.contains { $0.contains(text) } } }
 
         /// Calls the worker of `plugin` has not answered yet.
@@ -222,11 +233,7 @@ struct IsolationTests {
         await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(executable) != nil }
         let spare = try #require(SpareWorkers.shared.waiting(executable))
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
-        var pid: Int64?
-        for _ in 0..<100 where pid == nil {
-            pid = await host.workerPID()
-            if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let pid = await host.answeringWorkerPID()
         #expect(pid == Int64(spare), "the restarted worker is the spare")
         let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
         #expect(seen["secret"] == false)
@@ -253,11 +260,7 @@ struct IsolationTests {
                 && info._sifields._sigchld.si_pid == spare
         }
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
-        var pid: Int64?
-        for _ in 0..<100 where pid == nil {
-            pid = await host.workerPID()
-            if pid == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let pid = await host.answeringWorkerPID()
         #expect(pid != nil && pid != Int64(spare), "a fresh worker answers")
     }
 
@@ -317,12 +320,7 @@ struct IsolationTests {
                 "\(closed)")
         }
         // A call may still meet the stopping worker (and fail saying so); the plugin then answers on a new one.
-        var answered = false
-        for _ in 0..<100 where !answered {
-            answered = await host.registry.invoke("fault_ok", arguments: "{}").status == .ok
-            if !answered { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(answered, "restarted")
+        #expect(await host.answeringWorkerPID() != nil, "restarted")
     }
 
     /// A plugin spinning on stderr is cut back to its budget, with a line saying how much was dropped.
