@@ -437,3 +437,17 @@ public struct JSONParser {
 
     @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 }
+
+extension JSONParser {
+    /// Reads one JSON number at `index` exactly as a document's number is read (`.int` for an integer literal within
+    /// Int64, else `.double`), moving `index` past it; nil, with `index` unchanged, when no number starts there.
+    /// For readers of a fixed shape (a typed skill's arguments) that must agree with the full parser to the bit.
+    public static func number(in bytes: UnsafeBufferPointer<UInt8>, at index: inout Int) -> JSONValue? {
+        guard index < bytes.count else { return nil }
+        var parser = JSONParser(bytes: bytes)
+        parser.index = index
+        guard let value = try? parser.parseNumber() else { return nil }
+        index = parser.index
+        return value
+    }
+}

@@ -10,10 +10,13 @@ public struct CallPipeline: Sendable {
     public let policy: Policy
     /// The definitions first seen; a skill whose definition changed since is unapproved. Nil: not kept.
     public let pins: DefinitionPins?
+    /// No rules and no pins: only a skill's risk decides.
+    private let riskAlone: Bool
 
     public init(policy: Policy, pins: DefinitionPins? = nil) {
         self.policy = policy
         self.pins = pins
+        riskAlone = policy.rules.isEmpty && pins == nil
     }
 
     /// What happens to a call.
@@ -50,10 +53,16 @@ public struct CallPipeline: Sendable {
     /// without copying the skill's description.
     @inline(__always)
     func decide(_ entry: SkillEntry, arguments: JSONValue, confirmer: Confirmer) -> Decision {
-        if policy.rules.isEmpty, pins == nil, case .plugin(let skill) = entry, skill.info.risk == .readOnly {
-            return .run
-        }
+        if runsUnlooked(entry) { return .run }
         return decide(entry.info, arguments: arguments, confirmer: confirmer)
+    }
+
+    /// Whether `entry` runs whatever its arguments and whoever confirms: no rules, no pins, a read-only plugin
+    /// skill.
+    @inline(__always)
+    func runsUnlooked(_ entry: SkillEntry) -> Bool {
+        guard riskAlone, case .plugin(let skill) = entry else { return false }
+        return skill.readOnly
     }
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.

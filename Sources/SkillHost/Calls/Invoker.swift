@@ -178,6 +178,7 @@ struct Invoker: Sendable {
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation? = nil) -> SkillOutcome {
         let start = ContinuousClock.now
+        if let outcome = plainTypedCall(invocation) { return outcome.took(.now - start) }
         let prepared: Prepared
         switch admit(invocation) {
         case .refused(let rejection): return rejection.outcome(after: .now - start)
@@ -224,6 +225,18 @@ struct Invoker: Sendable {
     }
 
     // MARK: Steps
+
+    /// A typed skill's call the short way, when nothing would look at its arguments as a value: no hooks, nobody
+    /// to tell it starts, a skill that runs unlooked (`CallPipeline.runsUnlooked`), and plain argument text
+    /// (`Skill.executePlain`). Nil: the call takes the general way (which looks the skill up again).
+    private func plainTypedCall(_ invocation: SkillInvocation) -> SkillOutcome? {
+        guard !hasHooks, invocation.onStart == nil, case .text(let text) = invocation.arguments,
+            let entry = catalog.acquire(invocation.skill)
+        else { return nil }
+        defer { entry.plugin?.release() }
+        guard pipeline.runsUnlooked(entry), case .plugin(let skill) = entry else { return nil }
+        return skill.executePlain(argumentText: text, resultLimit: configuration.resultLimit)
+    }
 
     /// Looks the skill up (taking a user of its plugin) and validates the arguments.
     func prepare(_ invocation: SkillInvocation) -> Result<Prepared, CallRefusal> {

@@ -266,7 +266,7 @@ enum DescriptorValidator {
             do { schema = try JSONSchema(schemaDocument) } catch { problem("input schema is invalid: \(error)") }
         }
         // Since 1.1: the result's schema.
-        var output: (document: JSONValue, schema: JSONSchema)?
+        var output: (document: JSONValue, schema: JSONSchema?)?
         if has(descriptor.struct_size, MemoryLayout<skill_descriptor>.offset(of: \.output_schema)),
             let text = UnsafeRawPointer(pointer).load(
                 fromByteOffset: MemoryLayout<skill_descriptor>.offset(of: \.output_schema) ?? 0,
@@ -279,9 +279,9 @@ enum DescriptorValidator {
                 problem("output schema is invalid: \(error)")
             }
         }
-        if output == nil, let generatedOutput, let schema = try? JSONSchema(generatedOutput) {
-            output = (generatedOutput, schema)
-        }
+        // A result schema that follows from the signature is only described, never checked: the typed call's
+        // conversion makes exactly the return type (an int32 in range, a finite double), so a check finds nothing.
+        if output == nil, let generatedOutput { output = (generatedOutput, nil) }
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))
         }
@@ -291,7 +291,7 @@ enum DescriptorValidator {
                 id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
                 timeout: descriptor.timeout_ms == 0 ? nil : .milliseconds(Int(descriptor.timeout_ms)), schema: schema,
                 schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
-                outputSchema: output?.document, output: output?.schema))
+                outputSchema: output?.document, output: output?.schema ?? nil))
     }
 
     /// `[a-z0-9_-]{1,48}`

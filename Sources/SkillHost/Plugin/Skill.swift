@@ -128,6 +128,11 @@ final class Skill: @unchecked Sendable {
     /// How long its last call through the invocation runner took, in nanoseconds (0 before the first): whether its
     /// caller waits for the next one without suspending.
     let recentDuration = Atomic<UInt64>(0)
+    /// `info.risk == .readOnly`, read on every call without copying `info`.
+    let readOnly: Bool
+    /// The typed function when plain argument text may go straight into its slots: a typed skill whose schemas are
+    /// both generated from its signature (a declared one may say more than the signature).
+    private let plainTyped: TypedFunction?
 
     init(
         info: SkillInfo, schema: JSONSchema, implementation: Implementation, plugin: LoadedPlugin,
@@ -138,6 +143,12 @@ final class Skill: @unchecked Sendable {
         self.schema = schema
         self.implementation = implementation
         self.plugin = plugin
+        readOnly = info.risk == .readOnly
+        if case .typed(let function) = implementation, info.schemaIsGenerated, output == nil {
+            plainTyped = function
+        } else {
+            plainTyped = nil
+        }
         let bytes = info.id.utf8CString
         cID = .allocate(capacity: bytes.count)
         // unsafelyUnwrapped is sound: utf8CString always holds at least the terminating NUL, so the buffer is
@@ -186,13 +197,7 @@ final class Skill: @unchecked Sendable {
             guard case .object(let object) = arguments else {
                 return .failure(code: .invalidArguments, "$: expected object, got \(arguments.typeName)")
             }
-            switch function.call(object) {
-            case .success(.string(let text)) where text.utf8.count > resultLimit:
-                return oversized(text.utf8.count, limit: resultLimit)
-            case .success(let value): return .success(value)
-            case .failure(let error):
-                return .failure(code: error.isArgumentError ? .invalidArguments : .failed, error.description)
-            }
+            return typedOutcome(function.call(object), resultLimit: resultLimit)
         case .json(let invoke):
             let text = argumentText ?? arguments.jsonText
             let context = context()
@@ -202,6 +207,26 @@ final class Skill: @unchecked Sendable {
             return withExtendedLifetime(context) { outcome(code: code, context: context) }
         case .remote(let isolated):
             return isolated.call(skill: info.id, arguments: arguments, argumentText: argumentText, context: context())
+        }
+    }
+
+    /// A typed skill's call with its arguments as JSON text, read straight into the C slots when the text is plain
+    /// (`TypedFunction.call(plainText:)`). Nil when the caller must take the general way: another kind of skill, a
+    /// declared schema or output schema (they may say more than the signature), or text that is not plain.
+    ///
+    /// - Important: executes plugin code, like `execute`.
+    func executePlain(argumentText: String, resultLimit: Int) -> SkillOutcome? {
+        guard let result = plainTyped?.call(plainText: argumentText) else { return nil }
+        return typedOutcome(result, resultLimit: resultLimit)
+    }
+
+    private func typedOutcome(_ result: Result<JSONValue, TypedCallError>, resultLimit: Int) -> SkillOutcome {
+        switch result {
+        case .success(.string(let text)) where text.utf8.count > resultLimit:
+            return oversized(text.utf8.count, limit: resultLimit)
+        case .success(let value): return .success(value)
+        case .failure(let error):
+            return .failure(code: error.isArgumentError ? .invalidArguments : .failed, error.description)
         }
     }
 

@@ -9,6 +9,10 @@ import SkillJSON
 ///   freed in `deinit`, when no call can hold a reference any more.
 final class TypedFunction: @unchecked Sendable {
     let signature: TypedSignature
+    /// The parameters' types and names in memory a call reads without retaining anything.
+    let table: ParameterTable
+    /// `signature.returnType`, read on every call without copying the signature.
+    private let returnType: CType
     private let function: @convention(c) () -> Void
     private let cif: UnsafeMutablePointer<ffi_cif>
     private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
@@ -20,6 +24,8 @@ final class TypedFunction: @unchecked Sendable {
         freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
     ) throws(TypedCallError) {
         self.signature = signature
+        table = ParameterTable(signature.parameters)
+        returnType = signature.returnType
         self.function = function
         self.freeString = freeString
         cif = .allocate(capacity: 1)
@@ -33,6 +39,7 @@ final class TypedFunction: @unchecked Sendable {
         guard status == FFI_OK else {
             cif.deallocate()
             argumentTypes.deallocate()
+            table.deallocate()
             throw .prepareFailed(Int(status.rawValue))
         }
     }
@@ -40,6 +47,7 @@ final class TypedFunction: @unchecked Sendable {
     deinit {
         cif.deallocate()
         argumentTypes.deallocate()
+        table.deallocate()
     }
 
     static func ffiType(_ type: CType) -> UnsafeMutablePointer<ffi_type>? {
@@ -57,27 +65,50 @@ final class TypedFunction: @unchecked Sendable {
     ///
     /// Runs on the caller's thread: the function executes plugin code.
     func call(_ arguments: JSONObject) -> Result<JSONValue, TypedCallError> {
-        let count = signature.parameters.count
-        // One 8-byte slot per argument (every supported type fits), plus the pointer array libffi wants.
+        let result = withSlots { base, owned in
+            for (index, parameter) in signature.parameters.enumerated() {
+                guard let value = arguments.value(parameter.name, expectedAt: index) else {
+                    return .failed(.argument(parameter.name, ArgumentReason("is missing")))
+                }
+                switch Self.store(value, as: parameter.type, into: base + index * 8) {
+                case .success(_?): owned |= 1 << index
+                case .success(nil): break
+                case .failure(let reason): return .failed(.argument(parameter.name, reason))
+                }
+            }
+            return .filled
+        }
+        return result ?? .failure(.prepareFailed(-1))
+    }
+
+    /// What filling the argument slots came to.
+    enum Filling {
+        case filled
+        case failed(TypedCallError)
+        /// The filler cannot read these arguments (the caller goes another way).
+        case declined
+    }
+
+    /// Gives `fill` one 8-byte slot per parameter (every supported type fits) and a mask in which it sets bit `i`
+    /// when slot `i` holds a C string it allocated with malloc; calls the function once they are filled and frees
+    /// those strings afterwards, whatever happened. Nil when `fill` declined.
+    func withSlots(_ fill: (UnsafeMutableRawPointer, inout UInt32) -> Filling) -> Result<JSONValue, TypedCallError>? {
+        let count = table.count
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, count)) { slots in
             withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(1, count)) { pointers in
-                var ownedStrings: [UnsafeMutablePointer<CChar>] = []
-                defer { ownedStrings.forEach { free($0) } }
-                guard let base = UnsafeMutableRawPointer(slots.baseAddress) else {
-                    return .failure(.prepareFailed(-1))
-                }
-                for (index, parameter) in signature.parameters.enumerated() {
-                    let slot = base + index * 8
-                    pointers[index] = slot
-                    guard let value = arguments.value(parameter.name, expectedAt: index) else {
-                        return .failure(.argument(parameter.name, ArgumentReason("is missing")))
-                    }
-                    switch Self.store(value, as: parameter.type, into: slot) {
-                    case .success(let owned?): ownedStrings.append(owned)
-                    case .success(nil): break
-                    case .failure(let reason): return .failure(.argument(parameter.name, reason))
+                guard let base = UnsafeMutableRawPointer(slots.baseAddress) else { return .failure(.prepareFailed(-1)) }
+                var owned: UInt32 = 0
+                defer {
+                    for index in 0..<count where owned & (1 << index) != 0 {
+                        free(base.load(fromByteOffset: index * 8, as: UnsafeMutableRawPointer?.self))
                     }
                 }
+                switch fill(base, &owned) {
+                case .declined: return nil
+                case .failed(let error): return .failure(error)
+                case .filled: break
+                }
+                for index in 0..<count { pointers[index] = base + index * 8 }
                 var returnSlot: UInt64 = 0
                 withUnsafeMutablePointer(to: &returnSlot) { returnPointer in
                     ffi_call(cif, function, returnPointer, pointers.baseAddress)
@@ -158,7 +189,7 @@ final class TypedFunction: @unchecked Sendable {
     }
 
     func convertResult(_ raw: UInt64) -> Result<JSONValue, TypedCallError> {
-        switch signature.returnType {
+        switch returnType {
         case .void: return .success(.null)
         case .bool: return .success(.bool(raw & 0xFF != 0))
         case .int32: return .success(.int(Int64(Int32(truncatingIfNeeded: raw))))
