@@ -15,6 +15,8 @@ import Synchronization
 final class KeepAliveClient {
     private let socket: Int32
     private var buffer: [UInt8] = []
+    /// Where the unread part of `buffer` begins.
+    private var start = 0
     private var chunk = [UInt8](repeating: 0, count: 65536)
     let port: Int
 
@@ -51,13 +53,19 @@ final class KeepAliveClient {
             sent += count
         }
         guard let head = readUntil([13, 10, 13, 10]) else { return nil }
-        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n")
-        guard let statusLine = lines.first, let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
-        else { return nil }
+        // Parsed on bytes: the client must cost little beside the server it measures (no Foundation string search).
+        let lines = head.split(separator: 10, omittingEmptySubsequences: true).map {
+            $0.last == 13 ? $0.dropLast() : $0
+        }
+        guard let statusLine = lines.first else { return nil }
+        let words = statusLine.split(separator: 32)
+        guard words.count >= 2, let status = Int(String(decoding: words[1], as: UTF8.self)) else { return nil }
         var fields: [String: String] = [:]
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard let colon = line.firstIndex(of: 58) else { continue }
+            let name = line[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+            let value = line[(colon + 1)...].drop { $0 == 32 || $0 == 9 }
+            fields[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
         }
         var payload: [UInt8] = []
         if let length = fields["content-length"].flatMap({ Int($0) }) {
@@ -66,7 +74,7 @@ final class KeepAliveClient {
         } else if fields["transfer-encoding"]?.lowercased() == "chunked" {
             while true {
                 guard let sizeLine = readUntil([13, 10]),
-                    let size = Int(String(decoding: sizeLine, as: UTF8.self).split(separator: ";")[0], radix: 16)
+                    let size = Int(String(decoding: sizeLine.prefix { $0 != 59 }, as: UTF8.self), radix: 16)
                 else { return nil }
                 if size == 0 {
                     _ = readUntil([13, 10])
@@ -80,6 +88,10 @@ final class KeepAliveClient {
     }
 
     private func fill() -> Bool {
+        if start > 0, start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
         let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return false }
         buffer.append(contentsOf: chunk[0..<count])
@@ -88,28 +100,22 @@ final class KeepAliveClient {
 
     /// Bytes up to `marker` (excluded; the marker is consumed).
     private func readUntil(_ marker: [UInt8]) -> [UInt8]? {
-        var from = 0
+        var scanned = 0  // past `start`: fill() may move the unread bytes to the front
         while true {
-            if buffer.count >= marker.count {
-                var index = from
-                while index + marker.count <= buffer.count {
-                    if buffer[index] == marker[0], Array(buffer[index..<(index + marker.count)]) == marker {
-                        let head = Array(buffer[0..<index])
-                        buffer.removeFirst(index + marker.count)
-                        return head
-                    }
-                    index += 1
-                }
-                from = max(0, buffer.count - marker.count)
+            if let found = HTTPTarget.find(marker, in: buffer, from: start + scanned) {
+                let head = Array(buffer[start..<found])
+                start = found + marker.count
+                return head
             }
+            scanned = max(0, buffer.count - start - marker.count)
             guard fill() else { return nil }
         }
     }
 
     private func readExactly(_ count: Int) -> [UInt8]? {
-        while buffer.count < count { guard fill() else { return nil } }
-        let content = Array(buffer[0..<count])
-        buffer.removeFirst(count)
+        while buffer.count - start < count { guard fill() else { return nil } }
+        let content = Array(buffer[start..<(start + count)])
+        start += count
         return content
     }
 }
@@ -141,8 +147,18 @@ struct HTTPTarget: Sendable {
     /// Whether an answer is a tool result (JSON, or one SSE event carrying it) that did not fail.
     static func succeeded(_ answer: (Int, [String: String], [UInt8])?) -> Bool {
         guard let (status, _, body) = answer, status == 200 else { return false }
-        let text = String(decoding: body, as: UTF8.self)
-        return text.contains(#""result""#) && !text.contains(#""isError":true"#)
+        return find(Array(#""result""#.utf8), in: body) != nil && find(Array(#""isError":true"#.utf8), in: body) == nil
+    }
+
+    /// Where `marker` first occurs in `bytes` at or after `from`.
+    static func find(_ marker: [UInt8], in bytes: [UInt8], from: Int = 0) -> Int? {
+        guard let first = marker.first, bytes.count >= marker.count else { return nil }
+        var index = from
+        while index + marker.count <= bytes.count {
+            if bytes[index] == first, bytes[index..<(index + marker.count)].elementsEqual(marker) { return index }
+            index += 1
+        }
+        return nil
     }
 }
 
