@@ -145,11 +145,11 @@ extension Invoker {
 
     /// Tells the `after_call` hooks how a call ended, on a thread of their own (they only see: the caller does not
     /// wait for them).
-    func afterCall(_ invocation: SkillInvocation, _ skill: SkillInfo, arguments: JSONValue, _ outcome: SkillOutcome) {
-        guard hasHooks else { return }
-        let matching = hooks.matching(.afterCall, skill.id)
+    func afterCall(_ invocation: SkillInvocation, _ entry: SkillEntry, arguments: JSONValue, _ outcome: SkillOutcome) {
+        guard hasHooks else { return }  // before the entry's description is copied: most calls stop here
+        let matching = hooks.matching(.afterCall, entry.id)
         guard !matching.isEmpty else { return }
-        let input = Self.hookInput(.afterCall, skill, arguments, invocation, outcome: outcome)
+        let input = Self.hookInput(.afterCall, entry.info, arguments, invocation, outcome: outcome)
         runWatchingHooks(matching, input: input, event: .afterCall, launcher: hooks.launcher, log: configuration.log)
     }
 }

@@ -68,16 +68,16 @@ struct Invoker: Sendable {
         }
         switch pipeline.decide(prepared.entry, arguments: prepared.arguments, confirmer: invocation.confirmer) {
         case .run:
-            if hooksApply(to: prepared.entry.info.id, asks: false) {
+            if hooksApply(to: prepared.entry.id, asks: false) {
                 return .hooked(prepared, asks: false, refusal: nil)
             }
             return .ready(prepared)
         case .ask:
-            if hooksApply(to: prepared.entry.info.id, asks: true) { return .hooked(prepared, asks: true, refusal: nil) }
+            if hooksApply(to: prepared.entry.id, asks: true) { return .hooked(prepared, asks: true, refusal: nil) }
             return .question(prepared)
         case .refuse(let refusal):
             // A permission hook may give the yes no one here can.
-            if case .needsConfirmation = refusal, hooksApply(to: prepared.entry.info.id, asks: true) {
+            if case .needsConfirmation = refusal, hooksApply(to: prepared.entry.id, asks: true) {
                 return .hooked(prepared, asks: true, refusal: refusal)
             }
             prepared.release()
@@ -146,7 +146,7 @@ struct Invoker: Sendable {
             let task = Task {
                 defer { prepared.release() }
                 let outcome = await runOffRunner(prepared, invocation).took(.now - start)
-                afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
+                afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
                 completion(outcome)
             }
             let handle = CallHandle { task.cancel() }
@@ -156,7 +156,7 @@ struct Invoker: Sendable {
             let job = job(skill, prepared, invocation)
             let finish: @Sendable (SkillOutcome) -> Void = { [self] outcome in
                 prepared.release()
-                afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
+                afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
                 completion(outcome)
             }
             let handle = CallHandle { [runner] in runner.cancel(job) }
@@ -220,7 +220,7 @@ struct Invoker: Sendable {
                 box.withLock { $0 } ?? .failure(code: .failed, "\(prepared.entry.info.id) ended without an outcome")
         }
         let ended = outcome.took(.now - start)
-        afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, ended)
+        afterCall(invocation, prepared.entry, arguments: prepared.arguments, ended)
         return ended
     }
 
@@ -322,7 +322,7 @@ struct Invoker: Sendable {
         case .plugin(let skill): outcome = await runner.run(job(skill, prepared, invocation))
         case .external, .composite: outcome = await runOffRunner(prepared, invocation).took(.now - start)
         }
-        afterCall(invocation, prepared.entry.info, arguments: prepared.arguments, outcome)
+        afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
         return outcome
     }
 

@@ -19,6 +19,15 @@ enum SkillEntry: Sendable {
         }
     }
 
+    /// The skill's id, read without copying its description.
+    var id: String {
+        switch self {
+        case .plugin(let skill): return skill.info.id
+        case .external(let tool): return tool.skill.info.id
+        case .composite(let composite): return composite.info.id
+        }
+    }
+
     /// The skill's own deadline (`timeout_ms`), read without copying its description.
     var timeout: Duration? {
         switch self {
