@@ -66,7 +66,8 @@ struct StartedProcess: Sendable {
 /// it is the host's child like any worker (same descriptors, same process group rules) and holds nothing of a
 /// plugin's until its launch arrives on its protocol input: `skillhost worker --spare` reads `<length>\n` and that
 /// many bytes of JSON (`arguments`, the worker's arguments, and `tmpdir`), then runs as `skillhost worker
-/// <arguments>` would. It ends when the host does (its input closes). A spare that died while waiting is reaped and replaced when it is taken.
+/// <arguments>` would. It ends when the host does (its input closes). A spare that died while waiting is reaped
+/// and replaced when it is taken.
 package final class SpareWorkers: Sendable {
     static let shared = SpareWorkers()
 
