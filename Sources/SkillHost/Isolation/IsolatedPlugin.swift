@@ -80,9 +80,6 @@ final class IsolatedPlugin: Sendable {
         let spawned = WorkerProcess.spawn(
             executable: settings.executable, launch: launch, plugin: name, log: log,
             onExit: { [weak self] exit in self?.workerExited(exit) })
-        // The next spare starts once this worker has described its plugin, not beside it: on two cores, starting
-        // a Swift process alongside doubled the start it was meant to save.
-        defer { SpareWorkers.shared.replenish(settings.executable) }
         let worker: WorkerProcess
         switch spawned {
         case .failure(let failure): return .failure(failure)

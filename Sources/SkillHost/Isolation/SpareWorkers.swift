@@ -62,12 +62,11 @@ struct StartedProcess: Sendable {
 /// start (about 20 ms of a worker's 24) is paid before a plugin needs it, so the next plugin loaded in process
 /// mode, a restart after a crash and a hot reload take a started process and only load their plugin in it.
 ///
-/// A spare is started once each worker has described its plugin (not beside its start), on a thread of its own;
-/// it is the host's child like any worker (same descriptors, same process group rules) and holds nothing of a
-/// plugin's until its launch arrives on its protocol input: `skillhost worker --spare` reads `<length>\n` and that
-/// many bytes of JSON (`arguments`, the worker's arguments, and `tmpdir`), then runs as `skillhost worker
-/// <arguments>` would. It ends when the host does (its input closes). A spare that died while waiting is reaped
-/// and replaced when it is taken.
+/// A spare is started after each worker start, on a thread of its own; it is the host's child like any worker
+/// (same descriptors, same process group rules) and holds nothing of a plugin's until its launch arrives on its
+/// protocol input: `skillhost worker --spare` reads `<length>\n` and that many bytes of JSON (`arguments`, the
+/// worker's arguments, and `tmpdir`), then runs as `skillhost worker <arguments>` would. It ends when the host
+/// does (its input closes). A spare that died while waiting is reaped and replaced when it is taken.
 package final class SpareWorkers: Sendable {
     static let shared = SpareWorkers()
 

@@ -135,6 +135,7 @@ final class WorkerProcess: Sendable {
             case .success(let started): process = started
             }
         }
+        SpareWorkers.shared.replenish(executable)
         let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
         let (laneRequests, laneResponses, supervision) = (
             process.laneRequests, process.laneResponses, process.supervision
