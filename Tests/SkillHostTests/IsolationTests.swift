@@ -357,6 +357,17 @@ struct IsolationTests {
         #expect(await host.registry.invoke("echo", arguments: "{}").status == .ok, "the worker is fine")
     }
 
+    /// A worker hands a JSON skill the text its host validated as it is, unparsed: spacing survives, blank text
+    /// arrives as `{}`.
+    @Test func aWorkerHandsAJSONSkillItsArgumentTextAsItIs() async throws {
+        let host = try Host()
+        try await host.load("behaviours.c")
+        #expect(await host.registry.invoke("echo", arguments: " \n ").result == .object(JSONObject()))
+        let spaced = #"{ "a" : [1, 2.5, "x", {"b": null}] }"#
+        let echoed = await host.registry.invoke("echo", arguments: spaced)
+        #expect(echoed.result == (try JSONValue(parsing: spaced)), "\(echoed.error ?? "")")
+    }
+
     /// A schema with 13,000 properties (about 300 KB) loads through a worker and answers: loading is linear in
     /// what a plugin declares (it used to pass for a hanging init).
     @Test func aPluginWithAHugeSchemaLoadsInProcessMode() async throws {

@@ -178,7 +178,7 @@ struct Invoker: Sendable {
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     func invokeOnCurrentThread(_ invocation: SkillInvocation, cancellation: CallCancellation? = nil) -> SkillOutcome {
         let start = ContinuousClock.now
-        if let outcome = plainTypedCall(invocation) { return outcome.took(.now - start) }
+        if let outcome = shortCall(invocation, cancellation: cancellation) { return outcome.took(.now - start) }
         let prepared: Prepared
         switch admit(invocation) {
         case .refused(let rejection): return rejection.outcome(after: .now - start)
@@ -226,16 +226,28 @@ struct Invoker: Sendable {
 
     // MARK: Steps
 
-    /// A typed skill's call the short way, when nothing would look at its arguments as a value: no hooks, nobody
-    /// to tell it starts, a skill that runs unlooked (`CallPipeline.runsUnlooked`), and plain argument text
-    /// (`Skill.executePlain`). Nil: the call takes the general way (which looks the skill up again).
-    private func plainTypedCall(_ invocation: SkillInvocation) -> SkillOutcome? {
+    /// A call the short way, when nothing would look at its arguments as a value: no hooks, nobody to tell it
+    /// starts, a skill that runs unlooked (`CallPipeline.runsUnlooked`) and arguments as text. Either a typed skill
+    /// given plain text (`Skill.executePlain`), or a JSON skill given text a validator already checked (a worker's
+    /// call: its host validated them) — the text goes to the plugin as it is, unparsed. Nil: the call takes the
+    /// general way (which looks the skill up again).
+    private func shortCall(_ invocation: SkillInvocation, cancellation: CallCancellation?) -> SkillOutcome? {
         guard !hasHooks, invocation.onStart == nil, case .text(let text) = invocation.arguments,
             let entry = catalog.acquire(invocation.skill)
         else { return nil }
         defer { entry.plugin?.release() }
         guard pipeline.runsUnlooked(entry), case .plugin(let skill) = entry else { return nil }
+        if invocation.argumentsValidated, case .json = skill.implementation {
+            return skill.execute(
+                arguments: .null, argumentText: Self.orEmptyObject(text), resultLimit: configuration.resultLimit,
+                context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
+        }
         return skill.executePlain(argumentText: text, resultLimit: configuration.resultLimit)
+    }
+
+    /// `{}` for blank argument text, else the text.
+    static func orEmptyObject(_ text: String) -> String {
+        text.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D } ? "{}" : text
     }
 
     /// Looks the skill up (taking a user of its plugin) and validates the arguments.
@@ -269,8 +281,7 @@ struct Invoker: Sendable {
             value = given
             text = nil
         case .text(let given):
-            let blank = given.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-            text = blank ? "{}" : given
+            text = Self.orEmptyObject(given)
             do {
                 value = try JSONValue(parsing: text ?? "{}")
             } catch {
