@@ -187,7 +187,7 @@ final class MCPHTTPSessions: Sendable {
         _ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String
     ) {
         guard let session = find(request, exchange, principal: principal) else { return }
-        guard (request.header("accept") ?? "").contains("text/event-stream") else {
+        guard MCPHTTPService.mentions(request.header("accept") ?? "", "text/event-stream") else {
             MCPHTTPService.refusal(
                 exchange, 406, .invalidRequest, "Not acceptable: the GET stream is text/event-stream; accept it")
             return
