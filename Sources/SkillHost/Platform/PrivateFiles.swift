@@ -30,6 +30,31 @@ package enum PrivateFiles {
         return tighten(path, to: 0o600)
     }
 
+    /// Writes `bytes` to a new file at `path` (never an existing one, never through a symbolic link), without the
+    /// temporary file, `fsync` and rename of an atomic write: for scratch files this process uses at once and
+    /// removes (a plugin's private copy, a folder's owner mark), whose durability does not matter. Returns 0, or the
+    /// errno value of the step that failed (the partly written file is removed).
+    package static func writeScratch(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard descriptor >= 0 else { return errno }
+        var written = 0
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            while written < raw.count, let base = raw.baseAddress {
+                let count = write(descriptor, base + written, raw.count - written)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    failure = count < 0 ? errno : ENOSPC
+                    return
+                }
+                written += count
+            }
+        }
+        close(descriptor)
+        if failure != 0 { unlink(path) }
+        return failure
+    }
+
     private static func tighten(_ path: String, to mode: mode_t) -> String? {
         var status = stat()
         guard stat(path, &status) == 0, status.st_uid == geteuid() else { return nil }

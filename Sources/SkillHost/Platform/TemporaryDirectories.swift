@@ -16,7 +16,8 @@ package enum TemporaryDirectories {
             throw .cannotCreateDirectory(NSTemporaryDirectory(), String(cString: strerror(errno)))
         }
         let path = String(cString: created)
-        _ = FileManager.default.createFile(atPath: path + "/" + ownerFile, contents: Data("\(getpid())".utf8))
+        // A mark for the sweep of a later start, not data: written without fsync.
+        _ = PrivateFiles.writeScratch(path + "/" + ownerFile, Array("\(getpid())".utf8))
         live.withLock { _ = $0.insert(path) }
         return URL(fileURLWithPath: path)
     }
