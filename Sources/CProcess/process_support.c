@@ -19,54 +19,98 @@ static void close_pipes(int pipes[][2], int count) {
     }
 }
 
-/* Pipes 0-2 become the child's standard input, output and error; with `lanes`, pipes 3 and 4 its descriptors 3
-   (read) and 4 (write). */
+/* A new worker's channels: pipes 0-2 become its standard input, output and error; with `lanes`, pipes 3 and 4 its
+   descriptors 3 (read) and 4 (write), the socket pair 5 its descriptor 5 and `memory` its descriptor 6. */
+struct channels {
+    int pipes[6][2];
+    int count;
+    int memory;
+};
+
+static void close_channels(struct channels *c) {
+    close_pipes(c->pipes, c->count);
+    if (c->memory >= 0) close(c->memory);
+}
+
+/* 0 or an errno value (nothing left open). */
+static int open_channels(struct channels *c, int lanes) {
+    c->memory = -1;
+    c->count = 0;
+    int wanted = lanes ? 5 : 3;
+    for (int i = 0; i < wanted; i++) {
+        if (pipe2(c->pipes[i], O_CLOEXEC) != 0) {
+            int saved = errno;
+            close_channels(c);
+            return saved;
+        }
+        c->count = i + 1;
+    }
+    if (!lanes) return 0;
+    /* A worker's descriptor 5: a socket on which it hands its metadata supervision to the host (descriptors and
+       all), once, before any plugin code runs in it. */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->pipes[5]) != 0) {
+        int saved = errno;
+        close_channels(c);
+        return saved;
+    }
+    c->count = 6;
+    /* A worker's descriptor 6: the lane's shared memory (shared_lane.c). */
+    c->memory = skillhost_lane_create();
+    if (c->memory < 0) {
+        int saved = -c->memory;
+        c->memory = -1;
+        close_channels(c);
+        return saved;
+    }
+    return 0;
+}
+
+/* The child's ends, in the order of the descriptors they become (0 to 6); returns how many. */
+static int child_ends(const struct channels *c, int ends[7]) {
+    ends[0] = c->pipes[0][0];
+    ends[1] = c->pipes[1][1];
+    ends[2] = c->pipes[2][1];
+    if (c->count < 6) return 3;
+    ends[3] = c->pipes[3][0];
+    ends[4] = c->pipes[4][1];
+    ends[5] = c->pipes[5][1];
+    ends[6] = c->memory;
+    return 7;
+}
+
+/* Closes the child's ends (the child has its copies) and hands the host's ends to the caller. */
+static void keep_host_ends(struct channels *c, int *to_child, int *from_child, int *child_errors, int *lane_to_child,
+                           int *lane_from_child, int *supervision, int *lane_memory) {
+    close(c->pipes[0][0]);
+    close(c->pipes[1][1]);
+    close(c->pipes[2][1]);
+    *to_child = c->pipes[0][1];
+    *from_child = c->pipes[1][0];
+    *child_errors = c->pipes[2][0];
+    if (c->count < 6) return;
+    close(c->pipes[3][0]);
+    close(c->pipes[4][1]);
+    close(c->pipes[5][1]);
+    *lane_to_child = c->pipes[3][1];
+    *lane_from_child = c->pipes[4][0];
+    *supervision = c->pipes[5][0];
+    *lane_memory = c->memory;
+}
+
 static int spawn_with(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                       int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
                       int *supervision, int *lane_memory, int lanes) {
-    int pipes[6][2];
-    int count = lanes ? 5 : 3;
-    for (int i = 0; i < count; i++) {
-        if (pipe2(pipes[i], O_CLOEXEC) != 0) {
-            int saved = errno;
-            close_pipes(pipes, i);
-            return saved;
-        }
-    }
-    /* A worker's descriptor 5: a socket on which it hands its metadata supervision to the host (descriptors and
-       all), once, before any plugin code runs in it. */
-    if (lanes) {
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipes[5]) != 0) {
-            int saved = errno;
-            close_pipes(pipes, count);
-            return saved;
-        }
-        count = 6;
-    }
-    /* A worker's descriptor 6: the lane's shared memory (shared_lane.c). */
-    int memory = -1;
-    if (lanes) {
-        memory = skillhost_lane_create();
-        if (memory < 0) {
-            close_pipes(pipes, count);
-            return -memory;
-        }
-    }
-    int *in = pipes[0], *out = pipes[1], *err = pipes[2];
+    struct channels c;
+    int opened = open_channels(&c, lanes);
+    if (opened != 0) return opened;
+    int ends[7];
+    int count = child_ends(&c, ends);
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-    if (lanes) {
-        posix_spawn_file_actions_adddup2(&actions, pipes[3][0], 3);
-        posix_spawn_file_actions_adddup2(&actions, pipes[4][1], 4);
-        posix_spawn_file_actions_adddup2(&actions, pipes[5][1], 5);
-        posix_spawn_file_actions_adddup2(&actions, memory, 6);
-    }
-    posix_spawn_file_actions_addclosefrom_np(&actions, lanes ? 7 : 3);
+    for (int i = 0; i < count; i++) posix_spawn_file_actions_adddup2(&actions, ends[i], i);
+    posix_spawn_file_actions_addclosefrom_np(&actions, count);
     sigset_t defaults, empty;
     sigfillset(&defaults);
     sigdelset(&defaults, SIGPIPE);
@@ -79,23 +123,119 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     if (result != 0) {
-        close_pipes(pipes, count);
-        if (memory >= 0) close(memory);
+        close_channels(&c);
         return result;
     }
-    close(in[0]); close(out[1]); close(err[1]);
-    *to_child = in[1];
-    *from_child = out[0];
-    *child_errors = err[0];
-    if (lanes) {
-        close(pipes[3][0]);
-        *lane_to_child = pipes[3][1];
-        *lane_from_child = pipes[4][0];
-        close(pipes[4][1]);
-        close(pipes[5][1]);
-        *supervision = pipes[5][0];
-        *lane_memory = memory;
+    keep_host_ends(&c, to_child, from_child, child_errors, lane_to_child, lane_from_child, supervision, lane_memory);
+    return 0;
+}
+
+int skillhost_spawn_template(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *control) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return errno;
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) {
+        int saved = errno;
+        close(pair[0]);
+        close(pair[1]);
+        return saved;
     }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
+    posix_spawn_file_actions_adddup2(&actions, null, 1);
+    posix_spawn_file_actions_adddup2(&actions, null, 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    sigset_t defaults, empty;
+    sigfillset(&defaults);
+    sigdelset(&defaults, SIGPIPE);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setsigmask(&attributes, &empty);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(null);
+    close(pair[1]);
+    if (result != 0) {
+        close(pair[0]);
+        return result;
+    }
+    *control = pair[0];
+    return 0;
+}
+
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+int skillhost_template_worker(int control, const void *launch, size_t length, int timeout_ms, pid_t *pid,
+                              int *to_child, int *from_child, int *child_errors, int *lane_to_child,
+                              int *lane_from_child, int *supervision, int *lane_memory) {
+    struct channels c;
+    int opened = open_channels(&c, 1);
+    if (opened != 0) return opened;
+    int ends[7];
+    child_ends(&c, ends);
+    union {
+        char buffer[CMSG_SPACE(sizeof ends)];
+        struct cmsghdr align;
+    } control_data;
+    memset(&control_data, 0, sizeof control_data);
+    struct iovec vector = {(void *)launch, length};
+    struct msghdr message = {0};
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control_data.buffer;
+    message.msg_controllen = sizeof control_data.buffer;
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof ends);
+    memcpy(CMSG_DATA(header), ends, sizeof ends);
+    ssize_t sent;
+    do sent = sendmsg(control, &message, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent < 0 || (size_t)sent != length) {
+        int saved = sent < 0 ? errno : EMSGSIZE;
+        close_channels(&c);
+        return saved;
+    }
+    /* The template answers with the new worker's pid (or a negative errno value) once it has forked. */
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int32_t reply = 0;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (spent >= timeout_ms) {
+            close_channels(&c);
+            return ETIMEDOUT;
+        }
+        struct pollfd wait = {control, POLLIN, 0};
+        int ready = poll(&wait, 1, (int)(timeout_ms - spent));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) continue;
+        ssize_t got = recv(control, &reply, sizeof reply, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got != (ssize_t)sizeof reply) {
+            int saved = got < 0 ? errno : EPIPE;
+            close_channels(&c);
+            return saved;
+        }
+        break;
+    }
+    if (reply <= 0) {
+        close_channels(&c);
+        return reply < 0 ? -reply : EPROTO;
+    }
+    *pid = (pid_t)reply;
+    keep_host_ends(&c, to_child, from_child, child_errors, lane_to_child, lane_from_child, supervision, lane_memory);
     return 0;
 }
 

@@ -64,11 +64,8 @@ struct SkillhostCLI {
         signal(SIGPIPE, SIG_IGN)
         // The worker role (process isolation): started by the host, never by people.
         if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "worker" {
-            // A spare started ahead waits for its launch; its input ending first means it was never needed.
-            if CommandLine.arguments.dropFirst(2) == ["--spare"] {
-                guard let launch = SpareWorkers.awaitLaunch() else { exit(0) }
-                WorkerMain.run(launch)
-            }
+            // The template forks the later workers (`WorkerTemplates`); it ends when the host does.
+            if CommandLine.arguments.dropFirst(2) == ["--template"] { WorkerTemplates.serve() }
             guard let launch = WorkerLaunch(arguments: Array(CommandLine.arguments.dropFirst(2))) else {
                 printError("skillhost: worker is started by skillhost itself for plugins in process mode")
                 exit(ExitCode.usage.rawValue)

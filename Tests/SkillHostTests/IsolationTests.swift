@@ -219,49 +219,62 @@ struct IsolationTests {
         #expect(minimal == ["PATH": "/bin", "LC_ALL": "C"])
     }
 
-    /// After a worker starts, a spare process waits for the next one: a restart takes it (the worker the plugin
-    /// runs in is that process), and it runs as a freshly started worker would — its own private TMPDIR, no secret.
-    @Test func aRestartTakesTheSpareWorker() async throws {
+    /// After a worker starts, a template process waits: a restart forks the new worker from it — the host's own
+    /// child (so the host waits for it and kills it as one it started), leader of its own process group, never the
+    /// template itself — and it runs as a freshly started worker would: its own private TMPDIR, no secret. The
+    /// template stays for the next one.
+    @Test func aRestartForksTheWorkerFromTheTemplate() async throws {
         setenv("SKILLHOST_TEST_SECRET", "x", 1)
         defer { unsetenv("SKILLHOST_TEST_SECRET") }
-        // Spares are kept per executable: a path of this test's own, so no test running beside it takes its spare.
-        let executable = Paths.temporaryDirectory("spare") + "/skillhost"
+        // Templates are kept per executable: a path of this test's own, so no test running beside it shares one.
+        let executable = Paths.temporaryDirectory("template") + "/skillhost"
         #expect(symlink(Paths.skillhost, executable) == 0)
         let host = try Host { $0.executable = executable }
         try await host.load("faults.c")
         let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(executable) != nil }
-        let spare = try #require(SpareWorkers.shared.waiting(executable))
+        await Self.eventually("a template runs") { WorkerTemplates.shared.running(executable) != nil }
+        let template = try #require(WorkerTemplates.shared.running(executable))
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
-        let pid = await host.answeringWorkerPID()
-        #expect(pid == Int64(spare), "the restarted worker is the spare")
+        let pid = try #require(await host.answeringWorkerPID())
+        #expect(pid != Int64(template), "the template itself never becomes a worker")
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[(stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
+        #expect(fields.count > 3 && fields[2] == "\(getpid())", "the worker is the host's child: \(stat)")
+        #expect(fields.count > 3 && fields[3] == "\(pid)", "the worker leads its own process group: \(stat)")
         let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
         #expect(seen["secret"] == false)
-        // Each start has a private folder of its own inside the host's, a spare's as a fresh worker's.
+        // Each start has a private folder of its own inside the host's, a forked worker's as a fresh worker's.
         let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
         #expect(after != before)
         #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
         #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
         #expect(seen["count"] == first["count"])
+        #expect(WorkerTemplates.shared.running(executable) == template, "the template stays for the next worker")
     }
 
-    /// A spare that died while it waited (killed by someone) is not used: the restart starts a fresh worker.
-    @Test func aDeadSpareIsReplacedByAFreshStart() async throws {
-        let executable = Paths.temporaryDirectory("spare-dead") + "/skillhost"
+    /// A template that died (killed by someone) is not used: the restart starts a fresh worker, and a new template
+    /// takes its place.
+    @Test func aDeadTemplateIsReplaced() async throws {
+        let executable = Paths.temporaryDirectory("template-dead") + "/skillhost"
         #expect(symlink(Paths.skillhost, executable) == 0)
         let host = try Host { $0.executable = executable }
         try await host.load("faults.c")
-        await Self.eventually("a spare waits") { SpareWorkers.shared.waiting(executable) != nil }
-        let spare = try #require(SpareWorkers.shared.waiting(executable))
-        #expect(kill(spare, SIGKILL) == 0)
-        await Self.eventually("the spare is dead") {
+        await Self.eventually("a template runs") { WorkerTemplates.shared.running(executable) != nil }
+        let template = try #require(WorkerTemplates.shared.running(executable))
+        #expect(kill(template, SIGKILL) == 0)
+        await Self.eventually("the template is dead") {
             var info = siginfo_t()
-            return waitid(P_PID, id_t(spare), &info, WEXITED | WNOHANG | WNOWAIT) == 0
-                && info._sifields._sigchld.si_pid == spare
+            return waitid(P_PID, id_t(template), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+                && info._sifields._sigchld.si_pid == template
         }
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
-        let pid = await host.answeringWorkerPID()
-        #expect(pid != nil && pid != Int64(spare), "a fresh worker answers")
+        #expect(await host.answeringWorkerPID() != nil, "a fresh worker answers")
+        await Self.eventually("a new template runs") {
+            let running = WorkerTemplates.shared.running(executable)
+            return running != nil && running != template
+        }
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        #expect(await host.answeringWorkerPID() != nil, "the next worker is forked from the new template")
     }
 
     /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with

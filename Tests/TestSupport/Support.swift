@@ -74,14 +74,23 @@ package struct ProcessResult: Sendable {
 /// the threads Swift's concurrency and Dispatch run on (and every thread they start) block nearly every signal: a
 /// child that waits for SIGCHLD then waits for ever (cmake, which pip runs to build llama-cpp-python, hung on its
 /// first `uname`).
+///
+/// One start at a time: `Process` learns that its child ended when a socket the child inherited closes, and it
+/// makes that socket without close-on-exec and closes its own copy only after the spawn — a second start in
+/// between hands it to the other child too, and the first one's end then goes unnoticed for as long as the other
+/// lives (a tmux server lives for a whole test): `waitUntilExit` hung on a compiler that had long exited.
 package func launch(_ process: Process) throws {
-    var unblocked = sigset_t()
-    var saved = sigset_t()
-    sigemptyset(&unblocked)
-    pthread_sigmask(SIG_SETMASK, &unblocked, &saved)
-    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
-    try process.run()
+    try launches.withLock { _ in
+        var unblocked = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&unblocked)
+        pthread_sigmask(SIG_SETMASK, &unblocked, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        try process.run()
+    }
 }
+
+private let launches = Mutex(())
 
 @discardableResult
 package func runProcess(

@@ -22,6 +22,33 @@ int skillhost_spawn_worker(const char *path, char *const argv[], char *const env
                            int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
                            int *supervision, int *lane_memory);
 
+/// Starts a worker template, `path` with `argv` and `envp` (as skillhost_spawn does, without pipes): its descriptor 0
+/// is a SOCK_SEQPACKET socket whose other end is stored in `control` (close-on-exec), 1 and 2 are /dev/null. The
+/// template (`skillhost_template_run`) forks workers on request (`skillhost_template_worker`) until `control` closes.
+/// 0 or an errno value. [thread-safe]
+int skillhost_spawn_template(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *control);
+
+/// In the host: asks the template behind `control` for a new worker that runs `launch` (`length` bytes, handed to
+/// the template's entry as they are), with the channels skillhost_spawn_worker would give it, and waits up to
+/// `timeout_ms` for its pid. The worker is this process's child (it is forked with CLONE_PARENT), the leader of a
+/// new process group. Stores the pid and the host's ends like skillhost_spawn_worker. On failure returns an errno
+/// value (ETIMEDOUT, EPIPE when the template is gone, EMSGSIZE when the launch is too long, EAGAIN when the
+/// template had other threads) and opens nothing; after any failure but EMSGSIZE the socket is out of step and the
+/// template must be discarded. Requests on one socket must not overlap. [thread-safe per socket]
+int skillhost_template_worker(int control, const void *launch, size_t length, int timeout_ms, pid_t *pid,
+                              int *to_child, int *from_child, int *child_errors, int *lane_to_child,
+                              int *lane_from_child, int *supervision, int *lane_memory);
+
+/// What a template's new worker runs: its launch (`length` bytes, valid for the worker's life). Must not return.
+typedef void (*skillhost_template_entry)(const unsigned char *launch, size_t length);
+
+/// In the template process (`skillhost worker --template`, single-threaded until now): serves the host's requests
+/// on descriptor 0 from a thread of its own while the calling thread waits. For each, it forks a worker that
+/// calls `entry` on that thread — a thread that ran no Swift code before, so no per-thread cache of the runtime
+/// (the thread id its locks record) is inherited stale. Returns 0 in the template when the host closed the socket
+/// (or an errno value when the thread cannot start); never returns in a worker. [main thread, once]
+int skillhost_template_run(skillhost_template_entry entry);
+
 /// In the host: takes ownership of a worker's supervision socket (`skillhost_spawn_worker`). The host's supervisor
 /// thread, which holds no capability, reads one offer from it — the worker's filter listener and refusal memory
 /// (passed with SCM_RIGHTS) and the paths the plugin may write — then closes it, and answers the worker's metadata

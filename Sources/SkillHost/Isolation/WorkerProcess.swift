@@ -106,25 +106,15 @@ final class WorkerProcess: Sendable {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
-        var taken: StartedProcess?
-        if let spare = SpareWorkers.shared.take(executable) {
-            // A started process waits for its launch (see `SpareWorkers`); one that ended meanwhile is replaced
-            // by a fresh start.
-            if LineWriter.write(
-                SpareWorkers.launchMessage(launch, temporaryDirectory: temporaryDirectory), to: spare.input)
-            {
-                taken = spare
-            } else {
-                spare.discard()
-            }
-        }
         let process: StartedProcess
-        if let taken {
-            process = taken
+        if let forked = WorkerTemplates.shared.start(
+            executable, launch: launch, temporaryDirectory: temporaryDirectory)
+        {
+            process = forked
         } else {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.
-            var environment = SpareWorkers.environment
+            var environment = WorkerTemplates.environment
             environment["TMPDIR"] = temporaryDirectory
             switch StartedProcess.spawn([executable, "worker"] + launch.arguments, environment: environment) {
             case .failure(let error):
@@ -135,7 +125,7 @@ final class WorkerProcess: Sendable {
             case .success(let started): process = started
             }
         }
-        SpareWorkers.shared.replenish(executable)
+        WorkerTemplates.shared.prepare(executable)
         let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
         let (laneRequests, laneResponses, supervision) = (
             process.laneRequests, process.laneResponses, process.supervision

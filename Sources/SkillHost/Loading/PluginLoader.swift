@@ -172,7 +172,9 @@ final class PluginLoader: Sendable {
             return .failure(
                 PluginLoadError(
                     file: file,
-                    problems: [.unreadable("cannot write a private copy to \(copy): \(String(cString: strerror(failure)))")]))
+                    problems: [
+                        .unreadable("cannot write a private copy to \(copy): \(String(cString: strerror(failure)))")
+                    ]))
         }
         return .success((summary, copy))
     }
