@@ -19,8 +19,7 @@ enum { LAUNCH_CAPACITY = 1 << 20, WORKER_DESCRIPTORS = 7 };
 
 static skillhost_template_entry template_entry;
 
-/* Threads of this process (entries of /proc/self/task), -1 when unknown. */
-static int thread_count(void) {
+int skillhost_thread_count(void) {
     DIR *tasks = opendir("/proc/self/task");
     if (!tasks) return -1;
     int count = 0;
@@ -88,7 +87,7 @@ static void *serve(void *unused) {
         int32_t reply;
         if (count != WORKER_DESCRIPTORS || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
             reply = -EPROTO;
-        } else if (thread_count() != 2) {
+        } else if (skillhost_thread_count() != 2) {
             /* Only this thread and the main one, which waits for it, may exist: a fork copies no other thread, and
                a lock another thread held would stay locked in the worker for good. */
             reply = -EAGAIN;

@@ -39,6 +39,9 @@ int skillhost_template_worker(int control, const void *launch, size_t length, in
                               int *to_child, int *from_child, int *child_errors, int *lane_to_child,
                               int *lane_from_child, int *supervision, int *lane_memory);
 
+/// The threads of this process (the entries of /proc/self/task), -1 when they cannot be counted. [any thread]
+int skillhost_thread_count(void);
+
 /// What a template's new worker runs: its launch (`length` bytes, valid for the worker's life). Must not return.
 typedef void (*skillhost_template_entry)(const unsigned char *launch, size_t length);
 

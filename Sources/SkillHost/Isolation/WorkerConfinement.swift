@@ -74,7 +74,7 @@ enum WorkerConfinement {
     {
         // Landlock and the filter bind only the calling thread (and the threads it starts from now on): one that
         // already ran could later run plugin code unconfined.
-        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        let threads = skillhost_thread_count()
         guard threads == 1 else {
             return .failure(WorkerFailure("cannot confine the plugin: the worker already runs \(threads) threads"))
         }

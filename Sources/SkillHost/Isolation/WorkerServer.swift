@@ -34,7 +34,7 @@ package enum WorkerMain {
         // system-call filter bind the calling thread and the threads it starts): a confined child learns what the
         // plugin declares while this process sets up its registry; then this process confines itself for good
         // with that plus the user's grants.
-        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
+        let threads = skillhost_thread_count()
         if threads > 1 {
             FileHandle.standardError.write(
                 Data("skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n".utf8))

@@ -199,6 +199,19 @@ package final class WorkerTemplates: Sendable {
         let message = launchMessage(launch, temporaryDirectory: "/warm")
         guard let body = try? JSONValue(parsing: message), case .array(let values)? = body["arguments"] else { return }
         _ = WorkerLaunch(arguments: values.compactMap(\.stringValue))
+        // A plugin's schemas compiled and checked, a description sent back.
+        let schema: JSONValue = [
+            "type": "object", "additionalProperties": false, "required": ["a"],
+            "properties": [
+                "a": ["type": "number", "minimum": 0, "description": "a"],
+                "b": ["type": "string", "enum": ["x", "y"]],
+                "c": ["type": "array", "items": ["type": "integer"], "maxItems": 4], "d": ["type": "boolean"],
+            ],
+        ]
+        if let compiled = try? JSONSchema(schema) {
+            _ = compiled.validate(["a": 1, "b": "x", "c": [1, 2], "d": true], options: .strict)
+        }
+        _ = JSONRPCMessage.response(id: JSONRPCID(1), result: ["skills": [schema]]).line
     }
 
     /// The launch in `bytes` (nil when they are not one), with its TMPDIR set.
