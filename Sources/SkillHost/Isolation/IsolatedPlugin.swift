@@ -141,11 +141,9 @@ final class IsolatedPlugin: Sendable {
         case .success(let value): worker = value
         }
         // The caller's context travels with the call, so a skill sees the same context in either mode.
-        let params: JSONValue = [
-            "skill": .string(skill), "arguments": arguments, "context": .string(context.callerContext),
-        ]
         let reply = worker.request(
-            "invoke", params, cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
+            "invoke", ["skill": .string(skill), "arguments": arguments, "context": .string(context.callerContext)],
+            cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
             onProgress: context.onProgress, describeCall: { skill },
             laneForm: { id in
                 LaneInvoke.encode(

@@ -19,11 +19,13 @@ extension WorkerProcess {
     }
 
     /// Sends a request and waits for its response (or the death of the process). Blocks the calling thread.
+    /// `params` is made only when the request goes as JSON-RPC (a call in the lane's own form needs none).
     /// `cancellation`, when given, forwards `cancel` to the worker and kills it if the call has not returned
     /// `killGrace` later (as `clock` counts); `timeout` bounds the wait (the process is killed when it passes).
     /// `laneForm` gives the request's form on the direct lane (`LaneInvoke`) for its id; nil: JSON-RPC there too.
     func request(
-        _ method: String, _ params: JSONValue?, timeout: Duration? = nil, cancellation: CallCancellation? = nil,
+        _ method: String, _ params: @autoclosure () -> JSONValue?, timeout: Duration? = nil,
+        cancellation: CallCancellation? = nil,
         killGrace: Duration = .milliseconds(100), clock: any HostClock = SystemClock(),
         onProgress: (@Sendable (SkillProgress) -> Void)? = nil,
         describeCall: @escaping @Sendable () -> String = { "the call" },
@@ -69,13 +71,13 @@ extension WorkerProcess {
             method == "invoke" && timeout == nil
             ? lane.ifFree { channel -> Bool in
                 send(
-                    laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params).line, with: channel.send)
+                    laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params()).line, with: channel.send)
                 awaitOnLane(pending, on: channel)
                 return true
             } : nil
         var timedOut = false
         if onLane == nil {
-            let line = JSONRPCMessage.request(id: id, method: method, params: params).line
+            let line = JSONRPCMessage.request(id: id, method: method, params: params()).line
             guard line.utf8.count <= requestLimit else { return tooLong(line.utf8.count) }
             send(line, with: writer.write)
             if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
