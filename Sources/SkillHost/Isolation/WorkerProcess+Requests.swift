@@ -71,7 +71,8 @@ extension WorkerProcess {
             method == "invoke" && timeout == nil
             ? lane.ifFree { channel -> Bool in
                 send(
-                    laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params()).line, with: channel.send)
+                    laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params()).line,
+                    with: channel.send)
                 awaitOnLane(pending, on: channel)
                 return true
             } : nil
