@@ -74,8 +74,22 @@ final class CallContext: Sendable {
 
     /// The context a call gets: locale, language, time zone and now from this process, `client` from the front
     /// end (`SkillRegistry.Configuration.client`).
-    static func callerContext(client: String, session: String? = nil, now: Date = Date()) -> String {
-        place.withLock { place in
+    static func callerContext(client: String, session: String? = nil, now given: Date? = nil) -> String {
+        // The common case, a context already made this second, reads the clock's seconds and copies nothing.
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        let current = Int64(clock.tv_sec)
+        if given == nil,
+            let text = place.withLock({ place -> String? in
+                guard let last = place?.last, last.second == current, last.client == client, last.session == session
+                else { return nil }
+                return last.text
+            })
+        {
+            return text
+        }
+        let now = given ?? Date(timeIntervalSince1970: TimeInterval(clock.tv_sec) + TimeInterval(clock.tv_nsec) / 1e9)
+        return place.withLock { place in
             var fixed: Place
             if let known = place {
                 fixed = known

@@ -141,14 +141,15 @@ final class IsolatedPlugin: Sendable {
         case .success(let value): worker = value
         }
         // The caller's context travels with the call, so a skill sees the same context in either mode.
+        let callerContext = context.callerContext
         let reply = worker.request(
-            "invoke", ["skill": .string(skill), "arguments": arguments, "context": .string(context.callerContext)],
+            "invoke", ["skill": .string(skill), "arguments": arguments, "context": .string(callerContext)],
             cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
             onProgress: context.onProgress, describeCall: { skill },
             laneForm: { id in
                 LaneInvoke.encode(
                     .init(
-                        id: id, skill: skill, context: context.callerContext,
+                        id: id, skill: skill, context: callerContext,
                         arguments: argumentText ?? arguments.jsonText))
             })
         switch reply {

@@ -13,7 +13,17 @@ enum LaneInvoke {
     }
 
     static func encode(_ call: Call) -> String {
-        "C\(call.id)\t\(call.skill)\t\(call.context.utf8.count)\t\(call.context)\(call.arguments)"
+        var line = "C"
+        line.reserveCapacity(call.skill.utf8.count + call.context.utf8.count + call.arguments.utf8.count + 48)
+        line.append(String(call.id))
+        line.append("\t")
+        line.append(call.skill)
+        line.append("\t")
+        line.append(String(call.context.utf8.count))
+        line.append("\t")
+        line.append(call.context)
+        line.append(call.arguments)
+        return line
     }
 
     /// Whether `bytes` are an `invoke` in this form (else they are a JSON-RPC message).
