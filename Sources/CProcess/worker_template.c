@@ -102,6 +102,8 @@ static void *serve(void *unused) {
             }
             reply = child > 0 ? (int32_t)child : -errno;
         }
+        /* The next worker inherits this memory: it must not find this one's launch (another plugin's paths). */
+        memset(launch, 0, (size_t)got);
         for (int i = 0; i < count; i++) close(received[i]);
         while (send(0, &reply, sizeof reply, MSG_NOSIGNAL) < 0 && errno == EINTR) {
         }

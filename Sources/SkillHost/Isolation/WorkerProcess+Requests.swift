@@ -80,16 +80,17 @@ extension WorkerProcess {
         if onLane == nil {
             let line = JSONRPCMessage.request(id: id, method: method, params: params()).line
             guard line.utf8.count <= requestLimit else { return tooLong(line.utf8.count) }
+            let done = pending.waiter()
             send(line, with: writer.write)
-            if let timeout, pending.done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
+            if let timeout, done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
                 timedOut = true
                 kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
             }
-            if timeout == nil || timedOut { pending.done.wait() }
+            if timeout == nil || timedOut { done.wait() }
         }
         cancellation?.clearHandler()
         state.withLock { _ = $0.pending.remove(id) }
-        var reply = pending.reply.withLock { $0 } ?? .failure(WorkerFailure(message: "no response"))
+        var reply = pending.reply ?? .failure(WorkerFailure(message: "no response"))
         if timedOut, case .failure(var failure) = reply {
             failure.timedOut = true
             reply = .failure(failure)

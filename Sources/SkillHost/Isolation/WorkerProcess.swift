@@ -10,24 +10,40 @@ import Synchronization
 /// thread of its own, or on the calling thread for a call on the direct lane, `WorkerLane`), standard error into the
 /// log (on another thread), and the exit noticed and explained.
 final class WorkerProcess: Sendable {
-    /// A request waiting for its response.
+    /// A request waiting for its response. A call on the lane reads its own response, so it never needs the
+    /// semaphore a caller on the main channel sleeps on: that is made only when asked for (`waiter`).
     final class Pending: Sendable {
-        let done = DispatchSemaphore(value: 0)
-        let reply = Mutex<Result<JSONValue, WorkerFailure>?>(nil)
+        private struct Box {
+            var reply: Result<JSONValue, WorkerFailure>?
+            var waiter: DispatchSemaphore?
+        }
+        private let box = Mutex(Box())
         let onProgress: (@Sendable (SkillProgress) -> Void)?
 
         init(onProgress: (@Sendable (SkillProgress) -> Void)?) { self.onProgress = onProgress }
 
         func settle(_ result: Result<JSONValue, WorkerFailure>) {
-            let first = reply.withLock { reply -> Bool in
-                guard reply == nil else { return false }
-                reply = result
-                return true
+            let (first, waiter) = box.withLock { box -> (Bool, DispatchSemaphore?) in
+                guard box.reply == nil else { return (false, nil) }
+                box.reply = result
+                return (true, box.waiter)
             }
-            if first { done.signal() }
+            if first { waiter?.signal() }
         }
 
-        var isSettled: Bool { reply.withLock { $0 != nil } }
+        /// Signalled once the request is settled (at once when it already is).
+        func waiter() -> DispatchSemaphore {
+            box.withLock { box in
+                if let waiter = box.waiter { return waiter }
+                let waiter = DispatchSemaphore(value: box.reply == nil ? 0 : 1)
+                box.waiter = waiter
+                return waiter
+            }
+        }
+
+        var reply: Result<JSONValue, WorkerFailure>? { box.withLock { $0.reply } }
+
+        var isSettled: Bool { box.withLock { $0.reply != nil } }
     }
 
     /// Why a request got no response.
