@@ -97,6 +97,18 @@ static void keep_host_ends(struct channels *c, int *to_child, int *from_child, i
     *lane_memory = c->memory;
 }
 
+/* A new process group's leader, default signal dispositions (SIGPIPE stays ignored), nothing blocked. */
+static void leader_attributes(posix_spawnattr_t *attributes) {
+    sigset_t defaults, empty;
+    sigfillset(&defaults);
+    sigdelset(&defaults, SIGPIPE);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(attributes, &defaults);
+    posix_spawnattr_setsigmask(attributes, &empty);
+    posix_spawnattr_setpgroup(attributes, 0);
+    posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
 static int spawn_with(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child,
                       int *from_child, int *child_errors, int *lane_to_child, int *lane_from_child,
                       int *supervision, int *lane_memory, int lanes) {
@@ -111,14 +123,7 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     posix_spawnattr_init(&attributes);
     for (int i = 0; i < count; i++) posix_spawn_file_actions_adddup2(&actions, ends[i], i);
     posix_spawn_file_actions_addclosefrom_np(&actions, count);
-    sigset_t defaults, empty;
-    sigfillset(&defaults);
-    sigdelset(&defaults, SIGPIPE);
-    sigemptyset(&empty);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    leader_attributes(&attributes);
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
@@ -148,14 +153,7 @@ int skillhost_spawn_template(const char *path, char *const argv[], char *const e
     posix_spawn_file_actions_adddup2(&actions, null, 1);
     posix_spawn_file_actions_adddup2(&actions, null, 2);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    sigset_t defaults, empty;
-    sigfillset(&defaults);
-    sigdelset(&defaults, SIGPIPE);
-    sigemptyset(&empty);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    leader_attributes(&attributes);
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
@@ -219,7 +217,11 @@ int skillhost_template_worker(int control, const void *launch, size_t length, in
         }
         struct pollfd wait = {control, POLLIN, 0};
         int ready = poll(&wait, 1, (int)(timeout_ms - spent));
-        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0 && errno != EINTR) {
+            int saved = errno;
+            close_channels(&c);
+            return saved;
+        }
         if (ready <= 0) continue;
         ssize_t got = recv(control, &reply, sizeof reply, 0);
         if (got < 0 && errno == EINTR) continue;

@@ -22,18 +22,10 @@ struct StartedProcess: Sendable {
         var pid: pid_t = 0
         var (input, output, errors) = (Int32(-1), Int32(-1), Int32(-1))
         var (laneRequests, laneResponses, supervision, laneMemory) = (Int32(-1), Int32(-1), Int32(-1), Int32(-1))
-        let cStrings = argv.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
-        var pointers: [UnsafeMutablePointer<CChar>?] = cStrings + [nil]
-        let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { environmentStrings.forEach { free($0) } }
-        var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
-        let result = pointers.withUnsafeMutableBufferPointer { buffer in
-            environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
-                skillhost_spawn_worker(
-                    argv[0], buffer.baseAddress, environmentBuffer.baseAddress, &pid, &input, &output, &errors,
-                    &laneRequests, &laneResponses, &supervision, &laneMemory)
-            }
+        let result = withSpawnStrings(argv, environment) { arguments, environment in
+            skillhost_spawn_worker(
+                argv[0], arguments, environment, &pid, &input, &output, &errors, &laneRequests, &laneResponses,
+                &supervision, &laneMemory)
         }
         guard result == 0 else { return .failure(SpawnError(code: result)) }
         ProcessTree.started(pid)
@@ -133,18 +125,8 @@ package final class WorkerTemplates: Sendable {
     private static func spawn(_ executable: String) -> Template? {
         var pid: pid_t = 0
         var control: Int32 = -1
-        let arguments: [String] = [executable, "worker", "--template"]
-        let argv = arguments.map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        var pointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
-        let environmentStrings = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { environmentStrings.forEach { free($0) } }
-        var environmentPointers: [UnsafeMutablePointer<CChar>?] = environmentStrings + [nil]
-        let result = pointers.withUnsafeMutableBufferPointer { buffer in
-            environmentPointers.withUnsafeMutableBufferPointer { environmentBuffer in
-                skillhost_spawn_template(
-                    executable, buffer.baseAddress, environmentBuffer.baseAddress, &pid, &control)
-            }
+        let result = withSpawnStrings([executable, "worker", "--template"], environment) { argv, envp in
+            skillhost_spawn_template(executable, argv, envp, &pid, &control)
         }
         guard result == 0 else { return nil }
         ProcessTree.started(pid)

@@ -20,20 +20,12 @@ package struct ChildProcess: Sendable {
     package static func spawn(_ path: String, _ arguments: [String], environment: [String: String]) -> Result<
         ChildProcess, SpawnError
     > {
-        let argv = ([path] + arguments).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer { envp.forEach { free($0) } }
-        var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
-        var envPointers: [UnsafeMutablePointer<CChar>?] = envp + [nil]
         var pid: pid_t = 0
         var input: Int32 = -1
         var output: Int32 = -1
         var errors: Int32 = -1
-        let result = argvPointers.withUnsafeMutableBufferPointer { arguments in
-            envPointers.withUnsafeMutableBufferPointer { environment in
-                skillhost_spawn(path, arguments.baseAddress, environment.baseAddress, &pid, &input, &output, &errors)
-            }
+        let result = withSpawnStrings([path] + arguments, environment) { argv, envp in
+            skillhost_spawn(path, argv, envp, &pid, &input, &output, &errors)
         }
         guard result == 0 else { return .failure(SpawnError(description: String(cString: strerror(result)))) }
         return .success(ChildProcess(pid: pid, input: input, output: output, errors: errors))
@@ -55,5 +47,23 @@ package struct ChildProcess: Sendable {
         _ = skillhost_kill_group(pid, SIGTERM)
         if wait(grace) { return }
         _ = skillhost_kill_group(pid, SIGKILL)
+    }
+}
+
+/// Runs `body` with `arguments` and `environment` as the NULL-terminated arrays of C strings a spawn takes (valid
+/// only during `body`).
+func withSpawnStrings<Result>(
+    _ arguments: [String], _ environment: [String: String],
+    _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
+        -> Result
+) -> Result {
+    let argv = arguments.map { strdup($0) }
+    defer { argv.forEach { free($0) } }
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+    defer { envp.forEach { free($0) } }
+    var argvPointers: [UnsafeMutablePointer<CChar>?] = argv + [nil]
+    var envPointers: [UnsafeMutablePointer<CChar>?] = envp + [nil]
+    return argvPointers.withUnsafeMutableBufferPointer { argvBuffer in
+        envPointers.withUnsafeMutableBufferPointer { envBuffer in body(argvBuffer.baseAddress, envBuffer.baseAddress) }
     }
 }
