@@ -125,3 +125,20 @@ int skillhost_template_run(skillhost_template_entry entry) {
     pthread_join(thread, NULL);
     return 0;
 }
+
+int skillhost_set_title(char **argv, int argc, const char *title) {
+    if (argc < 1 || !argv || !argv[0] || !title) return 0;
+    /* The strings lie one after another; only that run is the area /proc/<pid>/cmdline shows. */
+    char *end = argv[0] + strlen(argv[0]);
+    for (int i = 1; i < argc; i++) {
+        if (!argv[i] || argv[i] != end + 1) break;
+        end = argv[i] + strlen(argv[i]);
+    }
+    size_t room = (size_t)(end - argv[0]);
+    size_t length = strlen(title);
+    if (length > room) length = room;
+    memcpy(argv[0], title, length);
+    /* The last byte stays NUL: the kernel then shows the area up to its first NUL, no further. */
+    memset(argv[0] + length, 0, room - length + 1);
+    return (int)length;
+}

@@ -241,6 +241,9 @@ struct IsolationTests {
         let fields = stat[(stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
         #expect(fields.count > 3 && fields[2] == "\(getpid())", "the worker is the host's child: \(stat)")
         #expect(fields.count > 3 && fields[3] == "\(pid)", "the worker leads its own process group: \(stat)")
+        // `ps` tells which plugin it runs, not the template's command line.
+        let title = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
+        #expect(title.hasPrefix("skillhost worker faults"), "\(title)")
         let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
         #expect(seen["secret"] == false)
         // Each start has a private folder of its own inside the host's, a forked worker's as a fresh worker's.

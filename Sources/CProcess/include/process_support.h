@@ -42,6 +42,12 @@ int skillhost_template_worker(int control, const void *launch, size_t length, in
 /// The threads of this process (the entries of /proc/self/task), -1 when they cannot be counted. [any thread]
 int skillhost_thread_count(void);
 
+/// Writes `title` over this process's command line (the `argc` strings of `argv` as `main` received them), as much
+/// of it as fits in their space, so `ps` and /proc/<pid>/cmdline show it; the rest is cleared. Returns the bytes
+/// written. For a worker forked from a template, whose command line would otherwise be the template's. [main
+/// thread, before others read the arguments]
+int skillhost_set_title(char **argv, int argc, const char *title);
+
 /// What a template's new worker runs: its launch (`length` bytes, valid for the worker's life). Must not return.
 typedef void (*skillhost_template_entry)(const unsigned char *launch, size_t length);
 

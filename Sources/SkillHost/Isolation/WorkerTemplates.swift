@@ -165,6 +165,10 @@ package final class WorkerTemplates: Sendable {
             else {
                 _exit(70)
             }
+            // `ps` shows which plugin the worker runs (in the template's command line's space), not that line.
+            _ = skillhost_set_title(
+                CommandLine.unsafeArgv, CommandLine.argc,
+                "skillhost worker \((launch.file as NSString).lastPathComponent)")
             WorkerMain.run(launch)
         }
         exit(result == 0 ? 0 : 70)
