@@ -384,6 +384,53 @@ struct IsolationTests {
         #expect(echoed.result == (try JSONValue(parsing: spaced)), "\(echoed.error ?? "")")
     }
 
+    /// A JSON skill's result reaches the host as the plugin set it and is decoded there exactly as the worker would
+    /// have: JSON as JSON (spread over lines too), anything else as text, `{` that is not JSON as an error; and the
+    /// declared output schema is checked on the host.
+    @Test func resultsDecodeInTheHostAsInTheWorker() async throws {
+        let source = """
+            #include <string.h>
+            #include "skill_sdk.h"
+            static int reply(const skill_call_api *api, skill_call *call, const char *text) {
+                api->set_result(call, text, strlen(text)); return SKILL_OK;
+            }
+            static int text(void *s, const skill_call_api *api, skill_call *c, const char *a) {
+                (void)s; (void)a; return reply(api, c, "plain words, not JSON");
+            }
+            static int lines(void *s, const skill_call_api *api, skill_call *c, const char *a) {
+                (void)s; (void)a; return reply(api, c, "{\\n  \\"a\\": [1, 2]\\n}");
+            }
+            static int broken(void *s, const skill_call_api *api, skill_call *c, const char *a) {
+                (void)s; (void)a; return reply(api, c, "{\\"a\\": ");
+            }
+            static int count(void *s, const skill_call_api *api, skill_call *c, const char *a) {
+                (void)s; return reply(api, c, strstr(a, "bad") ? "{\\"n\\":\\"three\\"}" : "{\\"n\\":3}");
+            }
+            #define ANY "{\\"type\\":\\"object\\"}"
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("result_text", "Text", "Text.", ANY, SKILL_RISK_READ_ONLY, 0, text),
+                SKILL_JSON("result_lines", "Lines", "Lines.", ANY, SKILL_RISK_READ_ONLY, 0, lines),
+                SKILL_JSON("result_broken", "Broken", "Broken.", ANY, SKILL_RISK_READ_ONLY, 0, broken),
+                SKILL_JSON_OUTPUT("result_count", "Count", "Count.", ANY,
+                    "{\\"type\\":\\"object\\",\\"properties\\":{\\"n\\":{\\"type\\":\\"integer\\"}}}",
+                    SKILL_RISK_READ_ONLY, 0, count),
+            };
+            SKILL_PLUGIN("results", "1.0.0", "Results of every shape", skills)
+            """
+        let host = try Host(isolated: ["results"])
+        _ = try host.registry.load(file: try Fixture.compile(source, name: "results")).get()
+        #expect(await host.registry.invoke("result_text", arguments: "{}").result == "plain words, not JSON")
+        #expect(await host.registry.invoke("result_lines", arguments: "{}").result == ["a": [1, 2]])
+        let broken = await host.registry.invoke("result_broken", arguments: "{}")
+        #expect(broken.error?.hasPrefix("result_broken returned invalid JSON (") == true, "\(broken)")
+        #expect(await host.registry.invoke("result_count", arguments: "{}").result == ["n": 3])
+        let bad = await host.registry.invoke("result_count", arguments: #"{"bad":true}"#)
+        #expect(
+            bad.error
+                == "result_count returned a result that does not match its output schema: $.n: expected integer, got string",
+            "\(bad)")
+    }
+
     /// A schema with 13,000 properties (about 300 KB) loads through a worker and answers: loading is linear in
     /// what a plugin declares (it used to pass for a hanging init).
     @Test func aPluginWithAHugeSchemaLoadsInProcessMode() async throws {

@@ -33,4 +33,14 @@ struct LaneInvokeTests {
             #expect(LaneInvoke.decodeSuccess(Array(text.utf8)) == nil, "\(text)")
         }
     }
+
+    @Test func aResultTextRoundTripsUndecoded() {
+        let bytes = Array(LaneInvoke.encodeText(id: 9, text: "not json\t{").utf8)
+        #expect(LaneInvoke.decodeText(bytes)?.id == 9)
+        #expect(LaneInvoke.decodeText(bytes)?.result == Array("not json\t{".utf8))
+        #expect(LaneInvoke.decodeText(Array(LaneInvoke.encodeText(id: 1, text: "").utf8))?.result == [])
+        for text in ["R", "R9", "Rx\t1", "O9\t1", "C9\ts\t0\t"] {
+            #expect(LaneInvoke.decodeText(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
 }

@@ -224,6 +224,27 @@ struct Invoker: Sendable {
         return ended
     }
 
+    /// A worker's call on its lane: when it may go the short way (as `shortCall` for a JSON skill given validated
+    /// text), a plain success comes back as the plugin's result text, unparsed (`Skill.executeForLane`); any other
+    /// call is `invokeOnCurrentThread`'s.
+    ///
+    /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
+    func invokeForLane(_ invocation: SkillInvocation, cancellation: CallCancellation) -> Skill.LaneAnswer {
+        if !hasHooks, invocation.onStart == nil, invocation.argumentsValidated,
+            case .text(let text) = invocation.arguments, let entry = catalog.acquire(invocation.skill)
+        {
+            defer { entry.plugin?.release() }
+            if pipeline.runsUnlooked(entry), case .plugin(let skill) = entry,
+                let answer = skill.executeForLane(
+                    argumentText: Self.orEmptyObject(text),
+                    context: context(skill, invocation, cancellation: cancellation))
+            {
+                return answer
+            }
+        }
+        return .outcome(invokeOnCurrentThread(invocation, cancellation: cancellation))
+    }
+
     // MARK: Steps
 
     /// A call the short way, when nothing would look at its arguments as a value: no hooks, nobody to tell it

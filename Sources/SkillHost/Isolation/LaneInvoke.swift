@@ -2,8 +2,9 @@ import SkillJSON
 
 /// An `invoke` as it travels on the direct lane (`WorkerLane`): `C<id>\t<skill>\t<context's length>\t<context>`
 /// followed by the arguments' JSON text — the host's text as it is, which the worker hands a JSON skill unchanged —
-/// and its answer when it succeeded with no undo: `O<id>\t` followed by the result's JSON text. No JSON-RPC
-/// envelope is built or parsed; everything else on the lane (and all of the main channel) is JSON-RPC.
+/// and its answer when it succeeded with no undo: `O<id>\t` followed by the result's JSON text, or `R<id>\t`
+/// followed by the result as the plugin set it (`Skill.LaneAnswer.text`), which the host decodes and checks. No
+/// JSON-RPC envelope is built or parsed; everything else on the lane (and all of the main channel) is JSON-RPC.
 enum LaneInvoke {
     struct Call: Equatable {
         let id: Int64
@@ -49,6 +50,17 @@ enum LaneInvoke {
 
     /// The answer to call `id` that succeeded with `result` and no undo.
     static func encodeSuccess(id: Int64, result: JSONValue) -> String { "O\(id)\t\(result.jsonText)" }
+
+    /// The answer to call `id` that succeeded with the plugin's result `text`, undecoded.
+    static func encodeText(id: Int64, text: String) -> String { "R\(id)\t\(text)" }
+
+    /// The call's id and the plugin's result bytes; nil when the bytes are not an answer in this form.
+    static func decodeText(_ bytes: [UInt8]) -> (id: Int64, result: [UInt8])? {
+        guard bytes.first == UInt8(ascii: "R"), let tab = bytes.firstIndex(of: 9),
+            let id = Int64(String(decoding: bytes[1..<tab], as: UTF8.self))
+        else { return nil }
+        return (id, Array(bytes[(tab + 1)...]))
+    }
 
     /// Whether `bytes` are a success in this form.
     static func isSuccess(_ bytes: [UInt8]) -> Bool { bytes.first == UInt8(ascii: "O") }

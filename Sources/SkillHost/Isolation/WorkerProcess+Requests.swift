@@ -73,7 +73,7 @@ extension WorkerProcess {
                 send(
                     laneLine ?? JSONRPCMessage.request(id: id, method: method, params: params()).line,
                     with: channel.send)
-                awaitOnLane(pending, on: channel)
+                awaitOnLane(pending, on: channel, describeCall: describeCall)
                 return true
             } : nil
         var timedOut = false
@@ -124,7 +124,11 @@ extension WorkerProcess {
 
     /// Reads the lane until `pending` is settled: by its response (or a failure the worker sent), or by the worker's
     /// end or a kill, which wake the lane. Progress and log lines that come first are passed on.
-    private func awaitOnLane(_ pending: Pending, on channel: LaneChannel) {
+    /// A result the worker passed on undecoded (`LaneInvoke.decodeText`) is decoded here as the worker would have:
+    /// one that is not valid JSON fails the call with the same sentence, naming `describeCall()` (the skill).
+    private func awaitOnLane(
+        _ pending: Pending, on channel: LaneChannel, describeCall: @escaping @Sendable () -> String
+    ) {
         while !pending.isSettled {
             switch channel.next() {
             case .end:
@@ -133,6 +137,21 @@ extension WorkerProcess {
                 kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
             case .line(let bytes):
                 if bytes.isEmpty { continue }  // woken: the loop's condition tells why
+                if let (id, text) = LaneInvoke.decodeText(bytes) {
+                    // Most results are JSON: parsed once; anything else is told apart as the worker would.
+                    let decoded = WorkerProtocol.parse(text).map { Result.success($0) } ?? Skill.decodeResult(text)
+                    switch decoded {
+                    case .success(let result):
+                        answer(JSONRPCID(id), .success(.object(JSONObject([("status", "ok"), ("result", result)]))))
+                    case .failure(let problem):
+                        answer(
+                            JSONRPCID(id),
+                            .success(
+                                WorkerProtocol.encode(
+                                    .failure(code: .failed, "\(describeCall()) \(problem.message)"))))
+                    }
+                    continue
+                }
                 if LaneInvoke.isSuccess(bytes) {
                     guard let (id, result) = LaneInvoke.decodeSuccess(bytes) else {
                         kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (an unreadable result)")

@@ -255,13 +255,26 @@ final class WorkerServer: Sendable {
         invocation.callerContext = context
         // The host validated the arguments against the schema this worker described: they are not walked again.
         invocation.argumentsValidated = true
-        var outcome = registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation)
+        let answer =
+            onLane
+            ? registry.invoker.invokeForLane(invocation, cancellation: cancellation)
+            : .outcome(registry.invoker.invokeOnCurrentThread(invocation, cancellation: cancellation))
+        // A plain success travels as the plugin's text (the host decodes and checks it); here it is a success too,
+        // for the confinement's note of something blocked during the call, which a success only clears.
+        var outcome: SkillOutcome
+        let text: String?
+        switch answer {
+        case .text(let result): (outcome, text) = (.success(.null), result)
+        case .outcome(let other): (outcome, text) = (other, nil)
+        }
         if let confinement {
             ConfinementMessages.explain(
                 &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
         }
         calls.withLock { _ = $0.running.removeValue(forKey: id) }
-        if onLane, outcome.status == .ok, outcome.undo == nil {
+        if let text {
+            writer.write(LaneInvoke.encodeText(id: id, text: text))
+        } else if onLane, outcome.status == .ok, outcome.undo == nil {
             writer.write(LaneInvoke.encodeSuccess(id: id, result: outcome.result ?? .null))
         } else {
             send(.response(id: JSONRPCID(id), result: WorkerProtocol.encode(outcome)))

@@ -75,7 +75,12 @@ extension PluginLifecycle {
                         file: file,
                         problems: [.skill(index: skills.count, id: info.id, reason: "its schema cannot be compiled")]))
             }
-            skills.append(Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin))
+            // A JSON skill's result may reach the host undecoded (`Skill.executeForLane`): its output schema is
+            // checked here (the worker compiled it, so it compiles).
+            var output: JSONSchema?
+            if case .json = info.kind, let document = info.outputSchema { output = try? JSONSchema(document) }
+            skills.append(
+                Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin, output: output))
         }
         return .success((plugin, skills))
     }

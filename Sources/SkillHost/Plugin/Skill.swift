@@ -220,6 +220,45 @@ final class Skill: @unchecked Sendable {
         return typedOutcome(result, resultLimit: resultLimit)
     }
 
+    /// What a worker's lane sends back for a call: a plain success's result as the plugin set it — text the host
+    /// decodes as `decodeResult` would here and checks against the output schema — or any other outcome.
+    enum LaneAnswer {
+        case text(String)
+        case outcome(SkillOutcome)
+    }
+
+    /// A JSON skill's call for a worker's lane, its arguments' text handed to the plugin as it is: a success with a
+    /// result and nothing else (no undo, not over the limit, valid UTF-8, no line break, which the lane's pipe
+    /// would split) comes back as the plugin's text, neither parsed nor checked here — the host parses it and checks
+    /// its output schema (`PluginLifecycle.adopt` compiles it there). Nil for any other kind of skill.
+    ///
+    /// - Important: executes plugin code, like `execute`.
+    func executeForLane(argumentText: String, context: CallContext) -> LaneAnswer? {
+        guard case .json(let invoke) = implementation else { return nil }
+        let code = argumentText.withCString { arguments in
+            invoke(plugin.state, CallAPITable.shared.pointer, context.opaque, arguments)
+        }
+        return withExtendedLifetime(context) {
+            if Int(code) == SKILL_OK {
+                let recorded = context.recorded.withLock { $0 }
+                if recorded.oversizedResult == nil, recorded.undo == nil, let bytes = recorded.result,
+                    !bytes.contains(10), let text = String(validating: bytes, as: UTF8.self)
+                {
+                    return .text(text)
+                }
+            }
+            // Anything else is the outcome a call here makes, output schema checked.
+            let outcome = outcome(code: code, context: context)
+            guard let output, outcome.status == .ok,
+                case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict)
+            else { return .outcome(outcome) }
+            return .outcome(
+                .failure(
+                    code: .failed,
+                    "\(info.id) returned a result that does not match its output schema: \(issues.summary)"))
+        }
+    }
+
     private func typedOutcome(_ result: Result<JSONValue, TypedCallError>, resultLimit: Int) -> SkillOutcome {
         switch result {
         case .success(.string(let text)) where text.utf8.count > resultLimit:
