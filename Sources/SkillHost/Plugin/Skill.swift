@@ -177,15 +177,18 @@ final class Skill: @unchecked Sendable {
         guard let output else {
             return run(arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context())
         }
-        let outcome = run(
-            arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context())
-        guard outcome.status == .ok else { return outcome }
-        // The declared result schema is a promise: a result that breaks it is an error naming where.
-        if case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict) {
-            return .failure(
-                code: .failed, "\(info.id) returned a result that does not match its output schema: \(issues.summary)")
-        }
-        return outcome
+        return checked(
+            run(arguments: arguments, argumentText: argumentText, resultLimit: resultLimit, context: context()),
+            against: output)
+    }
+
+    /// The declared result schema is a promise: a successful result that breaks it is an error naming where.
+    private func checked(_ outcome: SkillOutcome, against output: JSONSchema) -> SkillOutcome {
+        guard outcome.status == .ok,
+            case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict)
+        else { return outcome }
+        return .failure(
+            code: .failed, "\(info.id) returned a result that does not match its output schema: \(issues.summary)")
     }
 
     @inline(__always)
@@ -249,13 +252,7 @@ final class Skill: @unchecked Sendable {
             }
             // Anything else is the outcome a call here makes, output schema checked.
             let outcome = outcome(code: code, context: context)
-            guard let output, outcome.status == .ok,
-                case .invalid(let issues) = output.validate(outcome.result ?? .null, options: .strict)
-            else { return .outcome(outcome) }
-            return .outcome(
-                .failure(
-                    code: .failed,
-                    "\(info.id) returned a result that does not match its output schema: \(issues.summary)"))
+            return .outcome(output.map { checked(outcome, against: $0) } ?? outcome)
         }
     }
 
