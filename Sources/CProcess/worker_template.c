@@ -80,8 +80,12 @@ static void *serve(void *unused) {
         for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
             if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
             int carried = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < carried && count < WORKER_DESCRIPTORS + 1; i++) {
-                memcpy(&received[count++], CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+            for (int i = 0; i < carried; i++) {
+                int descriptor;
+                memcpy(&descriptor, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+                /* One too many is enough to refuse the request; any further one is closed at once. */
+                if (count < WORKER_DESCRIPTORS + 1) received[count++] = descriptor;
+                else close(descriptor);
             }
         }
         int32_t reply;
