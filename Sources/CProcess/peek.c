@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -113,6 +114,10 @@ int skillhost_peek_start(const char *path, const struct skillhost_confinement *c
     return 0;
 }
 
+/* A peek child killed after its report that was not gone yet (reaped by skillhost_peek_reap). One at a time: a
+   worker peeks once. */
+static _Atomic pid_t unreaped_peek = 0;
+
 int skillhost_peek_finish(pid_t child, int channel, int timeout_ms, char *out, int out_size, int *out_length) {
     *out_length = 0;
     int result = 0, used = 0, complete = 0;
@@ -147,8 +152,8 @@ int skillhost_peek_finish(pid_t child, int channel, int timeout_ms, char *out, i
     kill(child, SIGKILL);
     int status = 0;
     if (complete) {
-        /* Reaped now if it is gone, or later with the worker's other children: its teardown is not waited for. */
-        waitpid(child, &status, WNOHANG);
+        /* Reaped now if it is gone, else by skillhost_peek_reap: its teardown is not waited for. */
+        if (waitpid(child, &status, WNOHANG) == 0) atomic_store(&unreaped_peek, child);
         used -= 4;
         memmove(out, out + 4, (size_t)used);
         *out_length = used;
@@ -157,6 +162,14 @@ int skillhost_peek_finish(pid_t child, int channel, int timeout_ms, char *out, i
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     return result != 0 ? result : ECHILD;
+}
+
+void skillhost_peek_reap(void) {
+    pid_t child = atomic_load(&unreaped_peek);
+    if (child <= 0) return;
+    int status;
+    pid_t result = waitpid(child, &status, WNOHANG);
+    if (result == child || (result < 0 && errno == ECHILD)) atomic_store(&unreaped_peek, 0);
 }
 
 int skillhost_mapped_folders(const char *skip, char *out, int out_size) {

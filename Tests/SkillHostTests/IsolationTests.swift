@@ -280,6 +280,32 @@ struct IsolationTests {
         #expect(await host.answeringWorkerPID() != nil, "the next worker is forked from the new template")
     }
 
+    /// The child a confined worker starts to learn what its plugin declares is reaped once it is gone: a worker
+    /// that serves for days keeps no zombie of it.
+    @Test func aWorkerKeepsNoZombieOfItsPeek() async throws {
+        let host = try Host()
+        try await host.load("faults.c")
+        let pid = try #require(await host.workerPID())
+        let reaped = await TestSupport.eventually {
+            _ = await host.registry.invoke("fault_ok", arguments: "{}")
+            return Self.zombieChildren(of: pid_t(pid)).isEmpty
+        }
+        #expect(reaped, "zombies of worker \(pid): \(Self.zombieChildren(of: pid_t(pid)))")
+    }
+
+    /// The processes whose parent is `parent` and that have ended without being waited for.
+    static func zombieChildren(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let child = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && fields[0] == "Z" && fields[1] == "\(parent)" ? child : nil
+        }
+    }
+
     /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with
     /// the other call's reason; and such kills are not crashes, so they never make the plugin "failing".
     @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {

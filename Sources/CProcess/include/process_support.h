@@ -195,9 +195,15 @@ int skillhost_peek_start(const char *path, const struct skillhost_confinement *c
 int skillhost_mapped_folders(const char *skip, char *out, int out_size);
 
 /** Reads the report of skillhost_peek_start into `out` (`out_size` should be SKILLHOST_PEEK_REPORT_SIZE), closes
-    the pipe and reaps the child. Returns 0 and sets `out_length`; ETIMEDOUT when the child took longer than
-    `timeout_ms` (it is killed); ECHILD when it failed or crashed. */
+    the pipe and kills the child. Returns 0 and sets `out_length`; ETIMEDOUT when the child took longer than
+    `timeout_ms` (it is killed); ECHILD when it failed or crashed. A child that failed is reaped here; one that
+    reported is reaped here if already gone, else by skillhost_peek_reap. */
 int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
+
+/** Reaps the peek child skillhost_peek_finish killed but could not reap at once, if it is gone now; does nothing
+    when there is none (one load of an atomic). Call it from time to time after the peek (a worker does at each
+    request other than a call). [any thread] */
+void skillhost_peek_reap(void);
 
 /** Tells the CPU the calling thread is busy-waiting (x86 `pause`, Arm `yield`): cheaper for the other hardware
     thread and the memory system than a bare loop; no system call. [any thread] */

@@ -153,8 +153,12 @@ final class WorkerServer: Sendable {
                     skillhost_lane_next_request(lane.memory.base, &seen, $0.baseAddress, $0.count, spin)
                 }
                 // A plugin that closed the protocol channel is stopped after this call: on the lane its answer
-                // still travels (in shared memory), but the main channel's reader would never learn of it.
-                defer { if fcntl(input, F_GETFD) < 0 { shutDown() } }
+                // still travels (in shared memory), but the main channel's reader would never learn of it. After the
+                // answer, too: the peek child, if it was not gone when the worker started, is reaped.
+                defer {
+                    if fcntl(input, F_GETFD) < 0 { shutDown() }
+                    skillhost_peek_reap()
+                }
                 switch count {
                 case 0...:
                     let bytes = Array(buffer[0..<count])
@@ -186,6 +190,7 @@ final class WorkerServer: Sendable {
     private func send(_ message: JSONRPCMessage) { writer.write(message.line) }
 
     private func handle(_ line: LineReader.Line, handOff: () -> Void) {
+        defer { skillhost_peek_reap() }  // the peek child, if it was not gone when the worker started
         let bytes: [UInt8]
         switch line {
         case .end: return
