@@ -178,8 +178,9 @@ final class PluginLifecycle: Sendable {
     /// The switch, then the old version's retirement.
     private func commit(_ plugin: LoadedPlugin, _ skills: [Skill], file: String, hash: UInt64) -> PluginSummary {
         let new = Catalog.Plugin(plugin: plugin, skills: skills, fingerprint: hash)
-        let old = catalog.commit(new, file: file)
+        // Cleared first: whoever finds the new version answering finds the file's old failure gone.
         state.withLock { $0.failures[file] = nil }
+        let old = catalog.commit(new, file: file)
         if let old { retire(old.plugin) }
         let mode = plugin.isolation == .process ? " (process mode)" : ""
         configuration.log(LogRecord(level: .info, source: "host", message: "loaded \(file)\(mode)"))
