@@ -237,6 +237,58 @@ struct ConfinementTests {
                 == "process · confined: network, no programs, reads system files + 1 folder, writes its data dir")
     }
 
+    /// A worker restarted for the same copy is given the declaration the first one learnt, instead of a peek's
+    /// process, and is confined exactly as the first: what the plugin declares it may, the rest it still may not.
+    @Test func aRestartedWorkerIsConfinedAsTheFirstWithoutAPeek() async throws {
+        let listener = try LoopbackListener()
+        let folder = Paths.temporaryDirectory("confinement-restart")
+        try "weights".write(toFile: folder + "/model.bin", atomically: true, encoding: .utf8)
+        let host = try Host()
+        try await host.load { try Self.escape("reach", capabilities: "SKILL_CAP_NETWORK", readPath: folder) }
+        guard case .isolated(let plugin)? = host.registry.catalog.plugin(named: "reach")?.image else {
+            Issue.record("reach does not run in a worker")
+            return
+        }
+        #expect(plugin.lastStartPeeked, "the first worker learns the declaration from a peek")
+        let placement = host.plugin("reach")?.placementText
+        let first = try #require(plugin.workerPID)
+        #expect(kill(first, SIGKILL) == 0)
+        var restarted = false
+        for _ in 0..<200 where !restarted {
+            _ = await host.call("reach_env", ["name": "PATH"])
+            restarted = plugin.workerPID.map { $0 != first } ?? false
+        }
+        #expect(restarted, "a new worker answers")
+        #expect(!plugin.lastStartPeeked, "the restarted worker was given the declaration")
+        let connect = await host.call("reach_connect", ["port": .int(Int64(listener.port))])
+        #expect(connect.result?["read"] == "hello", "\(connect.error ?? "")")
+        #expect(await host.call("reach_read", ["path": .string(folder + "/model.bin")]).result?["content"] == "weights")
+        #expect(await host.call("reach_write", ["path": .string(folder + "/model.bin")]).status == .error)
+        let outside = Paths.temporaryDirectory("confinement-restart-outside") + "/secret"
+        try "secret".write(toFile: outside, atomically: true, encoding: .utf8)
+        #expect(await host.call("reach_read", ["path": .string(outside)]).status == .error)
+        let data = host.registry.configuration.dataDirectory.appendingPathComponent("reach/state").path
+        #expect(await host.call("reach_write", ["path": .string(data)]).status == .ok)
+        #expect(host.plugin("reach")?.placementText == placement)
+    }
+
+    /// The declaration travels on the worker's command line as the worker reads it back; one it cannot read
+    /// makes the whole command line unreadable, and a name that is not a plugin's is no declaration.
+    @Test func aDeclarationRoundTripsOnTheWorkersCommandLine() throws {
+        var launch = WorkerLaunch(
+            file: "/p/reach.so", copy: "/t/1-reach.so", dataDirectory: "/d", limits: WorkerLimits(), resultLimit: 1024)
+        launch.declared = PluginDeclaration(name: "reach", capabilities: 0x1 | 0x8000_0000, readPaths: ["/m", "rel"])
+        #expect(launch.declared?.readPaths == ["/m"], "a relative read path is dropped")
+        #expect(launch.declared?.capabilities == PluginCapabilities(rawValue: 0x1), "unknown bits are dropped")
+        #expect(WorkerLaunch(arguments: launch.arguments) == launch)
+        var broken = launch.arguments
+        if let index = broken.firstIndex(of: "--declared") {
+            broken[index + 1] = #"{"name":"../x","capabilities":0,"read_paths":[]}"#
+        }
+        #expect(WorkerLaunch(arguments: broken) == nil)
+        #expect(PluginDeclaration(name: "../x", capabilities: 0, readPaths: []) == nil)
+    }
+
     /// A declared read path that holds the home folder is shown for what it is, not as "+ 1 folder".
     @Test func aReadPathOverTheHomeFolderIsShownAsAllYourFiles() async throws {
         let host = try Host()

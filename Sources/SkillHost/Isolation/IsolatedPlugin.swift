@@ -11,6 +11,11 @@ final class IsolatedPlugin: Sendable {
     private struct State {
         var worker: WorkerProcess?
         var supervisor: WorkerSupervisor
+        /// What the plugin declared, as the first worker of this copy learnt it: later workers of the same copy
+        /// confine themselves with it without peeking (the copy is private to the host and never changes).
+        var declared: PluginDeclaration?
+        /// Whether the last worker started peeked to learn it.
+        var lastStartPeeked = false
     }
 
     let file: String
@@ -77,6 +82,8 @@ final class IsolatedPlugin: Sendable {
     /// Spawns a worker and waits for its description, at most `startTimeout`.
     private func spawnAndDescribe() -> Result<(WorkerProcess, WorkerProtocol.Description), WorkerProcess.WorkerFailure>
     {
+        var launch = launch
+        launch.declared = state.withLock { $0.declared }
         let spawned = WorkerProcess.spawn(
             executable: settings.executable, launch: launch, plugin: name, log: log,
             onExit: { [weak self] exit in self?.workerExited(exit) })
@@ -92,6 +99,12 @@ final class IsolatedPlugin: Sendable {
             return .failure(failure)
         case .success(let description):
             worker.markRunning()
+            state.withLock {
+                // Kept only for the plugin as the host knows it: a declaration under another name would hand the
+                // next worker another plugin's data folder.
+                if let declared = description.declared, declared.name == description.name { $0.declared = declared }
+                $0.lastStartPeeked = description.peeked
+            }
             return .success((worker, description))
         }
     }
@@ -224,6 +237,12 @@ final class IsolatedPlugin: Sendable {
     private func announce(failing: String?) {
         if let failing { log(LogRecord(level: .error, source: "host", message: failing)) }
     }
+
+    /// Whether the last worker started learnt the plugin's declaration from a peek (else from the host).
+    var lastStartPeeked: Bool { state.withLock { $0.lastStartPeeked } }
+
+    /// The current worker's process id, if one runs.
+    var workerPID: pid_t? { state.withLock { $0.worker?.pid } }
 
     /// Calls sent to the current worker and not answered yet.
     var callsInWorker: Int { state.withLock { $0.worker }?.pendingRequests ?? 0 }

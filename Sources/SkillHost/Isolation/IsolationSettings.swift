@@ -73,6 +73,9 @@ package struct WorkerLaunch: Sendable, Equatable {
     package var confines = true
     /// The host's precomputed system paths and filter, so the worker need not compute them.
     package var prepared: WorkerPreparation?
+    /// What the plugin declares, when a worker of this copy already reported it: the worker confines itself with
+    /// it instead of peeking again.
+    var declared: PluginDeclaration?
 
     package init(
         file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
@@ -95,6 +98,7 @@ package struct WorkerLaunch: Sendable, Equatable {
         if let maximumLandlockABI { result += ["--landlock-abi", String(maximumLandlockABI)] }
         if !confines { result += ["--confines", "no"] }
         if let prepared { result += prepared.arguments }
+        if let declared { result += ["--declared", declared.json.jsonText] }
         if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
         if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
         if let value = limits.openFiles { result += ["--limit-files", String(value)] }
@@ -122,5 +126,10 @@ package struct WorkerLaunch: Sendable, Equatable {
         maximumLandlockABI = values["--landlock-abi"].flatMap { Int($0) }
         confines = values["--confines"] != "no"
         prepared = WorkerPreparation(paths: values["--system-paths"], filter: values["--filter"])
+        if let text = values["--declared"] {
+            // A launch that names a declaration it cannot give is not what `arguments` produces.
+            guard let declared = PluginDeclaration(json: try? JSONValue(parsing: text)) else { return nil }
+            self.declared = declared
+        }
     }
 }

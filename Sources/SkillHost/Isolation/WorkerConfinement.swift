@@ -36,11 +36,22 @@ enum WorkerConfinement {
         let report: Int32
         let temporary: String?
         let maximumABI: Int
+        /// The declaration the host gave (`WorkerLaunch.declared`): no child was started.
+        let known: PluginDeclaration?
     }
 
-    /// Starts the peek: a confined child loads the plugin at `launch.copy` and reports its declaration. Gives the
-    /// worker its private temporary folder (`TMPDIR`). When the child cannot start, `child` is -1 and the plugin
-    /// is confined as declaring nothing.
+    /// How the worker confined itself, and from what declaration.
+    struct Confined {
+        let report: ConfinementReport
+        /// Nil when the plugin is confined as declaring nothing (its peek failed).
+        let declared: PluginDeclaration?
+        /// Whether a peek learnt the declaration (else the host gave it).
+        let peeked: Bool
+    }
+
+    /// Starts the peek: a confined child loads the plugin at `launch.copy` and reports its declaration — unless the
+    /// launch carries it already (a restart of the same copy). Gives the worker its private temporary folder
+    /// (`TMPDIR`). When the child cannot start, `child` is -1 and the plugin is confined as declaring nothing.
     static func begin(_ launch: WorkerLaunch) -> Peek {
         let base = basePaths(copy: launch.copy, prepared: launch.prepared)
         let temporary = makeTemporaryDirectory()
@@ -60,17 +71,18 @@ enum WorkerConfinement {
                     }
                 }
                 if imported != true { _ = skillhost_seccomp_prepare(pointer) }
-                return skillhost_peek_start(launch.copy, pointer, &child, &report)
+                return launch.declared == nil ? skillhost_peek_start(launch.copy, pointer, &child, &report) : 0
             }
         }
         if started != 0 { child = -1 }
-        return Peek(base: base, child: child, report: report, temporary: temporary, maximumABI: abi)
+        return Peek(
+            base: base, child: child, report: report, temporary: temporary, maximumABI: abi, known: launch.declared)
     }
 
     /// Reads the declaration, widens or narrows it by the user's rules, and confines this process for good. Fails
     /// with a sentence when the confinement cannot be applied, or is partial while the rules require it complete.
     static func finish(_ peek: Peek, _ launch: WorkerLaunch, rules: ConfinementRules)
-        -> Result<ConfinementReport, WorkerFailure>
+        -> Result<Confined, WorkerFailure>
     {
         // Landlock and the filter bind only the calling thread (and the threads it starts from now on): one that
         // already ran could later run plugin code unconfined.
@@ -81,7 +93,7 @@ enum WorkerConfinement {
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
         // The refusal memory for the host's metadata supervision, made while the peek child may still be working.
         _ = skillhost_metadata_prepare()
-        let declared = peek.child > 0 ? read(peek) : nil
+        let declared = peek.known ?? (peek.child > 0 ? read(peek) : nil)
         let confinement = rules.confinement(
             for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
             home: home)
@@ -112,7 +124,7 @@ enum WorkerConfinement {
                         "refused to load: the plugin would be only partly confined (\(shortfall)) and "
                             + "isolation.require_confinement is true"))
             }
-            return .success(report)
+            return .success(Confined(report: report, declared: declared, peeked: peek.known == nil))
         }
     }
 
@@ -164,14 +176,8 @@ enum WorkerConfinement {
         return Paths(execute: execute, read: read)
     }
 
-    struct Declared {
-        let name: String
-        let capabilities: PluginCapabilities
-        let readPaths: [String]
-    }
-
     /// What the child reported; nil when it failed (the real load then fails the same way and says why).
-    static func read(_ peek: Peek) -> Declared? {
+    static func read(_ peek: Peek) -> PluginDeclaration? {
         var buffer = [CChar](repeating: 0, count: Int(SKILLHOST_PEEK_REPORT_SIZE))
         var length: Int32 = 0
         guard skillhost_peek_finish(peek.child, peek.report, 60_000, &buffer, Int32(buffer.count), &length) == 0
@@ -179,14 +185,8 @@ enum WorkerConfinement {
         let fields = buffer[0..<Int(length)].split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
             String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
-        // The name becomes a folder name (its data directory): only a valid plugin name is taken, never "../x".
-        guard fields.count >= 2, DescriptorValidator.isValidPluginName(fields[0]), let bits = UInt32(fields[1]) else {
-            return nil
-        }
-        let readPaths = fields.dropFirst(2).filter { $0.hasPrefix("/") || $0.hasPrefix("~") }
-        return Declared(
-            name: fields[0], capabilities: PluginCapabilities(rawValue: bits).intersection(.known),
-            readPaths: Array(readPaths))
+        guard fields.count >= 2, let bits = UInt32(fields[1]) else { return nil }
+        return PluginDeclaration(name: fields[0], capabilities: bits, readPaths: Array(fields.dropFirst(2)))
     }
 
     private static func makeTemporaryDirectory() -> String? {

@@ -68,16 +68,24 @@ enum WorkerProtocol {
         let confinement: ConfinementReport?
         /// Whether the plugin has a `snapshot` (since 1.1).
         let hasSnapshot: Bool
+        /// The declaration the worker confined itself with (nil: unconfined, or confined as declaring nothing),
+        /// for the next worker of the same copy (`WorkerLaunch.declared`).
+        var declared: PluginDeclaration? = nil
+        /// Whether the worker peeked to learn it (else the host gave it).
+        var peeked = false
     }
 
-    static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confinement: ConfinementReport?) -> JSONValue {
+    static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confined: WorkerConfinement.Confined?)
+        -> JSONValue
+    {
         [
             "plugin": [
                 "name": .string(plugin.name), "version": .string(plugin.version),
                 "description": .string(plugin.description), "keeps_mapped": .bool(plugin.keepsMapped),
                 "capabilities": .int(Int64(plugin.capabilities.rawValue)),
                 "read_paths": .array(plugin.readPaths.map { .string($0) }),
-                "confinement": confinement?.json ?? .null, "snapshot": .bool(plugin.hasSnapshot),
+                "confinement": confined?.report.json ?? .null, "snapshot": .bool(plugin.hasSnapshot),
+                "declared": confined?.declared?.json ?? .null, "peeked": .bool(confined?.peeked ?? false),
             ],
             "skills": .array(
                 skills.map { skill in
@@ -124,7 +132,8 @@ enum WorkerProtocol {
             capabilities: PluginCapabilities(
                 rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
             readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
-            confinement: ConfinementReport(json: plugin["confinement"]), hasSnapshot: plugin["snapshot"] == .bool(true))
+            confinement: ConfinementReport(json: plugin["confinement"]), hasSnapshot: plugin["snapshot"] == .bool(true),
+            declared: PluginDeclaration(json: plugin["declared"]), peeked: plugin["peeked"] == .bool(true))
     }
 }
 
@@ -132,7 +141,7 @@ enum WorkerProtocol {
 struct WorkerSide: Sendable {
     let registry: SkillRegistry
     let loaded: Result<PluginSummary, PluginLoadError>
-    let confinement: ConfinementReport?
+    let confined: WorkerConfinement.Confined?
 }
 
 /// A plain request the host sends a worker, which the worker answers on its reading thread — every method but
@@ -156,7 +165,7 @@ struct WorkerMethod<Reply: Sendable>: Sendable {
                     return .success(
                         WorkerProtocol.encode(
                             plugin, plugin.skillIDs.compactMap { worker.registry.skill($0) },
-                            confinement: worker.confinement))
+                            confined: worker.confined))
                 case .failure(let error):
                     return .failure(
                         JSONRPCError(.pluginNotLoaded, error.problems.map(\.description).joined(separator: "\n")))

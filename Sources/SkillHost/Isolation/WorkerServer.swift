@@ -64,11 +64,11 @@ package enum WorkerMain {
         let registry: SkillRegistry
         do { registry = try SkillRegistry(configuration: configuration) } catch { fail(error.description) }
         // A plugin that cannot be confined as required is not loaded at all; `describe` says why.
-        var confinement: ConfinementReport?
+        var confined: WorkerConfinement.Confined?
         var refusal: String?
         switch peek.map({ WorkerConfinement.finish($0, launch, rules: launch.rules) }) {
         case .failure(let failure)?: refusal = failure.message
-        case .success(let report)?: confinement = report
+        case .success(let result)?: confined = result
         case nil: break
         }
         // Nothing of the plugin's may write to the host's supervisor (confinement used the socket, if at all).
@@ -83,7 +83,7 @@ package enum WorkerMain {
             }
         }
         let server = WorkerServer(
-            registry: registry, loaded: loaded, confinement: confinement, input: input, writer: writer)
+            registry: registry, loaded: loaded, confined: confined, input: input, writer: writer)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
         if let lane { server.serveLane(lane, limit: limit) }
         server.serve(LineReader(descriptor: input, limit: limit))
@@ -106,7 +106,8 @@ package enum WorkerMain {
 final class WorkerServer: Sendable {
     private let registry: SkillRegistry
     private let loaded: Result<PluginSummary, PluginLoadError>
-    private let confinement: ConfinementReport?
+    /// How the worker confined itself, and from what declaration (nil: unconfined).
+    private let confined: WorkerConfinement.Confined?
     private let writer: WorkerOutput
     /// The protocol input's descriptor, to tell the host closing it from a plugin closing it.
     private let input: Int32
@@ -114,12 +115,12 @@ final class WorkerServer: Sendable {
     private let calls = Mutex(WorkerCalls())
 
     init(
-        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confinement: ConfinementReport?,
+        registry: SkillRegistry, loaded: Result<PluginSummary, PluginLoadError>, confined: WorkerConfinement.Confined?,
         input: Int32, writer: WorkerOutput
     ) {
         self.registry = registry
         self.loaded = loaded
-        self.confinement = confinement
+        self.confined = confined
         self.input = input
         self.writer = writer
     }
@@ -232,7 +233,7 @@ final class WorkerServer: Sendable {
                 send(.failure(id: JSONRPCID(id), error: JSONRPCError(.methodNotFound, "unknown method \(method)")))
                 return
             }
-            switch answer(WorkerSide(registry: registry, loaded: loaded, confinement: confinement)) {
+            switch answer(WorkerSide(registry: registry, loaded: loaded, confined: confined)) {
             case .success(let result): send(.response(id: JSONRPCID(id), result: result))
             case .failure(let error): send(.failure(id: JSONRPCID(id), error: error))
             }
@@ -272,7 +273,7 @@ final class WorkerServer: Sendable {
         case .text(let result): (outcome, text) = (.success(.null), result)
         case .outcome(let other): (outcome, text) = (other, nil)
         }
-        if let confinement {
+        if let confinement = confined?.report {
             ConfinementMessages.explain(
                 &outcome, plugin: (try? loaded.get())?.name ?? "", confinement: confinement.confinement)
         }
