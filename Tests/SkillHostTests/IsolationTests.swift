@@ -280,6 +280,37 @@ struct IsolationTests {
         #expect(await host.answeringWorkerPID() != nil, "the next worker is forked from the new template")
     }
 
+    /// Templates that keep failing are given up: after three in a row, workers are started directly (each restart
+    /// still answers), no template is started again, and the log says so once.
+    @Test func templatesThatKeepFailingAreGivenUp() async throws {
+        let folder = Paths.temporaryDirectory("template-failing")
+        let executable = folder + "/skillhost"
+        try "#!/bin/sh\n[ \"$2\" = --template ] && exit 3\nexec \(Paths.skillhost) \"$@\"\n".write(
+            toFile: executable, atomically: true, encoding: .utf8)
+        #expect(chmod(executable, 0o755) == 0)
+        let host = try Host {
+            $0.executable = executable
+            $0.maximumCrashes = 100  // the kills below are crashes on purpose
+        }
+        try await host.load("faults.c")
+        // Each restart meets at most one template (a template still starting is not waited for): rounds until
+        // three failed, with a generous cap.
+        for round in 1...30 where !WorkerTemplates.shared.gaveUp(executable) {
+            #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+            #expect(await host.answeringWorkerPID() != nil, "round \(round): a worker answers")
+        }
+        #expect(WorkerTemplates.shared.gaveUp(executable))
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        #expect(await host.answeringWorkerPID() != nil, "a worker started directly answers")
+        #expect(WorkerTemplates.shared.running(executable) == nil)
+        let warnings = host.logs.lines.withLock { $0.filter { $0.hasPrefix("worker templates of") } }
+        #expect(
+            warnings == [
+                "worker templates of \(executable) failed 3 times in a row; workers are started directly from now on "
+                    + "(each start takes longer)"
+            ])
+    }
+
     /// The child a confined worker starts to learn what its plugin declares is reaped once it is gone: a worker
     /// that serves for days keeps no zombie of it.
     @Test func aWorkerKeepsNoZombieOfItsPeek() async throws {

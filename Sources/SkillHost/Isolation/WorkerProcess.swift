@@ -124,7 +124,7 @@ final class WorkerProcess: Sendable {
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
         let process: StartedProcess
         if let forked = WorkerTemplates.shared.start(
-            executable, launch: launch, temporaryDirectory: temporaryDirectory)
+            executable, launch: launch, temporaryDirectory: temporaryDirectory, log: log)
         {
             process = forked
         } else {
@@ -141,7 +141,7 @@ final class WorkerProcess: Sendable {
             case .success(let started): process = started
             }
         }
-        WorkerTemplates.shared.prepare(executable)
+        WorkerTemplates.shared.prepare(executable, log: log)
         let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
         let (laneRequests, laneResponses, supervision) = (
             process.laneRequests, process.laneResponses, process.supervision

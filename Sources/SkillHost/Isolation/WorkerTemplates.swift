@@ -63,7 +63,14 @@ package final class WorkerTemplates: Sendable {
     private struct State {
         var templates: [String: Template] = [:]
         var starting: Set<String> = []
+        /// Templates discarded in a row, by executable, since one last forked a worker.
+        var failures: [String: Int] = [:]
     }
+
+    /// After this many templates in a row failed (died, stopped answering, or could not be started) before
+    /// forking a worker, none is started again for that executable: each would cost a runtime's start beside every
+    /// worker's, for nothing. Workers are then spawned directly, as without templates.
+    static let maximumFailures = 3
 
     private let state = Mutex(State())
     /// Requests to a template go one at a time (its answers come in order on one socket).
@@ -77,7 +84,10 @@ package final class WorkerTemplates: Sendable {
 
     /// A worker forked from the template of `executable` for `launch`; nil when there is no template or it failed
     /// (then it is discarded and the caller starts the worker itself).
-    func start(_ executable: String, launch: WorkerLaunch, temporaryDirectory: String) -> StartedProcess? {
+    func start(
+        _ executable: String, launch: WorkerLaunch, temporaryDirectory: String,
+        log: @escaping @Sendable (LogRecord) -> Void = { _ in }
+    ) -> StartedProcess? {
         guard let template = state.withLock({ $0.templates[executable] }) else { return nil }
         let message = Self.launchMessage(launch, temporaryDirectory: temporaryDirectory)
         var pid: pid_t = 0
@@ -91,9 +101,10 @@ package final class WorkerTemplates: Sendable {
             }
         }
         guard result == 0 else {
-            if result != EMSGSIZE { discard(executable, template) }
+            if result != EMSGSIZE { discard(executable, template, log: log) }
             return nil
         }
+        state.withLock { $0.failures[executable] = nil }
         ProcessTree.started(pid)
         return StartedProcess(
             pid: pid, input: input, output: output, errors: errors, laneRequests: laneRequests,
@@ -103,20 +114,33 @@ package final class WorkerTemplates: Sendable {
     /// The pid of the template for `executable`, if one runs.
     func running(_ executable: String) -> pid_t? { state.withLock { $0.templates[executable]?.pid } }
 
-    /// Starts the template for `executable` on a thread of its own, unless one runs or is starting.
-    func prepare(_ executable: String) {
+    /// Whether templates for `executable` were given up (`maximumFailures`).
+    func gaveUp(_ executable: String) -> Bool {
+        state.withLock { $0.failures[executable, default: 0] >= Self.maximumFailures }
+    }
+
+    /// Starts the template for `executable` on a thread of its own, unless one runs or is starting, or templates
+    /// for it were given up. `log` hears once when they are given up.
+    func prepare(_ executable: String, log: @escaping @Sendable (LogRecord) -> Void = { _ in }) {
         let start = state.withLock { state -> Bool in
-            guard state.templates[executable] == nil, !state.starting.contains(executable) else { return false }
+            guard state.templates[executable] == nil, !state.starting.contains(executable),
+                state.failures[executable, default: 0] < Self.maximumFailures
+            else { return false }
             state.starting.insert(executable)
             return true
         }
         guard start else { return }
         let thread = Thread { [self] in
             let started = Self.spawn(executable)
-            state.withLock { state in
+            let gaveUp = state.withLock { state -> Bool in
                 state.starting.remove(executable)
-                if let started { state.templates[executable] = started }
+                if let started {
+                    state.templates[executable] = started
+                    return false
+                }
+                return Self.failed(executable, &state)
             }
+            if gaveUp { Self.announceGivingUp(executable, log) }
         }
         thread.name = "skillhost.template"
         thread.start()
@@ -133,13 +157,29 @@ package final class WorkerTemplates: Sendable {
         return Template(pid: pid, control: control)
     }
 
-    /// Stops a template that failed (if it is still the one registered) and forgets it.
-    private func discard(_ executable: String, _ template: Template) {
-        let current = state.withLock { state -> Bool in
-            guard state.templates[executable]?.pid == template.pid else { return false }
+    /// Counts a failed template; true when that makes `maximumFailures` (the caller says so, once).
+    private static func failed(_ executable: String, _ state: inout State) -> Bool {
+        state.failures[executable, default: 0] += 1
+        return state.failures[executable] == maximumFailures
+    }
+
+    private static func announceGivingUp(_ executable: String, _ log: @Sendable (LogRecord) -> Void) {
+        log(
+            LogRecord(
+                level: .warning, source: "host",
+                message: "worker templates of \(executable) failed \(maximumFailures) times in a row; workers are "
+                    + "started directly from now on (each start takes longer)"))
+    }
+
+    /// Stops a template that failed (if it is still the one registered) and forgets it. `log` hears once when
+    /// that gives templates up.
+    private func discard(_ executable: String, _ template: Template, log: @Sendable (LogRecord) -> Void) {
+        let (current, gaveUp) = state.withLock { state -> (Bool, Bool) in
+            guard state.templates[executable]?.pid == template.pid else { return (false, false) }
             state.templates[executable] = nil
-            return true
+            return (true, Self.failed(executable, &state))
         }
+        if gaveUp { Self.announceGivingUp(executable, log) }
         guard current else { return }
         _ = skillhost_kill_group(template.pid, SIGKILL)
         var status: Int32 = 0
