@@ -8,7 +8,8 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --snapshots-only | --composite-only | --hooks-only
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --starts-only | --snapshots-only | --composite-only
+//    | --hooks-only
 //    | --record-only | --skill-folders-only
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
@@ -79,7 +80,7 @@ struct Options {
             case "--await-only":
                 awaitOnly = true
                 index -= 1
-            case "--process-only":
+            case "--process-only", "--starts-only":
                 isolationOnly = true
                 index -= 1
             case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only",
