@@ -289,6 +289,18 @@ struct ConfinementTests {
         #expect(PluginDeclaration(name: "../x", capabilities: 0, readPaths: []) == nil)
     }
 
+    /// The host's preparation (system paths, compiled filter) reads back from the arguments it makes, byte for
+    /// byte; a filter of an odd or non-hex length is no preparation.
+    @Test func thePreparationRoundTripsOnTheCommandLine() throws {
+        let prepared = WorkerPreparation(
+            paths: WorkerConfinement.Paths(execute: ["/usr", "/opt/x y"], read: ["/etc/\"q\""]),
+            filter: [0x00, 0x0F, 0xA5, 0xFF, 0x10])
+        #expect(prepared.arguments[3] == "000fa5ff10")
+        #expect(WorkerPreparation(paths: prepared.arguments[1], filter: prepared.arguments[3]) == prepared)
+        #expect(WorkerPreparation(paths: prepared.arguments[1], filter: "0fa") == nil)
+        #expect(WorkerPreparation(paths: prepared.arguments[1], filter: "0g") == nil)
+    }
+
     /// A declared read path that holds the home folder is shown for what it is, not as "+ 1 folder".
     @Test func aReadPathOverTheHomeFolderIsShownAsAllYourFiles() async throws {
         let host = try Host()
