@@ -324,6 +324,22 @@ struct IsolationTests {
         #expect(reaped, "zombies of worker \(pid): \(Self.zombieChildren(of: pid_t(pid)))")
     }
 
+    /// A worker opens the host's private copy where it is, instead of writing a copy of the copy first: the
+    /// plugin it maps is the host's file (still on disk), not one it wrote and removed.
+    @Test func aWorkerLoadsTheHostsCopyInPlace() async throws {
+        let host = try Host()
+        try await host.load("faults.c")
+        let pid = try #require(await host.workerPID())
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        let plugin = maps.split(separator: "\n").filter {
+            $0.hasSuffix("faults.so") || $0.hasSuffix("faults.so (deleted)")
+        }
+        #expect(!plugin.isEmpty, "the plugin is mapped")
+        #expect(plugin.allSatisfy { !$0.hasSuffix("(deleted)") }, "\(plugin)")
+        let path = try #require(plugin.first?.split(separator: " ").last.map(String.init))
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
     /// The processes whose parent is `parent` and that have ended without being waited for.
     static func zombieChildren(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

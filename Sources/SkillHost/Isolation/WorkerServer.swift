@@ -48,6 +48,7 @@ package enum WorkerMain {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: launch.dataDirectory, isDirectory: true))
         configuration.resultLimit = launch.resultLimit
+        configuration.filesArePrivate = true  // launch.copy is the host's private copy
         configuration.log = { record in
             writer.write(
                 JSONRPCMessage.notification(

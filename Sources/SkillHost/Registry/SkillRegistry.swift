@@ -46,6 +46,9 @@ public final class SkillRegistry: Sendable {
         public var isolation: IsolationSettings?
         /// Hears each step of loading a plugin (a worker reports it to its host, so a hang names its step).
         public var onLoadPhase: @Sendable (LoadPhase) -> Void = { _ in }
+        /// The files given to `load` are private copies that nothing changes or removes while they are loaded (a
+        /// worker's, made by its host): they are opened in place instead of copied again.
+        package var filesArePrivate = false
         /// Time for call deadlines, kill graces, restart backoff and crash windows (tests inject a manual clock).
         public var clock: any HostClock = SystemClock()
         /// Who calls, as skills see it in their context (`skill_call_api.context`): "shell", "ask", "mcp", "call".
@@ -77,7 +80,8 @@ public final class SkillRegistry: Sendable {
         self.configuration = configuration
         copyDirectory = try TemporaryDirectories.create()
         loader = PluginLoader(
-            copyDirectory: copyDirectory, hostVersion: Self.hostVersion, onPhase: configuration.onLoadPhase)
+            copyDirectory: copyDirectory, hostVersion: Self.hostVersion,
+            filesArePrivate: configuration.filesArePrivate, onPhase: configuration.onLoadPhase)
         runner = InvocationRunner(
             limits: .init(
                 maximumThreads: configuration.maximumThreads, perPluginConcurrency: configuration.perPluginConcurrency,
