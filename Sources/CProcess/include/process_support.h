@@ -201,8 +201,8 @@ int skillhost_mapped_folders(const char *skip, char *out, int out_size);
 int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
 
 /** Reaps the peek child skillhost_peek_finish killed but could not reap at once, if it is gone now; does nothing
-    when there is none (one load of an atomic). Call it from time to time after the peek (a worker does at each
-    request other than a call). [any thread] */
+    when there is none (one load of an atomic). Call it from time to time after the peek (a worker does after each
+    request it answers, off the answer's path). [any thread] */
 void skillhost_peek_reap(void);
 
 /** Tells the CPU the calling thread is busy-waiting (x86 `pause`, Arm `yield`): cheaper for the other hardware

@@ -45,7 +45,7 @@ enum WorkerConfinement {
         let report: ConfinementReport
         /// Nil when the plugin is confined as declaring nothing (its peek failed).
         let declared: PluginDeclaration?
-        /// Whether a peek learnt the declaration (else the host gave it).
+        /// Whether the worker peeked for the declaration (else the host gave it).
         let peeked: Bool
     }
 
@@ -271,8 +271,8 @@ package struct WorkerPreparation: Sendable, Equatable {
         return WorkerPreparation(paths: paths, filter: Array(bytes[0..<Int(length)]))
     }
 
-    /// The arguments that carry it, made once: every worker's launch carries them (printed anew, they took
-    /// 0.27 ms of the host's side of each start).
+    /// The arguments that carry it, made once: every worker's launch carries them (the filter alone is some 5,000
+    /// hex digits).
     let arguments: [String]
 
     /// Read back from `--system-paths` and `--filter`; nil when either is missing or malformed.

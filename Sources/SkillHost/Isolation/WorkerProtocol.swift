@@ -71,7 +71,7 @@ enum WorkerProtocol {
         /// The declaration the worker confined itself with (nil: unconfined, or confined as declaring nothing),
         /// for the next worker of the same copy (`WorkerLaunch.declared`).
         var declared: PluginDeclaration? = nil
-        /// Whether the worker peeked to learn it (else the host gave it).
+        /// Whether the worker peeked for it (else the host gave it).
         var peeked = false
     }
 
