@@ -317,11 +317,12 @@ struct IsolationTests {
         let host = try Host()
         try await host.load("faults.c")
         let pid = try #require(await host.workerPID())
+        // The peek child is gone only once reaped (killed, it is first dying, then a zombie until waited for).
         let reaped = await TestSupport.eventually {
             _ = await host.registry.invoke("fault_ok", arguments: "{}")
-            return Self.zombieChildren(of: pid_t(pid)).isEmpty
+            return Self.children(of: pid_t(pid)).isEmpty
         }
-        #expect(reaped, "zombies of worker \(pid): \(Self.zombieChildren(of: pid_t(pid)))")
+        #expect(reaped, "children of worker \(pid): \(Self.children(of: pid_t(pid)))")
     }
 
     /// A worker opens the host's private copy where it is, instead of writing a copy of the copy first: the
@@ -340,16 +341,16 @@ struct IsolationTests {
         #expect(FileManager.default.fileExists(atPath: path))
     }
 
-    /// The processes whose parent is `parent` and that have ended without being waited for.
-    static func zombieChildren(of parent: pid_t) -> [pid_t] {
+    /// The processes whose parent is `parent`, running or ended and not yet waited for, with their state.
+    static func children(of parent: pid_t) -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> pid_t? in
+        return entries.compactMap { entry -> String? in
             guard let child = pid_t(entry),
                 let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { return nil }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 2 && fields[0] == "Z" && fields[1] == "\(parent)" ? child : nil
+            return fields.count > 2 && fields[1] == "\(parent)" ? "\(child) (\(fields[0]))" : nil
         }
     }
 
