@@ -1,4 +1,5 @@
 import CProcess
+import CTestSandbox
 import Foundation
 import Synchronization
 import TestSupport
@@ -309,6 +310,37 @@ struct IsolationTests {
                 "worker templates of \(executable) failed 3 times in a row; workers are started directly from now on "
                     + "(each start takes longer)"
             ])
+    }
+
+    /// A calling thread that finds the worker's lane thread on its own CPU moves to another CPU it may run on, and
+    /// its affinity is as it was afterwards. Here every thread of the worker is held on CPU 0 and the caller starts
+    /// there (the two would otherwise take turns on one core for every call).
+    @Test func aCallerOnTheWorkersCPUMovesOffIt() async throws {
+        var allowed: UInt64 = 0
+        guard skillhost_test_affinity(0, &allowed) == 0, allowed & 1 != 0, allowed.nonzeroBitCount >= 2 else {
+            return  // one CPU (or not CPU 0) to run on: nowhere to move
+        }
+        let host = try Host()
+        try await host.load("faults.c")
+        let pid = try #require(await host.workerPID())
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        #expect(!threads.isEmpty)
+        for thread in threads.compactMap({ Int32($0) }) {
+            #expect(skillhost_test_set_affinity(thread, 1) == 0, "worker thread \(thread) held on CPU 0")
+        }
+        let (registry, mask) = (host.registry, allowed)
+        let (moves, statuses, after) = try await offPool { () -> (Int, [SkillOutcome.Status], UInt64) in
+            _ = skillhost_test_set_affinity(0, 1)  // onto CPU 0 ...
+            _ = skillhost_test_set_affinity(0, mask)  // ... allowed elsewhere again, still there
+            let before = skillhost_lane_moves()
+            let statuses = (0..<50).map { _ in registry.invokeOnCurrentThread("fault_ok", arguments: "{}").status }
+            var now: UInt64 = 0
+            _ = skillhost_test_affinity(0, &now)
+            return (skillhost_lane_moves() - before, statuses, now)
+        }
+        #expect(statuses.allSatisfy { $0 == .ok })
+        #expect(moves >= 1, "the caller moved off CPU 0")
+        #expect(after == allowed, "the caller's affinity is as it was")
     }
 
     /// The child a confined worker starts to learn what its plugin declares is reaped once it is gone: a worker

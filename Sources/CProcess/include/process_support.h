@@ -244,8 +244,12 @@ void skillhost_lane_post_request(void *lane, const uint8_t *bytes, size_t length
 /// Host, the one thread holding the lane: checks for up to `spin_ns`, then sleeps until the worker posts a message
 /// or `skillhost_lane_wake_host` rings. Returns the message's length (copied into `into`, at most `capacity`),
 /// SKILLHOST_LANE_ON_PIPE, SKILLHOST_LANE_WOKEN or SKILLHOST_LANE_BROKEN; each message is acknowledged, so the
-/// worker may post the next.
+/// worker may post the next. A calling thread that finds the worker's lane thread on its own CPU moves itself to
+/// another CPU it may run on (its affinity narrowed for an instant, then given back as it was; at most once per
+/// 10 ms per thread): beside busy jobs the two would otherwise take turns on one core, two context switches a call.
 long skillhost_lane_next_response(void *lane, uint8_t *into, size_t capacity, uint64_t spin_ns);
+/// How many times the calling thread moved off its worker's CPU (tests). [any thread]
+long skillhost_lane_moves(void);
 /// Host, any thread: wakes the thread waiting in skillhost_lane_next_response (it returns SKILLHOST_LANE_WOKEN).
 void skillhost_lane_wake_host(void *lane);
 /// Host, once, when the worker is gone or stopping: ends the worker's lane thread and any wait for an
