@@ -107,7 +107,11 @@ static int still_sharing(_Atomic uint32_t *mine, _Atomic uint32_t *theirs, int m
 static void wait_for(struct skillhost_lane *lane, lane_condition ready, uint32_t argument, _Atomic uint32_t *word,
                      _Atomic uint32_t *sleeping, uint64_t spin_ns, _Atomic uint32_t *mine, _Atomic uint32_t *theirs,
                      int may_move) {
-    if (ready(lane, argument)) return;
+    if (ready(lane, argument)) {
+        /* Ready at once can mean the other side ran here first, having preempted this one: moved all the same. */
+        if (may_move) (void)still_sharing(mine, theirs, may_move);
+        return;
+    }
     if (spin_ns > 0 && !still_sharing(mine, theirs, may_move)) {
         uint64_t start = now_ns();
         for (unsigned round = 1;; round++) {
