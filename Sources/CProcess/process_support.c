@@ -97,6 +97,28 @@ static void keep_host_ends(struct channels *c, int *to_child, int *from_child, i
     *lane_memory = c->memory;
 }
 
+/* posix_spawn runs its dup2 actions in order: a source whose number is one of the targets (0 to count - 1) would be
+   overwritten by an earlier action before its own — and another thread may just have freed such a low number, which
+   the next pipe or memfd then gets (a worker found a socket where its lane's memory belonged). Such sources are
+   first copied above the targets; the copies go to `lifted` (`*lifted_count` of them), for the caller to close
+   after the spawn. 0 or an errno value (then nothing is left open). */
+static int lift_sources(int sources[], int count, int lifted[], int *lifted_count) {
+    *lifted_count = 0;
+    for (int i = 0; i < count; i++) {
+        if (sources[i] >= count) continue;
+        int copy = fcntl(sources[i], F_DUPFD_CLOEXEC, count);
+        if (copy < 0) {
+            int saved = errno;
+            for (int k = 0; k < *lifted_count; k++) close(lifted[k]);
+            *lifted_count = 0;
+            return saved;
+        }
+        sources[i] = copy;
+        lifted[(*lifted_count)++] = copy;
+    }
+    return 0;
+}
+
 /* A new process group's leader, default signal dispositions (SIGPIPE stays ignored), nothing blocked. */
 static void leader_attributes(posix_spawnattr_t *attributes) {
     sigset_t defaults, empty;
@@ -115,8 +137,13 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     struct channels c;
     int opened = open_channels(&c, lanes);
     if (opened != 0) return opened;
-    int ends[7];
+    int ends[7], lifted[7], lifted_count;
     int count = child_ends(&c, ends);
+    int moved = lift_sources(ends, count, lifted, &lifted_count);
+    if (moved != 0) {
+        close_channels(&c);
+        return moved;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
@@ -127,6 +154,7 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
+    for (int k = 0; k < lifted_count; k++) close(lifted[k]);
     if (result != 0) {
         close_channels(&c);
         return result;
@@ -145,18 +173,25 @@ int skillhost_spawn_template(const char *path, char *const argv[], char *const e
         close(pair[1]);
         return saved;
     }
+    int sources[3] = {pair[1], null, null}, lifted[3], lifted_count;
+    int moved = lift_sources(sources, 3, lifted, &lifted_count);
+    if (moved != 0) {
+        close(null);
+        close(pair[0]);
+        close(pair[1]);
+        return moved;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
-    posix_spawn_file_actions_adddup2(&actions, null, 1);
-    posix_spawn_file_actions_adddup2(&actions, null, 2);
+    for (int i = 0; i < 3; i++) posix_spawn_file_actions_adddup2(&actions, sources[i], i);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     leader_attributes(&attributes);
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
+    for (int k = 0; k < lifted_count; k++) close(lifted[k]);
     close(null);
     close(pair[1]);
     if (result != 0) {
