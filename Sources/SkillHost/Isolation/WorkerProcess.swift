@@ -98,6 +98,9 @@ final class WorkerProcess: Sendable {
         let hadCalls: Bool
     }
     private let exited = DispatchSemaphore(value: 0)
+    /// Signalled when the worker's standard error reached its end (every line of it read), so its last words are in
+    /// before its end is explained.
+    private let errorsEnded = DispatchSemaphore(value: 0)
 
     private init(
         pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, cpuLimit: UInt64?,
@@ -284,6 +287,9 @@ final class WorkerProcess: Sendable {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
+        // Its last words are read by another thread, which may not have reached them yet on a busy machine: wait
+        // for the end of its standard error — briefly, as a child in a session of its own may hold it open.
+        _ = errorsEnded.wait(timeout: .now() + .milliseconds(250))
         ProcessTree.ended(pid)
         ProcessTree.killAdoptedOrphans()
         let peak = UInt64(max(0, usage.ru_maxrss)) * 1024
@@ -331,6 +337,7 @@ final class WorkerProcess: Sendable {
             }
         }
         close(descriptor)
+        errorsEnded.signal()
     }
 
 }
