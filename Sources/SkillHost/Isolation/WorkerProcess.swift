@@ -287,11 +287,12 @@ final class WorkerProcess: Sendable {
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
-        // Its last words are read by another thread, which may not have reached them yet on a busy machine: wait
-        // for the end of its standard error — briefly, as a child in a session of its own may hold it open.
-        _ = errorsEnded.wait(timeout: .now() + .milliseconds(250))
         ProcessTree.ended(pid)
         ProcessTree.killAdoptedOrphans()
+        // Its last words are read by another thread, which may not have reached them yet on a busy machine: wait
+        // for the end of its standard error (the orphans just killed no longer hold it) — briefly, in case
+        // something else still does.
+        _ = errorsEnded.wait(timeout: .now() + .milliseconds(250))
         let peak = UInt64(max(0, usage.ru_maxrss)) * 1024
         let cpu =
             Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
