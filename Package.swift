@@ -128,7 +128,8 @@ let package = Package(
             name: "AgentTests",
             dependencies: ["Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox", "Support"]),
         .testTarget(
-            name: "MCPTests", dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "TestSupport", "CTestSandbox"]),
+            name: "MCPTests",
+            dependencies: ["MCP", "Agent", "SkillHost", "SkillJSON", "Support", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "WebTests",
             dependencies: [

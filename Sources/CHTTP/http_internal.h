@@ -74,7 +74,13 @@ struct skillhost_http_server {
     int deadline_stop;
     struct header_deadline *deadlines;
     int connection_count;
+    // Lingering after answers (http_deadline.c): how often it began, and how often the next request came during it.
+    atomic_ulong lingers;
+    atomic_ulong lingers_paid;
 };
+
+/// How long an event thread watches a connection after answering it, for the next request (see http_deadline.c).
+#define SKILLHOST_HTTP_LINGER_NS 100000u
 
 /// libmicrohttpd's connection notifications: each connection gets a header deadline while it is open.
 void skillhost_http_connection_notify(void *argument, struct MHD_Connection *connection, void **socket_context,
@@ -85,6 +91,10 @@ void skillhost_http_headers_complete(struct skillhost_http_server *server, struc
 
 /// A request is over: the connection's next request must bring its headers within the idle timeout.
 void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection);
+
+/// An answer was sent on `connection` (its request completed): watches it for the next request for a moment when
+/// that is likely to pay (see http_deadline.c). [the connection's event thread]
+void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Connection *connection);
 
 /// The deadline thread's body: cuts connections past their deadline, and the slowest when room runs out.
 void *skillhost_http_deadline_main(void *argument);

@@ -243,6 +243,7 @@ static void on_completed(void *argument, struct MHD_Connection *connection, void
     pthread_mutex_unlock(&request->lock);
     if (report) server->on_abort(server->context, request->tag);
     skillhost_http_request_release(request);
+    if (code == MHD_REQUEST_TERMINATED_COMPLETED_OK) skillhost_http_linger(server, connection);
 }
 
 // Ends the watch thread and closes its descriptors.
@@ -360,6 +361,11 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
 uint16_t skillhost_http_port(const skillhost_http_server *server) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info != NULL ? info->port : 0;
+}
+
+void skillhost_http_linger_counts(const skillhost_http_server *server, unsigned long *lingered, unsigned long *paid) {
+    *lingered = atomic_load(&server->lingers);
+    *paid = atomic_load(&server->lingers_paid);
 }
 
 void skillhost_http_stop(skillhost_http_server *server) {

@@ -71,6 +71,17 @@ package final class HTTPServer: Sendable {
         server = Mutex(started)
     }
 
+    /// How many answers an event thread lingered after (watching the connection for the next request rather than
+    /// sleeping), and in how many of those the next request came; zeros once stopped.
+    package var lingers: (lingered: UInt, paid: UInt) {
+        server.withLock { server in
+            guard let server else { return (0, 0) }
+            var (lingered, paid): (UInt, UInt) = (0, 0)
+            skillhost_http_linger_counts(server, &lingered, &paid)
+            return (lingered, paid)
+        }
+    }
+
     /// Stops the server: waiting requests are abandoned (their abort handlers run); answers after this are dropped.
     package func stop() {
         guard

@@ -53,6 +53,11 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
 /// The port the server listens on.
 uint16_t skillhost_http_port(const skillhost_http_server *server);
 
+/// How many answers an event thread lingered after (watched the connection for the next request instead of going
+/// back to sleep: a client calling back to back, few connections open), and in how many of those the next request
+/// came. [thread-safe]
+void skillhost_http_linger_counts(const skillhost_http_server *server, unsigned long *lingered, unsigned long *paid);
+
 /// Stops accepting, ends every waiting request (its abort handler runs) and stops the server once the handler
 /// calls in progress have returned. Requests answered after this are dropped. The server is freed.
 void skillhost_http_stop(skillhost_http_server *server);
