@@ -8,7 +8,8 @@ import SkillJSON
 // how precisely a stuck call's caller resumes at its deadline.
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
-//   [--sync-only | --reload-only | --agent-only | --isolation-only | --starts-only | --snapshots-only | --composite-only
+//   [--sync-only | --reload-only | --agent-only | --isolation-only | --starts-only | --worker-memory | --snapshots-only
+//    | --composite-only
 //    | --hooks-only
 //    | --record-only | --skill-folders-only
 //    | --mcp-compare <mcp-server-time>
@@ -83,7 +84,8 @@ struct Options {
             case "--process-only", "--starts-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--snapshots-only", "--composite-only", "--typed-only", "--hooks-only",
+            case "--http-compare", "--worker-memory", "--snapshots-only", "--composite-only", "--typed-only",
+                "--hooks-only",
                 "--record-only", "--skill-folders-only":
                 index -= 1
             default: break
@@ -337,6 +339,10 @@ func main() async throws {
     }
     if CommandLine.arguments.contains("--snapshots-only") {
         try await snapshotBenchmarks(options)
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--worker-memory") {
+        try workerMemoryBenchmarks(options)
         exit(0)
     }
     if CommandLine.arguments.contains("--http-compare") {
