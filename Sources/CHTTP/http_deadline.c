@@ -41,6 +41,15 @@ struct header_deadline {
     int follows_closely;   // its last request came within the linger of the answer before it
 };
 
+// Tells the CPU this thread busy-waits (as CProcess's `skillhost_cpu_relax`, which CHTTP does not depend on).
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static uint64_t monotonic_ns(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -122,8 +131,8 @@ void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Conn
     atomic_fetch_add(&server->lingers, 1);
     struct pollfd watched = {.fd = entry->descriptor, .events = POLLIN | POLLRDHUP};
     do {
-        // A few hundred nanoseconds of the CPU told it busy-waits, then a look, and the CPU offered to others.
-        for (int burst = 0; burst < 64; burst++) __builtin_ia32_pause();
+        // A few microseconds at most of the CPU told it busy-waits, then a look, and the CPU offered to others.
+        for (int burst = 0; burst < 64; burst++) cpu_relax();
         watched.revents = 0;
         if (poll(&watched, 1, 0) != 0) {
             if (watched.revents & POLLIN) atomic_fetch_add(&server->lingers_paid, 1);
