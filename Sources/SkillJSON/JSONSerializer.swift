@@ -15,6 +15,12 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Appends the compact JSON text (as `jsonText`) to `out`: a caller that frames the text itself (a JSON-RPC
+    /// line) writes it in place instead of copying a string.
+    public func writeJSONText(into out: inout [UInt8]) {
+        JSONWriter.write(self, into: &out, indent: nil, level: 0)
+    }
+
     /// Indented JSON text (two spaces), for people.
     public var prettyJSONText: String {
         var out: [UInt8] = []

@@ -133,6 +133,17 @@ package final class HTTPExchange: @unchecked Sendable {
         }
     }
 
+    /// Answers with `status`, `headers` and the UTF-8 of `text` (without copying it into an array first).
+    /// Returns false when the client is gone.
+    @discardableResult
+    package func respond(_ status: Int, headers: [(String, String)] = [], text: String) -> Bool {
+        let block = Self.block(headers)
+        var text = text
+        return text.withUTF8 { bytes in
+            skillhost_http_respond(request, UInt32(status), block, bytes.baseAddress, bytes.count) == 0
+        }
+    }
+
     /// Starts a streamed answer. Returns false when the client is gone (`end` must still be called).
     @discardableResult
     package func beginStream(_ status: Int, headers: [(String, String)]) -> Bool {
@@ -149,8 +160,17 @@ package final class HTTPExchange: @unchecked Sendable {
     /// Ends the stream once what is queued has been sent.
     package func end() { skillhost_http_stream_end(request) }
 
+    /// The headers as `name: value` lines, built in one string (a call's answer pays one allocation for them).
     private static func block(_ headers: [(String, String)]) -> String {
-        headers.map { "\($0.0): \($0.1)\n" }.joined()
+        var block = ""
+        block.reserveCapacity(headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 3 })
+        for (name, value) in headers {
+            block += name
+            block += ": "
+            block += value
+            block += "\n"
+        }
+        return block
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import SkillHost
 import Synchronization
 import TestSupport
@@ -76,4 +77,31 @@ struct QuickCallsTests {
         #expect(!quick.isQuick("calculator"), "one slow call sends it back to the pool")
         #expect(!quick.isQuick("other"))
     }
+}
+
+/// A described result's line written in one buffer is the text the general path writes, and results the fast
+/// path cannot take (members of its own already, not an object) go the general way.
+@Test func aDescribedLineIsTheGeneralPathsText() throws {
+    let results: [JSONValue] = [
+        .object(JSONObject()),
+        try JSONValue(parsing: #"{"content":[{"type":"text","text":"60 \"é\""}],"isError":false}"#),
+        try JSONValue(parsing: #"{"tools":[],"nextCursor":null}"#),
+    ]
+    for id in [JSONRPCID(7), JSONRPCID(rawText: #""abc""#), JSONRPCID(rawText: "123456789012345678901234567890")] {
+        for result in results {
+            for cacheable in [false, true] {
+                let general = JSONRPCMessage.response(
+                    id: id, result: MCPServer.described(result, cacheable: cacheable)
+                ).line
+                #expect(MCPServer.describedLine(id, result, cacheable: cacheable) == general)
+            }
+        }
+    }
+    for taken in [
+        #"{"resultType":"incomplete"}"#, #"{"_meta":{"a":1}}"#, #"{"ttlMs":5}"#, #"[1]"#,
+    ] {
+        let result = try JSONValue(parsing: taken)
+        #expect(MCPServer.describedLine(JSONRPCID(1), result, cacheable: true) == nil)
+    }
+    #expect(MCPServer.describedLine(JSONRPCID(1), try JSONValue(parsing: #"{"ttlMs":5}"#), cacheable: false) != nil)
 }

@@ -150,24 +150,58 @@ package final class MCPServer: Sendable {
         let described = request.stateless || method.alwaysDescribed
         let cacheable = method.cacheable
         let finish: @Sendable (JSONValue) -> Void = { [self] result in
-            var result = result
-            // 2026-07-28 results say they are complete and who answered; cacheable ones carry a cache hint.
-            if described, case .object(var object) = result {
-                if object["resultType"] == nil { object["resultType"] = "complete" }
-                if cacheable {
-                    object["ttlMs"] = 0
-                    object["cacheScope"] = "private"
-                }
-                var resultMeta = object["_meta"]?.objectValue ?? JSONObject()
-                resultMeta[MCPProtocol.Meta.serverInfo] = MCPProtocol.implementation
-                object["_meta"] = .object(resultMeta)
-                result = .object(object)
-            }
-            respond(id, result: result, to: exchange)
+            guard described else { return respond(id, result: result, to: exchange) }
+            let line =
+                Self.describedLine(id, result, cacheable: cacheable)
+                ?? JSONRPCMessage.response(id: id, result: Self.described(result, cacheable: cacheable)).line
+            exchange.reply(line, 200)
         }
         method.handle(
             self, request, MCPMethod.Context(exchange: exchange, finish: finish, onPool: onPool), beforeCall)
     }
+
+    /// A 2026-07-28 result says it is complete and who answered; a cacheable one carries a cache hint.
+    static func described(_ result: JSONValue, cacheable: Bool) -> JSONValue {
+        guard case .object(var object) = result else { return result }
+        if object["resultType"] == nil { object["resultType"] = "complete" }
+        if cacheable {
+            object["ttlMs"] = 0
+            object["cacheScope"] = "private"
+        }
+        var resultMeta = object["_meta"]?.objectValue ?? JSONObject()
+        resultMeta[MCPProtocol.Meta.serverInfo] = MCPProtocol.implementation
+        object["_meta"] = .object(resultMeta)
+        return .object(object)
+    }
+
+    /// The response line of `described(result)`, written in one buffer (the common case, a call's result): the
+    /// result's members, then those `described` would add — in the same order, so the text is the same — from a
+    /// suffix rendered once. Nil when the result already has one of them (`described` merges or keeps it).
+    static func describedLine(_ id: RequestID, _ result: JSONValue, cacheable: Bool) -> String? {
+        guard case .object(let object) = result, object["resultType"] == nil, object["_meta"] == nil,
+            !cacheable || (object["ttlMs"] == nil && object["cacheScope"] == nil)
+        else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out += #"{"jsonrpc":"2.0","id":"#.utf8
+        out += id.text.utf8
+        out += #","result":"#.utf8
+        result.writeJSONText(into: &out)
+        out.removeLast()  // the object's "}": the described members follow
+        if object.count > 0 { out.append(UInt8(ascii: ",")) }
+        out += cacheable ? describedSuffix.cacheable : describedSuffix.plain
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// What `describedLine` appends (closing the result and the message).
+    private static let describedSuffix: (plain: [UInt8], cacheable: [UInt8]) = {
+        let meta = JSONValue.object(JSONObject([(key: MCPProtocol.Meta.serverInfo, value: MCPProtocol.implementation)]))
+        let tail = #""_meta":\#(meta.jsonText)}}"#
+        return (
+            Array((#""resultType":"complete","# + tail).utf8),
+            Array((#""resultType":"complete","ttlMs":0,"cacheScope":"private","# + tail).utf8)
+        )
+    }()
 
     /// `initialize`: the revision the client asked for when this server speaks it, else the newest it does.
     func initialize(_ request: MCPRequest, _ context: MCPMethod.Context) {

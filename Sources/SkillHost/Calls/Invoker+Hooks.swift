@@ -210,7 +210,7 @@ extension Invoker {
         _ admitted: Prepared, asks: Bool, refusal: Refusal?, _ invocation: SkillInvocation
     ) async -> HookStep {
         await withCheckedContinuation { continuation in
-            hookQueue.async {
+            hookQueue.async { [self] in
                 continuation.resume(returning: runHooks(admitted, asks: asks, refusal: refusal, invocation))
             }
         }

@@ -6,7 +6,10 @@ import Synchronization
 /// Runs calls. Every path takes the same steps once — look the skill up, validate the arguments (lenient
 /// coercions, defaults), ask the policy (and the confirmer when it says ask), then run on the entry's backend:
 /// the invocation runner for plugin skills, a deadline race for external tools.
-struct Invoker: Sendable {
+///
+/// A class, not a struct: each call's closures capture it, and a struct of this size (the configuration's closures,
+/// policy, hooks and clock) cost a retain and a release per field at every capture.
+final class Invoker: Sendable {
     let catalog: Catalog
     let runner: InvocationRunner
     let configuration: SkillRegistry.Configuration

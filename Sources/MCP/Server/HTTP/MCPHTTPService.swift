@@ -117,7 +117,7 @@ package final class MCPHTTPService: Sendable {
         headers: [(String, String)] = []
     ) {
         let line = JSONRPCMessage.failure(id: .null, error: JSONRPCError(code, message)).line
-        exchange.respond(status, headers: jsonHeaders + headers, body: Array(line.utf8))
+        exchange.respond(status, headers: jsonHeaders + headers, text: line)
     }
 
     // MARK: Requests
@@ -248,13 +248,13 @@ package final class MCPHTTPService: Sendable {
                 id: id,
                 error: JSONRPCError(.invalidRequest, "Invalid request: expected a JSON-RPC request with a method")
             ).line
-            exchange.respond(400, headers: Self.jsonHeaders, body: Array(line.utf8))
+            exchange.respond(400, headers: Self.jsonHeaders, text: line)
             return
         }
         if let version = request.version, MCPProtocol.allVersions.contains(version) {
             if let mismatch = Self.headerMismatch(httpRequest, request) {
                 let line = JSONRPCMessage.failure(id: request.id, error: JSONRPCError(.headerMismatch, mismatch)).line
-                exchange.respond(400, headers: Self.jsonHeaders, body: Array(line.utf8))
+                exchange.respond(400, headers: Self.jsonHeaders, text: line)
                 return
             }
             answer(request, httpRequest, exchange, principal: principal, session: nil)
@@ -345,8 +345,11 @@ package final class MCPHTTPService: Sendable {
         var exchangeToServer: MCPExchange
         // A refusal (busy, invalid) is a plain JSON response with its status; anything else streams.
         let respond: @Sendable (String, Int) -> Void = { line, status in
-            let busy: [(String, String)] = status == 429 ? [("Retry-After", "1")] : []
-            exchange.respond(status, headers: Self.jsonHeaders + headers + busy, body: Array(line.utf8))
+            // The usual answer (no session, not busy) sends the shared header list as it is, without a new array.
+            var all = Self.jsonHeaders
+            if !headers.isEmpty { all += headers }
+            if status == 429 { all.append(("Retry-After", "1")) }
+            exchange.respond(status, headers: all, text: line)
             finished()
         }
         if streamed {
