@@ -148,7 +148,8 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
         atomic_init(&request->references, 1);
         pthread_mutex_init(&request->lock, NULL);
         request->watch_slot = -1;
-        snprintf(request->method, sizeof request->method, "%s", method);
+        // A bounded copy (calloc wrote the terminator); snprintf's formatting was a visible share of a call.
+        memcpy(request->method, method, strnlen(method, sizeof request->method - 1));
         const char *query = strchr(url, '?');
         size_t path_length = query != NULL ? (size_t)(query - url) : strlen(url);
         request->path = strndup(url, path_length);
