@@ -9,7 +9,7 @@ import SkillJSON
 //
 //   swift build -c release && .build/release/skillhost-bench [--calls N] [--runs R]
 //   [--sync-only | --reload-only | --agent-only | --isolation-only | --starts-only | --worker-memory | --snapshots-only
-//    | --composite-only
+//    | --composite-only | --native-worker
 //    | --hooks-only
 //    | --record-only | --skill-folders-only
 //    | --mcp-compare <mcp-server-time>
@@ -84,7 +84,8 @@ struct Options {
             case "--process-only", "--starts-only":
                 isolationOnly = true
                 index -= 1
-            case "--http-compare", "--worker-memory", "--snapshots-only", "--composite-only", "--typed-only",
+            case "--http-compare", "--worker-memory", "--native-worker", "--snapshots-only", "--composite-only",
+                "--typed-only",
                 "--hooks-only",
                 "--record-only", "--skill-folders-only":
                 index -= 1
@@ -339,6 +340,10 @@ func main() async throws {
     }
     if CommandLine.arguments.contains("--snapshots-only") {
         try await snapshotBenchmarks(options)
+        exit(0)
+    }
+    if CommandLine.arguments.contains("--native-worker") {
+        try nativeWorkerBenchmarks(options)
         exit(0)
     }
     if CommandLine.arguments.contains("--worker-memory") {

@@ -1,0 +1,346 @@
+/* The worker's start and its main channel: arguments, channels, the plugin opened, requests read and dispatched. */
+#define _GNU_SOURCE
+#include "worker.h"
+#include "process_support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+struct worker worker = {.out_lock = PTHREAD_MUTEX_INITIALIZER, .in = -1, .out = -1, .lane_in = -1, .lane_out = -1};
+
+/* Why the plugin did not open (NULL: it did); `describe` answers it. */
+static const char *open_failure;
+
+_Noreturn void worker_fail(const char *message) {
+    dprintf(2, "skillhost worker: %s\n", message);
+    skillhost_kill_adopted(NULL, 0, 0);
+    _exit(70);
+}
+
+static void send_on(int fd, const struct text *line) {
+    struct text copy = {0};
+    /* One write per message: the line and its newline together, never interleaved with another thread's. */
+    text_bytes(&copy, line->bytes, line->length);
+    text_bytes(&copy, "\n", 1);
+    if (copy.failed) worker_fail("out of memory for a message to the host");
+    pthread_mutex_lock(&worker.out_lock);
+    size_t done = 0;
+    while (done < copy.length) {
+        ssize_t n = skillhost_write_nosigpipe(fd, copy.bytes + done, copy.length - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += (size_t)n;
+    }
+    pthread_mutex_unlock(&worker.out_lock);
+    text_free(&copy);
+}
+
+/* Set on the lane's thread: what it sends goes on the lane. */
+_Thread_local int on_lane;
+
+int worker_send(const struct text *line) {
+    if (line->failed) worker_fail("out of memory for a message to the host");
+    if (on_lane) {
+        int posted = skillhost_lane_post_response(worker.lane_memory, (const uint8_t *)line->bytes, line->length,
+                                                  50000);
+        if (posted == SKILLHOST_LANE_CLOSED) return -1;
+        if (posted == SKILLHOST_LANE_ON_PIPE) {
+            /* Only the lane's thread writes this pipe: the lock is the main channel's, which is harmless. */
+            send_on(worker.lane_out, line);
+        }
+        return 0;
+    }
+    send_on(worker.out, line);
+    return 0;
+}
+
+void worker_notify(const char *method, const struct text *params) {
+    struct text line = {0};
+    text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"");
+    text_cstring(&line, method);
+    text_cstring(&line, "\",\"params\":");
+    text_bytes(&line, params->bytes, params->length);
+    text_cstring(&line, "}");
+    worker_send(&line);
+    text_free(&line);
+}
+
+void worker_log(int level, const char *prefix, const char *message) {
+    struct text params = {0}, body = {0};
+    if (prefix) {
+        text_cstring(&body, prefix);
+        text_cstring(&body, ": ");
+    }
+    if (message) text_bytes(&body, message, strnlen(message, WORKER_STRING_LIMIT));
+    text_cstring(&params, "{\"level\":");
+    text_int(&params, level < 0 ? 0 : level > 3 ? 3 : level);
+    text_cstring(&params, ",\"source\":");
+    text_json_cstring(&params, worker.name ? worker.name : "", 64);
+    text_cstring(&params, ",\"message\":");
+    text_json_string(&params, body.bytes ? body.bytes : "", body.length);
+    text_cstring(&params, "}");
+    worker_notify("log", &params);
+    text_free(&params);
+    text_free(&body);
+}
+
+static void phase(const char *name) {
+    struct text params = {0};
+    text_cstring(&params, "{\"phase\":\"");
+    text_cstring(&params, name);
+    text_cstring(&params, "\"}");
+    worker_notify("phase", &params);
+    text_free(&params);
+}
+
+/* Answers request `id` with `result` (a JSON value's text). */
+static void respond(long long id, const char *result, size_t length) {
+    struct text line = {0};
+    text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
+    text_int(&line, id);
+    text_cstring(&line, ",\"result\":");
+    text_bytes(&line, result, length);
+    text_cstring(&line, "}");
+    worker_send(&line);
+    text_free(&line);
+}
+
+/* Answers request `id` (or null, when `id` is NULL) with a JSON-RPC error. */
+static void respond_error(const long long *id, int code, const char *message) {
+    struct text line = {0};
+    text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
+    if (id) text_int(&line, *id);
+    else text_cstring(&line, "null");
+    text_cstring(&line, ",\"error\":{\"code\":");
+    text_int(&line, code);
+    text_cstring(&line, ",\"message\":");
+    text_json_cstring(&line, message, WORKER_STRING_LIMIT);
+    text_cstring(&line, "}}");
+    worker_send(&line);
+    text_free(&line);
+}
+
+struct invoke_job {
+    long long id;
+    char *skill, *arguments, *context;
+};
+
+static void *invoke_thread(void *argument) {
+    struct invoke_job *job = argument;
+    call_run(job->id, job->skill, job->arguments, job->context, 0);
+    free(job->skill);
+    free(job->arguments);
+    free(job->context);
+    free(job);
+    return NULL;
+}
+
+/* An `invoke` on the main channel runs on a thread of its own, so a slow call never delays the next request. */
+static void start_invoke(long long id, const char *params, const char *end) {
+    const char *value, *value_end;
+    struct invoke_job *job = calloc(1, sizeof *job);
+    if (!job) worker_fail("out of memory for a call");
+    job->id = id;
+    if (json_member(params, end, "skill", &value, &value_end) == 0) job->skill = json_string(value, value_end);
+    if (!job->skill) {
+        free(job);
+        respond_error(&id, -32602, "invoke needs a skill");
+        return;
+    }
+    if (json_member(params, end, "arguments", &value, &value_end) == 0)
+        job->arguments = strndup(value, (size_t)(value_end - value));
+    else job->arguments = strdup("{}");
+    if (json_member(params, end, "context", &value, &value_end) == 0) job->context = json_string(value, value_end);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 8 << 20);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int failed = !job->arguments || pthread_create(&thread, &attributes, invoke_thread, job) != 0;
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        respond_error(&id, -32603, "the worker cannot start a thread for the call");
+        free(job->skill);
+        free(job->arguments);
+        free(job->context);
+        free(job);
+    }
+}
+
+void handle_line(const char *line, size_t length) {
+    const char *end = line + length, *value, *value_end;
+    if (!json_skip(line, end, 600)) {
+        respond_error(NULL, -32700, "not a JSON-RPC message");
+        return;
+    }
+    char *method = json_member(line, end, "method", &value, &value_end) == 0 ? json_string(value, value_end) : NULL;
+    if (!method) return; /* a response or something else not meant for the worker */
+    const char *params = "{}", *params_end = params + 2;
+    if (json_member(line, end, "params", &value, &value_end) == 0) params = value, params_end = value_end;
+    long long id;
+    int has_id = json_member(line, end, "id", &value, &value_end) == 0;
+    if (!has_id) {
+        if (strcmp(method, "cancel") == 0 && json_member(params, params_end, "id", &value, &value_end) == 0 &&
+            json_integer(value, value_end, &id) == 0)
+            call_cancel(id);
+        free(method);
+        return;
+    }
+    if (json_integer(value, value_end, &id) != 0) {
+        respond_error(NULL, -32600, "request ids are integers");
+        free(method);
+        return;
+    }
+    if (strcmp(method, "invoke") == 0) {
+        if (!worker.initialised) respond_error(&id, -32001, "the plugin is not loaded");
+        else start_invoke(id, params, params_end);
+    } else if (strcmp(method, "describe") == 0) {
+        if (open_failure) {
+            /* dlopen's own words (the private copy named as the user's file), or no entry at all. */
+            struct text out = {0};
+            text_cstring(&out, *open_failure ? "{\"dlopen_failed\":" : "{\"missing_entry\":true");
+            if (*open_failure) text_json_cstring(&out, open_failure, WORKER_STRING_LIMIT);
+            text_cstring(&out, "}");
+            respond(id, out.bytes, out.length);
+            text_free(&out);
+        } else {
+            struct text out = {0};
+            plugin_describe(&out);
+            respond(id, out.bytes, out.length);
+            text_free(&out);
+        }
+    } else if (strcmp(method, "init") == 0) {
+        char *directory = json_member(params, params_end, "data_dir", &value, &value_end) == 0
+                              ? json_string(value, value_end) : NULL;
+        if (!worker.plugin || !directory || worker.initialised) {
+            respond_error(&id, -32602, "init needs data_dir, once, for an opened plugin");
+        } else {
+            phase("initialisation");
+            char *failure = plugin_init(directory);
+            if (failure) respond(id, failure, strlen(failure));
+            else respond(id, "{}", 2);
+            free(failure);
+        }
+        free(directory);
+    } else if (strcmp(method, "snapshot") == 0) {
+        struct text out = {0};
+        if (worker.initialised) plugin_snapshot(&out);
+        else text_cstring(&out, "null");
+        respond(id, out.bytes, out.length);
+        text_free(&out);
+    } else {
+        char message[160];
+        snprintf(message, sizeof message, "unknown method %.100s", method);
+        respond_error(&id, -32601, message);
+    }
+    free(method);
+}
+
+/* The host closed the channel: deinit the plugin (unless calls are still inside it), stop its children, exit. */
+static _Noreturn void shut_down(void) {
+    if (fcntl(worker.in, F_GETFD) < 0) {
+        char message[200];
+        snprintf(message, sizeof message,
+                 "the plugin closed the protocol channel (descriptor %d); a plugin must not close descriptors it did "
+                 "not open",
+                 worker.in);
+        worker_fail(message);
+    }
+    plugin_deinit();
+    skillhost_kill_adopted(NULL, 0, 0);
+    _exit(0);
+}
+
+void serve(int fd, size_t limit) {
+    size_t capacity = 64 * 1024, filled = 0, scanned = 0;
+    char *buffer = malloc(capacity);
+    if (!buffer) worker_fail("out of memory for the protocol's input");
+    int discarding = 0; /* inside a line longer than `limit` */
+    for (;;) {
+        char *newline = memchr(buffer + scanned, '\n', filled - scanned);
+        if (newline) {
+            size_t length = (size_t)(newline - buffer);
+            if (discarding) respond_error(NULL, -32600, "request line too long");
+            else handle_line(buffer, length);
+            discarding = 0;
+            filled -= length + 1;
+            memmove(buffer, newline + 1, filled);
+            scanned = 0;
+            continue;
+        }
+        scanned = filled;
+        if (filled > limit) { /* keep reading to the line's end, without keeping it */
+            discarding = 1;
+            filled = scanned = 0;
+        }
+        if (filled == capacity) {
+            char *grown = realloc(buffer, capacity * 2);
+            if (!grown) worker_fail("out of memory for the protocol's input");
+            buffer = grown;
+            capacity *= 2;
+        }
+        ssize_t n = read(fd, buffer + filled, capacity - filled);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        filled += (size_t)n;
+    }
+    free(buffer);
+}
+
+static void apply_limit(int resource, const char *value, const char *name) {
+    if (!value) return;
+    int result = skillhost_set_limit(resource, strtoull(value, NULL, 10));
+    if (result != 0) {
+        char message[200];
+        snprintf(message, sizeof message, "cannot limit %s to %s: %s", name, value, strerror(result));
+        worker_fail(message);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *key = argv[i], *value = argv[i + 1];
+        if (strcmp(key, "--file") == 0) worker.file = value;
+        else if (strcmp(key, "--copy") == 0) worker.copy = value;
+        else if (strcmp(key, "--data-dir") == 0) worker.data_dir = value;
+        else if (strcmp(key, "--max-result-bytes") == 0) result_limit = value;
+        else if (strcmp(key, "--limit-as") == 0) limit_as = value;
+        else if (strcmp(key, "--limit-cpu") == 0) limit_cpu = value;
+        else if (strcmp(key, "--limit-files") == 0) limit_files = value;
+        /* The confinement's arguments are read by confinement (not yet in this worker). */
+    }
+    if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || argc % 2 != 1)
+        worker_fail("usage: skillhost-worker --file F --copy C --data-dir D --max-result-bytes N [--limit-as N] "
+                    "[--limit-cpu N] [--limit-files N]");
+    worker.result_limit = strtoull(result_limit, NULL, 10);
+    int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
+                                       &worker.lane_memory);
+    if (setup != 0) {
+        char message[160];
+        snprintf(message, sizeof message, "cannot set up the protocol channel: %s", strerror(setup));
+        worker_fail(message);
+    }
+    if (worker.lane_in >= 0 && !worker.lane_memory) worker_fail("cannot map the lane's shared memory");
+    /* Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends. */
+    skillhost_become_subreaper();
+    apply_limit(RLIMIT_AS, limit_as, "address space");
+    apply_limit(RLIMIT_CPU, limit_cpu, "CPU time");
+    apply_limit(RLIMIT_NOFILE, limit_files, "open files");
+    /* Nothing of the plugin's may write to the host's supervisor. */
+    skillhost_metadata_close_host_channel();
+    phase("constructors");
+    open_failure = plugin_open();
+    if (!open_failure) phase("validation");
+    if (worker.lane_memory && lane_start() != 0) worker_fail("cannot start the lane's thread");
+    /* A line is at most twice the result limit plus a megabyte (WorkerProtocol.maximumLine). */
+    serve(worker.in, worker.result_limit * 2 + (1u << 20));
+    shut_down();
+}
+

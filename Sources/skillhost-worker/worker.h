@@ -1,0 +1,73 @@
+/* skillhost-worker: a worker process without the Swift runtime. It loads one plugin file and answers its host on
+   the channels `skillhost_spawn_worker` gives it (protocol.md in this folder has the messages). What needs
+   judgement — the descriptors' rules, schemas, the outcome of a call — stays in the host: this process only reads the plugin's
+   records, runs its functions and reports what they did. */
+#ifndef SKILLHOST_WORKER_H
+#define SKILLHOST_WORKER_H
+#include "text.h"
+#include "skill_sdk.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* The longest string read from a plugin's records (a schema, a description); a longer one is cut there. */
+#define WORKER_STRING_LIMIT (1u << 20)
+
+struct worker {
+    const char *file;       /* as the user placed it, for messages */
+    const char *copy;       /* the private copy to load */
+    const char *data_dir;   /* parent of the per-plugin data directories */
+    size_t result_limit;    /* longest result a call may set */
+    int in, out;            /* the protocol channel */
+    pthread_mutex_t out_lock;
+    void *lane_memory;      /* the lane's shared memory, NULL without a lane */
+    int lane_in, lane_out;  /* the lane's pipes */
+    void *handle;           /* dlopen's */
+    const skill_plugin *plugin;
+    char *name;             /* the plugin's name as it gave it (a copy), "" before */
+    void *state;            /* what init stored */
+    int initialised;        /* init ran and succeeded (deinit is owed) */
+    atomic_int running;     /* calls inside the plugin */
+};
+
+extern struct worker worker;
+
+/* Sends one message (a line without its newline) on the calling thread's channel: the lane for the lane's thread,
+   the main channel otherwise. 0, or -1 when the host is gone. [any thread] */
+int worker_send(const struct text *line);
+/* Sends a JSON-RPC notification `method` whose params are `params` (a JSON object's text). [any thread] */
+void worker_notify(const char *method, const struct text *params);
+/* A log line from the plugin, `message` read as the plugin gave it (NULL: empty). [any thread] */
+void worker_log(int level, const char *prefix, const char *message);
+/* Writes "skillhost worker: <message>" to standard error, stops the plugin's children and exits 70. */
+_Noreturn void worker_fail(const char *message);
+
+/* plugin.c: dlopen the copy and call its entry; NULL on success (worker.plugin is what the entry returned, maybe
+   NULL), else dlopen's reason with the copy named as the user's file, or "" when there is no entry. [main, once] */
+const char *plugin_open(void);
+/* The plugin's records as they are, for the host to judge: the `describe` answer's text ({"entry_returned_null":
+   true} when the entry gave none). [main thread] */
+void plugin_describe(struct text *out);
+/* Runs init with the data directory `directory`; NULL, or the failure as a JSON object's text (allocated). */
+char *plugin_init(const char *directory);
+/* The `snapshot` answer: null, {"snapshot": <text>} or {"error": "..."}. [any thread] */
+void plugin_snapshot(struct text *out);
+/* deinit, when init succeeded and no call is inside the plugin. [once] */
+void plugin_deinit(void);
+/* The descriptor of skill `id`, NULL when the plugin has none. */
+const skill_descriptor *plugin_skill(const char *id);
+
+/* call.c: runs call `id` of skill `skill` with `arguments` (JSON text, NUL-terminated) and `context` (NULL: none) on
+   the calling thread and sends its answer on the calling thread's channel (`lane`: the lane's short form). */
+void call_run(long long id, const char *skill, const char *arguments, const char *context, int lane);
+/* A `cancel` for call `id`: its flag is raised now, or when it arrives. [any thread] */
+void call_cancel(long long id);
+
+/* lane.c: starts the lane's thread. 0 or an errno value. */
+int lane_start(void);
+/* main.c: reads JSON-RPC requests on the protocol channel until it closes. [main thread] */
+void serve(int fd, size_t limit);
+/* Handles one JSON-RPC line (from either channel). */
+void handle_line(const char *line, size_t length);
+#endif

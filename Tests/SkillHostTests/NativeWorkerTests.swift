@@ -1,0 +1,244 @@
+import CProcess
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import SkillJSON
+
+/// The worker without the Swift runtime (`skillhost-worker`), driven as its host drives a worker: spawned with the
+/// channels `skillhost_spawn_worker` gives it, one JSON-RPC line each way, calls on the shared-memory lane. It
+/// reports the plugin's records and what each call did as they are; the host judges them.
+@Suite(.serialized)
+struct NativeWorkerTests {
+    /// One running `skillhost-worker` and the host's ends of its channels.
+    final class Worker {
+        let pid: pid_t
+        private let input: Int32
+        private let output: Int32
+        private let errors: Int32
+        private let laneOutput: Int32
+        /// The lane's shared memory, as the host maps it.
+        let lane: UnsafeMutableRawPointer
+        /// Bytes read from the output and not yet split into lines.
+        private let pending = Mutex<[UInt8]>([])
+
+        init(plugin: String, resultLimit: Int = 1 << 20) throws {
+            let data = Paths.temporaryDirectory("native-data")
+            let arguments = [
+                Paths.products + "/skillhost-worker", "--file", "/plugins/" + (plugin as NSString).lastPathComponent,
+                "--copy", plugin, "--data-dir", data, "--max-result-bytes", String(resultLimit),
+            ]
+            var pid: pid_t = 0
+            var (input, output, errors, laneInput, laneOutput, supervision, memory):
+                (
+                    Int32, Int32, Int32, Int32, Int32, Int32, Int32
+                ) = (-1, -1, -1, -1, -1, -1, -1)
+            var argv = arguments.map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            let result = skillhost_spawn_worker(
+                arguments[0], &argv, nil, &pid, &input, &output, &errors, &laneInput, &laneOutput, &supervision,
+                &memory)
+            guard result == 0, let mapped = skillhost_lane_map(memory) else {
+                throw FixtureError.compileFailed("cannot spawn skillhost-worker: \(result)")
+            }
+            close(memory)
+            close(supervision)
+            close(laneInput)
+            self.pid = pid
+            self.input = input
+            self.output = output
+            self.errors = errors
+            self.laneOutput = laneOutput
+            lane = mapped
+        }
+
+        func send(_ line: String) {
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { skillhost_write_nosigpipe(input, $0.baseAddress, $0.count) }
+        }
+
+        /// The next line the worker wrote on its main channel; nil at its end.
+        func line() -> String? {
+            pending.withLock { buffer in
+                while true {
+                    if let newline = buffer.firstIndex(of: 10) {
+                        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                        buffer.removeSubrange(...newline)
+                        return line
+                    }
+                    var chunk = [UInt8](repeating: 0, count: 65536)
+                    let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                    if count <= 0 { return nil }
+                    buffer += chunk[..<count]
+                }
+            }
+        }
+
+        /// Sends request `id` and collects the lines up to its answer (notifications first, the answer last).
+        func request(_ id: Int, _ method: String, _ params: String = "{}") -> [JSONValue] {
+            send(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#)
+            var lines: [JSONValue] = []
+            while let line = line(), let value = try? JSONValue(parsing: line) {
+                lines.append(value)
+                if value["id"] == .int(Int64(id)) { break }
+            }
+            return lines
+        }
+
+        /// Posts `message` on the lane and waits for the lane's answers up to one that is not a notification.
+        func laneCall(_ message: String) -> [String] {
+            let bytes = Array(message.utf8)
+            bytes.withUnsafeBufferPointer { skillhost_lane_post_request(lane, $0.baseAddress, $0.count) }
+            var answers: [String] = []
+            var buffer = [UInt8](repeating: 0, count: Int(SKILLHOST_LANE_CAPACITY))
+            while true {
+                let count = buffer.withUnsafeMutableBufferPointer {
+                    skillhost_lane_next_response(lane, $0.baseAddress, $0.count, 50_000)
+                }
+                guard count >= 0 else { return answers + ["lane: \(count)"] }
+                let text = String(decoding: buffer[..<count], as: UTF8.self)
+                answers.append(text)
+                if !text.contains(#""method":"#) { return answers }
+            }
+        }
+
+        /// Closes the protocol input and waits for the exit: the status and what the worker wrote to standard error.
+        func finish() -> (status: Int32, errors: String) {
+            close(input)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            var text: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                text += chunk[..<count]
+            }
+            close(output)
+            close(errors)
+            close(laneOutput)
+            return ((status >> 8) & 0xFF, String(decoding: text, as: UTF8.self))
+        }
+    }
+
+    static let initParams = #"{"data_dir":"\#(Paths.temporaryDirectory("native-plugin"))/behaviours"}"#
+
+    @Test func describeReportsThePluginsRecordsAsTheyAre() async throws {
+        let plugin = try Fixture.compileFile("behaviours.c")
+        try await offPool {
+            let worker = try Worker(plugin: plugin)
+            let lines = worker.request(1, "describe")
+            #expect(lines.compactMap { $0["params"]?["phase"]?.stringValue } == ["constructors", "validation"])
+            let answer = try #require(lines.last?["result"])
+            #expect(answer["plugin"]?["name"] == "behaviours")
+            #expect(answer["plugin"]?["abi_major"] == .int(1))
+            #expect(answer["plugin"]?["init"] == .bool(true))
+            let descriptors = try #require(answer["descriptors"]?.arrayValue)
+            #expect(.int(Int64(descriptors.count)) == answer["plugin"]?["skill_count"])
+            let echo = try #require(descriptors.first { $0["id"] == "echo" })
+            #expect(echo["invoke"] == .bool(true))
+            #expect(echo["function"] == .bool(false))
+            #expect(echo["signature"] == .null)
+            #expect(echo["flags"] == .int(1))
+            #expect(worker.finish().status == 0)
+        }
+    }
+
+    @Test func callsReportTheirResultProgressLogUndoAndErrorAsTheyAre() async throws {
+        let plugin = try Fixture.compileFile("behaviours.c")
+        try await offPool {
+            let worker = try Worker(plugin: plugin)
+            _ = worker.request(1, "describe")
+            #expect(worker.request(2, "init", Self.initParams).last?["result"] == .object(JSONObject()))
+            let echo = worker.request(3, "invoke", #"{"skill":"echo","arguments":{"a":["é\n"]},"context":"{}"}"#)
+            #expect(echo.last?["result"]?["raw"] == ["code": 0, "result": #"{"a":["é\n"]}"#])
+            let progress = worker.request(4, "invoke", #"{"skill":"progress","arguments":{}}"#)
+            #expect(progress.compactMap { $0["params"]?["done"]?.doubleValue } == [1, 2, 3])
+            #expect(progress.contains { $0["params"]?["message"] == "progress: progress done" })
+            let undo = worker.request(5, "invoke", #"{"skill":"undoable","arguments":{}}"#)
+            #expect(undo.last?["result"]?["raw"]?["undo"] == ["skill": "echo", "arguments": #"{"restore":1}"#])
+            let failed = worker.request(6, "invoke", #"{"skill":"fail","arguments":{}}"#)
+            #expect(failed.last?["result"]?["raw"] == ["code": 2, "error": "the disk is full"])
+            // Bytes that are not UTF-8 travel as they are, for the host to refuse with its own words.
+            let broken = worker.request(7, "invoke", #"{"skill":"bad_utf8","arguments":{}}"#)
+            #expect(broken.last?["result"]?["raw"] == ["code": 0, "result_hex": "c328"])
+            #expect(worker.request(8, "snapshot").last?["result"] == .null)
+            #expect(worker.finish().status == 0)
+        }
+    }
+
+    @Test func aCancelReachesItsCallWhetherItCameBeforeOrDuringIt() async throws {
+        let plugin = try Fixture.compileFile("behaviours.c")
+        try await offPool {
+            let worker = try Worker(plugin: plugin)
+            _ = worker.request(1, "describe")
+            _ = worker.request(2, "init", Self.initParams)
+            // Before: the call on the lane, its cancel on the main channel first.
+            worker.send(#"{"jsonrpc":"2.0","method":"cancel","params":{"id":3}}"#)
+            _ = worker.request(9, "snapshot")  // the cancel was read
+            let early = worker.laneCall("C3\tcooperative\t0\t{\"ms\":60000}")
+            #expect(early.last.flatMap { try? JSONValue(parsing: $0) }?["result"]?["raw"]?["code"] == .int(3))
+            // During: the call runs on its own thread while the main channel reads the cancel.
+            worker.send(
+                #"{"jsonrpc":"2.0","id":4,"method":"invoke","params":"#
+                    + #"{"skill":"cooperative","arguments":{"ms":60000}}}"#)
+            worker.send(#"{"jsonrpc":"2.0","method":"cancel","params":{"id":4}}"#)
+            var answer: JSONValue?
+            while let line = worker.line(), let value = try? JSONValue(parsing: line) {
+                if value["id"] == .int(4) {
+                    answer = value
+                    break
+                }
+            }
+            #expect(answer?["result"]?["raw"]?["code"] == .int(3))
+            #expect(worker.finish().status == 0)
+        }
+    }
+
+    @Test func theLaneAnswersAPlainSuccessInItsShortForm() async throws {
+        let plugin = try Fixture.compileFile("behaviours.c")
+        try await offPool {
+            let worker = try Worker(plugin: plugin)
+            _ = worker.request(1, "describe")
+            _ = worker.request(2, "init", Self.initParams)
+            let context = #"{"client":"test"}"#
+            #expect(worker.laneCall("C5\techo\t\(context.utf8.count)\t\(context){\"x\":1}") == ["R5\t" + #"{"x":1}"#])
+            // Blank arguments are an empty object; the thread is the lane's own.
+            #expect(worker.laneCall("C6\techo\t0\t ") == ["R6\t{}"])
+            #expect(worker.laneCall("C7\tthread_name\t0\t{}") == ["R7\t" + #""skillhost.lane""#])
+            // Anything but a plain success goes as a JSON-RPC answer, on the lane too.
+            let undo = worker.laneCall("C8\tundoable\t0\t{}")
+            #expect(undo.last.flatMap { try? JSONValue(parsing: $0) }?["result"]?["raw"]?["undo"]?["skill"] == "echo")
+            #expect(worker.laneCall("C9 broken").last?.contains("a broken call on the lane") == true)
+            #expect(worker.finish().status == 0)
+        }
+    }
+
+    @Test func aPluginThatDoesNotOpenIsNamedByTheUsersFileAndNothingRuns() async throws {
+        let folder = Paths.temporaryDirectory("native-broken")
+        let copy = folder + "/17-missing.so"
+        _ = try Fixture.compile(
+            """
+            #include "skill_sdk.h"
+            extern int skillhost_test_no_such_symbol(void);
+            int touch(void);
+            int touch(void) { return skillhost_test_no_such_symbol(); }
+            """, name: "17-missing", into: folder)
+        try await offPool {
+            let worker = try Worker(plugin: copy)
+            let answer = try #require(worker.request(1, "describe").last?["result"])
+            let message = try #require(answer["dlopen_failed"]?.stringValue)
+            #expect(message.hasPrefix("17-missing.so: undefined symbol: skillhost_test_no_such_symbol"))
+            #expect(!message.contains(folder))
+            let refused = worker.request(2, "invoke", #"{"skill":"echo","arguments":{}}"#)
+            #expect(refused.last?["error"]?["code"] == .int(-32001))
+            #expect(worker.request(3, "nonsense").last?["error"]?["message"] == "unknown method nonsense")
+            worker.send("not json")
+            #expect(
+                worker.line()
+                    == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not a JSON-RPC message"}}"#)
+            #expect(worker.finish().status == 0)
+        }
+    }
+}
