@@ -33,7 +33,11 @@ private struct NativeWorker {
             #"{"jsonrpc":"2.0","id":1,"method":"describe"}"# + "\n"
             + #"{"jsonrpc":"2.0","id":2,"method":"init","params":{"data_dir":"\#(data)/plugin"}}"# + "\n"
         _ = Array(requests.utf8).withUnsafeBytes { skillhost_write_nosigpipe(worker.input, $0.baseAddress, $0.count) }
-        return worker.readUntil(#""id":2,"#) ? worker : nil
+        guard worker.readUntil(#""id":2,"#) else {
+            worker.stop()
+            return nil
+        }
+        return worker
     }
 
     /// Reads the worker's output until a line containing `marker` arrived; false at its end.

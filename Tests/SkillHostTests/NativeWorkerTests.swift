@@ -122,6 +122,14 @@ struct NativeWorkerTests {
         }
     }
 
+    /// A worker of `plugin` that described it and ran its init (requests 1 and 2).
+    static func initialisedWorker(_ plugin: String) throws -> Worker {
+        let worker = try Worker(plugin: plugin)
+        _ = worker.request(1, "describe")
+        _ = worker.request(2, "init", initParams)
+        return worker
+    }
+
     static let initParams = #"{"data_dir":"\#(Paths.temporaryDirectory("native-plugin"))/behaviours"}"#
 
     @Test func describeReportsThePluginsRecordsAsTheyAre() async throws {
@@ -171,9 +179,7 @@ struct NativeWorkerTests {
     @Test func aCancelReachesItsCallWhetherItCameBeforeOrDuringIt() async throws {
         let plugin = try Fixture.compileFile("behaviours.c")
         try await offPool {
-            let worker = try Worker(plugin: plugin)
-            _ = worker.request(1, "describe")
-            _ = worker.request(2, "init", Self.initParams)
+            let worker = try Self.initialisedWorker(plugin)
             // Before: the call on the lane, its cancel on the main channel first.
             worker.send(#"{"jsonrpc":"2.0","method":"cancel","params":{"id":3}}"#)
             _ = worker.request(9, "snapshot")  // the cancel was read
@@ -199,9 +205,7 @@ struct NativeWorkerTests {
     @Test func theLaneAnswersAPlainSuccessInItsShortForm() async throws {
         let plugin = try Fixture.compileFile("behaviours.c")
         try await offPool {
-            let worker = try Worker(plugin: plugin)
-            _ = worker.request(1, "describe")
-            _ = worker.request(2, "init", Self.initParams)
+            let worker = try Self.initialisedWorker(plugin)
             let context = #"{"client":"test"}"#
             #expect(worker.laneCall("C5\techo\t\(context.utf8.count)\t\(context){\"x\":1}") == ["R5\t" + #"{"x":1}"#])
             // Blank arguments are an empty object; the thread is the lane's own.
