@@ -168,7 +168,11 @@ void call_run(long long id, const char *skill, const char *arguments, const char
     enter(&call);
     if (!descriptor || !descriptor->invoke) {
         code = -1;
-        call.error = strdup("the worker has no JSON skill by that id");
+        struct text message = {0};
+        text_cstring(&message, skill);
+        text_cstring(&message, " is not a JSON skill of this plugin; the host sent a call its description does not "
+                               "allow");
+        call.error = message.bytes;
     } else {
         atomic_fetch_add(&worker.running, 1);
         code = descriptor->invoke(worker.state, &api, &call, arguments);
@@ -184,8 +188,7 @@ void call_run(long long id, const char *skill, const char *arguments, const char
         text_cstring(&line, "\t");
         text_bytes(&line, call.result, call.result_length);
     } else {
-        text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
-        text_int(&line, id);
+        worker_answer_head(&line, &id);
         text_cstring(&line, ",\"result\":{\"raw\":{\"code\":");
         text_int(&line, code);
         if (call.has_result) {

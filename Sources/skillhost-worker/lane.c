@@ -53,11 +53,7 @@ static void run_lane_call(char *bytes, size_t length) {
     long long id = id_text ? strtoll(id_text, &stop, 10) : 0;
     long long context_length = length_text ? strtoll(length_text, NULL, 10) : -1;
     if (!length_text || *stop || context_length < 0 || context_length > end - p) {
-        struct text line = {0};
-        text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-                            "\"message\":\"a broken call on the lane\"}}");
-        worker_send(&line);
-        text_free(&line);
+        respond_error(NULL, -32600, "a broken call on the lane");
         return;
     }
     char *context = strndup(p, (size_t)context_length);

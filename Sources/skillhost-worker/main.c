@@ -99,11 +99,16 @@ static void phase(const char *name) {
     text_free(&params);
 }
 
+void worker_answer_head(struct text *line, const long long *id) {
+    text_cstring(line, "{\"jsonrpc\":\"2.0\",\"id\":");
+    if (id) text_int(line, *id);
+    else text_cstring(line, "null");
+}
+
 /* Answers request `id` with `result` (a JSON value's text). */
 static void respond(long long id, const char *result, size_t length) {
     struct text line = {0};
-    text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
-    text_int(&line, id);
+    worker_answer_head(&line, &id);
     text_cstring(&line, ",\"result\":");
     text_bytes(&line, result, length);
     text_cstring(&line, "}");
@@ -111,12 +116,9 @@ static void respond(long long id, const char *result, size_t length) {
     text_free(&line);
 }
 
-/* Answers request `id` (or null, when `id` is NULL) with a JSON-RPC error. */
-static void respond_error(const long long *id, int code, const char *message) {
+void respond_error(const long long *id, int code, const char *message) {
     struct text line = {0};
-    text_cstring(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
-    if (id) text_int(&line, *id);
-    else text_cstring(&line, "null");
+    worker_answer_head(&line, id);
     text_cstring(&line, ",\"error\":{\"code\":");
     text_int(&line, code);
     text_cstring(&line, ",\"message\":");

@@ -38,6 +38,10 @@ extern struct worker worker;
 int worker_send(const struct text *line);
 /* Sends a JSON-RPC notification `method` whose params are `params` (a JSON object's text). [any thread] */
 void worker_notify(const char *method, const struct text *params);
+/* The head of an answer to request `id` (null when `id` is NULL): `{"jsonrpc":"2.0","id":<id>`. */
+void worker_answer_head(struct text *line, const long long *id);
+/* Answers request `id` (or null, when `id` is NULL) with a JSON-RPC error. [any thread] */
+void respond_error(const long long *id, int code, const char *message);
 /* A log line from the plugin, `message` read as the plugin gave it (NULL: empty). [any thread] */
 void worker_log(int level, const char *prefix, const char *message);
 /* Writes "skillhost worker: <message>" to standard error, stops the plugin's children and exits 70. */
