@@ -139,20 +139,39 @@ static int hog(void *state, const skill_call_api *api, skill_call *call, const c
     return SKILL_OK;
 }
 
+/* The background thread crashes only once fault_thread_fire was called: the answer to fault_thread is already with
+ * the host by then (the host does not send the next call before), whatever the machine's load. */
+static pthread_mutex_t fire_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fire_signal = PTHREAD_COND_INITIALIZER;
+static int fired;
+
 static void *crash_later(void *unused) {
     (void)unused;
-    usleep(20000);
+    pthread_mutex_lock(&fire_lock);
+    while (!fired)
+        pthread_cond_wait(&fire_signal, &fire_lock);
+    pthread_mutex_unlock(&fire_lock);
     *(volatile int *)(uintptr_t)8 = 1;
     return NULL;
 }
 
-/* Starts a thread that crashes 20 ms after the call returned. */
+/* Starts a thread that crashes after the call returned, when fault_thread_fire tells it to. */
 static int background_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state, (void)args;
     pthread_t thread;
     pthread_create(&thread, NULL, crash_later, NULL);
     pthread_detach(thread);
     api->set_result(call, "\"started\"", 9);
+    return SKILL_OK;
+}
+
+static int fire(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    pthread_mutex_lock(&fire_lock);
+    fired = 1;
+    pthread_cond_broadcast(&fire_signal);
+    pthread_mutex_unlock(&fire_lock);
+    api->set_result(call, "\"fired\"", 7);
     return SKILL_OK;
 }
 
@@ -274,6 +293,7 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_hog", "Hog", "Allocates until it falls over.", OBJECT, SKILL_RISK_READ_ONLY, 0, hog),
     SKILL_JSON("fault_thread", "Thread", "Crashes on its own thread later.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                background_crash),
+    SKILL_JSON("fault_thread_fire", "Fire", "Lets fault_thread's thread crash.", OBJECT, SKILL_RISK_READ_ONLY, 0, fire),
     SKILL_JSON("fault_stdout", "Stdout", "Prints garbage to stdout.", OBJECT, SKILL_RISK_READ_ONLY, 0, garbage),
     SKILL_JSON("fault_huge", "Huge", "Returns 64 MB.", OBJECT, SKILL_RISK_READ_ONLY, 0, huge),
     SKILL_JSON("fault_utf8", "UTF-8", "Returns invalid UTF-8.", OBJECT, SKILL_RISK_READ_ONLY, 0, bad_utf8),
