@@ -61,7 +61,7 @@ struct IsolationCLITests {
         #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  1 ") && $0.hasSuffix("  in-process · not confined") })
         #expect(
             lines.contains {
-                $0.hasPrefix("faults 1.0.0      22 ")
+                $0.hasPrefix("faults 1.0.0      23 ")
                     && $0.hasSuffix("  process · confined: no network, runs programs, reads and writes all your files")
             })
         #expect(
