@@ -1,5 +1,6 @@
-/* A JSON skill's call: the skill_call_api the plugin reports through, and the answer — the plugin's status, result,
-   error and undo as they are; the host turns them into an outcome (Skill.outcome's rules). */
+/* A skill's call: the skill_call_api a JSON skill reports through (a typed skill's call is typed.c's), and the
+   answer — the plugin's status, result, error and undo as they are; the host turns them into an outcome
+   (Skill.outcome's rules). */
 #define _GNU_SOURCE
 #include "worker.h"
 
@@ -125,19 +126,9 @@ static void api_set_error(skill_call *call, const char *message) {
 
 static void api_set_undo(skill_call *call, const char *skill_id, const char *args_json) {
     if (!call) return;
-    /* Only an object is an undo's arguments (the host reads them again). */
-    const char *text = args_json ? args_json : "";
-    size_t length = strnlen(text, WORKER_STRING_LIMIT);
-    const char *start = text;
-    while (start < text + length && strchr(" \t\r\n", *start)) start++;
-    const char *end = *start == '{' ? json_skip(start, text + length, 512) : NULL;
-    while (end && end < text + length && strchr(" \t\r\n", *end)) end++;
-    if (end != text + length) {
-        worker_log(2, call->skill, "set_undo ignored: its arguments are not a JSON object");
-        return;
-    }
+    /* Reported as set: the host reads the arguments (and ignores them, with a warning, when not an object). */
     replace(call, &call->undo_skill, skill_id);
-    replace(call, &call->undo_arguments, text);
+    replace(call, &call->undo_arguments, args_json);
 }
 
 static const char *api_skill_id(skill_call *call) { return call ? call->skill : NULL; }
@@ -161,18 +152,42 @@ static void hex_member(struct text *out, const char *bytes, size_t length) {
     text_cstring(out, "\"");
 }
 
-void call_run(long long id, const char *skill, const char *arguments, const char *context, int lane) {
+/* A typed skill's call: its C result, a returned string taken as the call's result (and given back to the plugin). */
+static int run_typed(const skill_descriptor *descriptor, const char *arguments, struct skill_call *call,
+                     uint64_t *returned) {
+    char returns = 'v';
+    char *error = typed_invoke(descriptor, arguments, strlen(arguments), &returns, returned);
+    if (error) {
+        call->error = error;
+        return SKILL_ERR_FAILED;
+    }
+    if (returns == 's') {
+        char *text;
+        memcpy(&text, returned, sizeof text);
+        *returned = 0;
+        if (text) {
+            api_set_result(call, text, strlen(text));
+            if (worker.plugin->free_string) worker.plugin->free_string(text);
+        }
+    }
+    return SKILL_OK;
+}
+
+void call_run(long long id, const char *skill, const char *arguments, const char *context, int lane, int typed) {
     struct skill_call call = {.id = id, .skill = skill, .context = context, .lock = PTHREAD_MUTEX_INITIALIZER};
     const skill_descriptor *descriptor = plugin_skill(skill);
     int code;
+    uint64_t returned = 0;
     enter(&call);
-    if (!descriptor || !descriptor->invoke) {
+    if (!descriptor || (typed ? !descriptor->function : !descriptor->invoke)) {
         code = -1;
         struct text message = {0};
         text_cstring(&message, skill);
-        text_cstring(&message, " is not a JSON skill of this plugin; the host sent a call its description does not "
-                               "allow");
+        text_cstring(&message, typed ? " is not a typed skill of this plugin" : " is not a JSON skill of this plugin");
+        text_cstring(&message, "; the host sent a call its description does not allow");
         call.error = message.bytes;
+    } else if (typed) {
+        code = run_typed(descriptor, arguments, &call, &returned);
     } else {
         atomic_fetch_add(&worker.running, 1);
         code = descriptor->invoke(worker.state, &api, &call, arguments);
@@ -181,7 +196,7 @@ void call_run(long long id, const char *skill, const char *arguments, const char
     leave(&call);
     pthread_mutex_lock(&call.lock);
     struct text line = {0};
-    if (lane && code == SKILL_OK && call.has_result && !call.undo_skill &&
+    if (lane && !typed && code == SKILL_OK && call.has_result && !call.undo_skill &&
         !memchr(call.result, '\n', call.result_length) && text_is_utf8(call.result, call.result_length)) {
         text_cstring(&line, "R");
         text_int(&line, id);
@@ -191,6 +206,10 @@ void call_run(long long id, const char *skill, const char *arguments, const char
         worker_answer_head(&line, &id);
         text_cstring(&line, ",\"result\":{\"raw\":{\"code\":");
         text_int(&line, code);
+        if (typed && code == SKILL_OK) {
+            text_cstring(&line, ",\"returned\":");
+            text_int(&line, (long long)returned);
+        }
         if (call.has_result) {
             if (text_is_utf8(call.result, call.result_length)) {
                 text_cstring(&line, ",\"result\":");

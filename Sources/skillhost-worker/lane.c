@@ -1,6 +1,7 @@
 /* The direct lane's thread: one call at a time from the shared memory (or the lane's pipe, for one too long for it),
    run here and answered on the lane. A call is `C<id>\t<skill>\t<context's length>\t<context><arguments>`
-   (LaneInvoke); anything else on the lane is a JSON-RPC line. */
+   (LaneInvoke), or the same with `T` and the host's conversion for a typed skill instead of the arguments; anything
+   else on the lane is a JSON-RPC line. */
 #define _GNU_SOURCE
 #include "worker.h"
 #include "process_support.h"
@@ -61,7 +62,7 @@ static void run_lane_call(char *bytes, size_t length) {
     if (!context || !arguments) worker_fail("out of memory for a call");
     /* Blank arguments are an empty object (Invoker.orEmptyObject). */
     const char *given = arguments + strspn(arguments, " \t\r\n");
-    call_run(id, skill, *given ? arguments : "{}", context_length ? context : NULL, 1);
+    call_run(id, skill, *given ? arguments : "{}", context_length ? context : NULL, 1, bytes[0] == 'T');
     free(context);
     free(arguments);
 }
@@ -78,7 +79,7 @@ static void *lane_thread(void *unused) {
         long count = skillhost_lane_next_request(worker.lane_memory, &seen, (uint8_t *)buffer, capacity, 50000);
         if (count == SKILLHOST_LANE_ON_PIPE) count = read_pipe_line(&buffer, &capacity, limit);
         if (count == SKILLHOST_LANE_CLOSED || count < 0) break;
-        if (count > 0 && buffer[0] == 'C') run_lane_call(buffer, (size_t)count);
+        if (count > 0 && (buffer[0] == 'C' || buffer[0] == 'T')) run_lane_call(buffer, (size_t)count);
         else handle_line(buffer, (size_t)count);
         /* A plugin that closed the protocol channel is stopped after this call. */
         if (fcntl(worker.in, F_GETFD) < 0) worker_fail("the plugin closed the protocol channel; a plugin must not "

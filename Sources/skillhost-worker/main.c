@@ -131,11 +131,12 @@ void respond_error(const long long *id, int code, const char *message) {
 struct invoke_job {
     long long id;
     char *skill, *arguments, *context;
+    int typed; /* `arguments` are the host's conversion for a typed skill */
 };
 
 static void *invoke_thread(void *argument) {
     struct invoke_job *job = argument;
-    call_run(job->id, job->skill, job->arguments, job->context, 0);
+    call_run(job->id, job->skill, job->arguments, job->context, 0, job->typed);
     free(job->skill);
     free(job->arguments);
     free(job->context);
@@ -155,7 +156,8 @@ static void start_invoke(long long id, const char *params, const char *end) {
         respond_error(&id, -32602, "invoke needs a skill");
         return;
     }
-    if (json_member(params, end, "arguments", &value, &value_end) == 0)
+    job->typed = json_member(params, end, "typed", &value, &value_end) == 0;
+    if (job->typed || json_member(params, end, "arguments", &value, &value_end) == 0)
         job->arguments = strndup(value, (size_t)(value_end - value));
     else job->arguments = strdup("{}");
     if (json_member(params, end, "context", &value, &value_end) == 0) job->context = json_string(value, value_end);

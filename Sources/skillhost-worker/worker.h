@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest string read from a plugin's records (a schema, a description); a longer one is cut there. */
 #define WORKER_STRING_LIMIT (1u << 20)
@@ -55,18 +56,24 @@ const char *plugin_open(void);
 void plugin_describe(struct text *out);
 /* Runs init with the data directory `directory`; NULL, or the failure as a JSON object's text (allocated). */
 char *plugin_init(const char *directory);
-/* The `snapshot` answer: null, {"snapshot": <text>} or {"error": "..."}. [any thread] */
+/* The `snapshot` answer: null (the plugin has none) or {"code", "size"?, "bytes"?}. [any thread] */
 void plugin_snapshot(struct text *out);
 /* deinit, when init succeeded and no call is inside the plugin. [once] */
 void plugin_deinit(void);
 /* The descriptor of skill `id`, NULL when the plugin has none. */
 const skill_descriptor *plugin_skill(const char *id);
 
-/* call.c: runs call `id` of skill `skill` with `arguments` (JSON text, NUL-terminated) and `context` (NULL: none) on
-   the calling thread and sends its answer on the calling thread's channel (`lane`: the lane's short form). */
-void call_run(long long id, const char *skill, const char *arguments, const char *context, int lane);
+/* call.c: runs call `id` of skill `skill` with `arguments` (JSON text, NUL-terminated; with `typed`, the host's
+   conversion for a typed skill) and `context` (NULL: none) on the calling thread and sends its answer on the calling
+   thread's channel (`lane`: the lane's short form for a JSON skill's plain success). */
+void call_run(long long id, const char *skill, const char *arguments, const char *context, int lane, int typed);
 /* A `cancel` for call `id`: its flag is raised now, or when it arrives. [any thread] */
 void call_cancel(long long id);
+
+/* typed.c: calls typed skill `d` with the host's conversion `spec` (`length` bytes): NULL, with the signature's return
+   type code in `returns` and the function's result in `returned` (a register's bits), or why it could not (allocated).
+   Executes plugin code. */
+char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned);
 
 /* lane.c: starts the lane's thread. 0 or an errno value. */
 int lane_start(void);

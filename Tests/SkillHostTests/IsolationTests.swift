@@ -16,6 +16,13 @@ import Testing
 struct IsolationTests {
     /// A registry whose plugins named in `isolated` run in process mode, the others in-process; every file is
     /// probed. Log lines are collected in `logs`.
+    /// Which worker runs process-mode plugins: `skillhost worker`, or the C worker (`skillhost-worker`, which
+    /// does not confine yet).
+    enum Worker: CaseIterable, Sendable, CustomStringConvertible {
+        case swift, native
+        var description: String { self == .swift ? "swift" : "native" }
+    }
+
     final class Host: Sendable {
         final class Lines: Sendable {
             let lines = Mutex<[String]>([])
@@ -26,7 +33,8 @@ struct IsolationTests {
 
         init(
             isolated: Set<String> = ["faults", "behaviours", "hot"], timeout: Duration = .seconds(60),
-            clock: any HostClock = SystemClock(), configure: (inout IsolationSettings) -> Void = { _ in }
+            clock: any HostClock = SystemClock(), worker: Worker = .swift,
+            configure: (inout IsolationSettings) -> Void = { _ in }
         ) throws {
             var configuration = SkillRegistry.Configuration(
                 dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("isolation-data")))
@@ -36,6 +44,7 @@ struct IsolationTests {
                 isolated.contains(name) ? .process : .inProcess
             }
             isolation.killGrace = .milliseconds(100)
+            if worker == .native { isolation.nativeWorker = Paths.products + "/skillhost-worker" }
             configure(&isolation)
             configuration.isolation = isolation
             let logs = self.logs
@@ -98,8 +107,8 @@ struct IsolationTests {
         #expect(await TestSupport.eventually { check() }, "\(what) did not happen")
     }
 
-    @Test func callsRunInTheWorkerProcess() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func callsRunInTheWorkerProcess(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         try await host.load("typed.c")  // in-process
         let pid = try #require(await host.workerPID())
@@ -116,7 +125,13 @@ struct IsolationTests {
         ("fault_sigkill", "crashed (killed by SIGKILL)\u{0}"),
     ])
     func crashesFailTheCallAndTheWorkerRestarts(skill: String, expected: String) async throws {
-        let host = try Host()
+        for worker in Worker.allCases { try await crashesFailTheCallAndTheWorkerRestarts(worker, skill, expected) }
+    }
+
+    private func crashesFailTheCallAndTheWorkerRestarts(_ worker: Worker, _ skill: String, _ expected: String)
+        async throws
+    {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         try await host.load("typed.c")
         let before = try #require(await host.workerPID())
@@ -134,8 +149,12 @@ struct IsolationTests {
 
     @Test(arguments: ["fault_spin", "fault_block"])
     func hungCallsTimeOutAndTheWorkerIsKilled(skill: String) async throws {
+        for worker in Worker.allCases { try await hungCallsTimeOutAndTheWorkerIsKilled(worker, skill) }
+    }
+
+    private func hungCallsTimeOutAndTheWorkerIsKilled(_ worker: Worker, _ skill: String) async throws {
         let clock = ManualClock()
-        let host = try Host(clock: clock)
+        let host = try Host(clock: clock, worker: worker)
         try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         let call = StartedCall(host.registry, skill, timeout: .milliseconds(300))
@@ -393,9 +412,11 @@ struct IsolationTests {
 
     /// A call that arrives while a stuck call's kill is pending waits for the new worker instead of failing with
     /// the other call's reason; and such kills are not crashes, so they never make the plugin "failing".
-    @Test func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker() async throws {
+    @Test(arguments: Worker.allCases) func killsAfterATimeoutAreNotCrashesAndLaterCallsWaitForTheNewWorker(
+        worker: Worker
+    ) async throws {
         let clock = ManualClock()
-        let host = try Host(clock: clock) { $0.maximumCrashes = 2 }
+        let host = try Host(clock: clock, worker: worker) { $0.maximumCrashes = 2 }
         try await host.load("faults.c")
         for round in 1...3 {
             let before = try #require(await host.workerPID())
@@ -416,8 +437,10 @@ struct IsolationTests {
 
     /// A crash is noticed from the worker's exit, not from its pipe closing: a child that keeps the pipe open does
     /// not turn the crash into a timeout. A plugin that closes the protocol channel is told so.
-    @Test func crashesAreSeenFromTheExitAndAClosedChannelIsNamed() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func crashesAreSeenFromTheExitAndAClosedChannelIsNamed(worker: Worker)
+        async throws
+    {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         let pidFile = Paths.temporaryDirectory("orphan") + "/pid"
         let crashed = await host.registry.invoke("fault_orphan", arguments: #"{"pid_file":"\#(pidFile)"}"#)
@@ -451,8 +474,8 @@ struct IsolationTests {
     }
 
     /// A plugin spinning on stderr is cut back to its budget, with a line saying how much was dropped.
-    @Test func aPluginsLogIsThrottled() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func aPluginsLogIsThrottled(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         #expect(await host.registry.invoke("fault_spam", arguments: "{}").status == .ok)
         // The next line let through after the drops says how many went.
@@ -467,8 +490,8 @@ struct IsolationTests {
 
     /// The worker protocol carries what the host accepts: arguments and results nested 510 deep cross it; arguments
     /// too big for the worker are refused up front with a sentence (not lost until a timeout).
-    @Test func theWorkerProtocolCarriesWhatTheHostAccepts() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func theWorkerProtocolCarriesWhatTheHostAccepts(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("behaviours.c")
         let deep = String(repeating: #"{"a":"#, count: 510) + "1" + String(repeating: "}", count: 510)
         let echoed = await host.registry.invoke("echo", arguments: deep)
@@ -486,8 +509,8 @@ struct IsolationTests {
 
     /// A worker hands a JSON skill the text its host validated as it is, unparsed: spacing survives, blank text
     /// arrives as `{}`.
-    @Test func aWorkerHandsAJSONSkillItsArgumentTextAsItIs() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func aWorkerHandsAJSONSkillItsArgumentTextAsItIs(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("behaviours.c")
         #expect(await host.registry.invoke("echo", arguments: " \n ").result == .object(JSONObject()))
         let spaced = #"{ "a" : [1, 2.5, "x", {"b": null}] }"#
@@ -498,7 +521,7 @@ struct IsolationTests {
     /// A JSON skill's result reaches the host as the plugin set it and is decoded there exactly as the worker would
     /// have: JSON as JSON (spread over lines too), anything else as text, `{` that is not JSON as an error; and the
     /// declared output schema is checked on the host.
-    @Test func resultsDecodeInTheHostAsInTheWorker() async throws {
+    @Test(arguments: Worker.allCases) func resultsDecodeInTheHostAsInTheWorker(worker: Worker) async throws {
         let source = """
             #include <string.h>
             #include "skill_sdk.h"
@@ -528,7 +551,7 @@ struct IsolationTests {
             };
             SKILL_PLUGIN("results", "1.0.0", "Results of every shape", skills)
             """
-        let host = try Host(isolated: ["results"])
+        let host = try Host(isolated: ["results"], worker: worker)
         _ = try host.registry.load(file: try Fixture.compile(source, name: "results")).get()
         #expect(await host.registry.invoke("result_text", arguments: "{}").result == "plain words, not JSON")
         #expect(await host.registry.invoke("result_lines", arguments: "{}").result == ["a": [1, 2]])
@@ -544,7 +567,7 @@ struct IsolationTests {
 
     /// A schema with 13,000 properties (about 300 KB) loads through a worker and answers: loading is linear in
     /// what a plugin declares (it used to pass for a hanging init).
-    @Test func aPluginWithAHugeSchemaLoadsInProcessMode() async throws {
+    @Test(arguments: Worker.allCases) func aPluginWithAHugeSchemaLoadsInProcessMode(worker: Worker) async throws {
         let properties = (0..<13_000).map { #"\"p\#($0)\":{\"type\":\"integer\"}"# }.joined(separator: ",")
         let source = """
             #include "skill_sdk.h"
@@ -557,7 +580,7 @@ struct IsolationTests {
             };
             SKILL_PLUGIN("big", "1.0.0", "A big schema", skills)
             """
-        let host = try Host(isolated: ["big"])
+        let host = try Host(isolated: ["big"], worker: worker)
         _ = try host.registry.load(file: try Fixture.compile(source, name: "big")).get()
         #expect(host.registry.plugins.first { $0.name == "big" }?.isolation == .process)
         #expect(await host.registry.invoke("big_schema", arguments: #"{"p12999": 7}"#).result == .int(1))
@@ -579,8 +602,8 @@ struct IsolationTests {
         #expect(after != before)
     }
 
-    @Test func otherCallsInFlightGetAClearError() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func otherCallsInFlightGetAClearError(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         let blocked = Task { await host.registry.invoke("fault_block", arguments: "{}") }
         await Self.eventually("the blocking call reached the worker") { host.callsInWorker("faults") == 1 }
@@ -592,8 +615,8 @@ struct IsolationTests {
 
     /// The limit ends the call, one way or the other: the worker dies of it (and the message names the limit), or
     /// — on a machine too busy to reach it within the deadline — the call times out.
-    @Test func aMemoryHogHitsTheLimit() async throws {
-        let host = try Host(timeout: .seconds(120)) { $0.limits.addressSpace = 768 << 20 }
+    @Test(arguments: Worker.allCases) func aMemoryHogHitsTheLimit(worker: Worker) async throws {
+        let host = try Host(timeout: .seconds(120), worker: worker) { $0.limits.addressSpace = 768 << 20 }
         try await host.load("faults.c")
         let outcome = await host.registry.invoke("fault_hog", arguments: "{}")
         switch outcome.status {
@@ -608,7 +631,7 @@ struct IsolationTests {
         #expect(await host.workerPID() != nil)
     }
 
-    @Test func openFilesAndCPUTimeAreLimited() async throws {
+    @Test(arguments: Worker.allCases) func openFilesAndCPUTimeAreLimited(worker: Worker) async throws {
         let host = try Host {
             $0.limits.openFiles = 64
             $0.limits.cpuSeconds = 1
@@ -634,8 +657,8 @@ struct IsolationTests {
         }
     }
 
-    @Test func aCrashOnABackgroundThreadIsNoticedAndRecovered() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func aCrashOnABackgroundThreadIsNoticedAndRecovered(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(await host.registry.invoke("fault_thread", arguments: "{}").result == "started")
@@ -649,8 +672,8 @@ struct IsolationTests {
         #expect(after != before)
     }
 
-    @Test func garbageOnStdoutGoesToTheLogNotTheProtocol() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func garbageOnStdoutGoesToTheLogNotTheProtocol(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(await host.registry.invoke("fault_stdout", arguments: "{}").result == "printed")
@@ -658,8 +681,8 @@ struct IsolationTests {
         #expect(await host.workerPID() == before)
     }
 
-    @Test func badResultsAreErrorsAndTheWorkerStays() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func badResultsAreErrorsAndTheWorkerStays(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         try await host.load("faults.c")
         let before = try #require(await host.workerPID())
         #expect(
@@ -702,7 +725,7 @@ struct IsolationTests {
         #expect(await host.registry.invoke("add", arguments: #"{"a": 1, "b": 2}"#).result == .double(3))
     }
 
-    @Test func aPluginThatKeepsCrashingIsMarkedFailing() async throws {
+    @Test(arguments: Worker.allCases) func aPluginThatKeepsCrashingIsMarkedFailing(worker: Worker) async throws {
         let host = try Host { $0.maximumCrashes = 3 }
         let copy = Paths.temporaryDirectory("failing") + "/faults.so"
         try FileManager.default.copyItem(atPath: try Fixture.compileFile("faults.c"), toPath: copy)
@@ -727,9 +750,11 @@ struct IsolationTests {
         #expect(await host.workerPID() != nil)
     }
 
-    @Test func progressCancellationAndConcurrentCallsCrossTheProcessBoundary() async throws {
+    @Test(arguments: Worker.allCases) func progressCancellationAndConcurrentCallsCrossTheProcessBoundary(worker: Worker)
+        async throws
+    {
         let clock = ManualClock()
-        let host = try Host(clock: clock)
+        let host = try Host(clock: clock, worker: worker)
         try await host.load("behaviours.c")
         let reports = Mutex<[SkillProgress]>([])
         let progress = await host.registry.invoke("progress", arguments: "{}") { report in
@@ -764,8 +789,10 @@ struct IsolationTests {
 
     /// A call goes on the worker's direct lane when the lane is free (the worker's lane thread runs it), and on the
     /// main channel while another call holds the lane; both answer.
-    @Test func aCallTakesTheDirectLaneWhenItIsFreeAndTheMainChannelOtherwise() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func aCallTakesTheDirectLaneWhenItIsFreeAndTheMainChannelOtherwise(worker: Worker)
+        async throws
+    {
+        let host = try Host(worker: worker)
         try await host.load("behaviours.c")
         let first = await host.registry.invoke("thread_name", arguments: "{}")
         #expect(first.result == "skillhost.lane", "\(first)")
@@ -779,8 +806,8 @@ struct IsolationTests {
         #expect(await host.registry.invoke("thread_name", arguments: "{}").result == "skillhost.lane")
     }
 
-    @Test func hotReloadStartsANewWorkerAndStopsTheOldOne() async throws {
-        let host = try Host()
+    @Test(arguments: Worker.allCases) func hotReloadStartsANewWorkerAndStopsTheOldOne(worker: Worker) async throws {
+        let host = try Host(worker: worker)
         let staging = Paths.temporaryDirectory("isolation-hot")
         let source = try String(contentsOfFile: Paths.fixtures + "/hot.c", encoding: .utf8)
         let v1 = try Fixture.compile(source, name: "v1", into: staging, flags: ["-shared", "-fPIC", "-DVERSION=1"])

@@ -192,17 +192,13 @@ final class CallAPITable: @unchecked Sendable {
                 },
                 set_undo: { call, skillID, arguments in
                     guard let context = CallContext.from(call) else { return }
-                    let id = pluginString(skillID)
-                    guard let parsed = try? JSONValue(parsing: pluginString(arguments)), parsed.objectValue != nil
-                    else {
-                        context.log(
-                            LogRecord(
-                                level: .warning, source: context.skill.info.plugin,
-                                message: "\(context.skill.info.id): set_undo ignored: its arguments are not a JSON "
-                                    + "object"))
-                        return
-                    }
-                    context.recorded.withLock { $0.undo = UndoAction(skillID: id, arguments: parsed) }
+                    let skill = context.skill.info
+                    guard
+                        let undo = UndoAction(
+                            skill: skill.id, target: pluginString(skillID), argumentText: pluginString(arguments),
+                            warn: { context.log(LogRecord(level: .warning, source: skill.plugin, message: $0)) })
+                    else { return }
+                    context.recorded.withLock { $0.undo = undo }
                 },
                 skill_id: { call in
                     guard let context = CallContext.from(call) else { return nil }

@@ -155,6 +155,16 @@ public struct UndoAction: Sendable, Equatable {
     /// More reversing calls, run after this one in order.
     public internal(set) var then: [UndoAction] = []
 
+    /// What `skill` set with `set_undo(target, argumentText)`; nil (and a sentence to `warn`) when the arguments are
+    /// not a JSON object.
+    init?(skill: String, target: String, argumentText: String, warn: (String) -> Void) {
+        guard let parsed = try? JSONValue(parsing: argumentText), parsed.objectValue != nil else {
+            warn("\(skill): set_undo ignored: its arguments are not a JSON object")
+            return nil
+        }
+        self.init(skillID: target, arguments: parsed)
+    }
+
     /// Every call, in the order they run.
     public var calls: [UndoAction] {
         [UndoAction(skillID: skillID, arguments: arguments)] + then

@@ -16,6 +16,8 @@ final class IsolatedPlugin: Sendable {
         var declared: PluginDeclaration?
         /// Whether the last worker started peeked to learn it.
         var lastStartPeeked = false
+        /// The typed skills' signatures, by skill id, for the C worker (which calls them with the host's conversion).
+        var signatures: [String: TypedSignature] = [:]
     }
 
     let file: String
@@ -85,14 +87,19 @@ final class IsolatedPlugin: Sendable {
         var launch = launch
         launch.declared = state.withLock { $0.declared }
         let spawned = WorkerProcess.spawn(
-            executable: settings.executable, launch: launch, plugin: name, log: log,
-            onExit: { [weak self] exit in self?.workerExited(exit) })
+            executable: settings.nativeWorker ?? settings.executable, native: settings.nativeWorker != nil,
+            launch: launch, plugin: name, log: log, onExit: { [weak self] exit in self?.workerExited(exit) })
         let worker: WorkerProcess
         switch spawned {
         case .failure(let failure): return .failure(failure)
         case .success(let value): worker = value
         }
-        switch worker.call(.describe(file: file), timeout: settings.startTimeout) {
+        let described =
+            settings.nativeWorker == nil
+            ? worker.call(.describe(file: file), timeout: settings.startTimeout)
+            : NativeWorker.load(
+                worker, for: self, dataDirectory: launch.dataDirectory, file: file, timeout: settings.startTimeout)
+        switch described {
         case .failure(var failure):
             worker.stop(grace: .milliseconds(500))
             if !failure.isProtocolError { failure = loadFailure(failure, worker: worker) }
@@ -104,6 +111,14 @@ final class IsolatedPlugin: Sendable {
                 // next worker another plugin's data folder.
                 if let declared = description.declared, declared.name == description.name { $0.declared = declared }
                 $0.lastStartPeeked = description.peeked
+                if settings.nativeWorker != nil {
+                    $0.signatures = Dictionary(
+                        description.skills.compactMap { skill in
+                            guard case .typed(let text) = skill.kind, let parsed = try? TypedSignature.parse(text)
+                            else { return nil }
+                            return (skill.id, parsed)
+                        }, uniquingKeysWith: { first, _ in first })
+                }
             }
             return .success((worker, description))
         }
@@ -138,7 +153,14 @@ final class IsolatedPlugin: Sendable {
         switch liveWorker(cancellation: CallCancellation()) {
         case .failure(let refusal): return .failure(SnapshotError("\(name)'s snapshot: \(refusal.message)"))
         case .success(let worker):
-            switch worker.call(.snapshot, timeout: .seconds(5), clock: clock) {
+            let answer =
+                settings.nativeWorker == nil
+                ? worker.call(.snapshot, timeout: .seconds(5), clock: clock)
+                : worker.request("snapshot", nil, timeout: .seconds(5), clock: clock).flatMap { value in
+                    NativeWorker.snapshot(value, plugin: name).map { .success($0) }
+                        ?? .failure(.init(message: "its worker sent an unreadable answer to snapshot"))
+                }
+            switch answer {
             case .failure(let failure): return .failure(SnapshotError("\(name)'s snapshot: \(failure.message)"))
             case .success(let snapshot): return snapshot
             }
@@ -153,24 +175,48 @@ final class IsolatedPlugin: Sendable {
         case .failure(let refusal): return .failure(code: .failed, refusal.message)
         case .success(let value): worker = value
         }
+        // A typed skill in the C worker gets its arguments converted here, as in process.
+        var typed: (signature: TypedSignature, arguments: JSONValue)?
+        if let signature = state.withLock({ $0.signatures[skill] }) {
+            switch NativeWorker.typedArguments(signature, arguments) {
+            case .failure(let error):
+                return .failure(code: error.isArgumentError ? .invalidArguments : .failed, error.description)
+            case .success(let converted): typed = (signature, converted)
+            }
+        }
         // The caller's context travels with the call, so a skill sees the same context in either mode.
         let callerContext = context.callerContext
         let reply = worker.request(
-            "invoke", ["skill": .string(skill), "arguments": arguments, "context": .string(callerContext)],
-            cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
+            "invoke",
+            [
+                "skill": .string(skill), typed == nil ? "arguments" : "typed": typed?.arguments ?? arguments,
+                "context": .string(callerContext),
+            ], cancellation: context.cancellation, killGrace: settings.killGrace, clock: clock,
             onProgress: context.onProgress, describeCall: { skill },
             laneForm: { id in
                 LaneInvoke.encode(
                     .init(
                         id: id, skill: skill, context: callerContext,
-                        arguments: argumentText ?? arguments.jsonText))
+                        arguments: typed?.arguments.jsonText ?? argumentText ?? arguments.jsonText,
+                        typed: typed != nil))
             })
         switch reply {
         case .failure(let failure):
             return .failure(code: .failed, failure.message)
         case .success(let value):
             state.withLock { $0.supervisor.callSucceeded() }
-            guard var outcome = WorkerProtocol.decodeOutcome(value) else {
+            let decoded: SkillOutcome?
+            if let typed {
+                decoded = NativeWorker.typedOutcome(
+                    value, returns: typed.signature.returnType, skill: skill, resultLimit: launch.resultLimit)
+            } else if settings.nativeWorker == nil || value["raw"] == nil {
+                decoded = WorkerProtocol.decodeOutcome(value)  // the lane's short form comes to this too
+            } else {
+                decoded = NativeWorker.outcome(
+                    value, skill: skill, resultLimit: launch.resultLimit,
+                    warn: { [log, name] in log(LogRecord(level: .warning, source: name, message: $0)) })
+            }
+            guard var outcome = decoded else {
                 return .failure(code: .failed, "plugin \"\(name)\"'s worker sent an unreadable result for \(skill)")
             }
             outcome.duration = .zero

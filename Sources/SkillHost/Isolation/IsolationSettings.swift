@@ -48,6 +48,10 @@ public struct IsolationSettings: Sendable {
     package var maximumLandlockABI: Int?
     /// False only for the benchmark that measures what confinement costs: workers then skip it.
     package var confines = true
+    /// The worker written in C (`skillhost-worker`), started instead of `skillhost worker` when set. It does not
+    /// confine itself yet, whatever `confines` says, and runs JSON skills only (issue #33 moves the rest to it):
+    /// only tests and the benchmark set it.
+    package var nativeWorker: String?
 
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
         self.executable = executable

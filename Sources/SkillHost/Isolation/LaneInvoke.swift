@@ -11,10 +11,13 @@ enum LaneInvoke {
         let skill: String
         let context: String
         let arguments: String
+        /// `arguments` are the host's conversion for a typed skill (`NativeWorker.typedArguments`): the line starts
+        /// with `T` (only the C worker reads it).
+        var typed = false
     }
 
     static func encode(_ call: Call) -> String {
-        var line = "C"
+        var line = call.typed ? "T" : "C"
         line.reserveCapacity(call.skill.utf8.count + call.context.utf8.count + call.arguments.utf8.count + 48)
         line.append(String(call.id))
         line.append("\t")

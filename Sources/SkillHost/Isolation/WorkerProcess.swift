@@ -117,17 +117,19 @@ final class WorkerProcess: Sendable {
         self.onExit = onExit
     }
 
-    /// Starts `skillhost worker …`. Returns a sentence when the process cannot be started.
+    /// Starts `skillhost worker …`, or with `native` the C worker `executable …`. Returns a sentence when the
+    /// process cannot be started.
     static func spawn(
-        executable: String, launch: WorkerLaunch, plugin: String, log: @escaping @Sendable (LogRecord) -> Void,
-        onExit: @escaping @Sendable (Exit) -> Void
+        executable: String, native: Bool = false, launch: WorkerLaunch, plugin: String,
+        log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
     ) -> Result<WorkerProcess, WorkerFailure> {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
         let process: StartedProcess
-        if let forked = WorkerTemplates.shared.start(
-            executable, launch: launch, temporaryDirectory: temporaryDirectory, log: log)
+        if !native,
+            let forked = WorkerTemplates.shared.start(
+                executable, launch: launch, temporaryDirectory: temporaryDirectory, log: log)
         {
             process = forked
         } else {
@@ -135,7 +137,8 @@ final class WorkerProcess: Sendable {
             // crash. Only what a program needs, never the host's secrets.
             var environment = WorkerTemplates.environment
             environment["TMPDIR"] = temporaryDirectory
-            switch StartedProcess.spawn([executable, "worker"] + launch.arguments, environment: environment) {
+            let command = native ? [executable] + launch.arguments : [executable, "worker"] + launch.arguments
+            switch StartedProcess.spawn(command, environment: environment) {
             case .failure(let error):
                 return .failure(
                     WorkerFailure(
@@ -144,7 +147,7 @@ final class WorkerProcess: Sendable {
             case .success(let started): process = started
             }
         }
-        WorkerTemplates.shared.prepare(executable, log: log)
+        if !native { WorkerTemplates.shared.prepare(executable, log: log) }
         let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
         let (laneRequests, laneResponses, supervision) = (
             process.laneRequests, process.laneResponses, process.supervision

@@ -14,7 +14,7 @@ enum DescriptorValidator {
         /// Extra readable folders (since 1.1), as declared ("~/models").
         let readPaths: [String]
         /// `snapshot` (since 1.1), if the plugin has one.
-        let snapshot: PluginSnapshot.Function?
+        let snapshot: RawFunction<PluginSnapshot.Function>?
     }
 
     /// The sizes of the v1.0 structs on LP64 (x86_64, aarch64), written as literals on purpose: a plugin built
@@ -33,56 +33,55 @@ enum DescriptorValidator {
 
     static let maximumReadPaths = 64
 
+    /// Validates the record at `pointer`, in this process.
     static func validate(_ pointer: UnsafePointer<skill_plugin>) -> Result<Validated, ProblemList> {
-        // Only the v1.0 part is copied (72 bytes); a v1.0 plugin's struct ends there, and fields added since are
-        // read one by one below, when `struct_size` says they exist.
-        let plugin = Self.v1_0Part(pointer)
+        validate(RawPlugin(reading: pointer), worker: nil)
+    }
+
+    /// Validates a plugin record; `worker` runs the skills whose functions are in a worker's process.
+    // swiftlint:disable:next function_body_length cyclomatic_complexity
+    static func validate(_ plugin: RawPlugin, worker: IsolatedPlugin?) -> Result<Validated, ProblemList> {
         // struct_size and the ABI fields sit in the first 8 bytes, which every version has.
-        guard Int(plugin.struct_size) >= minimumPluginSize else {
+        guard Int(plugin.structSize) >= minimumPluginSize else {
             return .failure(
                 ProblemList([
                     .structTooSmall(
-                        structName: "skill_plugin", size: Int(plugin.struct_size), minimum: minimumPluginSize)
+                        structName: "skill_plugin", size: Int(plugin.structSize), minimum: minimumPluginSize)
                 ]))
         }
-        guard plugin.abi_major == SKILL_ABI_MAJOR else {
-            return .failure(ProblemList([.abiMajorMismatch(plugin: Int(plugin.abi_major), host: Int(SKILL_ABI_MAJOR))]))
+        guard plugin.abiMajor == SKILL_ABI_MAJOR, let body = plugin.body else {
+            return .failure(ProblemList([.abiMajorMismatch(plugin: Int(plugin.abiMajor), host: Int(SKILL_ABI_MAJOR))]))
         }
         var problems: [PluginProblem] = []
-        if plugin.abi_minor > SKILL_ABI_MINOR {
-            problems.append(.abiMinorTooNew(plugin: Int(plugin.abi_minor), host: Int(SKILL_ABI_MINOR)))
+        if plugin.abiMinor > SKILL_ABI_MINOR {
+            problems.append(.abiMinorTooNew(plugin: Int(plugin.abiMinor), host: Int(SKILL_ABI_MINOR)))
         }
-        let name = plugin.name.map { pluginString($0) }
+        let name = body.name
         if let name, isValidPluginName(name) {
         } else {
             problems.append(.invalidPluginName(name))
         }
-        let version = plugin.version.map { pluginString($0) } ?? ""
+        let version = body.version ?? ""
         if version.isEmpty { problems.append(.missingVersion) }
 
         var skills: [ValidatedSkill] = []
-        if plugin.skill_count == 0 || plugin.skills == nil {
+        if body.skillCount == 0 || !body.hasSkills {
             problems.append(.noSkills)
-        } else if plugin.skill_count > maximumSkills {
-            problems.append(.other("declares \(plugin.skill_count) skills; at most \(maximumSkills) are supported"))
-        } else if let descriptors = plugin.skills {
-            // The array's stride is the size the plugin was compiled with (its first descriptor's struct_size),
-            // not this host's sizeof: a v1.0 plugin's descriptors are 80 bytes apart.
-            let stride = Int(UnsafeRawPointer(descriptors).load(as: UInt32.self))
+        } else if body.skillCount > maximumSkills {
+            problems.append(.other("declares \(body.skillCount) skills; at most \(maximumSkills) are supported"))
+        } else {
+            let stride = body.descriptors.first?.structSize ?? 0
             var seen: Set<String> = []
-            for index in 0..<(stride >= minimumDescriptorSize ? Int(plugin.skill_count) : 1) {
-                let descriptor = UnsafeRawPointer(descriptors).advanced(by: index * stride)
-                    .assumingMemoryBound(to: skill_descriptor.self)
-                let size = UnsafeRawPointer(descriptor).load(as: UInt32.self)
-                if index > 0, Int(size) != stride {
+            for (index, descriptor) in body.descriptors.enumerated() {
+                if index > 0, descriptor.structSize != stride {
                     problems.append(
                         .skill(
                             index: index, id: nil,
-                            reason: "struct_size \(size) differs from the first descriptor's "
+                            reason: "struct_size \(descriptor.structSize) differs from the first descriptor's "
                                 + "\(stride); build every descriptor with the same header"))
                     continue
                 }
-                switch validateSkill(descriptor, index: index, freeString: plugin.free_string) {
+                switch validateSkill(descriptor, index: index, freeString: body.freeString, worker: worker) {
                 case .success(let skill):
                     if !seen.insert(skill.id).inserted {
                         problems.append(.duplicateSkillID(skill.id))
@@ -96,10 +95,7 @@ enum DescriptorValidator {
         // Since 1.1: capabilities and read paths.
         var capabilities = PluginCapabilities()
         var readPaths: [String] = []
-        let raw = UnsafeRawPointer(pointer)
-        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.capabilities), 4) {
-            let bits = raw.load(
-                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.capabilities) ?? 0, as: UInt32.self)
+        if let bits = body.capabilities {
             capabilities = PluginCapabilities(rawValue: bits)
             if !PluginCapabilities.known.isSuperset(of: capabilities) {
                 problems.append(
@@ -110,38 +106,23 @@ enum DescriptorValidator {
         } else if skills.contains(where: { $0.flags.contains(.openWorld) }) {
             capabilities = .network  // a v1.0 plugin that talks to the world
         }
-        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.read_paths)),
-            let list = raw.load(
-                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.read_paths) ?? 0,
-                as: UnsafePointer<UnsafePointer<CChar>?>?.self)
-        {
-            var index = 0
-            while let entry = list[index] {
-                guard index < maximumReadPaths else {
-                    problems.append(.other("read_paths lists more than \(maximumReadPaths) folders"))
-                    break
-                }
-                let path = pluginString(entry)
-                if path.hasPrefix("/") || path.hasPrefix("~/") || path == "~" {
-                    readPaths.append(path)
-                } else {
-                    problems.append(
-                        .other("read_paths[\(index)] \"\(path)\" is not absolute; use /… or ~/… (the user's home)"))
-                }
-                index += 1
+        for (index, path) in (body.readPaths ?? []).enumerated() {
+            guard index < maximumReadPaths else {
+                problems.append(.other("read_paths lists more than \(maximumReadPaths) folders"))
+                break
             }
-        }
-        var snapshot: PluginSnapshot.Function?
-        if has(plugin.struct_size, MemoryLayout<skill_plugin>.offset(of: \.snapshot)) {
-            snapshot = raw.load(
-                fromByteOffset: MemoryLayout<skill_plugin>.offset(of: \.snapshot) ?? 0,
-                as: PluginSnapshot.Function?.self)
+            if path.hasPrefix("/") || path.hasPrefix("~/") || path == "~" {
+                readPaths.append(path)
+            } else {
+                problems.append(
+                    .other("read_paths[\(index)] \"\(path)\" is not absolute; use /… or ~/… (the user's home)"))
+            }
         }
         guard problems.isEmpty, let name else { return .failure(ProblemList(problems)) }
         return .success(
             Validated(
-                name: name, version: version, description: plugin.description.map { pluginString($0) } ?? "",
-                skills: skills, capabilities: capabilities, readPaths: readPaths, snapshot: snapshot))
+                name: name, version: version, description: body.description ?? "",
+                skills: skills, capabilities: capabilities, readPaths: readPaths, snapshot: body.snapshot))
     }
 
     /// The v1.0 fields of a plugin record, read without touching a byte past them.
@@ -164,19 +145,16 @@ enum DescriptorValidator {
 
     // swiftlint:disable:next function_body_length cyclomatic_complexity
     static func validateSkill(
-        _ pointer: UnsafePointer<skill_descriptor>, index: Int,
-        freeString: (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void)?
+        _ raw: RawDescriptor, index: Int, freeString: RawPlugin.FreeString?, worker: IsolatedPlugin?
     ) -> Result<ValidatedSkill, ProblemList> {
-        let descriptor = Self.v1_0Part(pointer)
-        guard Int(descriptor.struct_size) >= minimumDescriptorSize else {
+        guard Int(raw.structSize) >= minimumDescriptorSize, let descriptor = raw.fields else {
             return .failure(
                 ProblemList([
                     .structTooSmall(
-                        structName: "skill_descriptor", size: Int(descriptor.struct_size),
-                        minimum: minimumDescriptorSize)
+                        structName: "skill_descriptor", size: Int(raw.structSize), minimum: minimumDescriptorSize)
                 ]))
         }
-        let id = descriptor.id.map { pluginString($0) }
+        let id = descriptor.id
         var problems: [PluginProblem] = []
         func problem(_ reason: String) { problems.append(.skill(index: index, id: id, reason: reason)) }
 
@@ -187,7 +165,7 @@ enum DescriptorValidator {
         } else {
             problem("id is missing; set skill_descriptor.id")
         }
-        let description = descriptor.description.map { pluginString($0) } ?? ""
+        let description = descriptor.description ?? ""
         if description.isEmpty {
             problem("description is missing; the model needs it to decide when to call the skill")
         }
@@ -204,7 +182,7 @@ enum DescriptorValidator {
 
         // The declared schema, if any.
         var declared: JSONValue?
-        if let text = descriptor.input_schema.map({ pluginString($0) }) {
+        if let text = descriptor.inputSchema {
             do {
                 let parsed = try JSONValue(parsing: text)
                 if parsed["type"] != .string("object") {
@@ -221,15 +199,17 @@ enum DescriptorValidator {
         var schemaDocument = declared
         var kind = SkillKind.json
         var generatedOutput: JSONValue?
-        let signatureText = descriptor.signature.map { pluginString($0) }
-        switch (descriptor.invoke, signatureText) {
+        switch (descriptor.invoke, descriptor.signature) {
         case (.some, .some):
             problem("sets both invoke and signature; a skill is either a JSON skill or a typed skill")
         case (.some(let invoke), nil):
-            if descriptor.input_schema == nil {
+            if descriptor.inputSchema == nil {
                 problem("JSON skill has no input_schema; describe its arguments as a JSON Schema object")
             }
-            implementation = .json(invoke)
+            switch invoke {
+            case .address(let function): implementation = .json(function)
+            case .inWorker: implementation = worker.map { .remote($0) }
+            }
         case (nil, .some(let text)):
             kind = .typed(signature: text)
             do {
@@ -243,14 +223,16 @@ enum DescriptorValidator {
                 } else {
                     schemaDocument = signature.generatedSchema
                 }
-                if let function = descriptor.function {
+                switch descriptor.function {
+                case .address(let function)?:
                     do {
                         implementation = .typed(
                             try TypedFunction(signature: signature, function: function, freeString: freeString))
                     } catch {
                         problem(error.description)
                     }
-                } else {
+                case .inWorker?: implementation = worker.map { .remote($0) }
+                case nil:
                     problem("typed skill has a signature but no function pointer")
                 }
             } catch {
@@ -267,13 +249,9 @@ enum DescriptorValidator {
         }
         // Since 1.1: the result's schema.
         var output: (document: JSONValue, schema: JSONSchema?)?
-        if has(descriptor.struct_size, MemoryLayout<skill_descriptor>.offset(of: \.output_schema)),
-            let text = UnsafeRawPointer(pointer).load(
-                fromByteOffset: MemoryLayout<skill_descriptor>.offset(of: \.output_schema) ?? 0,
-                as: UnsafePointer<CChar>?.self)
-        {
+        if let text = descriptor.outputSchema {
             do {
-                let document = try JSONValue(parsing: pluginString(text))
+                let document = try JSONValue(parsing: text)
                 output = (document, try JSONSchema(document))
             } catch {
                 problem("output schema is invalid: \(error)")
@@ -285,11 +263,12 @@ enum DescriptorValidator {
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))
         }
-        let title = descriptor.title.map { pluginString($0) } ?? ""
+        let title = descriptor.title ?? ""
         return .success(
             ValidatedSkill(
                 id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
-                timeout: descriptor.timeout_ms == 0 ? nil : .milliseconds(Int(descriptor.timeout_ms)), schema: schema,
+                timeout: descriptor.timeoutMilliseconds == 0 ? nil : .milliseconds(Int(descriptor.timeoutMilliseconds)),
+                schema: schema,
                 schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
                 outputSchema: output?.document, output: output?.schema ?? nil))
     }

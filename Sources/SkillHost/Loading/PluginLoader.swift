@@ -162,7 +162,7 @@ final class PluginLoader: Sendable {
                     version: validated.version, description: validated.description, skills: validated.skills,
                     keepsMapped: summary.containsSwift, imageSize: bytes.count,
                     capabilities: validated.capabilities, readPaths: validated.readPaths,
-                    snapshot: validated.snapshot))
+                    snapshot: validated.snapshot?.address))
         }
     }
 

@@ -267,16 +267,32 @@ final class Skill: @unchecked Sendable {
     }
 
     private func oversized(_ size: Int, limit: Int) -> SkillOutcome {
+        Self.oversizedOutcome(skill: info.id, size: size, limit: limit)
+    }
+
+    private static func oversizedOutcome(skill: String, size: Int, limit: Int) -> SkillOutcome {
         .failure(
             code: .failed,
-            "the result of \(info.id) is \(byteCount(size)), over the host's limit of \(byteCount(limit)); return less "
+            "the result of \(skill) is \(byteCount(size)), over the host's limit of \(byteCount(limit)); return less "
                 + "(or raise max_result_mb in config.json)")
     }
 
     private func outcome(code: Int32, context: CallContext) -> SkillOutcome {
         let recorded = context.recorded.withLock { $0 }
+        return Self.outcome(
+            skill: info.id, code: code, result: recorded.result, oversized: recorded.oversizedResult,
+            error: recorded.error, undo: recorded.undo, resultLimit: context.resultLimit)
+    }
+
+    /// What a JSON skill's call made of its status `code` and what it set: its result's bytes (or, over
+    /// `resultLimit`, their count in `oversized`), its error message and its undo — in this process, or as a worker
+    /// reported them.
+    static func outcome(
+        skill: String, code: Int32, result: [UInt8]?, oversized: Int?, error: String?, undo: UndoAction?,
+        resultLimit: Int
+    ) -> SkillOutcome {
         guard Int(code) == SKILL_OK else {
-            let message = recorded.error.flatMap { $0.isEmpty ? nil : $0 }
+            let message = error.flatMap { $0.isEmpty ? nil : $0 }
             switch Int(code) {
             case SKILL_ERR_INVALID_ARGS:
                 return .failure(
@@ -289,11 +305,11 @@ final class Skill: @unchecked Sendable {
             default: return .failure(code: .failed, message ?? "the skill failed with unknown status \(code)")
             }
         }
-        if let size = recorded.oversizedResult { return oversized(size, limit: context.resultLimit) }
-        guard let bytes = recorded.result else { return .success(.null, undo: recorded.undo) }
-        switch Self.decodeResult(bytes) {
-        case .success(let value): return .success(value, undo: recorded.undo)
-        case .failure(let problem): return .failure(code: .failed, "\(info.id) \(problem.message)")
+        if let size = oversized { return oversizedOutcome(skill: skill, size: size, limit: resultLimit) }
+        guard let bytes = result else { return .success(.null, undo: undo) }
+        switch decodeResult(bytes) {
+        case .success(let value): return .success(value, undo: undo)
+        case .failure(let problem): return .failure(code: .failed, "\(skill) \(problem.message)")
         }
     }
 }

@@ -189,8 +189,18 @@ final class TypedFunction: @unchecked Sendable {
     }
 
     func convertResult(_ raw: UInt64) -> Result<JSONValue, TypedCallError> {
-        switch returnType {
-        case .void: return .success(.null)
+        guard returnType == .string else { return Self.convert(raw, as: returnType) }
+        guard let pointer = UnsafeMutablePointer<CChar>(bitPattern: UInt(raw)) else { return .success(.null) }
+        let text = String(validatingCString: pointer)
+        freeString?(pointer)
+        guard let text else { return .failure(.invalidUTF8) }
+        return .success(.string(text))
+    }
+
+    /// A returned register's bits as a value of `type` (not a string, which is a pointer only this process reads).
+    static func convert(_ raw: UInt64, as type: CType) -> Result<JSONValue, TypedCallError> {
+        switch type {
+        case .void, .string: return .success(.null)
         case .bool: return .success(.bool(raw & 0xFF != 0))
         case .int32: return .success(.int(Int64(Int32(truncatingIfNeeded: raw))))
         case .int64: return .success(.int(Int64(bitPattern: raw)))
@@ -198,12 +208,6 @@ final class TypedFunction: @unchecked Sendable {
             let d = Double(bitPattern: raw)
             guard d.isFinite else { return .failure(.notFinite(d)) }
             return .success(.double(d))
-        case .string:
-            guard let pointer = UnsafeMutablePointer<CChar>(bitPattern: UInt(raw)) else { return .success(.null) }
-            let text = String(validatingCString: pointer)
-            freeString?(pointer)
-            guard let text else { return .failure(.invalidUTF8) }
-            return .success(.string(text))
         }
     }
 }

@@ -49,10 +49,18 @@ enum PluginSnapshot {
     ) -> Result<PluginState, SnapshotError> {
         let box = Box()
         let code = withExtendedLifetime(box) { function(state, Table.shared.pointer, box.opaque) }
+        return read(code: code, bytes: box.bytes.withLock { $0 }, plugin: plugin, cache: cache)
+    }
+
+    /// What a snapshot's status `code` and the bytes it set (nil: `set` was not called; longer than `limit`: only
+    /// their count matters) say: the state, or a sentence.
+    static func read(code: Int32, bytes: [UInt8]?, plugin: String, cache: SnapshotCache? = nil)
+        -> Result<PluginState, SnapshotError>
+    {
         guard code == SKILL_OK else {
             return .failure(SnapshotError("\(plugin)'s snapshot failed with status \(code)"))
         }
-        guard let bytes = box.bytes.withLock({ $0 }) else {
+        guard let bytes else {
             return .failure(SnapshotError("\(plugin)'s snapshot returned without calling set"))
         }
         guard bytes.count <= limit else {

@@ -1,0 +1,209 @@
+import Foundation
+import SkillJSON
+import SkillSDK
+
+/// The host's side of `skillhost-worker`, the worker written in C (`Sources/skillhost-worker/protocol.md`). It
+/// reports the plugin's records and what each call did as they are; the host applies the ABI's rules to them here,
+/// with the same code as to a plugin loaded into itself (`DescriptorValidator`, `Skill.outcome`, `PluginSnapshot`),
+/// so both modes accept, refuse and word everything alike.
+enum NativeWorker {
+    typealias Failure = WorkerProcess.WorkerFailure
+
+    /// Asks the worker what it opened, validates it and — when it passes — has the plugin's `init` run with its
+    /// data folder (created here, under `dataDirectory`). A plugin that cannot load is a protocol failure whose
+    /// message is its problems, one sentence a line. `worker` runs the skills. Blocks for at most `timeout`.
+    static func load(
+        _ process: WorkerProcess, for worker: IsolatedPlugin, dataDirectory: String, file: String,
+        timeout: Duration
+    ) -> Result<WorkerProtocol.Description, Failure> {
+        let start = ContinuousClock.now
+        let validated: DescriptorValidator.Validated
+        switch process.request("describe", nil, timeout: timeout).flatMap({ read($0, worker: worker) }) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): validated = value
+        }
+        let data = (dataDirectory as NSString).appendingPathComponent(validated.name)
+        do {
+            _ = try PrivateFiles.directory(dataDirectory)
+            _ = try PrivateFiles.directory(data)
+        } catch {
+            return .failure(refusal([.other("cannot create its data folder \(data): \(error)")]))
+        }
+        let left = max(timeout - (ContinuousClock.now - start), .milliseconds(1))
+        switch process.request("init", ["data_dir": .string(data)], timeout: left) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let answer):
+            if let code = Int32(exactly: answer["init_failed"]) {
+                return .failure(
+                    refusal([.initFailed(code: code, message: answer["message"]?.stringValue ?? "")]))
+            }
+            if let problem = answer["problem"]?.stringValue { return .failure(refusal([.other(problem)])) }
+        }
+        return .success(
+            WorkerProtocol.Description(
+                name: validated.name, version: validated.version, description: validated.description,
+                keepsMapped: false,
+                skills: validated.skills.map { skill in
+                    SkillInfo(
+                        id: skill.id, title: skill.title, description: skill.description, plugin: validated.name,
+                        pluginVersion: validated.version, file: file, risk: skill.risk, flags: skill.flags,
+                        timeout: skill.timeout, inputSchema: skill.schema.document,
+                        schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema)
+                },
+                capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: nil,
+                hasSnapshot: validated.snapshot != nil))
+    }
+
+    /// The worker's `describe` answer, validated.
+    static func read(_ answer: JSONValue, worker: IsolatedPlugin?) -> Result<DescriptorValidator.Validated, Failure> {
+        if let reason = answer["dlopen_failed"]?.stringValue { return .failure(refusal([.dlopenFailed(reason)])) }
+        if answer["missing_entry"] != nil { return .failure(refusal([.missingEntry])) }
+        if answer["entry_returned_null"] != nil { return .failure(refusal([.entryReturnedNull])) }
+        guard let raw = RawPlugin(report: answer) else {
+            return .failure(Failure(message: "its worker sent an unreadable answer to describe"))
+        }
+        return DescriptorValidator.validate(raw, worker: worker).mapError { refusal($0.problems) }
+    }
+
+    /// Problems as the worker's refusal to load: one sentence a line.
+    private static func refusal(_ problems: [PluginProblem]) -> Failure {
+        Failure(message: problems.map(\.description).joined(separator: "\n"), isProtocolError: true)
+    }
+
+    /// A call's outcome from the worker's `raw` report; nil when the answer is not one. An undo whose arguments are
+    /// not a JSON object is dropped with a warning through `warn`, as in process.
+    static func outcome(
+        _ answer: JSONValue, skill: String, resultLimit: Int, warn: (String) -> Void
+    ) -> SkillOutcome? {
+        guard let raw = answer["raw"], let code = Int32(exactly: raw["code"]) else { return nil }
+        var result: [UInt8]?
+        if let text = raw["result"]?.stringValue {
+            result = Array(text.utf8)
+        } else if let hex = raw["result_hex"]?.stringValue {
+            guard let bytes = bytes(hex: hex) else { return nil }
+            result = bytes
+        }
+        var undo: UndoAction?
+        if let action = raw["undo"], let target = action["skill"]?.stringValue,
+            let text = action["arguments"]?.stringValue
+        {
+            undo = UndoAction(skill: skill, target: target, argumentText: text, warn: warn)
+        }
+        return Skill.outcome(
+            skill: skill, code: code, result: result, oversized: Int(exactly: raw["oversized"]),
+            error: raw["error"]?.stringValue, undo: undo, resultLimit: resultLimit)
+    }
+
+    /// A typed call's arguments converted to the signature's C types as the worker reads them (`typed` in
+    /// protocol.md): `{"returns": code, "types": codes, "values": [...]}`, a double as its bits. Conversion fails
+    /// as in process (`TypedFunction.store`), with the same sentences.
+    static func typedArguments(_ signature: TypedSignature, _ arguments: JSONValue) -> Result<JSONValue, TypedCallError>
+    {
+        guard case .object(let object) = arguments else {
+            return .failure(.argument("", ArgumentReason("expected object, got \(arguments.typeName)")))
+        }
+        var values: [JSONValue] = []
+        for (index, parameter) in signature.parameters.enumerated() {
+            guard let value = object.value(parameter.name, expectedAt: index) else {
+                return .failure(.argument(parameter.name, ArgumentReason("is missing")))
+            }
+            var slot: UInt64 = 0
+            let stored = withUnsafeMutableBytes(of: &slot) { bytes -> Result<Void, ArgumentReason> in
+                guard let base = bytes.baseAddress else { return .failure(ArgumentReason("cannot be stored")) }
+                return TypedFunction.store(value, as: parameter.type, into: base).map { free($0) }
+            }
+            if case .failure(let reason) = stored { return .failure(.argument(parameter.name, reason)) }
+            switch parameter.type {
+            case .string: values.append(value)
+            case .bool: values.append(.int(Int64(slot & 0xFF)))
+            case .int32: values.append(.int(Int64(Int32(truncatingIfNeeded: slot))))
+            case .int64, .double, .void: values.append(.int(Int64(bitPattern: slot)))
+            }
+        }
+        let spec: JSONValue = [
+            "returns": .string(code(signature.returnType)),
+            "types": .string(signature.parameters.map { code($0.type) }.joined()), "values": .array(values),
+        ]
+        return .success(spec)
+    }
+
+    private static func code(_ type: CType) -> String {
+        switch type {
+        case .void: return "v"
+        case .bool: return "b"
+        case .int32: return "i"
+        case .int64: return "l"
+        case .double: return "d"
+        case .string: return "s"
+        }
+    }
+
+    /// A typed call's outcome from the worker's `raw` report, converted as in process (`TypedFunction`); nil when
+    /// the answer is not one.
+    static func typedOutcome(_ answer: JSONValue, returns: CType, skill: String, resultLimit: Int) -> SkillOutcome? {
+        guard let raw = answer["raw"], let code = Int32(exactly: raw["code"]) else { return nil }
+        guard code == SKILL_OK else {
+            return Skill.outcome(
+                skill: skill, code: code, result: nil, oversized: nil, error: raw["error"]?.stringValue, undo: nil,
+                resultLimit: resultLimit)
+        }
+        let converted: Result<JSONValue, TypedCallError>
+        if returns == .string {
+            if let size = Int(exactly: raw["oversized"]) {
+                return Skill.outcome(
+                    skill: skill, code: code, result: nil, oversized: size, error: nil, undo: nil,
+                    resultLimit: resultLimit)
+            }
+            if let text = raw["result"]?.stringValue {
+                converted = .success(.string(text))
+            } else if raw["result_hex"] != nil {
+                converted = .failure(.invalidUTF8)
+            } else {
+                converted = .success(.null)
+            }
+        } else {
+            guard let bits = Int64(exactly: raw["returned"]) else { return nil }
+            converted = TypedFunction.convert(UInt64(bitPattern: bits), as: returns)
+        }
+        switch converted {
+        case .success(let value): return .success(value)
+        case .failure(let error): return .failure(code: .failed, error.description)
+        }
+    }
+
+    /// The plugin's snapshot from the worker's answer: nil when it has none; nil inside when the answer is not one.
+    static func snapshot(_ answer: JSONValue, plugin: String) -> Result<JSONValue, SnapshotError>?? {
+        if answer == .null { return .some(nil) }
+        guard let code = Int32(exactly: answer["code"]) else { return nil }
+        var bytes: [UInt8]?
+        if let size = Int(exactly: answer["size"]) {
+            // Over the host's limit the worker sends only the size: any bytes of that count are refused alike.
+            bytes = answer["bytes"]?.stringValue.map { Array($0.utf8) } ?? [UInt8](repeating: 0, count: size)
+        }
+        return .some(PluginSnapshot.read(code: code, bytes: bytes, plugin: plugin).map(\.value))
+    }
+
+    /// `"00ff"` → `[0x00, 0xff]`; nil for anything else.
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: return digit - 0x30
+        case 0x61...0x66: return digit - 0x61 + 10
+        case 0x41...0x46: return digit - 0x41 + 10
+        default: return nil
+        }
+    }
+}

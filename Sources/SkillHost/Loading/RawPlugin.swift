@@ -1,0 +1,196 @@
+import SkillJSON
+import SkillSDK
+
+/// A function a plugin's record points at: its address in this process, or present in a worker's process (which
+/// calls it; the host only knows the pointer was not NULL).
+enum RawFunction<Address> {
+    case address(Address)
+    case inWorker
+
+    /// The address, when the function is in this process.
+    var address: Address? {
+        guard case .address(let address) = self else { return nil }
+        return address
+    }
+}
+
+/// A `skill_plugin` record as the ABI's rules read it (`DescriptorValidator`): from memory in this process
+/// (`init(reading:)`) or from the report of a worker that opened the plugin (`init(report:)`). Holds exactly what
+/// the rules read — v1.1 fields only when `struct_size` says they exist, nothing after a header they reject.
+struct RawPlugin {
+    typealias FreeString = @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
+
+    /// What follows a header the rules accept (`struct_size` and the major version).
+    struct Body {
+        var name: String?
+        var version: String?
+        var description: String?
+        var skillCount: UInt32
+        var hasSkills: Bool
+        /// Read only when `skillCount` is within the limit and `skills` is not NULL.
+        var descriptors: [RawDescriptor]
+        /// In this process only (typed skills free their strings with it).
+        var freeString: FreeString?
+        /// Since 1.1 (nil: the struct is too short to have it).
+        var capabilities: UInt32?
+        /// Since 1.1: up to one more entry than the rules accept (nil: no list).
+        var readPaths: [String]?
+        var snapshot: RawFunction<PluginSnapshot.Function>?
+    }
+
+    var structSize: UInt32
+    var abiMajor: UInt16
+    var abiMinor: UInt16
+    var body: Body?
+
+    /// Reads the record at `pointer`, touching no byte past what its `struct_size` says exists.
+    init(reading pointer: UnsafePointer<skill_plugin>) {
+        // Only the v1.0 part is copied (72 bytes); a v1.0 plugin's struct ends there, and fields added since are
+        // read one by one below, when `struct_size` says they exist.
+        let plugin = DescriptorValidator.v1_0Part(pointer)
+        structSize = plugin.struct_size
+        abiMajor = plugin.abi_major
+        abiMinor = plugin.abi_minor
+        guard Int(structSize) >= DescriptorValidator.minimumPluginSize, abiMajor == SKILL_ABI_MAJOR else { return }
+        let raw = UnsafeRawPointer(pointer)
+        func field<T>(_ key: PartialKeyPath<skill_plugin>, _ type: T.Type) -> T? {
+            guard let offset = MemoryLayout<skill_plugin>.offset(of: key),
+                DescriptorValidator.has(structSize, offset, MemoryLayout<T>.size)
+            else { return nil }
+            return raw.load(fromByteOffset: offset, as: T.self)
+        }
+        var descriptors: [RawDescriptor] = []
+        if plugin.skill_count > 0, plugin.skill_count <= DescriptorValidator.maximumSkills, let first = plugin.skills {
+            // The array's stride is the size the plugin was compiled with (its first descriptor's struct_size),
+            // not this host's sizeof: a v1.0 plugin's descriptors are 80 bytes apart.
+            let stride = UnsafeRawPointer(first).load(as: UInt32.self)
+            let count = Int(stride) >= DescriptorValidator.minimumDescriptorSize ? Int(plugin.skill_count) : 1
+            for index in 0..<count {
+                let descriptor = UnsafeRawPointer(first).advanced(by: index * Int(stride))
+                let size = descriptor.load(as: UInt32.self)
+                descriptors.append(
+                    index > 0 && size != stride
+                        ? RawDescriptor(structSize: size, fields: nil)
+                        : RawDescriptor(reading: descriptor.assumingMemoryBound(to: skill_descriptor.self)))
+            }
+        }
+        var readPaths: [String]?
+        if let list = field(\skill_plugin.read_paths, UnsafePointer<UnsafePointer<CChar>?>?.self) ?? nil {
+            var paths: [String] = []
+            while paths.count <= DescriptorValidator.maximumReadPaths, let entry = list[paths.count] {
+                paths.append(pluginString(entry))
+            }
+            readPaths = paths
+        }
+        let snapshot = field(\skill_plugin.snapshot, PluginSnapshot.Function?.self) ?? nil
+        body = Body(
+            name: plugin.name.map { pluginString($0) }, version: plugin.version.map { pluginString($0) },
+            description: plugin.description.map { pluginString($0) }, skillCount: plugin.skill_count,
+            hasSkills: plugin.skills != nil, descriptors: descriptors, freeString: plugin.free_string,
+            capabilities: field(\skill_plugin.capabilities, UInt32.self), readPaths: readPaths,
+            snapshot: snapshot.map { .address($0) })
+    }
+
+    /// Reads a worker's `describe` report (`Sources/skillhost-worker/protocol.md`); nil when it is not one.
+    init?(report: JSONValue) {
+        guard let plugin = report["plugin"], let size = UInt32(exactly: plugin["struct_size"]),
+            let major = UInt16(exactly: plugin["abi_major"]), let minor = UInt16(exactly: plugin["abi_minor"])
+        else { return nil }
+        structSize = size
+        abiMajor = major
+        abiMinor = minor
+        guard Int(structSize) >= DescriptorValidator.minimumPluginSize, abiMajor == SKILL_ABI_MAJOR else { return }
+        guard let count = UInt32(exactly: plugin["skill_count"]), case .bool(let hasSkills)? = plugin["skills"],
+            let list = report["descriptors"]?.arrayValue
+        else { return nil }
+        var descriptors: [RawDescriptor] = []
+        for item in list {
+            guard let descriptor = RawDescriptor(report: item) else { return nil }
+            descriptors.append(descriptor)
+        }
+        var readPaths: [String]?
+        if let paths = plugin["read_paths"]?.arrayValue {
+            readPaths = paths.compactMap(\.stringValue)
+            guard readPaths?.count == paths.count else { return nil }
+        }
+        body = Body(
+            name: plugin["name"]?.stringValue, version: plugin["version"]?.stringValue,
+            description: plugin["description"]?.stringValue, skillCount: count, hasSkills: hasSkills,
+            descriptors: descriptors, freeString: nil, capabilities: UInt32(exactly: plugin["capabilities"]),
+            readPaths: readPaths, snapshot: plugin["snapshot"] == .bool(true) ? .inWorker : nil)
+    }
+}
+
+/// A `skill_descriptor` as the ABI's rules read it, like `RawPlugin`.
+struct RawDescriptor {
+    struct Fields {
+        var id: String?
+        var title: String?
+        var description: String?
+        var inputSchema: String?
+        var risk: UInt32
+        var flags: UInt32
+        var timeoutMilliseconds: UInt32
+        var invoke: RawFunction<skill_invoke_fn>?
+        var signature: String?
+        var function: RawFunction<@convention(c) () -> Void>?
+        /// Since 1.1.
+        var outputSchema: String?
+    }
+
+    var structSize: UInt32
+    /// Nil when only `struct_size` was read: it is under the minimum, or differs from the first descriptor's.
+    var fields: Fields?
+
+    init(structSize: UInt32, fields: Fields?) {
+        self.structSize = structSize
+        self.fields = fields
+    }
+
+    init(reading pointer: UnsafePointer<skill_descriptor>) {
+        let descriptor = DescriptorValidator.v1_0Part(pointer)
+        structSize = descriptor.struct_size
+        guard Int(structSize) >= DescriptorValidator.minimumDescriptorSize else { return }
+        var outputSchema: String?
+        if let offset = MemoryLayout<skill_descriptor>.offset(of: \.output_schema),
+            DescriptorValidator.has(structSize, offset),
+            let text = UnsafeRawPointer(pointer).load(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
+        {
+            outputSchema = pluginString(text)
+        }
+        fields = Fields(
+            id: descriptor.id.map { pluginString($0) }, title: descriptor.title.map { pluginString($0) },
+            description: descriptor.description.map { pluginString($0) },
+            inputSchema: descriptor.input_schema.map { pluginString($0) }, risk: descriptor.risk,
+            flags: descriptor.flags, timeoutMilliseconds: descriptor.timeout_ms,
+            invoke: descriptor.invoke.map { .address($0) }, signature: descriptor.signature.map { pluginString($0) },
+            function: descriptor.function.map { .address($0) }, outputSchema: outputSchema)
+    }
+
+    init?(report item: JSONValue) {
+        guard let size = UInt32(exactly: item["struct_size"]) else { return nil }
+        structSize = size
+        guard item["id"] != nil else { return }  // only its size was read
+        guard let risk = UInt32(exactly: item["risk"]), let flags = UInt32(exactly: item["flags"]),
+            let timeout = UInt32(exactly: item["timeout_ms"]), case .bool(let invoke)? = item["invoke"],
+            case .bool(let function)? = item["function"]
+        else { return nil }
+        fields = Fields(
+            id: item["id"]?.stringValue, title: item["title"]?.stringValue,
+            description: item["description"]?.stringValue, inputSchema: item["input_schema"]?.stringValue,
+            risk: risk, flags: flags, timeoutMilliseconds: timeout, invoke: invoke ? .inWorker : nil,
+            signature: item["signature"]?.stringValue, function: function ? .inWorker : nil,
+            outputSchema: item["output_schema"]?.stringValue)
+    }
+}
+
+extension FixedWidthInteger {
+    /// The integer a JSON number holds exactly; nil for anything else.
+    init?(exactly value: JSONValue?) {
+        switch value {
+        case .int(let number)?: self.init(exactly: number)
+        case .double(let number)?: self.init(exactly: number)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,103 @@
+/* A typed skill's call: the host converted the arguments to the signature's C types (`typed` in protocol.md); here
+   they are put in libffi's slots and the function is called. What the values mean — ranges, NUL characters, a
+   result that is not finite or not UTF-8 — is the host's to judge (TypedFunction's rules). */
+#define _GNU_SOURCE
+#include "worker.h"
+
+#include <ffi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAXIMUM_PARAMETERS = 16 };
+
+static ffi_type *type_of(char code) {
+    switch (code) {
+    case 'v': return &ffi_type_void;
+    case 'b': return &ffi_type_uint8;
+    case 'i': return &ffi_type_sint32;
+    case 'l': return &ffi_type_sint64;
+    case 'd': return &ffi_type_double;
+    case 's': return &ffi_type_pointer;
+    default: return NULL;
+    }
+}
+
+static const char *skip_space(const char *p, const char *end) {
+    while (p < end && strchr(" \t\r\n", *p) && *p) p++;
+    return p;
+}
+
+static char *failure(const char *message) {
+    char *copy = strdup(message);
+    if (!copy) worker_fail("out of memory for a call's error");
+    return copy;
+}
+
+char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned) {
+    const char *end = spec + length, *value, *value_end;
+    char *return_code = json_member(spec, end, "returns", &value, &value_end) == 0 ? json_string(value, value_end)
+                                                                                  : NULL;
+    char *types = json_member(spec, end, "types", &value, &value_end) == 0 ? json_string(value, value_end) : NULL;
+    int has_values = json_member(spec, end, "values", &value, &value_end) == 0 && *value == '[';
+    size_t count = types ? strlen(types) : 0;
+    char *error = NULL;
+    if (!return_code || strlen(return_code) != 1 || !type_of(*return_code) || !types || !has_values ||
+        count > MAXIMUM_PARAMETERS) {
+        error = failure("the host sent a typed call the worker cannot read");
+        goto done;
+    }
+    *returns = *return_code;
+    ffi_type *argument_types[MAXIMUM_PARAMETERS];
+    uint64_t slots[MAXIMUM_PARAMETERS] = {0};
+    void *pointers[MAXIMUM_PARAMETERS];
+    char *strings[MAXIMUM_PARAMETERS] = {0};
+    const char *p = skip_space(value + 1, value_end);
+    for (size_t i = 0; i < count && !error; i++) {
+        argument_types[i] = type_of(types[i]);
+        pointers[i] = &slots[i];
+        const char *item_end = p < value_end ? json_skip(p, value_end, 2) : NULL;
+        long long number;
+        if (!argument_types[i] || types[i] == 'v' || !item_end) {
+            error = failure("the host sent a typed call the worker cannot read");
+        } else if (types[i] == 's') {
+            strings[i] = json_string(p, item_end);
+            if (!strings[i]) error = failure("the host sent a typed call the worker cannot read");
+            memcpy(&slots[i], &strings[i], sizeof strings[i]);
+        } else if (json_integer(p, item_end, &number) != 0) {
+            error = failure("the host sent a typed call the worker cannot read");
+        } else if (types[i] == 'b') {
+            uint8_t flag = number != 0;
+            memcpy(&slots[i], &flag, sizeof flag);
+        } else if (types[i] == 'i') {
+            int32_t narrow = (int32_t)number;
+            memcpy(&slots[i], &narrow, sizeof narrow);
+        } else { /* int64, and a double as its bits */
+            memcpy(&slots[i], &number, sizeof number);
+        }
+        p = item_end ? skip_space(item_end, value_end) : value_end;
+        if (p < value_end && *p == ',') p = skip_space(p + 1, value_end);
+    }
+    if (!error) {
+        ffi_cif cif;
+        ffi_status status =
+            ffi_prep_cif(&cif, FFI_DEFAULT_ABI, (unsigned)count, type_of(*returns), count ? argument_types : NULL);
+        if (status != FFI_OK) {
+            char message[64];
+            snprintf(message, sizeof message, "libffi could not prepare the call (status %d)", (int)status);
+            error = failure(message);
+        } else {
+            /* libffi widens a return value narrower than a register to ffi_arg: 8 bytes here, as on the host. */
+            ffi_arg result = 0;
+            atomic_fetch_add(&worker.running, 1);
+            ffi_call(&cif, FFI_FN(d->function), &result, count ? pointers : NULL);
+            atomic_fetch_sub(&worker.running, 1);
+            *returned = (uint64_t)result;
+        }
+    }
+    for (size_t i = 0; i < count; i++) free(strings[i]);
+done:
+    free(return_code);
+    free(types);
+    return error;
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+@testable import SkillHost
+
+/// The host with the C worker (`skillhost-worker`) running its process-mode plugins: the worker reports records and
+/// calls as they are and the host judges them with the code it uses in process, so a plugin is accepted, refused,
+/// called and snapshotted exactly alike — checked here side by side against an in-process registry.
+struct NativeWorkerHostTests {
+    /// A registry that runs every plugin in-process, or every plugin in the C worker.
+    static func registry(native: Bool, _ name: String) throws -> SkillRegistry {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("native-host-\(name)")))
+        configuration.defaultTimeout = .seconds(60)
+        if native {
+            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+            isolation.nativeWorker = Paths.products + "/skillhost-worker"
+            configuration.isolation = isolation
+        }
+        return try SkillRegistry(configuration: configuration)
+    }
+
+    /// Both registries, loaded with `file` off the cooperative pool.
+    static func both(_ name: String, loading file: String) async throws -> (SkillRegistry, SkillRegistry) {
+        let inProcess = try registry(native: false, name)
+        let native = try registry(native: true, name)
+        _ = try await offPool { try inProcess.load(file: file).get() }
+        _ = try await offPool { try native.load(file: file).get() }
+        #expect(native.plugins.map(\.isolation) == [.process])
+        return (inProcess, native)
+    }
+
+    @Test func aPluginIsRefusedForTheSameProblemsAsInProcess() async throws {
+        typealias Plugin = LoaderRejectionTests
+        let initFails = """
+            #include <stdio.h>
+            static int init(const skill_host *h, void **s, char *error, size_t cap) {
+                (void)h; (void)s; snprintf(error, cap, "cannot open %s", "notes.db"); return 7;
+            }
+
+            """
+        let sources = [
+            Plugin.prelude + "int unrelated(void) { return 1; }",
+            Plugin.prelude + "SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) { return NULL; }",
+            Plugin.prelude + "void unresolved(void); SKILL_EXPORT int x(void) { unresolved(); return 0; }",
+            Plugin.plugin(header: "sizeof(skill_plugin), 2, 0"), Plugin.plugin(header: "16, 1, 0"),
+            Plugin.plugin(skills: "{ 8, \"x\", 0, 0, 0, 0, 0, 0, 0, 0, 0 }"), Plugin.plugin(name: "NULL"),
+            Plugin.plugin(version: "\"\""), Plugin.plugin(count: "0"),
+            Plugin.plugin(
+                header: "sizeof(skill_plugin), 1, 9", name: "\"Bad Name\"",
+                skills: "SKILL_JSON(\"x\", \"T\", \"\", OBJ, 5, 0, invoke), "
+                    + "SKILL_TYPED(\"y\", \"T\", \"D.\", \"int8 f()\", add)"),
+            Plugin.plugin(skills: "SKILL_JSON(\"s\", \"T\", \"D.\", \"{nope\", 0, 0, invoke)"),
+            Plugin.plugin(skills: "SKILL_JSON(\"s\", \"T\", \"D.\", OBJ, 0, 0, NULL)"),
+            Plugin.plugin(skills: "SKILL_JSON(\"s\", \"T\", \"D.\", NULL, 0, 0, invoke)"),
+            Plugin.plugin(skills: "SKILL_TYPED(\"s\", \"T\", \"D.\", \"double add(double a, double\", add)"),
+            Plugin.plugin(
+                skills: "SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke), "
+                    + "SKILL_JSON(\"dup\", \"T\", \"D.\", OBJ, 0, 0, invoke)"),
+            Plugin.plugin(lifecycle: "init, NULL, NULL", extra: initFails),
+        ]
+        let folder = Paths.temporaryDirectory("native-host-refusals")
+        let inProcess = try Self.registry(native: false, "refusals-a")
+        let native = try Self.registry(native: true, "refusals-b")
+        for (index, source) in sources.enumerated() {
+            let file = try Fixture.compile(source, name: "bad\(index)", into: folder)
+            let expected = try await offPool { inProcess.load(file: file) }
+            let got = try await offPool { native.load(file: file) }
+            guard case .failure(let expectedError) = expected, case .failure(let error) = got else {
+                Issue.record("source \(index) was loaded: in process \(expected), in the C worker \(got)")
+                continue
+            }
+            #expect(error.problems.map(\.description) == expectedError.problems.map(\.description), "source \(index)")
+            #expect(error.description == expectedError.description)
+        }
+        #expect(native.skills.isEmpty)
+    }
+
+    @Test func typedSkillsGiveTheSameOutcomesAsInProcess() async throws {
+        let (inProcess, native) = try await Self.both("typed", loading: try Fixture.compileFile("typed.c"))
+        let calls: [(String, String)] = [
+            ("add", #"{"a": 2, "b": 0.25}"#), ("add", #"{"a": "2", "b": 3}"#), ("add", #"{"a": 1e308, "b": 1e308}"#),
+            ("negate32", #"{"x": -2147483648}"#), ("negate32", #"{"x": 2147483648}"#), ("negate32", #"{"x": 7}"#),
+            ("twice64", #"{"x": 4611686018427387903}"#), ("twice64", #"{"x": 1.5}"#), ("invert", #"{"b": true}"#),
+            ("not_a_number", "{}"), ("nothing", "{}"), ("upper", #"{"s": "héllo, world"}"#),
+            ("upper", #"{"s": "a\u0000b"}"#),
+            ("mixed", #"{"a": -3, "b": 0.5, "c": 9007199254740993, "d": false, "e": "x"}"#),
+        ]
+        for (skill, arguments) in calls {
+            let expected = await inProcess.invoke(skill, arguments: arguments)
+            let got = await native.invoke(skill, arguments: arguments)
+            #expect(got.status == expected.status, "\(skill) \(arguments): \(got) vs \(expected)")
+            #expect(got.result == expected.result, "\(skill) \(arguments)")
+            #expect(got.error == expected.error, "\(skill) \(arguments)")
+            #expect(got.code == expected.code, "\(skill) \(arguments)")
+        }
+        // Every string the plugin returned was given back to it (its free_string ran once per upper call).
+        #expect(await native.invoke("free_count", arguments: "{}").result == .int(1))
+        inProcess.shutdown()
+        native.shutdown()
+    }
+
+    @Test func jsonSkillsUndoOutputSchemasAndSnapshotsAreJudgedAsInProcess() async throws {
+        let (inProcess, native) = try await Self.both("json", loading: try Fixture.compileFile("behaviours.c"))
+        let (inProcess11, native11) = try await Self.both("v11", loading: try Fixture.compileFile("v11.c"))
+        let calls: [(SkillRegistry, SkillRegistry, String, String)] = [
+            (inProcess, native, "undoable", #"{"n": 3}"#), (inProcess, native, "plain_text", "{}"),
+            (inProcess, native, "fail", "{}"), (inProcess, native, "fail_silently", "{}"),
+            (inProcess, native, "reject", "{}"), (inProcess, native, "bad_utf8", "{}"),
+            (inProcess, native, "echo", #"{"deep": [1, {"x": "y"}]}"#),
+            (inProcess11, native11, "v11_count", #"{"n": 2}"#), (inProcess11, native11, "v11_count", #"{"n": "x"}"#),
+        ]
+        for (expectedIn, gotIn, skill, arguments) in calls {
+            let expected = await expectedIn.invoke(skill, arguments: arguments)
+            let got = await gotIn.invoke(skill, arguments: arguments)
+            #expect(got.status == expected.status, "\(skill): \(got) vs \(expected)")
+            #expect(got.result == expected.result, "\(skill)")
+            #expect(got.error == expected.error, "\(skill)")
+            #expect(got.undo == expected.undo, "\(skill)")
+        }
+        // The call ran in the C worker: a thread of a process named after its executable.
+        let thread = await native.invoke("thread_name", arguments: "{}").result?.stringValue
+        #expect(thread == "skillhost-worke" || thread == "skillhost.lane", "\(String(describing: thread))")
+        let snapshot = try await offPool { native11.snapshotOnCurrentThread(plugin: "v11") }
+        let expected = try await offPool { inProcess11.snapshotOnCurrentThread(plugin: "v11") }
+        #expect(snapshot != nil && snapshot == expected, "\(String(describing: snapshot))")
+        #expect(native11.plugins.first?.readPaths == ["~/models", "/opt/skill-data"])
+        #expect(native11.plugins.first?.capabilities == inProcess11.plugins.first?.capabilities)
+        for registry in [inProcess, native, inProcess11, native11] { registry.shutdown() }
+    }
+}
