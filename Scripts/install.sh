@@ -2,6 +2,7 @@
 # Installs a built skillhost into a prefix: install.sh <build products folder> <prefix>
 #   bin/skillhost                       the host (it finds its plugins through its resolved path)
 #   bin/skillhost-sandbox               confines a skill folder's script, then becomes it
+#   bin/skillhost-worker                runs one process-mode plugin (looked for beside the skillhost binary)
 #   lib/skillhost/plugins/libskill-*.so the bundled plugins
 #   include/skillhost/                  skill_sdk.h, skill_json.h and a module map (swiftc -I …)
 #   share/skillhost/swift/SkillSDK/     the Swift helper as a package of its own (identity "skillsdk")
@@ -25,6 +26,8 @@ put() { # put <mode> <source> <destination>
 put 755 "$products/skillhost" "$prefix/bin/skillhost"
 # The launcher that confines skill folders' scripts (looked for beside the skillhost binary).
 put 755 "$products/skillhost-sandbox" "$prefix/bin/skillhost-sandbox"
+# The worker each process-mode plugin runs in (without it, skillhost starts itself as the worker, more slowly).
+put 755 "$products/skillhost-worker" "$prefix/bin/skillhost-worker"
 for plugin in "$products"/libskill-*.so; do
     put 644 "$plugin" "$prefix/lib/skillhost/plugins/$(basename "$plugin")"
 done

@@ -3,6 +3,7 @@
    (Skill.outcome's rules). */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "process_support.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,9 @@ void call_run(long long id, const char *skill, const char *arguments, const char
         atomic_fetch_sub(&worker.running, 1);
     }
     leave(&call);
+    /* What the filter blocked during the call, for the host's explanation of a failure (ConfinementMessages). */
+    char blocked[256];
+    int was_blocked = skillhost_blocked_pending() && skillhost_take_blocked(blocked, sizeof blocked) == 1;
     pthread_mutex_lock(&call.lock);
     struct text line = {0};
     if (lane && !typed && code == SKILL_OK && call.has_result && !call.undo_skill &&
@@ -232,6 +236,10 @@ void call_run(long long id, const char *skill, const char *arguments, const char
             text_cstring(&line, ",\"arguments\":");
             text_json_cstring(&line, call.undo_arguments, WORKER_STRING_LIMIT);
             text_cstring(&line, "}");
+        }
+        if (was_blocked) {
+            text_cstring(&line, ",\"blocked\":");
+            text_json_cstring(&line, blocked, sizeof blocked);
         }
         text_cstring(&line, "}}}");
     }

@@ -116,6 +116,27 @@ static void respond(long long id, const char *result, size_t length) {
     text_free(&line);
 }
 
+/* Answers request `id` with `{"<key>": "<reason>"}`. */
+static void respond_failure(long long id, const char *key, const char *reason) {
+    struct text out = {0};
+    text_cstring(&out, "{\"");
+    text_cstring(&out, key);
+    text_cstring(&out, "\":");
+    text_json_cstring(&out, reason, WORKER_STRING_LIMIT);
+    text_cstring(&out, "}");
+    respond(id, out.bytes, out.length);
+    text_free(&out);
+}
+
+void open_plugin(void) {
+    /* Nothing of the plugin's may write to the host's supervisor (confinement handed it what it needs). */
+    skillhost_metadata_close_host_channel();
+    phase("constructors");
+    open_failure = plugin_open();
+    if (!open_failure) phase("validation");
+    if (worker.lane_memory && lane_start() != 0) worker_fail("cannot start the lane's thread");
+}
+
 void respond_error(const long long *id, int code, const char *message) {
     struct text line = {0};
     worker_answer_head(&line, id);
@@ -204,6 +225,29 @@ void handle_line(const char *line, size_t length) {
     if (strcmp(method, "invoke") == 0) {
         if (!worker.initialised) respond_error(&id, -32001, "the plugin is not loaded");
         else start_invoke(id, params, params_end);
+    } else if (strcmp(method, "declaration") == 0) {
+        struct text out = {0};
+        if (!confinement_pending()) {
+            respond_error(&id, -32600, "declaration comes first, when the worker peeks");
+        } else {
+            confinement_declaration(&out);
+            respond(id, out.bytes, out.length);
+        }
+        text_free(&out);
+    } else if (strcmp(method, "confine") == 0) {
+        const char *refusal = confinement_apply(params, params_end);
+        if (refusal) {
+            respond_error(&id, -32602, refusal);
+        } else if (confinement_failure()) {
+            respond_failure(id, "confine_failed", confinement_failure());
+        } else {
+            open_plugin();
+            respond(id, "{}", 2);
+        }
+    } else if (confinement_pending()) {
+        respond_error(&id, -32600, "the worker waits for its confinement (declaration, then confine)");
+    } else if (confinement_failure() && strcmp(method, "describe") == 0) {
+        respond_failure(id, "confine_failed", confinement_failure());
     } else if (strcmp(method, "describe") == 0) {
         if (open_failure) {
             /* dlopen's own words (the private copy named as the user's file), or no entry at all. */
@@ -214,8 +258,16 @@ void handle_line(const char *line, size_t length) {
             respond(id, out.bytes, out.length);
             text_free(&out);
         } else {
+            /* How this process is confined goes first, in the same object as the records. */
             struct text out = {0};
+            if (confinement_applied() >= 0) {
+                text_cstring(&out, "{\"applied\":");
+                text_int(&out, confinement_applied());
+                text_cstring(&out, ",");
+            }
+            size_t records = out.length;
             plugin_describe(&out);
+            if (records) memmove(out.bytes + records, out.bytes + records + 1, out.length - records - 1), out.length--;
             respond(id, out.bytes, out.length);
             text_free(&out);
         }
@@ -272,6 +324,7 @@ void serve(int fd, size_t limit) {
             size_t length = (size_t)(newline - buffer);
             if (discarding) respond_error(NULL, -32600, "request line too long");
             else handle_line(buffer, length);
+            skillhost_peek_reap(); /* off the answer's path */
             discarding = 0;
             filled -= length + 1;
             memmove(buffer, newline + 1, filled);
@@ -309,6 +362,7 @@ static void apply_limit(int resource, const char *value, const char *name) {
 
 int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
+    const char *final = NULL, *peek = NULL, *filter = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *key = argv[i], *value = argv[i + 1];
         if (strcmp(key, "--file") == 0) worker.file = value;
@@ -318,11 +372,13 @@ int main(int argc, char **argv) {
         else if (strcmp(key, "--limit-as") == 0) limit_as = value;
         else if (strcmp(key, "--limit-cpu") == 0) limit_cpu = value;
         else if (strcmp(key, "--limit-files") == 0) limit_files = value;
-        /* The confinement's arguments are read by confinement (not yet in this worker). */
+        else if (strcmp(key, "--confinement") == 0) final = value;
+        else if (strcmp(key, "--peek") == 0) peek = value;
+        else if (strcmp(key, "--filter") == 0) filter = value;
     }
     if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || argc % 2 != 1)
         worker_fail("usage: skillhost-worker --file F --copy C --data-dir D --max-result-bytes N [--limit-as N] "
-                    "[--limit-cpu N] [--limit-files N]");
+                    "[--limit-cpu N] [--limit-files N] [--confinement SPEC | --peek SPEC] [--filter HEX]");
     worker.result_limit = strtoull(result_limit, NULL, 10);
     int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
                                        &worker.lane_memory);
@@ -337,12 +393,18 @@ int main(int argc, char **argv) {
     apply_limit(RLIMIT_AS, limit_as, "address space");
     apply_limit(RLIMIT_CPU, limit_cpu, "CPU time");
     apply_limit(RLIMIT_NOFILE, limit_files, "open files");
-    /* Nothing of the plugin's may write to the host's supervisor. */
-    skillhost_metadata_close_host_channel();
-    phase("constructors");
-    open_failure = plugin_open();
-    if (!open_failure) phase("validation");
-    if (worker.lane_memory && lane_start() != 0) worker_fail("cannot start the lane's thread");
+    confinement_start(final, peek, filter);
+    /* `ps` shows which plugin a worker runs (its long command line is overwritten: keep what is still needed). */
+    worker.file = strdup(worker.file);
+    worker.copy = strdup(worker.copy);
+    worker.data_dir = strdup(worker.data_dir);
+    if (!worker.file || !worker.copy || !worker.data_dir) worker_fail("out of memory for the arguments");
+    const char *base = strrchr(worker.file, '/');
+    char title[160];
+    snprintf(title, sizeof title, "skillhost worker %s", base ? base + 1 : worker.file);
+    skillhost_set_title(argv, argc, title);
+    /* A worker that peeks opens the plugin once the host sent its confinement (`confine`). */
+    if (!confinement_pending() && !confinement_failure()) open_plugin();
     /* A line is at most twice the result limit plus a megabyte (WorkerProtocol.maximumLine). */
     serve(worker.in, worker.result_limit * 2 + (1u << 20));
     shut_down();

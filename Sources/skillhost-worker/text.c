@@ -213,6 +213,28 @@ int json_member(const char *p, const char *end, const char *key, const char **va
     }
 }
 
+int json_next_element(const char **cursor, const char *end, const char **value, const char **value_end) {
+    const char *p = space(*cursor, end);
+    if (p >= end) return -1;
+    if (*p == '[') {
+        p = space(p + 1, end);
+        if (p < end && *p == ']') {
+            *cursor = p;
+            return 0;
+        }
+    } else if (*p == ',') {
+        p = space(p + 1, end);
+    } else {
+        return *p == ']' ? 0 : -1;
+    }
+    const char *stop = json_skip(p, end, 600);
+    if (!stop) return -1;
+    *value = p;
+    *value_end = stop;
+    *cursor = stop;
+    return 1;
+}
+
 static int hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;

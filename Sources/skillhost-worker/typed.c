@@ -23,11 +23,6 @@ static ffi_type *type_of(char code) {
     }
 }
 
-static const char *skip_space(const char *p, const char *end) {
-    while (p < end && strchr(" \t\r\n", *p) && *p) p++;
-    return p;
-}
-
 static char *failure(const char *message) {
     char *copy = strdup(message);
     if (!copy) worker_fail("out of memory for a call's error");
@@ -52,13 +47,12 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
     uint64_t slots[MAXIMUM_PARAMETERS] = {0};
     void *pointers[MAXIMUM_PARAMETERS];
     char *strings[MAXIMUM_PARAMETERS] = {0};
-    const char *p = skip_space(value + 1, value_end);
+    const char *cursor = value, *p, *item_end;
     for (size_t i = 0; i < count && !error; i++) {
         argument_types[i] = type_of(types[i]);
         pointers[i] = &slots[i];
-        const char *item_end = p < value_end ? json_skip(p, value_end, 2) : NULL;
         long long number;
-        if (!argument_types[i] || types[i] == 'v' || !item_end) {
+        if (!argument_types[i] || types[i] == 'v' || json_next_element(&cursor, value_end, &p, &item_end) != 1) {
             error = failure("the host sent a typed call the worker cannot read");
         } else if (types[i] == 's') {
             strings[i] = json_string(p, item_end);
@@ -75,8 +69,6 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
         } else { /* int64, and a double as its bits */
             memcpy(&slots[i], &number, sizeof number);
         }
-        p = item_end ? skip_space(item_end, value_end) : value_end;
-        if (p < value_end && *p == ',') p = skip_space(p + 1, value_end);
     }
     if (!error) {
         ffi_cif cif;

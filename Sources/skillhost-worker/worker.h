@@ -75,6 +75,23 @@ void call_cancel(long long id);
    Executes plugin code. */
 char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned);
 
+/* confine.c: at the start, before any plugin code: confines this process with the host's `final` lists, or starts
+   a peek confined with `peek` (JSON, `ConfinementSpec`); `filter` is the host's compiled filter in hex (may be NULL).
+   Nothing when both are NULL. [main thread, single-threaded] */
+void confinement_start(const char *final, const char *peek, const char *filter);
+/* Whether the worker waits for `declaration` and `confine` (it peeked). */
+int confinement_pending(void);
+/* Why confinement failed (the plugin is then never opened), or NULL. */
+const char *confinement_failure(void);
+/* The SKILLHOST_CONFINED_* bits applied, or -1 when this process is not confined. */
+int confinement_applied(void);
+/* The `declaration` answer: the peek's report as {"name", "capabilities", "read_paths"}, or null. */
+void confinement_declaration(struct text *out);
+/* The `confine` request: NULL once it was applied (or failed: confinement_failure), else why it was refused. */
+const char *confinement_apply(const char *params, const char *end);
+/* main.c: runs the plugin's constructors and starts the lane's thread. [main thread, once] */
+void open_plugin(void);
+
 /* lane.c: starts the lane's thread. 0 or an errno value. */
 int lane_start(void);
 /* main.c: reads JSON-RPC requests on the protocol channel until it closes. [main thread] */

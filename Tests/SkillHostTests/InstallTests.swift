@@ -28,7 +28,8 @@ struct InstallTests {
         #expect(installed.status == 0, "\(installed.stderr)")
         let skillhost = prefix + "/bin/skillhost"
         for file in [
-            "bin/skillhost", "bin/skillhost-sandbox", "lib/skillhost/plugins/libskill-calculator.so",
+            "bin/skillhost", "bin/skillhost-sandbox", "bin/skillhost-worker",
+            "lib/skillhost/plugins/libskill-calculator.so",
             "include/skillhost/skill_sdk.h",
             "include/skillhost/module.modulemap", "lib/pkgconfig/skillsdk.pc", "share/man/man1/skillhost.1",
             "share/skillhost/swift/SkillSDK/Package.swift",

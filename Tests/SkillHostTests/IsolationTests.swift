@@ -44,7 +44,7 @@ struct IsolationTests {
                 isolated.contains(name) ? .process : .inProcess
             }
             isolation.killGrace = .milliseconds(100)
-            if worker == .native { isolation.nativeWorker = Paths.products + "/skillhost-worker" }
+            isolation.nativeWorker = worker == .native ? Paths.products + "/skillhost-worker" : nil
             configure(&isolation)
             configuration.isolation = isolation
             let logs = self.logs

@@ -27,6 +27,11 @@ enum ConfinementMessages {
         let blocked =
             skillhost_take_blocked(&buffer, Int32(buffer.count)) == 1
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        explain(&outcome, blocked: blocked, plugin: plugin, confinement: confinement)
+    }
+
+    /// The same for a call in another process, which reported what the filter `blocked` during it.
+    static func explain(_ outcome: inout SkillOutcome, blocked: String?, plugin: String, confinement: Confinement) {
         guard outcome.status == .error else { return }
         let reported = outcome.error ?? ""
         if let blocked {

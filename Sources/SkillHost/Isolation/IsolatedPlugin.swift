@@ -18,6 +18,8 @@ final class IsolatedPlugin: Sendable {
         var lastStartPeeked = false
         /// The typed skills' signatures, by skill id, for the C worker (which calls them with the host's conversion).
         var signatures: [String: TypedSignature] = [:]
+        /// What the C worker's plugin may do, to explain what its filter blocked (the Swift worker explains itself).
+        var confinement: Confinement?
     }
 
     let file: String
@@ -86,19 +88,20 @@ final class IsolatedPlugin: Sendable {
     {
         var launch = launch
         launch.declared = state.withLock { $0.declared }
+        let native = settings.nativeWorker.map { _ in NativeConfinement(launch: launch) }
         let spawned = WorkerProcess.spawn(
-            executable: settings.nativeWorker ?? settings.executable, native: settings.nativeWorker != nil,
-            launch: launch, plugin: name, log: log, onExit: { [weak self] exit in self?.workerExited(exit) })
+            executable: settings.nativeWorker ?? settings.executable, native: native, launch: launch, plugin: name,
+            log: log, onExit: { [weak self] exit in self?.workerExited(exit) })
         let worker: WorkerProcess
         switch spawned {
         case .failure(let failure): return .failure(failure)
         case .success(let value): worker = value
         }
         let described =
-            settings.nativeWorker == nil
-            ? worker.call(.describe(file: file), timeout: settings.startTimeout)
-            : NativeWorker.load(
-                worker, for: self, dataDirectory: launch.dataDirectory, file: file, timeout: settings.startTimeout)
+            native.map {
+                NativeWorker.load(worker, for: self, confinement: $0, file: file, timeout: settings.startTimeout)
+            }
+            ?? worker.call(.describe(file: file), timeout: settings.startTimeout)
         switch described {
         case .failure(var failure):
             worker.stop(grace: .milliseconds(500))
@@ -112,6 +115,7 @@ final class IsolatedPlugin: Sendable {
                 if let declared = description.declared, declared.name == description.name { $0.declared = declared }
                 $0.lastStartPeeked = description.peeked
                 if settings.nativeWorker != nil {
+                    $0.confinement = description.confinement?.confinement
                     $0.signatures = Dictionary(
                         description.skills.compactMap { skill in
                             guard case .typed(let text) = skill.kind, let parsed = try? TypedSignature.parse(text)
@@ -218,6 +222,10 @@ final class IsolatedPlugin: Sendable {
             }
             guard var outcome = decoded else {
                 return .failure(code: .failed, "plugin \"\(name)\"'s worker sent an unreadable result for \(skill)")
+            }
+            if outcome.status == .error, let confinement = state.withLock({ $0.confinement }) {
+                ConfinementMessages.explain(
+                    &outcome, blocked: value["raw"]?["blocked"]?.stringValue, plugin: name, confinement: confinement)
             }
             outcome.duration = .zero
             return outcome

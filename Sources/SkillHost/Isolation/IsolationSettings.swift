@@ -56,6 +56,8 @@ public struct IsolationSettings: Sendable {
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {
         self.executable = executable
         self.mode = mode
+        let sibling = (executable as NSString).deletingLastPathComponent + "/skillhost-worker"
+        if FileManager.default.isExecutableFile(atPath: sibling) { nativeWorker = sibling }
     }
 }
 

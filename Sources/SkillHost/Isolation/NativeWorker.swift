@@ -9,28 +9,63 @@ import SkillSDK
 enum NativeWorker {
     typealias Failure = WorkerProcess.WorkerFailure
 
-    /// Asks the worker what it opened, validates it and — when it passes — has the plugin's `init` run with its
-    /// data folder (created here, under `dataDirectory`). A plugin that cannot load is a protocol failure whose
-    /// message is its problems, one sentence a line. `worker` runs the skills. Blocks for at most `timeout`.
+    /// Confines the worker (after its peek, when it peeks), asks what it opened, validates it and — when it
+    /// passes — has the plugin's `init` run with its data folder (created here). A plugin that cannot load is a
+    /// protocol failure whose message is its problems, one sentence a line. `worker` runs the skills. Blocks for at
+    /// most `timeout`.
     static func load(
-        _ process: WorkerProcess, for worker: IsolatedPlugin, dataDirectory: String, file: String,
+        _ process: WorkerProcess, for worker: IsolatedPlugin, confinement plan: NativeConfinement, file: String,
         timeout: Duration
     ) -> Result<WorkerProtocol.Description, Failure> {
         let start = ContinuousClock.now
-        let validated: DescriptorValidator.Validated
-        switch process.request("describe", nil, timeout: timeout).flatMap({ read($0, worker: worker) }) {
-        case .failure(let failure): return .failure(failure)
-        case .success(let value): validated = value
+        func left() -> Duration { max(timeout - (ContinuousClock.now - start), .milliseconds(1)) }
+        let launch = plan.launch
+        var declared = launch.declared
+        var confinement: Confinement?
+        if launch.confines {
+            if declared == nil {
+                switch process.request("declaration", nil, timeout: timeout) {
+                case .failure(let failure): return .failure(failure)
+                case .success(let answer): declared = PluginDeclaration(json: answer)
+                }
+                let (allowed, specification) = plan.lists(for: declared)
+                switch process.request("confine", specification, timeout: left()) {
+                case .failure(let failure): return .failure(failure)
+                case .success(let answer):
+                    if let reason = answer["confine_failed"]?.stringValue { return .failure(refusal([.other(reason)])) }
+                }
+                confinement = allowed
+            } else {
+                confinement = plan.lists(for: declared).confinement
+            }
         }
-        let data = (dataDirectory as NSString).appendingPathComponent(validated.name)
+        let validated: DescriptorValidator.Validated
+        var report: ConfinementReport?
+        switch process.request("describe", nil, timeout: left()) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let answer):
+            if let reason = answer["confine_failed"]?.stringValue { return .failure(refusal([.other(reason)])) }
+            if let confinement {
+                report = WorkerConfinement.report(
+                    confinement, applied: Int(exactly: answer["applied"]) ?? 0,
+                    maximumABI: launch.maximumLandlockABI ?? -1)
+                if let report, let reason = WorkerConfinement.refusal(report, rules: launch.rules) {
+                    return .failure(refusal([.other(reason)]))
+                }
+            }
+            switch read(answer, worker: worker) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let value): validated = value
+            }
+        }
+        let data = (launch.dataDirectory as NSString).appendingPathComponent(validated.name)
         do {
-            _ = try PrivateFiles.directory(dataDirectory)
+            _ = try PrivateFiles.directory(launch.dataDirectory)
             _ = try PrivateFiles.directory(data)
         } catch {
             return .failure(refusal([.other("cannot create its data folder \(data): \(error)")]))
         }
-        let left = max(timeout - (ContinuousClock.now - start), .milliseconds(1))
-        switch process.request("init", ["data_dir": .string(data)], timeout: left) {
+        switch process.request("init", ["data_dir": .string(data)], timeout: left()) {
         case .failure(let failure): return .failure(failure)
         case .success(let answer):
             if let code = Int32(exactly: answer["init_failed"]) {
@@ -39,19 +74,21 @@ enum NativeWorker {
             }
             if let problem = answer["problem"]?.stringValue { return .failure(refusal([.other(problem)])) }
         }
-        return .success(
-            WorkerProtocol.Description(
-                name: validated.name, version: validated.version, description: validated.description,
-                keepsMapped: false,
-                skills: validated.skills.map { skill in
-                    SkillInfo(
-                        id: skill.id, title: skill.title, description: skill.description, plugin: validated.name,
-                        pluginVersion: validated.version, file: file, risk: skill.risk, flags: skill.flags,
-                        timeout: skill.timeout, inputSchema: skill.schema.document,
-                        schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema)
-                },
-                capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: nil,
-                hasSnapshot: validated.snapshot != nil))
+        var description = WorkerProtocol.Description(
+            name: validated.name, version: validated.version, description: validated.description,
+            keepsMapped: false,
+            skills: validated.skills.map { skill in
+                SkillInfo(
+                    id: skill.id, title: skill.title, description: skill.description, plugin: validated.name,
+                    pluginVersion: validated.version, file: file, risk: skill.risk, flags: skill.flags,
+                    timeout: skill.timeout, inputSchema: skill.schema.document,
+                    schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema)
+            },
+            capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: report,
+            hasSnapshot: validated.snapshot != nil)
+        description.declared = launch.confines ? declared : nil
+        description.peeked = launch.confines && launch.declared == nil
+        return .success(description)
     }
 
     /// The worker's `describe` answer, validated.

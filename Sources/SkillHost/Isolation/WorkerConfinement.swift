@@ -118,14 +118,16 @@ enum WorkerConfinement {
         switch report {
         case .failure(let failure): return .failure(failure)
         case .success(let report):
-            if rules.requireConfinement, let shortfall = report.shortfall {
-                return .failure(
-                    WorkerFailure(
-                        "refused to load: the plugin would be only partly confined (\(shortfall)) and "
-                            + "isolation.require_confinement is true"))
-            }
+            if let refusal = refusal(report, rules: rules) { return .failure(WorkerFailure(refusal)) }
             return .success(Confined(report: report, declared: declared, peeked: peek.known == nil))
         }
+    }
+
+    /// Why a plugin confined as `report` says may not load under `rules`, or nil.
+    static func refusal(_ report: ConfinementReport, rules: ConfinementRules) -> String? {
+        guard rules.requireConfinement, let shortfall = report.shortfall else { return nil }
+        return "refused to load: the plugin would be only partly confined (\(shortfall)) and "
+            + "isolation.require_confinement is true"
     }
 
     struct WorkerFailure: Error {
@@ -189,9 +191,10 @@ enum WorkerConfinement {
         return PluginDeclaration(name: fields[0], capabilities: bits, readPaths: Array(fields.dropFirst(2)))
     }
 
-    private static func makeTemporaryDirectory() -> String? {
-        // $TMPDIR as the host set it (its private folder); read directly, as Foundation's first use costs time.
-        let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    /// A new private folder `worker-XXXXXX` in `folder` (default: $TMPDIR as the host set it, its private folder;
+    /// read directly, as Foundation's first use costs time).
+    static func makeTemporaryDirectory(in folder: String? = nil) -> String? {
+        let folder = folder ?? getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array((folder + "/worker-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
@@ -211,15 +214,20 @@ enum WorkerConfinement {
         guard result == 0 else {
             return .failure(WorkerFailure("cannot confine the plugin: \(String(cString: strerror(result)))"))
         }
+        return .success(report(confinement, applied: Int(applied), maximumABI: maximumABI))
+    }
+
+    /// What a worker confined with `confinement` that applied the `applied` layers (`SKILLHOST_CONFINED_*`) under
+    /// Landlock ABI `maximumABI` (-1: the kernel's) has, on this kernel.
+    static func report(_ confinement: Confinement, applied: Int, maximumABI: Int) -> ConfinementReport {
         var name = utsname()
         uname(&name)
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return .success(
-            ConfinementReport(
-                confinement: confinement, layers: ConfinementReport.Layers(rawValue: Int(applied)),
-                landlockABI: maximumABI >= 0
-                    ? min(maximumABI, Int(skillhost_landlock_abi())) : Int(skillhost_landlock_abi()),
-                kernel: kernel))
+        return ConfinementReport(
+            confinement: confinement, layers: ConfinementReport.Layers(rawValue: applied),
+            landlockABI: maximumABI >= 0
+                ? min(maximumABI, Int(skillhost_landlock_abi())) : Int(skillhost_landlock_abi()),
+            kernel: kernel)
     }
 
     /// Calls `body` with the C form of a confinement; the strings live until it returns.

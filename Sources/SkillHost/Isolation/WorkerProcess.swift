@@ -117,17 +117,17 @@ final class WorkerProcess: Sendable {
         self.onExit = onExit
     }
 
-    /// Starts `skillhost worker …`, or with `native` the C worker `executable …`. Returns a sentence when the
-    /// process cannot be started.
+    /// Starts `skillhost worker …`, or with `native` the C worker `executable …` confined as it says. Returns a
+    /// sentence when the process cannot be started.
     static func spawn(
-        executable: String, native: Bool = false, launch: WorkerLaunch, plugin: String,
+        executable: String, native: NativeConfinement? = nil, launch: WorkerLaunch, plugin: String,
         log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
     ) -> Result<WorkerProcess, WorkerFailure> {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
         let process: StartedProcess
-        if !native,
+        if native == nil,
             let forked = WorkerTemplates.shared.start(
                 executable, launch: launch, temporaryDirectory: temporaryDirectory, log: log)
         {
@@ -136,8 +136,10 @@ final class WorkerProcess: Sendable {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.
             var environment = WorkerTemplates.environment
-            environment["TMPDIR"] = temporaryDirectory
-            let command = native ? [executable] + launch.arguments : [executable, "worker"] + launch.arguments
+            environment["TMPDIR"] = native?.temporary ?? temporaryDirectory
+            let command =
+                native.map { [executable] + launch.arguments + $0.arguments } ?? [executable, "worker"]
+                + launch.arguments
             switch StartedProcess.spawn(command, environment: environment) {
             case .failure(let error):
                 return .failure(
@@ -147,7 +149,7 @@ final class WorkerProcess: Sendable {
             case .success(let started): process = started
             }
         }
-        if !native { WorkerTemplates.shared.prepare(executable, log: log) }
+        if native == nil { WorkerTemplates.shared.prepare(executable, log: log) }
         let (pid, input, output, errors) = (process.pid, process.input, process.output, process.errors)
         let (laneRequests, laneResponses, supervision) = (
             process.laneRequests, process.laneResponses, process.supervision

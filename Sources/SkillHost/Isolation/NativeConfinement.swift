@@ -1,0 +1,71 @@
+import Foundation
+import SkillJSON
+
+/// How the host confines a C worker (`skillhost-worker`, which applies what it is sent and decides nothing): the
+/// lists `skillhost_confine` takes, computed here from the user's rules and the plugin's declaration. When the host
+/// knows the declaration (a restart of the same private copy) the worker confines itself at its start with the
+/// final lists (`--confinement`); otherwise it starts a peek (`--peek`), the host asks for what the peek learnt
+/// (`declaration`) and sends the lists (`confine`) before the plugin is opened.
+struct NativeConfinement {
+    let launch: WorkerLaunch
+    let base: WorkerConfinement.Paths
+    /// The worker's private temporary folder (its `TMPDIR`), made here.
+    let temporary: String?
+    let home: String
+
+    init(launch: WorkerLaunch) {
+        self.launch = launch
+        base = WorkerConfinement.basePaths(copy: launch.copy, prepared: launch.prepared)
+        temporary = WorkerConfinement.makeTemporaryDirectory(in: (launch.copy as NSString).deletingLastPathComponent)
+        home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+    }
+
+    /// The worker's arguments for its confinement: none when it is not confined.
+    var arguments: [String] {
+        guard launch.confines else { return [] }
+        if let declared = launch.declared { return ["--confinement", lists(for: declared).specification.jsonText] }
+        let peek = Self.specification(
+            Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"],
+            maximumABI: launch.maximumLandlockABI ?? -1)
+        return ["--peek", peek.jsonText]
+    }
+
+    /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,
+    /// and the lists that say so. Creates its data folder (it becomes writable).
+    func lists(for declared: PluginDeclaration?) -> (confinement: Confinement, specification: JSONValue) {
+        let confinement = launch.rules.confinement(
+            for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
+            home: home)
+        var writable = ["/dev/null"] + confinement.writePaths
+        if let temporary { writable.append(temporary) }
+        if let name = declared?.name {
+            let data = (launch.dataDirectory as NSString).appendingPathComponent(name)
+            // A folder that cannot be made is not writable; the plugin's init says what it misses.
+            do {
+                _ = try PrivateFiles.directory(launch.dataDirectory)
+                _ = try PrivateFiles.directory(data)
+                writable.append(data)
+            } catch {}
+        }
+        return (
+            confinement,
+            Self.specification(
+                confinement, execute: base.execute, read: base.read + confinement.readPaths, write: writable,
+                maximumABI: launch.maximumLandlockABI ?? -1)
+        )
+    }
+
+    /// `skillhost_confinement` as the worker reads it.
+    static func specification(
+        _ confinement: Confinement, execute: [String], read: [String], write: [String], maximumABI: Int
+    ) -> JSONValue {
+        let capabilities = confinement.capabilities
+        func flag(_ capability: PluginCapabilities) -> JSONValue { .int(capabilities.contains(capability) ? 1 : 0) }
+        return [
+            "network": flag(.network), "exec": flag(.runPrograms), "read_anywhere": flag(.readFiles),
+            "write_anywhere": flag(.writeFiles), "execute": .array(execute.map { .string($0) }),
+            "read": .array(read.map { .string($0) }), "write": .array(write.map { .string($0) }),
+            "maximum_abi": .int(Int64(maximumABI)),
+        ]
+    }
+}

@@ -1,0 +1,170 @@
+/* Confinement, applied before any of the plugin's code runs in this process: at the start with the host's final
+   lists (`--confinement`: the host knows what this copy declares, from an earlier worker), or after a peek — a
+   confined child loads the plugin and reports its declaration (`--peek`, answered to the host's `declaration`), the
+   host weighs it against the user's rules and sends the lists (`confine`). Which lists, and what they mean to the
+   user, is the host's (ConfinementRules); this file only applies them. */
+#define _GNU_SOURCE
+#include "worker.h"
+#include "process_support.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    int state;   /* enum below */
+    pid_t child; /* the peek child, -1 when it could not start */
+    int report;  /* its report pipe */
+    int applied; /* SKILLHOST_CONFINED_* bits */
+    char failure[200];
+} confinement = {.child = -1, .report = -1};
+
+enum { UNCONFINED, PEEKING, DECLARED, CONFINED, FAILED };
+
+/* A JSON array of strings as a NULL-terminated list (never freed: a worker confines itself once). */
+static int read_list(const char *p, const char *end, const char *key, const char *const **list, int *count) {
+    const char *value, *value_end, *item, *item_end;
+    if (json_member(p, end, key, &value, &value_end) != 0) return -1;
+    size_t capacity = 16;
+    const char **items = malloc(capacity * sizeof *items);
+    int found = 0, step;
+    const char *cursor = value;
+    while (items && (step = json_next_element(&cursor, value_end, &item, &item_end)) == 1) {
+        if ((size_t)found + 1 == capacity) {
+            const char **grown = realloc(items, (capacity *= 2) * sizeof *items);
+            if (!grown) break;
+            items = grown;
+        }
+        if (!(items[found++] = json_string(item, item_end))) return -1;
+    }
+    if (!items || step != 0) return -1;
+    items[found] = NULL;
+    *list = items;
+    *count = found;
+    return 0;
+}
+
+static int read_flag(const char *p, const char *end, const char *key, int *flag) {
+    const char *value, *value_end;
+    long long number;
+    if (json_member(p, end, key, &value, &value_end) != 0 || json_integer(value, value_end, &number) != 0) return -1;
+    *flag = (int)number;
+    return 0;
+}
+
+/* The host's `ConfinementSpec` JSON as skillhost_confine takes it; 0, or -1 when it is not one. */
+static int read_spec(const char *p, const char *end, struct skillhost_confinement *spec) {
+    memset(spec, 0, sizeof *spec);
+    spec->supervise_metadata = 1;
+    if (read_flag(p, end, "network", &spec->network) || read_flag(p, end, "exec", &spec->exec) ||
+        read_flag(p, end, "read_anywhere", &spec->read_anywhere) ||
+        read_flag(p, end, "write_anywhere", &spec->write_anywhere) ||
+        read_flag(p, end, "maximum_abi", &spec->maximum_abi))
+        return -1;
+    if (read_list(p, end, "execute", &spec->execute_paths, &spec->execute_count) ||
+        read_list(p, end, "read", &spec->read_paths, &spec->read_count) ||
+        read_list(p, end, "write", &spec->write_paths, &spec->write_count))
+        return -1;
+    return 0;
+}
+
+static int digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* The filter the host compiled for a plugin that declares nothing (`--filter`, hex): taken as this worker's, so
+   neither the peek child nor this process compiles it again. */
+static void import_filter(const char *hex) {
+    size_t length = hex ? strlen(hex) / 2 : 0;
+    unsigned char *bytes = length ? malloc(length) : NULL;
+    if (!bytes) return;
+    for (size_t i = 0; i < length; i++) {
+        int high = digit(hex[2 * i]), low = digit(hex[2 * i + 1]);
+        if (high < 0 || low < 0) {
+            free(bytes);
+            return;
+        }
+        bytes[i] = (unsigned char)(high << 4 | low);
+    }
+    struct skillhost_confinement nothing = {0};
+    skillhost_seccomp_import(&nothing, bytes, (int)length);
+    free(bytes);
+}
+
+static void confine_now(const struct skillhost_confinement *spec) {
+    int threads = skillhost_thread_count();
+    int result = threads == 1 ? skillhost_confine(spec, &confinement.applied) : EBUSY;
+    if (result == 0) {
+        confinement.state = CONFINED;
+    } else {
+        confinement.state = FAILED;
+        if (threads != 1)
+            snprintf(confinement.failure, sizeof confinement.failure,
+                     "cannot confine the plugin: the worker already runs %d threads", threads);
+        else
+            snprintf(confinement.failure, sizeof confinement.failure, "cannot confine the plugin: %s",
+                     strerror(result));
+    }
+}
+
+void confinement_start(const char *final, const char *peek, const char *filter) {
+    if (!final && !peek) return;
+    import_filter(filter);
+    struct skillhost_confinement spec;
+    if (final) {
+        if (read_spec(final, final + strlen(final), &spec) != 0) worker_fail("--confinement is not a confinement");
+        confine_now(&spec);
+        return;
+    }
+    if (read_spec(peek, peek + strlen(peek), &spec) != 0) worker_fail("--peek is not a confinement");
+    if (skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
+        confinement.child = -1;
+    confinement.state = PEEKING;
+    /* The refusal memory for the host's metadata supervision, made while the peek child works. */
+    skillhost_metadata_prepare();
+}
+
+int confinement_pending(void) { return confinement.state == PEEKING || confinement.state == DECLARED; }
+
+const char *confinement_failure(void) { return confinement.state == FAILED ? confinement.failure : NULL; }
+
+int confinement_applied(void) { return confinement.state == CONFINED ? confinement.applied : -1; }
+
+void confinement_declaration(struct text *out) {
+    char report[SKILLHOST_PEEK_REPORT_SIZE];
+    int length = 0;
+    int peeked = confinement.state == PEEKING && confinement.child > 0 &&
+                 skillhost_peek_finish(confinement.child, confinement.report, 60000, report, sizeof report,
+                                       &length) == 0;
+    if (confinement.state == PEEKING) confinement.state = DECLARED;
+    /* name, capabilities, then the read paths, each NUL-terminated. */
+    const char *fields[2 + 66] = {0};
+    int count = 0;
+    for (int at = 0; peeked && at < length && count < 68; at += (int)strlen(report + at) + 1)
+        fields[count++] = report + at;
+    if (count < 2) {
+        text_cstring(out, "null");
+        return;
+    }
+    text_cstring(out, "{\"name\":");
+    text_json_cstring(out, fields[0], 64);
+    text_cstring(out, ",\"capabilities\":");
+    text_int(out, strtoll(fields[1], NULL, 10));
+    text_cstring(out, ",\"read_paths\":[");
+    for (int i = 2; i < count; i++) {
+        if (i > 2) text_cstring(out, ",");
+        text_json_cstring(out, fields[i], 4096);
+    }
+    text_cstring(out, "]}");
+}
+
+const char *confinement_apply(const char *params, const char *end) {
+    struct skillhost_confinement spec;
+    if (confinement.state != DECLARED) return "confine comes once, after declaration";
+    if (read_spec(params, end, &spec) != 0) return "confine needs a confinement";
+    confine_now(&spec);
+    return NULL;
+}
