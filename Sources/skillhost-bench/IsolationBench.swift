@@ -59,6 +59,14 @@ func pipeFloorRuns(_ options: Options, line: String, polling: Bool = false) thro
     return runs
 }
 
+/// Isolation settings for `skillhost` with every plugin in `mode`; `--swift-worker` measures the Swift worker
+/// (`skillhost worker`, forked from its template) instead of the C worker beside the binary.
+func benchIsolation(_ skillhost: String, _ mode: IsolationMode) -> IsolationSettings {
+    var isolation = IsolationSettings(executable: skillhost) { _, _ in mode }
+    if CommandLine.arguments.contains("--swift-worker") { isolation.nativeWorker = nil }
+    return isolation
+}
+
 func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async throws {
     let folder = bundledPluginFolder()
     let skillhost = folder + "/skillhost"
@@ -69,7 +77,7 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     func processRegistry(confines: Bool = true) throws -> SkillRegistry {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
-        var isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+        var isolation = benchIsolation(skillhost, .process)
         isolation.confines = confines
         isolation.maximumCrashes = 1000  // the deadline measurement kills the worker on purpose, again and again
         configuration.isolation = isolation
@@ -211,7 +219,7 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
 
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
-        configuration.isolation = IsolationSettings(executable: skillhost) { _, _ in .inProcess }
+        configuration.isolation = benchIsolation(skillhost, .inProcess)
         let probed = try SkillRegistry(configuration: configuration)
         start = now()
         _ = try probed.load(file: folder + "/libskill-text.so").get()
@@ -236,5 +244,5 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     print(line("the same without confinement (interleaved)", bareStarts))
     print(line("in-process load with a probe in a child first", probes))
     print(line("in-process load without a probe", plain))
-    try await reloadBenchmarks(isolation: IsolationSettings(executable: skillhost) { _, _ in .process })
+    try await reloadBenchmarks(isolation: benchIsolation(skillhost, .process))
 }

@@ -65,7 +65,7 @@ func workerMemoryBenchmarks(_ options: Options) throws {
         func registry() throws -> SkillRegistry {
             var configuration = SkillRegistry.Configuration(
                 dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
-            configuration.isolation = IsolationSettings(executable: skillhost) { _, _ in .process }
+            configuration.isolation = benchIsolation(skillhost, .process)
             let registry = try SkillRegistry(configuration: configuration)
             _ = try registry.load(file: folder + "/libskill-calculator.so").get()
             return registry

@@ -14,6 +14,7 @@ import SkillJSON
 //    | --record-only | --skill-folders-only
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
+//   [--swift-worker]   process mode in `skillhost worker` (the Swift worker) instead of `skillhost-worker`
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
 // shows the median of those across runs plus the range of the run medians (the spread).
@@ -85,6 +86,7 @@ struct Options {
                 isolationOnly = true
                 index -= 1
             case "--http-compare", "--worker-memory", "--native-worker", "--snapshots-only", "--composite-only",
+                "--swift-worker",
                 "--typed-only",
                 "--hooks-only",
                 "--record-only", "--skill-folders-only":
