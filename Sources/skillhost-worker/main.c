@@ -90,15 +90,6 @@ void worker_log(int level, const char *prefix, const char *message) {
     text_free(&body);
 }
 
-static void phase(const char *name) {
-    struct text params = {0};
-    text_cstring(&params, "{\"phase\":\"");
-    text_cstring(&params, name);
-    text_cstring(&params, "\"}");
-    worker_notify("phase", &params);
-    text_free(&params);
-}
-
 void worker_answer_head(struct text *line, const long long *id) {
     text_cstring(line, "{\"jsonrpc\":\"2.0\",\"id\":");
     if (id) text_int(line, *id);
@@ -128,12 +119,34 @@ static void respond_failure(long long id, const char *key, const char *reason) {
     text_free(&out);
 }
 
+/* Answers request `id` with the plugin's records (plugin_describe), how this process is confined first in the same
+   object; or why the plugin did not open: dlopen's own words (the private copy named as the user's file), or no
+   entry at all. */
+static void respond_records(long long id) {
+    struct text out = {0};
+    if (open_failure) {
+        text_cstring(&out, *open_failure ? "{\"dlopen_failed\":" : "{\"missing_entry\":true");
+        if (*open_failure) text_json_cstring(&out, open_failure, WORKER_STRING_LIMIT);
+        text_cstring(&out, "}");
+    } else {
+        if (confinement_applied() >= 0) {
+            text_cstring(&out, "{\"applied\":");
+            text_int(&out, confinement_applied());
+            text_cstring(&out, ",");
+        }
+        size_t records = out.length;
+        plugin_describe(&out);
+        /* One object: the records' opening brace goes. */
+        if (records) memmove(out.bytes + records, out.bytes + records + 1, out.length - records - 1), out.length--;
+    }
+    respond(id, out.bytes, out.length);
+    text_free(&out);
+}
+
 void open_plugin(void) {
     /* Nothing of the plugin's may write to the host's supervisor (confinement handed it what it needs). */
     skillhost_metadata_close_host_channel();
-    phase("constructors");
     open_failure = plugin_open();
-    if (!open_failure) phase("validation");
     if (worker.lane_memory && lane_start() != 0) worker_fail("cannot start the lane's thread");
 }
 
@@ -242,42 +255,20 @@ void handle_line(const char *line, size_t length) {
             respond_failure(id, "confine_failed", confinement_failure());
         } else {
             open_plugin();
-            respond(id, "{}", 2);
+            respond_records(id);
         }
     } else if (confinement_pending()) {
         respond_error(&id, -32600, "the worker waits for its confinement (declaration, then confine)");
     } else if (confinement_failure() && strcmp(method, "describe") == 0) {
         respond_failure(id, "confine_failed", confinement_failure());
     } else if (strcmp(method, "describe") == 0) {
-        if (open_failure) {
-            /* dlopen's own words (the private copy named as the user's file), or no entry at all. */
-            struct text out = {0};
-            text_cstring(&out, *open_failure ? "{\"dlopen_failed\":" : "{\"missing_entry\":true");
-            if (*open_failure) text_json_cstring(&out, open_failure, WORKER_STRING_LIMIT);
-            text_cstring(&out, "}");
-            respond(id, out.bytes, out.length);
-            text_free(&out);
-        } else {
-            /* How this process is confined goes first, in the same object as the records. */
-            struct text out = {0};
-            if (confinement_applied() >= 0) {
-                text_cstring(&out, "{\"applied\":");
-                text_int(&out, confinement_applied());
-                text_cstring(&out, ",");
-            }
-            size_t records = out.length;
-            plugin_describe(&out);
-            if (records) memmove(out.bytes + records, out.bytes + records + 1, out.length - records - 1), out.length--;
-            respond(id, out.bytes, out.length);
-            text_free(&out);
-        }
+        respond_records(id);
     } else if (strcmp(method, "init") == 0) {
         char *directory = json_member(params, params_end, "data_dir", &value, &value_end) == 0
                               ? json_string(value, value_end) : NULL;
         if (!worker.plugin || !directory || worker.initialised) {
             respond_error(&id, -32602, "init needs data_dir, once, for an opened plugin");
         } else {
-            phase("initialisation");
             char *failure = plugin_init(directory);
             if (failure) respond(id, failure, strlen(failure));
             else respond(id, "{}", 2);

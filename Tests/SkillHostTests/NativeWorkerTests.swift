@@ -137,7 +137,8 @@ struct NativeWorkerTests {
         try await offPool {
             let worker = try Worker(plugin: plugin)
             let lines = worker.request(1, "describe")
-            #expect(lines.compactMap { $0["params"]?["phase"]?.stringValue } == ["constructors", "validation"])
+            // Its answer is all it sends: the host knows the step of loading from the request it waits for.
+            #expect(lines.count == 1)
             let answer = try #require(lines.last?["result"])
             #expect(answer["plugin"]?["name"] == "behaviours")
             #expect(answer["plugin"]?["abi_major"] == .int(1))

@@ -22,26 +22,25 @@ enum NativeWorker {
         let launch = plan.launch
         var declared = launch.declared
         var confinement: Confinement?
-        if launch.confines {
-            if declared == nil {
-                switch process.request("declaration", nil, timeout: timeout) {
-                case .failure(let failure): return .failure(failure)
-                case .success(let answer): declared = PluginDeclaration(json: answer)
-                }
-                let (allowed, specification) = plan.lists(for: declared)
-                switch process.request("confine", specification, timeout: left()) {
-                case .failure(let failure): return .failure(failure)
-                case .success(let answer):
-                    if let reason = answer["confine_failed"]?.stringValue { return .failure(refusal([.other(reason)])) }
-                }
-                confinement = allowed
-            } else {
-                confinement = plan.lists(for: declared).confinement
+        // The worker runs the plugin's constructors before it answers the first request that opens it: `confine`
+        // after a peek (whose child runs them too), else `describe`. Its answer is the plugin's records.
+        process.loadPhase = .constructors
+        let records: Result<JSONValue, Failure>
+        if launch.confines, declared == nil {
+            switch process.request("declaration", nil, timeout: timeout) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let answer): declared = PluginDeclaration(json: answer)
             }
+            let (allowed, specification) = plan.lists(for: declared)
+            confinement = allowed
+            records = process.request("confine", specification, timeout: left())
+        } else {
+            if launch.confines { confinement = plan.lists(for: declared).confinement }
+            records = process.request("describe", nil, timeout: left())
         }
         let validated: DescriptorValidator.Validated
         var report: ConfinementReport?
-        switch process.request("describe", nil, timeout: left()) {
+        switch records {
         case .failure(let failure): return .failure(failure)
         case .success(let answer):
             if let reason = answer["confine_failed"]?.stringValue { return .failure(refusal([.other(reason)])) }
@@ -65,6 +64,7 @@ enum NativeWorker {
         } catch {
             return .failure(refusal([.other("cannot create its data folder \(data): \(error)")]))
         }
+        process.loadPhase = .initialisation
         switch process.request("init", ["data_dir": .string(data)], timeout: left()) {
         case .failure(let failure): return .failure(failure)
         case .success(let answer):

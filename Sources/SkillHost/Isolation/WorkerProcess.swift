@@ -223,7 +223,12 @@ final class WorkerProcess: Sendable {
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
 
     /// The step of loading the worker reported last (nil before any).
-    var loadPhase: LoadPhase? { state.withLock { $0.loadPhase } }
+    /// The step of loading the worker is at: as it reported it (the Swift worker), or as the host knows it from
+    /// the request it waits for (the C worker, which sends no phase).
+    var loadPhase: LoadPhase? {
+        get { state.withLock { $0.loadPhase } }
+        set { state.withLock { $0.loadPhase = newValue } }
+    }
 
     /// Requests sent and not answered yet.
     var pendingRequests: Int { state.withLock { $0.pending.count } }
