@@ -32,6 +32,16 @@ struct NativeWorkerHostTests {
         return (inProcess, native)
     }
 
+    /// The C worker is the one beside the `skillhost` binary; without it, workers are `skillhost worker`.
+    @Test func theWorkerIsFoundBesideTheHostsBinary() throws {
+        #expect(
+            IsolationSettings(executable: Paths.skillhost) { _, _ in .process }.nativeWorker
+                == Paths.products + "/skillhost-worker")
+        let alone = Paths.temporaryDirectory("native-host-alone") + "/skillhost"
+        #expect(symlink(Paths.skillhost, alone) == 0)
+        #expect(IsolationSettings(executable: alone) { _, _ in .process }.nativeWorker == nil)
+    }
+
     @Test func aPluginIsRefusedForTheSameProblemsAsInProcess() async throws {
         typealias Plugin = LoaderRejectionTests
         let initFails = """

@@ -48,9 +48,9 @@ public struct IsolationSettings: Sendable {
     package var maximumLandlockABI: Int?
     /// False only for the benchmark that measures what confinement costs: workers then skip it.
     package var confines = true
-    /// The worker written in C (`skillhost-worker`), started instead of `skillhost worker` when set. It does not
-    /// confine itself yet, whatever `confines` says, and runs JSON skills only (issue #33 moves the rest to it):
-    /// only tests and the benchmark set it.
+    /// The worker written in C (`skillhost-worker`), found beside `executable` when it is there (a `swift build`
+    /// and `make install` put it there); nil: workers are `skillhost worker`, the Swift worker, forked from its
+    /// template. Tests and the benchmark choose either.
     package var nativeWorker: String?
 
     public init(executable: String, mode: @escaping @Sendable (_ plugin: String, _ file: String) -> IsolationMode) {

@@ -117,7 +117,7 @@ enum NativeWorker {
         if let text = raw["result"]?.stringValue {
             result = Array(text.utf8)
         } else if let hex = raw["result_hex"]?.stringValue {
-            guard let bytes = bytes(hex: hex) else { return nil }
+            guard let bytes = [UInt8](hex: hex) else { return nil }
             result = bytes
         }
         var undo: UndoAction?
@@ -219,28 +219,30 @@ enum NativeWorker {
         }
         return .some(PluginSnapshot.read(code: code, bytes: bytes, plugin: plugin).map(\.value))
     }
+}
 
-    /// `"00ff"` → `[0x00, 0xff]`; nil for anything else.
-    static func bytes(hex: String) -> [UInt8]? {
+extension [UInt8] {
+    /// The bytes `"00ff"` stands for (`[0x00, 0xff]`, either case); nil for anything else. On bytes: a worker's
+    /// launch carries some 5,000 digits.
+    init?(hex: String) {
+        func digit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
         let digits = Array(hex.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            guard let high = digit(digits[index]), let low = digit(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
-        return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case 0x30...0x39: return digit - 0x30
-        case 0x61...0x66: return digit - 0x61 + 10
-        case 0x41...0x46: return digit - 0x41 + 10
-        default: return nil
-        }
+        self = bytes
     }
 }

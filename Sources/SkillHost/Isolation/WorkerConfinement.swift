@@ -289,25 +289,7 @@ package struct WorkerPreparation: Sendable, Equatable {
             let execute = value["execute"]?.arrayValue?.compactMap(\.stringValue),
             let read = value["read"]?.arrayValue?.compactMap(\.stringValue)
         else { return nil }
-        // On bytes: a worker reads some 5,000 digits at each start.
-        func digit(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = digit(digits[index]), let low = digit(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
+        guard let bytes = [UInt8](hex: hex) else { return nil }
         self.init(paths: WorkerConfinement.Paths(execute: execute, read: read), filter: bytes)
     }
 

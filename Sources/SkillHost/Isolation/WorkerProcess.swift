@@ -222,7 +222,6 @@ final class WorkerProcess: Sendable {
     /// Names the plugin once the worker described it.
     func rename(_ plugin: String) { label.withLock { $0 = plugin } }
 
-    /// The step of loading the worker reported last (nil before any).
     /// The step of loading the worker is at: as it reported it (the Swift worker), or as the host knows it from
     /// the request it waits for (the C worker, which sends no phase).
     var loadPhase: LoadPhase? {

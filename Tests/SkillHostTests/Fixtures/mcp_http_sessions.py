@@ -37,10 +37,13 @@ with httpx2.Client(timeout=60) as http:
     with http.stream("GET", URL, headers={**with_session, "Accept": "text/event-stream", "Last-Event-ID": "0"}) as stream:
         report["get_status"] = stream.status_code
         lines = []
+        deadline = time.monotonic() + 120  # keep-alive comments arrive forever: a missing event must not hang
         for line in stream.iter_lines():
             lines.append(line)
             if line.startswith("data:"):
                 replayed = lines
+                break
+            if time.monotonic() > deadline:
                 break
     report["replayed"] = replayed
     # resources/subscribe: the state of the notes plugin (loaded from the served folder, so in a worker).
@@ -52,9 +55,12 @@ with httpx2.Client(timeout=60) as http:
         "params": {"name": "notes_add", "arguments": {"title": "milk"}}})
     updated = None
     with http.stream("GET", URL, headers={**with_session, "Accept": "text/event-stream", "Last-Event-ID": "1"}) as stream:
+        deadline = time.monotonic() + 120
         for line in stream.iter_lines():
             if line.startswith("data:") and "resources/updated" in line:
                 updated = line
+                break
+            if time.monotonic() > deadline:
                 break
     report["resource_updated"] = updated
     report["unknown_session"] = http.post(URL, headers={**with_session, "Mcp-Session-Id": "0" * 32},
