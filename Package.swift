@@ -43,9 +43,13 @@ let package = Package(
         .target(name: "CProcess", dependencies: ["CSeccomp", "SkillSDK"]),
         .executableTarget(name: "SandboxLauncher", dependencies: ["CProcess"]),
         // The worker process without the Swift runtime: loads one plugin and answers its host (protocol.md there).
+        // Linked without the Swift runtime it never calls (Scripts/link-without-swift-runtime says why).
         .executableTarget(
             name: "skillhost-worker", dependencies: ["CProcess", "SkillSDK", "CFFI"], exclude: ["protocol.md"],
-            linkerSettings: [.linkedLibrary("ffi")]),
+            linkerSettings: [
+                .linkedLibrary("ffi"),
+                .unsafeFlags(["-ld-path=\(Context.packageDirectory)/Scripts/link-without-swift-runtime"]),
+            ]),
         // The HTTP server of `skillhost mcp --http` over libmicrohttpd (Debian libmicrohttpd-dev, which brings
         // GnuTLS for HTTPS and the hashes of bearer tokens).
         .target(name: "CHTTP", linkerSettings: [.linkedLibrary("microhttpd"), .linkedLibrary("gnutls")]),

@@ -132,6 +132,16 @@ struct NativeWorkerTests {
 
     static let initParams = #"{"data_dir":"\#(Paths.temporaryDirectory("native-plugin"))/behaviours"}"#
 
+    /// The worker is linked without the Swift runtime, which it never calls (Scripts/link-without-swift-runtime):
+    /// the dynamic loader maps only the C libraries it uses.
+    @Test func theWorkerLoadsNoSwiftRuntime() async throws {
+        let linked = try await runProcessOffPool("/usr/bin/ldd", [Paths.products + "/skillhost-worker"])
+        #expect(linked.status == 0, "\(linked.stderr)")
+        #expect(linked.stdout.contains("libffi"), "\(linked.stdout)")
+        #expect(!linked.stdout.contains("libswift"), "\(linked.stdout)")
+        #expect(!linked.stdout.contains("libstdc++"), "\(linked.stdout)")
+    }
+
     @Test func describeReportsThePluginsRecordsAsTheyAre() async throws {
         let plugin = try Fixture.compileFile("behaviours.c")
         try await offPool {
