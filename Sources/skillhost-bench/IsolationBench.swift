@@ -83,21 +83,27 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         configuration.isolation = isolation
         return try SkillRegistry(configuration: configuration)
     }
-    // For profiling a worker's start alone (perf record … --starts-only): 200 confined starts, nothing else.
+    // For profiling a worker's start alone (perf record … --starts-only): 200 confined starts, nothing else — of a
+    // plugin built with cc (no Swift runtime anywhere in the worker) and of the calculator (SwiftPM links the Swift
+    // runtime into it, so its worker and its peek load that too).
     if CommandLine.arguments.contains("--starts-only") {
-        var starts: [Double] = []
-        for _ in 0..<200 {
-            let fresh = try processRegistry()
-            let start = now()
-            _ = try fresh.load(file: folder + "/libskill-calculator.so").get()
-            starts.append(Double(now() - start))
-            fresh.shutdown()
+        for (label, plugin) in [
+            ("C plugin (cc)", try compileFixture()), ("calculator", folder + "/libskill-calculator.so"),
+        ] {
+            var starts: [Double] = []
+            for _ in 0..<200 {
+                let fresh = try processRegistry()
+                let start = now()
+                _ = try fresh.load(file: plugin).get()
+                starts.append(Double(now() - start))
+                fresh.shutdown()
+            }
+            let run = Run(samples: starts)
+            print(
+                String(
+                    format: "worker start, %@ (200 loads): median %.2f ms, p10 %.2f ms, p90 %.2f ms", label,
+                    run.percentile(0.5) / 1e6, run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6))
         }
-        let run = Run(samples: starts)
-        print(
-            String(
-                format: "worker start (200 loads): median %.2f ms, p10 %.2f ms, p90 %.2f ms", run.percentile(0.5) / 1e6,
-                run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6))
         return
     }
     let registry = try processRegistry()

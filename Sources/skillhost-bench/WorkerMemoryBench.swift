@@ -57,24 +57,36 @@ func workerMemoryBenchmarks(_ options: Options) throws {
     let folder = bundledPluginFolder()
     let skillhost = folder + "/skillhost"
     let count = 20
-    print("Confined workers, \(count) at once (the calculator, one per registry), \(options.runs) runs")
+    print(
+        "Confined workers, \(count) at once (one per registry) of a plugin built with cc and of the calculator "
+            + "(built by SwiftPM, which links the Swift runtime into it), \(options.runs) runs")
     print("")
-    print("| run | `ps` resident | proportional (PSS) | private | page tables |")
-    print("|---|---|---|---|---|")
+    print("| run | plugin | `ps` resident | proportional (PSS) | private | page tables |")
+    print("|---|---|---|---|---|---|")
+    let plugins = [
+        ("C plugin (cc)", try compileFixture(), "bench_add", #"{"a":1,"b":2}"#),
+        ("calculator", folder + "/libskill-calculator.so", "calculator", #"{"expression":"1+1"}"#),
+    ]
     for run in 1...options.runs {
+        for (label, file, skill, arguments) in plugins {
+            try measureWorkers(run: run, label: label, file: file, skill: skill, arguments: arguments)
+        }
+    }
+    print("")
+    print("each column: the median over the \(count) workers of that run")
+
+    func measureWorkers(run: Int, label: String, file: String, skill: String, arguments: String) throws {
         func registry() throws -> SkillRegistry {
             var configuration = SkillRegistry.Configuration(
                 dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
             configuration.isolation = benchIsolation(skillhost, .process)
             let registry = try SkillRegistry(configuration: configuration)
-            _ = try registry.load(file: folder + "/libskill-calculator.so").get()
+            _ = try registry.load(file: file).get()
             return registry
         }
         let registries = try (0..<count).map { _ in try registry() }
         // Each answers a call, so its memory is that of a worker in use.
-        for registry in registries {
-            _ = registry.invokeOnCurrentThread("calculator", arguments: #"{"expression":"1+1"}"#)
-        }
+        for registry in registries { _ = registry.invokeOnCurrentThread(skill, arguments: arguments) }
         let figures = ownWorkers().compactMap(ProcessMemory.init(pid:))
         func median(_ values: [Int]) -> Double {
             let sorted = values.sorted()
@@ -82,11 +94,9 @@ func workerMemoryBenchmarks(_ options: Options) throws {
         }
         print(
             String(
-                format: "| %d | %.1f MB | %.1f MB | %.1f MB | %.2f MB |", run,
+                format: "| %d | %@ | %.1f MB | %.1f MB | %.1f MB | %.2f MB |", run, label,
                 median(figures.map(\.resident)), median(figures.map(\.proportional)),
                 median(figures.map(\.privatePages)), median(figures.map(\.pageTables))))
         for registry in registries { registry.shutdown() }
     }
-    print("")
-    print("each column: the median over the \(count) workers of that run")
 }

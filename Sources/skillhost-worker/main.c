@@ -3,6 +3,7 @@
 #include "worker.h"
 #include "process_support.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -353,7 +354,7 @@ static void apply_limit(int resource, const char *value, const char *name) {
 
 int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
-    const char *final = NULL, *peek = NULL, *filter = NULL;
+    const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *key = argv[i], *value = argv[i + 1];
         if (strcmp(key, "--file") == 0) worker.file = value;
@@ -366,10 +367,12 @@ int main(int argc, char **argv) {
         else if (strcmp(key, "--confinement") == 0) final = value;
         else if (strcmp(key, "--peek") == 0) peek = value;
         else if (strcmp(key, "--filter") == 0) filter = value;
+        else if (strcmp(key, "--preload") == 0) preload = value;
     }
     if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || argc % 2 != 1)
         worker_fail("usage: skillhost-worker --file F --copy C --data-dir D --max-result-bytes N [--limit-as N] "
-                    "[--limit-cpu N] [--limit-files N] [--confinement SPEC | --peek SPEC] [--filter HEX]");
+                    "[--limit-cpu N] [--limit-files N] [--preload LIB] [--confinement SPEC | --peek SPEC] "
+                    "[--filter HEX]");
     worker.result_limit = strtoull(result_limit, NULL, 10);
     int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
                                        &worker.lane_memory);
@@ -384,6 +387,9 @@ int main(int argc, char **argv) {
     apply_limit(RLIMIT_AS, limit_as, "address space");
     apply_limit(RLIMIT_CPU, limit_cpu, "CPU time");
     apply_limit(RLIMIT_NOFILE, limit_files, "open files");
+    /* The Swift runtime for a plugin built by swiftc, loaded once here so the peek child inherits it (a failure is
+       the plugin's own load's to report). */
+    if (preload) dlopen(preload, RTLD_NOW | RTLD_GLOBAL);
     confinement_start(final, peek, filter);
     /* `ps` shows which plugin a worker runs (its long command line is overwritten: keep what is still needed). */
     worker.file = strdup(worker.file);

@@ -40,6 +40,9 @@ struct NativeWorkerHostTests {
         let alone = Paths.temporaryDirectory("native-host-alone") + "/skillhost"
         #expect(symlink(Paths.skillhost, alone) == 0)
         #expect(IsolationSettings(executable: alone) { _, _ in .process }.nativeWorker == nil)
+        // The Swift runtime a worker preloads for a plugin built by swiftc, from this process's maps (past their
+        // first page).
+        #expect(WorkerLaunch.swiftRuntime?.hasSuffix("/libswiftCore.so") == true)
     }
 
     @Test func aPluginIsRefusedForTheSameProblemsAsInProcess() async throws {

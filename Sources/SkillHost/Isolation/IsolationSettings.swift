@@ -95,6 +95,23 @@ package struct WorkerLaunch: Sendable, Equatable {
         self.rules = rules
     }
 
+    /// A library the C worker loads before anything else (`--preload`): the Swift runtime, for a plugin built by
+    /// swiftc (SwiftPM links it into C plugins too), so the worker's peek child inherits it instead of loading it a
+    /// second time. The Swift worker has it already.
+    package var preload: String?
+
+    /// The Swift runtime this process runs with, as mapped (nil when it is not found in /proc/self/maps).
+    package static let swiftRuntime: String? = {
+        // Read to its end (String(contentsOfFile:) stops after the first page of a /proc file).
+        guard let data = FileHandle(forReadingAtPath: "/proc/self/maps")?.readDataToEndOfFile() else { return nil }
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            guard let slash = line.firstIndex(of: "/") else { continue }
+            let path = line[slash...]
+            if path.hasSuffix("/libswiftCore.so") { return String(path) }
+        }
+        return nil
+    }()
+
     /// The arguments after `worker`.
     package var arguments: [String] {
         var result = [

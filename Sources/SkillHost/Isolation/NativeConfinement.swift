@@ -20,14 +20,17 @@ struct NativeConfinement {
         home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
     }
 
-    /// The worker's arguments for its confinement: none when it is not confined.
+    /// The worker's arguments for its confinement (none when it is not confined), after the library it preloads.
     var arguments: [String] {
-        guard launch.confines else { return [] }
-        if let declared = launch.declared { return ["--confinement", lists(for: declared).specification.jsonText] }
+        let preload = launch.preload.map { ["--preload", $0] } ?? []
+        guard launch.confines else { return preload }
+        if let declared = launch.declared {
+            return preload + ["--confinement", lists(for: declared).specification.jsonText]
+        }
         let peek = Self.specification(
             Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"],
             maximumABI: launch.maximumLandlockABI ?? -1)
-        return ["--peek", peek.jsonText]
+        return preload + ["--peek", peek.jsonText]
     }
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,

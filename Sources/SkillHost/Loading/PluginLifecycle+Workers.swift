@@ -33,11 +33,13 @@ extension PluginLifecycle {
         (IsolatedPlugin, WorkerProtocol.Description), PluginLoadError
     > {
         let copy: String
+        let swift: Bool
         switch loader.writeCopy(file, bytes: bytes) {
         case .failure(let error): return .failure(error)
-        case .success(let (_, path)): copy = path
+        case .success(let (summary, path)): (copy, swift) = (path, summary.containsSwift)
         }
-        let launch = self.launch(file, copy: copy, dataDirectory: configuration.dataDirectory.path, isolation)
+        var launch = self.launch(file, copy: copy, dataDirectory: configuration.dataDirectory.path, isolation)
+        if swift { launch.preload = WorkerLaunch.swiftRuntime }
         let started = IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         if case .failure = started { unlink(copy) }
@@ -94,13 +96,15 @@ extension PluginLifecycle {
         case .failure(let error): return .failure(error)
         }
         let copy: String
+        let swift: Bool
         switch loader.writeCopy(file, bytes: bytes) {
         case .failure(let error): return .failure(error)
-        case .success(let (_, path)): copy = path
+        case .success(let (summary, path)): (copy, swift) = (path, summary.containsSwift)
         }
         let scratch = copyDirectory.appendingPathComponent("check-data", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let launch = self.launch(file, copy: copy, dataDirectory: scratch.path, isolation)
+        var launch = self.launch(file, copy: copy, dataDirectory: scratch.path, isolation)
+        if swift { launch.preload = WorkerLaunch.swiftRuntime }
         switch IsolatedPlugin.start(
             launch: launch, settings: isolation, clock: configuration.clock, log: configuration.log)
         {
