@@ -32,6 +32,35 @@ struct NativeWorkerHostTests {
         return (inProcess, native)
     }
 
+    /// Calls `skill` in both registries: the same status, result, error, failure code and undo.
+    static func expectSameCall(
+        _ skill: String, _ arguments: String, in inProcess: SkillRegistry, and native: SkillRegistry
+    ) async {
+        let expected = await inProcess.invoke(skill, arguments: arguments)
+        let got = await native.invoke(skill, arguments: arguments)
+        #expect(got.status == expected.status, "\(skill) \(arguments): \(got) vs \(expected)")
+        #expect(got.result == expected.result, "\(skill) \(arguments)")
+        #expect(got.error == expected.error, "\(skill) \(arguments)")
+        #expect(got.code == expected.code, "\(skill) \(arguments)")
+        #expect(got.undo == expected.undo, "\(skill) \(arguments)")
+    }
+
+    /// A report that lists more descriptors than its `skill_count` (or than the limit) is forged: unreadable.
+    @Test func aForgedReportIsUnreadable() throws {
+        func report(count: Int, listed: Int) throws -> JSONValue {
+            let descriptor =
+                #"{"struct_size":80,"id":null,"risk":0,"flags":0,"timeout_ms":0,"invoke":false,"function":false}"#
+            let descriptors = Array(repeating: descriptor, count: listed).joined(separator: ",")
+            return try JSONValue(
+                parsing: #"{"plugin":{"struct_size":72,"abi_major":1,"abi_minor":0,"skill_count":\#(count),"#
+                    + #""skills":true},"descriptors":[\#(descriptors)]}"#)
+        }
+        #expect(RawPlugin(report: try report(count: 2, listed: 2)) != nil)
+        #expect(RawPlugin(report: try report(count: 1, listed: 2)) == nil)
+        #expect(RawPlugin(report: try report(count: 5000, listed: 4097)) == nil)
+        #expect(NativeWorker.read(try report(count: 1, listed: 2), worker: nil).failureValue != nil)
+    }
+
     /// The C worker is the one beside the `skillhost` binary; without it, workers are `skillhost worker`.
     @Test func theWorkerIsFoundBesideTheHostsBinary() throws {
         #expect(
@@ -102,12 +131,7 @@ struct NativeWorkerHostTests {
             ("mixed", #"{"a": -3, "b": 0.5, "c": 9007199254740993, "d": false, "e": "x"}"#),
         ]
         for (skill, arguments) in calls {
-            let expected = await inProcess.invoke(skill, arguments: arguments)
-            let got = await native.invoke(skill, arguments: arguments)
-            #expect(got.status == expected.status, "\(skill) \(arguments): \(got) vs \(expected)")
-            #expect(got.result == expected.result, "\(skill) \(arguments)")
-            #expect(got.error == expected.error, "\(skill) \(arguments)")
-            #expect(got.code == expected.code, "\(skill) \(arguments)")
+            await Self.expectSameCall(skill, arguments, in: inProcess, and: native)
         }
         // Every string the plugin returned was given back to it (its free_string ran once per upper call).
         #expect(await native.invoke("free_count", arguments: "{}").result == .int(1))
@@ -126,12 +150,7 @@ struct NativeWorkerHostTests {
             (inProcess11, native11, "v11_count", #"{"n": 2}"#), (inProcess11, native11, "v11_count", #"{"n": "x"}"#),
         ]
         for (expectedIn, gotIn, skill, arguments) in calls {
-            let expected = await expectedIn.invoke(skill, arguments: arguments)
-            let got = await gotIn.invoke(skill, arguments: arguments)
-            #expect(got.status == expected.status, "\(skill): \(got) vs \(expected)")
-            #expect(got.result == expected.result, "\(skill)")
-            #expect(got.error == expected.error, "\(skill)")
-            #expect(got.undo == expected.undo, "\(skill)")
+            await Self.expectSameCall(skill, arguments, in: expectedIn, and: gotIn)
         }
         // The call ran in the C worker: a thread of a process named after its executable.
         let thread = await native.invoke("thread_name", arguments: "{}").result?.stringValue

@@ -34,22 +34,13 @@ struct NativeConfinement {
     }
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,
-    /// and the lists that say so. Creates its data folder (it becomes writable).
-    func lists(for declared: PluginDeclaration?) -> (confinement: Confinement, specification: JSONValue) {
-        let confinement = launch.rules.confinement(
-            for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
-            home: home)
-        var writable = ["/dev/null"] + confinement.writePaths
-        if let temporary { writable.append(temporary) }
-        if let name = declared?.name {
-            let data = (launch.dataDirectory as NSString).appendingPathComponent(name)
-            // A folder that cannot be made is not writable; the plugin's init says what it misses.
-            do {
-                _ = try PrivateFiles.directory(launch.dataDirectory)
-                _ = try PrivateFiles.directory(data)
-                writable.append(data)
-            } catch {}
-        }
+    /// and the lists that say so. Creates its data folder (it becomes writable); `warn` hears when it cannot.
+    func lists(for declared: PluginDeclaration?, warn: (String) -> Void = { _ in })
+        -> (confinement: Confinement, specification: JSONValue)
+    {
+        let (confinement, writable) = WorkerConfinement.allowed(
+            declared, rules: launch.rules, dataDirectory: launch.dataDirectory, temporary: temporary, home: home,
+            warn: warn)
         return (
             confinement,
             Self.specification(

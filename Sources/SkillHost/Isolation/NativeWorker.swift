@@ -26,16 +26,17 @@ enum NativeWorker {
         // after a peek (whose child runs them too), else `describe`. Its answer is the plugin's records.
         process.loadPhase = .constructors
         let records: Result<JSONValue, Failure>
+        let warn = { (text: String) in process.log(LogRecord(level: .warning, source: process.plugin, message: text)) }
         if launch.confines, declared == nil {
             switch process.request("declaration", nil, timeout: timeout) {
             case .failure(let failure): return .failure(failure)
             case .success(let answer): declared = PluginDeclaration(json: answer)
             }
-            let (allowed, specification) = plan.lists(for: declared)
+            let (allowed, specification) = plan.lists(for: declared, warn: warn)
             confinement = allowed
             records = process.request("confine", specification, timeout: left())
         } else {
-            if launch.confines { confinement = plan.lists(for: declared).confinement }
+            if launch.confines { confinement = plan.lists(for: declared, warn: warn).confinement }
             records = process.request("describe", nil, timeout: left())
         }
         let validated: DescriptorValidator.Validated

@@ -94,22 +94,9 @@ enum WorkerConfinement {
         // The refusal memory for the host's metadata supervision, made while the peek child may still be working.
         _ = skillhost_metadata_prepare()
         let declared = peek.known ?? (peek.child > 0 ? read(peek) : nil)
-        let confinement = rules.confinement(
-            for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
-            home: home)
-        var writable = ["/dev/null"] + confinement.writePaths
-        if let temporary = peek.temporary { writable.append(temporary) }
-        if let name = declared?.name {
-            let data = (launch.dataDirectory as NSString).appendingPathComponent(name)
-            // Created here, while the parent is still writable (the registry only finds it later).
-            do {
-                _ = try PrivateFiles.directory(launch.dataDirectory)
-                _ = try PrivateFiles.directory(data)
-                writable.append(data)
-            } catch {
-                FileHandle.standardError.write(Data("skillhost worker: cannot create \(data): \(error)\n".utf8))
-            }
-        }
+        let (confinement, writable) = allowed(
+            declared, rules: rules, dataDirectory: launch.dataDirectory, temporary: peek.temporary, home: home
+        ) { FileHandle.standardError.write(Data("skillhost worker: \($0)\n".utf8)) }
         // Metadata changes are supervised by the host, to which the worker sends the filter's listener over its
         // supervision socket as it confines itself.
         let report = confine(
@@ -121,6 +108,31 @@ enum WorkerConfinement {
             if let refusal = refusal(report, rules: rules) { return .failure(WorkerFailure(refusal)) }
             return .success(Confined(report: report, declared: declared, peeked: peek.known == nil))
         }
+    }
+
+    /// What a plugin that declared `declared` (nil: nothing, as when its peek failed) may do under `rules`, and the
+    /// folders it may write: its own grants, its private temporary folder and its data folder — created here (a
+    /// folder that cannot be made is not writable; `warn` hears why, and the plugin's init then says what it misses).
+    static func allowed(
+        _ declared: PluginDeclaration?, rules: ConfinementRules, dataDirectory: String, temporary: String?,
+        home: String, warn: (String) -> Void
+    ) -> (confinement: Confinement, writable: [String]) {
+        let confinement = rules.confinement(
+            for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
+            home: home)
+        var writable = ["/dev/null"] + confinement.writePaths
+        if let temporary { writable.append(temporary) }
+        if let name = declared?.name {
+            let data = (dataDirectory as NSString).appendingPathComponent(name)
+            do {
+                _ = try PrivateFiles.directory(dataDirectory)
+                _ = try PrivateFiles.directory(data)
+                writable.append(data)
+            } catch {
+                warn("cannot create \(data): \(error)")
+            }
+        }
+        return (confinement, writable)
     }
 
     /// Why a plugin confined as `report` says may not load under `rules`, or nil.

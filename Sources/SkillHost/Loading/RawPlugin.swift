@@ -100,8 +100,9 @@ struct RawPlugin {
         abiMajor = major
         abiMinor = minor
         guard Int(structSize) >= DescriptorValidator.minimumPluginSize, abiMajor == SKILL_ABI_MAJOR else { return }
+        // A worker reads at most `skill_count` descriptors, and none past the limit: a longer list is forged.
         guard let count = UInt32(exactly: plugin["skill_count"]), case .bool(let hasSkills)? = plugin["skills"],
-            let list = report["descriptors"]?.arrayValue
+            let list = report["descriptors"]?.arrayValue, list.count <= min(count, DescriptorValidator.maximumSkills)
         else { return nil }
         var descriptors: [RawDescriptor] = []
         for item in list {
