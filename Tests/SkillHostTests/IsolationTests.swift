@@ -726,15 +726,21 @@ struct IsolationTests {
     }
 
     @Test(arguments: Worker.allCases) func aPluginThatKeepsCrashingIsMarkedFailing(worker: Worker) async throws {
-        let host = try Host { $0.maximumCrashes = 3 }
+        let clock = ManualClock()
+        let host = try Host(clock: clock, worker: worker) { $0.maximumCrashes = 3 }
         let copy = Paths.temporaryDirectory("failing") + "/faults.so"
         try FileManager.default.copyItem(atPath: try Fixture.compileFile("faults.c"), toPath: copy)
         _ = try host.registry.load(file: copy).get()
-        // The first restart is immediate; after two crashes in a row the next start waits 50 ms.
+        // The first restart is immediate; after two crashes in a row the next start waits 50 ms (of the host's
+        // clock, moved here: the call's deadline and the restart's wait are its two timers).
         _ = await host.registry.invoke("fault_segv", arguments: "{}")
         _ = await host.registry.invoke("fault_segv", arguments: "{}")
-        let (_, waited) = await Self.timed(host.registry, "fault_segv")
-        #expect(waited >= .milliseconds(50), "restarted after \(waited)")
+        let third = StartedCall(host.registry, "fault_segv")
+        await Self.eventually("the restart waits") { clock.pendingTimers == 2 }
+        clock.advance(by: .milliseconds(49))
+        #expect(third.outcome == nil, "restarted before 50 ms")
+        clock.advance(by: .milliseconds(1))
+        await Self.eventually("the third call crashed its new worker") { third.outcome?.status == .error }
         let refused = await host.registry.invoke("fault_ok", arguments: "{}")
         #expect(refused.status == .error)
         #expect(
