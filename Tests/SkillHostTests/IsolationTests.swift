@@ -632,7 +632,7 @@ struct IsolationTests {
     }
 
     @Test(arguments: Worker.allCases) func openFilesAndCPUTimeAreLimited(worker: Worker) async throws {
-        let host = try Host {
+        let host = try Host(worker: worker) {
             $0.limits.openFiles = 64
             $0.limits.cpuSeconds = 1
         }
