@@ -88,7 +88,11 @@ final class IsolatedPlugin: Sendable {
     {
         var launch = launch
         launch.declared = state.withLock { $0.declared }
-        let native = settings.nativeWorker.map { _ in NativeConfinement(launch: launch) }
+        let native = settings.nativeWorker.map { _ in
+            NativeConfinement(launch: launch) { [log, name] in
+                log(LogRecord(level: .warning, source: name, message: $0))
+            }
+        }
         let spawned = WorkerProcess.spawn(
             executable: settings.nativeWorker ?? settings.executable, native: native, launch: launch, plugin: name,
             log: log, onExit: { [weak self] exit in self?.workerExited(exit) })

@@ -12,21 +12,24 @@ struct NativeConfinement {
     /// The worker's private temporary folder (its `TMPDIR`), made here.
     let temporary: String?
     let home: String
+    /// When the declaration is known (a confined restart): what the plugin may do and the lists the worker confines
+    /// itself with at its start, computed once.
+    private(set) var known: (confinement: Confinement, specification: JSONValue)?
 
-    init(launch: WorkerLaunch) {
+    /// `warn` hears a data folder that cannot be made.
+    init(launch: WorkerLaunch, warn: (String) -> Void) {
         self.launch = launch
         base = WorkerConfinement.basePaths(copy: launch.copy, prepared: launch.prepared)
         temporary = WorkerConfinement.makeTemporaryDirectory(in: (launch.copy as NSString).deletingLastPathComponent)
         home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        if launch.confines, let declared = launch.declared { known = lists(for: declared, warn: warn) }
     }
 
     /// The worker's arguments for its confinement (none when it is not confined), after the library it preloads.
     var arguments: [String] {
         let preload = launch.preload.map { ["--preload", $0] } ?? []
         guard launch.confines else { return preload }
-        if let declared = launch.declared {
-            return preload + ["--confinement", lists(for: declared).specification.jsonText]
-        }
+        if let known { return preload + ["--confinement", known.specification.jsonText] }
         let peek = Self.specification(
             Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"],
             maximumABI: launch.maximumLandlockABI ?? -1)
@@ -35,7 +38,7 @@ struct NativeConfinement {
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,
     /// and the lists that say so. Creates its data folder (it becomes writable); `warn` hears when it cannot.
-    func lists(for declared: PluginDeclaration?, warn: (String) -> Void = { _ in })
+    func lists(for declared: PluginDeclaration?, warn: (String) -> Void)
         -> (confinement: Confinement, specification: JSONValue)
     {
         let (confinement, writable) = WorkerConfinement.allowed(

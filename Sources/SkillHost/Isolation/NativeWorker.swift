@@ -36,7 +36,7 @@ enum NativeWorker {
             confinement = allowed
             records = process.request("confine", specification, timeout: left())
         } else {
-            if launch.confines { confinement = plan.lists(for: declared, warn: warn).confinement }
+            confinement = plan.known?.confinement
             records = process.request("describe", nil, timeout: left())
         }
         let validated: DescriptorValidator.Validated
