@@ -3,6 +3,10 @@
 #include "metadata.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -11,6 +15,30 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* The kernel's sched_attr (sched_setattr(2)). */
+struct skillhost_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+};
+
+uint64_t skillhost_set_slice(uint64_t nanoseconds) {
+    if (nanoseconds == SKILLHOST_SLICE_UNCHANGED) return SKILLHOST_SLICE_UNCHANGED;
+    struct skillhost_sched_attr attributes;
+    memset(&attributes, 0, sizeof attributes);
+    if (syscall(SYS_sched_getattr, 0, &attributes, sizeof attributes, 0) != 0) return SKILLHOST_SLICE_UNCHANGED;
+    /* Policy and nice are kept (set again as they are); other policies have no slice to ask for. */
+    if (attributes.policy != SCHED_OTHER && attributes.policy != SCHED_BATCH) return SKILLHOST_SLICE_UNCHANGED;
+    uint64_t previous = attributes.runtime;
+    attributes.size = sizeof attributes;
+    attributes.flags = 0;
+    attributes.runtime = nanoseconds;
+    return syscall(SYS_sched_setattr, 0, &attributes, 0) == 0 ? previous : SKILLHOST_SLICE_UNCHANGED;
+}
 
 static void close_pipes(int pipes[][2], int count) {
     for (int i = 0; i < count; i++) {
@@ -151,7 +179,11 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     for (int i = 0; i < count; i++) posix_spawn_file_actions_adddup2(&actions, ends[i], i);
     posix_spawn_file_actions_addclosefrom_np(&actions, count);
     leader_attributes(&attributes);
+    /* A worker's work comes in short bursts between waits (its start, each call): it starts with a short slice,
+       which the spawned process inherits from this thread; this thread gets its own back. */
+    uint64_t slice = lanes ? skillhost_set_slice(SKILLHOST_WORKER_SLICE) : SKILLHOST_SLICE_UNCHANGED;
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
+    skillhost_set_slice(slice);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     for (int k = 0; k < lifted_count; k++) close(lifted[k]);

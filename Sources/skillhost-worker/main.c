@@ -305,10 +305,12 @@ static _Noreturn void shut_down(void) {
     _exit(0);
 }
 
-void serve(int fd, size_t limit) {
-    size_t capacity = 64 * 1024, filled = 0, scanned = 0;
+void serve(int fd, size_t limit, const char *pending, size_t pending_length) {
+    size_t capacity = 64 * 1024, filled = pending_length, scanned = 0;
+    while (capacity < pending_length) capacity *= 2;
     char *buffer = malloc(capacity);
     if (!buffer) worker_fail("out of memory for the protocol's input");
+    if (pending_length) memcpy(buffer, pending, pending_length);
     int discarding = 0; /* inside a line longer than `limit` */
     for (;;) {
         char *newline = memchr(buffer + scanned, '\n', filled - scanned);
@@ -352,11 +354,68 @@ static void apply_limit(int resource, const char *value, const char *name) {
     }
 }
 
+/* The longest launch a spare accepts (its arguments, with the confinement's lists). */
+#define LAUNCH_LIMIT (1u << 20)
+
+/* A spare's launch: one line from the host, a JSON array of the arguments this worker would have been started
+   with. Stores them (NULL-terminated, never freed) and what the host sent after the line (for `serve`); returns
+   their count. Exits quietly when the host closes the channel first (it gave the spare up), fails on a line that
+   is not one. */
+static int read_launch(int fd, char ***arguments, char **rest, size_t *rest_length) {
+    size_t capacity = 16 * 1024, filled = 0;
+    char *buffer = malloc(capacity), *newline = NULL;
+    while (buffer && !newline) {
+        if (filled == capacity) {
+            if (capacity >= LAUNCH_LIMIT) worker_fail("the launch is too long");
+            char *grown = realloc(buffer, capacity *= 2);
+            if (!grown) break;
+            buffer = grown;
+        }
+        ssize_t n = read(fd, buffer + filled, capacity - filled);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) _exit(0);
+        newline = memchr(buffer + filled, '\n', (size_t)n);
+        filled += (size_t)n;
+    }
+    if (!buffer) worker_fail("out of memory for the launch");
+    const char *cursor = buffer, *end = newline, *item, *item_end;
+    while (cursor < end && *cursor != '[') cursor++;
+    size_t count = 0, slots = 32;
+    char **list = malloc(slots * sizeof *list);
+    int step;
+    while (list && (step = json_next_element(&cursor, end, &item, &item_end)) == 1) {
+        if (count + 1 == slots) {
+            char **grown = realloc(list, (slots *= 2) * sizeof *list);
+            if (!grown) worker_fail("out of memory for the launch");
+            list = grown;
+        }
+        if (!(list[count++] = json_string(item, item_end))) worker_fail("the launch is not a list of strings");
+    }
+    if (!list || step != 0) worker_fail("the launch is not a list of strings");
+    list[count] = NULL;
+    *arguments = list;
+    *rest = newline + 1;
+    *rest_length = filled - (size_t)(newline + 1 - buffer);
+    return (int)count;
+}
+
 int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
-    const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const char *key = argv[i], *value = argv[i + 1];
+    const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL, *temporary = NULL;
+    /* `--spare`: started ahead of need; the arguments come as the first line of the protocol (see protocol.md). */
+    int spare = argc == 2 && strcmp(argv[1], "--spare") == 0;
+    int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
+                                       &worker.lane_memory);
+    if (setup != 0) {
+        char message[160];
+        snprintf(message, sizeof message, "cannot set up the protocol channel: %s", strerror(setup));
+        worker_fail(message);
+    }
+    char **arguments = argv + 1, *pending = NULL;
+    size_t pending_length = 0;
+    int count = spare ? read_launch(worker.in, &arguments, &pending, &pending_length) : argc - 1;
+    for (int i = 0; i + 1 < count; i += 2) {
+        const char *key = arguments[i], *value = arguments[i + 1];
         if (strcmp(key, "--file") == 0) worker.file = value;
         else if (strcmp(key, "--copy") == 0) worker.copy = value;
         else if (strcmp(key, "--data-dir") == 0) worker.data_dir = value;
@@ -368,19 +427,14 @@ int main(int argc, char **argv) {
         else if (strcmp(key, "--peek") == 0) peek = value;
         else if (strcmp(key, "--filter") == 0) filter = value;
         else if (strcmp(key, "--preload") == 0) preload = value;
+        else if (strcmp(key, "--tmpdir") == 0) temporary = value;
     }
-    if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || argc % 2 != 1)
+    if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || count % 2 != 0)
         worker_fail("usage: skillhost-worker --file F --copy C --data-dir D --max-result-bytes N [--limit-as N] "
                     "[--limit-cpu N] [--limit-files N] [--preload LIB] [--confinement SPEC | --peek SPEC] "
-                    "[--filter HEX]");
+                    "[--filter HEX] [--tmpdir D], or skillhost-worker --spare");
+    if (temporary && setenv("TMPDIR", temporary, 1) != 0) worker_fail("cannot set TMPDIR");
     worker.result_limit = strtoull(result_limit, NULL, 10);
-    int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
-                                       &worker.lane_memory);
-    if (setup != 0) {
-        char message[160];
-        snprintf(message, sizeof message, "cannot set up the protocol channel: %s", strerror(setup));
-        worker_fail(message);
-    }
     if (worker.lane_in >= 0 && !worker.lane_memory) worker_fail("cannot map the lane's shared memory");
     /* Orphans of the plugin's children (setsid) become the worker's, so it can stop them when it ends. */
     skillhost_become_subreaper();
@@ -403,7 +457,7 @@ int main(int argc, char **argv) {
     /* A worker that peeks opens the plugin once the host sent its confinement (`confine`). */
     if (!confinement_pending() && !confinement_failure()) open_plugin();
     /* A line is at most twice the result limit plus a megabyte (WorkerProtocol.maximumLine). */
-    serve(worker.in, worker.result_limit * 2 + (1u << 20));
+    serve(worker.in, worker.result_limit * 2 + (1u << 20), pending, pending_length);
     shut_down();
 }
 

@@ -94,8 +94,9 @@ void open_plugin(void);
 
 /* lane.c: starts the lane's thread. 0 or an errno value. */
 int lane_start(void);
-/* main.c: reads JSON-RPC requests on the protocol channel until it closes. [main thread] */
-void serve(int fd, size_t limit);
+/* main.c: reads JSON-RPC requests on the protocol channel until it closes, first the `pending_length` bytes at
+   `pending` (what the host sent after a spare's launch). [main thread] */
+void serve(int fd, size_t limit, const char *pending, size_t pending_length);
 /* Handles one JSON-RPC line (from either channel). */
 void handle_line(const char *line, size_t length);
 #endif

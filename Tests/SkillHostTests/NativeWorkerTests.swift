@@ -23,12 +23,19 @@ struct NativeWorkerTests {
         /// Bytes read from the output and not yet split into lines.
         private let pending = Mutex<[UInt8]>([])
 
-        init(plugin: String, resultLimit: Int = 1 << 20) throws {
+        /// `spare`: started as `skillhost-worker --spare`, given its arguments (and `launchSuffix` after them) as
+        /// the first line of its input, in the same write as `firstRequest` when there is one (`launches`: false,
+        /// nothing is sent).
+        init(
+            plugin: String, resultLimit: Int = 1 << 20, spare: Bool = false, launchSuffix: String = "",
+            firstRequest: String? = nil, launches: Bool = true
+        ) throws {
             let data = Paths.temporaryDirectory("native-data")
-            let arguments = [
-                Paths.products + "/skillhost-worker", "--file", "/plugins/" + (plugin as NSString).lastPathComponent,
-                "--copy", plugin, "--data-dir", data, "--max-result-bytes", String(resultLimit),
+            let launch = [
+                "--file", "/plugins/" + (plugin as NSString).lastPathComponent, "--copy", plugin, "--data-dir", data,
+                "--max-result-bytes", String(resultLimit),
             ]
+            let arguments = [Paths.products + "/skillhost-worker"] + (spare ? ["--spare"] : launch)
             var pid: pid_t = 0
             var (input, output, errors, laneInput, laneOutput, supervision, memory):
                 (
@@ -51,10 +58,14 @@ struct NativeWorkerTests {
             self.errors = errors
             self.laneOutput = laneOutput
             lane = mapped
+            if spare, launches {
+                let text = JSONValue.array(launch.map { .string($0) }).jsonText.dropLast() + launchSuffix + "]\n"
+                send(text + (firstRequest ?? ""), newline: false)
+            }
         }
 
-        func send(_ line: String) {
-            let bytes = Array((line + "\n").utf8)
+        func send(_ line: String, newline: Bool = true) {
+            let bytes = Array((line + (newline ? "\n" : "")).utf8)
             _ = bytes.withUnsafeBytes { skillhost_write_nosigpipe(input, $0.baseAddress, $0.count) }
         }
 
@@ -140,6 +151,35 @@ struct NativeWorkerTests {
         #expect(linked.stdout.contains("libffi"), "\(linked.stdout)")
         #expect(!linked.stdout.contains("libswift"), "\(linked.stdout)")
         #expect(!linked.stdout.contains("libstdc++"), "\(linked.stdout)")
+    }
+
+    /// A spare (`--spare`, started before it is needed) takes its arguments from the first line of its input and
+    /// then works as a worker started with them, including what the host sent right behind that line (its TMPDIR,
+    /// which comes with them, is checked where a plugin reports it: WorkerSpareTests). A launch that is not a list of strings is refused; a spare whose input closes first ends.
+    @Test func aSpareTakesItsArgumentsFromItsFirstLine() async throws {
+        let plugin = try Fixture.compileFile("behaviours.c")
+        try await offPool {
+            let temporary = Paths.temporaryDirectory("native-spare-tmp")
+            let request = #"{"jsonrpc":"2.0","id":1,"method":"describe","params":{}}"# + "\n"
+            let worker = try Worker(
+                plugin: plugin, spare: true, launchSuffix: #","--tmpdir","\#(temporary)""#, firstRequest: request)
+            let described = try #require(worker.line().flatMap { try? JSONValue(parsing: $0) })
+            #expect(described["id"] == .int(1))
+            #expect(described["result"]?["plugin"]?["name"] == "behaviours")
+            #expect(worker.request(2, "init", Self.initParams).last?["result"] == .object(JSONObject()))
+            let echo = worker.request(3, "invoke", #"{"skill":"echo","arguments":{"a":1}}"#)
+            #expect(echo.last?["result"]?["raw"] == ["code": 0, "result": #"{"a":1}"#])
+            #expect(worker.finish().status == 0)
+
+            let broken = try Worker(plugin: plugin, spare: true, launchSuffix: ",3")
+            let refused = broken.finish()
+            #expect(refused.status == 70)
+            #expect(refused.errors == "skillhost worker: the launch is not a list of strings\n")
+
+            let unused = try Worker(plugin: plugin, spare: true, launches: false)
+            let ended = unused.finish()
+            #expect(ended.status == 0 && ended.errors.isEmpty, "\(ended)")
+        }
     }
 
     @Test func describeReportsThePluginsRecordsAsTheyAre() async throws {

@@ -1,7 +1,24 @@
 #ifndef SKILLHOST_PROCESS_SUPPORT_H
 #define SKILLHOST_PROCESS_SUPPORT_H
 
+#include <stdint.h>
 #include <sys/types.h>
+
+/// The scheduling slice a worker process starts with, in nanoseconds (skillhost_spawn_worker): 0.1 ms, the
+/// shortest Linux allows. Linux's EEVDF scheduler (6.12 and later) lets any task ask for a shorter slice than its
+/// default (0.7–3 ms): it keeps the same share of the CPU, but when it wakes beside busy tasks it runs sooner —
+/// what a worker does, in short bursts between waits (its start, each call). Beside two busy loops on two cores a
+/// worker's start takes about a quarter less time with it (BENCHMARKS.md). Inherited by what the worker starts.
+#define SKILLHOST_WORKER_SLICE 100000ULL
+
+/// What skillhost_set_slice returns when it changed nothing (and, passed to it, changes nothing).
+#define SKILLHOST_SLICE_UNCHANGED UINT64_MAX
+
+/// Asks the kernel for a scheduling slice of `nanoseconds` for the calling thread (0: the default), keeping its
+/// policy and nice value, and returns the slice it had (0: the default) for restoring it, or
+/// SKILLHOST_SLICE_UNCHANGED when nothing changed (a policy without slices, a kernel without the call). Older
+/// kernels accept the request and ignore it. [any thread; affects the caller and the tasks it starts afterwards]
+uint64_t skillhost_set_slice(uint64_t nanoseconds);
 
 /// Starts `path` with `argv` and `envp` (both NULL-terminated; `envp` NULL: this process's environment) as the leader of a new process group,
 /// with its standard input, output and error connected to three new pipes. Every other descriptor is closed in the

@@ -106,6 +106,8 @@ final class IsolatedPlugin: Sendable {
                 NativeWorker.load(worker, for: self, confinement: $0, file: file, timeout: settings.startTimeout)
             }
             ?? worker.call(.describe(file: file), timeout: settings.startTimeout)
+        // The next start's worker, made now that this one has finished (never beside it).
+        if let executable = settings.nativeWorker { WorkerSpares.shared.prepare(executable) }
         switch described {
         case .failure(var failure):
             worker.stop(grace: .milliseconds(500))

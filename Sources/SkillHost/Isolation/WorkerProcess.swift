@@ -132,6 +132,12 @@ final class WorkerProcess: Sendable {
                 executable, launch: launch, temporaryDirectory: temporaryDirectory, log: log)
         {
             process = forked
+        } else if let native,
+            let spare = WorkerSpares.shared.take(
+                executable,
+                arguments: launch.arguments + native.arguments + ["--tmpdir", native.temporary ?? temporaryDirectory])
+        {
+            process = spare
         } else {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.

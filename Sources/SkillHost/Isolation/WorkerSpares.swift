@@ -1,0 +1,96 @@
+import CProcess
+import Foundation
+import SkillJSON
+import Synchronization
+
+/// One spare C worker per `skillhost-worker` executable, started ahead of need (`skillhost-worker --spare`): the
+/// next process-mode start — a plugin dropped into the folder, a hot reload, a restart after a crash — takes it and
+/// sends its arguments as the first line of its protocol instead of starting a process then. That saves the start's
+/// `exec` and dynamic loading (about 0.8 ms of CPU on this machine) and, on a busy machine, the wait for a core that
+/// comes with them.
+///
+/// A spare holds nothing of any plugin's and runs no plugin code before its launch: it is `skillhost-worker` as it
+/// is before `main` reads its arguments, with the same channels, environment and limits as a worker started then
+/// (per-plugin limits and TMPDIR come with the launch). The next spare is started once a start has finished, never
+/// beside one. A spare that died is found when its launch cannot be written, and the worker is started the usual
+/// way. It ends when the host does (its protocol input closes).
+package final class WorkerSpares: Sendable {
+    static let shared = WorkerSpares()
+
+    private struct State {
+        var spares: [String: StartedProcess] = [:]
+        var starting: Set<String> = []
+        var taken = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The spare for `executable`, launched with `arguments`; nil when none is ready or it is gone (then the caller
+    /// starts the worker itself).
+    func take(_ executable: String, arguments: [String]) -> StartedProcess? {
+        guard let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) else { return nil }
+        let line = Array((JSONValue.array(arguments.map { .string($0) }).jsonText + "\n").utf8)
+        if Self.writeAll(spare.input, line) {
+            state.withLock { $0.taken += 1 }
+            return spare
+        }
+        Self.discard(spare)
+        return nil
+    }
+
+    /// How many starts took a spare so far, in this process (the benchmark says how many of its starts did).
+    package static var taken: Int { shared.state.withLock { $0.taken } }
+
+    /// The pid of the spare ready for `executable`, if one is.
+    func ready(_ executable: String) -> pid_t? { state.withLock { $0.spares[executable]?.pid } }
+
+    /// Starts a spare for `executable` on a thread of its own, unless one is ready or starting. One that cannot
+    /// start is not retried until the next start asks again (that start spawned its worker itself).
+    func prepare(_ executable: String) {
+        let start = state.withLock { state -> Bool in
+            guard state.spares[executable] == nil, !state.starting.contains(executable) else { return false }
+            state.starting.insert(executable)
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in
+            let started = try? StartedProcess.spawn(
+                [executable, "--spare"], environment: WorkerTemplates.environment
+            ).get()
+            state.withLock { state in
+                state.starting.remove(executable)
+                if let started { state.spares[executable] = started }
+            }
+        }
+        thread.name = "skillhost.spare"
+        thread.start()
+    }
+
+    /// Stops and forgets the spare for `executable` (tests).
+    func discard(_ executable: String) {
+        if let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) { Self.discard(spare) }
+    }
+
+    private static func discard(_ spare: StartedProcess) {
+        _ = skillhost_kill_group(spare.pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(spare.pid, &status, 0) < 0, errno == EINTR {}
+        ProcessTree.ended(spare.pid)
+        for descriptor in spare.descriptors { close(descriptor) }
+    }
+
+    /// Writes all of `bytes` to `descriptor`; false when the reader is gone.
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = skillhost_write_nosigpipe(
+                    descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return false }
+                offset += written
+            }
+            return true
+        }
+    }
+}

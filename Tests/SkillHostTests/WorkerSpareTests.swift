@@ -1,0 +1,73 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SkillHost
+
+/// The spare C worker (`WorkerSpares`): made once a start has finished, taken by the next start (here a restart after
+/// a crash), which then runs exactly as a worker started for the plugin; a spare that died is not used. Each test
+/// has an executable path of its own (spares are kept per executable), so no test running beside it takes its spare.
+@Suite(.serialized)
+struct WorkerSpareTests {
+    /// A private path to the C worker, and a host whose process-mode plugins run on it.
+    static func host(_ name: String) throws -> (IsolationTests.Host, String) {
+        let executable = Paths.temporaryDirectory(name) + "/skillhost-worker"
+        #expect(symlink(Paths.products + "/skillhost-worker", executable) == 0)
+        let host = try IsolationTests.Host(worker: .native) {
+            $0.nativeWorker = executable
+            $0.maximumCrashes = 100  // the kills below are crashes on purpose
+        }
+        return (host, executable)
+    }
+
+    @Test func aRestartTakesTheSpareWhichRunsAsAWorkerStartedForThePlugin() async throws {
+        let (host, executable) = try Self.host("spare")
+        defer { WorkerSpares.shared.discard(executable) }
+        try await host.load("faults.c")
+        let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
+        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
+        let spare = try #require(WorkerSpares.shared.ready(executable))
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        #expect(await host.answeringWorkerPID() == Int64(spare), "the restart took the spare")
+        #expect(WorkerSpares.shared.ready(executable) != spare)
+        // `ps` tells which plugin it runs; it has a private folder of its own, as a worker started directly has.
+        let title = try String(contentsOfFile: "/proc/\(spare)/cmdline", encoding: .utf8)
+        #expect(title.hasPrefix("skillhost worker faults"), "\(title)")
+        let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
+        #expect(seen["secret"] == false)
+        let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
+        #expect(after != before)
+        #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
+        #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
+        // Its short scheduling slice, where the kernel shows one (EEVDF, Linux 6.12 and later).
+        let scheduling = (try? String(contentsOfFile: "/proc/\(spare)/sched", encoding: .utf8)) ?? ""
+        if let line = scheduling.split(separator: "\n").first(where: { $0.hasPrefix("se.slice") }) {
+            #expect(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) == "100000", "\(line)")
+        }
+        await IsolationTests.eventually("the next spare is ready") {
+            let ready = WorkerSpares.shared.ready(executable)
+            return ready != nil && ready != spare
+        }
+    }
+
+    @Test func aDeadSpareIsNotUsed() async throws {
+        let (host, executable) = try Self.host("spare-dead")
+        defer { WorkerSpares.shared.discard(executable) }
+        try await host.load("faults.c")
+        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
+        let spare = try #require(WorkerSpares.shared.ready(executable))
+        #expect(kill(spare, SIGKILL) == 0)
+        await IsolationTests.eventually("the spare is dead") {
+            var info = siginfo_t()
+            return waitid(P_PID, id_t(spare), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+                && info._sifields._sigchld.si_pid == spare
+        }
+        #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
+        let restarted = try #require(await host.answeringWorkerPID(), "a worker started directly answers")
+        #expect(restarted != Int64(spare))
+        await IsolationTests.eventually("a new spare is ready") {
+            let ready = WorkerSpares.shared.ready(executable)
+            return ready != nil && ready != spare
+        }
+    }
+}
