@@ -50,7 +50,8 @@ struct NativeWorkerTests {
                 throw FixtureError.compileFailed("cannot spawn skillhost-worker: \(result)")
             }
             close(memory)
-            close(supervision)
+            // Its metadata supervision, as the host runs it (a thread here that answers what `confine` hands over).
+            _ = skillhost_metadata_supervise(supervision)
             close(laneInput)
             self.pid = pid
             self.input = input
@@ -170,6 +171,21 @@ struct NativeWorkerTests {
             let echo = worker.request(3, "invoke", #"{"skill":"echo","arguments":{"a":1}}"#)
             #expect(echo.last?["result"]?["raw"] == ["code": 0, "result": #"{"a":1}"#])
             #expect(worker.finish().status == 0)
+
+            // With a peek: the child it forked while it waited peeks, then it confines itself as the host says.
+            let spec = """
+                {"network":0,"exec":0,"read_anywhere":0,"write_anywhere":0,"maximum_abi":-1,\
+                "execute":["/usr","/lib","/lib64","/opt/swift/usr/lib/swift/linux","\(plugin)"],\
+                "read":["/etc/ld.so.cache"],"write":["/dev/null"]}
+                """
+            let peeking = try Worker(
+                plugin: plugin, spare: true,
+                launchSuffix: ",\(JSONValue.string("--peek").jsonText),"
+                    + JSONValue.string(spec).jsonText)
+            #expect(peeking.request(1, "declaration").last?["result"]?["name"] == "behaviours")
+            let records = try #require(peeking.request(2, "confine", spec).last?["result"])
+            #expect(records["plugin"]?["name"] == "behaviours" && records["applied"] != nil, "\(records)")
+            #expect(peeking.finish().status == 0)
 
             let broken = try Worker(plugin: plugin, spare: true, launchSuffix: ",3")
             let refused = broken.finish()

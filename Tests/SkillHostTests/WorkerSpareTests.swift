@@ -50,6 +50,25 @@ struct WorkerSpareTests {
         }
     }
 
+    /// A plugin loaded for the first time takes the spare too, and its peek runs in the child the spare forked while
+    /// it waited (no fork on the start's path): the declaration it reports (faults declares EXEC and WRITE_FS) is the
+    /// one the plugin is confined with, and the peek child is gone.
+    @Test func aNewPluginTakesTheSpareAndPeeksInTheChildItForkedAhead() async throws {
+        let (host, executable) = try Self.host("spare-peek")
+        defer { WorkerSpares.shared.discard(executable) }
+        try await host.load("behaviours.c")
+        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
+        let spare = try #require(WorkerSpares.shared.ready(executable))
+        await IsolationTests.eventually("the spare forked its peek child") {
+            IsolationTests.children(of: spare).count == 1
+        }
+        try await host.load("faults.c")
+        #expect(await host.workerPID() == Int64(spare), "the new plugin took the spare")
+        let report = try #require(host.registry.catalog.plugin(named: "faults")?.confinement)
+        #expect(report.confinement.capabilities.contains(.runPrograms), "\(report)")
+        await IsolationTests.eventually("the peek child is gone") { IsolationTests.children(of: spare).isEmpty }
+    }
+
     @Test func aDeadSpareIsNotUsed() async throws {
         let (host, executable) = try Self.host("spare-dead")
         defer { WorkerSpares.shared.discard(executable) }
