@@ -80,21 +80,6 @@ static long long now_ms(void) {
     return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-_Noreturn void skillhost_peek_run(const char *path, const struct skillhost_confinement *confinement, int report_fd) {
-    int applied;
-    /* Only the declaration is read here: metadata changes fail (ENOSYS) rather than fork a supervisor. */
-    struct skillhost_confinement spec = *confinement;
-    spec.supervise_metadata = 0;
-    if (skillhost_confine(&spec, &applied) != 0) _exit(3);
-    void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-    if (!handle) _exit(4);
-    const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");
-    if (!entry) _exit(5);
-    const skill_plugin *plugin = entry();
-    if (!plugin || plugin->struct_size < 8 || plugin->abi_major != SKILL_ABI_MAJOR) _exit(6);
-    _exit(report(report_fd, plugin) == 0 ? 0 : 7);
-}
-
 int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
                          int *report_fd) {
     int channel[2];
@@ -110,7 +95,18 @@ int skillhost_peek_start(const char *path, const struct skillhost_confinement *c
         /* Only the report channel stays open: a constructor cannot write into the worker's protocol. */
         if (dup2(channel[1], 3) < 0) _exit(2);
         close_range(4, ~0U, 0);
-        skillhost_peek_run(path, confinement, 3);
+        int applied;
+        /* Only the declaration is read here: metadata changes fail (ENOSYS) rather than fork a supervisor. */
+        struct skillhost_confinement spec = *confinement;
+        spec.supervise_metadata = 0;
+        if (skillhost_confine(&spec, &applied) != 0) _exit(3);
+        void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+        if (!handle) _exit(4);
+        const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");
+        if (!entry) _exit(5);
+        const skill_plugin *plugin = entry();
+        if (!plugin || plugin->struct_size < 8 || plugin->abi_major != SKILL_ABI_MAJOR) _exit(6);
+        _exit(report(3, plugin) == 0 ? 0 : 7);
     }
     close(channel[1]);
     *pid = child;

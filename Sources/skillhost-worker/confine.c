@@ -8,13 +8,9 @@
 #include "process_support.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static struct {
     int state;   /* enum below */
@@ -114,129 +110,7 @@ static void confine_now(const struct skillhost_confinement *spec) {
     }
 }
 
-/* The peek child forked ahead: its pid, the write end of its command pipe and the read end of its report pipe;
-   `dropped`, one told to end and not reaped yet. */
-static struct {
-    pid_t child, dropped;
-    int command, report;
-} ahead = {.child = -1, .dropped = -1, .command = -1, .report = -1};
-
-/* The longest command a peek child forked ahead reads (the copy's path, the peek's lists and the filter). */
-#define AHEAD_LIMIT (4u << 20)
-
-/* In the child forked ahead: reads its command to its end — the copy's path, the peek's confinement (JSON) and the
-   host's filter in hex (maybe empty), each followed by a NUL — and peeks (never returns). Nothing: the worker needs
-   no peek, the child ends. */
-static _Noreturn void peek_ahead(int command) {
-    size_t capacity = 64 * 1024, used = 0;
-    char *buffer = malloc(capacity);
-    for (;;) {
-        if (!buffer) _exit(2);
-        if (used == capacity) {
-            if (capacity >= AHEAD_LIMIT) _exit(2);
-            buffer = realloc(buffer, capacity *= 2);
-            continue;
-        }
-        ssize_t n = read(command, buffer + used, capacity - used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) _exit(2);
-        if (n == 0) break;
-        used += (size_t)n;
-    }
-    close(command);
-    const char *fields[3];
-    size_t at = 0;
-    for (int i = 0; i < 3; i++) {
-        char *end = at < used ? memchr(buffer + at, 0, used - at) : NULL;
-        if (!end) _exit(0);
-        fields[i] = buffer + at;
-        at = (size_t)(end - buffer) + 1;
-    }
-    import_filter(fields[2]);
-    struct skillhost_confinement spec;
-    if (read_spec(fields[1], fields[1] + strlen(fields[1]), &spec) != 0) _exit(3);
-    skillhost_peek_run(fields[0], &spec, 3);
-}
-
-void confinement_fork_ahead(void) {
-    int command[2], report[2];
-    if (pipe2(command, O_CLOEXEC) != 0) return;
-    if (pipe2(report, O_CLOEXEC) != 0) {
-        close(command[0]);
-        close(command[1]);
-        return;
-    }
-    pid_t child = fork();
-    if (child == 0) {
-        /* As a peek child started later: the report pipe as descriptor 3, nothing else of the worker's open. */
-        int into = fcntl(command[0], F_DUPFD, 5), out = fcntl(report[1], F_DUPFD, 5);
-        if (into < 0 || out < 0 || dup2(out, 3) < 0 || dup2(into, 4) < 0) _exit(2);
-        close_range(5, ~0U, 0);
-        peek_ahead(4);
-    }
-    close(command[0]);
-    close(report[1]);
-    if (child < 0) {
-        close(command[1]);
-        close(report[0]);
-        return;
-    }
-    ahead.child = child;
-    ahead.command = command[1];
-    ahead.report = report[0];
-}
-
-void confinement_drop_ahead(void) {
-    if (ahead.child <= 0) return;
-    close(ahead.command);
-    close(ahead.report);
-    ahead.dropped = ahead.child;
-    ahead.child = -1;
-}
-
-void confinement_reap_ahead(void) {
-    if (ahead.dropped > 0 && waitpid(ahead.dropped, NULL, WNOHANG) != 0) ahead.dropped = -1;
-}
-
-/* Hands the peek to the child forked ahead: 0, or -1 when there is none or it is gone (then it is dropped). */
-static int peek_with_ahead(const char *peek, const char *filter) {
-    if (ahead.child <= 0) return -1;
-    /* The limits the worker set itself after the child was forked, as a child forked now would inherit them. */
-    const int resources[] = {RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE};
-    for (size_t i = 0; i < sizeof resources / sizeof *resources; i++) {
-        struct rlimit limit;
-        if (getrlimit(resources[i], &limit) != 0 || prlimit(ahead.child, resources[i], &limit, NULL) != 0) {
-            confinement_drop_ahead();
-            return -1;
-        }
-    }
-    struct text command = {0};
-    text_bytes(&command, worker.copy, strlen(worker.copy) + 1);
-    text_bytes(&command, peek, strlen(peek) + 1);
-    const char *hex = filter ? filter : "";
-    text_bytes(&command, hex, strlen(hex) + 1);
-    size_t written = 0;
-    while (!command.failed && written < command.length) {
-        ssize_t n = write(ahead.command, command.bytes + written, command.length - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        written += (size_t)n;
-    }
-    int sent = !command.failed && written == command.length;
-    text_free(&command);
-    if (!sent) {
-        confinement_drop_ahead();
-        return -1;
-    }
-    close(ahead.command);
-    confinement.child = ahead.child;
-    confinement.report = ahead.report;
-    ahead.child = -1;
-    return 0;
-}
-
 void confinement_start(const char *final, const char *peek, const char *filter) {
-    if (!peek) confinement_drop_ahead();
     if (!final && !peek) return;
     import_filter(filter);
     struct skillhost_confinement spec;
@@ -246,8 +120,7 @@ void confinement_start(const char *final, const char *peek, const char *filter) 
         return;
     }
     if (read_spec(peek, peek + strlen(peek), &spec) != 0) worker_fail("--peek is not a confinement");
-    if (peek_with_ahead(peek, filter) != 0 &&
-        skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
+    if (skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
         confinement.child = -1;
     confinement.state = PEEKING;
     /* The refusal memory for the host's metadata supervision, made while the peek child works. */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -320,7 +319,6 @@ void serve(int fd, size_t limit, const char *pending, size_t pending_length) {
             if (discarding) respond_error(NULL, -32600, "request line too long");
             else handle_line(buffer, length);
             skillhost_peek_reap(); /* off the answer's path */
-            confinement_reap_ahead();
             discarding = 0;
             filled -= length + 1;
             memmove(buffer, newline + 1, filled);
@@ -375,11 +373,7 @@ static int read_launch(int fd, char ***arguments, char **rest, size_t *rest_leng
         }
         ssize_t n = read(fd, buffer + filled, capacity - filled);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) { /* the host gave the spare up: its peek child ends with it */
-            confinement_drop_ahead();
-            while (wait(NULL) > 0 || errno == EINTR) {}
-            _exit(0);
-        }
+        if (n <= 0) _exit(0);
         newline = memchr(buffer + filled, '\n', (size_t)n);
         filled += (size_t)n;
     }
@@ -419,7 +413,6 @@ int main(int argc, char **argv) {
     }
     char **arguments = argv + 1, *pending = NULL;
     size_t pending_length = 0;
-    if (spare) confinement_fork_ahead();
     int count = spare ? read_launch(worker.in, &arguments, &pending, &pending_length) : argc - 1;
     for (int i = 0; i + 1 < count; i += 2) {
         const char *key = arguments[i], *value = arguments[i + 1];
@@ -450,10 +443,7 @@ int main(int argc, char **argv) {
     apply_limit(RLIMIT_NOFILE, limit_files, "open files");
     /* The Swift runtime for a plugin built by swiftc, loaded once here so the peek child inherits it (a failure is
        the plugin's own load's to report). */
-    if (preload) {
-        confinement_drop_ahead(); /* forked before the runtime was loaded: the peek needs a child that has it */
-        dlopen(preload, RTLD_NOW | RTLD_GLOBAL);
-    }
+    if (preload) dlopen(preload, RTLD_NOW | RTLD_GLOBAL);
     confinement_start(final, peek, filter);
     /* `ps` shows which plugin a worker runs (its long command line is overwritten: keep what is still needed). */
     worker.file = strdup(worker.file);

@@ -79,14 +79,6 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
    a peek confined with `peek` (JSON, `ConfinementSpec`); `filter` is the host's compiled filter in hex (may be NULL).
    Nothing when both are NULL. [main thread, single-threaded] */
 void confinement_start(const char *final, const char *peek, const char *filter);
-/* A spare's peek child, forked while it waits for its launch (so no fork lies on the start's path): it waits,
-   unconfined and holding nothing of any plugin's, for the peek confinement_start hands it. [main thread, before
-   the launch] */
-void confinement_fork_ahead(void);
-/* Ends the child forked ahead when the launch needs none (or a fresh one: a preloaded runtime). [main thread] */
-void confinement_drop_ahead(void);
-/* Reaps a child forked ahead and dropped, once it ended. [main thread] */
-void confinement_reap_ahead(void);
 /* Whether the worker waits for `declaration` and `confine` (it peeked). */
 int confinement_pending(void);
 /* Why confinement failed (the plugin is then never opened), or NULL. */

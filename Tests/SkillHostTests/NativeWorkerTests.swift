@@ -172,7 +172,7 @@ struct NativeWorkerTests {
             #expect(echo.last?["result"]?["raw"] == ["code": 0, "result": #"{"a":1}"#])
             #expect(worker.finish().status == 0)
 
-            // With a peek: the child it forked while it waited peeks, then it confines itself as the host says.
+            // With a peek: its child peeks, then it confines itself as the host says.
             let spec = """
                 {"network":0,"exec":0,"read_anywhere":0,"write_anywhere":0,"maximum_abi":-1,\
                 "execute":["/usr","/lib","/lib64","/opt/swift/usr/lib/swift/linux","\(plugin)"],\

@@ -207,12 +207,6 @@ int skillhost_seccomp_import(const struct skillhost_confinement *spec, const uns
 int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
                          int *report_fd);
 
-/** What a peek child does, in a child made otherwise (a spare worker forks one ahead of its launch): confines
-    itself with `confinement` (metadata changes fail), loads the plugin at `path`, calls skill_plugin_entry and writes
-    its report to `report_fd`; then exits (0, or 2–7 naming the step that failed). Keep only `report_fd` and what a
-    plugin may see open before calling it. [the only thread of a process forked for it] */
-_Noreturn void skillhost_peek_run(const char *path, const struct skillhost_confinement *confinement, int report_fd);
-
 /** The folders of the files this process maps (from /proc/self/maps), except the file `skip`, each once and
     followed by a NUL, into `out`; returns the bytes used. */
 int skillhost_mapped_folders(const char *skip, char *out, int out_size);
