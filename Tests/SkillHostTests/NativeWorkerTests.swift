@@ -18,6 +18,8 @@ struct NativeWorkerTests {
         private let output: Int32
         private let errors: Int32
         private let laneOutput: Int32
+        /// How long a test waits for a line or for the worker's end, in milliseconds: a hang fails, never blocks.
+        static let cap: Int32 = 60_000
         /// The lane's shared memory, as the host maps it.
         let lane: UnsafeMutableRawPointer
         /// Bytes read from the output and not yet split into lines.
@@ -79,6 +81,12 @@ struct NativeWorkerTests {
                         buffer.removeSubrange(...newline)
                         return line
                     }
+                    // A worker that hangs fails the test instead of blocking it: a generous cap per line.
+                    var ready = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+                    guard poll(&ready, 1, Self.cap) > 0 else {
+                        Issue.record("worker \(pid) wrote no line within \(Self.cap / 1000) s")
+                        return nil
+                    }
                     var chunk = [UInt8](repeating: 0, count: 65536)
                     let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
                     if count <= 0 { return nil }
@@ -119,7 +127,17 @@ struct NativeWorkerTests {
         func finish() -> (status: Int32, errors: String) {
             close(input)
             var status: Int32 = 0
-            waitpid(pid, &status, 0)
+            // It ends once its input closed; one that does not within the cap is killed (and the test fails).
+            let deadline = ContinuousClock.now + .milliseconds(Int(Self.cap))
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if ContinuousClock.now > deadline {
+                    Issue.record("worker \(pid) did not end within \(Self.cap / 1000) s of its input closing")
+                    kill(pid, SIGKILL)
+                    waitpid(pid, &status, 0)
+                    break
+                }
+                usleep(2_000)
+            }
             var text: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
