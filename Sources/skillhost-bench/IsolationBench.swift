@@ -74,10 +74,11 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
         print("isolation: \(skillhost) not found; build it first (swift build -c release)")
         return
     }
-    func processRegistry(confines: Bool = true) throws -> SkillRegistry {
+    func processRegistry(confines: Bool = true, worker: String? = nil) throws -> SkillRegistry {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: NSTemporaryDirectory() + "skillhost-bench-data"))
         var isolation = benchIsolation(skillhost, .process)
+        if let worker { isolation.nativeWorker = worker }
         isolation.confines = confines
         isolation.maximumCrashes = 1000  // the deadline measurement kills the worker on purpose, again and again
         configuration.isolation = isolation
@@ -87,27 +88,38 @@ func isolationBenchmarks(_ options: Options, inProcess: SkillRegistry) async thr
     // plugin built with cc (no Swift runtime anywhere in the worker) and of the calculator (SwiftPM links the Swift
     // runtime into it, so its worker and its peek load that too).
     if CommandLine.arguments.contains("--starts-only") {
+        // `--against <skillhost-worker>`: another build of the C worker, started alternately with this one, start by
+        // start, so a busy or noisy machine weighs on both alike.
+        let against = CommandLine.arguments.firstIndex(of: "--against").flatMap {
+            CommandLine.arguments.indices.contains($0 + 1) ? CommandLine.arguments[$0 + 1] : nil
+        }
+        let workers: [(label: String, path: String?)] = [("", nil)] + (against.map { [(" [\($0)]", $0)] } ?? [])
         for (label, plugin) in [
             ("C plugin (cc)", try compileFixture()), ("calculator", folder + "/libskill-calculator.so"),
         ] {
-            var starts: [Double] = []
+            var starts = [[Double]](repeating: [], count: workers.count)
             let spares = WorkerSpares.taken
             for _ in 0..<200 {
-                let fresh = try processRegistry()
-                // A start as it comes (a plugin dropped into the folder, a reload, a restart): to a host that was
-                // waiting, not one that has just spent 2.5 ms of CPU making a registry.
-                usleep(10_000)
-                let start = now()
-                _ = try fresh.load(file: plugin).get()
-                starts.append(Double(now() - start))
-                fresh.shutdown()
+                for (index, worker) in workers.enumerated() {
+                    let fresh = try processRegistry(worker: worker.path)
+                    // A start as it comes (a plugin dropped into the folder, a reload, a restart): to a host that
+                    // was waiting, not one that has just spent 2.5 ms of CPU making a registry.
+                    usleep(10_000)
+                    let start = now()
+                    _ = try fresh.load(file: plugin).get()
+                    starts[index].append(Double(now() - start))
+                    fresh.shutdown()
+                }
             }
-            let run = Run(samples: starts)
-            print(
-                String(
-                    format: "worker start, %@ (200 loads, 10 ms apart, %d took a spare): median %.2f ms, p10 %.2f ms, "
-                        + "p90 %.2f ms", label, WorkerSpares.taken - spares, run.percentile(0.5) / 1e6,
-                    run.percentile(0.1) / 1e6, run.percentile(0.9) / 1e6))
+            for (index, worker) in workers.enumerated() {
+                let run = Run(samples: starts[index])
+                print(
+                    String(
+                        format: "worker start, %@%@ (200 loads, 10 ms apart, %d of %d took a spare): median %.2f ms, "
+                            + "p10 %.2f ms, p90 %.2f ms", label, worker.label, WorkerSpares.taken - spares,
+                        200 * workers.count, run.percentile(0.5) / 1e6, run.percentile(0.1) / 1e6,
+                        run.percentile(0.9) / 1e6))
+            }
         }
         return
     }

@@ -15,6 +15,7 @@ import SkillJSON
 //    | --mcp-compare <mcp-server-time>
 //    | --http-compare [--fastmcp <python with fastmcp>]]
 //   [--swift-worker]   process mode in `skillhost worker` (the Swift worker) instead of `skillhost-worker`
+//   [--against <skillhost-worker>]   with --starts-only: another build of the C worker, alternately
 //
 // Each figure is measured in R runs of N calls; a run reports its median, p10 and p90 per call, and the table
 // shows the median of those across runs plus the range of the run medians (the spread).
