@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -81,12 +82,76 @@ static __u64 fs_rights(int abi) {
 /* The rights that apply to a file (not a directory): a rule on a file with directory rights is EINVAL. */
 static __u64 file_rights(__u64 rights) { return rights & (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV); }
 
+/* Paths opened ahead (skillhost_confine_open_ahead), for this process's next confinement: each `fd` an O_PATH
+   descriptor (-1 once used), `directory` whether it is one. */
+static struct {
+    char *path;
+    int fd, directory;
+} opened[SKILLHOST_OPEN_AHEAD_MAX];
+static int opened_count, opened_next;
+
+/* An O_PATH descriptor of `path` and whether it is a directory: opened ahead (and so handed over), or now. -1 when
+   it does not exist. */
+static int open_path(const char *path, int *directory) {
+    /* The lists come in the order they were opened ahead in: the search starts after the last one found. */
+    for (int n = 0; n < opened_count; n++) {
+        int i = (opened_next + n) % opened_count;
+        if (opened[i].path && strcmp(opened[i].path, path) == 0) {
+            int fd = opened[i].fd;
+            *directory = opened[i].directory;
+            opened[i].fd = -1;
+            free(opened[i].path);
+            opened[i].path = NULL;
+            opened_next = i + 1;
+            return fd;
+        }
+    }
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    struct stat status;
+    *directory = fd >= 0 && fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
+    return fd;
+}
+
+int skillhost_confine_open_ahead(const char *const *paths, int count) {
+    /* At most half the descriptors the process may have (a worker's limit may be low), and only paths that opened:
+       any other is opened again when it is needed, as without this. */
+    struct rlimit limit;
+    long most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? (long)limit.rlim_cur / 2
+                                                                                            : 1L << 20;
+    int added = 0;
+    for (int i = 0; i < count && opened_count < SKILLHOST_OPEN_AHEAD_MAX; i++) {
+        int fd = open(paths[i], O_PATH | O_CLOEXEC);
+        if (fd < 0) continue;
+        char *copy = fd < most ? strdup(paths[i]) : NULL;
+        if (!copy) {
+            close(fd);
+            break;
+        }
+        struct stat status;
+        opened[opened_count].path = copy;
+        opened[opened_count].fd = fd;
+        opened[opened_count].directory = fd >= 0 && fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
+        opened_count++;
+        added++;
+    }
+    return added;
+}
+
+/* Closes what was opened ahead and not used. */
+static void forget_opened(void) {
+    for (int i = 0; i < opened_count; i++) {
+        if (opened[i].fd >= 0) close(opened[i].fd);
+        free(opened[i].path);
+    }
+    opened_count = opened_next = 0;
+}
+
 /* Adds a rule for `path`; a path that does not exist is skipped (0). */
 static int allow_path(int ruleset, const char *path, __u64 rights) {
-    int fd = open(path, O_PATH | O_CLOEXEC);
+    int directory;
+    int fd = open_path(path, &directory);
     if (fd < 0) return 0;
-    struct stat status;
-    if (fstat(fd, &status) == 0 && !S_ISDIR(status.st_mode)) rights = file_rights(rights);
+    if (!directory) rights = file_rights(rights);
     struct confine_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
     int result = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : errno;
     close(fd);
@@ -389,7 +454,15 @@ int skillhost_drop_capabilities(void) {
     return syscall(SYS_capset, &header, data) == 0 ? 0 : errno;
 }
 
+static int confine(const struct skillhost_confinement *spec, int *applied);
+
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
+    int result = confine(spec, applied);
+    forget_opened(); /* whatever happened, nothing opened ahead stays open for the plugin's code */
+    return result;
+}
+
+static int confine(const struct skillhost_confinement *spec, int *applied) {
     *applied = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     int dropped = skillhost_drop_capabilities();

@@ -123,8 +123,12 @@ void confinement_start(const char *final, const char *peek, const char *filter) 
     if (skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
         confinement.child = -1;
     confinement.state = PEEKING;
-    /* The refusal memory for the host's metadata supervision, made while the peek child works. */
+    /* While the peek child works: the refusal memory for the host's metadata supervision, and the paths of the peek's
+       lists opened for this process's own confinement (the final lists hold them, and a few more). */
     skillhost_metadata_prepare();
+    skillhost_confine_open_ahead(spec.execute_paths, spec.execute_count);
+    skillhost_confine_open_ahead(spec.read_paths, spec.read_count);
+    skillhost_confine_open_ahead(spec.write_paths, spec.write_count);
 }
 
 int confinement_pending(void) { return confinement.state == PEEKING || confinement.state == DECLARED; }

@@ -149,6 +149,15 @@ struct skillhost_confinement {
                                  forked now; unused with `write_anywhere`, which allows them all */
 };
 
+/** The most paths skillhost_confine_open_ahead keeps. */
+#define SKILLHOST_OPEN_AHEAD_MAX 256
+
+/** Opens `paths` (O_PATH) for this process's next skillhost_confine, which uses each descriptor for the same path
+    instead of opening it then (and closes whatever it did not use): a worker does it while its peek child works, so
+    the opening is not on its start's path. A path's rule covers what it was when opened — moments before. Returns
+    how many were kept (at most SKILLHOST_OPEN_AHEAD_MAX in all). [single-threaded, before skillhost_confine] */
+int skillhost_confine_open_ahead(const char *const *paths, int count);
+
 /** What skillhost_confine applied, as bits of its `applied` result. */
 enum {
     SKILLHOST_CONFINED_FILES = 1 << 0,    /**< Landlock filesystem rules */
