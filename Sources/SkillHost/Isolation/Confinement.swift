@@ -202,7 +202,7 @@ public struct ConfinementReport: Sendable, Equatable {
             parts.append("reads and writes all your files")
         } else {
             // A folder that holds the home folder (or is it) reads all your files, whatever it is called.
-            let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+            let home = WorkerConfinement.home
             let broad = confinement.readPaths.contains { $0 == "/" || $0 == home || home.hasPrefix($0 + "/") }
             parts.append(
                 capabilities.contains(.readFiles) || broad

@@ -21,7 +21,7 @@ struct NativeConfinement {
         self.launch = launch
         base = WorkerConfinement.basePaths(copy: launch.copy, prepared: launch.prepared)
         temporary = WorkerConfinement.makeTemporaryDirectory(in: (launch.copy as NSString).deletingLastPathComponent)
-        home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        home = WorkerConfinement.home
         if launch.confines, let declared = launch.declared { known = lists(for: declared, warn: warn) }
     }
 

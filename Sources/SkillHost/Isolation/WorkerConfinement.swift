@@ -90,7 +90,7 @@ enum WorkerConfinement {
         guard threads == 1 else {
             return .failure(WorkerFailure("cannot confine the plugin: the worker already runs \(threads) threads"))
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let home = Self.home
         // The refusal memory for the host's metadata supervision, made while the peek child may still be working.
         _ = skillhost_metadata_prepare()
         let declared = peek.known ?? (peek.child > 0 ? read(peek) : nil)
@@ -151,6 +151,10 @@ enum WorkerConfinement {
         var execute: [String]
         var read: [String]
     }
+
+    /// The user's home folder as this process's environment says (else the account's): read from the environment
+    /// directly, as `ProcessInfo.environment` copies all of it (about 40 µs of each worker start).
+    static var home: String { getenv("HOME").map { String(cString: $0) } ?? NSHomeDirectory() }
 
     /// The system folders, the files this process already maps (the Swift runtime wherever the toolchain lives,
     /// and the skillhost binary itself), and the plugin's private copy.
