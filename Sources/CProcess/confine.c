@@ -130,7 +130,7 @@ int skillhost_confine_open_ahead(const char *const *paths, int count) {
         struct stat status;
         opened[opened_count].path = copy;
         opened[opened_count].fd = fd;
-        opened[opened_count].directory = fd >= 0 && fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
+        opened[opened_count].directory = fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
         opened_count++;
         added++;
     }

@@ -364,11 +364,12 @@ static void apply_limit(int resource, const char *value, const char *name) {
 static int read_launch(int fd, char ***arguments, char **rest, size_t *rest_length) {
     size_t capacity = 16 * 1024, filled = 0;
     char *buffer = malloc(capacity), *newline = NULL;
-    while (buffer && !newline) {
+    if (!buffer) worker_fail("out of memory for the launch");
+    while (!newline) {
         if (filled == capacity) {
             if (capacity >= LAUNCH_LIMIT) worker_fail("the launch is too long");
             char *grown = realloc(buffer, capacity *= 2);
-            if (!grown) break;
+            if (!grown) worker_fail("out of memory for the launch");
             buffer = grown;
         }
         ssize_t n = read(fd, buffer + filled, capacity - filled);
@@ -377,7 +378,6 @@ static int read_launch(int fd, char ***arguments, char **rest, size_t *rest_leng
         newline = memchr(buffer + filled, '\n', (size_t)n);
         filled += (size_t)n;
     }
-    if (!buffer) worker_fail("out of memory for the launch");
     const char *cursor = buffer, *end = newline, *item, *item_end;
     while (cursor < end && *cursor != '[') cursor++;
     size_t count = 0, slots = 32;
