@@ -103,6 +103,13 @@ struct IsolationTests {
         }
     }
 
+    /// Whether child `pid` has ended (it is not reaped: its owner still waits for it).
+    static func hasEnded(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0
+            && info._sifields._sigchld.si_pid == pid
+    }
+
     static func eventually(_ what: String, _ check: () -> Bool) async {
         #expect(await TestSupport.eventually { check() }, "\(what) did not happen")
     }
@@ -285,11 +292,7 @@ struct IsolationTests {
         await Self.eventually("a template runs") { WorkerTemplates.shared.running(executable) != nil }
         let template = try #require(WorkerTemplates.shared.running(executable))
         #expect(kill(template, SIGKILL) == 0)
-        await Self.eventually("the template is dead") {
-            var info = siginfo_t()
-            return waitid(P_PID, id_t(template), &info, WEXITED | WNOHANG | WNOWAIT) == 0
-                && info._sifields._sigchld.si_pid == template
-        }
+        await Self.eventually("the template is dead") { Self.hasEnded(template) }
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         #expect(await host.answeringWorkerPID() != nil, "a fresh worker answers")
         await Self.eventually("a new template runs") {

@@ -174,7 +174,8 @@ struct NativeWorkerTests {
 
     /// A spare (`--spare`, started before it is needed) takes its arguments from the first line of its input and
     /// then works as a worker started with them, including what the host sent right behind that line (its TMPDIR,
-    /// which comes with them, is checked where a plugin reports it: WorkerSpareTests). A launch that is not a list of strings is refused; a spare whose input closes first ends.
+    /// which comes with them, is checked where a plugin reports it: WorkerSpareTests). A launch that is not a list
+    /// of strings, or longer than a megabyte, is refused; a spare whose input closes first ends.
     @Test func aSpareTakesItsArgumentsFromItsFirstLine() async throws {
         let plugin = try Fixture.compileFile("behaviours.c")
         try await offPool {
@@ -209,6 +210,13 @@ struct NativeWorkerTests {
             let refused = broken.finish()
             #expect(refused.status == 70)
             #expect(refused.errors == "skillhost worker: the launch is not a list of strings\n")
+
+            // A launch is at most a megabyte: a longer line is not read to its end.
+            let long = try Worker(
+                plugin: plugin, spare: true, launchSuffix: ",\"" + String(repeating: "x", count: 1 << 20) + "\"")
+            let cut = long.finish()
+            #expect(cut.status == 70)
+            #expect(cut.errors == "skillhost worker: the launch is too long\n")
 
             let unused = try Worker(plugin: plugin, spare: true, launches: false)
             let ended = unused.finish()

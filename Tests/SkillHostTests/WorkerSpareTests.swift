@@ -20,13 +20,18 @@ struct WorkerSpareTests {
         return (host, executable)
     }
 
+    /// The pid of the spare for `executable` once one is ready (the first start made it).
+    static func readySpare(_ executable: String) async throws -> pid_t {
+        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
+        return try #require(WorkerSpares.shared.ready(executable))
+    }
+
     @Test func aRestartTakesTheSpareWhichRunsAsAWorkerStartedForThePlugin() async throws {
         let (host, executable) = try Self.host("spare")
         defer { WorkerSpares.shared.discard(executable) }
         try await host.load("faults.c")
         let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
-        let spare = try #require(WorkerSpares.shared.ready(executable))
+        let spare = try await Self.readySpare(executable)
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         #expect(await host.answeringWorkerPID() == Int64(spare), "the restart took the spare")
         #expect(WorkerSpares.shared.ready(executable) != spare)
@@ -56,8 +61,7 @@ struct WorkerSpareTests {
         let (host, executable) = try Self.host("spare-peek")
         defer { WorkerSpares.shared.discard(executable) }
         try await host.load("behaviours.c")
-        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
-        let spare = try #require(WorkerSpares.shared.ready(executable))
+        let spare = try await Self.readySpare(executable)
         try await host.load("faults.c")
         #expect(await host.workerPID() == Int64(spare), "the new plugin took the spare")
         let report = try #require(host.registry.catalog.plugin(named: "faults")?.confinement)
@@ -69,14 +73,9 @@ struct WorkerSpareTests {
         let (host, executable) = try Self.host("spare-dead")
         defer { WorkerSpares.shared.discard(executable) }
         try await host.load("faults.c")
-        await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
-        let spare = try #require(WorkerSpares.shared.ready(executable))
+        let spare = try await Self.readySpare(executable)
         #expect(kill(spare, SIGKILL) == 0)
-        await IsolationTests.eventually("the spare is dead") {
-            var info = siginfo_t()
-            return waitid(P_PID, id_t(spare), &info, WEXITED | WNOHANG | WNOWAIT) == 0
-                && info._sifields._sigchld.si_pid == spare
-        }
+        await IsolationTests.eventually("the spare is dead") { IsolationTests.hasEnded(spare) }
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         let restarted = try #require(await host.answeringWorkerPID(), "a worker started directly answers")
         #expect(restarted != Int64(spare))
