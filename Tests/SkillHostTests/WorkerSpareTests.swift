@@ -69,6 +69,22 @@ struct WorkerSpareTests {
         await IsolationTests.eventually("the peek child is gone") { IsolationTests.children(of: spare).isEmpty }
     }
 
+    /// A launch longer than the pipe holds waits for the spare to read it, at most `launchTimeout`: a spare that
+    /// stopped reading is given up (the start then spawns its worker) instead of holding the start for ever.
+    @Test func aSpareThatDoesNotReadItsLaunchIsGivenUp() async throws {
+        let (host, executable) = try Self.host("spare-stopped")
+        defer { WorkerSpares.shared.discard(executable) }
+        try await host.load("behaviours.c")
+        let spare = try await Self.readySpare(executable)
+        #expect(kill(spare, SIGSTOP) == 0)
+        let taken = try await offPool {
+            WorkerSpares.shared.take(executable, arguments: ["--file", String(repeating: "x", count: 1 << 20)])
+        }
+        #expect(taken == nil)
+        #expect(WorkerSpares.shared.ready(executable) == nil)
+        #expect(IsolationTests.children(of: spare).isEmpty && kill(spare, 0) != 0, "the stopped spare was ended")
+    }
+
     @Test func aDeadSpareIsNotUsed() async throws {
         let (host, executable) = try Self.host("spare-dead")
         defer { WorkerSpares.shared.discard(executable) }

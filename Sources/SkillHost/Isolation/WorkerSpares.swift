@@ -79,14 +79,26 @@ package final class WorkerSpares: Sendable {
         for descriptor in spare.descriptors { close(descriptor) }
     }
 
-    /// Writes all of `bytes` to `descriptor`; false when the reader is gone.
+    /// How long a launch may wait for the spare to read it (a launch longer than the pipe holds waits for the
+    /// spare to read; one that does not is discarded, and the worker started the usual way).
+    static let launchTimeout: Int32 = 1_000
+
+    /// Writes all of `bytes` to `descriptor`; false when the reader is gone or stops reading for `launchTimeout`.
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else { return false }
+        defer { _ = fcntl(descriptor, F_SETFL, flags) }
+        return bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = skillhost_write_nosigpipe(
                     descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
                 if written < 0, errno == EINTR { continue }
+                if written < 0, errno == EAGAIN {
+                    var room = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    guard poll(&room, 1, launchTimeout) > 0 else { return false }
+                    continue
+                }
                 guard written > 0 else { return false }
                 offset += written
             }
