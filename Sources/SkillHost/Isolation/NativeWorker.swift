@@ -87,6 +87,7 @@ enum NativeWorker {
             },
             capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: report,
             hasSnapshot: validated.snapshot != nil)
+        description.compiled = validated.skills.map { ($0.schema, $0.output) }
         description.declared = launch.confines ? declared : nil
         description.peeked = launch.confines && launch.declared == nil
         return .success(description)

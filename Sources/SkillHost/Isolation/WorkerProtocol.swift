@@ -73,6 +73,9 @@ enum WorkerProtocol {
         var declared: PluginDeclaration? = nil
         /// Whether the worker peeked for it (else the host gave it).
         var peeked = false
+        /// The skills' schemas as the host compiled them while it validated the records (the C worker's), in
+        /// `skills`' order; nil: they are compiled when the plugin is adopted.
+        var compiled: [(input: JSONSchema, output: JSONSchema?)]? = nil
     }
 
     static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confined: WorkerConfinement.Confined?)

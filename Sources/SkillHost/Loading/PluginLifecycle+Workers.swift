@@ -69,8 +69,10 @@ extension PluginLifecycle {
             capabilities: description.capabilities, readPaths: description.readPaths,
             confinement: description.confinement, hasSnapshot: description.hasSnapshot)
         var skills: [Skill] = []
-        for info in description.skills {
-            guard let schema = try? JSONSchema(info.inputSchema) else {
+        for (index, info) in description.skills.enumerated() {
+            // Compiled once: while validating (the C worker's records), else here.
+            let compiled = description.compiled.flatMap { $0.indices.contains(index) ? $0[index] : nil }
+            guard let schema = compiled?.input ?? (try? JSONSchema(info.inputSchema)) else {
                 isolated.stop()
                 return .failure(
                     PluginLoadError(
@@ -80,7 +82,9 @@ extension PluginLifecycle {
             // A JSON skill's result may reach the host undecoded (`Skill.executeForLane`): its output schema is
             // checked here (the worker compiled it, so it compiles).
             var output: JSONSchema?
-            if case .json = info.kind, let document = info.outputSchema { output = try? JSONSchema(document) }
+            if case .json = info.kind, let document = info.outputSchema {
+                output = compiled.map(\.output) ?? (try? JSONSchema(document))
+            }
             skills.append(
                 Skill(info: info, schema: schema, implementation: .remote(isolated), plugin: plugin, output: output))
         }
