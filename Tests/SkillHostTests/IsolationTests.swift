@@ -103,6 +103,22 @@ struct IsolationTests {
         }
     }
 
+    /// Expects worker `pid` of faults, made otherwise than by spawning (forked from a template, or a spare), to run as
+    /// one started for the plugin: `ps` tells which plugin it runs, no secret of the host's environment reached it,
+    /// and it has a private folder of its own inside the host's, beside the one `first` (an earlier `fault_env`)
+    /// reported. Returns its `fault_env` result.
+    static func expectStartedForThePlugin(_ host: Host, pid: pid_t, first: JSONValue) async throws -> JSONValue {
+        let title = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
+        #expect(title.hasPrefix("skillhost worker faults"), "\(title)")
+        let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
+        #expect(seen["secret"] == false)
+        let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
+        #expect(after != before)
+        #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
+        #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
+        return seen
+    }
+
     /// Whether child `pid` has ended (it is not reaped: its owner still waits for it).
     static func hasEnded(_ pid: pid_t) -> Bool {
         var info = siginfo_t()
@@ -268,16 +284,7 @@ struct IsolationTests {
         let fields = stat[(stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
         #expect(fields.count > 3 && fields[2] == "\(getpid())", "the worker is the host's child: \(stat)")
         #expect(fields.count > 3 && fields[3] == "\(pid)", "the worker leads its own process group: \(stat)")
-        // `ps` tells which plugin it runs, not the template's command line.
-        let title = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
-        #expect(title.hasPrefix("skillhost worker faults"), "\(title)")
-        let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        #expect(seen["secret"] == false)
-        // Each start has a private folder of its own inside the host's, a forked worker's as a fresh worker's.
-        let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
-        #expect(after != before)
-        #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
-        #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
+        let seen = try await Self.expectStartedForThePlugin(host, pid: pid_t(pid), first: first)
         #expect(seen["count"] == first["count"])
         #expect(WorkerTemplates.shared.running(executable) == template, "the template stays for the next worker")
     }

@@ -35,15 +35,7 @@ struct WorkerSpareTests {
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         #expect(await host.answeringWorkerPID() == Int64(spare), "the restart took the spare")
         #expect(WorkerSpares.shared.ready(executable) != spare)
-        // `ps` tells which plugin it runs; it has a private folder of its own, as a worker started directly has.
-        let title = try String(contentsOfFile: "/proc/\(spare)/cmdline", encoding: .utf8)
-        #expect(title.hasPrefix("skillhost worker faults"), "\(title)")
-        let seen = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        #expect(seen["secret"] == false)
-        let (before, after) = (first["tmpdir"]?.stringValue ?? "", seen["tmpdir"]?.stringValue ?? "")
-        #expect(after != before)
-        #expect((after as NSString).deletingLastPathComponent == (before as NSString).deletingLastPathComponent)
-        #expect((after as NSString).lastPathComponent.hasPrefix("worker-"), "\(after)")
+        _ = try await IsolationTests.expectStartedForThePlugin(host, pid: spare, first: first)
         // Its short scheduling slice, where the kernel shows one (EEVDF, Linux 6.12 and later).
         let scheduling = (try? String(contentsOfFile: "/proc/\(spare)/sched", encoding: .utf8)) ?? ""
         if let line = scheduling.split(separator: "\n").first(where: { $0.hasPrefix("se.slice") }) {
