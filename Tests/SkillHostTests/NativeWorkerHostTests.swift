@@ -61,6 +61,27 @@ struct NativeWorkerHostTests {
         #expect(NativeWorker.read(try report(count: 1, listed: 2), worker: nil).failureValue != nil)
     }
 
+    /// The C worker is started with what it reads and no more: the plugin, its folders and limits, its confinement
+    /// (a peek's lists, or the final ones for a known declaration) with the host's compiled filter — without which it
+    /// would compile the filter itself, about half a millisecond of every start — and none of the Swift worker's
+    /// inputs (the rules, the system paths).
+    @Test func theWorkerIsLaunchedWithTheFilterAndWithoutTheSwiftWorkersInputs() throws {
+        let folder = Paths.temporaryDirectory("native-launch")
+        var launch = WorkerLaunch(
+            file: "/plugins/x.so", copy: folder + "/1-x.so", dataDirectory: folder + "/data", limits: WorkerLimits(),
+            resultLimit: 1 << 20)
+        let prepared = try #require(WorkerPreparation.make())
+        launch.prepared = prepared
+        for declared in [nil, PluginDeclaration(name: "x", capabilities: 0, readPaths: [])] {
+            launch.declared = declared
+            let arguments = launch.commonArguments + NativeConfinement(launch: launch) { _ in }.arguments
+            let filter = try #require(arguments.firstIndex(of: "--filter"), "\(declared as Any)")
+            #expect(arguments.indices.contains(filter + 1) && arguments[filter + 1] == prepared.filterHex)
+            #expect(arguments.contains(declared == nil ? "--peek" : "--confinement"))
+            #expect(!arguments.contains("--confine") && !arguments.contains("--system-paths"))
+        }
+    }
+
     /// The C worker is the one beside the `skillhost` binary; without it, workers are `skillhost worker`.
     @Test func theWorkerIsFoundBesideTheHostsBinary() throws {
         #expect(

@@ -112,19 +112,25 @@ package struct WorkerLaunch: Sendable, Equatable {
         return nil
     }()
 
-    /// The arguments after `worker`.
-    package var arguments: [String] {
+    /// What both workers read: the plugin, its data folder, the result limit and the limits (the C worker's
+    /// arguments before its confinement's, `NativeConfinement.arguments`).
+    package var commonArguments: [String] {
         var result = [
             "--file", file, "--copy", copy, "--data-dir", dataDirectory, "--max-result-bytes", String(resultLimit),
-            "--confine", rules.json.jsonText,
         ]
+        if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
+        if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
+        if let value = limits.openFiles { result += ["--limit-files", String(value)] }
+        return result
+    }
+
+    /// The arguments after `worker` (the Swift worker's): the common ones and what it computes its confinement from.
+    package var arguments: [String] {
+        var result = commonArguments + ["--confine", rules.json.jsonText]
         if let maximumLandlockABI { result += ["--landlock-abi", String(maximumLandlockABI)] }
         if !confines { result += ["--confines", "no"] }
         if let prepared { result += prepared.arguments }
         if let declared { result += ["--declared", declared.json.jsonText] }
-        if let value = limits.addressSpace { result += ["--limit-as", String(value)] }
-        if let value = limits.cpuSeconds { result += ["--limit-cpu", String(value)] }
-        if let value = limits.openFiles { result += ["--limit-files", String(value)] }
         return result
     }
 

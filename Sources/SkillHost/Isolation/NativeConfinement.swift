@@ -25,15 +25,17 @@ struct NativeConfinement {
         if launch.confines, let declared = launch.declared { known = lists(for: declared, warn: warn) }
     }
 
-    /// The worker's arguments for its confinement (none when it is not confined), after the library it preloads.
+    /// The worker's arguments for its confinement (none when it is not confined), after the library it preloads:
+    /// the lists, and the host's compiled filter for a plugin that declares nothing (else the worker compiles it).
     var arguments: [String] {
         let preload = launch.preload.map { ["--preload", $0] } ?? []
         guard launch.confines else { return preload }
-        if let known { return preload + ["--confinement", known.specification.jsonText] }
+        let filter = launch.prepared.map { ["--filter", $0.filterHex] } ?? []
+        if let known { return preload + filter + ["--confinement", known.specification.jsonText] }
         let peek = Self.specification(
             Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"],
             maximumABI: launch.maximumLandlockABI ?? -1)
-        return preload + ["--peek", peek.jsonText]
+        return preload + filter + ["--peek", peek.jsonText]
     }
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,

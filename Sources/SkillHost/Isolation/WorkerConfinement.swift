@@ -298,6 +298,8 @@ package struct WorkerPreparation: Sendable, Equatable {
     /// The arguments that carry it, made once: every worker's launch carries them (the filter alone is some 5,000
     /// hex digits).
     let arguments: [String]
+    /// The filter in hex, as `--filter` carries it (the C worker takes only that).
+    let filterHex: String
 
     /// Read back from `--system-paths` and `--filter`; nil when either is missing or malformed.
     init?(paths text: String?, filter hex: String?) {
@@ -322,6 +324,7 @@ package struct WorkerPreparation: Sendable, Equatable {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0F)])
         }
-        arguments = ["--system-paths", listed.jsonText, "--filter", String(decoding: hex, as: UTF8.self)]
+        filterHex = String(decoding: hex, as: UTF8.self)
+        arguments = ["--system-paths", listed.jsonText, "--filter", filterHex]
     }
 }

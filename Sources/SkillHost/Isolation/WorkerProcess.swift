@@ -135,7 +135,8 @@ final class WorkerProcess: Sendable {
         } else if let native,
             let spare = WorkerSpares.shared.take(
                 executable,
-                arguments: launch.arguments + native.arguments + ["--tmpdir", native.temporary ?? temporaryDirectory])
+                arguments: launch.commonArguments + native.arguments
+                    + ["--tmpdir", native.temporary ?? temporaryDirectory])
         {
             process = spare
         } else {
@@ -144,7 +145,7 @@ final class WorkerProcess: Sendable {
             var environment = WorkerTemplates.environment
             environment["TMPDIR"] = native?.temporary ?? temporaryDirectory
             let command =
-                native.map { [executable] + launch.arguments + $0.arguments } ?? [executable, "worker"]
+                native.map { [executable] + launch.commonArguments + $0.arguments } ?? [executable, "worker"]
                 + launch.arguments
             switch StartedProcess.spawn(command, environment: environment) {
             case .failure(let error):
