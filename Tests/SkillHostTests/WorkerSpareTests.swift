@@ -9,29 +9,26 @@ import Testing
 /// has an executable path of its own (spares are kept per executable), so no test running beside it takes its spare.
 @Suite(.serialized)
 struct WorkerSpareTests {
-    /// A private path to the C worker, and a host whose process-mode plugins run on it.
-    static func host(_ name: String) throws -> (IsolationTests.Host, String) {
+    /// A private path to the C worker, a host whose process-mode plugins run on it with `fixture` loaded, and the
+    /// spare that first start made, once it is ready. The caller discards the spare (`WorkerSpares.discard`).
+    static func hostWithSpare(_ name: String, loading fixture: String) async throws -> (
+        host: IsolationTests.Host, executable: String, spare: pid_t
+    ) {
         let executable = Paths.temporaryDirectory(name) + "/skillhost-worker"
         #expect(symlink(Paths.products + "/skillhost-worker", executable) == 0)
         let host = try IsolationTests.Host(worker: .native) {
             $0.nativeWorker = executable
             $0.maximumCrashes = 100  // the kills below are crashes on purpose
         }
-        return (host, executable)
-    }
-
-    /// The pid of the spare for `executable` once one is ready (the first start made it).
-    static func readySpare(_ executable: String) async throws -> pid_t {
+        try await host.load(fixture)
         await IsolationTests.eventually("a spare is ready") { WorkerSpares.shared.ready(executable) != nil }
-        return try #require(WorkerSpares.shared.ready(executable))
+        return (host, executable, try #require(WorkerSpares.shared.ready(executable)))
     }
 
     @Test func aRestartTakesTheSpareWhichRunsAsAWorkerStartedForThePlugin() async throws {
-        let (host, executable) = try Self.host("spare")
+        let (host, executable, spare) = try await Self.hostWithSpare("spare", loading: "faults.c")
         defer { WorkerSpares.shared.discard(executable) }
-        try await host.load("faults.c")
         let first = try #require(await host.registry.invoke("fault_env", arguments: "{}").result)
-        let spare = try await Self.readySpare(executable)
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)
         #expect(await host.answeringWorkerPID() == Int64(spare), "the restart took the spare")
         #expect(WorkerSpares.shared.ready(executable) != spare)
@@ -50,10 +47,8 @@ struct WorkerSpareTests {
     /// A plugin loaded for the first time takes the spare too, and peeks from it: the declaration its peek reports
     /// (faults declares EXEC and WRITE_FS) is the one the plugin is confined with.
     @Test func aNewPluginTakesTheSpareAndPeeksFromIt() async throws {
-        let (host, executable) = try Self.host("spare-peek")
+        let (host, executable, spare) = try await Self.hostWithSpare("spare-peek", loading: "behaviours.c")
         defer { WorkerSpares.shared.discard(executable) }
-        try await host.load("behaviours.c")
-        let spare = try await Self.readySpare(executable)
         try await host.load("faults.c")
         #expect(await host.workerPID() == Int64(spare), "the new plugin took the spare")
         let report = try #require(host.registry.catalog.plugin(named: "faults")?.confinement)
@@ -64,10 +59,8 @@ struct WorkerSpareTests {
     /// A launch longer than the pipe holds waits for the spare to read it, at most `launchTimeout`: a spare that
     /// stopped reading is given up (the start then spawns its worker) instead of holding the start for ever.
     @Test func aSpareThatDoesNotReadItsLaunchIsGivenUp() async throws {
-        let (host, executable) = try Self.host("spare-stopped")
+        let (_, executable, spare) = try await Self.hostWithSpare("spare-stopped", loading: "behaviours.c")
         defer { WorkerSpares.shared.discard(executable) }
-        try await host.load("behaviours.c")
-        let spare = try await Self.readySpare(executable)
         #expect(kill(spare, SIGSTOP) == 0)
         let taken = try await offPool {
             WorkerSpares.shared.take(executable, arguments: ["--file", String(repeating: "x", count: 1 << 20)])
@@ -78,10 +71,8 @@ struct WorkerSpareTests {
     }
 
     @Test func aDeadSpareIsNotUsed() async throws {
-        let (host, executable) = try Self.host("spare-dead")
+        let (host, executable, spare) = try await Self.hostWithSpare("spare-dead", loading: "faults.c")
         defer { WorkerSpares.shared.discard(executable) }
-        try await host.load("faults.c")
-        let spare = try await Self.readySpare(executable)
         #expect(kill(spare, SIGKILL) == 0)
         await IsolationTests.eventually("the spare is dead") { IsolationTests.hasEnded(spare) }
         #expect(await host.registry.invoke("fault_sigkill", arguments: "{}").status == .error)

@@ -126,6 +126,8 @@ final class WorkerProcess: Sendable {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
+        // The C worker's own private folder inside it (NativeConfinement made it), else that folder.
+        let workerTemporary = native?.temporary ?? temporaryDirectory
         let process: StartedProcess
         if native == nil,
             let forked = WorkerTemplates.shared.start(
@@ -135,15 +137,14 @@ final class WorkerProcess: Sendable {
         } else if let native,
             let spare = WorkerSpares.shared.take(
                 executable,
-                arguments: launch.commonArguments + native.arguments
-                    + ["--tmpdir", native.temporary ?? temporaryDirectory])
+                arguments: launch.commonArguments + native.arguments + ["--tmpdir", workerTemporary])
         {
             process = spare
         } else {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.
             var environment = WorkerTemplates.environment
-            environment["TMPDIR"] = native?.temporary ?? temporaryDirectory
+            environment["TMPDIR"] = workerTemporary
             let command =
                 native.map { [executable] + launch.commonArguments + $0.arguments } ?? [executable, "worker"]
                 + launch.arguments
