@@ -7,7 +7,6 @@
 #include "process_support.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -82,8 +81,7 @@ static void *lane_thread(void *unused) {
         if (count > 0 && (buffer[0] == 'C' || buffer[0] == 'T')) run_lane_call(buffer, (size_t)count);
         else handle_line(buffer, (size_t)count);
         /* A plugin that closed the protocol channel is stopped after this call. */
-        if (fcntl(worker.in, F_GETFD) < 0) worker_fail("the plugin closed the protocol channel; a plugin must not "
-                                                       "close descriptors it did not open");
+        worker_check_channel();
     }
     free(buffer);
     return NULL;

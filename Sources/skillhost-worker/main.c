@@ -290,16 +290,19 @@ void handle_line(const char *line, size_t length) {
     free(method);
 }
 
+void worker_check_channel(void) {
+    if (fcntl(worker.in, F_GETFD) >= 0) return;
+    char message[200];
+    snprintf(message, sizeof message,
+             "the plugin closed the protocol channel (descriptor %d); a plugin must not close descriptors it did "
+             "not open",
+             worker.in);
+    worker_fail(message);
+}
+
 /* The host closed the channel: deinit the plugin (unless calls are still inside it), stop its children, exit. */
 static _Noreturn void shut_down(void) {
-    if (fcntl(worker.in, F_GETFD) < 0) {
-        char message[200];
-        snprintf(message, sizeof message,
-                 "the plugin closed the protocol channel (descriptor %d); a plugin must not close descriptors it did "
-                 "not open",
-                 worker.in);
-        worker_fail(message);
-    }
+    worker_check_channel();
     plugin_deinit();
     skillhost_kill_adopted(NULL, 0, 0);
     _exit(0);

@@ -47,6 +47,8 @@ void respond_error(const long long *id, int code, const char *message);
 void worker_log(int level, const char *prefix, const char *message);
 /* Writes "skillhost worker: <message>" to standard error, stops the plugin's children and exits 70. */
 _Noreturn void worker_fail(const char *message);
+/* Fails (worker_fail) when the plugin closed the protocol channel's descriptor, naming it. [any thread] */
+void worker_check_channel(void);
 
 /* plugin.c: dlopen the copy and call its entry; NULL on success (worker.plugin is what the entry returned, maybe
    NULL), else dlopen's reason with the copy named as the user's file, or "" when there is no entry. [main, once] */
