@@ -443,9 +443,12 @@ static int apply_seccomp(const struct skillhost_confinement *spec, int supervise
    checks like any other (no raising its limits, setting the clock, loading modules or reconfiguring the network),
    and a program it starts gains none either (the bounding set is empty and no_new_privs is set). */
 int skillhost_drop_capabilities(void) {
+    /* One call a capability: dropping one already gone succeeds, EINVAL is past the last this kernel knows, and
+       EPERM (no CAP_SETPCAP) holds for every one alike (none can be dropped, then or before). */
     for (int cap = 0; cap <= 63; cap++) {
-        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) <= 0) continue; /* unknown to this kernel, or already gone */
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM) return errno;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+        if (errno == EINVAL || errno == EPERM) break;
+        return errno;
     }
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
