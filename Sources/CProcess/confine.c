@@ -90,6 +90,25 @@ static struct {
 } opened[SKILLHOST_OPEN_AHEAD_MAX];
 static int opened_count, opened_next;
 
+/* This process's own /proc directory (O_PATH), for the paths under /proc/self, and the process it was opened in (a
+   forked child opens its own). */
+static int own_proc = -1;
+static pid_t own_proc_owner;
+
+/* An O_PATH descriptor of `path`; one under /proc/self is opened beneath the process's /proc directory, looked up
+   once (resolving /proc/self again for each path costs about 4 µs a path). */
+static int open_o_path(const char *path) {
+    if (strncmp(path, "/proc/self/", 11) == 0 && path[11] && !strchr(path + 11, '/')) {
+        pid_t pid = getpid();
+        if (own_proc < 0 || own_proc_owner != pid) {
+            own_proc = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+            own_proc_owner = pid;
+        }
+        if (own_proc >= 0) return openat(own_proc, path + 11, O_PATH | O_CLOEXEC);
+    }
+    return open(path, O_PATH | O_CLOEXEC);
+}
+
 /* An O_PATH descriptor of `path` and whether it is a directory: opened ahead (and so handed over), or now. -1 when
    it does not exist. */
 static int open_path(const char *path, int *directory) {
@@ -106,7 +125,7 @@ static int open_path(const char *path, int *directory) {
             return fd;
         }
     }
-    int fd = open(path, O_PATH | O_CLOEXEC);
+    int fd = open_o_path(path);
     struct stat status;
     *directory = fd >= 0 && fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
     return fd;
@@ -120,7 +139,7 @@ int skillhost_confine_open_ahead(const char *const *paths, int count) {
                                                                                             : 1L << 20;
     int added = 0;
     for (int i = 0; i < count && opened_count < SKILLHOST_OPEN_AHEAD_MAX; i++) {
-        int fd = open(paths[i], O_PATH | O_CLOEXEC);
+        int fd = open_o_path(paths[i]);
         if (fd < 0) continue;
         char *copy = fd < most ? strdup(paths[i]) : NULL;
         if (!copy) {
@@ -144,6 +163,8 @@ static void forget_opened(void) {
         free(opened[i].path);
     }
     opened_count = opened_next = 0;
+    if (own_proc >= 0 && own_proc_owner == getpid()) close(own_proc);
+    own_proc = -1;
 }
 
 /* Adds a rule for `path`; a path that does not exist is skipped (0). */

@@ -378,6 +378,49 @@ struct ConfinementTests {
         #expect(!FileManager.default.fileExists(atPath: outside.path))
     }
 
+    /// The peek's child reads its own /proc/self files (opened beneath its own /proc directory, not its parent's):
+    /// this plugin declares the network when its entry cannot read its own pid there — which the peek would report.
+    @Test func thePeekReadsItsOwnProcessFiles() async throws {
+        let source = """
+            #include "skill_sdk.h"
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <unistd.h>
+            static int ok(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                (void)s, (void)args;
+                api->set_result(call, "1", 1);
+                return SKILL_OK;
+            }
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("ownproc_ok", "OK", "OK.", "{\\"type\\":\\"object\\"}", SKILL_RISK_READ_ONLY, 0, ok),
+            };
+            static uint32_t needs(void) {
+                char line[256];
+                int own = 0;
+                FILE *status = fopen("/proc/self/status", "r");
+                while (status && fgets(line, sizeof line, status))
+                    if (strncmp(line, "Pid:", 4) == 0) own = atoi(line + 4) == (int)getpid();
+                if (status) fclose(status);
+                return own ? 0u : SKILL_CAP_NETWORK;
+            }
+            SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {
+                static skill_plugin plugin = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,
+                    "ownproc", "1.0.0", "Reads its own status", SKILL_COUNT(skills), skills, NULL, NULL, NULL, 0u,
+                    NULL, NULL};
+                plugin.capabilities = needs();
+                return &plugin;
+            }
+            """
+        let host = try Host()
+        try await host.load {
+            try Fixture.compile(source, name: "ownproc", into: Paths.temporaryDirectory("confinement-ownproc"))
+        }
+        #expect(await host.call("ownproc_ok").status == .ok)
+        let report = try #require(host.plugin("ownproc")?.confinement)
+        #expect(report.confinement == Confinement(), "the peek could not read its own /proc/self/status")
+    }
+
     /// A plugin built against the frozen v1.0 header (no capabilities field) is confined as declaring nothing.
     @Test func aV1_0PluginIsConfinedAsDeclaringNothing() async throws {
         let folder = Paths.temporaryDirectory("confinement-v1.0")
