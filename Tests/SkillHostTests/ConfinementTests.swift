@@ -349,19 +349,26 @@ struct ConfinementTests {
         #expect(gone, "the daemon was stopped with its worker")
     }
 
+    /// C source of one skill, `<prefix>_ok`, that answers 1: the array `skills`, for a plugin written in a test.
+    static func okSkill(_ prefix: String) -> String {
+        """
+        static int ok(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+            (void)s, (void)args;
+            api->set_result(call, "1", 1);
+            return SKILL_OK;
+        }
+        static const skill_descriptor skills[] = {
+            SKILL_JSON("\(prefix)_ok", "OK", "OK.", "{\\"type\\":\\"object\\"}", SKILL_RISK_READ_ONLY, 0, ok),
+        };
+        """
+    }
+
     /// The peek's plugin name names the data directory the worker creates: "../x" must not make a folder outside.
     @Test func aHostileNameMakesNoFolderOutsideTheDataDirectory() async throws {
         let marker = "pwned-\(UUID().uuidString.prefix(8).lowercased())"
         let source = """
             #include "skill_sdk.h"
-            static int ok(void *s, const skill_call_api *api, skill_call *call, const char *args) {
-                (void)s, (void)args;
-                api->set_result(call, "1", 1);
-                return SKILL_OK;
-            }
-            static const skill_descriptor skills[] = {
-                SKILL_JSON("hostile_ok", "OK", "OK.", "{\\"type\\":\\"object\\"}", SKILL_RISK_READ_ONLY, 0, ok),
-            };
+            \(Self.okSkill("hostile"))
             SKILL_PLUGIN("../\(marker)", "1.0.0", "Hostile name", skills)
             """
         let host = try Host()
@@ -387,14 +394,7 @@ struct ConfinementTests {
             #include <stdlib.h>
             #include <string.h>
             #include <unistd.h>
-            static int ok(void *s, const skill_call_api *api, skill_call *call, const char *args) {
-                (void)s, (void)args;
-                api->set_result(call, "1", 1);
-                return SKILL_OK;
-            }
-            static const skill_descriptor skills[] = {
-                SKILL_JSON("ownproc_ok", "OK", "OK.", "{\\"type\\":\\"object\\"}", SKILL_RISK_READ_ONLY, 0, ok),
-            };
+            \(Self.okSkill("ownproc"))
             static uint32_t needs(void) {
                 char line[256];
                 int own = 0;
