@@ -486,6 +486,23 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     return result;
 }
 
+int skillhost_confine_calls(const struct skillhost_confinement *spec, int *applied) {
+    *applied = 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+    int result = skillhost_drop_capabilities();
+    if (result == 0) result = apply_seccomp(spec, 0);
+    if (result == 0) *applied |= SKILLHOST_CONFINED_SYSCALLS;
+    return result;
+}
+
+int skillhost_confine_files(const struct skillhost_confinement *spec, int *applied) {
+    int abi = skillhost_landlock_abi();
+    if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
+    int result = abi >= 1 ? apply_landlock(spec, abi, applied) : 0;
+    forget_opened();
+    return result;
+}
+
 static int confine(const struct skillhost_confinement *spec, int *applied) {
     *applied = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;

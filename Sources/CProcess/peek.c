@@ -80,6 +80,16 @@ static long long now_ms(void) {
     return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+void skillhost_peek_report(const char *path) {
+    void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (!handle) _exit(4);
+    const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");
+    if (!entry) _exit(5);
+    const skill_plugin *plugin = entry();
+    if (!plugin || plugin->struct_size < 8 || plugin->abi_major != SKILL_ABI_MAJOR) _exit(6);
+    _exit(report(3, plugin) == 0 ? 0 : 7);
+}
+
 int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
                          int *report_fd) {
     int channel[2];
@@ -100,13 +110,7 @@ int skillhost_peek_start(const char *path, const struct skillhost_confinement *c
         struct skillhost_confinement spec = *confinement;
         spec.supervise_metadata = 0;
         if (skillhost_confine(&spec, &applied) != 0) _exit(3);
-        void *handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-        if (!handle) _exit(4);
-        const skill_plugin *(*entry)(void) = (const skill_plugin *(*)(void))dlsym(handle, "skill_plugin_entry");
-        if (!entry) _exit(5);
-        const skill_plugin *plugin = entry();
-        if (!plugin || plugin->struct_size < 8 || plugin->abi_major != SKILL_ABI_MAJOR) _exit(6);
-        _exit(report(3, plugin) == 0 ? 0 : 7);
+        skillhost_peek_report(path);
     }
     close(channel[1]);
     *pid = child;
@@ -162,6 +166,16 @@ int skillhost_peek_finish(pid_t child, int channel, int timeout_ms, char *out, i
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     return result != 0 ? result : ECHILD;
+}
+
+void skillhost_peek_reap_later(pid_t child) {
+    int status;
+    pid_t expected = 0;
+    if (waitpid(child, &status, WNOHANG) != 0) return;
+    /* The one place is taken (it never is in a worker, which peeks once): waited for now. */
+    if (!atomic_compare_exchange_strong(&unreaped_peek, &expected, child))
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+        }
 }
 
 void skillhost_peek_reap(void) {

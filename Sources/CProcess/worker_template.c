@@ -132,13 +132,21 @@ int skillhost_template_run(skillhost_template_entry entry) {
 
 int skillhost_set_title(char **argv, int argc, const char *title) {
     if (argc < 1 || !argv || !argv[0] || !title) return 0;
-    /* The strings lie one after another; only that run is the area /proc/<pid>/cmdline shows. */
-    char *end = argv[0] + strlen(argv[0]);
-    for (int i = 1; i < argc; i++) {
-        if (!argv[i] || argv[i] != end + 1) break;
-        end = argv[i] + strlen(argv[i]);
+    /* The area of the first call, for a later one (a spare's title, then its plugin's): its strings are gone. */
+    static char *area;
+    static size_t area_room;
+    size_t room = area_room;
+    if (area != argv[0]) {
+        /* The strings lie one after another; only that run is the area /proc/<pid>/cmdline shows. */
+        char *end = argv[0] + strlen(argv[0]);
+        for (int i = 1; i < argc; i++) {
+            if (!argv[i] || argv[i] != end + 1) break;
+            end = argv[i] + strlen(argv[i]);
+        }
+        room = (size_t)(end - argv[0]);
+        area = argv[0];
+        area_room = room;
     }
-    size_t room = (size_t)(end - argv[0]);
     size_t length = strlen(title);
     if (length > room) length = room;
     memcpy(argv[0], title, length);

@@ -75,9 +75,19 @@ static int digit(char c) {
     return -1;
 }
 
+int confinement_read_spec(const char *text, struct skillhost_confinement *spec) {
+    return read_spec(text, text + strlen(text), spec);
+}
+
+/* The filter imported last (a spare's, which its launch most likely carries again). */
+static const char *imported;
+
 /* The filter the host compiled for a plugin that declares nothing (`--filter`, hex): taken as this worker's, so
    neither the peek child nor this process compiles it again. */
 static void import_filter(const char *hex) {
+    if (hex && imported && strcmp(hex, imported) == 0) return;
+    free((void *)imported);
+    imported = hex ? strdup(hex) : NULL;
     size_t length = hex ? strlen(hex) / 2 : 0;
     unsigned char *bytes = length ? malloc(length) : NULL;
     if (!bytes) return;
@@ -110,17 +120,31 @@ static void confine_now(const struct skillhost_confinement *spec) {
     }
 }
 
-void confinement_start(const char *final, const char *peek, const char *filter) {
-    if (!final && !peek) return;
+void confinement_standby(const char *filter) {
     import_filter(filter);
+    standby_start(filter);
+}
+
+void confinement_start(const struct confinement_launch *launch) {
+    const char *final = launch->final, *peek = launch->peek;
+    if (!final && !peek) {
+        standby_abandon();
+        return;
+    }
+    import_filter(launch->filter);
     struct skillhost_confinement spec;
     if (final) {
+        standby_abandon();
         if (read_spec(final, final + strlen(final), &spec) != 0) worker_fail("--confinement is not a confinement");
         confine_now(&spec);
         return;
     }
     if (read_spec(peek, peek + strlen(peek), &spec) != 0) worker_fail("--peek is not a confinement");
-    if (skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
+    /* The standby child loaded the filter of a plugin that declares nothing: only a peek with those choices. */
+    int declares_nothing = !spec.network && !spec.exec && !spec.read_anywhere && !spec.write_anywhere;
+    if (!declares_nothing) standby_abandon();
+    if (standby_take(launch, &confinement.child, &confinement.report) != 0 &&
+        skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
         confinement.child = -1;
     confinement.state = PEEKING;
     /* While the peek child works: the refusal memory for the host's metadata supervision, and the paths of the peek's

@@ -406,7 +406,7 @@ int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
     const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL, *temporary = NULL;
     /* `--spare`: started ahead of need; the arguments come as the first line of the protocol (see protocol.md). */
-    int spare = argc == 2 && strcmp(argv[1], "--spare") == 0;
+    int spare = (argc == 2 || (argc == 4 && strcmp(argv[2], "--filter") == 0)) && strcmp(argv[1], "--spare") == 0;
     int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
                                        &worker.lane_memory);
     if (setup != 0) {
@@ -416,6 +416,11 @@ int main(int argc, char **argv) {
     }
     char **arguments = argv + 1, *pending = NULL;
     size_t pending_length = 0;
+    /* A spare given the host's filter peeks in a child it starts now (standby.c). */
+    if (spare && argc == 4) {
+        confinement_standby(argv[3]);
+        skillhost_set_title(argv, argc, "skillhost-worker --spare");
+    }
     int count = spare ? read_launch(worker.in, &arguments, &pending, &pending_length) : argc - 1;
     for (int i = 0; i + 1 < count; i += 2) {
         const char *key = arguments[i], *value = arguments[i + 1];
@@ -447,7 +452,8 @@ int main(int argc, char **argv) {
     /* The Swift runtime for a plugin built by swiftc, loaded once here so the peek child inherits it (a failure is
        the plugin's own load's to report). */
     if (preload) dlopen(preload, RTLD_NOW | RTLD_GLOBAL);
-    confinement_start(final, peek, filter);
+    struct confinement_launch launch = {final, peek, filter, preload, limit_as, limit_cpu, limit_files, temporary};
+    confinement_start(&launch);
     /* `ps` shows which plugin a worker runs (its long command line is overwritten: keep what is still needed). */
     worker.file = strdup(worker.file);
     worker.copy = strdup(worker.copy);

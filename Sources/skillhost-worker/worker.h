@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The longest string read from a plugin's records (a schema, a description); a longer one is cut there. */
 #define WORKER_STRING_LIMIT (1u << 20)
@@ -77,10 +78,33 @@ void call_cancel(long long id);
    Executes plugin code. */
 char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned);
 
+struct skillhost_confinement;
+
+/* What the launch says of confinement: the arguments `--confinement` (`final`), `--peek`, `--filter`, and what a
+   standby peek child takes from the launch besides (`--preload`, the limits, `--tmpdir`); NULL when absent. */
+struct confinement_launch {
+    const char *final, *peek, *filter;
+    const char *preload, *limit_as, *limit_cpu, *limit_files, *temporary;
+};
+
 /* confine.c: at the start, before any plugin code: confines this process with the host's `final` lists, or starts
-   a peek confined with `peek` (JSON, `ConfinementSpec`); `filter` is the host's compiled filter in hex (may be NULL).
-   Nothing when both are NULL. [main thread, single-threaded] */
-void confinement_start(const char *final, const char *peek, const char *filter);
+   a peek confined with `peek` (JSON, `ConfinementSpec`) — in the standby child when there is one for it; `filter` is
+   the host's compiled filter in hex (may be NULL). Nothing when both are NULL. [main thread, single-threaded] */
+void confinement_start(const struct confinement_launch *launch);
+/* A spare, before its launch: takes `filter` (the host's compiled filter, hex) and starts a standby peek child
+   with it (nothing without one). [main thread, single-threaded] */
+void confinement_standby(const char *filter);
+/* The host's `ConfinementSpec` JSON (NUL-terminated) as skillhost_confine takes it; 0, or -1 when it is not one. */
+int confinement_read_spec(const char *text, struct skillhost_confinement *spec);
+
+/* standby.c: a spare's standby peek child, forked before its launch and confined for its calls
+   (skillhost_confine_calls with `filter`, a plugin's that declares nothing, in hex, already imported). [main thread] */
+void standby_start(const char *filter);
+/* Hands the standby child its launch (the copy, the peek's lists, the limits, TMPDIR): 0 with its pid and report pipe
+   (for skillhost_peek_finish), -1 when there is none or it does not fit the launch (it is then gone). */
+int standby_take(const struct confinement_launch *launch, pid_t *child, int *report);
+/* Kills the standby child, if there is one (reaped later), and closes its pipes. */
+void standby_abandon(void);
 /* Whether the worker waits for `declaration` and `confine` (it peeked). */
 int confinement_pending(void);
 /* Why confinement failed (the plugin is then never opened), or NULL. */

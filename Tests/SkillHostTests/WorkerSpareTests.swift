@@ -56,6 +56,31 @@ struct WorkerSpareTests {
         await IsolationTests.eventually("the peek child is gone") { IsolationTests.children(of: spare).isEmpty }
     }
 
+    /// A spare holds its standby peek child while it waits: confined for its calls already (no new privileges, no
+    /// capabilities, the filter loaded), holding nothing of the spare's but its two pipes, and gone with the spare.
+    @Test func aSpareHoldsAStandbyPeekChildConfinedForItsCalls() async throws {
+        let (_, executable, spare) = try await Self.hostWithSpare("spare-standby", loading: "behaviours.c")
+        var discarded = false
+        defer { if !discarded { WorkerSpares.shared.discard(executable) } }
+        await IsolationTests.eventually("the standby child is there") {
+            IsolationTests.children(of: spare).count == 1
+        }
+        let entry = try #require(IsolationTests.children(of: spare).first)
+        let child = try #require(pid_t(entry.prefix { $0 != " " }))
+        let status = try String(contentsOfFile: "/proc/\(child)/status", encoding: .utf8)
+        for field in ["NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"] {
+            #expect(status.contains(field), "\(field) in \(status)")
+        }
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd").compactMap(Int.init)
+        #expect(descriptors.sorted() == [0, 1, 2, 3, 4], "\(descriptors)")
+        WorkerSpares.shared.discard(executable)
+        discarded = true
+        await IsolationTests.eventually("the standby child is gone") {
+            let stat = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8)) ?? ""
+            return stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+    }
+
     /// A launch longer than the pipe holds waits for the spare to read it, at most `launchTimeout`: a spare that
     /// stopped reading is given up (the start then spawns its worker) instead of holding the start for ever.
     @Test func aSpareThatDoesNotReadItsLaunchIsGivenUp() async throws {

@@ -61,8 +61,9 @@ int skillhost_thread_count(void);
 
 /// Writes `title` over this process's command line (the `argc` strings of `argv` as `main` received them), as much
 /// of it as fits in their space, so `ps` and /proc/<pid>/cmdline show it; the rest is cleared. Returns the bytes
-/// written. For a worker forked from a template, whose command line would otherwise be the template's. [main
-/// thread, before others read the arguments]
+/// written. For a worker forked from a template, whose command line would otherwise be the template's. A later call
+/// with the same `argv` writes into the same space (the strings are gone by then). [main thread, before others read
+/// the arguments]
 int skillhost_set_title(char **argv, int argc, const char *title);
 
 /// What a template's new worker runs: its launch (`length` bytes, valid for the worker's life). Must not return.
@@ -183,6 +184,16 @@ enum {
     the threads it starts later; once] */
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied);
 
+/** skillhost_confine in two steps, for a process that is confined before it knows every path it may read (a peek
+    child forked ahead, which waits for the plugin's path): no new privileges, no capabilities and `spec`'s
+    system-call filter — metadata changes fail with ENOSYS, as without a supervisor — now...
+    [as skillhost_confine] */
+int skillhost_confine_calls(const struct skillhost_confinement *spec, int *applied);
+
+/** ...and Landlock with `spec`'s lists later (the same choices, with the paths known by then); adds its bits to
+    `applied`. Nothing when the kernel has no Landlock. 0 or an errno value. [as skillhost_confine] */
+int skillhost_confine_files(const struct skillhost_confinement *spec, int *applied);
+
 /** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
     thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,
     else 0. [the thread that made the blocked call] */
@@ -216,6 +227,11 @@ int skillhost_seccomp_import(const struct skillhost_confinement *spec, const uns
 int skillhost_peek_start(const char *path, const struct skillhost_confinement *confinement, pid_t *pid,
                          int *report_fd);
 
+/** The peek child's work once it is confined: loads the plugin at `path`, calls skill_plugin_entry and writes the
+    report skillhost_peek_start describes to descriptor 3, then exits (status 0; 4 when dlopen failed, 5 without an
+    entry, 6 when the entry's record is not one, 7 when the report could not be written). [the peek child] */
+_Noreturn void skillhost_peek_report(const char *path);
+
 /** The folders of the files this process maps (from /proc/self/maps), except the file `skip`, each once and
     followed by a NUL, into `out`; returns the bytes used. */
 int skillhost_mapped_folders(const char *skip, char *out, int out_size);
@@ -225,6 +241,9 @@ int skillhost_mapped_folders(const char *skip, char *out, int out_size);
     `timeout_ms` (it is killed); ECHILD when it failed or crashed. A child that failed is reaped here; one that
     reported is reaped here if already gone, else by skillhost_peek_reap. */
 int skillhost_peek_finish(pid_t pid, int report, int timeout_ms, char *out, int out_size, int *out_length);
+
+/** Reaps `child`, a peek child just killed, now if it is gone, else later (skillhost_peek_reap). [any thread] */
+void skillhost_peek_reap_later(pid_t child);
 
 /** Reaps the peek child skillhost_peek_finish killed but could not reap at once, if it is gone now; does nothing
     when there is none (one load of an atomic). Call it from time to time after the peek (a worker does after each

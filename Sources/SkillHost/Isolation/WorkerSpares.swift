@@ -45,8 +45,11 @@ package final class WorkerSpares: Sendable {
     func ready(_ executable: String) -> pid_t? { state.withLock { $0.spares[executable]?.pid } }
 
     /// Starts a spare for `executable` on a thread of its own, unless one is ready or starting. One that cannot
-    /// start is not retried until the next start asks again (that start spawned its worker itself).
-    func prepare(_ executable: String) {
+    /// start is not retried until the next start asks again (that start spawned its worker itself). With `filter`
+    /// (the host's compiled filter for a plugin that declares nothing, in hex, as `--filter` carries it) the spare
+    /// starts its standby peek child at once: a child that gives up its privileges and loads that filter while it
+    /// waits, and peeks for the launch that carries the same filter (protocol.md, "Start").
+    func prepare(_ executable: String, filter: String? = nil) {
         let start = state.withLock { state -> Bool in
             guard state.spares[executable] == nil, !state.starting.contains(executable) else { return false }
             state.starting.insert(executable)
@@ -55,7 +58,8 @@ package final class WorkerSpares: Sendable {
         guard start else { return }
         let thread = Thread { [self] in
             let started = try? StartedProcess.spawn(
-                [executable, "--spare"], environment: WorkerTemplates.environment
+                [executable, "--spare"] + (filter.map { ["--filter", $0] } ?? []),
+                environment: WorkerTemplates.environment
             ).get()
             state.withLock { state in
                 state.starting.remove(executable)
