@@ -45,9 +45,6 @@ int skillhost_metadata_hand_over(int listener, const char *const *write_paths, i
 /* A worker's socket to the host (its descriptor 5), noted by skillhost_worker_setup. */
 void skillhost_metadata_set_host_channel(int fd);
 
-/* Gives up every capability (confine.c). 0 or an errno value. */
-int skillhost_drop_capabilities(void);
-
 /* 1 when the supervisor recorded a refusal for the calling thread; copies it ("chmod() of /x") into `buffer` and
    clears it when `take`. */
 int skillhost_metadata_refusal(char *buffer, size_t size, int take);

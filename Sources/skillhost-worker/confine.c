@@ -147,8 +147,11 @@ void confinement_start(const struct confinement_launch *launch) {
         skillhost_peek_start(worker.copy, &spec, &confinement.child, &confinement.report) != 0)
         confinement.child = -1;
     confinement.state = PEEKING;
-    /* While the peek child works: the refusal memory for the host's metadata supervision, and the paths of the peek's
-       lists opened for this process's own confinement (the final lists hold them, and a few more). */
+    /* While the peek child works: the capabilities go (for root, one system call and a new set of credentials
+       each: about 0.1 ms), the refusal memory for the host's metadata supervision, and the paths of the peek's lists
+       opened for this process's own confinement (the final lists hold them, and a few more). A failure to drop is
+       skillhost_confine's to report, which drops them again. */
+    skillhost_drop_capabilities();
     skillhost_metadata_prepare();
     skillhost_confine_open_ahead(spec.execute_paths, spec.execute_count);
     skillhost_confine_open_ahead(spec.read_paths, spec.read_count);

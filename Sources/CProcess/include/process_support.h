@@ -159,6 +159,12 @@ struct skillhost_confinement {
     how many were kept (at most SKILLHOST_OPEN_AHEAD_MAX in all). [single-threaded, before skillhost_confine] */
 int skillhost_confine_open_ahead(const char *const *paths, int count);
 
+/** Gives up every capability for good (the bounding set, the ambient set, then effective, permitted and
+    inheritable), as skillhost_confine does first; cheap when they are gone already (the first drop fails with
+    EPERM). A worker calls it early, off its start's path. 0 or an errno value. [any thread; affects the calling
+    thread's credentials — call it before others exist] */
+int skillhost_drop_capabilities(void);
+
 /** What skillhost_confine applied, as bits of its `applied` result. */
 enum {
     SKILLHOST_CONFINED_FILES = 1 << 0,    /**< Landlock filesystem rules */
