@@ -465,8 +465,12 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length) {
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     ssize_t result = write(fd, buffer, length);
     int saved = errno;
-    if (result < 0 && saved == EPIPE && !was_pending) {
-        /* Take the SIGPIPE this write raised, so it is not delivered once the mask is restored. */
+    /* Take the SIGPIPE this write raised, so it is not delivered once the mask is restored. Asked of the pending
+       set, not of the result: a write that had moved some bytes when the reader left returns their count and
+       still raises SIGPIPE. */
+    sigset_t after;
+    sigpending(&after);
+    if (!was_pending && sigismember(&after, SIGPIPE)) {
         struct timespec zero = {0, 0};
         while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
         }

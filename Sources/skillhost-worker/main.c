@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,9 @@ int main(int argc, char **argv) {
     const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL, *temporary = NULL;
     /* `--spare`: started ahead of need; the arguments come as the first line of the protocol (see protocol.md). */
     int spare = (argc == 2 || (argc == 4 && strcmp(argv[2], "--filter") == 0)) && strcmp(argv[1], "--spare") == 0;
+    /* A host that left, or a standby child that died, is EPIPE: the worker ends when its input ends, not by a
+       signal it was handed (a host that does not ignore SIGPIPE, as a test process, passes its default on). */
+    signal(SIGPIPE, SIG_IGN);
     int setup = skillhost_worker_setup(&worker.in, &worker.out, &worker.lane_in, &worker.lane_out,
                                        &worker.lane_memory);
     if (setup != 0) {

@@ -154,7 +154,7 @@ int standby_take(const struct confinement_launch *launch, pid_t *child, int *rep
         memcpy(message + at, fields[i], n);
         at += n;
     }
-    /* A child that is gone (the write fails: SIGPIPE is ignored in a worker) is replaced by a peek started now. */
+    /* A child that is gone (the write fails: main ignores SIGPIPE) is replaced by a peek started now. */
     int sent = write_all(standby.command, message, at) == 0;
     free(message);
     if (!sent) {

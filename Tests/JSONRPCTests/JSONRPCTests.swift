@@ -118,4 +118,44 @@ struct JSONRPCTests {
         #expect(readers["slow"] != nil && readers["fast"] != nil && readers["slow"] != readers["fast"])
         close(descriptors[0])
     }
+
+    /// A peer that leaves in the middle of a long write makes the write fail, and leaves no SIGPIPE behind: the
+    /// write that had moved some bytes when the reader left returns their count, and the kernel raised the signal
+    /// all the same. (The writing thread blocks SIGPIPE here, so a signal left behind stays pending, where it is
+    /// seen, instead of ending a test process that did not ignore it.)
+    @Test func aReaderThatLeavesMidWriteLeavesNoSignalBehind() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        Thread {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            var total = 0
+            while total < 200_000 {
+                let count = read(readEnd, &chunk, chunk.count)
+                if count <= 0 { break }
+                total += count
+            }
+            close(readEnd)
+        }.start()
+        let (written, signalLeft): (Bool, Bool) = await withCheckedContinuation { continuation in
+            Thread {
+                var pipeSignal = sigset_t()
+                sigemptyset(&pipeSignal)
+                sigaddset(&pipeSignal, SIGPIPE)
+                var old = sigset_t()
+                pthread_sigmask(SIG_BLOCK, &pipeSignal, &old)
+                let written = LineWriter.write([UInt8](repeating: 120, count: 4 << 20), to: writeEnd)
+                var pending = sigset_t()
+                sigpending(&pending)
+                let left = sigismember(&pending, SIGPIPE) == 1
+                var zero = timespec()
+                if left { _ = sigtimedwait(&pipeSignal, nil, &zero) }
+                pthread_sigmask(SIG_SETMASK, &old, nil)
+                close(writeEnd)
+                continuation.resume(returning: (written, left))
+            }.start()
+        }
+        #expect(!written)
+        #expect(!signalLeft)
+    }
 }
