@@ -1,5 +1,6 @@
-/* Confinement of a worker process: Landlock (files, TCP, signal and abstract-socket scoping) and a seccomp filter
-   (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked (blocked.c). */
+/* Confinement of a worker process: Landlock (files, TCP, signal and abstract-socket scoping: landlock.c) and a
+   seccomp filter (libseccomp) whose blocked calls fail with an errno and leave a record saying what was blocked
+   (blocked.c). */
 #define _GNU_SOURCE
 #include "process_support.h"
 #include "confine_internal.h"
@@ -30,201 +31,6 @@
 #include <sys/un.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-/* Declared here: Debian's kernel headers (linux-libc-dev 6.1) stop at Landlock ABI 2. */
-struct confine_ruleset_attr {
-    __u64 handled_access_fs;
-    __u64 handled_access_net;
-    __u64 scoped;
-};
-struct confine_path_beneath {
-    __u64 allowed_access;
-    __s32 parent_fd;
-} __attribute__((packed));
-struct confine_net_port {
-    __u64 allowed_access;
-    __u64 port;
-};
-
-enum {
-    FS_EXECUTE = 1ULL << 0,
-    FS_WRITE_FILE = 1ULL << 1,
-    FS_READ_FILE = 1ULL << 2,
-    FS_READ_DIR = 1ULL << 3,
-    FS_MAKE_CHAR = 1ULL << 6,
-    FS_MAKE_BLOCK = 1ULL << 11,
-    FS_TRUNCATE = 1ULL << 14,
-    FS_IOCTL_DEV = 1ULL << 15,
-    NET_BIND_TCP = 1ULL << 0,
-    NET_CONNECT_TCP = 1ULL << 1,
-    SCOPE_ABSTRACT_UNIX = 1ULL << 0,
-    SCOPE_SIGNAL = 1ULL << 1,
-};
-
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-
-int skillhost_landlock_abi(void) {
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    return abi < 0 ? 0 : (int)abi;
-}
-
-/* Every filesystem right each ABI knows (ABI 1: bits 0–12, 2: REFER, 3: TRUNCATE, 5: IOCTL_DEV). */
-static __u64 fs_rights(int abi) {
-    __u64 rights = (1ULL << 13) - 1;
-    if (abi >= 2) rights |= 1ULL << 13;
-    if (abi >= 3) rights |= FS_TRUNCATE;
-    if (abi >= 5) rights |= FS_IOCTL_DEV;
-    return rights;
-}
-
-/* The rights that apply to a file (not a directory): a rule on a file with directory rights is EINVAL. */
-static __u64 file_rights(__u64 rights) { return rights & (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV); }
-
-/* Paths opened ahead (skillhost_confine_open_ahead), for this process's next confinement: each `fd` an O_PATH
-   descriptor (-1 once used), `directory` whether it is one. */
-static struct {
-    char *path;
-    int fd, directory;
-} opened[SKILLHOST_OPEN_AHEAD_MAX];
-static int opened_count, opened_next;
-
-/* This process's own /proc directory (O_PATH), for the paths under /proc/self, and the process it was opened in (a
-   forked child opens its own). */
-static int own_proc = -1;
-static pid_t own_proc_owner;
-
-/* An O_PATH descriptor of `path`; one under /proc/self is opened beneath the process's /proc directory, looked up
-   once (resolving /proc/self again for each path costs about 4 µs a path). */
-static int open_o_path(const char *path) {
-    if (strncmp(path, "/proc/self/", 11) == 0 && path[11] && !strchr(path + 11, '/')) {
-        pid_t pid = getpid();
-        if (own_proc < 0 || own_proc_owner != pid) {
-            own_proc = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-            own_proc_owner = pid;
-        }
-        if (own_proc >= 0) return openat(own_proc, path + 11, O_PATH | O_CLOEXEC);
-    }
-    return open(path, O_PATH | O_CLOEXEC);
-}
-
-/* An O_PATH descriptor of `path` and whether it is a directory: opened ahead (and so handed over), or now. -1 when
-   it does not exist. */
-static int open_path(const char *path, int *directory) {
-    /* The lists come in the order they were opened ahead in: the search starts after the last one found. */
-    for (int n = 0; n < opened_count; n++) {
-        int i = (opened_next + n) % opened_count;
-        if (opened[i].path && strcmp(opened[i].path, path) == 0) {
-            int fd = opened[i].fd;
-            *directory = opened[i].directory;
-            opened[i].fd = -1;
-            free(opened[i].path);
-            opened[i].path = NULL;
-            opened_next = i + 1;
-            return fd;
-        }
-    }
-    int fd = open_o_path(path);
-    struct stat status;
-    *directory = fd >= 0 && fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
-    return fd;
-}
-
-int skillhost_confine_open_ahead(const char *const *paths, int count) {
-    /* At most half the descriptors the process may have (a worker's limit may be low), and only paths that opened:
-       any other is opened again when it is needed, as without this. */
-    struct rlimit limit;
-    long most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? (long)limit.rlim_cur / 2
-                                                                                            : 1L << 20;
-    int added = 0;
-    for (int i = 0; i < count && opened_count < SKILLHOST_OPEN_AHEAD_MAX; i++) {
-        int fd = open_o_path(paths[i]);
-        if (fd < 0) continue;
-        char *copy = fd < most ? strdup(paths[i]) : NULL;
-        if (!copy) {
-            close(fd);
-            break;
-        }
-        struct stat status;
-        opened[opened_count].path = copy;
-        opened[opened_count].fd = fd;
-        opened[opened_count].directory = fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
-        opened_count++;
-        added++;
-    }
-    return added;
-}
-
-/* Closes what was opened ahead and not used. */
-static void forget_opened(void) {
-    for (int i = 0; i < opened_count; i++) {
-        if (opened[i].fd >= 0) close(opened[i].fd);
-        free(opened[i].path);
-    }
-    opened_count = opened_next = 0;
-    if (own_proc >= 0 && own_proc_owner == getpid()) close(own_proc);
-    own_proc = -1;
-}
-
-/* Adds a rule for `path`; a path that does not exist is skipped (0). */
-static int allow_path(int ruleset, const char *path, __u64 rights) {
-    int directory;
-    int fd = open_path(path, &directory);
-    if (fd < 0) return 0;
-    if (!directory) rights = file_rights(rights);
-    struct confine_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
-    int result = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : errno;
-    close(fd);
-    return result;
-}
-
-static int allow_all(int ruleset, const char *const *paths, int count, __u64 rights) {
-    for (int i = 0; i < count; i++) {
-        int result = allow_path(ruleset, paths[i], rights);
-        if (result != 0) return result;
-    }
-    return 0;
-}
-
-static int apply_landlock(const struct skillhost_confinement *spec, int abi, int *applied) {
-    /* Never device nodes, even where it may write: a block device of its own would be the whole disk. */
-    __u64 all = fs_rights(abi) & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK);
-    __u64 handled = fs_rights(abi);
-    __u64 read = FS_READ_FILE | FS_READ_DIR;
-    struct confine_ruleset_attr attr = {.handled_access_fs = handled};
-    size_t size = sizeof(__u64);
-    if (abi >= 4 && !spec->network) {
-        attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
-        size = 2 * sizeof(__u64);
-    }
-    if (abi >= 6) {
-        attr.scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL;
-        size = sizeof attr;
-    }
-    long ruleset = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-    if (ruleset < 0) return errno;
-    int fd = (int)ruleset, result = 0;
-    if (spec->write_anywhere) {
-        result = allow_path(fd, "/", all);
-    } else {
-        if (spec->read_anywhere) result = allow_path(fd, "/", read);
-        if (result == 0) result = allow_all(fd, spec->execute_paths, spec->execute_count, read | FS_EXECUTE);
-        if (result == 0) result = allow_all(fd, spec->read_paths, spec->read_count, read);
-        if (result == 0) result = allow_all(fd, spec->write_paths, spec->write_count, all & ~FS_EXECUTE);
-    }
-    /* A program the plugin may run must also be executable where it lives (the system folders above are). */
-    if (result == 0 && spec->write_anywhere == 0 && spec->read_anywhere && spec->exec)
-        result = allow_path(fd, "/", read | FS_EXECUTE);
-    if (result == 0 && syscall(SYS_landlock_restrict_self, fd, 0) != 0) result = errno;
-    close(fd);
-    if (result == 0) {
-        *applied |= SKILLHOST_CONFINED_FILES;
-        if (attr.handled_access_net) *applied |= SKILLHOST_CONFINED_TCP;
-        if (attr.scoped) *applied |= SKILLHOST_CONFINED_SCOPE;
-    }
-    return result;
-}
 
 /* SCMP_ACT_TRAP while the SIGSYS handler is in place (a worker); SCMP_ACT_ERRNO(EPERM) for a program that will
    execve (its handlers are reset, so a trap would kill it). */
@@ -482,7 +288,9 @@ static int confine(const struct skillhost_confinement *spec, int *applied);
 
 int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     int result = confine(spec, applied);
-    forget_opened(); /* whatever happened, nothing opened ahead stays open for the plugin's code */
+    /* Whatever happened, nothing opened or prepared ahead stays open for the plugin's code. */
+    skillhost_landlock_forget_opened();
+    skillhost_landlock_forget_prepared();
     return result;
 }
 
@@ -496,10 +304,10 @@ int skillhost_confine_calls(const struct skillhost_confinement *spec, int *appli
 }
 
 int skillhost_confine_files(const struct skillhost_confinement *spec, int *applied) {
-    int abi = skillhost_landlock_abi();
-    if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
-    int result = abi >= 1 ? apply_landlock(spec, abi, applied) : 0;
-    forget_opened();
+    int abi = skillhost_landlock_effective_abi(spec);
+    int result = abi >= 1 ? skillhost_landlock_apply(spec, abi, applied) : 0;
+    skillhost_landlock_forget_opened();
+    skillhost_landlock_forget_prepared();
     return result;
 }
 
@@ -513,10 +321,9 @@ static int confine(const struct skillhost_confinement *spec, int *applied) {
        cannot reach, to refuse them by name). Without one the calls fail with ENOSYS; the process still runs. */
     int supervised = spec->supervise_metadata && !spec->write_anywhere &&
                      skillhost_metadata_prepare() == 0;
-    int abi = skillhost_landlock_abi();
-    if (spec->maximum_abi >= 0 && abi > spec->maximum_abi) abi = spec->maximum_abi;
+    int abi = skillhost_landlock_effective_abi(spec);
     if (abi >= 1) {
-        int result = apply_landlock(spec, abi, applied);
+        int result = skillhost_landlock_apply(spec, abi, applied);
         if (result != 0) return result;
     }
     int result = apply_seccomp(spec, supervised);

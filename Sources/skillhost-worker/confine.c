@@ -120,9 +120,9 @@ static void confine_now(const struct skillhost_confinement *spec) {
     }
 }
 
-void confinement_standby(const char *filter) {
+void confinement_standby(const char *filter, const char *prepare) {
     import_filter(filter);
-    standby_start(filter);
+    standby_start(filter, prepare);
 }
 
 void confinement_start(const struct confinement_launch *launch) {

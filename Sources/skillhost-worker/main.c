@@ -407,7 +407,9 @@ int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
     const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL, *temporary = NULL;
     /* `--spare`: started ahead of need; the arguments come as the first line of the protocol (see protocol.md). */
-    int spare = (argc == 2 || (argc == 4 && strcmp(argv[2], "--filter") == 0)) && strcmp(argv[1], "--spare") == 0;
+    int filtered = argc >= 4 && strcmp(argv[2], "--filter") == 0;
+    int prepared = argc == 6 && filtered && strcmp(argv[4], "--prepare") == 0;
+    int spare = (argc == 2 || (argc == 4 && filtered) || prepared) && strcmp(argv[1], "--spare") == 0;
     /* A host that left, or a standby child that died, is EPIPE: the worker ends when its input ends, not by a
        signal it was handed (a host that does not ignore SIGPIPE, as a test process, passes its default on). */
     signal(SIGPIPE, SIG_IGN);
@@ -420,10 +422,14 @@ int main(int argc, char **argv) {
     }
     char **arguments = argv + 1, *pending = NULL;
     size_t pending_length = 0;
-    /* A spare given the host's filter peeks in a child it starts now (standby.c). */
-    if (spare && argc == 4) {
-        confinement_standby(argv[3]);
+    /* A spare given the host's filter peeks in a child it starts now (standby.c), titled as the spare is (the
+       title is written over the arguments, so they are copied first). */
+    if (spare && filtered) {
+        char *filter_hex = strdup(argv[3]), *lists = prepared ? strdup(argv[5]) : NULL;
         skillhost_set_title(argv, argc, "skillhost-worker --spare");
+        if (filter_hex && (lists || !prepared)) confinement_standby(filter_hex, lists);
+        free(filter_hex);
+        free(lists);
     }
     int count = spare ? read_launch(worker.in, &arguments, &pending, &pending_length) : argc - 1;
     for (int i = 0; i + 1 < count; i += 2) {

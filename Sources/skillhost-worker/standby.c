@@ -1,9 +1,11 @@
 /* A spare's peek child, forked before the spare's launch: it gives up its privileges and loads the system-call
    filter of a plugin that declares nothing while it waits, so a start that peeks spends on its path only what
-   depends on the plugin — Landlock's lists (they name the plugin's copy), the plugin's load and the report. The
-   fork (about 0.2 ms on a cold CPU), the capabilities (about 0.1 ms for root) and the filter's load (about 0.15 ms)
-   happen while nothing waits for them. What it runs once it has the plugin's path is the peek child's of
-   skillhost_peek_start, confined the same way: the same filter, the same lists, the launch's limits and TMPDIR. */
+   depends on the plugin — Landlock's rules for the plugin's copy and /proc/self, the plugin's load and the report.
+   The fork (about 0.2 ms on a cold CPU), the capabilities (about 0.1 ms for root), the filter's load (about
+   0.15 ms) and Landlock's rules for the paths every peek of this host names (the system's folders and files, each
+   checked with one stat when the launch comes) happen while nothing waits for them. What it runs once it has the
+   plugin's path is the peek child's of skillhost_peek_start, confined the same way: the same filter, the same
+   lists, the launch's limits and TMPDIR. */
 #define _GNU_SOURCE
 #include "worker.h"
 #include "process_support.h"
@@ -81,7 +83,7 @@ static _Noreturn void wait_for_command(void) {
     skillhost_peek_report(fields[0]);
 }
 
-void standby_start(const char *filter) {
+void standby_start(const char *filter, const char *prepare) {
     if (!filter) return;
     int report[2], command[2];
     if (pipe2(report, O_CLOEXEC) != 0) return;
@@ -102,6 +104,10 @@ void standby_start(const char *filter) {
         struct skillhost_confinement nothing = {0};
         int applied;
         if (skillhost_confine_calls(&nothing, &applied) != 0) _exit(3);
+        /* Landlock's rules for the lists every peek of this host has (all but the plugin's copy); a launch whose
+           lists do not hold them, or whose paths name other files by then, builds its own. */
+        struct skillhost_confinement lists;
+        if (prepare && confinement_read_spec(prepare, &lists) == 0) (void)skillhost_confine_files_prepare(&lists);
         wait_for_command();
     }
     close(report[1]);

@@ -25,19 +25,23 @@ struct NativeWorkerTests {
         /// Bytes read from the output and not yet split into lines.
         private let pending = Mutex<[UInt8]>([])
 
-        /// `spare`: started as `skillhost-worker --spare`, given its arguments (and `launchSuffix` after them) as
-        /// the first line of its input, in the same write as `firstRequest` when there is one (`launches`: false,
-        /// nothing is sent).
+        /// The first line a spare is sent: its arguments, `launchSuffix` after them.
+        private let launchLine: String
+
+        /// `spare`: started as `skillhost-worker --spare` (and `spareArguments`), given its arguments (and
+        /// `launchSuffix` after them) as the first line of its input, in the same write as `firstRequest` when there
+        /// is one (`launches`: false, nothing is sent until `launch()`).
         init(
-            plugin: String, resultLimit: Int = 1 << 20, spare: Bool = false, launchSuffix: String = "",
-            firstRequest: String? = nil, launches: Bool = true
+            plugin: String, resultLimit: Int = 1 << 20, spare: Bool = false, spareArguments: [String] = [],
+            launchSuffix: String = "", firstRequest: String? = nil, launches: Bool = true
         ) throws {
             let data = Paths.temporaryDirectory("native-data")
             let launch = [
                 "--file", "/plugins/" + (plugin as NSString).lastPathComponent, "--copy", plugin, "--data-dir", data,
                 "--max-result-bytes", String(resultLimit),
             ]
-            let arguments = [Paths.products + "/skillhost-worker"] + (spare ? ["--spare"] : launch)
+            let arguments = [Paths.products + "/skillhost-worker"] + (spare ? ["--spare"] + spareArguments : launch)
+            launchLine = JSONValue.array(launch.map { .string($0) }).jsonText.dropLast() + launchSuffix + "]\n"
             var pid: pid_t = 0
             var (input, output, errors, laneInput, laneOutput, supervision, memory):
                 (
@@ -61,11 +65,11 @@ struct NativeWorkerTests {
             self.errors = errors
             self.laneOutput = laneOutput
             lane = mapped
-            if spare, launches {
-                let text = JSONValue.array(launch.map { .string($0) }).jsonText.dropLast() + launchSuffix + "]\n"
-                send(text + (firstRequest ?? ""), newline: false)
-            }
+            if spare, launches { send(launchLine + (firstRequest ?? ""), newline: false) }
         }
+
+        /// Sends a spare started with `launches: false` its launch.
+        func launch() { send(launchLine, newline: false) }
 
         func send(_ line: String, newline: Bool = true) {
             let bytes = Array((line + (newline ? "\n" : "")).utf8)

@@ -57,7 +57,8 @@ struct WorkerSpareTests {
     }
 
     /// A spare holds its standby peek child while it waits: confined for its calls already (no new privileges, no
-    /// capabilities, the filter loaded), holding nothing of the spare's but its two pipes, and gone with the spare.
+    /// capabilities, the filter loaded), holding nothing of the spare's but its two pipes — and the Landlock ruleset
+    /// it built ahead for the peek's lists —, titled as the spare is, and gone with the spare.
     @Test func aSpareHoldsAStandbyPeekChildConfinedForItsCalls() async throws {
         let (_, executable, spare) = try await Self.hostWithSpare("spare-standby", loading: "behaviours.c")
         var discarded = false
@@ -71,8 +72,25 @@ struct WorkerSpareTests {
         for field in ["NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"] {
             #expect(status.contains(field), "\(field) in \(status)")
         }
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd").compactMap(Int.init)
-        #expect(descriptors.sorted() == [0, 1, 2, 3, 4], "\(descriptors)")
+        func descriptors() -> [Int: String] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd")) ?? []
+            return Dictionary(
+                names.compactMap { name in
+                    Int(name).map {
+                        (
+                            $0,
+                            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/\(name)"))
+                                ?? ""
+                        )
+                    }
+                }, uniquingKeysWith: { first, _ in first })
+        }
+        await IsolationTests.eventually("the rules are built") { descriptors().count == 6 }
+        let open = descriptors()
+        #expect(open.keys.sorted() == [0, 1, 2, 3, 4, 5], "\(open)")
+        #expect(open[5] == "anon_inode:[landlock-ruleset]", "\(open)")
+        let title = try String(contentsOfFile: "/proc/\(child)/cmdline", encoding: .utf8)
+        #expect(title.hasPrefix("skillhost-worker --spare\0"), "\(title)")
         WorkerSpares.shared.discard(executable)
         discarded = true
         await IsolationTests.eventually("the standby child is gone") {

@@ -200,6 +200,14 @@ int skillhost_confine_calls(const struct skillhost_confinement *spec, int *appli
     `applied`. Nothing when the kernel has no Landlock. 0 or an errno value. [as skillhost_confine] */
 int skillhost_confine_files(const struct skillhost_confinement *spec, int *applied);
 
+/** Builds, ahead of a confinement whose lists are not known yet, the Landlock rules of `spec`'s paths (outside
+    /proc) with the files they name now; the next skillhost_confine_files or skillhost_confine takes them when its
+    choices are `spec`'s and its lists hold every prepared path in the same list, and each path still names the
+    same file (else it builds every rule as without them). Nothing for a confinement that may read or write
+    anywhere, or a kernel without Landlock. Holds one descriptor (the ruleset) until then. 0 or an errno value.
+    [one thread of a process that is not confined yet, before the confinement it prepares] */
+int skillhost_confine_files_prepare(const struct skillhost_confinement *spec);
+
 /** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
     thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,
     else 0. [the thread that made the blocked call] */

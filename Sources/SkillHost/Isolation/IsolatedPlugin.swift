@@ -108,7 +108,9 @@ final class IsolatedPlugin: Sendable {
             ?? worker.call(.describe(file: file), timeout: settings.startTimeout)
         // The next start's worker, made now that this one has finished (never beside it).
         if let executable = settings.nativeWorker {
-            WorkerSpares.shared.prepare(executable, filter: launch.confines ? launch.prepared?.filterHex : nil)
+            WorkerSpares.shared.prepare(
+                executable, filter: launch.confines ? launch.prepared?.filterHex : nil,
+                lists: NativeConfinement.standbyLists(for: launch))
         }
         switch described {
         case .failure(var failure):

@@ -32,10 +32,24 @@ struct NativeConfinement {
         guard launch.confines else { return preload }
         let filter = launch.prepared.map { ["--filter", $0.filterHex] } ?? []
         if let known { return preload + filter + ["--confinement", known.specification.jsonText] }
-        let peek = Self.specification(
-            Confinement(), execute: base.execute, read: base.read, write: ["/dev/null"],
-            maximumABI: launch.maximumLandlockABI ?? -1)
+        let peek = Self.peekSpecification(
+            execute: base.execute, read: base.read, maximumABI: launch.maximumLandlockABI ?? -1)
         return preload + filter + ["--peek", peek.jsonText]
+    }
+
+    /// A peek's lists: what a plugin that declares nothing may reach, for the child that reads its declaration.
+    static func peekSpecification(execute: [String], read: [String], maximumABI: Int) -> JSONValue {
+        specification(Confinement(), execute: execute, read: read, write: ["/dev/null"], maximumABI: maximumABI)
+    }
+
+    /// The lists a spare's standby child builds Landlock's rules for ahead of its launch (`--prepare`): every
+    /// peek's of this host, all but the plugin's copy (`WorkerConfinement.basePaths` adds it to the prepared
+    /// paths). Nil when the launch does not confine or the host prepared nothing.
+    static func standbyLists(for launch: WorkerLaunch) -> String? {
+        guard launch.confines, let prepared = launch.prepared else { return nil }
+        return peekSpecification(
+            execute: prepared.paths.execute, read: prepared.paths.read, maximumABI: launch.maximumLandlockABI ?? -1
+        ).jsonText
     }
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,

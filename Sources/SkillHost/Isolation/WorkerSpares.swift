@@ -48,17 +48,19 @@ package final class WorkerSpares: Sendable {
     /// start is not retried until the next start asks again (that start spawned its worker itself). With `filter`
     /// (the host's compiled filter for a plugin that declares nothing, in hex, as `--filter` carries it) the spare
     /// starts its standby peek child at once: a child that gives up its privileges and loads that filter while it
-    /// waits, and peeks for the launch that carries the same filter (protocol.md, "Start").
-    func prepare(_ executable: String, filter: String? = nil) {
+    /// waits, and peeks for the launch that carries the same filter (protocol.md, "Start"); with `lists` too (a
+    /// peek's, as JSON, without the plugin's copy) that child builds Landlock's rules for them while it waits.
+    func prepare(_ executable: String, filter: String? = nil, lists: String? = nil) {
         let start = state.withLock { state -> Bool in
             guard state.spares[executable] == nil, !state.starting.contains(executable) else { return false }
             state.starting.insert(executable)
             return true
         }
         guard start else { return }
+        let standby = filter.map { ["--filter", $0] + (lists.map { ["--prepare", $0] } ?? []) } ?? []
         let thread = Thread { [self] in
             let started = try? StartedProcess.spawn(
-                [executable, "--spare"] + (filter.map { ["--filter", $0] } ?? []),
+                [executable, "--spare"] + standby,
                 environment: WorkerTemplates.environment
             ).get()
             state.withLock { state in
