@@ -290,7 +290,7 @@ int skillhost_confine(const struct skillhost_confinement *spec, int *applied) {
     int result = confine(spec, applied);
     /* Whatever happened, nothing opened or prepared ahead stays open for the plugin's code. */
     skillhost_landlock_forget_opened();
-    skillhost_landlock_forget_prepared();
+    skillhost_confine_files_discard_prepared();
     return result;
 }
 
@@ -307,7 +307,7 @@ int skillhost_confine_files(const struct skillhost_confinement *spec, int *appli
     int abi = skillhost_landlock_effective_abi(spec);
     int result = abi >= 1 ? skillhost_landlock_apply(spec, abi, applied) : 0;
     skillhost_landlock_forget_opened();
-    skillhost_landlock_forget_prepared();
+    skillhost_confine_files_discard_prepared();
     return result;
 }
 

@@ -16,9 +16,8 @@ int skillhost_landlock_effective_abi(const struct skillhost_confinement *spec);
    errno value. */
 int skillhost_landlock_apply(const struct skillhost_confinement *spec, int abi, int *applied);
 
-/* Close what was opened ahead (skillhost_confine_open_ahead) or prepared ahead and not used. */
+/* Closes what was opened ahead (skillhost_confine_open_ahead) and not used. */
 void skillhost_landlock_forget_opened(void);
-void skillhost_landlock_forget_prepared(void);
 
 /* The namespace flags of clone(): no grant gives a plugin new namespaces. */
 extern const unsigned long skillhost_namespace_flags[];

@@ -114,6 +114,9 @@ static int open_path(const char *path, int *directory) {
     return fd;
 }
 
+static int prepared_here(void);
+static int prepared_holds(const char *path);
+
 int skillhost_confine_open_ahead(const char *const *paths, int count) {
     /* At most half the descriptors the process may have (a worker's limit may be low), and only paths that opened:
        any other is opened again when it is needed, as without this. */
@@ -121,7 +124,9 @@ int skillhost_confine_open_ahead(const char *const *paths, int count) {
     long most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? (long)limit.rlim_cur / 2
                                                                                             : 1L << 20;
     int added = 0;
+    int prepared_too = prepared_here();
     for (int i = 0; i < count && opened_count < SKILLHOST_OPEN_AHEAD_MAX; i++) {
+        if (prepared_too && prepared_holds(paths[i])) continue; /* its rule is there already */
         int fd = open_o_path(paths[i]);
         if (fd < 0) continue;
         char *copy = fd < most ? strdup(paths[i]) : NULL;
@@ -218,21 +223,49 @@ struct prepared_rule {
 static struct {
     int ruleset; /* -1: none */
     int abi, network;
+    int checked; /* every path was found to name its file still (skillhost_confine_files_check_prepared) */
+    pid_t owner; /* the process that built it: a forked child does not share it (its rules would be the parent's) */
     struct prepared_rule *rules;
     int count;
 } prepared = {.ruleset = -1};
 
-void skillhost_landlock_forget_prepared(void) {
+/* The prepared ruleset, when this process built it; a copy inherited through fork is closed here. */
+static int prepared_here(void) {
+    if (prepared.ruleset >= 0 && prepared.owner != getpid()) skillhost_confine_files_discard_prepared();
+    return prepared.ruleset >= 0;
+}
+
+/* Whether the prepared ruleset holds a rule for `path` (the caller asked prepared_here). */
+static int prepared_holds(const char *path) {
+    for (int i = 0; prepared.ruleset >= 0 && i < prepared.count; i++)
+        if (strcmp(prepared.rules[i].path, path) == 0) return 1;
+    return 0;
+}
+
+static int still_names_its_file(const struct prepared_rule *rule) {
+    struct stat status;
+    return stat(rule->path, &status) == 0 && status.st_dev == rule->device && status.st_ino == rule->inode;
+}
+
+void skillhost_confine_files_check_prepared(void) {
+    if (!prepared_here()) return;
+    for (int i = 0; prepared.ruleset >= 0 && i < prepared.count; i++)
+        if (!still_names_its_file(&prepared.rules[i])) skillhost_confine_files_discard_prepared();
+    if (prepared.ruleset >= 0) prepared.checked = 1;
+}
+
+void skillhost_confine_files_discard_prepared(void) {
     if (prepared.ruleset >= 0) close(prepared.ruleset);
     for (int i = 0; i < prepared.count; i++) free(prepared.rules[i].path);
     free(prepared.rules);
     prepared.rules = NULL;
     prepared.count = 0;
     prepared.ruleset = -1;
+    prepared.checked = 0;
 }
 
 int skillhost_confine_files_prepare(const struct skillhost_confinement *spec) {
-    skillhost_landlock_forget_prepared();
+    skillhost_confine_files_discard_prepared();
     int abi = skillhost_landlock_effective_abi(spec);
     /* Everywhere-rules are one rule on "/": nothing to gain. */
     if (abi < 1 || spec->read_anywhere || spec->write_anywhere) return 0;
@@ -244,11 +277,12 @@ int skillhost_confine_files_prepare(const struct skillhost_confinement *spec) {
     path_lists(spec, abi, lists);
     int total = lists[0].count + lists[1].count + lists[2].count;
     prepared.ruleset = (int)ruleset;
+    prepared.owner = getpid();
     prepared.abi = abi;
     prepared.network = spec->network;
     prepared.rules = calloc((size_t)(total > 0 ? total : 1), sizeof *prepared.rules);
     if (!prepared.rules) {
-        skillhost_landlock_forget_prepared();
+        skillhost_confine_files_discard_prepared();
         return ENOMEM;
     }
     for (int list = 0; list < 3; list++) {
@@ -272,7 +306,7 @@ int skillhost_confine_files_prepare(const struct skillhost_confinement *spec) {
             close(fd);
             if (result != 0) {
                 free(copy);
-                skillhost_landlock_forget_prepared();
+                skillhost_confine_files_discard_prepared();
                 return result;
             }
             prepared.rules[prepared.count++] =
@@ -290,7 +324,7 @@ int skillhost_confine_files_prepare(const struct skillhost_confinement *spec) {
 static int take_prepared(const struct skillhost_confinement *spec, int abi, const struct path_list lists[3],
                          char *covered) {
     int ruleset = -1;
-    if (prepared.ruleset >= 0 && prepared.abi == abi && prepared.network == spec->network && !spec->read_anywhere &&
+    if (prepared_here() && prepared.abi == abi && prepared.network == spec->network && !spec->read_anywhere &&
         !spec->write_anywhere) {
         int offsets[3] = {0, lists[0].count, lists[0].count + lists[1].count}, next[3] = {0, 0, 0}, fits = 1;
         for (int r = 0; r < prepared.count && fits; r++) {
@@ -302,9 +336,7 @@ static int take_prepared(const struct skillhost_confinement *spec, int abi, cons
                 int i = (next[rule->list] + n) % list->count;
                 if (!covered[offsets[rule->list] + i] && strcmp(list->paths[i], rule->path) == 0) found = i;
             }
-            struct stat status;
-            fits = found >= 0 && stat(rule->path, &status) == 0 && status.st_dev == rule->device &&
-                   status.st_ino == rule->inode;
+            fits = found >= 0 && (prepared.checked || still_names_its_file(rule));
             if (fits) {
                 covered[offsets[rule->list] + found] = 1;
                 next[rule->list] = found + 1;
@@ -317,7 +349,7 @@ static int take_prepared(const struct skillhost_confinement *spec, int abi, cons
             memset(covered, 0, (size_t)(lists[0].count + lists[1].count + lists[2].count));
         }
     }
-    skillhost_landlock_forget_prepared();
+    skillhost_confine_files_discard_prepared();
     return ruleset;
 }
 
@@ -329,7 +361,7 @@ int skillhost_landlock_apply(const struct skillhost_confinement *spec, int abi, 
     int total = lists[0].count + lists[1].count + lists[2].count;
     char *covered = calloc((size_t)(total > 0 ? total : 1), 1);
     if (!covered) {
-        skillhost_landlock_forget_prepared();
+        skillhost_confine_files_discard_prepared();
         return ENOMEM;
     }
     int fd = take_prepared(spec, abi, lists, covered);

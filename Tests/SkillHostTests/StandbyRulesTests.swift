@@ -5,17 +5,27 @@ import Testing
 
 @testable import SkillHost
 
-/// A spare's standby peek child builds Landlock's rules for the peek's lists while it waits (`--prepare`). A launch
-/// takes them only where they still hold: a file replaced since is confined as the new file, and a path the
-/// prepared lists named but the launch's do not stays out of reach. What the peek child may read is seen from a
-/// plugin whose constructor (it runs in the peek) tries two files and names itself after what it could open.
+/// A spare and its standby peek child build Landlock's rules for the peek's lists while they wait (`--prepare`). A
+/// launch takes them only where they still hold: a file replaced since is confined as the new file, and a path the
+/// prepared lists named but the launch's do not stays out of reach. What each process may read is seen from a
+/// plugin whose constructor (it runs in the peek child, then in the worker) tries two files and names itself after
+/// what it could open.
 struct StandbyRulesTests {
-    /// The plugin's name as its peek reported it, for a spare that prepared `prepare` (besides the system's lists)
-    /// and a launch whose lists add `launch` to the system's; `meanwhile` runs once the rules are built, before the
-    /// launch.
-    static func peekedName(
+    /// Whether `pid` holds a Landlock ruleset.
+    static func holdsRuleset(_ pid: some BinaryInteger) -> Bool {
+        let folder = "/proc/\(pid)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0))
+                == "anon_inode:[landlock-ruleset]"
+        }
+    }
+
+    /// The plugin's name as its peek reported it and as the worker then described it, for a spare that prepared
+    /// `prepare` (besides the system's lists) and a launch whose lists add `launch` to the system's (the peek's and
+    /// the worker's alike); `meanwhile` runs once the rules are built, before the launch.
+    static func names(
         plugin: String, prepare: [String], launch: [String], meanwhile: () throws -> Void = {}
-    ) async throws -> String? {
+    ) async throws -> [String?] {
         let prepared = try #require(WorkerPreparation.make())
         func lists(read: [String], copy: [String]) -> String {
             NativeConfinement.peekSpecification(
@@ -29,19 +39,16 @@ struct StandbyRulesTests {
             plugin: plugin, spare: true,
             spareArguments: ["--filter", prepared.filterHex, "--prepare", lists(read: prepare, copy: [])],
             launchSuffix: launchSuffix, launches: false)
-        // The standby child holds the ruleset (its sixth descriptor) once it has built the rules.
-        await IsolationTests.eventually("the standby child built its rules") {
-            IsolationTests.children(of: worker.pid).contains { entry in
-                let child = entry.prefix { $0 != " " }
-                return (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/5"))
-                    == "anon_inode:[landlock-ruleset]"
-            }
+        await IsolationTests.eventually("the spare and its standby child built their rules") {
+            holdsRuleset(worker.pid)
+                && IsolationTests.children(of: worker.pid).contains { holdsRuleset(Int($0.prefix { $0 != " " }) ?? 0) }
         }
         try meanwhile()
         worker.launch()
-        let name = worker.request(1, "declaration").last?["result"]?["name"]?.stringValue
+        let peeked = worker.request(1, "declaration").last?["result"]?["name"]?.stringValue
+        let described = worker.request(2, "confine", lists(read: launch, copy: [plugin])).last?["result"]
         _ = worker.finish()
-        return name
+        return [peeked, described?["plugin"]?["name"]?.stringValue]
     }
 
     static func probe(kept: String, secret: String, in folder: String) throws -> String {
@@ -79,14 +86,15 @@ struct StandbyRulesTests {
         try "secret".write(toFile: secret, atomically: false, encoding: .utf8)
         let plugin = try Self.probe(kept: kept, secret: secret, in: folder)
 
-        #expect(try await Self.peekedName(plugin: plugin, prepare: [kept], launch: [kept]) == "kept1_secret0")
+        let both = { (name: String) in [name, name] }
+        #expect(try await Self.names(plugin: plugin, prepare: [kept], launch: [kept]) == both("kept1_secret0"))
         // Replaced after the rules were built (a new file renamed over it, as editors and package managers do).
-        let replaced = try await Self.peekedName(plugin: plugin, prepare: [kept], launch: [kept]) {
+        let replaced = try await Self.names(plugin: plugin, prepare: [kept], launch: [kept]) {
             try "kept again".write(toFile: kept, atomically: true, encoding: .utf8)
         }
-        #expect(replaced == "kept1_secret0")
+        #expect(replaced == both("kept1_secret0"))
         // Prepared, then not in the launch's lists.
-        #expect(try await Self.peekedName(plugin: plugin, prepare: [kept, secret], launch: [kept]) == "kept1_secret0")
-        #expect(try await Self.peekedName(plugin: plugin, prepare: [], launch: [kept, secret]) == "kept1_secret1")
+        #expect(try await Self.names(plugin: plugin, prepare: [kept, secret], launch: [kept]) == both("kept1_secret0"))
+        #expect(try await Self.names(plugin: plugin, prepare: [], launch: [kept, secret]) == both("kept1_secret1"))
     }
 }

@@ -208,6 +208,15 @@ int skillhost_confine_files(const struct skillhost_confinement *spec, int *appli
     [one thread of a process that is not confined yet, before the confinement it prepares] */
 int skillhost_confine_files_prepare(const struct skillhost_confinement *spec);
 
+/** Checks the prepared rules now, ahead of the confinement that takes them (while the process waits for something
+    else): one stat a path; the rules are given up when a path names another file than it did. The confinement then
+    checks no more than its lists. [as skillhost_confine_files_prepare] */
+void skillhost_confine_files_check_prepared(void);
+
+/** Gives up the prepared rules (closes the ruleset): for a process that is not confined after all. Nothing when
+    there are none. [as skillhost_confine_files_prepare] */
+void skillhost_confine_files_discard_prepared(void);
+
 /** Copies into `buffer` (NUL-terminated, at most `size` bytes) what the filter last blocked on the calling
     thread — "connect() to 127.0.0.1:8080", "execve() of /bin/sh" — and clears it. 1 when there was something,
     else 0. [the thread that made the blocked call] */
