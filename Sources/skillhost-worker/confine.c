@@ -122,10 +122,12 @@ static void confine_now(const struct skillhost_confinement *spec) {
 
 void confinement_standby(const char *filter, const char *prepare) {
     import_filter(filter);
-    standby_start(filter, prepare);
-    /* The same rules for this process's own confinement, whose lists hold the peek's (and the plugin's own). */
     struct skillhost_confinement lists;
-    if (prepare && confinement_read_spec(prepare, &lists) == 0) (void)skillhost_confine_files_prepare(&lists);
+    int readable = prepare && confinement_read_spec(prepare, &lists) == 0;
+    standby_start(filter, readable ? &lists : NULL);
+    /* The same rules for this process's own confinement, whose lists hold the peek's (and the plugin's own). A
+       failure leaves nothing prepared: the rules are then built as without. */
+    if (readable) (void)skillhost_confine_files_prepare(&lists);
 }
 
 void confinement_start(const struct confinement_launch *launch) {
@@ -154,8 +156,7 @@ void confinement_start(const struct confinement_launch *launch) {
     /* While the peek child works: the capabilities go (for root, one system call and a new set of credentials
        each: about 0.1 ms), the refusal memory for the host's metadata supervision, the check of the rules a spare
        prepared, and the other paths of the peek's lists opened for this process's own confinement (the final lists
-       hold them, and a few more). A failure to drop is
-       skillhost_confine's to report, which drops them again. */
+       hold them, and a few more). A failure to drop is skillhost_confine's to report, which drops them again. */
     skillhost_drop_capabilities();
     skillhost_metadata_prepare();
     skillhost_confine_files_check_prepared();

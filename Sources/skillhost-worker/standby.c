@@ -83,7 +83,7 @@ static _Noreturn void wait_for_command(void) {
     skillhost_peek_report(fields[0]);
 }
 
-void standby_start(const char *filter, const char *prepare) {
+void standby_start(const char *filter, const struct skillhost_confinement *prepare) {
     if (!filter) return;
     int report[2], command[2];
     if (pipe2(report, O_CLOEXEC) != 0) return;
@@ -106,8 +106,7 @@ void standby_start(const char *filter, const char *prepare) {
         if (skillhost_confine_calls(&nothing, &applied) != 0) _exit(3);
         /* Landlock's rules for the lists every peek of this host has (all but the plugin's copy); a launch whose
            lists do not hold them, or whose paths name other files by then, builds its own. */
-        struct skillhost_confinement lists;
-        if (prepare && confinement_read_spec(prepare, &lists) == 0) (void)skillhost_confine_files_prepare(&lists);
+        if (prepare) (void)skillhost_confine_files_prepare(prepare);
         wait_for_command();
     }
     close(report[1]);

@@ -92,8 +92,8 @@ struct confinement_launch {
    the host's compiled filter in hex (may be NULL). Nothing when both are NULL. [main thread, single-threaded] */
 void confinement_start(const struct confinement_launch *launch);
 /* A spare, before its launch: takes `filter` (the host's compiled filter, hex) and starts a standby peek child
-   with it (nothing without one), which prepares Landlock's rules for the lists `prepare` (JSON, `ConfinementSpec`;
-   may be NULL) holds. [main thread, single-threaded] */
+   with it (nothing without one); the child and this process build Landlock's rules ahead for the lists `prepare`
+   (JSON, `ConfinementSpec`; may be NULL) holds. [main thread, single-threaded] */
 void confinement_standby(const char *filter, const char *prepare);
 /* The host's `ConfinementSpec` JSON (NUL-terminated) as skillhost_confine takes it; 0, or -1 when it is not one. */
 int confinement_read_spec(const char *text, struct skillhost_confinement *spec);
@@ -101,7 +101,7 @@ int confinement_read_spec(const char *text, struct skillhost_confinement *spec);
 /* standby.c: a spare's standby peek child, forked before its launch and confined for its calls
    (skillhost_confine_calls with `filter`, a plugin's that declares nothing, in hex, already imported), its file rules
    for `prepare`'s lists (may be NULL) built ahead. [main thread] */
-void standby_start(const char *filter, const char *prepare);
+void standby_start(const char *filter, const struct skillhost_confinement *prepare);
 /* Hands the standby child its launch (the copy, the peek's lists, the limits, TMPDIR): 0 with its pid and report pipe
    (for skillhost_peek_finish), -1 when there is none or it does not fit the launch (it is then gone). */
 int standby_take(const struct confinement_launch *launch, pid_t *child, int *report);
