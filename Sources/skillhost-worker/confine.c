@@ -17,15 +17,17 @@ static struct {
     pid_t child; /* the peek child, -1 when it could not start */
     int report;  /* its report pipe */
     int applied; /* SKILLHOST_CONFINED_* bits */
+    int threads; /* counted as the peek starts: nothing that could start one runs here before `confine` */
     char failure[200];
 } confinement = {.child = -1, .report = -1};
 
 enum { UNCONFINED, PEEKING, DECLARED, CONFINED, FAILED };
 
-/* A JSON array of strings as a NULL-terminated list (never freed: a worker confines itself once). */
-static int read_list(const char *p, const char *end, const char *key, const char *const **list, int *count) {
-    const char *value, *value_end, *item, *item_end;
-    if (json_member(p, end, key, &value, &value_end) != 0) return -1;
+/* A JSON array of strings (`value` to `end`) as a NULL-terminated list (never freed: a worker confines itself
+   once). */
+static int read_list(const char *value, const char *value_end, const char *const **list, int *count) {
+    const char *item, *item_end;
+    if (!value) return -1;
     size_t capacity = 16;
     const char **items = malloc(capacity * sizeof *items);
     int found = 0, step;
@@ -45,26 +47,32 @@ static int read_list(const char *p, const char *end, const char *key, const char
     return 0;
 }
 
-static int read_flag(const char *p, const char *end, const char *key, int *flag) {
-    const char *value, *value_end;
+static int read_flag(const char *value, const char *value_end, int *flag) {
     long long number;
-    if (json_member(p, end, key, &value, &value_end) != 0 || json_integer(value, value_end, &number) != 0) return -1;
+    if (!value || json_integer(value, value_end, &number) != 0) return -1;
     *flag = (int)number;
     return 0;
 }
 
-/* The host's `ConfinementSpec` JSON as skillhost_confine takes it; 0, or -1 when it is not one. */
+/* The host's `ConfinementSpec` JSON as skillhost_confine takes it, read in one walk over its members; 0, or -1 when
+   it is not one. */
 static int read_spec(const char *p, const char *end, struct skillhost_confinement *spec) {
+    enum { NETWORK, EXEC, READ_ANYWHERE, WRITE_ANYWHERE, MAXIMUM_ABI, EXECUTE, READ, WRITE, COUNT };
+    static const char *const keys[COUNT] = {"network",     "exec",    "read_anywhere", "write_anywhere",
+                                            "maximum_abi", "execute", "read",          "write"};
+    const char *values[COUNT], *ends[COUNT];
     memset(spec, 0, sizeof *spec);
     spec->supervise_metadata = 1;
-    if (read_flag(p, end, "network", &spec->network) || read_flag(p, end, "exec", &spec->exec) ||
-        read_flag(p, end, "read_anywhere", &spec->read_anywhere) ||
-        read_flag(p, end, "write_anywhere", &spec->write_anywhere) ||
-        read_flag(p, end, "maximum_abi", &spec->maximum_abi))
+    if (json_members(p, end, COUNT, keys, values, ends) != 0) return -1;
+    if (read_flag(values[NETWORK], ends[NETWORK], &spec->network) ||
+        read_flag(values[EXEC], ends[EXEC], &spec->exec) ||
+        read_flag(values[READ_ANYWHERE], ends[READ_ANYWHERE], &spec->read_anywhere) ||
+        read_flag(values[WRITE_ANYWHERE], ends[WRITE_ANYWHERE], &spec->write_anywhere) ||
+        read_flag(values[MAXIMUM_ABI], ends[MAXIMUM_ABI], &spec->maximum_abi))
         return -1;
-    if (read_list(p, end, "execute", &spec->execute_paths, &spec->execute_count) ||
-        read_list(p, end, "read", &spec->read_paths, &spec->read_count) ||
-        read_list(p, end, "write", &spec->write_paths, &spec->write_count))
+    if (read_list(values[EXECUTE], ends[EXECUTE], &spec->execute_paths, &spec->execute_count) ||
+        read_list(values[READ], ends[READ], &spec->read_paths, &spec->read_count) ||
+        read_list(values[WRITE], ends[WRITE], &spec->write_paths, &spec->write_count))
         return -1;
     return 0;
 }
@@ -104,8 +112,7 @@ static void import_filter(const char *hex) {
     free(bytes);
 }
 
-static void confine_now(const struct skillhost_confinement *spec) {
-    int threads = skillhost_thread_count();
+static void confine_now(const struct skillhost_confinement *spec, int threads) {
     int result = threads == 1 ? skillhost_confine(spec, &confinement.applied) : EBUSY;
     if (result == 0) {
         confinement.state = CONFINED;
@@ -142,7 +149,7 @@ void confinement_start(const struct confinement_launch *launch) {
     if (final) {
         standby_abandon();
         if (read_spec(final, final + strlen(final), &spec) != 0) worker_fail("--confinement is not a confinement");
-        confine_now(&spec);
+        confine_now(&spec, skillhost_thread_count());
         return;
     }
     if (read_spec(peek, peek + strlen(peek), &spec) != 0) worker_fail("--peek is not a confinement");
@@ -158,6 +165,7 @@ void confinement_start(const struct confinement_launch *launch) {
        prepared, and the other paths of the peek's lists opened for this process's own confinement (the final lists
        hold them, and a few more). A failure to drop is skillhost_confine's to report, which drops them again. */
     skillhost_drop_capabilities();
+    confinement.threads = skillhost_thread_count();
     skillhost_metadata_prepare();
     skillhost_confine_files_check_prepared();
     skillhost_confine_open_ahead(spec.execute_paths, spec.execute_count);
@@ -203,6 +211,6 @@ const char *confinement_apply(const char *params, const char *end) {
     struct skillhost_confinement spec;
     if (confinement.state != DECLARED) return "confine comes once, after declaration";
     if (read_spec(params, end, &spec) != 0) return "confine needs a confinement";
-    confine_now(&spec);
+    confine_now(&spec, confinement.threads);
     return NULL;
 }

@@ -186,12 +186,14 @@ const char *json_skip(const char *p, const char *end, int depth_limit) {
     }
 }
 
-int json_member(const char *p, const char *end, const char *key, const char **value, const char **value_end) {
-    size_t key_length = strlen(key);
+int json_members(const char *p, const char *end, int count, const char *const *keys, const char **values,
+                 const char **value_ends) {
+    int found = 0;
+    for (int i = 0; i < count; i++) values[i] = value_ends[i] = NULL;
     p = space(p, end);
     if (p >= end || *p != '{') return -1;
     p = space(p + 1, end);
-    if (p < end && *p == '}') return -1;
+    if (p < end && *p == '}') return 0;
     for (;;) {
         const char *name = space(p, end);
         const char *name_end = skip_string(name, end);
@@ -201,16 +203,25 @@ int json_member(const char *p, const char *end, const char *key, const char **va
         const char *start = space(p + 1, end);
         const char *stop = json_skip(start, end, 600);
         if (!stop) return -1;
-        /* Keys the host writes carry no escapes: compare the literal's bytes. */
-        if ((size_t)(name_end - name) == key_length + 2 && memcmp(name + 1, key, key_length) == 0) {
-            *value = start;
-            *value_end = stop;
-            return 0;
+        /* Keys the host writes carry no escapes: compare the literal's bytes. The first of a repeated key counts;
+           the walk ends once every key is found. */
+        size_t name_length = (size_t)(name_end - name) - 2;
+        for (int i = 0; i < count; i++) {
+            if (!values[i] && strlen(keys[i]) == name_length && memcmp(name + 1, keys[i], name_length) == 0) {
+                values[i] = start;
+                value_ends[i] = stop;
+                if (++found == count) return 0;
+            }
         }
         p = space(stop, end);
+        if (p < end && *p == '}') return 0;
         if (p >= end || *p != ',') return -1;
         p++;
     }
+}
+
+int json_member(const char *p, const char *end, const char *key, const char **value, const char **value_end) {
+    return json_members(p, end, 1, &key, value, value_end) == 0 && *value ? 0 : -1;
 }
 
 int json_next_element(const char **cursor, const char *end, const char **value, const char **value_end) {

@@ -30,6 +30,10 @@ const char *json_skip(const char *p, const char *end, int depth_limit);
 /* In the object starting at `p`: the value of member `key` (its first byte, after white space) and its end; 0 when
    found, -1 when absent or the text is not an object. */
 int json_member(const char *p, const char *end, const char *key, const char **value, const char **value_end);
+/* In the object starting at `p`, the values of `count` members at once (one walk over the object): each found
+   key's value and end, NULL for a key that is absent; 0, or -1 when the text is not an object. */
+int json_members(const char *p, const char *end, int count, const char *const *keys, const char **values,
+                 const char **value_ends);
 /* The next element of the array whose `[` is at `*cursor` (or after its previous element): 1 with the element's
    bounds (`*cursor` moves past it), 0 at the array's end, -1 when the text is not an array. Start with `*cursor` at
    the `[`. */
