@@ -364,6 +364,11 @@ int skillhost_set_limit(int resource, unsigned long long value) {
 
 int skillhost_kill_group(pid_t group, int signal) { return killpg(group, signal) == 0 ? 0 : errno; }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+int skillhost_process_end_descriptor(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -184,3 +184,35 @@ struct NativeWorkerHostTests {
         for registry in [inProcess, native, inProcess11, native11] { registry.shutdown() }
     }
 }
+
+extension NativeWorkerHostTests {
+    /// The host waits for a worker's end through its pidfd (no thread of its own sits in `waitid`): the host holds
+    /// one for the worker, and a worker killed from outside is noticed through it — the next call restarts it.
+    @Test func aWorkerKilledFromOutsideIsNoticedThroughItsProcessDescriptor() async throws {
+        let host = try IsolationTests.Host(worker: .native) { $0.maximumCrashes = 10 }
+        try await host.load("faults.c")
+        let pid = try #require(await host.workerPID())
+        #expect(Self.processDescriptors().contains(pid), "the host holds a pidfd for worker \(pid)")
+        #expect(kill(pid_t(pid), SIGKILL) == 0)
+        let next = try #require(await host.answeringWorkerPID())
+        #expect(next != pid)
+        #expect(Self.processDescriptors().contains(next))
+        await IsolationTests.eventually("the pidfd of the killed worker is closed") {
+            !Self.processDescriptors().contains(pid)
+        }
+    }
+
+    /// The pids of the processes this process holds a pidfd for (`Pid:` in each descriptor's fdinfo).
+    static func processDescriptors() -> Set<Int64> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fdinfo")) ?? []
+        return Set(
+            names.compactMap { name -> Int64? in
+                let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) ?? ""
+                guard link.contains("pidfd"),
+                    let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(name)", encoding: .utf8),
+                    let line = info.split(separator: "\n").first(where: { $0.hasPrefix("Pid:") })
+                else { return nil }
+                return Int64(line.dropFirst(4).trimmingCharacters(in: .whitespaces))
+            })
+    }
+}

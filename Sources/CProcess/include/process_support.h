@@ -107,6 +107,11 @@ int skillhost_set_limit(int resource, unsigned long long value);
 /// Sends `signal` to the process group `group`; 0 or errno.
 int skillhost_kill_group(pid_t group, int signal);
 
+/// A descriptor (close-on-exec) that becomes readable when process `pid` ends — the host's child, not yet reaped —
+/// for waiting on its end beside other descriptors (pidfd_open). -1 with errno set when the kernel offers none
+/// (before Linux 5.3, or a filter refuses it): the caller then waits another way. [any thread]
+int skillhost_process_end_descriptor(pid_t pid);
+
 /// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): orphaned descendants — a plugin's child that
 /// left its process group with setsid(), whose parent died — become this process's children instead of init's,
 /// so they can be found and stopped. 0 or errno. [thread-safe]

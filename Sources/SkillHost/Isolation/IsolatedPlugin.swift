@@ -95,7 +95,8 @@ final class IsolatedPlugin: Sendable {
         }
         let spawned = WorkerProcess.spawn(
             executable: settings.nativeWorker ?? settings.executable, native: native, launch: launch, plugin: name,
-            log: log, onExit: { [weak self] exit in self?.workerExited(exit) })
+            opening: native.map(NativeWorker.opening), log: log,
+            onExit: { [weak self] exit in self?.workerExited(exit) })
         let worker: WorkerProcess
         switch spawned {
         case .failure(let failure): return .failure(failure)

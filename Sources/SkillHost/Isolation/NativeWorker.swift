@@ -27,8 +27,9 @@ enum NativeWorker {
         process.loadPhase = .constructors
         let records: Result<JSONValue, Failure>
         let warn = { (text: String) in process.log(LogRecord(level: .warning, source: process.plugin, message: text)) }
-        if launch.confines, declared == nil {
-            switch process.request("declaration", nil, timeout: timeout) {
+        // The first request went with the launch (`opening(for:)`).
+        if opening(for: plan) == "declaration" {
+            switch process.answerToOpening(timeout: timeout) {
             case .failure(let failure): return .failure(failure)
             case .success(let answer): declared = PluginDeclaration(json: answer)
             }
@@ -37,7 +38,7 @@ enum NativeWorker {
             records = process.request("confine", specification, timeout: left())
         } else {
             confinement = plan.known?.confinement
-            records = process.request("describe", nil, timeout: left())
+            records = process.answerToOpening(timeout: left())
         }
         let validated: DescriptorValidator.Validated
         var report: ConfinementReport?
@@ -91,6 +92,12 @@ enum NativeWorker {
         description.declared = launch.confines ? declared : nil
         description.peeked = launch.confines && launch.declared == nil
         return .success(description)
+    }
+
+    /// The request a worker confined by `plan` is launched with (`WorkerProcess.spawn(opening:)`): what its peek
+    /// learnt (`declaration`), or — confined at its start, or not at all — its records (`describe`).
+    static func opening(for plan: NativeConfinement) -> String {
+        plan.launch.confines && plan.launch.declared == nil ? "declaration" : "describe"
     }
 
     /// The worker's `describe` answer, validated.

@@ -82,13 +82,34 @@ extension WorkerProcess {
             guard line.utf8.count <= requestLimit else { return tooLong(line.utf8.count) }
             let done = pending.waiter()
             send(line, with: writer.write)
-            if let timeout, done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut {
-                timedOut = true
-                kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
-            }
-            if timeout == nil || timedOut { done.wait() }
+            timedOut = wait(for: done, timeout: timeout)
         }
         cancellation?.clearHandler()
+        return reply(pending, id: id, timedOut: timedOut)
+    }
+
+    /// The answer to the request the worker was launched with (`spawn(opening:)`), within `timeout`: the process
+    /// is killed when it passes. Blocks.
+    func answerToOpening(timeout: Duration) -> Result<JSONValue, WorkerFailure> {
+        guard let opening else { return .failure(WorkerFailure(message: "its worker was started without a request")) }
+        let timedOut = wait(for: opening.done, timeout: timeout)
+        return reply(opening.pending, id: Opening.id, timedOut: timedOut)
+    }
+
+    /// Waits until `done` is signalled, killing the worker when `timeout` passes first; whether it did.
+    private func wait(for done: DispatchSemaphore, timeout: Duration?) -> Bool {
+        guard let timeout else {
+            done.wait()
+            return false
+        }
+        guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return false }
+        kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+        done.wait()
+        return true
+    }
+
+    /// A settled request's reply, its id no longer pending; a failure says whether its own timeout caused it.
+    private func reply(_ pending: Pending, id: JSONRPCID, timedOut: Bool) -> Result<JSONValue, WorkerFailure> {
         state.withLock { _ = $0.pending.remove(id) }
         var reply = pending.reply ?? .failure(WorkerFailure(message: "no response"))
         if timedOut, case .failure(var failure) = reply {

@@ -102,10 +102,29 @@ final class WorkerProcess: Sendable {
     /// before its end is explained.
     private let errorsEnded = DispatchSemaphore(value: 0)
 
+    /// The request a worker is launched with (`spawn(opening:)`): written behind a spare's launch, the worker starts
+    /// on it without waiting for the host's side of the channel to be set up. Its answer: `answerToOpening`.
+    struct Opening: Sendable {
+        /// The first id of a new worker's table, which it is registered under.
+        static let id = JSONRPCID(1)
+        let pending = Pending(onProgress: nil)
+        /// Made before the request is sent, as for every request: a semaphore made once the answer is in would start
+        /// at 1, and Dispatch refuses to free one left below its start.
+        let done: DispatchSemaphore
+        let line: String
+        init(method: String) {
+            done = pending.waiter()
+            line = JSONRPCMessage.request(id: Self.id, method: method, params: nil).line
+        }
+    }
+    let opening: Opening?
+
     private init(
         pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, cpuLimit: UInt64?,
-        requestLimit: Int, log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
+        requestLimit: Int, log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void,
+        opening: Opening?
     ) {
+        self.opening = opening
         self.pid = pid
         self.lane = lane
         self.memoryLimit = memoryLimit
@@ -115,19 +134,28 @@ final class WorkerProcess: Sendable {
         self.writer = LineWriter(descriptor: input)
         self.log = log
         self.onExit = onExit
+        if let opening {
+            let id = state.withLock { $0.pending.add(opening.pending) }
+            assert(id == Opening.id, "the opening request is the first of a new table")
+        }
     }
 
     /// Starts `skillhost worker …`, or with `native` the C worker `executable …` confined as it says. Returns a
-    /// sentence when the process cannot be started.
+    /// sentence when the process cannot be started. `opening`: a method (without parameters) sent at once — with the
+    /// launch when a spare takes it —, whose answer `answerToOpening` reads.
     static func spawn(
         executable: String, native: NativeConfinement? = nil, launch: WorkerLaunch, plugin: String,
-        log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void
+        opening openingMethod: String? = nil, log: @escaping @Sendable (LogRecord) -> Void,
+        onExit: @escaping @Sendable (Exit) -> Void
     ) -> Result<WorkerProcess, WorkerFailure> {
         // The worker's private directory goes inside the host's, so a worker that is killed leaves nothing behind
         // once the host shuts down.
         let temporaryDirectory = (launch.copy as NSString).deletingLastPathComponent
         // The C worker's own private folder inside it (NativeConfinement made it), else that folder.
         let workerTemporary = native?.temporary ?? temporaryDirectory
+        // The first request, registered under the first id of the new worker's table.
+        let opening = openingMethod.map { Opening(method: $0) }
+        var openingSent = false
         let process: StartedProcess
         if native == nil,
             let forked = WorkerTemplates.shared.start(
@@ -137,9 +165,11 @@ final class WorkerProcess: Sendable {
         } else if let native,
             let spare = WorkerSpares.shared.take(
                 executable,
-                arguments: launch.commonArguments + native.arguments + ["--tmpdir", workerTemporary])
+                arguments: launch.commonArguments + native.arguments + ["--tmpdir", workerTemporary],
+                then: opening?.line)
         {
             process = spare
+            openingSent = true
         } else {
             // The Swift runtime's crash backtracer would fill the log with the worker's frames for every plugin
             // crash. Only what a program needs, never the host's secrets.
@@ -189,30 +219,42 @@ final class WorkerProcess: Sendable {
         let lane = WorkerLane(requests: laneRequests, responses: laneResponses, memory: mapped, limit: limit)
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
-            cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit)
-        // The worker's end is noticed from the process itself, not from its pipe closing: a child the plugin started
-        // may keep the pipe open long after the worker died.
-        var exitPipe: [Int32] = [-1, -1]
-        _ = pipe(&exitPipe)
-        for descriptor in exitPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }  // not inherited by workers
-        let (exitRead, exitWrite) = (exitPipe[0], exitPipe[1])
-        let workerID = pid
-        let waiter = Thread {
-            var info = siginfo_t()
-            while waitid(P_PID, id_t(workerID), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
-            var byte: UInt8 = 1
-            _ = skillhost_write_nosigpipe(exitWrite, &byte, 1)  // the reader may have stopped listening
-            close(exitWrite)
+            cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit, opening: opening)
+        // A launch that did not carry the opening request (no spare took it) sends it now.
+        if let opening, !openingSent, !worker.writer.write(opening.line) {
+            opening.pending.settle(
+                .failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
         }
-        waiter.name = "skillhost.worker-wait"
-        waiter.start()
-        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit, exitNotice: exitRead) }
+        let exitNotice = endNotice(of: pid)
+        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit, exitNotice: exitNotice) }
         reader.name = "skillhost.worker-io"
         reader.start()
         let errorReader = Thread { worker.readErrors(from: workerErrors) }
         errorReader.name = "skillhost.worker-stderr"
         errorReader.start()
         return .success(worker)
+    }
+
+    /// A descriptor that becomes readable when process `pid` ends: its pidfd, else a pipe that a thread waiting
+    /// for the process writes to. The worker's end is noticed from the process itself, not from its pipe closing:
+    /// a child the plugin started may keep the pipe open long after the worker died.
+    private static func endNotice(of pid: pid_t) -> Int32 {
+        let pidfd = skillhost_process_end_descriptor(pid)
+        if pidfd >= 0 { return pidfd }
+        var exitPipe: [Int32] = [-1, -1]
+        _ = pipe(&exitPipe)
+        for descriptor in exitPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }  // not inherited by workers
+        let (exitRead, exitWrite) = (exitPipe[0], exitPipe[1])
+        let waiter = Thread {
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+            var byte: UInt8 = 1
+            _ = skillhost_write_nosigpipe(exitWrite, &byte, 1)  // the reader may have stopped listening
+            close(exitWrite)
+        }
+        waiter.name = "skillhost.worker-wait"
+        waiter.start()
+        return exitRead
     }
 
     /// How the process ended by itself, once it has (nil while it runs, or when the host killed it).

@@ -25,11 +25,14 @@ package final class WorkerSpares: Sendable {
 
     private let state = Mutex(State())
 
-    /// The spare for `executable`, launched with `arguments`; nil when none is ready or it is gone (then the caller
-    /// starts the worker itself).
-    func take(_ executable: String, arguments: [String]) -> StartedProcess? {
+    /// The spare for `executable`, launched with `arguments` and then sent `request` (a line of the protocol, in the
+    /// same write: the worker reads it as soon as it has set itself up); nil when none is ready or it is gone (then
+    /// the caller starts the worker itself).
+    func take(_ executable: String, arguments: [String], then request: String? = nil) -> StartedProcess? {
         guard let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) else { return nil }
-        let line = Array((JSONValue.array(arguments.map { .string($0) }).jsonText + "\n").utf8)
+        var text = JSONValue.array(arguments.map { .string($0) }).jsonText + "\n"
+        if let request { text += request + "\n" }
+        let line = Array(text.utf8)
         if Self.writeAll(spare.input, line) {
             state.withLock { $0.taken += 1 }
             return spare
