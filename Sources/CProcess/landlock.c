@@ -247,8 +247,12 @@ static int still_names_its_file(const struct prepared_rule *rule) {
     return stat(rule->path, &status) == 0 && status.st_dev == rule->device && status.st_ino == rule->inode;
 }
 
+void skillhost_confine_files_trust_prepared(void) {
+    if (prepared_here()) prepared.checked = 1;
+}
+
 void skillhost_confine_files_check_prepared(void) {
-    if (!prepared_here()) return;
+    if (!prepared_here() || prepared.checked) return;
     for (int i = 0; prepared.ruleset >= 0 && i < prepared.count; i++)
         if (!still_names_its_file(&prepared.rules[i])) skillhost_confine_files_discard_prepared();
     if (prepared.ruleset >= 0) prepared.checked = 1;
@@ -317,8 +321,9 @@ int skillhost_confine_files_prepare(const struct skillhost_confinement *spec) {
 }
 
 /* The prepared ruleset, when it fits `spec`: made with the same choices, each of its rules one `spec` makes too (in
-   the same list), and each path still naming the file it named then (one stat a path, against the open, add and
-   close a rule costs; a file replaced since — a library upgraded, /etc/resolv.conf rewritten — does not match).
+   the same list), and each path still naming the file it named then (the host's word that its watch saw nothing
+   change, prepared_watch.c, else one stat a path, against the open, add and close a rule costs; a file replaced
+   since — a library upgraded, /etc/resolv.conf rewritten — does not match).
    Marks in `covered` (one flag per path of the three lists, in order) what it holds. -1 when none fits; the
    prepared ruleset is given up either way. */
 static int take_prepared(const struct skillhost_confinement *spec, int abi, const struct path_list lists[3],

@@ -145,6 +145,8 @@ void confinement_start(const struct confinement_launch *launch) {
         return;
     }
     import_filter(launch->filter);
+    /* The host watched the prepared rules' paths from before this spare started (WorkerSpares): no stat of each. */
+    if (launch->prepared_unchanged) skillhost_confine_files_trust_prepared();
     struct skillhost_confinement spec;
     if (final) {
         standby_abandon();

@@ -406,6 +406,7 @@ static int read_launch(int fd, char ***arguments, char **rest, size_t *rest_leng
 int main(int argc, char **argv) {
     const char *limit_as = NULL, *limit_cpu = NULL, *limit_files = NULL, *result_limit = NULL;
     const char *final = NULL, *peek = NULL, *filter = NULL, *preload = NULL, *temporary = NULL;
+    int prepared_unchanged = 0;
     /* `--spare`: started ahead of need; the arguments come as the first line of the protocol (see protocol.md). */
     int filtered = argc >= 4 && strcmp(argv[2], "--filter") == 0;
     int prepared = argc == 6 && filtered && strcmp(argv[4], "--prepare") == 0;
@@ -446,11 +447,12 @@ int main(int argc, char **argv) {
         else if (strcmp(key, "--filter") == 0) filter = value;
         else if (strcmp(key, "--preload") == 0) preload = value;
         else if (strcmp(key, "--tmpdir") == 0) temporary = value;
+        else if (strcmp(key, "--prepared") == 0) prepared_unchanged = strcmp(value, "unchanged") == 0;
     }
     if (!worker.file || !worker.copy || !worker.data_dir || !result_limit || count % 2 != 0)
         worker_fail("usage: skillhost-worker --file F --copy C --data-dir D --max-result-bytes N [--limit-as N] "
                     "[--limit-cpu N] [--limit-files N] [--preload LIB] [--confinement SPEC | --peek SPEC] "
-                    "[--filter HEX] [--tmpdir D], or skillhost-worker --spare");
+                    "[--filter HEX] [--tmpdir D] [--prepared unchanged], or skillhost-worker --spare");
     if (temporary && setenv("TMPDIR", temporary, 1) != 0) worker_fail("cannot set TMPDIR");
     worker.result_limit = strtoull(result_limit, NULL, 10);
     if (worker.lane_in >= 0 && !worker.lane_memory) worker_fail("cannot map the lane's shared memory");
@@ -462,7 +464,8 @@ int main(int argc, char **argv) {
     /* The Swift runtime for a plugin built by swiftc, loaded once here so the peek child inherits it (a failure is
        the plugin's own load's to report). */
     if (preload) dlopen(preload, RTLD_NOW | RTLD_GLOBAL);
-    struct confinement_launch launch = {final, peek, filter, preload, limit_as, limit_cpu, limit_files, temporary};
+    struct confinement_launch launch = {final,     peek,        filter,    preload,           limit_as,
+                                        limit_cpu, limit_files, temporary, prepared_unchanged};
     confinement_start(&launch);
     /* `ps` shows which plugin a worker runs (its long command line is overwritten: keep what is still needed). */
     worker.file = strdup(worker.file);

@@ -56,8 +56,9 @@ static int apply_limit(int resource, const char *value) {
     return *value == 0 || skillhost_set_limit(resource, strtoull(value, NULL, 10)) == 0 ? 0 : -1;
 }
 
-/* The child, confined for its calls: waits for the command — the copy, the peek's lists (JSON), the three limits and
-   TMPDIR ("" for none), each followed by a NUL, after their length — then confines its files and peeks. Exits
+/* The child, confined for its calls: waits for the command — the copy, the peek's lists (JSON), the three limits,
+   TMPDIR ("" for none) and whether the host saw the prepared rules' paths unchanged ("1" or "0"), each
+   followed by a NUL, after their length — then confines its files and peeks. Exits
    quietly when the spare goes (its pipe closes). */
 static _Noreturn void wait_for_command(void) {
     uint32_t length;
@@ -66,9 +67,9 @@ static _Noreturn void wait_for_command(void) {
     if (!command || read_exactly(4, command, length) != 0) _exit(8);
     command[length] = 0;
     close(4);
-    const char *fields[6];
+    const char *fields[7];
     size_t at = 0;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (at >= length) _exit(8);
         fields[i] = command + at;
         at += strlen(command + at) + 1;
@@ -79,7 +80,10 @@ static _Noreturn void wait_for_command(void) {
     if (*fields[5] && setenv("TMPDIR", fields[5], 1) != 0) _exit(9);
     struct skillhost_confinement spec;
     int applied = 0;
-    if (confinement_read_spec(fields[1], &spec) != 0 || skillhost_confine_files(&spec, &applied) != 0) _exit(3);
+    if (confinement_read_spec(fields[1], &spec) != 0) _exit(3);
+    /* The host watched the prepared rules' paths from before this child prepared them: nothing changed. */
+    if (strcmp(fields[6], "1") == 0) skillhost_confine_files_trust_prepared();
+    if (skillhost_confine_files(&spec, &applied) != 0) _exit(3);
     skillhost_peek_report(fields[0]);
 }
 
@@ -140,12 +144,15 @@ int standby_take(const struct confinement_launch *launch, pid_t *child, int *rep
         standby_abandon();
         return -1;
     }
-    const char *fields[6] = {worker.copy, launch->peek, launch->limit_as ? launch->limit_as : "",
+    const char *fields[7] = {worker.copy,
+                             launch->peek,
+                             launch->limit_as ? launch->limit_as : "",
                              launch->limit_cpu ? launch->limit_cpu : "",
                              launch->limit_files ? launch->limit_files : "",
-                             launch->temporary ? launch->temporary : ""};
+                             launch->temporary ? launch->temporary : "",
+                             launch->prepared_unchanged ? "1" : "0"};
     size_t length = 0;
-    for (int i = 0; i < 6; i++) length += strlen(fields[i]) + 1;
+    for (int i = 0; i < 7; i++) length += strlen(fields[i]) + 1;
     char *message = length <= COMMAND_LIMIT ? malloc(sizeof(uint32_t) + length) : NULL;
     if (!message) {
         standby_abandon();
@@ -154,7 +161,7 @@ int standby_take(const struct confinement_launch *launch, pid_t *child, int *rep
     uint32_t length32 = (uint32_t)length;
     memcpy(message, &length32, sizeof length32);
     size_t at = sizeof length32;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         size_t n = strlen(fields[i]) + 1;
         memcpy(message + at, fields[i], n);
         at += n;

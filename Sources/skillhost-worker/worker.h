@@ -85,6 +85,7 @@ struct skillhost_confinement;
 struct confinement_launch {
     const char *final, *peek, *filter;
     const char *preload, *limit_as, *limit_cpu, *limit_files, *temporary;
+    int prepared_unchanged; /* `--prepared unchanged`: the host saw nothing change the prepared rules' paths */
 };
 
 /* confine.c: at the start, before any plugin code: confines this process with the host's `final` lists, or starts

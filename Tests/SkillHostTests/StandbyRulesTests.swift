@@ -22,9 +22,11 @@ struct StandbyRulesTests {
 
     /// The plugin's name as its peek reported it and as the worker then described it, for a spare that prepared
     /// `prepare` (besides the system's lists) and a launch whose lists add `launch` to the system's (the peek's and
-    /// the worker's alike); `meanwhile` runs once the rules are built, before the launch.
+    /// the worker's alike); `meanwhile` runs once the rules are built, before the launch, which says the prepared
+    /// paths are `unchanged` (the host's word, from its watch) when asked to.
     static func names(
-        plugin: String, prepare: [String], launch: [String], meanwhile: () throws -> Void = {}
+        plugin: String, prepare: [String], launch: [String], unchanged: Bool = false,
+        meanwhile: () throws -> Void = {}
     ) async throws -> [String?] {
         let prepared = try #require(WorkerPreparation.make())
         func lists(read: [String], copy: [String]) -> String {
@@ -32,9 +34,10 @@ struct StandbyRulesTests {
                 execute: prepared.paths.execute + copy, read: prepared.paths.read + read, maximumABI: -1
             ).jsonText
         }
-        let launchSuffix = [
-            "--filter", prepared.filterHex, "--peek", lists(read: launch, copy: [plugin]),
-        ].map { "," + JSONValue.string($0).jsonText }.joined()
+        let launchSuffix =
+            ([
+                "--filter", prepared.filterHex, "--peek", lists(read: launch, copy: [plugin]),
+            ] + (unchanged ? ["--prepared", "unchanged"] : [])).map { "," + JSONValue.string($0).jsonText }.joined()
         let worker = try NativeWorkerTests.Worker(
             plugin: plugin, spare: true,
             spareArguments: ["--filter", prepared.filterHex, "--prepare", lists(read: prepare, copy: [])],
@@ -96,5 +99,11 @@ struct StandbyRulesTests {
         // Prepared, then not in the launch's lists.
         #expect(try await Self.names(plugin: plugin, prepare: [kept, secret], launch: [kept]) == both("kept1_secret0"))
         #expect(try await Self.names(plugin: plugin, prepare: [], launch: [kept, secret]) == both("kept1_secret1"))
+        // The host's word that nothing changed is taken without a stat of each path: told so wrongly, both keep the
+        // rule of the file replaced (which no path names any more), so the new one is out of reach.
+        let trusted = try await Self.names(plugin: plugin, prepare: [kept], launch: [kept], unchanged: true) {
+            try "kept once more".write(toFile: kept, atomically: true, encoding: .utf8)
+        }
+        #expect(trusted == both("kept0_secret0"))
     }
 }

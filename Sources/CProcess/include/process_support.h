@@ -214,9 +214,25 @@ int skillhost_confine_files(const struct skillhost_confinement *spec, int *appli
 int skillhost_confine_files_prepare(const struct skillhost_confinement *spec);
 
 /** Checks the prepared rules now, ahead of the confinement that takes them (while the process waits for something
-    else): one stat a path; the rules are given up when a path names another file than it did. The confinement then
-    checks no more than its lists. [as skillhost_confine_files_prepare] */
+    else): one stat a path, none when they were trusted (skillhost_confine_files_trust_prepared); the rules are given
+    up when a path names another file than it did. The confinement then checks no more than its lists.
+    [as skillhost_confine_files_prepare] */
 void skillhost_confine_files_check_prepared(void);
+
+/** Watches (inotify) what could make any of `paths` (outside /proc) name another file than it does now — each path,
+    and every folder on the way to it, as written and as resolved — for skillhost_paths_changed. Returns the
+    descriptor (close-on-exec; keep it: closing one that holds watches waits for a kernel grace period, up to
+    milliseconds), or -1 with errno set. [any thread] */
+int skillhost_paths_watch(const char *const *paths, int count);
+
+/** Whether anything that could make a watched path name another file happened since the watch began or since the
+    last call (it reads every event queued): 1, or 0 when nothing did. 1 too when the queue overflowed or cannot be
+    read. [one thread at a time a descriptor] */
+int skillhost_paths_changed(int fd);
+
+/** Takes the prepared rules as checked, on the word of the host, which watched their paths from before they were
+    prepared (skillhost_paths_watch) and saw nothing change. [as skillhost_confine_files_prepare] */
+void skillhost_confine_files_trust_prepared(void);
 
 /** Gives up the prepared rules (closes the ruleset): for a process that is not confined after all. Nothing when
     there are none. [as skillhost_confine_files_prepare] */

@@ -45,11 +45,12 @@ struct NativeConfinement {
     /// The lists a spare's standby child builds Landlock's rules for ahead of its launch (`--prepare`): every
     /// peek's of this host, all but the plugin's copy (`WorkerConfinement.basePaths` adds it to the prepared
     /// paths). Nil when the launch does not confine or the host prepared nothing.
-    static func standbyLists(for launch: WorkerLaunch) -> String? {
+    static func standbyLists(for launch: WorkerLaunch) -> StandbyLists? {
         guard launch.confines, let prepared = launch.prepared else { return nil }
-        return peekSpecification(
+        let text = peekSpecification(
             execute: prepared.paths.execute, read: prepared.paths.read, maximumABI: launch.maximumLandlockABI ?? -1
         ).jsonText
+        return StandbyLists(text: text, paths: prepared.paths.execute + prepared.paths.read + ["/dev/null"])
     }
 
     /// What a plugin that declared `declared` (nil: its peek failed; it is confined as declaring nothing) may do,

@@ -17,8 +17,15 @@ import Synchronization
 package final class WorkerSpares: Sendable {
     static let shared = WorkerSpares()
 
+    /// A spare, and what the host's watch of its prepared paths counted before it started (`PreparedPathWatch`).
+    private struct Spare {
+        let process: StartedProcess
+        let lists: StandbyLists?
+        let mark: Int?
+    }
+
     private struct State {
-        var spares: [String: StartedProcess] = [:]
+        var spares: [String: Spare] = [:]
         var starting: Set<String> = []
         var taken = 0
     }
@@ -28,16 +35,20 @@ package final class WorkerSpares: Sendable {
     /// The spare for `executable`, launched with `arguments` and then sent `request` (a line of the protocol, in the
     /// same write: the worker reads it as soon as it has set itself up); nil when none is ready or it is gone (then
     /// the caller starts the worker itself).
+    /// When nothing the host watches changed since the spare started, the launch says so (`--prepared unchanged`).
     func take(_ executable: String, arguments: [String], then request: String? = nil) -> StartedProcess? {
         guard let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) else { return nil }
-        var text = JSONValue.array(arguments.map { .string($0) }).jsonText + "\n"
-        if let request { text += request + "\n" }
-        let line = Array(text.utf8)
-        if Self.writeAll(spare.input, line) {
-            state.withLock { $0.taken += 1 }
-            return spare
+        var launch = arguments
+        if let lists = spare.lists, let mark = spare.mark, PreparedPathWatch.shared.mark(lists) == mark {
+            launch += ["--prepared", "unchanged"]
         }
-        Self.discard(spare)
+        var text = JSONValue.array(launch.map { .string($0) }).jsonText + "\n"
+        if let request { text += request + "\n" }
+        if Self.writeAll(spare.process.input, Array(text.utf8)) {
+            state.withLock { $0.taken += 1 }
+            return spare.process
+        }
+        Self.discard(spare.process)
         return nil
     }
 
@@ -45,7 +56,7 @@ package final class WorkerSpares: Sendable {
     package static var taken: Int { shared.state.withLock { $0.taken } }
 
     /// The pid of the spare ready for `executable`, if one is.
-    func ready(_ executable: String) -> pid_t? { state.withLock { $0.spares[executable]?.pid } }
+    func ready(_ executable: String) -> pid_t? { state.withLock { $0.spares[executable]?.process.pid } }
 
     /// Starts a spare for `executable` on a thread of its own, unless one is ready or starting. One that cannot
     /// start is not retried until the next start asks again (that start spawned its worker itself). With `filter`
@@ -53,14 +64,16 @@ package final class WorkerSpares: Sendable {
     /// starts its standby peek child at once: a child that gives up its privileges and loads that filter while it
     /// waits, and peeks for the launch that carries the same filter (protocol.md, "Start"); with `lists` too (a
     /// peek's, as JSON, without the plugin's copy) that child builds Landlock's rules for them while it waits.
-    func prepare(_ executable: String, filter: String? = nil, lists: String? = nil) {
+    func prepare(_ executable: String, filter: String? = nil, lists: StandbyLists? = nil) {
         let start = state.withLock { state -> Bool in
             guard state.spares[executable] == nil, !state.starting.contains(executable) else { return false }
             state.starting.insert(executable)
             return true
         }
         guard start else { return }
-        let standby = filter.map { ["--filter", $0] + (lists.map { ["--prepare", $0] } ?? []) } ?? []
+        let standby = filter.map { ["--filter", $0] + (lists.map { ["--prepare", $0.text] } ?? []) } ?? []
+        // Counted before the spare starts, so a change made while it prepares its rules is counted after.
+        let mark = filter == nil ? nil : lists.flatMap { PreparedPathWatch.shared.mark($0) }
         let thread = Thread { [self] in
             let started = try? StartedProcess.spawn(
                 [executable, "--spare"] + standby,
@@ -68,7 +81,7 @@ package final class WorkerSpares: Sendable {
             ).get()
             state.withLock { state in
                 state.starting.remove(executable)
-                if let started { state.spares[executable] = started }
+                if let started { state.spares[executable] = Spare(process: started, lists: lists, mark: mark) }
             }
         }
         thread.name = "skillhost.spare"
@@ -77,7 +90,7 @@ package final class WorkerSpares: Sendable {
 
     /// Stops and forgets the spare for `executable` (tests).
     func discard(_ executable: String) {
-        if let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) { Self.discard(spare) }
+        if let spare = state.withLock({ $0.spares.removeValue(forKey: executable) }) { Self.discard(spare.process) }
     }
 
     private static func discard(_ spare: StartedProcess) {
