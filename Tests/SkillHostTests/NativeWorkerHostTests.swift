@@ -216,3 +216,30 @@ extension NativeWorkerHostTests {
             })
     }
 }
+
+extension NativeWorkerHostTests {
+    /// The thread that loads a plugin reads the C worker's answers itself during the start: a worker that stops
+    /// answering there (a hanging init) is still killed at the start's deadline and named as before, and one that
+    /// crashes (a constructor) is told as a crash; the host goes on.
+    @Test func aHangingInitOrACrashingConstructorEndsTheStartAsBefore() async throws {
+        let host = try IsolationTests.Host(isolated: ["ctor_crash", "init_hang", "faults"], worker: .native) {
+            $0.startTimeout = .seconds(2)
+        }
+        func failure(_ result: Result<PluginSummary, PluginLoadError>) -> String? {
+            guard case .failure(let error) = result else { return nil }
+            return error.description
+        }
+        let hang = host.registry.load(file: try Fixture.compileFile("init_hang.c"))
+        #expect(
+            failure(hang)
+                == "init_hang.so: did not finish loading within 2 s (it was still in its init); it was stopped "
+                + "and not loaded")
+        let crash = host.registry.load(file: try Fixture.compileFile("ctor_crash.c"))
+        #expect(
+            failure(crash)
+                == "ctor_crash.so: crashed while loading (killed by SIGSEGV); a constructor or init is broken, so it "
+                + "was not loaded")
+        try await host.load("faults.c")
+        #expect(await host.workerPID() != nil)
+    }
+}

@@ -107,6 +107,8 @@ final class IsolatedPlugin: Sendable {
                 NativeWorker.load(worker, for: self, confinement: $0, file: file, timeout: settings.startTimeout)
             }
             ?? worker.call(.describe(file: file), timeout: settings.startTimeout)
+        // This thread read the start's answers itself; from now on the worker's reader thread does.
+        worker.startReading()
         // The next start's worker, made now that this one has finished (never beside it).
         if let executable = settings.nativeWorker {
             WorkerSpares.shared.prepare(

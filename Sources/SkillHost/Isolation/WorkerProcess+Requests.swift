@@ -2,6 +2,7 @@ import Dispatch
 import JSONRPC
 import SkillJSON
 import Support
+import Synchronization
 
 /// The worker's protocol channel, seen from the host: a request registered in the pending table, written on the
 /// direct lane or the main pipe, its answer matched by id (on the reader thread, or on the calling thread for the
@@ -82,7 +83,7 @@ extension WorkerProcess {
             guard line.utf8.count <= requestLimit else { return tooLong(line.utf8.count) }
             let done = pending.waiter()
             send(line, with: writer.write)
-            timedOut = wait(for: done, timeout: timeout)
+            timedOut = wait(for: pending, done, timeout: timeout)
         }
         cancellation?.clearHandler()
         return reply(pending, id: id, timedOut: timedOut)
@@ -92,18 +93,37 @@ extension WorkerProcess {
     /// is killed when it passes. Blocks.
     func answerToOpening(timeout: Duration) -> Result<JSONValue, WorkerFailure> {
         guard let opening else { return .failure(WorkerFailure(message: "its worker was started without a request")) }
-        let timedOut = wait(for: opening.done, timeout: timeout)
+        let timedOut = wait(for: opening.pending, opening.done, timeout: timeout)
         return reply(opening.pending, id: Opening.id, timedOut: timedOut)
     }
 
-    /// Waits until `done` is signalled, killing the worker when `timeout` passes first; whether it did.
-    private func wait(for done: DispatchSemaphore, timeout: Duration?) -> Bool {
-        guard let timeout else {
+    /// Waits until `pending` is settled (`done` signalled), killing the worker when `timeout` passes first; whether
+    /// it did. During the start this thread reads the answers itself (`readDirectly`), with the kill at the deadline
+    /// scheduled (the worker's end stops the read).
+    private func wait(for pending: Pending, _ done: DispatchSemaphore, timeout: Duration?) -> Bool {
+        let reason = timeout.map { "plugin \"\(plugin)\" did not answer within \(humanDuration($0))" }
+        let late = LateFlag()
+        let deadline = timeout.map { timeout in
+            let item = DispatchWorkItem { [self] in
+                guard !pending.isSettled else { return }
+                late.set()
+                kill(because: reason ?? "")
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
+            return item
+        }
+        if readDirectly(until: pending) {
+            deadline?.cancel()
+            done.wait()
+            return late.isSet
+        }
+        deadline?.cancel()
+        guard let timeout, let reason else {
             done.wait()
             return false
         }
-        guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return false }
-        kill(because: "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))")
+        guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return late.isSet }
+        kill(because: reason)
         done.wait()
         return true
     }
@@ -256,4 +276,11 @@ extension WorkerProcess {
         }
         log(record)
     }
+}
+
+/// Whether a deadline passed, set once from the timer that kills the worker (any thread).
+private final class LateFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

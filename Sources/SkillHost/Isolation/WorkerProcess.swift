@@ -97,6 +97,12 @@ final class WorkerProcess: Sendable {
         /// Calls were waiting for it (their callers got `reason`).
         let hadCalls: Bool
     }
+    /// The worker's answers and how its end is noticed, until the reader thread takes them (`startReading`): while
+    /// a start is under way, the thread that waits for an answer reads them itself (`readDirectly`) — one wake-up
+    /// less an answer, and no thread made before the plugin is up. Held while one reads.
+    private let unread: Mutex<LineReader?>
+    private let responses: (descriptor: Int32, exitNotice: Int32)
+    private let readerStarted = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
     /// Signalled when the worker's standard error reached its end (every line of it read), so its last words are in
     /// before its end is explained.
@@ -122,9 +128,11 @@ final class WorkerProcess: Sendable {
     private init(
         pid: pid_t, plugin: String, input: Int32, lane: WorkerLane, memoryLimit: UInt64?, cpuLimit: UInt64?,
         requestLimit: Int, log: @escaping @Sendable (LogRecord) -> Void, onExit: @escaping @Sendable (Exit) -> Void,
-        opening: Opening?
+        opening: Opening?, responses: Int32, exitNotice: Int32, responseLimit: Int
     ) {
         self.opening = opening
+        self.responses = (responses, exitNotice)
+        unread = Mutex(LineReader(descriptor: responses, limit: responseLimit, interrupt: exitNotice))
         self.pid = pid
         self.lane = lane
         self.memoryLimit = memoryLimit
@@ -219,16 +227,15 @@ final class WorkerProcess: Sendable {
         let lane = WorkerLane(requests: laneRequests, responses: laneResponses, memory: mapped, limit: limit)
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
-            cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit, opening: opening)
+            cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit, opening: opening,
+            responses: fromWorker, exitNotice: endNotice(of: pid), responseLimit: limit)
         // A launch that did not carry the opening request (no spare took it) sends it now.
         if let opening, !openingSent, !worker.writer.write(opening.line) {
             opening.pending.settle(
                 .failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering (its worker process is gone)")))
         }
-        let exitNotice = endNotice(of: pid)
-        let reader = Thread { worker.readResponses(from: fromWorker, limit: limit, exitNotice: exitNotice) }
-        reader.name = "skillhost.worker-io"
-        reader.start()
+        // With an opening request the caller reads the start's answers itself, then calls startReading.
+        if opening == nil { worker.startReading() }
         let errorReader = Thread { worker.readErrors(from: workerErrors) }
         errorReader.name = "skillhost.worker-stderr"
         errorReader.start()
@@ -314,22 +321,56 @@ final class WorkerProcess: Sendable {
 
     // MARK: Reader threads
 
-    func readResponses(from descriptor: Int32, limit: Int, exitNotice: Int32) {
-        let reader = LineReader(descriptor: descriptor, limit: limit, interrupt: exitNotice)
-        loop: while true {
-            switch reader.next() {
-            case .end: break loop
-            case .tooLong:
-                kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(limit))")
-                break loop
-            case .line(let bytes):
-                guard let message = WorkerProtocol.parse(bytes) else {
-                    kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
-                    break loop
-                }
-                dispatch(message)
+    /// Starts the thread that reads the worker's answers for the rest of its life (once; after the start's answers,
+    /// when its caller read them itself).
+    func startReading() {
+        guard !readerStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let reader = Thread { [self] in readResponses() }
+        reader.name = "skillhost.worker-io"
+        reader.start()
+    }
+
+    /// Reads the worker's answers on this thread until `pending` is settled, while no reader thread does (during
+    /// the start); false when the reader thread reads them (the caller then waits for `pending` to be settled). A
+    /// message that ends the channel — its end, a line too long or not JSON — starts the reader thread, which tells
+    /// the worker's end as always.
+    func readDirectly(until pending: Pending) -> Bool {
+        guard !readerStarted.load(ordering: .acquiring) else { return false }
+        let ended = unread.withLock { reader -> Bool? in
+            guard let reader else { return nil }
+            while !pending.isSettled {
+                guard read(reader) else { return true }
             }
+            return false
         }
+        guard let ended else { return false }
+        if ended { startReading() }
+        return true
+    }
+
+    /// Reads and dispatches one message; false when the channel ended (the worker is killed when it broke it).
+    private func read(_ reader: LineReader) -> Bool {
+        switch reader.next() {
+        case .end: return false
+        case .tooLong:
+            kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
+            return false
+        case .line(let bytes):
+            guard let message = WorkerProtocol.parse(bytes) else {
+                kill(because: "plugin \"\(plugin)\"'s worker broke the protocol (a line that is not JSON)")
+                return false
+            }
+            dispatch(message)
+            return true
+        }
+    }
+
+    private func readResponses() {
+        // Taken once a thread that reads directly has finished its message.
+        if let reader = unread.withLock({ $0.take() }) {
+            while read(reader) {}
+        }
+        let (descriptor, exitNotice) = responses
         close(descriptor)
         // The pipe closed while the worker lives on (for a moment, or for good when the plugin closed descriptors
         // it does not own): give it up to a second to end by itself, so a crash is reported as the crash it is.
