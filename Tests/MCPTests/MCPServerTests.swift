@@ -401,9 +401,15 @@ struct MCPCancellationTests {
         let python = try await PythonPeers.ensure()
         let folder = Paths.temporaryDirectory("mcp-cancel")
         _ = try await offPool { try Fixture.compileFile("behaviours.c", into: folder) }
+        // The plugin notices a cancellation when it next polls: on a machine busy with the rest of the suite that can
+        // take longer than the default 100 ms grace before its worker is restarted, which is not what this tests.
+        let home = Paths.temporaryDirectory("mcp-cancel-home")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"isolation": {"kill_grace_ms": 10000}}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         let result = try await runProcessOffPool(
             python, [Paths.fixtures + "/mcp_cancel_client.py", Paths.skillhost, folder],
-            environment: cliEnvironment(home: Paths.temporaryDirectory("mcp-cancel-home")))
+            environment: cliEnvironment(home: home))
         #expect(
             result.stdout == "auto: gave up\nlegacy: gave up\nfastmcp: gave up\n",
             "\(result.stdout)\(result.stderr.suffix(2000))")

@@ -102,27 +102,33 @@ extension WorkerProcess {
     /// scheduled (the worker's end stops the read).
     private func wait(for pending: Pending, _ done: DispatchSemaphore, timeout: Duration?) -> Bool {
         let reason = timeout.map { "plugin \"\(plugin)\" did not answer within \(humanDuration($0))" }
-        let late = LateFlag()
-        let deadline = timeout.map { timeout in
-            let item = DispatchWorkItem { [self] in
-                guard !pending.isSettled else { return }
-                late.set()
-                kill(because: reason ?? "")
+        if !readerIsRunning {
+            let late = LateFlag()
+            let deadline = timeout.map { timeout in
+                let item = DispatchWorkItem { [self] in
+                    guard !pending.isSettled else { return }
+                    late.set()
+                    kill(because: reason ?? "")
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
+                return item
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
-            return item
-        }
-        if readDirectly(until: pending) {
+            let read = readDirectly(until: pending)
             deadline?.cancel()
-            done.wait()
-            return late.isSet
+            if read {
+                done.wait()
+                return late.isSet
+            }
+            if late.isSet {
+                done.wait()
+                return true
+            }
         }
-        deadline?.cancel()
         guard let timeout, let reason else {
             done.wait()
             return false
         }
-        guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return late.isSet }
+        guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return false }
         kill(because: reason)
         done.wait()
         return true
