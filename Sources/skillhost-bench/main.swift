@@ -356,6 +356,14 @@ func main() async throws {
     if CommandLine.arguments.contains("--http-compare") {
         let index = CommandLine.arguments.firstIndex(of: "--fastmcp")
         let python = index.flatMap { $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil }
+        if let python, access(python, X_OK) != 0 {
+            FileHandle.standardError.write(
+                Data(
+                    ("skillhost-bench: --fastmcp \(python) is not a program that can run; make one with "
+                        + "`python3 -m venv .build/bench-venv && .build/bench-venv/bin/pip install fastmcp==4.2.3`\n")
+                        .utf8))
+            exit(2)
+        }
         try httpCompare(options, fastMCPPython: python)
         exit(0)
     }
