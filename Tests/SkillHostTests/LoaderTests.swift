@@ -357,3 +357,20 @@ struct ELFInspectionTests {
         #expect(registry.skills.isEmpty)
     }
 }
+
+/// The content fingerprint that tells unchanged bytes from changed ones on a reload: one byte changed anywhere — in a
+/// word or in the tail after the last whole word — or a length that differs only by zeros changes it.
+struct FingerprintTests {
+    @Test func oneByteChangedAnywhereChangesIt() {
+        let bytes = (0..<1003).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let original = fingerprint(bytes)
+        #expect(fingerprint(bytes) == original)
+        for index in [0, 7, 8, 500, 999, 1000, 1002] {
+            var changed = bytes
+            changed[index] ^= 0x80
+            #expect(fingerprint(changed) != original, "byte \(index)")
+        }
+        #expect(fingerprint([0]) != fingerprint([0, 0]))
+        #expect(fingerprint([]) != fingerprint([0]))
+    }
+}

@@ -17,7 +17,7 @@ extension SkillRegistry {
         case .success(let b): bytes = b
         case .failure(let error): return lifecycle.fail(error, hash: nil)
         }
-        let hash = fnv1a(bytes)
+        let hash = fingerprint(bytes)
         if let current = catalog.composite(file: file), current.fingerprint == hash { return .success(current.summary) }
         let definition: CompositeDefinition
         switch CompositeDefinition.parse(bytes) {
@@ -86,7 +86,8 @@ extension SkillRegistry {
                 }
             }
         }
-        if case .failure(let problem) = scratch.commitComposite(definition, file: file, fingerprint: fnv1a(bytes)) {
+        let hash = fingerprint(bytes)
+        if case .failure(let problem) = scratch.commitComposite(definition, file: file, fingerprint: hash) {
             problems.append(problem)
         }
         guard problems.isEmpty, let entry = scratch.entry(definition.id) else {

@@ -22,7 +22,7 @@ extension PluginLifecycle {
             guard case .success(let bytes) = PluginLoader.read(file, maximumSize: configuration.maximumPluginSize)
             else { return }
             let started = StartedWorker(
-                hash: fnv1a(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
+                hash: fingerprint(bytes), result: startWorker(file, bytes: bytes, isolation: isolation))
             results.withLock { $0[file] = started }
         }
         return results.withLock { $0 }

@@ -79,7 +79,7 @@ final class PluginLifecycle: Sendable {
         case .failure(let error): return fail(error, hash: nil)
         }
         // fingerprint: unchanged bytes are left alone; a worker started ahead for other bytes is not used.
-        let hash = fnv1a(bytes)
+        let hash = fingerprint(bytes)
         let current = catalog.plugin(file: file).flatMap { $0.fingerprint == hash ? $0.summary : nil }
         var ahead = prestarted?.result
         if let prestarted, prestarted.hash != hash || current != nil {

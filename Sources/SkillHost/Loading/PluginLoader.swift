@@ -322,14 +322,24 @@ final class HostRecord: @unchecked Sendable {
     }
 }
 
-/// FNV-1a, 64 bit: a fast content fingerprint (not a security hash).
-func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+/// A fast content fingerprint (not a security hash), kept in memory only: FNV-1a's step over 8-byte words, each
+/// followed by a fold of the high half into the low (a byte at a time, a 40 KB plugin took about 50 µs of each load;
+/// every step is a bijection of the running hash, so two contents that differ in one word never share it).
+func fingerprint(_ bytes: [UInt8]) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x100_0000_01b3
+    bytes.withUnsafeBytes { raw in
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x100_0000_01b3
+            hash ^= hash >> 32
+            offset += 8
+        }
+        while offset < raw.count {
+            hash = (hash ^ UInt64(raw[offset])) &* 0x100_0000_01b3
+            offset += 1
+        }
     }
-    return hash
+    return hash ^ UInt64(bytes.count)
 }
 
 /// The steps of loading a plugin that run its code or cost time in proportion to what it declares.
