@@ -358,4 +358,16 @@ int skillhost_lane_post_response(void *lane, const uint8_t *bytes, size_t length
 /// a thread that reads it learns of the signal without anything unsafe running in the handler. Call once.
 int skillhost_termination_pipe(void);
 
+/// A readiness set (epoll, close-on-exec) for one thread that waits on many descriptors; -1 with errno set.
+/// [any thread]
+int skillhost_readiness_create(void);
+/// Adds `fd` (made non-blocking: its reader reads until EAGAIN or reads once a wake-up) to be reported while it has
+/// bytes, has ended or failed (level-triggered). 0, or -1 with errno set (`fd` then keeps its flags). [any thread]
+int skillhost_readiness_add(int set, int fd);
+/// Removes `fd` before it is closed. [any thread]
+void skillhost_readiness_remove(int set, int fd);
+/// Waits (no timeout) until descriptors of `set` are ready and stores up to `capacity` (at most 64) of them in
+/// `ready`. Returns their count, or -1 with errno set (never EINTR). [the set's one waiting thread]
+int skillhost_readiness_wait(int set, int *ready, int capacity);
+
 #endif

@@ -8,7 +8,7 @@ import Synchronization
 
 /// One running worker process, seen from the host: requests out, responses and notifications in (on a reader
 /// thread of its own, or on the calling thread for a call on the direct lane, `WorkerLane`), standard error into the
-/// log (on another thread), and the exit noticed and explained.
+/// log (on the host's one reader of workers' standard error, `ErrorStreams`), and the exit noticed and explained.
 final class WorkerProcess: Sendable {
     /// A request waiting for its response. A call on the lane reads its own response, so it never needs the
     /// semaphore a caller on the main channel sleeps on: that is made only when asked for (`waiter`).
@@ -236,9 +236,8 @@ final class WorkerProcess: Sendable {
         }
         // With an opening request the caller reads the start's answers itself, then calls startReading.
         if opening == nil { worker.startReading() }
-        let errorReader = Thread { worker.readErrors(from: workerErrors) }
-        errorReader.name = "skillhost.worker-stderr"
-        errorReader.start()
+        ErrorStreams.shared.watch(
+            workerErrors, onLine: { worker.errorLine($0) }, onEnd: { worker.errorsEnded.signal() })
         return .success(worker)
     }
 
@@ -422,26 +421,17 @@ final class WorkerProcess: Sendable {
         exited.signal()
     }
 
-    private func readErrors(from descriptor: Int32) {
-        let reader = LineReader(descriptor: descriptor, limit: 64 << 10)
-        loop: while true {
-            switch reader.next() {
-            case .end: break loop
-            case .tooLong: continue
-            case .line(let bytes):
-                var text = String(decoding: bytes.prefix(4096), as: UTF8.self)
-                if bytes.count > 4096 { text += "…" }
-                state.withLock { state in
-                    state.recentErrors.append(text)
-                    if state.recentErrors.count > 3 { state.recentErrors.removeFirst() }
-                }
-                // What confinement blocked is also in the failed call's error: logged at info level, not twice.
-                let blocked = text.hasPrefix("skillhost worker: blocked ")
-                relay(LogRecord(level: blocked ? .info : .warning, source: plugin, message: "stderr: \(text)"))
-            }
+    /// A line of the worker's standard error: kept for a crash's message and logged.
+    private func errorLine(_ bytes: [UInt8]) {
+        var text = String(decoding: bytes.prefix(4096), as: UTF8.self)
+        if bytes.count > 4096 { text += "…" }
+        state.withLock { state in
+            state.recentErrors.append(text)
+            if state.recentErrors.count > 3 { state.recentErrors.removeFirst() }
         }
-        close(descriptor)
-        errorsEnded.signal()
+        // What confinement blocked is also in the failed call's error: logged at info level, not twice.
+        let blocked = text.hasPrefix("skillhost worker: blocked ")
+        relay(LogRecord(level: blocked ? .info : .warning, source: plugin, message: "stderr: \(text)"))
     }
 
 }
