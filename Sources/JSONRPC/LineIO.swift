@@ -20,14 +20,30 @@ package final class LineReader {
     private let interrupt: Int32
     private var buffer: [UInt8] = []
     private var start = 0
-    private var chunk = [UInt8](repeating: 0, count: 65536)
+    /// What one read fills: uninitialised, so a reader made for each worker's start touches no memory it does not
+    /// read into (a zeroed 64 KB array cost its start some 25 µs of page faults and zeroing).
+    private let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
     /// Set after a line was reported too long before its end arrived: bytes up to the next newline are dropped.
     private var skippingRest = false
+    /// When `onDeadline` runs (once, on the reading thread, while it waits for bytes; reading then goes on without a
+    /// deadline): how a thread that reads answers itself keeps a timeout without a timer on another thread.
+    package var deadline: ContinuousClock.Instant?
+    package var onDeadline: (@Sendable () -> Void)?
 
     package init(descriptor: Int32, limit: Int, interrupt: Int32 = -1) {
         self.descriptor = descriptor
         self.limit = limit
         self.interrupt = interrupt
+    }
+
+    deinit { chunk.deallocate() }
+
+    /// poll's timeout for `deadline`: whole milliseconds, rounded up (0 once it passed).
+    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+        let (seconds, attoseconds) = (deadline - .now).components
+        guard seconds >= 0, seconds > 0 || attoseconds > 0 else { return 0 }
+        let total = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: total)
     }
 
     /// Whether bytes read are waiting in the buffer (so `next()` may return without reading).
@@ -63,22 +79,29 @@ package final class LineReader {
                     return .tooLong
                 }
             }
-            if interrupt >= 0 {
+            if interrupt >= 0 || deadline != nil {  // poll skips a negative descriptor
                 var descriptors = [
                     pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                     pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0),
                 ]
-                if poll(&descriptors, 2, -1) < 0 {
+                let ready = poll(&descriptors, 2, deadline.map(Self.milliseconds(until:)) ?? -1)
+                if ready < 0 {
                     if errno == EINTR { continue }
                     return .end
+                }
+                if ready == 0 {
+                    let action = onDeadline
+                    (deadline, onDeadline) = (nil, nil)
+                    action?()
+                    continue
                 }
                 // Data first: what was written before the interruption is still delivered.
                 if descriptors[0].revents == 0 && descriptors[1].revents != 0 { return .end }
             }
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let count = read(descriptor, chunk.baseAddress, chunk.count)
             if count < 0, errno == EINTR { continue }
             if count <= 0 { return .end }
-            buffer.append(contentsOf: chunk[0..<count])
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<count]))
         }
     }
 }

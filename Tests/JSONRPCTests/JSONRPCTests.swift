@@ -81,6 +81,39 @@ struct JSONRPCTests {
         #expect(lines == ["short", "<too long>", "next"])
     }
 
+    /// A reader's deadline runs its action once, on the reading thread, only while it waits for bytes: lines already
+    /// there are read first, and reading goes on after it (here with the line the action wrote).
+    @Test func aDeadlinePassedWhileWaitingRunsItsActionOnceOnTheReadingThread() {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { descriptors.forEach { close($0) } }
+        let reader = LineReader(descriptor: descriptors[0], limit: 64)
+        let writeEnd = descriptors[1]
+        let fired = Mutex<[UInt]>([])
+        let line = { @Sendable (text: String) in
+            #expect(Array((text + "\n").utf8).withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) } > 0)
+        }
+        line("early")
+        // Should the deadline never run, a line after a minute ends the wait (and the test fails) instead of hanging.
+        let watchdog = DispatchWorkItem { line("watchdog") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        defer { watchdog.cancel() }
+        reader.deadline = .now
+        reader.onDeadline = {
+            fired.withLock { $0.append(UInt(pthread_self())) }
+            line("late")
+        }
+        let text = { (read: LineReader.Line) -> String? in
+            guard case .line(let bytes) = read else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        #expect(text(reader.next()) == "early")
+        #expect(fired.withLock { $0.isEmpty })
+        #expect(text(reader.next()) == "late")
+        #expect(fired.withLock { $0 } == [UInt(pthread_self())])
+        #expect(reader.deadline == nil)
+    }
+
     /// With and without the check for the next line before blocking: the same lines, in order, to the same threads.
     @Test(arguments: [Duration.zero, .microseconds(50)])
     func theReadLoopHandsReadingOverBeforeALongRequest(spin: Duration) throws {

@@ -50,6 +50,26 @@ struct JSONParsingTests {
         #expect(try JSONValue(parsing: value.jsonText) == value)
     }
 
+    /// Strings are copied in runs between the bytes that need escaping: every control byte, quote and backslash
+    /// anywhere (first, last, back to back, between multi-byte characters) is escaped and nothing else changes.
+    @Test func stringsEscapeEveryByteThatNeedsItWhereverItIs() throws {
+        let cases: [(String, String)] = [
+            ("", #""""#), ("plain", #""plain""#), ("\"", #""\"""#), ("\\\\", #""\\\\""#),
+            ("\ta\u{7}é\n", #""\ta\u0007é\n""#), ("日本\r語\u{1F}", #""日本\r語\u001f""#),
+            ("end\"", #""end\"""#), ("\u{0}x", #""\u0000x""#),
+        ]
+        for (string, text) in cases {
+            #expect(JSONValue.string(string).jsonText == text, "\(string.debugDescription)")
+            #expect(try JSONValue(parsing: text) == .string(string))
+        }
+    }
+
+    /// JSON Pointer tokens of the schema compiler: "~" and "/" escaped (RFC 6901), everything else as it is.
+    @Test func pointerTokensEscapeTildeAndSlashOnly() {
+        let cases = [("plain", "plain"), ("a/b~c", "a~1b~0c"), ("~/", "~0~1"), ("é/日", "é~1日"), ("", "")]
+        for (token, escaped) in cases { #expect(SchemaCompiler.escapePointerToken(token) == escaped) }
+    }
+
     @Test(arguments: [
         ("", "invalid JSON at byte 0: unexpected end of input, expected a value"),
         ("{\"a\" 1}", "invalid JSON at byte 5: expected ':' after member name \"a\""),

@@ -96,13 +96,16 @@ final class LaneChannel {
     private let requests: LineWriter
     /// The pipe on which messages too long for the mailbox come.
     let responses: LineReader
-    private var buffer = [UInt8](repeating: 0, count: LaneChannel.capacity)
+    /// Uninitialised (as LineReader's): made with each worker, whose start should not fault in and zero 64 KB.
+    private let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: LaneChannel.capacity)
 
     init(memory: LaneMemory, requests: LineWriter, responses: LineReader) {
         self.memory = memory
         self.requests = requests
         self.responses = responses
     }
+
+    deinit { buffer.deallocate() }
 
     /// Posts a request line (without its newline); false when the lane's pipe is closed (a long request).
     func send(_ line: String) -> Bool {
@@ -117,9 +120,8 @@ final class LaneChannel {
 
     /// The worker's next message; an empty line when the host woke the caller (`WorkerLane.wakeReader`).
     func next() -> LineReader.Line {
-        let count = buffer.withUnsafeMutableBufferPointer {
-            skillhost_lane_next_response(memory.base, $0.baseAddress, $0.count, Self.spinNanoseconds)
-        }
+        let count = skillhost_lane_next_response(
+            memory.base, buffer.baseAddress, buffer.count, Self.spinNanoseconds)
         switch count {
         case 0...: return .line(Array(buffer[0..<count]))
         case Int(SKILLHOST_LANE_ON_PIPE): return responses.next()

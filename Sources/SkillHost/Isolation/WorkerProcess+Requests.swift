@@ -98,38 +98,30 @@ extension WorkerProcess {
     }
 
     /// Waits until `pending` is settled (`done` signalled), killing the worker when `timeout` passes first; whether
-    /// it did. During the start this thread reads the answers itself (`readDirectly`), with the kill at the deadline
-    /// scheduled (the worker's end stops the read).
+    /// it did. During the start this thread reads the answers itself (`readDirectly`) and keeps the deadline in its
+    /// own wait for bytes (the kill ends the worker, whose end stops the read).
     private func wait(for pending: Pending, _ done: DispatchSemaphore, timeout: Duration?) -> Bool {
-        let reason = timeout.map { "plugin \"\(plugin)\" did not answer within \(humanDuration($0))" }
+        let reason = { @Sendable [plugin] (timeout: Duration) in
+            "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))"
+        }
         if !readerIsRunning {
             let late = LateFlag()
-            let deadline = timeout.map { timeout in
-                let item = DispatchWorkItem { [self] in
-                    guard !pending.isSettled else { return }
-                    late.set()
-                    kill(because: reason ?? "")
-                }
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: item)
-                return item
+            let read = readDirectly(until: pending, deadline: timeout.map { .now + $0 }) { [self] in
+                guard let timeout, !pending.isSettled else { return }
+                late.set()
+                kill(because: reason(timeout))
             }
-            let read = readDirectly(until: pending)
-            deadline?.cancel()
             if read {
                 done.wait()
                 return late.isSet
             }
-            if late.isSet {
-                done.wait()
-                return true
-            }
         }
-        guard let timeout, let reason else {
+        guard let timeout else {
             done.wait()
             return false
         }
         guard done.wait(timeout: .now() + timeout.dispatchInterval) == .timedOut else { return false }
-        kill(because: reason)
+        kill(because: reason(timeout))
         done.wait()
         return true
     }
@@ -284,7 +276,7 @@ extension WorkerProcess {
     }
 }
 
-/// Whether a deadline passed, set once from the timer that kills the worker (any thread).
+/// Whether a deadline passed, set once by what kills the worker for it (any thread).
 private final class LateFlag: Sendable {
     private let value = Atomic<Bool>(false)
     func set() { value.store(true, ordering: .releasing) }

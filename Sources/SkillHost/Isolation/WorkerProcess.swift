@@ -336,10 +336,14 @@ final class WorkerProcess: Sendable {
     /// the start); false when the reader thread reads them (the caller then waits for `pending` to be settled). A
     /// message that ends the channel — its end, a line too long or not JSON — starts the reader thread, which tells
     /// the worker's end as always.
-    func readDirectly(until pending: Pending) -> Bool {
+    func readDirectly(
+        until pending: Pending, deadline: ContinuousClock.Instant? = nil, onDeadline: (@Sendable () -> Void)? = nil
+    ) -> Bool {
         guard !readerStarted.load(ordering: .acquiring) else { return false }
         let ended = unread.withLock { reader -> Bool? in
             guard let reader else { return nil }
+            (reader.deadline, reader.onDeadline) = (deadline, onDeadline)
+            defer { (reader.deadline, reader.onDeadline) = (nil, nil) }
             while !pending.isSettled {
                 guard read(reader) else { return true }
             }
