@@ -104,17 +104,15 @@ extension WorkerProcess {
         let reason = { @Sendable [plugin] (timeout: Duration) in
             "plugin \"\(plugin)\" did not answer within \(humanDuration(timeout))"
         }
-        if !readerIsRunning {
-            let late = LateFlag()
-            let read = readDirectly(until: pending, deadline: timeout.map { .now + $0 }) { [self] in
-                guard let timeout, !pending.isSettled else { return }
-                late.set()
-                kill(because: reason(timeout))
-            }
-            if read {
-                done.wait()
-                return late.isSet
-            }
+        let late = LateFlag()
+        let read = readDirectly(until: pending, deadline: timeout.map { .now + $0 }) { [self] in
+            guard let timeout, !pending.isSettled else { return }
+            late.set()
+            kill(because: reason(timeout))
+        }
+        if read {
+            done.wait()
+            return late.isSet
         }
         guard let timeout else {
             done.wait()

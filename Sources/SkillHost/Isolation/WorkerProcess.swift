@@ -329,9 +329,6 @@ final class WorkerProcess: Sendable {
         reader.start()
     }
 
-    /// Whether the reader thread reads the worker's answers (the start is over).
-    var readerIsRunning: Bool { readerStarted.load(ordering: .acquiring) }
-
     /// Reads the worker's answers on this thread until `pending` is settled, while no reader thread does (during
     /// the start); false when the reader thread reads them (the caller then waits for `pending` to be settled). A
     /// message that ends the channel — its end, a line too long or not JSON — starts the reader thread, which tells
