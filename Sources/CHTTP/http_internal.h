@@ -77,6 +77,11 @@ struct skillhost_http_server {
     // Lingering after answers (http_deadline.c): how often it began, and how often the next request came during it.
     atomic_ulong lingers;
     atomic_ulong lingers_paid;
+    // Accepting (http_accept.c): the listening socket, in the watch's epoll; under accept_lock.
+    int listener;
+    uint16_t port;
+    pthread_mutex_t accept_lock;
+    int accept_stopped;
 };
 
 /// How long an event thread watches a connection after answering it, for the next request (see http_deadline.c).
@@ -112,6 +117,32 @@ void skillhost_http_unwatch(struct skillhost_http_request *request);
 /// Marks the request abandoned; `*report` says whether to tell the application (once). Returns whether the
 /// connection must be resumed by the caller after unlocking. Called with request->lock held.
 int skillhost_http_abandon(struct skillhost_http_request *request, int *report);
+
+/// The watch's epoll key of the listening socket (UINT64_MAX is stop's wake-up).
+#define SKILLHOST_HTTP_LISTENER_EVENT (UINT64_MAX - 1)
+
+/// Opens the listening socket on `address` (bound, listening, non-blocking) into `server->listener` and
+/// `server->port`; on failure returns -1 with the system's reason in `error`.
+int skillhost_http_listen(struct skillhost_http_server *server, const struct sockaddr *address,
+                          socklen_t address_length, char *error, size_t error_length);
+
+/// Adds the listening socket to the watch's epoll (once the daemon runs). Returns epoll_ctl's result.
+int skillhost_http_accept_begin(struct skillhost_http_server *server);
+
+/// How long accepting pauses when the server is full (rechecked then), and when descriptors or memory ran out.
+#define SKILLHOST_HTTP_FULL_PAUSE_MS 50
+#define SKILLHOST_HTTP_RESOURCE_PAUSE_MS 100
+
+/// The listening socket is readable: accepts a bounded batch and hands each connection to libmicrohttpd. Returns
+/// 0, or the milliseconds accepting paused for (the server is full, or descriptors or memory ran out): the
+/// listening socket is out of the watch until the caller resumes it. [watch thread]
+int skillhost_http_accept_ready(struct skillhost_http_server *server);
+
+/// Accepting again after a pause. [watch thread]
+void skillhost_http_accept_resume(struct skillhost_http_server *server);
+
+/// Stops accepting for good and closes the listening socket; waits for a batch in progress. [thread-safe]
+void skillhost_http_accept_stop(struct skillhost_http_server *server);
 
 /// The watch thread's body.
 void *skillhost_http_watcher_main(void *argument);

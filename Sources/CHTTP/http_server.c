@@ -281,7 +281,6 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
         snprintf(error, error_length, "%s is not an IP address; give one like 127.0.0.1 or ::1", address);
         return NULL;
     }
-    (void)storage_length;
     if ((tls_certificate == NULL) != (tls_key == NULL)) {
         snprintf(error, error_length, "HTTPS needs both a certificate and its key");
         return NULL;
@@ -310,6 +309,14 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     server->release = release;
     server->context = context;
     pthread_mutex_init(&server->watch_lock, NULL);
+    pthread_mutex_init(&server->accept_lock, NULL);
+    server->listener = -1;
+    char reason[256];
+    if (skillhost_http_listen(server, (struct sockaddr *)&storage, storage_length, reason, sizeof reason) != 0) {
+        snprintf(error, error_length, "could not listen on %s port %u: %s", address, (unsigned)port, reason);
+        free(server);
+        return NULL;
+    }
     server->epoll = epoll_create1(EPOLL_CLOEXEC);
     server->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event wake_event = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
@@ -317,16 +324,18 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
         epoll_ctl(server->epoll, EPOLL_CTL_ADD, server->wake, &wake_event) != 0 ||
         pthread_create(&server->watcher, NULL, skillhost_http_watcher_main, server) != 0) {
         snprintf(error, error_length, "could not start the connection watcher: %s", strerror(errno));
+        close(server->listener);
         if (server->epoll >= 0) close(server->epoll);
         if (server->wake >= 0) close(server->wake);
         free(server);
         return NULL;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | family_flag;
+    // The listening socket is this file's (http_accept.c): connections come in through MHD_add_connection.
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_NO_LISTEN_SOCKET | family_flag;
     if (tls_certificate != NULL) flags |= MHD_USE_TLS;
     struct MHD_OptionItem options[16];
     int count = 0;
-    options[count++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &storage};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, server->limits.threads, NULL};
     options[count++] =
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)server->limits.maximum_header_bytes, NULL};
@@ -338,7 +347,6 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, server};
     options[count++] =
         (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)skillhost_http_connection_notify, server};
-    options[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL};
     if (tls_certificate != NULL) {
         options[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)tls_certificate};
         options[count++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)tls_key};
@@ -348,8 +356,18 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
                                       MHD_OPTION_END);
     if (server->daemon == NULL) {
         int saved = errno;
-        snprintf(error, error_length, "could not listen on %s port %u: %s", address, (unsigned)port,
+        snprintf(error, error_length, "could not serve on %s port %u: %s", address, (unsigned)port,
                  saved != 0 ? strerror(saved) : "the HTTP library refused the settings");
+        skillhost_http_accept_stop(server);
+        stop_watcher(server);
+        free(server);
+        return NULL;
+    }
+    if (skillhost_http_accept_begin(server) != 0) {
+        snprintf(error, error_length, "could not watch the listening socket on %s port %u: %s", address,
+                 (unsigned)port, strerror(errno));
+        skillhost_http_accept_stop(server);
+        MHD_stop_daemon(server->daemon);
         stop_watcher(server);
         free(server);
         return NULL;
@@ -359,10 +377,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     return server;
 }
 
-uint16_t skillhost_http_port(const skillhost_http_server *server) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? info->port : 0;
-}
+uint16_t skillhost_http_port(const skillhost_http_server *server) { return server->port; }
 
 void skillhost_http_linger_counts(const skillhost_http_server *server, unsigned long *lingered, unsigned long *paid) {
     *lingered = atomic_load(&server->lingers);
@@ -370,7 +385,7 @@ void skillhost_http_linger_counts(const skillhost_http_server *server, unsigned 
 }
 
 void skillhost_http_stop(skillhost_http_server *server) {
-    MHD_socket listening = MHD_quiesce_daemon(server->daemon);
+    skillhost_http_accept_stop(server);
     atomic_store(&server->closing, 1);
     // Every suspended connection is resumed (libmicrohttpd requires it before stopping) and its request abandoned;
     // none is suspended after `closing`, so the scan repeats until it finds none.
@@ -406,10 +421,10 @@ void skillhost_http_stop(skillhost_http_server *server) {
         pthread_join(server->deadline_thread, NULL);
     }
     MHD_stop_daemon(server->daemon);
-    if (listening != MHD_INVALID_SOCKET) close(listening);  // ours once quiesced, after the daemon stopped
     stop_watcher(server);
     free(server->slots);
     pthread_mutex_destroy(&server->watch_lock);
+    pthread_mutex_destroy(&server->accept_lock);
     pthread_mutex_destroy(&server->deadline_lock);
     pthread_cond_destroy(&server->deadline_wake);
     free(server);

@@ -1,7 +1,8 @@
 // The watch of suspended connections: libmicrohttpd does not notice a client that leaves while its connection is
 // suspended, so each suspended socket is registered with one epoll instance for EPOLLRDHUP; the watch thread
 // abandons the request (its abort handler runs) and resumes the connection, which libmicrohttpd then closes.
-// The watch table is also how stopping finds every suspended connection.
+// The watch table is also how stopping finds every suspended connection. The same thread accepts new connections
+// (http_accept.c).
 
 #define _GNU_SOURCE
 #include "http_internal.h"
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 void skillhost_http_request_release(struct skillhost_http_request *request) {
     if (atomic_fetch_sub(&request->references, 1) != 1) return;
@@ -101,13 +103,35 @@ int skillhost_http_abandon(struct skillhost_http_request *request, int *report) 
     return 1;
 }
 
+static long long monotonic_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 void *skillhost_http_watcher_main(void *argument) {
     struct skillhost_http_server *server = argument;
     struct epoll_event events[32];
+    long long paused_until = 0;  // while accepting pauses (see http_accept.c): when it resumes, in monotonic ms
     while (!atomic_load(&server->stopping)) {
-        int count = epoll_wait(server->epoll, events, 32, -1);
+        int timeout = -1;
+        if (paused_until != 0) {
+            long long left = paused_until - monotonic_ms();
+            if (left <= 0) {
+                paused_until = 0;
+                skillhost_http_accept_resume(server);
+            } else {
+                timeout = (int)left;
+            }
+        }
+        int count = epoll_wait(server->epoll, events, 32, timeout);
         for (int index = 0; index < count; index++) {
             if (events[index].data.u64 == UINT64_MAX) continue;  // the wake-up of stop
+            if (events[index].data.u64 == SKILLHOST_HTTP_LISTENER_EVENT) {
+                int pause = skillhost_http_accept_ready(server);
+                if (pause != 0) paused_until = monotonic_ms() + pause;
+                continue;
+            }
             uint32_t slot = (uint32_t)events[index].data.u64;
             uint32_t generation = (uint32_t)(events[index].data.u64 >> 32);
             pthread_mutex_lock(&server->watch_lock);

@@ -102,5 +102,6 @@ package final class HTTPServerProcess: Sendable {
     package func terminate() { if process.isRunning { process.terminate() } }
 
     package var isRunning: Bool { process.isRunning }
+    package var pid: Int32 { process.processIdentifier }
     package var terminationStatus: Int32 { process.terminationStatus }
 }

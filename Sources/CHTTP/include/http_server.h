@@ -4,7 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// A small HTTP/1.1 server over libmicrohttpd (an epoll thread pool with suspend/resume): every request is
+/// A small HTTP/1.1 server over libmicrohttpd (an epoll thread pool with suspend/resume; connections accepted by
+/// one thread of the server's and spread over the event threads): every request is
 /// delivered once, with its whole body, to one handler; the answer may come later and from any thread — a
 /// buffered response, or a stream (chunked, written as the data arrives). A client that goes away while its
 /// request waits is reported once, so the work behind it can be cancelled.
