@@ -2,8 +2,13 @@
 // accepts and hands each connection to libmicrohttpd with MHD_add_connection. libmicrohttpd's event threads would
 // accept for themselves, but whichever thread wakes first takes a whole burst: 32 clients connecting at once came
 // out 11 and 21, and the thread with 21 ran near a full core while the other idled. Handed over, a connection goes
-// to the event thread its descriptor number picks (libmicrohttpd's rule, skipping a full thread); a closed
-// connection's number is the next one given out, so each thread keeps its share as clients come and go.
+// to the event thread its descriptor number picks (libmicrohttpd's rule); a closed connection's number is the next
+// one given out, so each thread keeps its share as clients come and go.
+//
+// The connection limit is this file's, not libmicrohttpd's: in the libmicrohttpd this runs on (0.9.75), a
+// connection handed to an event thread that has just reached its limit returns with a lock held, and that thread
+// never runs again (fixed upstream in 67061d5). libmicrohttpd is given a limit it never reaches; here a connection
+// is accepted only while those open and those handed over but not started are below the maximum.
 
 #define _GNU_SOURCE
 #include "http_internal.h"
@@ -43,24 +48,36 @@ int skillhost_http_accept_begin(struct skillhost_http_server *server) {
     return epoll_ctl(server->epoll, EPOLL_CTL_ADD, server->listener, &event);
 }
 
-// Connections open now (libmicrohttpd's own count, as its notifications keep it in http_deadline.c).
-static int open_connections(struct skillhost_http_server *server) {
+// Connections open now and how many have started in all (libmicrohttpd's notifications, kept in http_deadline.c).
+static void connection_counts(struct skillhost_http_server *server, int *open, unsigned long *started) {
     pthread_mutex_lock(&server->deadline_lock);
-    int count = server->connection_count;
+    *open = server->connection_count;
+    *started = server->connections_started;
     pthread_mutex_unlock(&server->deadline_lock);
-    return count;
 }
 
 int skillhost_http_accept_ready(struct skillhost_http_server *server) {
     pthread_mutex_lock(&server->accept_lock);
     int pause = 0;
-    // Connections handed over in this batch are not counted open until their event thread takes them.
-    int open = open_connections(server);
+    int open;
+    unsigned long started;
+    connection_counts(server, &open, &started);
+    // Handed over but not started yet (its event thread has not taken it): counted as open. One libmicrohttpd
+    // dropped without starting it (out of memory) would count for ever, so a count that has not moved for a
+    // second is forgotten.
+    double now = skillhost_http_monotonic_seconds();
+    if (started != server->started_seen) {
+        server->started_seen = started;
+        server->started_moved = now;
+    } else if (server->handed_over > started && now - server->started_moved > 1.0) {
+        server->handed_over = started;
+    }
+    int pending = server->handed_over > started ? (int)(server->handed_over - started) : 0;
     // A bounded batch: the watch thread also notices clients that leave.
     for (int count = 0; count < 64 && !server->accept_stopped; count++) {
         // Full: new clients wait in the listen queue (as they would for libmicrohttpd's own accepting) until the
         // deadline thread or a leaving client makes room, instead of being accepted only to be closed.
-        if (open + count >= (int)server->limits.maximum_connections) {
+        if (open + pending >= (int)server->limits.maximum_connections) {
             pause = SKILLHOST_HTTP_FULL_PAUSE_MS;
             break;
         }
@@ -77,8 +94,11 @@ int skillhost_http_accept_ready(struct skillhost_http_server *server) {
             }
             break;
         }
-        // libmicrohttpd closes the descriptor itself when it refuses the connection (over a limit).
-        (void)MHD_add_connection(server->daemon, descriptor, (struct sockaddr *)&peer, peer_length);
+        // Refused at once (over the limit per address): libmicrohttpd has closed the descriptor.
+        if (MHD_add_connection(server->daemon, descriptor, (struct sockaddr *)&peer, peer_length) == MHD_YES) {
+            server->handed_over++;
+            pending++;
+        }
     }
     if (pause != 0) (void)epoll_ctl(server->epoll, EPOLL_CTL_DEL, server->listener, NULL);
     pthread_mutex_unlock(&server->accept_lock);

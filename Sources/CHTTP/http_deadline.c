@@ -56,7 +56,7 @@ static uint64_t monotonic_ns(void) {
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-static double monotonic_seconds(void) {
+double skillhost_http_monotonic_seconds(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
@@ -71,13 +71,14 @@ void skillhost_http_connection_notify(void *argument, struct MHD_Connection *con
         const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
         entry->descriptor = info != NULL ? info->connect_fd : -1;
         entry->waiting = 1;
-        entry->since = monotonic_seconds();
+        entry->since = skillhost_http_monotonic_seconds();
         entry->limit = server->limits.header_timeout_seconds;
         pthread_mutex_lock(&server->deadline_lock);
         entry->next = server->deadlines;
         if (server->deadlines != NULL) server->deadlines->previous = entry;
         server->deadlines = entry;
         server->connection_count++;
+        server->connections_started++;
         pthread_mutex_unlock(&server->deadline_lock);
         *socket_context = entry;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -113,7 +114,7 @@ void skillhost_http_request_done(struct skillhost_http_server *server, struct MH
     if (entry == NULL) return;
     pthread_mutex_lock(&server->deadline_lock);
     entry->waiting = 1;
-    entry->since = monotonic_seconds();
+    entry->since = skillhost_http_monotonic_seconds();
     entry->limit = server->limits.idle_timeout_seconds;
     pthread_mutex_unlock(&server->deadline_lock);
 }
@@ -150,7 +151,7 @@ static void cut(struct header_deadline *entry) {
 }
 
 static void sweep(struct skillhost_http_server *server) {
-    double now = monotonic_seconds();
+    double now = skillhost_http_monotonic_seconds();
     pthread_mutex_lock(&server->deadline_lock);
     int open = 0;
     for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {

@@ -28,6 +28,7 @@ struct skillhost_http_request {
     int delivered;
     char *headers;
     size_t headers_length;
+    size_t headers_capacity;
     void *tag;
     // Output, under `lock`.
     enum output output;
@@ -74,6 +75,8 @@ struct skillhost_http_server {
     int deadline_stop;
     struct header_deadline *deadlines;
     int connection_count;
+    unsigned long connections_started;  // in all (the accept thread's count of connections handed over but not
+                                        // started is the difference to its own)
     // Lingering after answers (http_deadline.c): how often it began, and how often the next request came during it.
     atomic_ulong lingers;
     atomic_ulong lingers_paid;
@@ -82,6 +85,9 @@ struct skillhost_http_server {
     uint16_t port;
     pthread_mutex_t accept_lock;
     int accept_stopped;
+    unsigned long handed_over;    // connections given to libmicrohttpd, in all
+    unsigned long started_seen;   // `connections_started` when accepting last looked
+    double started_moved;         // when that count last moved (monotonic seconds)
 };
 
 /// How long an event thread watches a connection after answering it, for the next request (see http_deadline.c).
@@ -100,6 +106,9 @@ void skillhost_http_request_done(struct skillhost_http_server *server, struct MH
 /// An answer was sent on `connection` (its request completed): watches it for the next request for a moment when
 /// that is likely to pay (see http_deadline.c). [the connection's event thread]
 void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Connection *connection);
+
+/// CLOCK_MONOTONIC in seconds.
+double skillhost_http_monotonic_seconds(void);
 
 /// The deadline thread's body: cuts connections past their deadline, and the slowest when room runs out.
 void *skillhost_http_deadline_main(void *argument);

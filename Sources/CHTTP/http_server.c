@@ -114,9 +114,15 @@ static enum MHD_Result collect_header(void *argument, enum MHD_ValueKind kind, c
     struct skillhost_http_request *request = argument;
     size_t key_length = strlen(key), value_length = value != NULL ? strlen(value) : 0;
     size_t needed = request->headers_length + key_length + value_length + 4;
-    char *grown = realloc(request->headers, needed);
-    if (grown == NULL) return MHD_NO;
-    request->headers = grown;
+    if (needed > request->headers_capacity) {
+        // Grown by doubling from 1 KiB: one allocation for a usual request, not one per header.
+        size_t capacity = request->headers_capacity == 0 ? 1024 : request->headers_capacity;
+        while (capacity < needed) capacity *= 2;
+        char *grown = realloc(request->headers, capacity);
+        if (grown == NULL) return MHD_NO;
+        request->headers = grown;
+        request->headers_capacity = capacity;
+    }
     char *out = request->headers + request->headers_length;
     for (size_t index = 0; index < key_length; index++) {
         char c = key[index];
@@ -207,6 +213,7 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
         server->handler(server->context, request);
         free(request->headers);
         request->headers = NULL;
+        request->headers_capacity = 0;
         free(request->body);
         request->body = NULL;
     }
@@ -341,7 +348,8 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)server->limits.maximum_header_bytes, NULL};
     options[count++] =
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, server->limits.idle_timeout_seconds, NULL};
-    options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, server->limits.maximum_connections, NULL};
+    // Never reached: the limit is kept by accepting (http_accept.c), since reaching libmicrohttpd's stalls a thread.
+    options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 1u << 30, NULL};
     options[count++] =
         (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->limits.connections_per_address, NULL};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, server};

@@ -11,11 +11,38 @@ package final class HTTPServer: Sendable {
         package let path: String
         /// The client's address ("127.0.0.1").
         package let peer: String
-        package let headers: [(name: String, value: String)]
+        /// The headers as received: `name: value` lines, names in lower case (kept as one array of bytes and
+        /// searched on demand — a String per name and value were a tenth of a call's allocations).
+        let headerLines: [UInt8]
         package let body: [UInt8]
 
-        /// The first value of header `name` (lower case).
-        package func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+        /// The first value of header `name` (lower case), without the spaces after the colon.
+        package func header(_ name: String) -> String? {
+            var name = name
+            return name.withUTF8 { name in
+                headerLines.withUnsafeBufferPointer { lines -> String? in
+                    var start = 0
+                    while start < lines.count {
+                        var end = start
+                        while end < lines.count, lines[end] != UInt8(ascii: "\n") { end += 1 }
+                        let colon = start + name.count
+                        var same = colon < end && lines[colon] == UInt8(ascii: ":")
+                        var index = 0
+                        while same, index < name.count {
+                            same = lines[start + index] == name[index]
+                            index += 1
+                        }
+                        if same {
+                            var value = colon + 1
+                            while value < end, lines[value] == UInt8(ascii: " ") { value += 1 }
+                            return String(decoding: UnsafeBufferPointer(rebasing: lines[value..<end]), as: UTF8.self)
+                        }
+                        start = end + 1
+                    }
+                    return nil
+                }
+            }
+        }
     }
 
     /// What bounds the server (CHTTP's `skillhost_http_limits`).
@@ -186,16 +213,10 @@ private let httpHandler: skillhost_http_handler = { context, request in
     guard let context, let request else { return }
     let handler = Unmanaged<HTTPHandlerContext>.fromOpaque(context).takeUnretainedValue().handler
     var length = 0
-    var headers: [(name: String, value: String)] = []
-    if let text = skillhost_http_headers(request, &length) {
-        // `name: value` lines; split on bytes (a split on Characters cost a tenth of a call).
-        let bytes = UnsafeRawBufferPointer(start: text, count: length)
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let value = line[(colon + 1)...].drop { $0 == UInt8(ascii: " ") }
-            headers.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
-        }
-    }
+    let headerLines =
+        skillhost_http_headers(request, &length).map {
+            Array(UnsafeRawBufferPointer(start: $0, count: length).bindMemory(to: UInt8.self))
+        } ?? []
     var bodyLength = 0
     let bodyStart = skillhost_http_body(request, &bodyLength)
     let body = bodyStart.map { Array(UnsafeBufferPointer(start: $0, count: bodyLength)) } ?? []
@@ -205,7 +226,7 @@ private let httpHandler: skillhost_http_handler = { context, request in
     handler(
         HTTPServer.Request(
             method: string(skillhost_http_method(request)), path: string(skillhost_http_path(request)),
-            peer: string(skillhost_http_peer(request)), headers: headers, body: body), exchange)
+            peer: string(skillhost_http_peer(request)), headerLines: headerLines, body: body), exchange)
 }
 
 private let httpAbort: skillhost_http_abort_handler = { _, tag in

@@ -11,13 +11,16 @@ import Synchronization
 //
 //   .build/release/skillhost-bench --http-compare [--fastmcp <python with fastmcp>] [--calls N] [--runs R]
 
-/// One keep-alive HTTP/1.1 connection: POST a body, read the answer (Content-Length or chunked).
+/// One keep-alive HTTP/1.1 connection: POST a body, read the answer (Content-Length or chunked). It shares the
+/// machine's two cores with the server it measures, so a call costs it little: the request is written into one
+/// reused buffer, the answer parsed in place on bytes, and only the body is copied out.
 final class KeepAliveClient {
     private let socket: Int32
-    private var buffer: [UInt8] = []
-    /// Where the unread part of `buffer` begins.
+    /// Received bytes: `start..<count` is unread.
+    private var buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
     private var start = 0
-    private var chunk = [UInt8](repeating: 0, count: 65536)
+    private var count = 0
+    private var request: [UInt8] = []
     let port: Int
 
     init(port: Int) throws {
@@ -32,90 +35,177 @@ final class KeepAliveClient {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard connected else { throw BenchError("cannot connect to port \(port)") }
+        guard connected else {
+            buffer.deallocate()
+            throw BenchError("cannot connect to port \(port)")
+        }
         var one: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        request.reserveCapacity(4096)
     }
 
-    deinit { close(socket) }
+    deinit {
+        close(socket)
+        buffer.deallocate()
+    }
 
-    /// Sends a POST and returns (status, headers, body).
-    func post(_ path: String, headers: [(String, String)], body: String) -> (Int, [String: String], [UInt8])? {
-        var request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
-        request += "Accept: application/json, text/event-stream\r\nContent-Length: \(body.utf8.count)\r\n"
-        for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        request += "\r\n" + body
-        let bytes = Array(request.utf8)
+    /// Sends a POST and returns the answer's status and body; nil when the connection failed or the answer was
+    /// not HTTP.
+    func post(_ path: String, headers: [(String, String)], body: String) -> (status: Int, body: [UInt8])? {
+        request.removeAll(keepingCapacity: true)
+        for piece in ["POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1:"] { request.append(contentsOf: piece.utf8) }
+        appendDecimal(port)
+        request.append(contentsOf: "\r\nContent-Type: application/json\r\n".utf8)
+        request.append(contentsOf: "Accept: application/json, text/event-stream\r\nContent-Length: ".utf8)
+        appendDecimal(body.utf8.count)
+        request.append(contentsOf: "\r\n".utf8)
+        for (name, value) in headers {
+            for piece in [name, ": ", value, "\r\n"] { request.append(contentsOf: piece.utf8) }
+        }
+        request.append(contentsOf: "\r\n".utf8)
+        request.append(contentsOf: body.utf8)
         var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { return nil }
-            sent += count
+        while sent < request.count {
+            let written = request.withUnsafeBytes {
+                send(socket, $0.baseAddress.map { $0 + sent }, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { return nil }
+            sent += written
         }
-        guard let head = readUntil([13, 10, 13, 10]) else { return nil }
-        // Parsed on bytes: the client must cost little beside the server it measures (no Foundation string search).
-        let lines = head.split(separator: 10, omittingEmptySubsequences: true).map {
-            $0.last == 13 ? $0.dropLast() : $0
-        }
-        guard let statusLine = lines.first else { return nil }
-        let words = statusLine.split(separator: 32)
-        guard words.count >= 2, let status = Int(String(decoding: words[1], as: UTF8.self)) else { return nil }
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: 58) else { continue }
-            let name = line[..<colon].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-            let value = line[(colon + 1)...].drop { $0 == 32 || $0 == 9 }
-            fields[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
-        }
+        guard let headEnd = find(Self.headEnd) else { return nil }
+        let head = start..<headEnd
+        // "HTTP/1.1 200 …": the status is the three digits after the first space.
+        guard let space = head.first(where: { buffer[$0] == 32 }), space + 4 <= head.upperBound,
+            let status = decimal(in: (space + 1)..<(space + 4))
+        else { return nil }
+        let length = headerValue(Self.contentLength, in: head).flatMap { decimal(in: $0) }
+        let chunked = headerValue(Self.transferEncoding, in: head) != nil
+        start = headEnd + Self.headEnd.count
+        if let length { return readExactly(length).map { (status, $0) } }
+        guard chunked else { return (status, []) }
         var payload: [UInt8] = []
-        if let length = fields["content-length"].flatMap({ Int($0) }) {
-            guard let content = readExactly(length) else { return nil }
-            payload = content
-        } else if fields["transfer-encoding"]?.lowercased() == "chunked" {
-            while true {
-                guard let sizeLine = readUntil([13, 10]),
-                    let size = Int(String(decoding: sizeLine.prefix { $0 != 59 }, as: UTF8.self), radix: 16)
-                else { return nil }
-                if size == 0 {
-                    _ = readUntil([13, 10])
-                    break
-                }
-                guard let content = readExactly(size), readExactly(2) != nil else { return nil }
-                payload += content
-            }
-        }
-        return (status, fields, payload)
-    }
-
-    private func fill() -> Bool {
-        if start > 0, start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
-        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return false }
-        buffer.append(contentsOf: chunk[0..<count])
-        return true
-    }
-
-    /// Bytes up to `marker` (excluded; the marker is consumed).
-    private func readUntil(_ marker: [UInt8]) -> [UInt8]? {
-        var scanned = 0  // past `start`: fill() may move the unread bytes to the front
         while true {
-            if let found = HTTPTarget.find(marker, in: buffer, from: start + scanned) {
-                let head = Array(buffer[start..<found])
-                start = found + marker.count
-                return head
+            guard let lineEnd = find(Self.lineEnd) else { return nil }
+            var size = 0
+            for position in start..<lineEnd {
+                guard let digit = Self.hexDigit(buffer[position]) else { break }
+                size = size * 16 + digit
             }
-            scanned = max(0, buffer.count - start - marker.count)
-            guard fill() else { return nil }
+            start = lineEnd + 2
+            if size == 0 {
+                guard let end = find(Self.lineEnd) else { return nil }
+                start = end + 2
+                return (status, payload)
+            }
+            guard let content = readExactly(size), readExactly(2) != nil else { return nil }
+            payload += content
         }
     }
 
-    private func readExactly(_ count: Int) -> [UInt8]? {
-        while buffer.count - start < count { guard fill() else { return nil } }
-        let content = Array(buffer[start..<(start + count)])
-        start += count
+    private static let headEnd: [UInt8] = [13, 10, 13, 10]
+    private static let lineEnd: [UInt8] = [13, 10]
+    private static let contentLength = Array("\r\ncontent-length:".utf8)
+    private static let transferEncoding = Array("\r\ntransfer-encoding:".utf8)
+
+    private static func hexDigit(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 48...57: Int(byte - 48)
+        case 97...102: Int(byte - 87)
+        case 65...70: Int(byte - 55)
+        default: nil
+        }
+    }
+
+    private func appendDecimal(_ value: Int) {
+        var divisor = 1
+        while divisor * 10 <= value { divisor *= 10 }
+        while divisor > 0 {
+            request.append(UInt8(48 + value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
+    /// Reads more, first moving the unread bytes to the front (or growing the buffer) when the end is near;
+    /// returns how far the unread bytes moved back, nil at the end of the connection.
+    private func fill() -> Int? {
+        var moved = 0
+        if buffer.count - count < 4096 {
+            if start > 0 {
+                moved = start
+                if count > start, let base = buffer.baseAddress { memmove(base, base + start, count - start) }
+                count -= start
+                start = 0
+            }
+            if buffer.count - count < 4096 {
+                let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
+                _ = grown.initialize(from: buffer[0..<count])
+                buffer.deallocate()
+                buffer = grown
+            }
+        }
+        let received = recv(socket, buffer.baseAddress.map { $0 + count }, buffer.count - count, 0)
+        guard received > 0 else { return nil }
+        count += received
+        return moved
+    }
+
+    /// Where `marker` begins in the unread bytes, reading more until it comes; nil at the end of the connection.
+    private func find(_ marker: [UInt8]) -> Int? {
+        var from = start
+        while true {
+            var index = from
+            while index + marker.count <= count {
+                if buffer[index] == marker[0] {
+                    var offset = 1
+                    while offset < marker.count, buffer[index + offset] == marker[offset] { offset += 1 }
+                    if offset == marker.count { return index }
+                }
+                index += 1
+            }
+            from = max(start, count - marker.count + 1)
+            guard let moved = fill() else { return nil }
+            from -= moved
+        }
+    }
+
+    /// The decimal number written in `range` (spaces around it skipped).
+    private func decimal(in range: Range<Int>) -> Int? {
+        var value: Int?
+        for position in range {
+            let byte = buffer[position]
+            if byte == 32 || byte == 9 { continue }
+            guard byte >= 48, byte <= 57 else { return nil }
+            value = (value ?? 0) * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    /// The value's range of the header line beginning with `marker` ("\r\nname:", name in lower case).
+    private func headerValue(_ marker: [UInt8], in head: Range<Int>) -> Range<Int>? {
+        var index = head.lowerBound
+        while index + marker.count <= head.upperBound {
+            var offset = 0
+            while offset < marker.count {
+                var byte = buffer[index + offset]
+                if byte >= 65, byte <= 90 { byte += 32 }
+                guard byte == marker[offset] else { break }
+                offset += 1
+            }
+            if offset == marker.count {
+                let valueStart = index + marker.count
+                var valueEnd = valueStart
+                while valueEnd < head.upperBound, buffer[valueEnd] != 13 { valueEnd += 1 }
+                return valueStart..<valueEnd
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private func readExactly(_ length: Int) -> [UInt8]? {
+        while count - start < length { guard fill() != nil else { return nil } }
+        let content = Array(buffer[start..<(start + length)])
+        start += length
         return content
     }
 }
@@ -145,10 +235,13 @@ struct HTTPTarget: Sendable {
     }
 
     /// Whether an answer is a tool result (JSON, or one SSE event carrying it) that did not fail.
-    static func succeeded(_ answer: (Int, [String: String], [UInt8])?) -> Bool {
-        guard let (status, _, body) = answer, status == 200 else { return false }
-        return find(Array(#""result""#.utf8), in: body) != nil && find(Array(#""isError":true"#.utf8), in: body) == nil
+    static func succeeded(_ answer: (status: Int, body: [UInt8])?) -> Bool {
+        guard let (status, body) = answer, status == 200 else { return false }
+        return find(result, in: body) != nil && find(failed, in: body) == nil
     }
+
+    private static let result = Array(#""result""#.utf8)
+    private static let failed = Array(#""isError":true"#.utf8)
 
     /// Where `marker` first occurs in `bytes` at or after `from`.
     static func find(_ marker: [UInt8], in bytes: [UInt8], from: Int = 0) -> Int? {

@@ -12,7 +12,8 @@ struct HTTPAcceptTests {
     final class Client: Sendable {
         let descriptor: Int32
 
-        init(port: UInt16) throws {
+        /// Connects; a read waits at most `cap` seconds for the server.
+        init(port: UInt16, cap: Int = 60) throws {
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -28,8 +29,8 @@ struct HTTPAcceptTests {
                 throw POSIXError(.ECONNREFUSED)
             }
             // A generous cap, so a server that never answers fails the test instead of hanging it.
-            var cap = timeval(tv_sec: 60, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &cap, socklen_t(MemoryLayout<timeval>.size))
+            var limit = timeval(tv_sec: cap, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         }
 
         deinit { close(descriptor) }
@@ -101,26 +102,42 @@ struct HTTPAcceptTests {
         return Array(times.sorted().suffix(2))
     }
 
-    /// A client that comes while the server holds its maximum of connections is not accepted and dropped: it waits
-    /// in the listen queue, and is answered once the server makes room (here by cutting idle connections beyond
-    /// the limit less its reserve).
-    @Test func aClientBeyondTheConnectionLimitWaitsForRoom() async throws {
+    /// Clients that come while the server holds its maximum of connections are not accepted and dropped: they
+    /// wait in the listen queue and are answered as the server makes room (here by cutting idle connections
+    /// beyond the limit less its reserve). Thirty-two at once: a connection handed to an event thread that had
+    /// just reached libmicrohttpd's own limit stalled that thread for good (in one run of three before the fix).
+    @Test func clientsBeyondTheConnectionLimitWaitForRoom() async throws {
         var limits = HTTPServer.Limits()
-        limits.maximumConnections = 4
-        limits.reservedConnections = 2
+        limits.maximumConnections = 16
+        limits.reservedConnections = 4
         let server = try HTTPServer(address: "127.0.0.1", port: 0, limits: limits) { _, exchange in
             exchange.respond(200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
         }
         defer { server.stop() }
         let port = server.port
-        let (early, late) = try await offPool { () -> (Int, (status: Int, body: String)?) in
-            let full = try (0..<4).map { _ in try Client(port: port) }
+        let (early, late) = try await offPool { () -> (Int, [String]) in
+            let full = try (0..<16).map { _ in try Client(port: port) }
             let early = full.filter { $0.post("/x")?.body == "ok" }.count
-            // Connecting succeeds (the kernel queues it); the answer comes once there is room.
-            let extra = try Client(port: port)
-            return (early, extra.post("/x"))
+            // Connecting succeeds (the kernel queues them); the answers come as room is made.
+            // Each on a thread of its own, so a stalled server fails the test within one cap (30 s).
+            let extra = try (0..<32).map { _ in try Client(port: port, cap: 30) }
+            let answers = Mutex([String](repeating: "", count: extra.count))
+            let group = DispatchGroup()
+            for (index, client) in extra.enumerated() {
+                group.enter()
+                Thread {
+                    let answer = client.post("/x")
+                    answers.withLock { $0[index] = answer.map { "\($0.status) \($0.body)" } ?? "none" }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            return (early, answers.withLock { $0 })
         }
-        #expect(early == 4)
-        #expect(late?.status == 200 && late?.body == "ok", "the fifth client was answered: \(String(describing: late))")
+        #expect(early == 16)
+        #expect(late == Array(repeating: "200 ok", count: 32), "the later clients' answers: \(late)")
+        // The first connections were cut to make room; the event threads still serve new clients.
+        let after = try await offPool { try Client(port: port).post("/x")?.body }
+        #expect(after == "ok")
     }
 }
