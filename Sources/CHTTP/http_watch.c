@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 
 void skillhost_http_request_release(struct skillhost_http_request *request) {
     if (atomic_fetch_sub(&request->references, 1) != 1) return;
@@ -103,25 +102,19 @@ int skillhost_http_abandon(struct skillhost_http_request *request, int *report) 
     return 1;
 }
 
-static long long monotonic_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 void *skillhost_http_watcher_main(void *argument) {
     struct skillhost_http_server *server = argument;
     struct epoll_event events[32];
-    long long paused_until = 0;  // while accepting pauses (see http_accept.c): when it resumes, in monotonic ms
+    double paused_until = 0;  // while accepting pauses (see http_accept.c): when it resumes, in monotonic seconds
     while (!atomic_load(&server->stopping)) {
         int timeout = -1;
         if (paused_until != 0) {
-            long long left = paused_until - monotonic_ms();
+            double left = paused_until - skillhost_http_monotonic_seconds();
             if (left <= 0) {
                 paused_until = 0;
                 skillhost_http_accept_resume(server);
             } else {
-                timeout = (int)left;
+                timeout = (int)(left * 1000) + 1;
             }
         }
         int count = epoll_wait(server->epoll, events, 32, timeout);
@@ -129,7 +122,7 @@ void *skillhost_http_watcher_main(void *argument) {
             if (events[index].data.u64 == UINT64_MAX) continue;  // the wake-up of stop
             if (events[index].data.u64 == SKILLHOST_HTTP_LISTENER_EVENT) {
                 int pause = skillhost_http_accept_ready(server);
-                if (pause != 0) paused_until = monotonic_ms() + pause;
+                if (pause != 0) paused_until = skillhost_http_monotonic_seconds() + pause / 1000.0;
                 continue;
             }
             uint32_t slot = (uint32_t)events[index].data.u64;

@@ -79,6 +79,7 @@ final class KeepAliveClient {
             let status = decimal(in: (space + 1)..<(space + 4))
         else { return nil }
         let length = headerValue(Self.contentLength, in: head).flatMap { decimal(in: $0) }
+        // The servers measured send Transfer-Encoding only as chunked (HTTP/1.1 ends every coding with it).
         let chunked = headerValue(Self.transferEncoding, in: head) != nil
         start = headEnd + Self.headEnd.count
         if let length { return readExactly(length).map { (status, $0) } }

@@ -14,20 +14,8 @@ struct HTTPAcceptTests {
 
         /// Connects; a read waits at most `cap` seconds for the server.
         init(port: UInt16, cap: Int = 60) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            guard connected else {
-                close(descriptor)
-                throw POSIXError(.ECONNREFUSED)
-            }
+            guard let descriptor = connectLoopback(port: Int(port)) else { throw POSIXError(.ECONNREFUSED) }
+            self.descriptor = descriptor
             // A generous cap, so a server that never answers fails the test instead of hanging it.
             var limit = timeval(tv_sec: cap, tv_usec: 0)
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))

@@ -13,22 +13,8 @@ struct HTTPLingerTests {
         let descriptor: Int32
 
         init(port: UInt16) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            guard connected else {
-                close(descriptor)
-                throw POSIXError(.ECONNREFUSED)
-            }
-            var one: Int32 = 1
-            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            guard let descriptor = connectLoopback(port: Int(port)) else { throw POSIXError(.ECONNREFUSED) }
+            self.descriptor = descriptor
         }
 
         deinit { close(descriptor) }

@@ -9,6 +9,25 @@ func loopbackAddress(port: Int = 0) -> sockaddr_in {
     return address
 }
 
+/// A TCP connection to 127.0.0.1:`port` (TCP_NODELAY set), or nil when it is refused. The caller closes it.
+package func connectLoopback(port: Int) -> Int32? {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { return nil }
+    var address = loopbackAddress(port: port)
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else {
+        close(socket)
+        return nil
+    }
+    var one: Int32 = 1
+    setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    return socket
+}
+
 /// A free TCP port on 127.0.0.1 (bound, read, released: a port another process could take meanwhile, which the
 /// caller's server would then report as a failure to listen).
 package enum LoopbackPort {
@@ -93,15 +112,9 @@ package final class Nginx: Sendable {
     }
 
     private static func accepts(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = loopbackAddress(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        guard let socket = connectLoopback(port: port) else { return false }
+        close(socket)
+        return true
     }
 
     /// Stops nginx (SIGTERM) and waits for it, off the cooperative pool.
