@@ -11,249 +11,9 @@ import Synchronization
 //
 //   .build/release/skillhost-bench --http-compare [--fastmcp <python with fastmcp>] [--calls N] [--runs R]
 
-/// One keep-alive HTTP/1.1 connection: POST a body, read the answer (Content-Length or chunked). It shares the
-/// machine's two cores with the server it measures, so a call costs it little: the request is written into one
-/// reused buffer, the answer parsed in place on bytes, and only the body is copied out.
-final class KeepAliveClient {
-    private let socket: Int32
-    /// Received bytes: `start..<count` is unread.
-    private var buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
-    private var start = 0
-    private var count = 0
-    private var request: [UInt8] = []
-    let port: Int
-
-    init(port: Int) throws {
-        self.port = port
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            buffer.deallocate()
-            throw BenchError("cannot connect to port \(port)")
-        }
-        var one: Int32 = 1
-        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        request.reserveCapacity(4096)
-    }
-
-    deinit {
-        close(socket)
-        buffer.deallocate()
-    }
-
-    /// Sends a POST and returns the answer's status and body; nil when the connection failed or the answer was
-    /// not HTTP.
-    func post(_ path: String, headers: [(String, String)], body: String) -> (status: Int, body: [UInt8])? {
-        request.removeAll(keepingCapacity: true)
-        for piece in ["POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1:"] { request.append(contentsOf: piece.utf8) }
-        appendDecimal(port)
-        request.append(contentsOf: "\r\nContent-Type: application/json\r\n".utf8)
-        request.append(contentsOf: "Accept: application/json, text/event-stream\r\nContent-Length: ".utf8)
-        appendDecimal(body.utf8.count)
-        request.append(contentsOf: "\r\n".utf8)
-        for (name, value) in headers {
-            for piece in [name, ": ", value, "\r\n"] { request.append(contentsOf: piece.utf8) }
-        }
-        request.append(contentsOf: "\r\n".utf8)
-        request.append(contentsOf: body.utf8)
-        var sent = 0
-        while sent < request.count {
-            let written = request.withUnsafeBytes {
-                send(socket, $0.baseAddress.map { $0 + sent }, $0.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            guard written > 0 else { return nil }
-            sent += written
-        }
-        guard let headEnd = find(Self.headEnd) else { return nil }
-        let head = start..<headEnd
-        // "HTTP/1.1 200 …": the status is the three digits after the first space.
-        guard let space = head.first(where: { buffer[$0] == 32 }), space + 4 <= head.upperBound,
-            let status = decimal(in: (space + 1)..<(space + 4))
-        else { return nil }
-        let length = headerValue(Self.contentLength, in: head).flatMap { decimal(in: $0) }
-        // The servers measured send Transfer-Encoding only as chunked (HTTP/1.1 ends every coding with it).
-        let chunked = headerValue(Self.transferEncoding, in: head) != nil
-        start = headEnd + Self.headEnd.count
-        if let length { return readExactly(length).map { (status, $0) } }
-        guard chunked else { return (status, []) }
-        var payload: [UInt8] = []
-        while true {
-            guard let lineEnd = find(Self.lineEnd) else { return nil }
-            var size = 0
-            for position in start..<lineEnd {
-                guard let digit = Self.hexDigit(buffer[position]) else { break }
-                size = size * 16 + digit
-            }
-            start = lineEnd + 2
-            if size == 0 {
-                guard let end = find(Self.lineEnd) else { return nil }
-                start = end + 2
-                return (status, payload)
-            }
-            guard let content = readExactly(size), readExactly(2) != nil else { return nil }
-            payload += content
-        }
-    }
-
-    private static let headEnd: [UInt8] = [13, 10, 13, 10]
-    private static let lineEnd: [UInt8] = [13, 10]
-    private static let contentLength = Array("\r\ncontent-length:".utf8)
-    private static let transferEncoding = Array("\r\ntransfer-encoding:".utf8)
-
-    private static func hexDigit(_ byte: UInt8) -> Int? {
-        switch byte {
-        case 48...57: Int(byte - 48)
-        case 97...102: Int(byte - 87)
-        case 65...70: Int(byte - 55)
-        default: nil
-        }
-    }
-
-    private func appendDecimal(_ value: Int) {
-        var divisor = 1
-        while divisor * 10 <= value { divisor *= 10 }
-        while divisor > 0 {
-            request.append(UInt8(48 + value / divisor % 10))
-            divisor /= 10
-        }
-    }
-
-    /// Reads more, first moving the unread bytes to the front (or growing the buffer) when the end is near;
-    /// returns how far the unread bytes moved back, nil at the end of the connection.
-    private func fill() -> Int? {
-        var moved = 0
-        if buffer.count - count < 4096 {
-            if start > 0 {
-                moved = start
-                if count > start, let base = buffer.baseAddress { memmove(base, base + start, count - start) }
-                count -= start
-                start = 0
-            }
-            if buffer.count - count < 4096 {
-                let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: buffer.count * 2)
-                _ = grown.initialize(from: buffer[0..<count])
-                buffer.deallocate()
-                buffer = grown
-            }
-        }
-        let received = recv(socket, buffer.baseAddress.map { $0 + count }, buffer.count - count, 0)
-        guard received > 0 else { return nil }
-        count += received
-        return moved
-    }
-
-    /// Where `marker` begins in the unread bytes, reading more until it comes; nil at the end of the connection.
-    private func find(_ marker: [UInt8]) -> Int? {
-        var from = start
-        while true {
-            var index = from
-            while index + marker.count <= count {
-                if buffer[index] == marker[0] {
-                    var offset = 1
-                    while offset < marker.count, buffer[index + offset] == marker[offset] { offset += 1 }
-                    if offset == marker.count { return index }
-                }
-                index += 1
-            }
-            from = max(start, count - marker.count + 1)
-            guard let moved = fill() else { return nil }
-            from -= moved
-        }
-    }
-
-    /// The decimal number written in `range` (spaces around it skipped).
-    private func decimal(in range: Range<Int>) -> Int? {
-        var value: Int?
-        for position in range {
-            let byte = buffer[position]
-            if byte == 32 || byte == 9 { continue }
-            guard byte >= 48, byte <= 57 else { return nil }
-            value = (value ?? 0) * 10 + Int(byte - 48)
-        }
-        return value
-    }
-
-    /// The value's range of the header line beginning with `marker` ("\r\nname:", name in lower case).
-    private func headerValue(_ marker: [UInt8], in head: Range<Int>) -> Range<Int>? {
-        var index = head.lowerBound
-        while index + marker.count <= head.upperBound {
-            var offset = 0
-            while offset < marker.count {
-                var byte = buffer[index + offset]
-                if byte >= 65, byte <= 90 { byte += 32 }
-                guard byte == marker[offset] else { break }
-                offset += 1
-            }
-            if offset == marker.count {
-                let valueStart = index + marker.count
-                var valueEnd = valueStart
-                while valueEnd < head.upperBound, buffer[valueEnd] != 13 { valueEnd += 1 }
-                return valueStart..<valueEnd
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    private func readExactly(_ length: Int) -> [UInt8]? {
-        while count - start < length { guard fill() != nil else { return nil } }
-        let content = Array(buffer[start..<(start + length)])
-        start += length
-        return content
-    }
-}
-
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// How one server is spoken to: the request's headers and body for call `index`, and whether an answer is good.
-struct HTTPTarget: Sendable {
-    let name: String
-    let port: Int
-    var headers: [(String, String)]
-    let body: @Sendable (Int) -> String
-
-    /// A 2026-07-28 stateless tools/call.
-    static func stateless(name: String, port: Int, tool: String, arguments: String) -> HTTPTarget {
-        let meta =
-            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
-        return HTTPTarget(
-            name: name, port: port,
-            headers: [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)]
-        ) { index in
-            #"{"jsonrpc":"2.0","id":\#(index),"method":"tools/call","params":{"name":"\#(tool)","arguments":\#(arguments),\#(meta)}}"#
-        }
-    }
-
-    /// Whether an answer is a tool result (JSON, or one SSE event carrying it) that did not fail.
-    static func succeeded(_ answer: (status: Int, body: [UInt8])?) -> Bool {
-        guard let (status, body) = answer, status == 200 else { return false }
-        return find(result, in: body) != nil && find(failed, in: body) == nil
-    }
-
-    private static let result = Array(#""result""#.utf8)
-    private static let failed = Array(#""isError":true"#.utf8)
-
-    /// Where `marker` first occurs in `bytes` at or after `from`.
-    static func find(_ marker: [UInt8], in bytes: [UInt8], from: Int = 0) -> Int? {
-        guard let first = marker.first, bytes.count >= marker.count else { return nil }
-        var index = from
-        while index + marker.count <= bytes.count {
-            if bytes[index] == first, bytes[index..<(index + marker.count)].elementsEqual(marker) { return index }
-            index += 1
-        }
-        return nil
-    }
 }
 
 /// A child process that prints a line naming its port on standard error or output.
@@ -301,9 +61,9 @@ final class ServerProcess {
 
 /// Per-call latencies of `calls` sequential calls on one connection, after 200 warm-up calls.
 func sequential(_ target: HTTPTarget, calls: Int, runs: Int) throws -> [Run] {
-    let client = try KeepAliveClient(port: target.port)
+    let client = try KeepAliveClient(target: target)
     for index in 0..<200 {
-        guard HTTPTarget.succeeded(client.post("/mcp", headers: target.headers, body: target.body(index))) else {
+        guard client.succeeded(client.call(index)) else {
             throw BenchError("\(target.name): a warm-up call failed")
         }
     }
@@ -312,9 +72,9 @@ func sequential(_ target: HTTPTarget, calls: Int, runs: Int) throws -> [Run] {
         samples.reserveCapacity(calls)
         for index in 0..<calls {
             let start = now()
-            let answer = client.post("/mcp", headers: target.headers, body: target.body(index))
+            let status = client.call(index)
             samples.append(Double(now() - start))
-            guard HTTPTarget.succeeded(answer) else { throw BenchError("\(target.name): call \(index) failed") }
+            guard client.succeeded(status) else { throw BenchError("\(target.name): call \(index) failed") }
         }
         return Run(samples: samples)
     }
@@ -329,7 +89,7 @@ func concurrent(_ target: HTTPTarget, clients: Int, calls: Int) -> (Double, Run,
         group.enter()
         Thread {
             defer { group.leave() }
-            guard let client = try? KeepAliveClient(port: target.port) else {
+            guard let client = try? KeepAliveClient(target: target) else {
                 results.withLock { $0.failures += calls }
                 return
             }
@@ -337,9 +97,9 @@ func concurrent(_ target: HTTPTarget, clients: Int, calls: Int) -> (Double, Run,
             var failures = 0
             for index in 0..<calls {
                 let begin = now()
-                let answer = client.post("/mcp", headers: target.headers, body: target.body(index))
+                let status = client.call(index)
                 samples.append(Double(now() - begin))
-                if !HTTPTarget.succeeded(answer) { failures += 1 }
+                if !client.succeeded(status) { failures += 1 }
             }
             results.withLock {
                 $0.samples += samples
@@ -387,7 +147,7 @@ func httpCompare(_ options: Options, fastMCPPython: String?) throws {
         #"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"60"}],"isError":false}}"#.utf8)
     let floor = try HTTPFloorServer(body: fixed)
     let floorRuns = try sequential(
-        HTTPTarget(name: "floor", port: floor.port, headers: []) { _ in #"{"jsonrpc":"2.0","id":1,"method":"x"}"# },
+        HTTPTarget(name: "floor", port: floor.port, headers: [], fixedBody: #"{"jsonrpc":"2.0","id":1,"method":"x"}"#),
         calls: calls, runs: runs)
     print(Row(name: "loopback HTTP floor (libmicrohttpd, fixed answer)", runs: floorRuns).line)
     floor.stop()
