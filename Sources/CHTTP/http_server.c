@@ -299,7 +299,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     }
     server->limits = *limits;
     if (server->limits.maximum_body == 0) server->limits.maximum_body = 4u << 20;
-    if (server->limits.maximum_header_bytes == 0) server->limits.maximum_header_bytes = 32u << 10;
+    if (server->limits.maximum_header_bytes == 0) server->limits.maximum_header_bytes = 16u << 10;
     if (server->limits.idle_timeout_seconds == 0) server->limits.idle_timeout_seconds = 30;
     if (server->limits.maximum_connections == 0) server->limits.maximum_connections = 1024;
     if (server->limits.connections_per_address == 0) server->limits.connections_per_address = 256;

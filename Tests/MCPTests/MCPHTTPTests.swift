@@ -114,6 +114,7 @@ struct MCPHTTPTests {
         #expect(raw?["mismatch"] as? [Int] == [400, -32020])
         #expect(raw?["get_without_session"] as? Int == 400)
         #expect(raw?["huge_body"] as? Int == 413, "a body beyond 4 MiB")
+        #expect(raw?["headers_12k_17k"] as? [Int] == [200, 431], "request headers up to 16 KiB")
         #expect(raw?["slow_opened"] as? Int == 200)
         #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")
     }

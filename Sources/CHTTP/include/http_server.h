@@ -30,7 +30,7 @@ typedef void (*skillhost_http_tag_release)(void *tag);
 /// What bounds one server. Zeros mean the defaults given.
 struct skillhost_http_limits {
     size_t maximum_body;             ///< bytes of request body; more is answered 413 (default 4 MiB)
-    size_t maximum_header_bytes;     ///< per-connection memory for the request line and headers; more is 431 (32 KiB)
+    size_t maximum_header_bytes;     ///< per-connection memory for the request line and headers; more is 431 (16 KiB)
     unsigned idle_timeout_seconds;   ///< a connection silent this long (a slow client) is closed (30)
     unsigned maximum_connections;    ///< connections at once (1024)
     unsigned connections_per_address; ///< connections at once from one client address (256)
