@@ -16,23 +16,26 @@ package final class HTTPServer: Sendable {
         let headerLines: [UInt8]
         package let body: [UInt8]
 
-        /// The first value of header `name` (lower case), without the spaces after the colon.
+        /// The first value of header `name` (lower case), without the spaces after the colon. A request's eight
+        /// or so lookups each skip from line to line with the C library's `memchr` and compare only lines that
+        /// start with the name's first byte.
         package func header(_ name: String) -> String? {
             var name = name
             return name.withUTF8 { name in
                 headerLines.withUnsafeBufferPointer { lines -> String? in
+                    guard let base = lines.baseAddress, let named = name.baseAddress, let first = name.first else {
+                        return nil
+                    }
                     var start = 0
                     while start < lines.count {
-                        var end = start
-                        while end < lines.count, lines[end] != UInt8(ascii: "\n") { end += 1 }
+                        let end =
+                            memchr(base + start, 10, lines.count - start).map {
+                                base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
+                            } ?? lines.count
                         let colon = start + name.count
-                        var same = colon < end && lines[colon] == UInt8(ascii: ":")
-                        var index = 0
-                        while same, index < name.count {
-                            same = lines[start + index] == name[index]
-                            index += 1
-                        }
-                        if same {
+                        if lines[start] == first, colon < end, lines[colon] == UInt8(ascii: ":"),
+                            memcmp(base + start, named, name.count) == 0
+                        {
                             var value = colon + 1
                             while value < end, lines[value] == UInt8(ascii: " ") { value += 1 }
                             return String(decoding: UnsafeBufferPointer(rebasing: lines[value..<end]), as: UTF8.self)

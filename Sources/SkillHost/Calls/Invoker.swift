@@ -162,7 +162,7 @@ final class Invoker: Sendable {
                 afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
                 completion(outcome)
             }
-            let handle = CallHandle { [runner] in runner.cancel(job) }
+            let handle = CallHandle(runner, job)
             onHandle(handle)
             if onCallingThread {
                 runner.runOnCallingThread(job, completion: finish)

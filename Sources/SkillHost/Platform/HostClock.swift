@@ -23,13 +23,27 @@ public protocol HostClock: Sendable {
 /// A timer scheduled on a `HostClock`; `cancel()` (from any thread) keeps its action from running if it has not
 /// started yet.
 public final class ScheduledTimer: Sendable {
-    private let cancellation: @Sendable () -> Void
+    /// What cancelling means: the system clock's timers are named by their id (no closure allocated per timer —
+    /// every call arms one).
+    private enum Cancellation: Sendable {
+        case action(@Sendable () -> Void)
+        case timerThread(TimerThread, UInt64)
+    }
+
+    private let cancellation: Cancellation
 
     /// Wraps what cancelling means for the clock that made the timer.
-    public init(cancel: @escaping @Sendable () -> Void) { cancellation = cancel }
+    public init(cancel: @escaping @Sendable () -> Void) { cancellation = .action(cancel) }
+
+    init(_ timers: TimerThread, id: UInt64) { cancellation = .timerThread(timers, id) }
 
     /// Keeps the action from running; harmless after it ran or when called twice.
-    public func cancel() { cancellation() }
+    public func cancel() {
+        switch cancellation {
+        case .action(let action): action()
+        case .timerThread(let timers, let id): timers.cancel(id)
+        }
+    }
 }
 
 /// The system's monotonic clock, its timers on the host's timer thread (`TimerThread`).
@@ -40,8 +54,7 @@ public struct SystemClock: HostClock {
 
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledTimer {
         let timers = TimerThread.shared
-        let id = timers.schedule(after: delay, action)
-        return ScheduledTimer { timers.cancel(id) }
+        return ScheduledTimer(timers, id: timers.schedule(after: delay, action))
     }
 }
 

@@ -343,12 +343,25 @@ public enum PluginOrigin: Sendable, Equatable {
 
 /// A call started with `SkillRegistry.start`.
 public final class CallHandle: Sendable {
-    private let action: @Sendable () -> Void
+    /// What cancelling does: a plugin call's job is named directly (no closure to allocate on every call).
+    private enum Target: Sendable {
+        case action(@Sendable () -> Void)
+        case job(InvocationRunner, Job)
+    }
 
-    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    private let target: Target
+
+    init(_ action: @escaping @Sendable () -> Void) { target = .action(action) }
+
+    init(_ runner: InvocationRunner, _ job: Job) { target = .job(runner, job) }
 
     /// Ends the call with `cancelled` (a no-op once it ended).
-    public func cancel() { action() }
+    public func cancel() {
+        switch target {
+        case .action(let action): action()
+        case .job(let runner, let job): runner.cancel(job)
+        }
+    }
 }
 
 /// Why a registry cannot start.
