@@ -6,7 +6,11 @@
 // oldest still sending headers (for over a second) are cut too, so a new client always finds room.
 //
 // A connection's record lives from libmicrohttpd's "started" notification to its "closed" one (which comes before
-// the socket is closed), under `deadline_lock`: the cutter never touches a socket that is closed or reused.
+// the socket is closed); the list is changed and walked under `deadline_lock`, so the cutter never touches a socket
+// that is closed or reused. The record's wait (waiting, since, limit) is set by the connection's event thread twice
+// a request without the lock (atomics: the time first, then `waiting` with release order), so the two event threads
+// and the cutter do not pass one lock back and forth on every call. The cutter may see a wait that has just ended
+// or begun; either way it compares that wait's own start and limit, so it never cuts a connection within its time.
 //
 // Lingering: waking an event thread that sleeps costs more than the whole answer on an idle virtual machine (its CPU
 // halts; 25-55 us to come back), and a client calling tools back to back sends its next request within tens of
@@ -20,6 +24,7 @@
 #include "http_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
@@ -32,10 +37,10 @@
 struct header_deadline {
     struct header_deadline *previous, *next;
     int descriptor;
-    int waiting;           // headers not complete yet
-    int cut;               // shut down already
-    double since;          // when the wait began (monotonic seconds)
-    double limit;          // how long it may last
+    atomic_int waiting;         // headers not complete yet
+    atomic_int cut;             // shut down already
+    _Atomic uint64_t since_ns;  // when the wait began (monotonic)
+    _Atomic uint64_t limit_ns;  // how long it may last
     // Lingering, touched only by the event thread that serves the connection.
     uint64_t answered_ns;  // when its last answer was sent (0: none yet)
     int follows_closely;   // its last request came within the linger of the answer before it
@@ -70,9 +75,9 @@ void skillhost_http_connection_notify(void *argument, struct MHD_Connection *con
         if (entry == NULL) return;  // unbounded by this guard; libmicrohttpd's limits still hold
         const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
         entry->descriptor = info != NULL ? info->connect_fd : -1;
-        entry->waiting = 1;
-        entry->since = skillhost_http_monotonic_seconds();
-        entry->limit = server->limits.header_timeout_seconds;
+        atomic_init(&entry->since_ns, monotonic_ns());
+        atomic_init(&entry->limit_ns, (uint64_t)server->limits.header_timeout_seconds * 1000000000u);
+        atomic_init(&entry->waiting, 1);
         pthread_mutex_lock(&server->deadline_lock);
         entry->next = server->deadlines;
         if (server->deadlines != NULL) server->deadlines->previous = entry;
@@ -101,22 +106,20 @@ static struct header_deadline *entry_of(struct MHD_Connection *connection) {
 }
 
 void skillhost_http_headers_complete(struct skillhost_http_server *server, struct MHD_Connection *connection) {
+    (void)server;
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
-    pthread_mutex_lock(&server->deadline_lock);
-    entry->waiting = 0;
-    pthread_mutex_unlock(&server->deadline_lock);
+    atomic_store_explicit(&entry->waiting, 0, memory_order_release);
     if (entry->answered_ns != 0) entry->follows_closely = monotonic_ns() - entry->answered_ns <= SKILLHOST_HTTP_LINGER_NS;
 }
 
 void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection) {
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
-    pthread_mutex_lock(&server->deadline_lock);
-    entry->waiting = 1;
-    entry->since = skillhost_http_monotonic_seconds();
-    entry->limit = server->limits.idle_timeout_seconds;
-    pthread_mutex_unlock(&server->deadline_lock);
+    atomic_store_explicit(&entry->since_ns, monotonic_ns(), memory_order_relaxed);
+    atomic_store_explicit(&entry->limit_ns, (uint64_t)server->limits.idle_timeout_seconds * 1000000000u,
+                          memory_order_relaxed);
+    atomic_store_explicit(&entry->waiting, 1, memory_order_release);
 }
 
 void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Connection *connection) {
@@ -125,9 +128,8 @@ void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Conn
     uint64_t start = monotonic_ns();
     entry->answered_ns = start;
     if (!entry->follows_closely || atomic_load(&server->closing)) return;
-    pthread_mutex_lock(&server->deadline_lock);
-    int alone = server->connection_count <= (int)server->limits.threads && !entry->cut;
-    pthread_mutex_unlock(&server->deadline_lock);
+    int alone = atomic_load_explicit(&server->connection_count, memory_order_relaxed) <= (int)server->limits.threads &&
+                !atomic_load_explicit(&entry->cut, memory_order_relaxed);
     if (!alone) return;
     atomic_fetch_add(&server->lingers, 1);
     struct pollfd watched = {.fd = entry->descriptor, .events = POLLIN | POLLRDHUP};
@@ -145,26 +147,38 @@ void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Conn
 
 // Shuts a connection's socket down: libmicrohttpd sees it end and closes it (and says so, so its entry goes).
 static void cut(struct header_deadline *entry) {
-    if (entry->cut || entry->descriptor < 0) return;
-    entry->cut = 1;
+    if (atomic_load(&entry->cut) || entry->descriptor < 0) return;
+    atomic_store(&entry->cut, 1);
     (void)shutdown(entry->descriptor, SHUT_RDWR);
 }
 
+// How long the connection has been waiting for headers at `now` (0: it is not waiting); `limit` gets its limit.
+static uint64_t waited(struct header_deadline *entry, uint64_t now, uint64_t *limit) {
+    if (!atomic_load_explicit(&entry->waiting, memory_order_acquire) || atomic_load(&entry->cut)) return 0;
+    uint64_t since = atomic_load_explicit(&entry->since_ns, memory_order_relaxed);
+    *limit = atomic_load_explicit(&entry->limit_ns, memory_order_relaxed);
+    return now > since ? now - since : 0;
+}
+
 static void sweep(struct skillhost_http_server *server) {
-    double now = skillhost_http_monotonic_seconds();
+    uint64_t now = monotonic_ns();
     pthread_mutex_lock(&server->deadline_lock);
     int open = 0;
     for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {
-        if (entry->waiting && !entry->cut && now - entry->since > entry->limit) cut(entry);
-        if (!entry->cut) open++;
+        uint64_t limit = 0;
+        if (waited(entry, now, &limit) > limit) cut(entry);
+        if (!atomic_load(&entry->cut)) open++;
     }
     // Room for new clients: beyond the limit less a reserve, the slowest senders of headers go first.
     int room = (int)server->limits.maximum_connections - (int)server->limits.reserved_connections;
     while (open > room) {
         struct header_deadline *oldest = NULL;
+        uint64_t longest = 0;
         for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {
-            if (!entry->waiting || entry->cut || now - entry->since < 1.0) continue;
-            if (oldest == NULL || entry->since < oldest->since) oldest = entry;
+            uint64_t limit = 0, wait = waited(entry, now, &limit);
+            if (wait < 1000000000u || wait <= longest) continue;
+            oldest = entry;
+            longest = wait;
         }
         if (oldest == NULL) break;
         cut(oldest);

@@ -67,14 +67,15 @@ struct skillhost_http_server {
     int slot_count;
     atomic_int stopping;  // the watcher ends
     atomic_int closing;   // no connection is suspended any more
-    // Header deadlines (http_deadline.c): one entry per open connection, under deadline_lock.
+    // Header deadlines (http_deadline.c): one entry per open connection; the list and the counts under
+    // deadline_lock (an entry's own fields are atomics its event thread sets without the lock).
     pthread_mutex_t deadline_lock;
     pthread_cond_t deadline_wake;
     pthread_t deadline_thread;
     int deadline_started;
     int deadline_stop;
     struct header_deadline *deadlines;
-    int connection_count;
+    atomic_int connection_count;  // changed under deadline_lock, read without it by lingering
     unsigned long connections_started;  // in all (the accept thread's count of connections handed over but not
                                         // started is the difference to its own)
     // Lingering after answers (http_deadline.c): how often it began, and how often the next request came during it.

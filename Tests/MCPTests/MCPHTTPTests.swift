@@ -114,7 +114,11 @@ struct MCPHTTPTests {
         #expect(raw?["mismatch"] as? [Int] == [400, -32020])
         #expect(raw?["get_without_session"] as? Int == 400)
         #expect(raw?["huge_body"] as? Int == 413, "a body beyond 4 MiB")
-        #expect(raw?["headers_12k_17k"] as? [Int] == [200, 431], "request headers up to 16 KiB")
+        let headerSizes = raw?["headers_12k_17k"] as? [Any]
+        #expect(headerSizes?.first as? Int == 200, "12 KiB of request headers are served")
+        #expect(
+            headerSizes?.last as? Int == 431 || headerSizes?.last as? String == "reset",
+            "17 KiB of request headers are refused (431, or a reset when the client is still sending)")
         #expect(raw?["slow_opened"] as? Int == 200)
         #expect(raw?["after_disconnect"] as? String == "2", "the abandoned ten-minute call was cancelled")
     }

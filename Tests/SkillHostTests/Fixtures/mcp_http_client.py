@@ -123,9 +123,14 @@ async def raw() -> None:
         mismatch = await http.post(URL, json=call, headers={**headers, **AUTH, "Mcp-Name": "other"})
         get = await http.get(URL, headers=AUTH)
         huge_body = await http.post(URL, content=b"a" * (5 << 20), headers={**headers, **AUTH})
-        # Request headers: 12 KiB are served, 17 KiB are refused with 431 (the limit is 16 KiB, as Node's).
+        # Request headers: 12 KiB are served, 17 KiB are refused with 431 (the limit is 16 KiB, as Node's). The
+        # server closes at once with the rest unread, so the client may see the connection reset before the 431.
         big_header = await http.post(URL, json=call, headers={**headers, **AUTH, "X-Padding": "a" * (12 << 10)})
-        huge_header = await http.post(URL, json=call, headers={**headers, **AUTH, "X-Padding": "a" * (17 << 10)})
+        try:
+            huge_header = (await http.post(
+                URL, json=call, headers={**headers, **AUTH, "X-Padding": "a" * (17 << 10)})).status_code
+        except httpx2.TransportError:
+            huge_header = "reset"
         # A dropped connection cancels its call: the server admits one call per client here, so the next call
         # gets through only once the abandoned one has ended (it would otherwise run for ten minutes).
         slow = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -149,7 +154,7 @@ async def raw() -> None:
         "foreign_origin": foreign.status_code, "mismatch": [mismatch.status_code, mismatch.json()["error"]["code"]],
         "get_without_session": get.status_code, "slow_opened": opened,
         "huge_body": huge_body.status_code, "after_disconnect": admitted,
-        "headers_12k_17k": [big_header.status_code, huge_header.status_code],
+        "headers_12k_17k": [big_header.status_code, huge_header],
         "busy_seen": busy_seen,
     }), flush=True)
 
