@@ -85,7 +85,12 @@ static void stream_free(void *argument) { skillhost_http_request_release(argumen
 static enum MHD_Result queue_output(struct skillhost_http_request *request) {
     struct MHD_Response *response;
     if (request->output == OUTPUT_BUFFER) {
-        response = MHD_create_response_from_buffer(request->data_length, request->data, MHD_RESPMEM_MUST_COPY);
+        // The body goes to libmicrohttpd as it is (it frees it with the response): no second copy of every answer.
+        response = MHD_create_response_from_buffer_with_free_callback(request->data_length, request->data, free);
+        if (response != NULL) {
+            request->data = NULL;
+            request->data_length = 0;
+        }
     } else {
         response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, request, stream_free);
         if (response != NULL) atomic_fetch_add(&request->references, 1);

@@ -16,15 +16,21 @@ package final class HTTPServer: Sendable {
         let headerLines: [UInt8]
         package let body: [UInt8]
 
-        /// The first value of header `name` (lower case), without the spaces after the colon. A request's eight
-        /// or so lookups each skip from line to line with the C library's `memchr` and compare only lines that
-        /// start with the name's first byte.
+        /// The first value of header `name` (lower case), without the spaces after the colon.
         package func header(_ name: String) -> String? {
+            withHeader(name) { value in value.map { String(decoding: $0, as: UTF8.self) } }
+        }
+
+        /// Calls `body` with the bytes of header `name`'s first value (lower-case name; the spaces after the colon
+        /// left out), or nil when there is none: a check of a value costs no string. A request's eight or so
+        /// lookups each skip from line to line with the C library's `memchr` and compare only lines that start
+        /// with the name's first byte.
+        package func withHeader<Result>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
             var name = name
             return name.withUTF8 { name in
-                headerLines.withUnsafeBufferPointer { lines -> String? in
+                headerLines.withUnsafeBufferPointer { lines -> Result in
                     guard let base = lines.baseAddress, let named = name.baseAddress, let first = name.first else {
-                        return nil
+                        return body(nil)
                     }
                     var start = 0
                     while start < lines.count {
@@ -38,11 +44,11 @@ package final class HTTPServer: Sendable {
                         {
                             var value = colon + 1
                             while value < end, lines[value] == UInt8(ascii: " ") { value += 1 }
-                            return String(decoding: UnsafeBufferPointer(rebasing: lines[value..<end]), as: UTF8.self)
+                            return body(UnsafeBufferPointer(rebasing: lines[value..<end]))
                         }
                         start = end + 1
                     }
-                    return nil
+                    return body(nil)
                 }
             }
         }

@@ -87,16 +87,20 @@ extension MCPServer {
             guard stillWanted else { return }
             switch outcome.ending {
             case .success(let result):
-                var object = JSONObject([
-                    (key: "content", value: [["type": "text", "text": .string(result.displayText)]])
+                // Built with its members at once (fixed, distinct keys): three allocations, not seven.
+                let text = JSONObject(uniqueMembers: [
+                    (key: "type", value: "text"), (key: "text", value: .string(result.displayText)),
                 ])
+                var members: [(key: String, value: JSONValue)] = []
+                members.reserveCapacity(3)
+                members.append((key: "content", value: .array([.object(text)])))
                 if let schema = skill.outputSchema {
-                    object["structuredContent"] = Self.structuredContent(result, schema: schema)
+                    members.append((key: "structuredContent", value: Self.structuredContent(result, schema: schema)))
                 } else if case .object = result {
-                    object["structuredContent"] = result
+                    members.append((key: "structuredContent", value: result))
                 }
-                object["isError"] = false
-                finish(.object(object))
+                members.append((key: "isError", value: false))
+                finish(.object(JSONObject(uniqueMembers: members)))
             case .failure(let failure):
                 finish(Self.errorResult(failure.message))
             }

@@ -327,7 +327,7 @@ package final class MCPServer: Sendable {
     /// A result as MCP's `structuredContent`, matching `structuredSchema`: an object as it is, else `{"result": …}`.
     static func structuredContent(_ result: JSONValue, schema: JSONValue) -> JSONValue {
         if schema["type"] == "object", case .object = result { return result }
-        return ["result": result]
+        return .object(JSONObject(uniqueMembers: [(key: "result", value: result)]))
     }
 
     static func errorResult(_ message: String) -> JSONValue {

@@ -187,7 +187,8 @@ final class MCPHTTPSessions: Sendable {
         _ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String
     ) {
         guard let session = find(request, exchange, principal: principal) else { return }
-        guard MCPHTTPService.mentions(request.header("accept") ?? "", "text/event-stream") else {
+        let events = request.withHeader("accept") { $0.map { MCPHTTPService.mentions($0, "text/event-stream") } }
+        guard events == true else {
             MCPHTTPService.refusal(
                 exchange, 406, .invalidRequest, "Not acceptable: the GET stream is text/event-stream; accept it")
             return
