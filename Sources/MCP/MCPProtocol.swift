@@ -8,7 +8,7 @@ enum MCPProtocol {
     static let handshakeVersions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
     /// The stateless revision: `server/discover` and `_meta` on every request.
     static let statelessVersion = "2026-07-28"
-    static var allVersions: [String] { handshakeVersions + [statelessVersion] }
+    static let allVersions = handshakeVersions + [statelessVersion]
     /// The newest handshake revision, what the client asks for.
     static var latestHandshakeVersion: String { handshakeVersions[handshakeVersions.count - 1] }
     /// The only revision with JSON-RPC batches.

@@ -167,8 +167,10 @@ package final class HTTPExchange: @unchecked Sendable {
     @discardableResult
     package func respond(_ status: Int, headers: [(String, String)] = [], body: [UInt8] = []) -> Bool {
         let block = Self.block(headers)
-        return body.withUnsafeBytes { bytes in
-            skillhost_http_respond(request, UInt32(status), block, bytes.baseAddress, bytes.count) == 0
+        return block.withUnsafeBufferPointer { block in
+            body.withUnsafeBytes { bytes in
+                skillhost_http_respond(request, UInt32(status), block.baseAddress, bytes.baseAddress, bytes.count) == 0
+            }
         }
     }
 
@@ -178,15 +180,19 @@ package final class HTTPExchange: @unchecked Sendable {
     package func respond(_ status: Int, headers: [(String, String)] = [], text: String) -> Bool {
         let block = Self.block(headers)
         var text = text
-        return text.withUTF8 { bytes in
-            skillhost_http_respond(request, UInt32(status), block, bytes.baseAddress, bytes.count) == 0
+        return block.withUnsafeBufferPointer { block in
+            text.withUTF8 { bytes in
+                skillhost_http_respond(request, UInt32(status), block.baseAddress, bytes.baseAddress, bytes.count) == 0
+            }
         }
     }
 
     /// Starts a streamed answer. Returns false when the client is gone (`end` must still be called).
     @discardableResult
     package func beginStream(_ status: Int, headers: [(String, String)]) -> Bool {
-        skillhost_http_stream_begin(request, UInt32(status), Self.block(headers)) == 0
+        Self.block(headers).withUnsafeBufferPointer {
+            skillhost_http_stream_begin(request, UInt32(status), $0.baseAddress) == 0
+        }
     }
 
     /// Queues text on the stream. Returns false when the client is gone or too far behind.
@@ -199,16 +205,19 @@ package final class HTTPExchange: @unchecked Sendable {
     /// Ends the stream once what is queued has been sent.
     package func end() { skillhost_http_stream_end(request) }
 
-    /// The headers as `name: value` lines, built in one string (a call's answer pays one allocation for them).
-    private static func block(_ headers: [(String, String)]) -> String {
-        var block = ""
-        block.reserveCapacity(headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 3 })
+    /// The headers as `name: value` lines, NUL-terminated for C, built in one array (a call's answer pays one
+    /// allocation for them).
+    private static func block(_ headers: [(String, String)]) -> [CChar] {
+        var block: [CChar] = []
+        block.reserveCapacity(headers.reduce(1) { $0 + $1.0.utf8.count + $1.1.utf8.count + 3 })
         for (name, value) in headers {
-            block += name
-            block += ": "
-            block += value
-            block += "\n"
+            for byte in name.utf8 { block.append(CChar(bitPattern: byte)) }
+            block.append(CChar(bitPattern: UInt8(ascii: ":")))
+            block.append(CChar(bitPattern: UInt8(ascii: " ")))
+            for byte in value.utf8 { block.append(CChar(bitPattern: byte)) }
+            block.append(CChar(bitPattern: UInt8(ascii: "\n")))
         }
+        block.append(0)
         return block
     }
 }
