@@ -142,10 +142,10 @@ public struct JSONObject: Sendable, Equatable {
         for member in members { self[member.key] = member.value }
     }
 
-    /// Creates an object from members whose keys the caller knows to be unique (the parser checked them; a caller
-    /// writing fixed keys knows them): the array becomes the object as it is, one allocation for a small object.
+    /// Creates an object from members whose keys the caller knows to be unique, compared by code points (the parser
+    /// checked them; a caller writing fixed keys knows them): the array becomes the object as it is, one allocation
+    /// for a small object. Not checked: duplicate keys make lookups find the first.
     public init(uniqueMembers members: [(key: String, value: JSONValue)]) {
-        assert(Set(members.map(\.key)).count == members.count, "duplicate keys")
         self.members = members
         if members.count > Self.indexThreshold { rebuildIndex() }
     }
