@@ -72,7 +72,8 @@ extension MCPServer {
         let onProgress = token.map { Self.progressSender(token: $0, notify: exchange.notify) }
         // HTTP: a skill that has been quick runs on the event thread that read the request; others on the pool.
         let http = !exchange.isStdio
-        let runHere = http ? quickCalls.isQuick(name) : !context.onPool
+        let quick = http ? quickCalls.record(of: name) : nil
+        let runHere = quick?.isQuick ?? !context.onPool
         beforeCall()
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
         let invocation = SkillInvocation(
@@ -81,7 +82,7 @@ extension MCPServer {
             // stdio: a cancelled request gets no response (the client stopped waiting for it).
             let stillWanted = admission.release(client: client, key: key) != nil || key == nil
             guard let self else { return }
-            if http { self.quickCalls.record(name, took: outcome.duration) }
+            quick?.record(took: outcome.duration)
             // A call that may have changed something: the state resources watched are checked at once.
             if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
             guard stillWanted else { return }
