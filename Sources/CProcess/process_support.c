@@ -16,6 +16,8 @@
 
 extern char **environ;
 
+int skillhost_current_cpu(void) { return sched_getcpu(); }
+
 /* The kernel's sched_attr (sched_setattr(2)). */
 struct skillhost_sched_attr {
     uint32_t size, policy;

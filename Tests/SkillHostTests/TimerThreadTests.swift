@@ -1,3 +1,5 @@
+import CProcess
+import CTestSandbox
 import Foundation
 import JSONRPC
 import SkillJSON
@@ -23,6 +25,29 @@ struct TimerThreadTests {
         // The last one is due after the cancelled one was: had the cancel not held, 99 would be in the list.
         #expect(await eventually { fired.withLock { $0.count } >= 3 })
         #expect(fired.withLock { $0 } == [1, 2, 3])
+    }
+
+    /// The system clock arms a timer on the timers of the CPU its caller runs on: a thread held on each CPU in
+    /// turn arms one there, and each fires (the two CPUs' calls share no timer lock).
+    @Test func theSystemClockArmsTimersOnTheCallersCPU() async throws {
+        var allowed: UInt64 = 0
+        guard skillhost_test_affinity(0, &allowed) == 0, allowed.nonzeroBitCount >= 2 else { return }
+        let cpus = (0..<64).filter { allowed & (1 << UInt64($0)) != 0 }.prefix(2)
+        let fired = Mutex<[Int]>([])
+        let everywhere = allowed
+        let armed = try await offPool { () -> [Int] in
+            var armed: [Int] = []
+            for cpu in cpus {
+                // Held on `cpu` from now on (setting the affinity moves the thread there before it returns).
+                guard skillhost_test_set_affinity(0, 1 << UInt64(cpu)) == 0 else { return [] }
+                if TimerThread.local === TimerThread.shards[cpu % TimerThread.shards.count] { armed.append(cpu) }
+                _ = SystemClock().schedule(after: .milliseconds(5)) { fired.withLock { $0.append(cpu) } }
+            }
+            _ = skillhost_test_set_affinity(0, everywhere)
+            return armed
+        }
+        #expect(armed == Array(cpus), "each CPU's timers are its own shard")
+        #expect(await eventually { fired.withLock { Set($0) } == Set(cpus) })
     }
 
     @Test func aTimerDueBeforeTheOneTheThreadSleepsForWakesIt() async {

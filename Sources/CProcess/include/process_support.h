@@ -294,6 +294,10 @@ void skillhost_peek_reap_later(pid_t child);
     request it answers, off the answer's path). [any thread] */
 void skillhost_peek_reap(void);
 
+/** The CPU the calling thread runs on now (sched_getcpu: no system call on this kernel), -1 when unknown. The
+    answer may be stale as soon as it is returned; use it to spread shared state, never for correctness. [any thread] */
+int skillhost_current_cpu(void);
+
 /** Tells the CPU the calling thread is busy-waiting (x86 `pause`, Arm `yield`): cheaper for the other hardware
     thread and the memory system than a bare loop; no system call. [any thread] */
 static inline void skillhost_cpu_relax(void) {

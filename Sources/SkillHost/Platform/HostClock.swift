@@ -46,14 +46,14 @@ public final class ScheduledTimer: Sendable {
     }
 }
 
-/// The system's monotonic clock, its timers on the host's timer thread (`TimerThread`).
+/// The system's monotonic clock, its timers on the host's timer threads (`TimerThread`, one per CPU).
 public struct SystemClock: HostClock {
     public init() {}
 
     public var now: ContinuousClock.Instant { .now }
 
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> ScheduledTimer {
-        let timers = TimerThread.shared
+        let timers = TimerThread.local
         return ScheduledTimer(timers, id: timers.schedule(after: delay, action))
     }
 }

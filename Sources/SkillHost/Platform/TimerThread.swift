@@ -1,3 +1,4 @@
+import CProcess
 import Dispatch
 import Foundation
 import JSONRPC
@@ -13,7 +14,18 @@ import Synchronization
 /// Cancelled timers stay in the heap until they come due or the heap is compacted (when it holds more than twice
 /// the live timers), so the heap stays within a constant factor of the live timers.
 final class TimerThread: Sendable {
-    static let shared = TimerThread()
+    /// The system clock's timers: one timer thread per CPU (at most eight), each started with its first timer. A
+    /// call arms its deadline on the timers of the CPU it runs on and nearly always cancels it there, so the event
+    /// threads on two CPUs do not pass one lock (and its cache line) back and forth on every call.
+    static let shards: [TimerThread] = (0..<min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))).map { _ in
+        TimerThread()
+    }
+
+    /// The timers of the CPU the calling thread runs on (any of them when that is unknown: correct either way).
+    static var local: TimerThread {
+        let cpu = Int(skillhost_current_cpu())
+        return shards[cpu >= 0 ? cpu % shards.count : 0]
+    }
 
     private struct Due: Comparable {
         let deadline: UInt64
@@ -38,7 +50,7 @@ final class TimerThread: Sendable {
 
     var sleepCount: Int { sleeps.load(ordering: .relaxed) }
 
-    /// A timer thread of its own (tests); the host uses `shared`. Its thread starts with the first timer.
+    /// A timer thread of its own (tests); the host uses `shards`. Its thread starts with the first timer.
     init() {}
 
     /// Timers in the heap, cancelled ones not yet dropped included.
