@@ -65,11 +65,11 @@ int skillhost_http_accept_ready(struct skillhost_http_server *server) {
     // Handed over but not started yet (its event thread has not taken it): counted as open. One libmicrohttpd
     // dropped without starting it (out of memory) would count for ever, so a count that has not moved for a
     // second is forgotten.
-    double now = skillhost_http_monotonic_seconds();
+    uint64_t now = skillhost_http_monotonic_ns();
     if (started != server->started_seen) {
         server->started_seen = started;
         server->started_moved = now;
-    } else if (server->handed_over > started && now - server->started_moved > 1.0) {
+    } else if (server->handed_over > started && now - server->started_moved > 1000000000u) {
         server->handed_over = started;
     }
     int pending = server->handed_over > started ? (int)(server->handed_over - started) : 0;

@@ -55,16 +55,10 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static uint64_t monotonic_ns(void) {
+uint64_t skillhost_http_monotonic_ns(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
-double skillhost_http_monotonic_seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
 void skillhost_http_connection_notify(void *argument, struct MHD_Connection *connection, void **socket_context,
@@ -75,7 +69,7 @@ void skillhost_http_connection_notify(void *argument, struct MHD_Connection *con
         if (entry == NULL) return;  // unbounded by this guard; libmicrohttpd's limits still hold
         const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
         entry->descriptor = info != NULL ? info->connect_fd : -1;
-        atomic_init(&entry->since_ns, monotonic_ns());
+        atomic_init(&entry->since_ns, skillhost_http_monotonic_ns());
         atomic_init(&entry->limit_ns, (uint64_t)server->limits.header_timeout_seconds * 1000000000u);
         atomic_init(&entry->waiting, 1);
         pthread_mutex_lock(&server->deadline_lock);
@@ -110,13 +104,13 @@ void skillhost_http_headers_complete(struct skillhost_http_server *server, struc
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
     atomic_store_explicit(&entry->waiting, 0, memory_order_release);
-    if (entry->answered_ns != 0) entry->follows_closely = monotonic_ns() - entry->answered_ns <= SKILLHOST_HTTP_LINGER_NS;
+    if (entry->answered_ns != 0) entry->follows_closely = skillhost_http_monotonic_ns() - entry->answered_ns <= SKILLHOST_HTTP_LINGER_NS;
 }
 
 void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection) {
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
-    atomic_store_explicit(&entry->since_ns, monotonic_ns(), memory_order_relaxed);
+    atomic_store_explicit(&entry->since_ns, skillhost_http_monotonic_ns(), memory_order_relaxed);
     atomic_store_explicit(&entry->limit_ns, (uint64_t)server->limits.idle_timeout_seconds * 1000000000u,
                           memory_order_relaxed);
     atomic_store_explicit(&entry->waiting, 1, memory_order_release);
@@ -125,7 +119,7 @@ void skillhost_http_request_done(struct skillhost_http_server *server, struct MH
 void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Connection *connection) {
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
-    uint64_t start = monotonic_ns();
+    uint64_t start = skillhost_http_monotonic_ns();
     entry->answered_ns = start;
     if (!entry->follows_closely || atomic_load(&server->closing)) return;
     int alone = atomic_load_explicit(&server->connection_count, memory_order_relaxed) <= (int)server->limits.threads &&
@@ -142,7 +136,7 @@ void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Conn
             return;
         }
         sched_yield();
-    } while (monotonic_ns() - start < SKILLHOST_HTTP_LINGER_NS);
+    } while (skillhost_http_monotonic_ns() - start < SKILLHOST_HTTP_LINGER_NS);
 }
 
 // Shuts a connection's socket down: libmicrohttpd sees it end and closes it (and says so, so its entry goes).
@@ -161,7 +155,7 @@ static uint64_t waited(struct header_deadline *entry, uint64_t now, uint64_t *li
 }
 
 static void sweep(struct skillhost_http_server *server) {
-    uint64_t now = monotonic_ns();
+    uint64_t now = skillhost_http_monotonic_ns();
     pthread_mutex_lock(&server->deadline_lock);
     int open = 0;
     for (struct header_deadline *entry = server->deadlines; entry != NULL; entry = entry->next) {

@@ -88,7 +88,7 @@ struct skillhost_http_server {
     int accept_stopped;
     unsigned long handed_over;    // connections given to libmicrohttpd, in all
     unsigned long started_seen;   // `connections_started` when accepting last looked
-    double started_moved;         // when that count last moved (monotonic seconds)
+    uint64_t started_moved;       // when that count last moved (monotonic ns)
 };
 
 /// How long an event thread watches a connection after answering it, for the next request (see http_deadline.c).
@@ -108,8 +108,9 @@ void skillhost_http_request_done(struct skillhost_http_server *server, struct MH
 /// that is likely to pay (see http_deadline.c). [the connection's event thread]
 void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Connection *connection);
 
-/// CLOCK_MONOTONIC in seconds.
-double skillhost_http_monotonic_seconds(void);
+/// CLOCK_MONOTONIC in nanoseconds: the one clock of the server's deadlines, pauses and lingering.
+uint64_t skillhost_http_monotonic_ns(void);
+
 
 /// The deadline thread's body: cuts connections past their deadline, and the slowest when room runs out.
 void *skillhost_http_deadline_main(void *argument);

@@ -114,20 +114,26 @@ static enum MHD_Result simple_answer(struct MHD_Connection *connection, unsigned
     return result;
 }
 
+// Makes room for `needed` bytes (not 0) in `buffer` of `*capacity` (0: none yet), doubling from `initial`: one
+// allocation for a usual request, not one per piece. Returns the buffer (moved, perhaps), or NULL when out of
+// memory (then `buffer` and `*capacity` are as they were).
+static void *reserve(void *buffer, size_t *capacity, size_t needed, size_t initial) {
+    if (needed <= *capacity) return buffer;
+    size_t grown_capacity = *capacity == 0 ? initial : *capacity;
+    while (grown_capacity < needed) grown_capacity *= 2;
+    void *grown = realloc(buffer, grown_capacity);
+    if (grown != NULL) *capacity = grown_capacity;
+    return grown;
+}
+
 static enum MHD_Result collect_header(void *argument, enum MHD_ValueKind kind, const char *key, const char *value) {
     (void)kind;
     struct skillhost_http_request *request = argument;
     size_t key_length = strlen(key), value_length = value != NULL ? strlen(value) : 0;
     size_t needed = request->headers_length + key_length + value_length + 4;
-    if (needed > request->headers_capacity) {
-        // Grown by doubling from 1 KiB: one allocation for a usual request, not one per header.
-        size_t capacity = request->headers_capacity == 0 ? 1024 : request->headers_capacity;
-        while (capacity < needed) capacity *= 2;
-        char *grown = realloc(request->headers, capacity);
-        if (grown == NULL) return MHD_NO;
-        request->headers = grown;
-        request->headers_capacity = capacity;
-    }
+    char *headers = reserve(request->headers, &request->headers_capacity, needed, 1024);
+    if (headers == NULL) return MHD_NO;
+    request->headers = headers;
     char *out = request->headers + request->headers_length;
     for (size_t index = 0; index < key_length; index++) {
         char c = key[index];
@@ -189,14 +195,9 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
                 request->body = NULL;
                 request->body_length = request->body_capacity = 0;
             } else {
-                if (needed > request->body_capacity) {
-                    size_t capacity = request->body_capacity == 0 ? 4096 : request->body_capacity;
-                    while (capacity < needed) capacity *= 2;
-                    uint8_t *grown = realloc(request->body, capacity);
-                    if (grown == NULL) return MHD_NO;
-                    request->body = grown;
-                    request->body_capacity = capacity;
-                }
+                uint8_t *body = reserve(request->body, &request->body_capacity, needed, 4096);
+                if (body == NULL) return MHD_NO;
+                request->body = body;
                 memcpy(request->body + request->body_length, upload, *upload_size);
                 request->body_length = needed;
             }

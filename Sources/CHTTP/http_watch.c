@@ -105,16 +105,16 @@ int skillhost_http_abandon(struct skillhost_http_request *request, int *report) 
 void *skillhost_http_watcher_main(void *argument) {
     struct skillhost_http_server *server = argument;
     struct epoll_event events[32];
-    double paused_until = 0;  // while accepting pauses (see http_accept.c): when it resumes, in monotonic seconds
+    uint64_t paused_until = 0;  // while accepting pauses (see http_accept.c): when it resumes, in monotonic ns
     while (!atomic_load(&server->stopping)) {
         int timeout = -1;
         if (paused_until != 0) {
-            double left = paused_until - skillhost_http_monotonic_seconds();
-            if (left <= 0) {
+            uint64_t now = skillhost_http_monotonic_ns();
+            if (now >= paused_until) {
                 paused_until = 0;
                 skillhost_http_accept_resume(server);
             } else {
-                timeout = (int)(left * 1000) + 1;
+                timeout = (int)((paused_until - now) / 1000000u) + 1;
             }
         }
         int count = epoll_wait(server->epoll, events, 32, timeout);
@@ -122,7 +122,7 @@ void *skillhost_http_watcher_main(void *argument) {
             if (events[index].data.u64 == UINT64_MAX) continue;  // the wake-up of stop
             if (events[index].data.u64 == SKILLHOST_HTTP_LISTENER_EVENT) {
                 int pause = skillhost_http_accept_ready(server);
-                if (pause != 0) paused_until = skillhost_http_monotonic_seconds() + pause / 1000.0;
+                if (pause != 0) paused_until = skillhost_http_monotonic_ns() + (uint64_t)pause * 1000000u;
                 continue;
             }
             uint32_t slot = (uint32_t)events[index].data.u64;

@@ -161,6 +161,7 @@ func sustained(_ target: HTTPTarget, clients: Int, seconds: Double) -> (Double, 
     for _ in 0..<clients { go.signal() }
     group.wait()
     let (samples, failures, ended) = results.withLock { $0 }
+    guard ended > start else { return (0, Run(samples: [0]), failures) }  // no client got to call
     return (Double(samples.count) / (Double(ended - start) / 1e9), Run(samples: samples), failures)
 }
 

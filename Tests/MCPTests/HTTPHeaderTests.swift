@@ -17,6 +17,9 @@ struct HTTPHeaderTests {
         let answer = try await offPool { () -> String in
             guard let descriptor = connectLoopback(port: Int(server.port)) else { throw POSIXError(.ECONNREFUSED) }
             defer { close(descriptor) }
+            // A generous cap, so a server that never answers fails the test instead of hanging it.
+            var cap = timeval(tv_sec: 60, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &cap, socklen_t(MemoryLayout<timeval>.size))
             let request = Array(
                 ("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long-Name-Prefix: a\r\nX-Long: b\r\nMcp-Name:   calc\r\n"
                     + "Accept: 1\r\naccept: 2\r\nEmpty:\r\nConnection: close\r\n\r\n").utf8)

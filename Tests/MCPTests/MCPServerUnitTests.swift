@@ -68,14 +68,15 @@ struct MCPServerInFlightTests {
 struct QuickCallsTests {
     @Test func sixteenQuickCallsInARowAndOneSlowOneUndoesIt() {
         let quick = QuickCalls(window: 16, threshold: .milliseconds(1))
-        #expect(!quick.isQuick("calculator"), "unknown skills go to the pool")
-        for _ in 0..<15 { quick.record("calculator", took: .microseconds(20)) }
-        #expect(!quick.isQuick("calculator"))
-        quick.record("calculator", took: .microseconds(20))
-        #expect(quick.isQuick("calculator"))
-        quick.record("calculator", took: .milliseconds(5))
-        #expect(!quick.isQuick("calculator"), "one slow call sends it back to the pool")
-        #expect(!quick.isQuick("other"))
+        let calculator = quick.record(of: "calculator")
+        #expect(!calculator.isQuick, "unknown skills go to the pool")
+        for _ in 0..<15 { calculator.record(took: .microseconds(20)) }
+        #expect(!calculator.isQuick)
+        quick.record(of: "calculator").record(took: .microseconds(20))
+        #expect(quick.record(of: "calculator").isQuick, "one record per skill, whoever looks it up")
+        calculator.record(took: .milliseconds(5))
+        #expect(!calculator.isQuick, "one slow call sends it back to the pool")
+        #expect(!quick.record(of: "other").isQuick)
     }
 }
 

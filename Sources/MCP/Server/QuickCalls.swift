@@ -48,8 +48,4 @@ final class QuickCalls: Sendable {
             return record
         }
     }
-
-    func isQuick(_ skill: String) -> Bool { record(of: skill).isQuick }
-
-    func record(_ skill: String, took duration: Duration) { record(of: skill).record(took: duration) }
 }
