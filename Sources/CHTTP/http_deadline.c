@@ -104,7 +104,8 @@ void skillhost_http_headers_complete(struct skillhost_http_server *server, struc
     struct header_deadline *entry = entry_of(connection);
     if (entry == NULL) return;
     atomic_store_explicit(&entry->waiting, 0, memory_order_release);
-    if (entry->answered_ns != 0) entry->follows_closely = skillhost_http_monotonic_ns() - entry->answered_ns <= SKILLHOST_HTTP_LINGER_NS;
+    if (entry->answered_ns != 0)
+        entry->follows_closely = skillhost_http_monotonic_ns() - entry->answered_ns <= SKILLHOST_HTTP_LINGER_NS;
 }
 
 void skillhost_http_request_done(struct skillhost_http_server *server, struct MHD_Connection *connection) {

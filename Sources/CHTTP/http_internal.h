@@ -111,7 +111,6 @@ void skillhost_http_linger(struct skillhost_http_server *server, struct MHD_Conn
 /// CLOCK_MONOTONIC in nanoseconds: the one clock of the server's deadlines, pauses and lingering.
 uint64_t skillhost_http_monotonic_ns(void);
 
-
 /// The deadline thread's body: cuts connections past their deadline, and the slowest when room runs out.
 void *skillhost_http_deadline_main(void *argument);
 
