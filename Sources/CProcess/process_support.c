@@ -184,7 +184,9 @@ static int spawn_with(const char *path, char *const argv[], char *const envp[], 
     /* A worker's work comes in short bursts between waits (its start, each call): it starts with a short slice,
        which the spawned process inherits from this thread; this thread gets its own back. */
     uint64_t slice = lanes ? skillhost_set_slice(SKILLHOST_WORKER_SLICE) : SKILLHOST_SLICE_UNCHANGED;
+    skillhost_children_starting();
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
+    skillhost_children_started(result == 0 ? *pid : 0);
     skillhost_set_slice(slice);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
@@ -222,7 +224,9 @@ int skillhost_spawn_template(const char *path, char *const argv[], char *const e
     for (int i = 0; i < 3; i++) posix_spawn_file_actions_adddup2(&actions, sources[i], i);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     leader_attributes(&attributes);
+    skillhost_children_starting();
     int result = posix_spawn(pid, path, &actions, &attributes, argv, envp ? envp : environ);
+    skillhost_children_started(result == 0 ? *pid : 0);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     for (int k = 0; k < lifted_count; k++) close(lifted[k]);
@@ -241,9 +245,9 @@ int skillhost_spawn_template(const char *path, char *const argv[], char *const e
 #include <string.h>
 #include <time.h>
 
-int skillhost_template_worker(int control, const void *launch, size_t length, int timeout_ms, pid_t *pid,
-                              int *to_child, int *from_child, int *child_errors, int *lane_to_child,
-                              int *lane_from_child, int *supervision, int *lane_memory) {
+static int template_worker(int control, const void *launch, size_t length, int timeout_ms, pid_t *pid,
+                           int *to_child, int *from_child, int *child_errors, int *lane_to_child,
+                           int *lane_from_child, int *supervision, int *lane_memory) {
     struct channels c;
     int opened = open_channels(&c, 1);
     if (opened != 0) return opened;
@@ -308,6 +312,18 @@ int skillhost_template_worker(int control, const void *launch, size_t length, in
     *pid = (pid_t)reply;
     keep_host_ends(&c, to_child, from_child, child_errors, lane_to_child, lane_from_child, supervision, lane_memory);
     return 0;
+}
+
+int skillhost_template_worker(int control, const void *launch, size_t length, int timeout_ms, pid_t *pid,
+                              int *to_child, int *from_child, int *child_errors, int *lane_to_child,
+                              int *lane_from_child, int *supervision, int *lane_memory) {
+    /* The worker is this process's child from the template's clone on: no sweep may take it for an orphan before
+       its pid is recorded. */
+    skillhost_children_starting();
+    int result = template_worker(control, launch, length, timeout_ms, pid, to_child, from_child, child_errors,
+                                 lane_to_child, lane_from_child, supervision, lane_memory);
+    skillhost_children_started(result == 0 ? *pid : 0);
+    return result;
 }
 
 int skillhost_spawn(const char *path, char *const argv[], char *const envp[], pid_t *pid, int *to_child, int *from_child,
@@ -378,87 +394,7 @@ int skillhost_process_end_descriptor(pid_t pid) { return (int)syscall(SYS_pidfd_
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-int skillhost_become_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : errno; }
-
 void skillhost_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
-
-/* The parent pid and the session id of `pid` from /proc/<pid>/stat ("pid (comm) state ppid pgrp session …");
-   0, or -1 when it cannot be read. */
-static int read_stat(pid_t pid, pid_t *parent, pid_t *session) {
-    char path[64], buffer[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *file = fopen(path, "re");
-    if (!file) return -1;
-    size_t length = fread(buffer, 1, sizeof buffer - 1, file);
-    fclose(file);
-    buffer[length] = 0;
-    /* comm may hold spaces and parentheses, so scan from the last ')'. */
-    char *close_paren = strrchr(buffer, ')');
-    int parent_id = -1, group = -1, session_id = -1;
-    char state;
-    if (!close_paren || sscanf(close_paren + 1, " %c %d %d %d", &state, &parent_id, &group, &session_id) != 4) return -1;
-    *parent = (pid_t)parent_id;
-    *session = (pid_t)session_id;
-    return 0;
-}
-
-static int kill_child(pid_t pid, const pid_t *keep, int keep_count, int only_other_sessions, pid_t own_session) {
-    for (int i = 0; i < keep_count; i++)
-        if (keep[i] == pid) return 0;
-    if (only_other_sessions && getsid(pid) == own_session) return 0;
-    /* A child this process may not signal (a confined worker's metadata supervisor, outside its Landlock domain,
-       which dies with it) is reaped if it already ended, never waited for. */
-    if (kill(pid, SIGKILL) != 0) {
-        waitpid(pid, NULL, WNOHANG);
-        return 0;
-    }
-    waitpid(pid, NULL, 0);
-    return 1;
-}
-
-/* The children of every thread of this process, from /proc/self/task/<tid>/children (readable in a confined
-   worker, where /proc/<other pid> is not). -1 when the kernel lacks the file (CONFIG_PROC_CHILDREN). */
-static int kill_listed_children(const pid_t *keep, int keep_count, int only_other_sessions, pid_t own_session) {
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int killed = 0, listed = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) != NULL) {
-        if (entry->d_name[0] == '.') continue;
-        char path[96];
-        snprintf(path, sizeof path, "/proc/self/task/%s/children", entry->d_name);
-        FILE *file = fopen(path, "re");
-        if (!file) continue;
-        listed = 1;
-        int pid;
-        while (fscanf(file, "%d", &pid) == 1)
-            if (pid > 0) killed += kill_child((pid_t)pid, keep, keep_count, only_other_sessions, own_session);
-        fclose(file);
-    }
-    closedir(tasks);
-    return listed ? killed : -1;
-}
-
-int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions) {
-    pid_t self = getpid();
-    pid_t own_session = getsid(0);
-    int listed = kill_listed_children(keep, keep_count, only_other_sessions, own_session);
-    if (listed >= 0) return listed;
-    int killed = 0;
-    DIR *proc = opendir("/proc");
-    if (!proc) return 0;
-    struct dirent *entry;
-    while ((entry = readdir(proc)) != NULL) {
-        char *end;
-        long value = strtol(entry->d_name, &end, 10);
-        if (*end != 0 || value <= 0) continue;
-        pid_t pid = (pid_t)value, parent, session;
-        if (read_stat(pid, &parent, &session) != 0 || parent != self) continue;
-        killed += kill_child(pid, keep, keep_count, only_other_sessions, own_session);
-    }
-    closedir(proc);
-    return killed;
-}
 
 #include <pthread.h>
 #include <time.h>

@@ -21,7 +21,7 @@ static const char *open_failure;
 
 _Noreturn void worker_fail(const char *message) {
     dprintf(2, "skillhost worker: %s\n", message);
-    skillhost_kill_adopted(NULL, 0, 0);
+    skillhost_kill_adopted(1);
     _exit(70);
 }
 
@@ -305,7 +305,7 @@ void worker_check_channel(void) {
 static _Noreturn void shut_down(void) {
     worker_check_channel();
     plugin_deinit();
-    skillhost_kill_adopted(NULL, 0, 0);
+    skillhost_kill_adopted(1);
     _exit(0);
 }
 

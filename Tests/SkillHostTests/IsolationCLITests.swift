@@ -36,16 +36,20 @@ struct IsolationCLITests {
         try text.write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
     }
 
-    /// A plugin's setsid() child that keeps the worker's pipes open: the crash is reported as a crash, `call` exits,
-    /// and the child does not outlive skillhost.
     /// The row of `list`'s plugin table that starts with `plugin` ("faults 1.0.0").
     static func row(_ listing: String, _ plugin: String) -> String? {
         listing.split(separator: "\n").map(String.init).first { $0.hasPrefix(plugin + " ") && $0.contains("/") }
     }
 
-    @Test func nothingAPluginStartsOutlivesTheHost() async throws {
+    /// A plugin's child that keeps the worker's pipes open and leaves its group — for a session of its own
+    /// (setsid) or only a process group of its own, in the host's session (setpgid) — then its worker crashes: the
+    /// crash is reported as a crash, `call` exits, and the child does not outlive skillhost.
+    @Test(arguments: [false, true])
+    func nothingAPluginStartsOutlivesTheHost(groupOnly: Bool) async throws {
         let pidFile = Paths.temporaryDirectory("cli-orphan") + "/pid"
-        let result = try await skillhost(["call", "fault_orphan", #"{"pid_file":"\#(pidFile)"}"#])
+        let result = try await skillhost([
+            "call", "fault_orphan", #"{"pid_file":"\#(pidFile)","setpgid":\#(groupOnly)}"#,
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix(#"error: plugin "faults" crashed (killed by SIGSEGV)"#))
         let orphan = try #require(pid_t(try String(contentsOfFile: pidFile, encoding: .utf8)))

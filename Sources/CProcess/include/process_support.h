@@ -112,19 +112,31 @@ int skillhost_kill_group(pid_t group, int signal);
 /// (before Linux 5.3, or a filter refuses it): the caller then waits another way. [any thread]
 int skillhost_process_end_descriptor(pid_t pid);
 
-/// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): orphaned descendants — a plugin's child that
-/// left its process group with setsid(), whose parent died — become this process's children instead of init's,
-/// so they can be found and stopped. 0 or errno. [thread-safe]
+/// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): orphaned descendants — what a confined program
+/// started and left behind, however it regrouped (setsid, setpgid) — become this process's children instead of
+/// init's, so skillhost_kill_adopted can stop them. 0 or errno. [thread-safe]
 int skillhost_become_subreaper(void);
+
+/// Brackets the start of a child this process keeps: called before the child exists, then
+/// skillhost_children_started with its pid (0 when none was started). Between the two no sweep runs, so a child
+/// whose pid is not yet recorded is never taken for an orphan. The spawn functions here do it themselves.
+/// [thread-safe; never nested on one thread]
+void skillhost_children_starting(void);
+void skillhost_children_started(pid_t pid);
+
+/// Forgets `pid`, a recorded child this process has reaped. [thread-safe]
+void skillhost_child_ended(pid_t pid);
 
 /// Names the calling thread for the system (`PR_SET_NAME`: what ps, top and perf show, at most 15 bytes kept).
 /// [thread-safe]
 void skillhost_name_thread(const char *name);
 
-/// Kills (SIGKILL) and reaps the children of this process that are not among the `keep_count` pids in `keep`
-/// (and, with `only_other_sessions`, only those in a session other than this process's: what a subreaper adopted
-/// from plugins that left with setsid()). Returns how many. [thread-safe]
-int skillhost_kill_adopted(const pid_t *keep, int keep_count, int only_other_sessions);
+/// Kills (SIGKILL) and reaps the children of this process — with `every_child` all of them (a worker ending),
+/// else those it did not start through the functions here (the orphans it adopted as a subreaper; nothing unless
+/// skillhost_become_subreaper succeeded) — round after round, as each killed child's own children come to this
+/// process, until a round kills none (at most 64). Returns how many. Blocks while children are being started.
+/// [thread-safe]
+int skillhost_kill_adopted(int every_child);
 
 /// `write` that never raises SIGPIPE in the process (the signal is blocked for this thread while writing, and the
 /// one the write raised is taken): a peer that went away is EPIPE, not the end of a host that did not ignore

@@ -66,6 +66,8 @@ final class MCPStdioTransport: MCPTransport {
             Glibc.close(child.output)
             var raw: Int32 = 0
             while waitpid(child.pid, &raw, 0) < 0, errno == EINTR {}
+            // What the server started and left behind (its children that regrouped) ends with it.
+            ProcessTree.reaped(child.pid)
             let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
             let waiting = self.state.withLock { state -> [CheckedContinuation<Reply, Never>] in
                 state.exited = status

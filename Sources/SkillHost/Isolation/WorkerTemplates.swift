@@ -28,7 +28,6 @@ struct StartedProcess: Sendable {
                 &supervision, &laneMemory)
         }
         guard result == 0 else { return .failure(SpawnError(code: result)) }
-        ProcessTree.started(pid)
         return .success(
             StartedProcess(
                 pid: pid, input: input, output: output, errors: errors, laneRequests: laneRequests,
@@ -105,7 +104,6 @@ package final class WorkerTemplates: Sendable {
             return nil
         }
         state.withLock { $0.failures[executable] = nil }
-        ProcessTree.started(pid)
         return StartedProcess(
             pid: pid, input: input, output: output, errors: errors, laneRequests: laneRequests,
             laneResponses: laneResponses, supervision: supervision, laneMemory: laneMemory)
@@ -153,7 +151,6 @@ package final class WorkerTemplates: Sendable {
             skillhost_spawn_template(executable, argv, envp, &pid, &control)
         }
         guard result == 0 else { return nil }
-        ProcessTree.started(pid)
         return Template(pid: pid, control: control)
     }
 

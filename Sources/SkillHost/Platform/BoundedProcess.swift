@@ -66,6 +66,7 @@ package enum BoundedProcess {
             if cancel?.isSet == true || left <= .zero {
                 _ = skillhost_kill_group(child.pid, SIGKILL)
                 reap(child.pid)
+                ProcessTree.reaped(child.pid)
                 return .failure(cancel?.isSet == true ? .cancelled : .timedOut(timeout))
             }
             var fds = [
@@ -83,8 +84,10 @@ package enum BoundedProcess {
             }
         }
         let status = reap(child.pid)
-        // Anything it started and left behind goes with it.
+        // Anything it started and left behind goes with it: what stayed in its group now, and what left the group
+        // once the host has adopted it.
         _ = skillhost_kill_group(child.pid, SIGKILL)
+        ProcessTree.reaped(child.pid)
         return .success(Ending(status: status, output: output, errors: errors, truncated: truncated))
     }
 

@@ -209,8 +209,9 @@ static int bad_json(void *state, const skill_call_api *api, skill_call *call, co
 }
 
 /* Opens /dev/null until it cannot, closes them all again, and answers how many it got. */
-/* Forks a child in a session of its own that keeps every inherited descriptor (the protocol pipe included) for
-   300 s, writes its pid to the file named by "pid_file", then crashes. */
+/* Forks a child in a session of its own (with "setpgid": true, only a process group of its own) that keeps every
+   inherited descriptor (the protocol pipe included) for 300 s, writes its pid to the file named by "pid_file", then
+   crashes. */
 static int orphan_then_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     char path[512] = "";
     const char *key = strstr(args, "\"pid_file\":\"");
@@ -219,9 +220,11 @@ static int orphan_then_crash(void *state, const skill_call_api *api, skill_call 
         const char *start = key + 12, *end = strchr(start, '"');
         if (end && (size_t)(end - start) < sizeof path) memcpy(path, start, (size_t)(end - start));
     }
+    int group_only = strstr(args, "\"setpgid\":true") != NULL;
     pid_t child = fork();
     if (child == 0) {
-        setsid();
+        if (group_only) setpgid(0, 0);
+        else setsid();
         sleep(300); /* longer than any test waits: it must be stopped, not end by itself */
         _exit(0);
     }
