@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,29 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
     return result;
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef NATIVE_ARCH
+/* Put before libseccomp's program: a native call numbered SKILLHOST_SYSCALLS_KNOWN or above fails with ENOSYS (a
+   call the rules were not written for, however new). An x32 call (bit 30) goes on to libseccomp's program, which
+   blocks every other ABI. */
+static const struct sock_filter newer_calls[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 4),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SKILLHOST_SYSCALLS_KNOWN, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+};
+enum { NEWER_CALLS_LENGTH = sizeof newer_calls / sizeof newer_calls[0] };
+#else
+enum { NEWER_CALLS_LENGTH = 0 };
+#endif
+
 /* The last compiled filter, for the choices it was compiled for: compiling costs about half a millisecond, and a
    worker compiles the filter its plugin most likely gets while the peeking child runs. */
 static struct {
@@ -192,14 +216,20 @@ int skillhost_seccomp_prepare(const struct skillhost_confinement *spec) {
     seccomp_release(filter);
     if (result == 0) {
         off_t size = lseek(fd, 0, SEEK_END);
-        struct sock_filter *program = size > 0 && size <= 65535 * (off_t)sizeof *program ? malloc((size_t)size) : NULL;
-        if (!program || pread(fd, program, (size_t)size, 0) != size) {
+        size_t prefix = NEWER_CALLS_LENGTH * sizeof(struct sock_filter);
+        struct sock_filter *program =
+            size > 0 && size <= (65535 - NEWER_CALLS_LENGTH) * (off_t)sizeof *program ? malloc(prefix + (size_t)size)
+                                                                                     : NULL;
+        if (!program || pread(fd, program + NEWER_CALLS_LENGTH, (size_t)size, 0) != size) {
             free(program);
             result = EIO;
         } else {
+#ifdef NATIVE_ARCH
+            memcpy(program, newer_calls, prefix);
+#endif
             free(compiled.program);
             compiled.program = program;
-            compiled.length = (unsigned short)(size / (off_t)sizeof *program);
+            compiled.length = (unsigned short)(NEWER_CALLS_LENGTH + size / (off_t)sizeof *program);
             compiled.network = !!spec->network;
             compiled.exec = !!spec->exec;
             compiled.for_exec = !!spec->for_exec;

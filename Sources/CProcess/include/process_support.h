@@ -146,6 +146,13 @@ ssize_t skillhost_write_nosigpipe(int fd, const void *buffer, size_t length);
 /** The Landlock ABI the kernel offers (0 when it has none or it is disabled). [any thread] */
 int skillhost_landlock_abi(void);
 
+/// The system calls the confinement filter was written for: numbers below this one (Linux 6.16's last, 467
+/// open_tree_attr, on x86-64 and on the architectures that share the generic numbering from 424 on). A newer call
+/// — 468 file_getattr and 469 file_setattr (Linux 6.17), whose files neither Landlock nor the metadata supervisor
+/// checks, and any later one — fails with ENOSYS in a confined process, as on a kernel that lacks it, instead of
+/// being allowed unexamined. Raise it only after reading what each call up to the new number can reach.
+#define SKILLHOST_SYSCALLS_KNOWN 468
+
 /** What a confined process may do (see skillhost_confine). Paths are absolute; ones that do not exist are skipped. */
 struct skillhost_confinement {
     int network;        /**< sockets of any family, connect and bind; else only UNIX stream sockets, no connect */

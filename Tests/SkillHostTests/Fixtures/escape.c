@@ -443,6 +443,21 @@ static int reach(void *state, const skill_call_api *api, skill_call *call, const
     return done(api, call, "");
 }
 
+/* {"number": N, "path": "..."}: system call N with (AT_FDCWD, path, a 24-byte attribute block asking for the
+   nodump flag, 24, 0) — file_setattr's arguments when N is 469 (Linux 6.17). */
+static int raw_call(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    double number = -1;
+    char path[512], what[560];
+    if (skill_json_get_number(args, "number", &number) != 0 || number < 0 || number > 4095 ||
+        skill_json_get_string(args, "path", path, sizeof path) <= 0)
+        return SKILL_ERR_INVALID_ARGS;
+    unsigned long long attributes[3] = {0x80 /* FS_XFLAG_NODUMP */, 0, 0};
+    snprintf(what, sizeof what, "system call %d on %s", (int)number, path);
+    if (syscall((long)number, AT_FDCWD, path, attributes, sizeof attributes, 0) < 0) return fail(api, call, what);
+    return done(api, call, "");
+}
+
 static const skill_descriptor skills[] = {
     SKILL_JSON("@NAME@_reach", "Reach", "Reaches another process or a shared kernel object.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, reach),
@@ -462,6 +477,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("@NAME@_capabilities", "Capabilities", "Reports its capabilities.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                capabilities),
     SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),
+    SKILL_JSON("@NAME@_raw_call", "Raw call", "Makes a system call by number.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               raw_call),
     SKILL_JSON("@NAME@_write", "Write", "Writes a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, write_file),
     SKILL_JSON("@NAME@_connect", "Connect", "Connects to a loopback port.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                connect_tcp),
