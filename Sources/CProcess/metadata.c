@@ -197,8 +197,11 @@ static void record(const struct skillhost_supervised *supervised, int tid, const
     if (length > 0) (void)!write(2, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
 }
 
+/* What open_object answers for a path into another process's /proc entries (never an errno value). */
+enum { NOT_THE_CALLERS = -100000 };
+
 /* Opens the object a request names, as the caller sees it (its descriptors and working folder, through /proc).
-   A descriptor, or -errno. */
+   A descriptor, -errno, or NOT_THE_CALLERS. */
 static int open_object(pid_t tid, int memory, const struct request *r, char *shown, size_t shown_size) {
     char link[64];
     if (r->fd_form) {
@@ -227,6 +230,11 @@ static int open_object(pid_t tid, int memory, const struct request *r, char *sho
         if (strncmp(path, "/proc/self/", 11) == 0 || strncmp(path, "/proc/thread-self/", 18) == 0) {
             snprintf(translated, sizeof translated, "/proc/%d/%s", tid, strchr(path + 6, '/') + 1);
             resolved = translated;
+        } else if (strncmp(path, "/proc/", 6) == 0) {
+            /* Another process's entries (its descriptors, its working folder) are not the caller's to name: this
+               process could open them where the caller cannot. */
+            if (base >= 0) close(base);
+            return NOT_THE_CALLERS;
         }
         object = openat(base >= 0 ? base : AT_FDCWD, resolved, O_PATH | O_CLOEXEC | (r->nofollow ? O_NOFOLLOW : 0));
         if (object < 0) object = -errno;
@@ -258,6 +266,11 @@ static long handle(const struct skillhost_supervised *supervised, const struct s
         close(memory);
         return -EPERM;
     }
+    if (object == NOT_THE_CALLERS) {
+        record(supervised, tid, call, shown);
+        close(memory);
+        return -EPERM;
+    }
     if (object < 0) {
         close(memory);
         return object;
@@ -267,22 +280,28 @@ static long handle(const struct skillhost_supervised *supervised, const struct s
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", object);
     ssize_t length = readlink(proc, where, sizeof where - 1);
     where[length > 0 ? length : 0] = 0;
+    /* A refusal names what the caller asked for: its path as given, or the file its own descriptor holds (which it
+       opened, and can read back itself; the C library's lchmod names one as /proc/self/fd/N) — never where a path
+       led (another process's files, through a link). */
+    int own_descriptor = r.fd_form || strncmp(shown, "/proc/self/fd/", 14) == 0 ||
+                         strncmp(shown, "/proc/thread-self/fd/", 21) == 0;
+    const char *named = own_descriptor && where[0] == '/' ? where : shown;
     struct stat status;
     if (fstat(object, &status) != 0) {
         result = -errno;
     } else if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode)) {
         /* A device: even /dev/null's mode is the whole system's. */
         char what[PATH_MAX + 64];
-        snprintf(what, sizeof what, "the device %s", where[0] ? where : shown);
+        snprintf(what, sizeof what, "the device %s", named);
         record(supervised, tid, call, what);
         result = -EPERM;
     } else if (where[0] != '/' || strstr(where, " (deleted)") != NULL || !beneath_roots(supervised, where)) {
-        record(supervised, tid, call, where[0] == '/' ? where : shown);
+        record(supervised, tid, call, named);
         result = -EPERM;
     } else if (r.op == CHMOD) {
         if (r.mode & (S_ISUID | S_ISGID)) {
             char what[PATH_MAX + 64];
-            snprintf(what, sizeof what, "%s with the set-user-ID or set-group-ID bit", where);
+            snprintf(what, sizeof what, "%s with the set-user-ID or set-group-ID bit", named);
             record(supervised, tid, call, what);
             result = -EPERM;
         } else if (S_ISLNK(status.st_mode)) {

@@ -28,7 +28,7 @@ struct ConfinementMetadataTests {
     }
 
     @Test func metadataChangesOnlyWhereThePluginMayWrite() async throws {
-        // Canonical paths: the supervisor names the file where it really lies.
+        // Canonical paths: a descriptor's refusal names the file where it really lies.
         let home = URL(fileURLWithPath: Paths.temporaryDirectory("metadata-home")).resolvingSymlinksInPath().path
         let shared = home + "/shared"
         try FileManager.default.createDirectory(atPath: home + "/.ssh", withIntermediateDirectories: true)
@@ -66,12 +66,14 @@ struct ConfinementMetadataTests {
         #expect(Self.mode(notes) == 0o644)
         #expect(Self.modified(key) == keyTime)
 
-        // A symlink in its own folder to the key: the object is checked, not the name.
+        // A symlink in its own folder to the key: the object is checked, not the name — and the refusal names what
+        // the plugin asked for, not where the link led.
         let data = URL(fileURLWithPath: host.registry.configuration.dataDirectory.appendingPathComponent("escape").path)
             .resolvingSymlinksInPath().path
         try FileManager.default.createSymbolicLink(atPath: data + "/link", withDestinationPath: key)
         let link = await host.call("escape_metadata", ["op": "chmod", "path": .string(data + "/link"), "mode": 0o666])
-        #expect(link.error == Self.refused("chmod", key, reported: "chmod \(data)/link: Operation not permitted"))
+        #expect(
+            link.error == Self.refused("chmod", data + "/link", reported: "chmod \(data)/link: Operation not permitted"))
         #expect(Self.mode(key) == 0o600)
 
         // Nor can the key be brought into its folder first: no hard link, no rename (Landlock's rule for moving

@@ -27,4 +27,27 @@ struct ConfinementRoundThreeTests {
         }
         #expect(await host.call("escape_env", ["name": "PATH"]).status == .ok, "the worker lives on")
     }
+
+    /// chmod of `/proc/<pid>/fd/N` or `/proc/<pid>/cwd` made the supervisor (which may open them where the plugin
+    /// may not) name the real paths — the host's output file, another process's folder. Refused, naming only what the
+    /// plugin asked for.
+    @Test func aRefusalNamesOnlyWhatThePluginAskedFor() async throws {
+        let host = try Host()
+        try await host.load { try ConfinementTests.escape() }
+        // This test process: its working folder and an open file of its own, which the plugin must not learn.
+        let secretFolder = URL(fileURLWithPath: Paths.temporaryDirectory("proc-secret")).resolvingSymlinksInPath().path
+        let secretFile = secretFolder + "/stdout-of-the-host.log"
+        let descriptor = open(secretFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        let pid = getpid()
+        for path in ["/proc/\(pid)/fd/\(descriptor)", "/proc/\(pid)/cwd", "/proc/1/root/etc/passwd"] {
+            let outcome = await host.call("escape_metadata", ["op": "chmod", "path": .string(path), "mode": 0o777])
+            #expect(
+                outcome.error == ConfinementMetadataTests.refused(
+                    "chmod", path, reported: "chmod \(path): Operation not permitted"), "\(path)")
+            #expect(outcome.error?.contains(secretFolder) != true)
+        }
+        #expect(ConfinementMetadataTests.mode(secretFile) == 0o600)
+    }
 }
