@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
             name: "SkillHostTests",
-            dependencies: ["SkillHost", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox", "Support"],
+            dependencies: ["SkillHost", "SkillFolders", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox", "Support"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "AgentTests",

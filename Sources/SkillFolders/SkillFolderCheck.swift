@@ -87,18 +87,25 @@ package enum SkillFolderCheck {
         // name
         var loadable: SkillFolderError?
         let folderName = ((folder as NSString).standardizingPath as NSString).lastPathComponent
-        let name = value["name"]?.text?.trimmingCharacters(in: .whitespaces).precomposedStringWithCompatibilityMapping
-        if let name, !name.isEmpty {
-            let nameProblems = self.nameProblems(name, file: file)
+        var name = value["name"]?.text?.trimmingCharacters(in: .whitespaces).precomposedStringWithCompatibilityMapping
+        if let declared = name, !declared.isEmpty {
+            let nameProblems = self.nameProblems(declared, file: file)
             problems += nameProblems
-            if folderName.precomposedStringWithCompatibilityMapping != name {
+            if folderName.precomposedStringWithCompatibilityMapping != declared {
+                // A skill is known by its folder's name: a front matter cannot claim another skill's name (and
+                // with it that skill's place, grants and approvals).
                 let sentence =
-                    "\(file): the name \"\(name)\" differs from its folder's name \"\(folderName)\"; rename one so "
-                    + "they match"
+                    "\(file): the name \"\(declared)\" differs from its folder's name \"\(folderName)\"; rename one "
+                    + "so they match (skillhost knows a skill by its folder's name)"
                 problems.append(sentence)
-                warnings.append(sentence)
+                if usable(folderName) {
+                    warnings.append(sentence)
+                    name = folderName
+                } else {
+                    loadable = SkillFolderError(sentence)
+                }
             }
-            if !usable(name) {
+            if let name, !usable(name) {
                 loadable = SkillFolderError(
                     "\(file): the name \"\(name)\" cannot name a skill here (letters, digits, \"-\", \"_\" and \".\" "
                         + "only, at most 128)")

@@ -42,7 +42,10 @@ extension SkillFolderTools {
             command = interpreter
             commandArguments = [script] + given
         }
-        var sandbox = settings.grants[name] ?? Sandbox()
+        // What the person granted this folder (never a name it declares), and nothing its arguments name: the
+        // model chose them.
+        var sandbox = settings.grants.grant(for: skill)?.sandbox ?? Sandbox()
+        sandbox.readsArgumentFiles = false
         if let folder = SkillFolderFiles.realPath(skill.folder) {
             sandbox.read.append(folder)
             sandbox.directory = folder
@@ -82,13 +85,15 @@ extension SkillFolderTools {
         } onCancel: {
             cancel()
         }
-        return Self.outcome(ending, script: relative, skill: name, network: sandbox.network)
+        return Self.outcome(
+            ending, script: relative, skill: name, grantKey: settings.grants.key(for: skill), network: sandbox.network)
     }
 
     /// The run as a result: exit 0 → `{exit_code, stdout, stderr}`; anything else a failure that says what the
     /// script said and how it was confined.
     static func outcome(
-        _ ending: Result<BoundedProcess.Ending, BoundedProcess.Failure>, script: String, skill: String, network: Bool
+        _ ending: Result<BoundedProcess.Ending, BoundedProcess.Failure>, script: String, skill: String,
+        grantKey: String, network: Bool
     ) -> SkillOutcome {
         switch ending {
         case .failure(.cannotStart(let why)): return .failure(code: .failed, "\(script) could not start: \(why)")
@@ -125,7 +130,7 @@ extension SkillFolderTools {
                     + (network
                         ? ""
                         : ", and has no network — if it needs more, grant it in config.json: "
-                            + "\"skills\": {\"grant\": {\"\(skill)\": [\"network\"]}}"))
+                            + "\"skills\": {\"grant\": {\"\(grantKey)\": [\"network\"]}}"))
         }
     }
 

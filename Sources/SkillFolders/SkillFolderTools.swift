@@ -14,8 +14,8 @@ import Synchronization
 /// A skill name is an enum in each schema: the model cannot name a skill that is not there.
 package final class SkillFolderTools: Sendable {
     package struct Settings: Sendable {
-        /// Per skill name: what its scripts may do beyond the defaults (`"skills": {"grant": {…}}`).
-        package var grants: [String: Sandbox] = [:]
+        /// What scripts may do beyond the defaults, and for which skill (`"skills": {"grant": {…}}`).
+        package var grants = SkillGrants()
         package var timeout: Duration = .seconds(60)
         /// The skillhost binary, whose sandbox role confines scripts; nil: scripts cannot run.
         package var launcher: String?
@@ -30,7 +30,7 @@ package final class SkillFolderTools: Sendable {
     package static let toolIDs: Set<String> = ["skill_activate", "skill_read", "skill_run"]
 
     let roots: [SkillFolderRoot]
-    let settings: Settings
+    package let settings: Settings
     private let current: Mutex<SkillFolderScan>
     /// Skills MCP servers serve, by server.
     private let remote = Mutex<[String: [RemoteSkill]]>([:])

@@ -49,7 +49,7 @@ struct Host {
             project: TrustedProjects.current(environment, configured: config.skills.trustedProjects),
             configured: config.skills.folders.map { $0.hasPrefix("~") ? home + $0.dropFirst() : $0 })
         var settings = SkillFolderTools.Settings()
-        settings.grants = config.skills.grants
+        settings.grants = SkillGrants(config.skills.grants, home: home)
         if let timeout = config.skills.timeout { settings.timeout = timeout }
         settings.launcher = HostSetup.executablePath()
         return SkillFolderTools(roots: roots, settings: settings)

@@ -1,11 +1,12 @@
 import Foundation
 import Shell
+import SkillFolders
 import SkillHost
 import SkillJSON
 
 /// Renders `skillhost list`.
 enum ListOutput {
-    static func table(_ setup: HostSetup, mcpFailures: [String] = []) -> String {
+    static func table(_ setup: HostSetup, skillFolders: SkillFolderTools? = nil, mcpFailures: [String] = []) -> String {
         let registry = setup.registry
         let skills = registry.skills
         let plugins = registry.plugins
@@ -24,6 +25,7 @@ enum ListOutput {
         out += PolicyCommand.rulesPerSkill(registry)
         out += TrustCommand.changes(registry)
         if !plugins.isEmpty { out += "\n" + pluginTable(plugins) }
+        if let skillFolders, !skillFolders.scan.skills.isEmpty { out += "\n" + skillFolderTable(skillFolders) }
         let failures = registry.failures.map(\.description) + mcpFailures
         if !failures.isEmpty {
             out += "\nFailed to load (\(failures.count)):\n"
@@ -41,6 +43,32 @@ enum ListOutput {
             ["\(plugin.name) \(plugin.version)", "\(plugin.skillIDs.count)", plugin.file, plugin.placementText]
         }
         return Table.render(header: ["PLUGIN", "SKILLS", "SOURCE", "RUNS"], rows: rows)
+    }
+
+    /// The skill folders: name, folder, what their scripts may do — the defaults and what the person granted that
+    /// folder (`"skills": {"grant": {…}}`, by name for their own skills, by folder for a project's).
+    static func skillFolderTable(_ tools: SkillFolderTools) -> String {
+        let grants = tools.settings.grants
+        let rows = tools.scan.skills.map { skill in
+            [skill.name, skill.folder, skill.scope.rawValue, grants.summary(for: skill)]
+        }
+        return Table.render(header: ["SKILL FOLDER", "FOLDER", "FROM", "ITS SCRIPTS"], rows: rows)
+    }
+
+    static func skillFolderJSON(_ tools: SkillFolderTools) -> JSONValue {
+        .array(
+            tools.scan.skills.map { skill in
+                let granted = tools.settings.grants.grant(for: skill)
+                let sandbox = granted?.sandbox ?? Sandbox()
+                return [
+                    "name": .string(skill.name), "folder": .string(skill.folder), "from": .string(skill.scope.rawValue),
+                    "scripts": [
+                        "network": .bool(sandbox.network), "read": .array(sandbox.read.map { .string($0) }),
+                        "write": .array(sandbox.write.map { .string($0) }),
+                        "granted_as": granted.map { .string($0.key) } ?? .null,
+                    ],
+                ]
+            })
     }
 
     /// `list --watch`: after the listing, one line per registry change until interrupted (with `--json`, one
@@ -97,10 +125,10 @@ enum ListOutput {
         return ["count": .int(Int64(kept.count)), "bytes": .int(Int64(kept.bytes))]
     }
 
-    static func json(_ setup: HostSetup, mcpFailures: [String] = []) -> String {
+    static func json(_ setup: HostSetup, skillFolders: SkillFolderTools? = nil, mcpFailures: [String] = []) -> String {
         let registry = setup.registry
         let plugins = registry.plugins
-        let document: JSONValue = [
+        var document: JSONValue = [
             "skills": .array(registry.skills.map(skillJSON)),
             "plugins": .array(
                 plugins.map { plugin in
@@ -121,6 +149,10 @@ enum ListOutput {
             "kept_images": keptImagesJSON(registry),
             "folders": .array(setup.folders.map { .string($0.path) }),
         ]
+        if let skillFolders, var object = document.objectValue {
+            object["skill_folders"] = skillFolderJSON(skillFolders)
+            document = .object(object)
+        }
         return document.prettyJSONText + "\n"
     }
 

@@ -185,9 +185,9 @@ struct SkillhostCLI {
             defer { host.close() }
             let failures = host.mcp.failures
             if json {
-                writeOut(ListOutput.json(host.setup, mcpFailures: failures))
+                writeOut(ListOutput.json(host.setup, skillFolders: host.skillFolders, mcpFailures: failures))
             } else {
-                writeText(ListOutput.table(host.setup, mcpFailures: failures))
+                writeText(ListOutput.table(host.setup, skillFolders: host.skillFolders, mcpFailures: failures))
             }
             if watch { await ListOutput.follow(host.setup, json: json) }
             return ExitCode.ok.rawValue
@@ -197,7 +197,11 @@ struct SkillhostCLI {
             }
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), isFolder.boolValue {
-                return SkillFolderCommand.check(file, json: json)
+                // What the person's config.json grants it, when that reads (the verdict does not depend on it).
+                let grants = (try? Config.load(environment)).map { config in
+                    SkillGrants(config.skills.grants, home: environment["HOME"] ?? NSHomeDirectory())
+                }
+                return SkillFolderCommand.check(file, json: json, grants: grants ?? SkillGrants())
             }
             if file.hasSuffix(".skill.json") {
                 // Checked against the skills a host would have: the bundled and the user's plugins.

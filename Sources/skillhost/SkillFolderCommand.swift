@@ -4,7 +4,8 @@ import SkillJSON
 
 /// `skillhost check FOLDER`: a skill folder's verdict by the Agent Skills specification.
 enum SkillFolderCommand {
-    static func check(_ folder: String, json: Bool) -> Int32 {
+    /// With `grants`, also what its scripts may do (`its scripts: …`) and how to grant more.
+    static func check(_ folder: String, json: Bool, grants: SkillGrants = SkillGrants()) -> Int32 {
         let inspection = SkillFolderCheck.inspect(folder)
         let valid = inspection.problems.isEmpty
         if json {
@@ -16,6 +17,7 @@ enum SkillFolderCommand {
             if case .success(let skill) = inspection.skill {
                 object["name"] = .string(skill.name)
                 object["description"] = .string(skill.description)
+                object["scripts"] = .string(grants.summary(for: skill))
             }
             print(JSONValue.object(object).jsonText)
         } else {
@@ -30,6 +32,11 @@ enum SkillFolderCommand {
             for warning in forgiven { out += "  warning: \(warning)\n" }
             if !valid, case .success = inspection.skill {
                 out += "  (skillhost loads it anyway: its name and description are usable)\n"
+            }
+            if case .success(let skill) = inspection.skill {
+                let key = grants.key(for: skill)
+                out += "  its scripts: \(grants.summary(for: skill)) — grant more in config.json: "
+                    + "\"skills\": {\"grant\": {\"\(key)\": [\"read:~/Documents\", \"write:~/out\", \"network\"]}}\n"
             }
             writeText(out)
         }

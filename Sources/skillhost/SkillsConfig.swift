@@ -39,7 +39,8 @@ struct SkillsConfig: Sendable {
                 config.timeout = .milliseconds(Int64(seconds * 1000))
             case "grant":
                 guard let grants = item.objectValue else {
-                    throw fail(#"skills.grant must map skill names to grants, like {"pdf": ["network"]}"#)
+                    throw fail(
+                        #"skills.grant must map skill names (or folders) to grants, like {"pdf": ["network"]}"#)
                 }
                 for (name, given) in grants.members {
                     var sandbox = Sandbox()

@@ -100,8 +100,9 @@ struct SkillFolderCheckTests {
         #expect(
             mismatch.stdout == """
                 ✗ \(root)/mismatch: 1 problem
-                  \(root)/mismatch/SKILL.md: the name "other-name" differs from its folder's name "mismatch"; rename one so they match
+                  \(root)/mismatch/SKILL.md: the name "other-name" differs from its folder's name "mismatch"; rename one so they match (skillhost knows a skill by its folder's name)
                   (skillhost loads it anyway: its name and description are usable)
+                  its scripts: no network, reads its folder and the system, writes only its temporary folder — grant more in config.json: "skills": {"grant": {"mismatch": ["read:~/Documents", "write:~/out", "network"]}}
 
                 """)
         let missing = try check(try make("missing", "---\nname: missing\n---\n"))
@@ -113,7 +114,7 @@ struct SkillFolderCheckTests {
                 """)
         let colon = try check(try make("colon", "---\nname: colon\ndescription: Use when: asked\n---\n"))
         #expect(colon.stdout.contains("warning: \(root)/colon/SKILL.md: a value holds \": \" without quotes"))
-        #expect(colon.stdout.hasSuffix("(skillhost loads it anyway: its name and description are usable)\n"))
+        #expect(colon.stdout.contains("(skillhost loads it anyway: its name and description are usable)\n"))
     }
 
     /// Hostile folders: refused within bounds, each with a sentence — a 10 MB SKILL.md, binary bytes, deep nesting,

@@ -32,9 +32,13 @@ final class MCPStdioTransport: MCPTransport {
         // Started like a worker (own process group, clean signal mask, no inherited descriptors) so it can be
         // stopped for sure; only what a program needs plus what config.json passes: never the host's secrets.
         // With a sandbox, the skillhost binary's sandbox role confines itself and then becomes the server.
+        // Its command line is the person's (config.json), so a file it names is read with its folder.
         let (program, argv) =
-            sandbox.map { ($0.launcher, $0.0.launcherArguments(command: command, arguments: arguments)) }
-            ?? ("/usr/bin/env", [command] + arguments)
+            sandbox.map { sandbox, launcher in
+                var confined = sandbox
+                confined.readsArgumentFiles = true
+                return (launcher, confined.launcherArguments(command: command, arguments: arguments))
+            } ?? ("/usr/bin/env", [command] + arguments)
         switch ChildProcess.spawn(program, argv, environment: ChildEnvironment.minimal(adding: environment)) {
         case .failure(let reason): throw MCPClientError("cannot start MCP server \(name) (\(command)): \(reason)")
         case .success(let child): process = child

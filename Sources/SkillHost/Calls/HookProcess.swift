@@ -15,9 +15,11 @@ enum HookProcess {
         }
         var path = program
         var arguments = Array(hook.command.dropFirst())
-        if let sandbox = hook.sandbox {
-            // The skillhost binary's sandbox role confines itself, then becomes the hook.
+        if var sandbox = hook.sandbox {
+            // The skillhost binary's sandbox role confines itself, then becomes the hook. Its command line is the
+            // person's (config.json), so a file it names is read with its folder.
             guard let launcher else { return .failure(.cannotStart("no skillhost binary to confine it with")) }
+            sandbox.readsArgumentFiles = true
             arguments = sandbox.launcherArguments(command: program, arguments: arguments)
             path = launcher
         }

@@ -4,10 +4,9 @@ import SkillJSON
 
 /// What a program started in a sandbox may do (config.json: `"mcpServers": {"x": {…, "sandbox": {"network": true,
 /// "read": ["~/models"], "write": ["~/repo"]}}}`). It may always read the system's files and run programs from the
-/// system folders; read and run what is in the folder it was installed in (see `SandboxMain.installFolders`) and
-/// its script's interpreter's; read the folder of every file its arguments name by absolute path (the file alone
-/// when that folder is the root or the home folder); and write a private temporary folder. Anything else is what
-/// this grants.
+/// system folders; read and run what is in the folder it was installed in and its script's interpreter's (see
+/// `SandboxPlan`); with `readsArgumentFiles`, read the folder of every file its arguments name by absolute path;
+/// and write a private temporary folder. Anything else is what this grants.
 public struct Sandbox: Sendable, Equatable {
     public var network = false
     /// Extra readable folders (`~` is the user's home).
@@ -16,6 +15,10 @@ public struct Sandbox: Sendable, Equatable {
     public var write: [String] = []
     /// The folder the program starts in (nil: where its parent was).
     package var directory: String?
+    /// Whether a file its arguments name (`python3 /srv/mcp/server.py`) may be read with its folder: true for a
+    /// command line the person wrote (an MCP server's, a hook's), never for arguments a model chose (a skill's
+    /// script), which must not widen what the person granted.
+    package var readsArgumentFiles = false
 
     public init(network: Bool = false, read: [String] = [], write: [String] = []) {
         self.network = network
@@ -40,6 +43,7 @@ public struct Sandbox: Sendable, Equatable {
             (key: "write", value: .array(write.map { .string($0) })),
         ])
         if let directory { object["directory"] = .string(directory) }
+        if readsArgumentFiles { object["argument_files"] = true }
         return .object(object)
     }
 
@@ -50,6 +54,7 @@ public struct Sandbox: Sendable, Equatable {
         self.init(
             network: network, read: read.compactMap(\.stringValue), write: write.compactMap(\.stringValue))
         directory = json["directory"]?.stringValue
+        readsArgumentFiles = json["argument_files"] == .bool(true)
     }
 
     /// The arguments (after argv[0]) that make the skillhost binary start `command arguments` confined as this
@@ -96,134 +101,8 @@ package enum SandboxMain {
         fail(126, "cannot run \(program): \(String(cString: strerror(errno)))")
     }
 
-    /// The folders a program was installed in, for it and for what its symbolic link points to: its own folder,
-    /// or for `…/bin/x` in a virtual environment (a `pyvenv.cfg` beside `bin`), an installation prefix (`lib`
-    /// beside `bin`, such as pyenv's) or under /usr or /opt, the folder above `bin`, which holds its libraries.
-    /// Never the root, the home folder, ~/.local or a folder above the home folder.
-    package static func installFolders(_ program: String, home: String) -> [String] {
-        [program, realpath(program)].compactMap { path in
-            let folder = (path as NSString).deletingLastPathComponent
-            if (folder as NSString).lastPathComponent == "bin" {
-                let prefix = (folder as NSString).deletingLastPathComponent
-                // An installation prefix (`lib` beside `bin`, as pyenv or a toolchain has) — but never one that is
-                // the home folder, ~/.local (which holds other programs' data) or holds the home folder.
-                // The root itself never is one: `/bin/bash` is in /bin, not a prefix "/" (which would open everything).
-                let shared =
-                    prefix == "/" || prefix == home || prefix == home + "/.local" || home.hasPrefix(prefix + "/")
-                var isDirectory: ObjCBool = false
-                let hasLibraries =
-                    FileManager.default.fileExists(atPath: prefix + "/lib", isDirectory: &isDirectory)
-                    && isDirectory.boolValue
-                if !shared && FileManager.default.fileExists(atPath: prefix + "/pyvenv.cfg") || prefix == "/usr"
-                    || prefix.hasPrefix("/usr/") || prefix.hasPrefix("/opt/") || (hasLibraries && !shared)
-                {
-                    return prefix
-                }
-            }
-            return folder == "/" || folder == home ? nil : folder
-        }
-    }
-
-    /// The interpreters a script names on its `#!` line (with `env`, also the program `env` finds on `path`).
-    static func interpreters(of program: String, path: String) -> [String] {
-        guard let handle = FileHandle(forReadingAtPath: program) else { return [] }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 256)) ?? Data()
-        guard head.starts(with: Array("#!".utf8)) else { return [] }
-        let line = String(decoding: head.dropFirst(2).prefix { $0 != 10 }, as: UTF8.self)
-        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        guard let interpreter = words.first else { return [] }
-        var result = [interpreter]
-        if (interpreter as NSString).lastPathComponent == "env",
-            let name = words.dropFirst().first(where: { !$0.hasPrefix("-") }), let found = resolve(name, path: path)
-        {
-            result.append(found)
-        }
-        return result
-    }
-
-    /// `command` itself when it holds a slash, else the first executable of that name on `path`.
-    static func resolve(_ command: String, path: String) -> String? {
-        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
-        for folder in path.split(separator: ":") {
-            let candidate = "\(folder)/\(command)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
-
-    private static func realpath(_ path: String) -> String {
-        guard let resolved = Glibc.realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
     private static func fail(_ status: Int32, _ message: String) -> Never {
         FileHandle.standardError.write(Data("skillhost sandbox: \(message)\n".utf8))
         exit(status)
     }
-}
-
-/// What a sandboxed program may reach, computed from a `Sandbox`, the command and its arguments: the program found on
-/// PATH, the folders it may execute (the system's, where it and its `#!` interpreter are installed), read (system
-/// files, what the sandbox adds, a file named in its arguments with its folder) and write (`/dev/null`, what the
-/// sandbox adds; the caller adds a private temporary folder). The binary's sandbox role applies it, and so does the
-/// small `skillhost-sandbox` launcher (no Swift runtime to start) that skill scripts run through.
-package struct SandboxPlan: Sendable, Equatable {
-    package let program: String
-    package let execute: [String]
-    package let read: [String]
-    package let write: [String]
-    package let network: Bool
-    package let directory: String?
-
-    package static func make(
-        _ sandbox: Sandbox, command: String, arguments: [String],
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> Result<SandboxPlan, SandboxPlanProblem> {
-        let path = environment["PATH"] ?? "/usr/bin:/bin"
-        guard let program = SandboxMain.resolve(command, path: path) else {
-            return .failure(SandboxPlanProblem(message: "\(command): not found on PATH"))
-        }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        func expand(_ path: String) -> String {
-            let expanded = path == "~" ? home : path.hasPrefix("~/") ? home + path.dropFirst(1) : path
-            return (expanded as NSString).standardizingPath
-        }
-        var execute = WorkerConfinement.systemFolders + SandboxMain.installFolders(program, home: home)
-        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
-        for interpreter in SandboxMain.interpreters(of: program, path: path) {
-            execute += SandboxMain.installFolders(interpreter, home: home)
-        }
-        var read = WorkerConfinement.systemFiles + WorkerConfinement.ownProcessFiles + sandbox.read.map(expand)
-        // A file named in the arguments (`python3 /srv/mcp/server.py`) with its folder — unless that folder is the
-        // root or the home folder itself: then the file alone.
-        for argument in arguments where argument.hasPrefix("/") {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), !isDirectory.boolValue {
-                let folder = (argument as NSString).deletingLastPathComponent
-                read.append(folder == "/" || folder == home ? argument : folder)
-            }
-        }
-        return .success(
-            SandboxPlan(
-                program: program, execute: execute, read: read, write: ["/dev/null"] + sandbox.write.map(expand),
-                network: sandbox.network, directory: sandbox.directory))
-    }
-
-    /// The `skillhost-sandbox` command line (after its own path) that applies this plan and runs the program with
-    /// `arguments`.
-    package func launcherArguments(_ arguments: [String]) -> [String] {
-        var line: [String] = network ? ["-n"] : []
-        if let directory { line += ["-d", directory] }
-        for path in execute { line += ["-x", path] }
-        for path in read { line += ["-r", path] }
-        for path in write { line += ["-w", path] }
-        return line + ["--", program] + arguments
-    }
-}
-
-/// Why a sandbox cannot be planned (the program is not on PATH).
-package struct SandboxPlanProblem: Error, Sendable, Equatable {
-    package let message: String
 }
