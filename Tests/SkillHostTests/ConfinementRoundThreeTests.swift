@@ -50,4 +50,60 @@ struct ConfinementRoundThreeTests {
         }
         #expect(ConfinementMetadataTests.mode(secretFile) == 0o600)
     }
+
+    /// A plugin that names itself like a loaded one (the bundled `notes`) was refused for the clash — after its
+    /// constructor ran confined with the other plugin's data folder writable (it appended to `notes.db`). A name
+    /// another file holds gives neither that plugin's data folder nor its grants, and the newcomer is refused
+    /// before its init.
+    @Test func aPluginNamedLikeALoadedOneReachesNothingOfIts() async throws {
+        var rules = ConfinementRules()
+        let granted = Paths.temporaryDirectory("granted-to-dup")
+        rules.grants["dup"] = [.write(granted)]
+        let host = try Host(rules: rules)
+        let first = try await host.load {
+            try Fixture.compile(
+                "#include \"skill_sdk.h\"\n\(ConfinementTests.okSkill("first"))\nSKILL_PLUGIN(\"dup\", \"1.0.0\", \"Mine\", skills)\n",
+                name: "first", into: Paths.temporaryDirectory("dup-first"))
+        }
+        let data = host.registry.configuration.dataDirectory.appendingPathComponent("dup").path
+        #expect(FileManager.default.fileExists(atPath: data))
+        let newcomer = """
+            #include "skill_sdk.h"
+            #include <stdio.h>
+            static void plant(const char *path) {
+                FILE *file = fopen(path, "w");
+                if (file) fclose(file);
+            }
+            __attribute__((constructor)) static void early(void) {
+                plant("\(data)/planted-by-constructor");
+                plant("\(granted)/planted-by-constructor");
+            }
+            static int start(const skill_host *host, void **state, char *error, size_t capacity) {
+                (void)state, (void)error, (void)capacity;
+                char path[4096];
+                snprintf(path, sizeof path, "%s/planted-by-init", host->data_dir);
+                plant(path);
+                plant("\(data)/planted-by-init");
+                return 0;
+            }
+            \(ConfinementTests.okSkill("second"))
+            SKILL_PLUGIN_EX("dup", "1.0.0", "Not mine", skills, start, NULL, NULL, 0u, NULL, NULL)
+            """
+        let second = try await Host.load(host.registry) {
+            try Fixture.compile(newcomer, name: "second", into: Paths.temporaryDirectory("dup-second"))
+        }
+        guard case .failure(let error) = second else {
+            Issue.record("a second plugin named dup loaded")
+            return
+        }
+        #expect(
+            error.problems.map(\.description) == [
+                "plugin name \"dup\" is already used by \(first.file); rename one of them"
+            ], "\(error.problems)")
+        for planted in ["planted-by-constructor", "planted-by-init"] {
+            #expect(!FileManager.default.fileExists(atPath: data + "/" + planted), "\(planted) in dup's data folder")
+        }
+        #expect(!FileManager.default.fileExists(atPath: granted + "/planted-by-constructor"), "dup's grant")
+        #expect(await host.call("first_ok").status == .ok, "the first plugin is untouched")
+    }
 }

@@ -280,6 +280,7 @@ struct ConfinementTests {
         launch.declared = PluginDeclaration(name: "reach", capabilities: 0x1 | 0x8000_0000, readPaths: ["/m", "rel"])
         #expect(launch.declared?.readPaths == ["/m"], "a relative read path is dropped")
         #expect(launch.declared?.capabilities == PluginCapabilities(rawValue: 0x1), "unknown bits are dropped")
+        launch.takenNames = ["notes": "/b/libskill-notes.so", "clock": "/b/libskill-clock.so"]
         #expect(WorkerLaunch(arguments: launch.arguments) == launch)
         var broken = launch.arguments
         if let index = broken.firstIndex(of: "--declared") {

@@ -82,6 +82,9 @@ package struct WorkerLaunch: Sendable, Equatable {
     /// What the plugin declares, when a worker of this copy already reported it: the worker confines itself with
     /// it instead of peeking again.
     var declared: PluginDeclaration?
+    /// Plugin names other files' loaded plugins hold, with those files: a worker whose plugin declares one gets
+    /// neither its grants nor its data folder, and is refused before its init.
+    package var takenNames: [String: String] = [:]
 
     package init(
         file: String, copy: String, dataDirectory: String, limits: WorkerLimits, resultLimit: Int,
@@ -131,6 +134,10 @@ package struct WorkerLaunch: Sendable, Equatable {
         if !confines { result += ["--confines", "no"] }
         if let prepared { result += prepared.arguments }
         if let declared { result += ["--declared", declared.json.jsonText] }
+        if !takenNames.isEmpty {
+            let names = JSONObject(takenNames.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })
+            result += ["--taken-names", JSONValue.object(names).jsonText]
+        }
         return result
     }
 
@@ -155,6 +162,12 @@ package struct WorkerLaunch: Sendable, Equatable {
         maximumLandlockABI = values["--landlock-abi"].flatMap { Int($0) }
         confines = values["--confines"] != "no"
         prepared = WorkerPreparation(paths: values["--system-paths"], filter: values["--filter"])
+        if let text = values["--taken-names"] {
+            guard let names = (try? JSONValue(parsing: text))?.objectValue else { return nil }
+            takenNames = Dictionary(
+                names.members.compactMap { member in member.value.stringValue.map { (member.key, $0) } },
+                uniquingKeysWith: { first, _ in first })
+        }
         if let text = values["--declared"] {
             // A launch that names a declaration it cannot give is not what `arguments` produces.
             guard let declared = PluginDeclaration(json: try? JSONValue(parsing: text)) else { return nil }

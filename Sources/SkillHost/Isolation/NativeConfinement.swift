@@ -59,7 +59,8 @@ struct NativeConfinement {
         -> (confinement: Confinement, specification: JSONValue)
     {
         let (confinement, writable) = WorkerConfinement.allowed(
-            declared, rules: launch.rules, dataDirectory: launch.dataDirectory, temporary: temporary, home: home,
+            declared, rules: launch.rules, dataDirectory: launch.dataDirectory, taken: launch.takenNames,
+            temporary: temporary, home: home,
             warn: warn)
         return (
             confinement,

@@ -59,6 +59,10 @@ enum NativeWorker {
             case .success(let value): validated = value
             }
         }
+        // A name another plugin's file holds: refused before its init, and its data folder is never made or given.
+        if let other = launch.takenNames[validated.name] {
+            return .failure(refusal([.duplicatePluginName(validated.name, otherFile: other)]))
+        }
         let data = (launch.dataDirectory as NSString).appendingPathComponent(validated.name)
         do {
             _ = try PrivateFiles.directory(launch.dataDirectory)

@@ -95,7 +95,8 @@ enum WorkerConfinement {
         _ = skillhost_metadata_prepare()
         let declared = peek.known ?? (peek.child > 0 ? read(peek) : nil)
         let (confinement, writable) = allowed(
-            declared, rules: rules, dataDirectory: launch.dataDirectory, temporary: peek.temporary, home: home
+            declared, rules: rules, dataDirectory: launch.dataDirectory, taken: launch.takenNames,
+            temporary: peek.temporary, home: home
         ) { FileHandle.standardError.write(Data("skillhost worker: \($0)\n".utf8)) }
         // Metadata changes are supervised by the host, to which the worker sends the filter's listener over its
         // supervision socket as it confines itself.
@@ -113,16 +114,21 @@ enum WorkerConfinement {
     /// What a plugin that declared `declared` (nil: nothing, as when its peek failed) may do under `rules`, and the
     /// folders it may write: its own grants, its private temporary folder and its data folder — created here (a
     /// folder that cannot be made is not writable; `warn` hears why, and the plugin's init then says what it misses).
+    /// A name another plugin's file holds (`taken`) is not this one's: neither that name's grants nor its data
+    /// folder (its load is refused for the clash; until then, nothing of the other plugin's is in its reach).
     static func allowed(
-        _ declared: PluginDeclaration?, rules: ConfinementRules, dataDirectory: String, temporary: String?,
-        home: String, warn: (String) -> Void
+        _ declared: PluginDeclaration?, rules: ConfinementRules, dataDirectory: String, taken: [String: String],
+        temporary: String?, home: String, warn: (String) -> Void
     ) -> (confinement: Confinement, writable: [String]) {
+        let isTaken = declared.map { taken[$0.name] != nil } ?? false
+        var rules = rules
+        if isTaken, let name = declared?.name { rules.grants[name] = nil }
         let confinement = rules.confinement(
             for: declared?.name ?? "", declared: declared?.capabilities ?? [], readPaths: declared?.readPaths ?? [],
             home: home)
         var writable = ["/dev/null"] + confinement.writePaths
         if let temporary { writable.append(temporary) }
-        if let name = declared?.name {
+        if let name = declared?.name, !isTaken {
             let data = (dataDirectory as NSString).appendingPathComponent(name)
             do {
                 _ = try PrivateFiles.directory(dataDirectory)

@@ -56,6 +56,7 @@ extension PluginLifecycle {
         launch.maximumLandlockABI = isolation.maximumLandlockABI
         launch.confines = isolation.confines
         launch.prepared = workerPreparation
+        launch.takenNames = catalog.takenNames(besides: file)
         return launch
     }
 

@@ -130,6 +130,17 @@ final class Catalog: Sendable {
     var files: [String] { state.withLock { Array($0.owners.keys) } }
 
     /// Problems that stop a plugin named `name` with these skills from being registered for `file`.
+    /// The plugin names loaded plugins hold, with their files, but `file`'s own: what a worker loading `file` may
+    /// not take (`WorkerLaunch.takenNames`).
+    func takenNames(besides file: String) -> [String: String] {
+        state.withLock { state in
+            let own = state.owners[file]
+            var taken: [String: String] = [:]
+            for (name, plugin) in state.plugins where name != own { taken[name] = plugin.plugin.file }
+            return taken
+        }
+    }
+
     func conflicts(name: String, skillIDs: [String], file: String) -> [PluginProblem] {
         state.withLock { state -> [PluginProblem] in
             let replacing = state.owners[file]
