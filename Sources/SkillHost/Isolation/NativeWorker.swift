@@ -88,7 +88,8 @@ enum NativeWorker {
                     id: skill.id, title: skill.title, description: skill.description, plugin: validated.name,
                     pluginVersion: validated.version, file: file, risk: skill.risk, flags: skill.flags,
                     timeout: skill.timeout, inputSchema: skill.schema.document,
-                    schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema)
+                    schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema,
+                    declares: PluginCapabilities.declared(validated.capabilities, readPaths: validated.readPaths))
             },
             capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: report,
             hasSnapshot: validated.snapshot != nil)

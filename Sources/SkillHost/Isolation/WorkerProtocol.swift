@@ -113,6 +113,11 @@ enum WorkerProtocol {
         guard let plugin = value["plugin"], let name = plugin["name"]?.stringValue,
             let version = plugin["version"]?.stringValue, let list = value["skills"]?.arrayValue
         else { return nil }
+        // A number from the worker is range-checked before it becomes an integer (its plugin may write there).
+        let capabilities = PluginCapabilities(
+            rawValue: UInt32(truncatingIfNeeded: Int64(exactly: plugin["capabilities"]) ?? 0))
+        let readPaths = (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let declares = PluginCapabilities.declared(capabilities, readPaths: readPaths)
         var skills: [SkillInfo] = []
         for item in list {
             guard let id = item["id"]?.stringValue, let risk = item["risk"]?.stringValue.flatMap(SkillRisk.init),
@@ -124,17 +129,15 @@ enum WorkerProtocol {
                     description: item["description"]?.stringValue ?? "",
                     plugin: name, pluginVersion: version, file: file, risk: risk,
                     flags: SkillFlags(rawValue: UInt32(truncatingIfNeeded: flags)),
-                    timeout: item["timeout_ms"]?.doubleValue.map { .milliseconds($0) }, inputSchema: schema,
+                    timeout: UInt32(exactly: item["timeout_ms"]).map { .milliseconds($0) }, inputSchema: schema,
                     schemaIsGenerated: item["schema_generated"] == .bool(true),
                     kind: item["signature"]?.stringValue.map { .typed(signature: $0) } ?? .json,
-                    outputSchema: item["output_schema"]))
+                    outputSchema: item["output_schema"], declares: declares))
         }
         return Description(
             name: name, version: version, description: plugin["description"]?.stringValue ?? "",
             keepsMapped: plugin["keeps_mapped"] == .bool(true), skills: skills,
-            capabilities: PluginCapabilities(
-                rawValue: UInt32(truncatingIfNeeded: Int64(plugin["capabilities"]?.doubleValue ?? 0))),
-            readPaths: (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
+            capabilities: capabilities, readPaths: readPaths,
             confinement: ConfinementReport(json: plugin["confinement"]), hasSnapshot: plugin["snapshot"] == .bool(true),
             declared: PluginDeclaration(json: plugin["declared"]), peeked: plugin["peeked"] == .bool(true))
     }

@@ -257,7 +257,8 @@ final class PluginLoader: Sendable {
                     flags: validated.flags,
                     timeout: validated.timeout, inputSchema: validated.schema.document,
                     schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind,
-                    outputSchema: validated.outputSchema),
+                    outputSchema: validated.outputSchema,
+                    declares: PluginCapabilities.declared(candidate.capabilities, readPaths: candidate.readPaths)),
                 schema: validated.schema, implementation: validated.implementation, plugin: plugin,
                 output: validated.output)
         }

@@ -4,7 +4,8 @@ import Support
 import Synchronization
 
 /// What skillhost recorded of each skill's definition the first time it saw it — title, description, schemas,
-/// risk — in a file of the user's (`pins.json`, 0600). A later change (a server that quietly rewrites a tool's
+/// risk, who provides it, what its plugin declares it may reach, a composite's steps — in a file of the user's
+/// (`pins.json`, 0600). A later change (a server that quietly rewrites a tool's
 /// description or widens its schema after it was approved) makes the skill unapproved: the call pipeline asks a
 /// person, and refuses where no one can be asked, until `skillhost trust` records the new definition.
 ///
@@ -14,7 +15,8 @@ public final class DefinitionPins: Sendable {
     /// How a skill's definition differs from the one pinned.
     public struct Change: Sendable, Equatable {
         public let skill: String
-        /// Which parts changed: `title`, `description`, `input schema`, `output schema`, `risk`.
+        /// Which parts changed: `title`, `description`, `input schema`, `output schema`, `risk`, `provider`,
+        /// `declared capabilities`, `steps`.
         public let parts: [String]
         /// One line per changed part: `- old` then `+ new`.
         public let diff: [String]
@@ -26,6 +28,10 @@ public final class DefinitionPins: Sendable {
         var input: String
         var output: String?
         var risk: String
+        /// Nil in a pin written before these parts were recorded: pinned as first seen (`filledIn`).
+        var provider: String?
+        var declares: String?
+        var steps: String?
 
         init(_ skill: SkillInfo) {
             title = skill.title
@@ -33,6 +39,9 @@ public final class DefinitionPins: Sendable {
             input = skill.inputSchema.jsonText
             output = skill.outputSchema?.jsonText
             risk = skill.risk.rawValue
+            provider = skill.provider
+            declares = skill.declares.isEmpty ? "nothing" : skill.declares.joined(separator: ", ")
+            steps = skill.compositeSteps?.jsonText
         }
 
         init?(_ value: JSONValue) {
@@ -41,13 +50,30 @@ public final class DefinitionPins: Sendable {
             else { return nil }
             (self.title, self.description, self.input, self.risk) = (title, description, input, risk)
             output = value["output_schema"]?.stringValue
+            provider = value["provider"]?.stringValue
+            declares = value["declares"]?.stringValue
+            steps = value["steps"]?.stringValue
         }
 
         var json: JSONValue {
-            [
-                "title": .string(title), "description": .string(description), "input_schema": .string(input),
-                "output_schema": output.map { .string($0) } ?? .null, "risk": .string(risk),
-            ]
+            var object = JSONObject([
+                (key: "title", value: .string(title)), (key: "description", value: .string(description)),
+                (key: "input_schema", value: .string(input)), (key: "output_schema", value: output.map { .string($0) } ?? .null),
+                (key: "risk", value: .string(risk)),
+            ])
+            if let provider { object["provider"] = .string(provider) }
+            if let declares { object["declares"] = .string(declares) }
+            if let steps { object["steps"] = .string(steps) }
+            return .object(object)
+        }
+
+        /// This pin with the parts it did not record yet (an older pins.json) taken from `current`.
+        func filledIn(from current: Pin) -> Pin {
+            var pin = self
+            if pin.provider == nil { pin.provider = current.provider }
+            if pin.declares == nil { pin.declares = current.declares }
+            if provider == nil { pin.steps = current.steps }
+            return pin
         }
     }
 
@@ -60,11 +86,16 @@ public final class DefinitionPins: Sendable {
         let input: JSONValue
         let output: JSONValue?
         let risk: SkillRisk
+        let plugin: String
+        let file: String
+        let declares: [String]
+        let kind: SkillKind
         let change: Change?
 
         func matches(_ skill: SkillInfo) -> Bool {
             description == skill.description && input == skill.inputSchema && title == skill.title
-                && risk == skill.risk && output == skill.outputSchema
+                && risk == skill.risk && output == skill.outputSchema && plugin == skill.plugin && file == skill.file
+                && declares == skill.declares && kind == skill.kind
         }
     }
 
@@ -131,7 +162,12 @@ public final class DefinitionPins: Sendable {
             var save = false
             let current = Pin(skill)
             let change: Change?
-            if let pinned = state.pins[skill.id] {
+            if let recorded = state.pins[skill.id] {
+                let pinned = recorded.filledIn(from: current)
+                if pinned != recorded {
+                    state.pins[skill.id] = pinned
+                    save = true
+                }
                 change = Self.compare(pinned, current, skill.id)
             } else {
                 state.pins[skill.id] = current
@@ -140,7 +176,8 @@ public final class DefinitionPins: Sendable {
             }
             state.seen[skill.id] = Seen(
                 serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
-                output: skill.outputSchema, risk: skill.risk, change: change)
+                output: skill.outputSchema, risk: skill.risk, plugin: skill.plugin, file: skill.file,
+                declares: skill.declares, kind: skill.kind, change: change)
             return (change, save)
         }
         if save { persist() }
@@ -175,6 +212,9 @@ public final class DefinitionPins: Sendable {
         differ("input schema", old.input, new.input)
         differ("output schema", old.output, new.output)
         differ("risk", old.risk, new.risk)
+        differ("provider", old.provider, new.provider)
+        differ("declared capabilities", old.declares, new.declares)
+        differ("steps", old.steps, new.steps)
         return parts.isEmpty ? nil : Change(skill: id, parts: parts, diff: diff)
     }
 

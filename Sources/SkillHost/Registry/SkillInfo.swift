@@ -1,3 +1,4 @@
+import Foundation
 import SkillJSON
 import Synchronization
 
@@ -52,6 +53,11 @@ public struct PluginCapabilities: OptionSet, Sendable, Hashable {
         if contains(.writeFiles) { result.append("write-files") }
         if contains(.runPrograms) { result.append("run-programs") }
         return result
+    }
+
+    /// What a plugin declares, as its skills' pins record it: `["network", "read:/srv/models"]`.
+    static func declared(_ capabilities: PluginCapabilities, readPaths: [String]) -> [String] {
+        capabilities.names + readPaths.map { "read:\($0)" }
     }
 }
 
@@ -129,6 +135,9 @@ public struct SkillInfo: Sendable {
     /// The JSON Schema every result is validated against (`skill_descriptor.output_schema`, since 1.1; an MCP
     /// tool's `outputSchema`), nil when none is declared.
     public let outputSchema: JSONValue?
+    /// What the skill's plugin declares it may reach (`network`, `read:/path`…; empty for other kinds): part of
+    /// what a pin approves (`DefinitionPins`).
+    public let declares: [String]
     /// Unique to the value made by `init` (copies share it; every field is a constant): what was checked of this
     /// definition need not be checked again (`DefinitionPins`).
     let serial: UInt64 = skillInfoSerials.add(1, ordering: .relaxed).newValue
@@ -136,9 +145,10 @@ public struct SkillInfo: Sendable {
     public init(
         id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
         risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
-        kind: SkillKind, outputSchema: JSONValue? = nil
+        kind: SkillKind, outputSchema: JSONValue? = nil, declares: [String] = []
     ) {
         self.outputSchema = outputSchema
+        self.declares = declares
         self.id = id
         self.title = title
         self.description = description
@@ -151,6 +161,20 @@ public struct SkillInfo: Sendable {
         self.inputSchema = inputSchema
         self.schemaIsGenerated = schemaIsGenerated
         self.kind = kind
+    }
+
+    /// Who provides the skill, as its pin records it: an external source by its configured name, a plugin or
+    /// composite by its name and its file's name (the same plugin moved to another folder is the same provider;
+    /// another file offering the same skill is not).
+    package var provider: String {
+        if case .external = kind { return plugin }
+        return "\(plugin) (\((file as NSString).lastPathComponent))"
+    }
+
+    /// A composite's steps as written (what a pin approves of it); nil for other kinds.
+    package var compositeSteps: JSONValue? {
+        if case .composite(let plan) = kind { return .array(plan.steps) }
+        return nil
     }
 
     /// One line: `expression: string` / `value: number, unit?: "c"|"f"`. Optional arguments end in `?`.

@@ -1,0 +1,117 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// What a pin approves is more than a skill's words: what its plugin declares it may reach, a composite's steps, and
+/// who provides it. A change to any of them is not run until trusted, like a changed description (issue #60).
+struct PinnedProvidersTests {
+    let home = Paths.temporaryDirectory("pins-providers-home")
+    var plugins: String { home + "/data/skillhost/plugins" }
+
+    func skillhost(_ arguments: String...) async throws -> ProcessResult {
+        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
+    }
+
+    /// A plugin `plugin` in `file`, with one skill `helper_echo` (the same definition whatever the plugin), that
+    /// declares `capabilities` (a C expression), renamed into the plugins folder as plugin install does.
+    func install(plugin: String, file: String, capabilities: String = "0u") throws {
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        let built = try Fixture.compile(
+            """
+            #include "skill_sdk.h"
+            static int echo(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                (void)s; api->set_result(call, args, __builtin_strlen(args)); return SKILL_OK;
+            }
+            static const skill_descriptor skills[] = {
+                SKILL_JSON("helper_echo", "Echo", "Echoes its arguments.",
+                    "{\\"type\\":\\"object\\",\\"properties\\":{\\"text\\":{\\"type\\":\\"string\\"}}}",
+                    SKILL_RISK_READ_ONLY, 0, echo),
+            };
+            SKILL_PLUGIN_EX("\(plugin)", "1.0.0", "pin test", skills, NULL, NULL, NULL, \(capabilities), NULL, NULL)
+            """, name: plugin, into: Paths.temporaryDirectory("pins-build"))
+        _ = rename(built, plugins + "/" + file)
+    }
+
+    static func refusal(_ parts: String) -> String {
+        "error: not run: the definition of helper_echo changed since skillhost first saw it (\(parts)); see what "
+            + "changed with skillhost list, and approve it with skillhost trust helper_echo\n"
+    }
+
+    /// An update with the same skills that newly declares writing files ran at once (and wrote beside config.json).
+    @Test func anUpdateThatDeclaresMoreIsNotRunUntilTrusted() async throws {
+        try install(plugin: "helper", file: "helper.so")
+        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        try install(plugin: "helper", file: "helper.so", capabilities: "SKILL_CAP_WRITE_FS | SKILL_CAP_NETWORK")
+        let refused = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
+        #expect(refused.stderr == Self.refusal("declared capabilities"), "\(refused.stderr)")
+        let list = try await skillhost("list").stdout
+        #expect(
+            list.contains("    declared capabilities: - nothing\n    declared capabilities: + network, write-files\n"),
+            "\(list)")
+        #expect(try await skillhost("trust", "helper_echo").status == 0)
+        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0, "trusted: it runs")
+    }
+
+    /// Once plugin `good` was removed, the pinned skill was answered by plugin `evil` with the same definition.
+    @Test func anotherProviderOfAPinnedSkillIsNotRunUntilTrusted() async throws {
+        try install(plugin: "good", file: "good.so")
+        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        try FileManager.default.removeItem(atPath: plugins + "/good.so")
+        try install(plugin: "evil", file: "evil.so")
+        let refused = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
+        #expect(refused.stderr == Self.refusal("provider"), "\(refused.stderr)")
+        let list = try await skillhost("list").stdout
+        #expect(list.contains("    provider: - good (good.so)\n    provider: + evil (evil.so)\n"), "\(list)")
+        // The same plugin moved to another file name of its own is another provider too; the same file moved to
+        // another folder is not (a reinstall under another prefix).
+        #expect(try await skillhost("trust", "helper_echo").status == 0)
+        let moved = home + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: moved, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: plugins + "/evil.so", toPath: moved + "/evil.so")
+        #expect(
+            try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--plugins", moved).status == 0,
+            "the same file in another folder")
+    }
+
+    /// A composite whose steps changed — from adding one note to deleting every note — ran under its pin.
+    @Test func aCompositeWhoseStepsChangedIsNotRunUntilTrusted() async throws {
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        func write(_ steps: String) throws {
+            try """
+            {"id": "jot", "description": "Jots a note.",
+             "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+             "steps": [\(steps)]}
+            """.write(toFile: plugins + "/jot.skill.json", atomically: true, encoding: .utf8)
+        }
+        try write(#"{"call": "notes_add", "with": {"title": "${input.text}"}}"#)
+        let first = try await skillhost("call", "jot", #"{"text": "milk"}"#, "--yes")
+        #expect(first.status == 0, "\(first.stderr)")
+        try write(#"{"call": "notes_search", "with": {"query": "${input.text}"}}"#)
+        let refused = try await skillhost("call", "jot", #"{"text": "milk"}"#, "--yes")
+        #expect(
+            refused.stderr
+                == "error: not run: the definition of jot changed since skillhost first saw it (risk, steps); see "
+                + "what changed with skillhost list, and approve it with skillhost trust jot\n", "\(refused.stderr)")
+    }
+
+    /// A pins.json written before these parts were recorded asks nothing: the parts are pinned as first seen.
+    @Test func anOlderPinFileIsFilledInWithoutAsking() async throws {
+        try install(plugin: "helper", file: "helper.so")
+        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        let file = home + "/data/skillhost/pins.json"
+        let pins = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
+        var skills = try #require(pins["skills"]?.objectValue)
+        for (id, pin) in skills.members {
+            guard var object = pin.objectValue else { continue }
+            for key in ["provider", "declares", "steps"] { object[key] = nil }
+            skills[id] = .object(object)
+        }
+        try JSONValue.object(JSONObject([(key: "version", value: 1), (key: "skills", value: .object(skills))]))
+            .jsonText.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(!(try String(contentsOfFile: file, encoding: .utf8)).contains("\"provider\""))
+        let again = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8).contains(#""provider": "helper (helper.so)""#))
+    }
+}
