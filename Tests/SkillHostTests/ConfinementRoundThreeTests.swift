@@ -106,4 +106,21 @@ struct ConfinementRoundThreeTests {
         #expect(!FileManager.default.fileExists(atPath: granted + "/planted-by-constructor"), "dup's grant")
         #expect(await host.call("first_ok").status == .ok, "the first plugin is untouched")
     }
+
+    /// A plugin ringing the lane's bell out of protocol kept a host thread spinning (3,580 ms of host CPU in 3,710 ms
+    /// against the plugin's 373 ms). A call's reader allows one wake-up a message and 16 more; then the worker is
+    /// killed with a sentence, and the next call gets a new worker.
+    @Test(arguments: IsolationTests.Worker.allCases)
+    func aWorkerRingingTheBellIsStopped(worker: IsolationTests.Worker) async throws {
+        let host = try IsolationTests.Host(worker: worker)
+        try await host.load("faults.c")
+        let before = try #require(await host.workerPID())
+        let outcome = await host.registry.invoke("fault_ring", arguments: "{}")
+        #expect(
+            outcome.error
+                == "plugin \"faults\"'s worker woke skillhost 17 times with no message (it rang the lane's bell out "
+                + "of protocol)", "\(outcome)")
+        let after = try #require(await host.answeringWorkerPID())
+        #expect(after != before)
+    }
 }

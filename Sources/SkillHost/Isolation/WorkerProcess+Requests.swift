@@ -159,6 +159,9 @@ extension WorkerProcess {
         }
     }
 
+    /// Wake-ups on the lane a call may see beyond one per message before its worker is killed (`awaitOnLane`).
+    static let idleWakeAllowance = 16
+
     /// Reads the lane until `pending` is settled: by its response (or a failure the worker sent), or by the worker's
     /// end or a kill, which wake the lane. Progress and log lines that come first are passed on.
     /// A result the worker passed on undecoded (`LaneInvoke.decodeText`) is decoded here as the worker would have:
@@ -166,6 +169,11 @@ extension WorkerProcess {
     private func awaitOnLane(
         _ pending: Pending, on channel: LaneChannel, describeCall: @escaping @Sendable () -> String
     ) {
+        // Wake-ups with the call unsettled are not the host's (it settles a call before it wakes its reader): the
+        // worker rang the bell, or a message's own ring came after the message was taken. One a message and a few
+        // more are allowed; past that the worker is making the host spin for it.
+        var messages = 0
+        var idleWakes = 0
         while !pending.isSettled {
             switch channel.next() {
             case .end:
@@ -173,7 +181,19 @@ extension WorkerProcess {
             case .tooLong:
                 kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")
             case .line(let bytes):
-                if bytes.isEmpty { continue }  // woken: the loop's condition tells why
+                if bytes.isEmpty {
+                    // Woken: the loop's condition tells why, unless nobody in the host woke it.
+                    if !pending.isSettled {
+                        idleWakes += 1
+                        if idleWakes > messages + Self.idleWakeAllowance {
+                            kill(
+                                because: "plugin \"\(plugin)\"'s worker woke skillhost \(idleWakes) times with no "
+                                    + "message (it rang the lane's bell out of protocol)")
+                        }
+                    }
+                    continue
+                }
+                messages += 1
                 if let (id, text) = LaneInvoke.decodeText(bytes) {
                     // Most results are JSON: parsed once; anything else is told apart as the worker would.
                     let decoded = WorkerProtocol.parse(text).map { Result.success($0) } ?? Skill.decodeResult(text)

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 #define OBJECT "{\"type\":\"object\"}"
 
@@ -269,6 +273,32 @@ static int count_files(void *state, const skill_call_api *api, skill_call *call,
     return SKILL_OK;
 }
 
+/* Finds the worker's lane (the mapping of the memfd "skillhost-lane") and rings the host's bell out of protocol —
+   its word at offset 72 (see shared_lane.c), a futex wake each time — for up to 5 s, then answers. */
+static int ring_bell(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    FILE *maps = fopen("/proc/self/maps", "re");
+    char line[512];
+    unsigned long start = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        if (strstr(line, "skillhost-lane") && sscanf(line, "%lx-", &start) == 1) break;
+    if (maps) fclose(maps);
+    if (!start) {
+        api->set_error(call, "no lane");
+        return SKILL_ERR_FAILED;
+    }
+    unsigned int *bell = (unsigned int *)(start + 72);
+    struct timespec begun, now;
+    clock_gettime(CLOCK_MONOTONIC, &begun);
+    do {
+        __atomic_add_fetch(bell, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - begun.tv_sec < 5);
+    api->set_result(call, "1", 1);
+    return SKILL_OK;
+}
+
 static const skill_descriptor skills[] = {
     SKILL_JSON("fault_orphan", "Orphan", "Leaves a child holding its pipes, then crashes.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, orphan_then_crash),
@@ -277,6 +307,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_spam", "Spam", "Writes 100,000 lines to stderr.", OBJECT, SKILL_RISK_READ_ONLY, 0, spam),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
+    SKILL_JSON("fault_ring", "Ring", "Rings the host's lane bell out of protocol.", OBJECT, SKILL_RISK_READ_ONLY, 0,
+               ring_bell),
     SKILL_JSON("fault_connect_abstract", "Connect", "Connects to an abstract UNIX socket.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, connect_abstract),
     SKILL_JSON("fault_signal_parent", "Signal parent", "Tries to signal its parent.", OBJECT, SKILL_RISK_READ_ONLY, 0,
