@@ -123,4 +123,20 @@ struct ConfinementRoundThreeTests {
         let after = try #require(await host.answeringWorkerPID())
         #expect(after != before)
     }
+
+    /// A worker that crashed behind a forged lane length, while a child it left held the lane's pipe, was reported
+    /// at the deadline as a timeout: the host waited on the pipe the child kept open. The crash is reported.
+    @Test(arguments: IsolationTests.Worker.allCases)
+    func aCrashBehindAForgedLengthIsReportedAsACrash(worker: IsolationTests.Worker) async throws {
+        let host = try IsolationTests.Host(timeout: .seconds(20), worker: worker)
+        try await host.load("faults.c")
+        let pidFile = Paths.temporaryDirectory("forge") + "/pid"
+        let outcome = await host.registry.invoke("fault_forge_crash", arguments: #"{"pid_file":"\#(pidFile)"}"#)
+        let child = pid_t((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "") ?? 0
+        // Answered while the child still holds the lane's pipe: not when it lets go, nor at the deadline.
+        #expect(child > 0 && kill(child, 0) == 0, "the call ended only once the child was gone")
+        if child > 0 { kill(child, SIGKILL) }
+        #expect(outcome.error?.hasPrefix("plugin \"faults\" crashed (killed by SIGSEGV)") == true, "\(outcome)")
+        #expect(await host.answeringWorkerPID() != nil, "a new worker answers")
+    }
 }

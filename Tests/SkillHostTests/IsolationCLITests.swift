@@ -65,7 +65,7 @@ struct IsolationCLITests {
         #expect(lines.contains { $0.hasPrefix("calculator 1.0.0  1 ") && $0.hasSuffix("  in-process · not confined") })
         #expect(
             lines.contains {
-                $0.hasPrefix("faults 1.0.0      24 ")
+                $0.hasPrefix("faults 1.0.0      25 ")
                     && $0.hasSuffix("  process · confined: no network, runs programs, reads and writes all your files")
             })
         #expect(

@@ -33,16 +33,21 @@ final class WorkerLane: Sendable {
     private let reading: Mutex<Reading>
     private let memory: LaneMemory
     private let requests: LineWriter
+    /// Readable once the worker is gone: reading the lane's pipe stops then (`LineReader`'s interrupt), though a
+    /// child the worker left may hold the pipe open. Owned here (-1: none).
+    private let exitNotice: Int32
 
-    /// Takes ownership of the host's lane descriptors and the mapped memory (see `skillhost_spawn_worker`).
-    init(requests: Int32, responses: Int32, memory: UnsafeMutableRawPointer, limit: Int) {
+    /// Takes ownership of the host's lane descriptors, the mapped memory (see `skillhost_spawn_worker`) and
+    /// `exitNotice`.
+    init(requests: Int32, responses: Int32, memory: UnsafeMutableRawPointer, limit: Int, exitNotice: Int32 = -1) {
         self.requests = LineWriter(descriptor: requests)
         self.memory = LaneMemory(base: memory)
+        self.exitNotice = exitNotice
         reading = Mutex(
             Reading(
                 channel: LaneChannel(
                     memory: self.memory, requests: self.requests,
-                    responses: LineReader(descriptor: responses, limit: limit))))
+                    responses: LineReader(descriptor: responses, limit: limit, interrupt: exitNotice))))
     }
 
     deinit {
@@ -50,6 +55,7 @@ final class WorkerLane: Sendable {
         reading.withLock { reading in
             if reading.open { Glibc.close(reading.channel.responses.descriptor) }
         }
+        if exitNotice >= 0 { Glibc.close(exitNotice) }
         skillhost_lane_unmap(memory.base)
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import JSONRPC
 import SkillJSON
 import Support
@@ -177,6 +178,10 @@ extension WorkerProcess {
         while !pending.isSettled {
             switch channel.next() {
             case .end:
+                // The worker is gone, or closed the lane's pipe: its end, once explained, settles the call with what
+                // happened (a crash is a crash, not a deadline); briefly, in case the worker lives on.
+                let deadline = ContinuousClock.now + .seconds(1)
+                while !pending.isSettled, ContinuousClock.now < deadline { usleep(1000) }
                 pending.settle(.failure(WorkerFailure(message: "plugin \"\(plugin)\" stopped answering")))
             case .tooLong:
                 kill(because: "plugin \"\(plugin)\"'s worker sent a message longer than \(byteCount(requestLimit))")

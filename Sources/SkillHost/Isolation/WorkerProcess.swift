@@ -224,11 +224,15 @@ final class WorkerProcess: Sendable {
         }
         let (toWorker, fromWorker, workerErrors) = (input, output, errors)
         let limit = WorkerProtocol.maximumLine(resultLimit: launch.resultLimit)
-        let lane = WorkerLane(requests: laneRequests, responses: laneResponses, memory: mapped, limit: limit)
+        let exitNotice = endNotice(of: pid)
+        // The lane's pipe stops being read once the worker is gone too (a child it left may hold the pipe open).
+        let lane = WorkerLane(
+            requests: laneRequests, responses: laneResponses, memory: mapped, limit: limit,
+            exitNotice: fcntl(exitNotice, F_DUPFD_CLOEXEC, 0))
         let worker = WorkerProcess(
             pid: pid, plugin: plugin, input: toWorker, lane: lane, memoryLimit: launch.limits.addressSpace,
             cpuLimit: launch.limits.cpuSeconds, requestLimit: limit, log: log, onExit: onExit, opening: opening,
-            responses: fromWorker, exitNotice: endNotice(of: pid), responseLimit: limit)
+            responses: fromWorker, exitNotice: exitNotice, responseLimit: limit)
         // A launch that did not carry the opening request (no spare took it) sends it now.
         if let opening, !openingSent, !worker.writer.write(opening.line) {
             opening.pending.settle(

@@ -299,6 +299,48 @@ static int ring_bell(void *state, const skill_call_api *api, skill_call *call, c
     return SKILL_OK;
 }
 
+/* Leaves a child in a session of its own holding every descriptor of the worker's (the lane's pipe among them)
+   for 300 s, its pid written to the file named by "pid_file", announces on the lane a response that comes on the pipe (a forged length: UINT32_MAX at offset 84),
+   then crashes. */
+static int forge_then_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    FILE *maps = fopen("/proc/self/maps", "re");
+    char line[512];
+    unsigned long start = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        if (strstr(line, "skillhost-lane") && sscanf(line, "%lx-", &start) == 1) break;
+    if (maps) fclose(maps);
+    if (!start) {
+        api->set_error(call, "no lane");
+        return SKILL_ERR_FAILED;
+    }
+    char path[512] = "";
+    const char *key = strstr(args, "\"pid_file\":\"");
+    if (key) {
+        const char *from = key + 12, *end = strchr(from, '"');
+        if (end && (size_t)(end - from) < sizeof path) memcpy(path, from, (size_t)(end - from));
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        setsid(); /* out of the worker's group, which is killed with it */
+        sleep(300); /* longer than any test waits: the test stops it */
+        _exit(0);
+    }
+    FILE *file = path[0] ? fopen(path, "w") : NULL;
+    if (file) {
+        fprintf(file, "%d", (int)child);
+        fclose(file);
+    }
+    unsigned char *lane = (unsigned char *)start;
+    __atomic_store_n((unsigned int *)(lane + 84), 0xFFFFFFFFu, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch((unsigned int *)(lane + 64), 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch((unsigned int *)(lane + 72), 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, lane + 72, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    usleep(100000); /* the host is reading the pipe by now */
+    *(volatile int *)(uintptr_t)8 = 1;
+    return SKILL_OK;
+}
+
 static const skill_descriptor skills[] = {
     SKILL_JSON("fault_orphan", "Orphan", "Leaves a child holding its pipes, then crashes.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, orphan_then_crash),
@@ -307,6 +349,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("fault_spam", "Spam", "Writes 100,000 lines to stderr.", OBJECT, SKILL_RISK_READ_ONLY, 0, spam),
     SKILL_JSON("fault_files", "Files", "Counts the files it can open.", OBJECT, SKILL_RISK_READ_ONLY, 0, count_files),
     SKILL_JSON("fault_ok", "OK", "Answers with the worker's pid.", OBJECT, SKILL_RISK_READ_ONLY, 0, ok),
+    SKILL_JSON("fault_forge_crash", "Forge and crash", "Announces a response on the pipe, then crashes.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, forge_then_crash),
     SKILL_JSON("fault_ring", "Ring", "Rings the host's lane bell out of protocol.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                ring_bell),
     SKILL_JSON("fault_connect_abstract", "Connect", "Connects to an abstract UNIX socket.", OBJECT,
