@@ -250,14 +250,87 @@ int skillhost_metadata_refusal(char *buffer, size_t size, int take) {
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
 static int events = -1; /* the supervisor thread's epoll */
 
+/* What one worker may make the supervisor thread do: SKILLHOST_METADATA_RATE requests a second on average, in
+   bursts of at most SKILLHOST_METADATA_BURST. A worker past it rests — its listener out of the epoll set, its
+   threads' calls waiting in the kernel — until it has one request's worth again; the others are served as before.
+   Unbounded, one plugin's threads calling chmod in a loop kept the thread busy a whole core (3.97 s of CPU in 4 s). */
+enum { SKILLHOST_METADATA_RATE = 5000, SKILLHOST_METADATA_BURST = 1000 };
+
 /* What the supervisor thread watches: a worker's offer still to come, or its listener. */
 struct watched {
     int is_listener;
     int fd;
     struct skillhost_supervised supervised;
+    /* The listener's budget: requests it may still make now, as of `refilled_ns`. */
+    double tokens;
+    uint64_t refilled_ns;
+    /* While resting: until when, and the next resting listener. */
+    int resting;
+    uint64_t rests_until_ns;
+    struct watched *next_resting;
 };
 
+static uint64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* The listeners resting, in no order (a handful at most: each is a worker flooding the thread). */
+static struct watched *resting;
+
+static void stop_resting(struct watched *watched) {
+    for (struct watched **link = &resting; *link; link = &(*link)->next_resting) {
+        if (*link == watched) {
+            *link = watched->next_resting;
+            break;
+        }
+    }
+    watched->resting = 0;
+    watched->next_resting = NULL;
+}
+
+/* Whether `watched` may make one more request now (taken from its budget); if not, it rests until it may. */
+static int within_budget(struct watched *watched, uint64_t now) {
+    double refill = (double)(now - watched->refilled_ns) * SKILLHOST_METADATA_RATE / 1e9;
+    watched->tokens = watched->tokens + refill > SKILLHOST_METADATA_BURST ? SKILLHOST_METADATA_BURST
+                                                                           : watched->tokens + refill;
+    watched->refilled_ns = now;
+    if (watched->tokens >= 1) {
+        watched->tokens -= 1;
+        return 1;
+    }
+    struct epoll_event quiet = {.events = 0, .data.ptr = watched}; /* only a hang-up is still reported */
+    epoll_ctl(events, EPOLL_CTL_MOD, watched->fd, &quiet);
+    watched->resting = 1;
+    watched->rests_until_ns = now + (uint64_t)((1 - watched->tokens) * 1e9 / SKILLHOST_METADATA_RATE) + 1;
+    watched->next_resting = resting;
+    resting = watched;
+    return 0;
+}
+
+/* Serves again the listeners whose rest is over; the milliseconds until the next one's is (-1: none rests). */
+static int wake_rested(uint64_t now) {
+    int timeout = -1;
+    for (struct watched **link = &resting; *link;) {
+        struct watched *watched = *link;
+        if (watched->rests_until_ns <= now) {
+            *link = watched->next_resting;
+            watched->resting = 0;
+            watched->next_resting = NULL;
+            struct epoll_event event = {.events = EPOLLIN, .data.ptr = watched};
+            epoll_ctl(events, EPOLL_CTL_MOD, watched->fd, &event);
+            continue;
+        }
+        uint64_t left_ms = (watched->rests_until_ns - now + 999999) / 1000000;
+        if (timeout < 0 || left_ms < (uint64_t)timeout) timeout = (int)left_ms;
+        link = &watched->next_resting;
+    }
+    return timeout;
+}
+
 static void forget(struct watched *watched) {
+    if (watched->resting) stop_resting(watched);
     epoll_ctl(events, EPOLL_CTL_DEL, watched->fd, NULL);
     close(watched->fd);
     if (watched->is_listener) {
@@ -312,6 +385,8 @@ static void take_offer(struct watched *channel_entry) {
     }
     paths[length] = 0;
     watched->is_listener = 1;
+    watched->tokens = SKILLHOST_METADATA_BURST;
+    watched->refilled_ns = monotonic_ns();
     watched->fd = descriptors[0];
     watched->supervised.listener = descriptors[0];
     watched->supervised.refusals = shared;
@@ -329,12 +404,15 @@ static void *supervisor_thread(void *unused) {
     skillhost_drop_capabilities();
     struct epoll_event ready[16];
     for (;;) {
-        int count = epoll_wait(events, ready, 16, -1);
+        int count = epoll_wait(events, ready, 16, wake_rested(monotonic_ns()));
         if (count < 0 && errno != EINTR) return NULL;
+        uint64_t now = monotonic_ns();
         for (int i = 0; i < count; i++) {
             struct watched *watched = ready[i].data.ptr;
             if (!watched->is_listener) take_offer(watched);
-            else if (ready[i].events & (EPOLLHUP | EPOLLERR) || skillhost_metadata_answer(&watched->supervised) != 0)
+            else if (ready[i].events & (EPOLLHUP | EPOLLERR)) forget(watched);
+            else if (!watched->resting && within_budget(watched, now) &&
+                     skillhost_metadata_answer(&watched->supervised) != 0)
                 forget(watched);
         }
     }

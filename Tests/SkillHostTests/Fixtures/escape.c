@@ -29,6 +29,8 @@
 #include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <time.h>
 
 extern char **environ;
 
@@ -458,6 +460,43 @@ static int raw_call(void *state, const skill_call_api *api, skill_call *call, co
     return done(api, call, "");
 }
 
+/* {"seconds": N}: eight threads call chmod on /etc/passwd (refused by the supervisor) in a loop for N seconds
+   (at most 10); answers how many calls they made. */
+static volatile int flood_stop;
+static long flood_calls[8];
+static void *flood_thread(void *slot) {
+    long *calls = slot;
+    while (!flood_stop) {
+        chmod("/etc/passwd", 0644);
+        (*calls)++;
+    }
+    return NULL;
+}
+
+static int metadata_flood(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    double seconds = 1;
+    skill_json_get_number(args, "seconds", &seconds);
+    if (!(seconds > 0 && seconds <= 10)) return SKILL_ERR_INVALID_ARGS;
+    pthread_t threads[8];
+    flood_stop = 0;
+    for (int i = 0; i < 8; i++) {
+        flood_calls[i] = 0;
+        if (pthread_create(&threads[i], NULL, flood_thread, &flood_calls[i]) != 0) return fail(api, call, "thread");
+    }
+    struct timespec pause = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+    nanosleep(&pause, NULL);
+    flood_stop = 1;
+    long total = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(threads[i], NULL);
+        total += flood_calls[i];
+    }
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"calls\":%ld", total);
+    return done(api, call, extra);
+}
+
 static const skill_descriptor skills[] = {
     SKILL_JSON("@NAME@_reach", "Reach", "Reaches another process or a shared kernel object.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, reach),
@@ -477,6 +516,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("@NAME@_capabilities", "Capabilities", "Reports its capabilities.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                capabilities),
     SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),
+    SKILL_JSON("@NAME@_metadata_flood", "Metadata flood", "Floods the supervisor with chmod calls.", OBJECT,
+               SKILL_RISK_READ_ONLY, 0, metadata_flood),
     SKILL_JSON("@NAME@_raw_call", "Raw call", "Makes a system call by number.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                raw_call),
     SKILL_JSON("@NAME@_write", "Write", "Writes a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, write_file),
