@@ -47,6 +47,14 @@ extension SkillFolderTools {
         var sandbox = settings.grants.grant(for: skill)?.sandbox ?? Sandbox()
         sandbox.readsArgumentFiles = false
         if let folder = SkillFolderFiles.realPath(skill.folder) {
+            // A folder linked in from where it holds too much (a link to the home folder) is not given to a script.
+            let home = SkillFolderFiles.realPath(settings.grants.home) ?? settings.grants.home
+            guard !SandboxPlan.holdsTooMuch(folder, home: home) else {
+                return .failure(
+                    code: .notPermitted,
+                    "skill \(name)'s folder is \(folder), which holds too much to give its scripts; move the skill "
+                        + "into a folder of its own")
+            }
             sandbox.read.append(folder)
             sandbox.directory = folder
         }
