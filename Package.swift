@@ -130,7 +130,9 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
         .testTarget(
             name: "SkillHostTests",
-            dependencies: ["SkillHost", "SkillFolders", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox", "Support"],
+            dependencies: [
+                "SkillHost", "SkillFolders", "SkillJSON", "JSONRPC", "TestSupport", "CTestSandbox", "Support",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "AgentTests",

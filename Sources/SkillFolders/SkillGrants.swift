@@ -52,7 +52,8 @@ package struct SkillGrants: Sendable {
 
     private static func isNamedByItsFolder(_ skill: SkillFolder) -> Bool {
         let folderName = ((skill.folder as NSString).standardizingPath as NSString).lastPathComponent
-        return folderName.precomposedStringWithCompatibilityMapping == skill.name.precomposedStringWithCompatibilityMapping
+        return folderName.precomposedStringWithCompatibilityMapping
+            == skill.name.precomposedStringWithCompatibilityMapping
     }
 
     private func expand(_ path: String) -> String {

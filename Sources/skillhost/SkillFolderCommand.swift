@@ -35,7 +35,8 @@ enum SkillFolderCommand {
             }
             if case .success(let skill) = inspection.skill {
                 let key = grants.key(for: skill)
-                out += "  its scripts: \(grants.summary(for: skill)) — grant more in config.json: "
+                out +=
+                    "  its scripts: \(grants.summary(for: skill)) — grant more in config.json: "
                     + "\"skills\": {\"grant\": {\"\(key)\": [\"read:~/Documents\", \"write:~/out\", \"network\"]}}\n"
             }
             writeText(out)

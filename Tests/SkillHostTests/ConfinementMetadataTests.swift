@@ -73,7 +73,8 @@ struct ConfinementMetadataTests {
         try FileManager.default.createSymbolicLink(atPath: data + "/link", withDestinationPath: key)
         let link = await host.call("escape_metadata", ["op": "chmod", "path": .string(data + "/link"), "mode": 0o666])
         #expect(
-            link.error == Self.refused("chmod", data + "/link", reported: "chmod \(data)/link: Operation not permitted"))
+            link.error == Self.refused("chmod", data + "/link", reported: "chmod \(data)/link: Operation not permitted")
+        )
         #expect(Self.mode(key) == 0o600)
 
         // Nor can the key be brought into its folder first: no hard link, no rename (Landlock's rule for moving

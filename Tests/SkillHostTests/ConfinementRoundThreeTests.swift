@@ -44,8 +44,9 @@ struct ConfinementRoundThreeTests {
         for path in ["/proc/\(pid)/fd/\(descriptor)", "/proc/\(pid)/cwd", "/proc/1/root/etc/passwd"] {
             let outcome = await host.call("escape_metadata", ["op": "chmod", "path": .string(path), "mode": 0o777])
             #expect(
-                outcome.error == ConfinementMetadataTests.refused(
-                    "chmod", path, reported: "chmod \(path): Operation not permitted"), "\(path)")
+                outcome.error
+                    == ConfinementMetadataTests.refused(
+                        "chmod", path, reported: "chmod \(path): Operation not permitted"), "\(path)")
             #expect(outcome.error?.contains(secretFolder) != true)
         }
         #expect(ConfinementMetadataTests.mode(secretFile) == 0o600)

@@ -166,13 +166,15 @@ struct SkillScriptReachTests {
         let rows = listed.stdout.split(separator: "\n").map(String.init)
         #expect(
             rows.contains {
-                $0.hasPrefix("a-helper ") && $0.hasSuffix(
-                    "no network, reads its folder and the system, writes only its temporary folder")
+                $0.hasPrefix("a-helper ")
+                    && $0.hasSuffix(
+                        "no network, reads its folder and the system, writes only its temporary folder")
             }, "\(listed.stdout)")
         #expect(
             rows.contains {
-                $0.hasPrefix("pdf ") && $0.hasSuffix(
-                    "no network, reads its folder, ~/Documents and the system, writes only its temporary folder")
+                $0.hasPrefix("pdf ")
+                    && $0.hasSuffix(
+                        "no network, reads its folder, ~/Documents and the system, writes only its temporary folder")
             }, "\(listed.stdout)")
     }
 

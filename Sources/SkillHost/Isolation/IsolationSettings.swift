@@ -135,7 +135,8 @@ package struct WorkerLaunch: Sendable, Equatable {
         if let prepared { result += prepared.arguments }
         if let declared { result += ["--declared", declared.json.jsonText] }
         if !takenNames.isEmpty {
-            let names = JSONObject(takenNames.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })
+            let names = JSONObject(
+                takenNames.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })
             result += ["--taken-names", JSONValue.object(names).jsonText]
         }
         return result

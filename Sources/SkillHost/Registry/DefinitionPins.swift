@@ -58,7 +58,8 @@ public final class DefinitionPins: Sendable {
         var json: JSONValue {
             var object = JSONObject([
                 (key: "title", value: .string(title)), (key: "description", value: .string(description)),
-                (key: "input_schema", value: .string(input)), (key: "output_schema", value: output.map { .string($0) } ?? .null),
+                (key: "input_schema", value: .string(input)),
+                (key: "output_schema", value: output.map { .string($0) } ?? .null),
                 (key: "risk", value: .string(risk)),
             ])
             if let provider { object["provider"] = .string(provider) }
