@@ -22,7 +22,8 @@ static pid_t *started;
 static size_t started_count, started_capacity;
 static int adopting;
 
-enum { SWEEP_ROUNDS = 64 };
+/* Rounds of a sweep: each kills one generation of a tree whose parents were killed the round before. */
+enum { SWEEP_ROUNDS = 1024 };
 
 int skillhost_become_subreaper(void) {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return errno;
@@ -146,19 +147,6 @@ static int kill_child(pid_t pid) {
     return 1;
 }
 
-/* Under the exclusive `starting` lock: forgets recorded children that are no longer children (reaped by their
-   owner, who did not say so), so a pid reused by an orphan is not kept for them. */
-static void forget_gone(const struct pids *children) {
-    pthread_mutex_lock(&table_lock);
-    for (size_t i = 0; i < started_count;) {
-        int present = 0;
-        for (size_t k = 0; k < children->count && !present; k++) present = children->items[k] == started[i];
-        if (present) i++;
-        else started[i] = started[--started_count];
-    }
-    pthread_mutex_unlock(&table_lock);
-}
-
 static int is_started(pid_t pid) {
     pthread_mutex_lock(&table_lock);
     int found = find_started(pid) >= 0;
@@ -170,11 +158,13 @@ int skillhost_kill_adopted(int every_child) {
     if (!every_child && !__atomic_load_n(&adopting, __ATOMIC_ACQUIRE)) return 0;
     if (!every_child) pthread_rwlock_wrlock(&starting);
     int killed = 0;
-    /* A killed child's own children come to this process as it dies: round after round until one kills nothing. */
+    /* A killed child's own children come to this process as it dies: round after round until one kills nothing.
+       A recorded child is forgotten only when its owner says it reaped it (skillhost_child_ended), never because a
+       listing missed it: the per-thread lists are read one after another, and a child moves to another thread's
+       list when the thread that started it ends. */
     for (int round = 0; round < SWEEP_ROUNDS; round++) {
         struct pids children = {0};
         if (list_children(&children) != 0) break;
-        if (!every_child) forget_gone(&children);
         int this_round = 0;
         for (size_t i = 0; i < children.count; i++) {
             if (!every_child && is_started(children.items[i])) continue;

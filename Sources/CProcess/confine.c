@@ -122,6 +122,12 @@ static int add_rules(scmp_filter_ctx filter, const struct skillhost_confinement 
     for (int i = 0; i < skillhost_metadata_count && result == 0 && !spec->write_anywhere; i++) {
         if (filter) result = -seccomp_rule_add(filter, SCMP_ACT_NOTIFY, skillhost_metadata_numbers[i], 0);
     }
+    /* The same flags through ioctl, which works on a descriptor opened only for reading and which Landlock checks
+       for devices alone: FS_IOC_SETFLAGS (and its 32-bit form) and FS_IOC_FSSETXATTR (append-only, immutable,
+       nodump, noatime…). Compared as the kernel reads the command: 32 bits. */
+    static const unsigned long flag_setters[] = {0x40086602UL, 0x40046602UL, 0x401c5820UL};
+    for (size_t i = 0; i < sizeof flag_setters / sizeof flag_setters[0] && result == 0 && !spec->write_anywhere; i++)
+        result = trap_when(filter, "ioctl", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, flag_setters[i]));
     if (result == 0 && !spec->network) {
         /* Only UNIX stream sockets (for socketpair-style use), and none of them connects anywhere. A datagram
            socket — SOCK_DGRAM, or SOCK_RAW, which the kernel makes one for AF_UNIX — could send to any socket

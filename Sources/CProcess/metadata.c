@@ -200,6 +200,42 @@ static void record(const struct skillhost_supervised *supervised, int tid, const
 /* What open_object answers for a path into another process's /proc entries (never an errno value). */
 enum { NOT_THE_CALLERS = -100000 };
 
+/* `path` with repeated slashes and "." components dropped (".." is kept, not resolved), into `out`: how /proc is
+   recognised however it is spelt. Returns whether a component is "..". */
+static int tidy(const char *path, char *out, size_t size) {
+    size_t used = 0;
+    int parent = 0;
+    const char *at = path;
+    if (*at == '/' && used + 1 < size) out[used++] = '/';
+    while (*at) {
+        while (*at == '/') at++;
+        const char *end = strchr(at, '/');
+        size_t length = end ? (size_t)(end - at) : strlen(at);
+        if (length == 0) break;
+        if (!(length == 1 && at[0] == '.')) {
+            if (length == 2 && at[0] == '.' && at[1] == '.') parent = 1;
+            if (used > 0 && out[used - 1] != '/' && used + 1 < size) out[used++] = '/';
+            for (size_t i = 0; i < length && used + 1 < size; i++) out[used++] = at[i];
+        }
+        at += length;
+    }
+    out[used] = 0;
+    return parent;
+}
+
+/* Whether `path` is exactly one of the caller's own descriptors: /proc/self/fd/N or /proc/thread-self/fd/N. */
+static int names_own_descriptor(const char *path) {
+    char tidied[PATH_MAX];
+    if (tidy(path, tidied, sizeof tidied)) return 0;
+    const char *digits = strncmp(tidied, "/proc/self/fd/", 14) == 0          ? tidied + 14
+                         : strncmp(tidied, "/proc/thread-self/fd/", 21) == 0 ? tidied + 21
+                                                                             : NULL;
+    if (digits == NULL || *digits == 0) return 0;
+    for (; *digits; digits++)
+        if (*digits < '0' || *digits > '9') return 0;
+    return 1;
+}
+
 /* Opens the object a request names, as the caller sees it (its descriptors and working folder, through /proc).
    A descriptor, -errno, or NOT_THE_CALLERS. */
 static int open_object(pid_t tid, int memory, const struct request *r, char *shown, size_t shown_size) {
@@ -226,13 +262,17 @@ static int open_object(pid_t tid, int memory, const struct request *r, char *sho
         /* /proc/self means the caller here, not this process (the C library's lchmod goes through
            /proc/self/fd/N); whatever the path reaches, the object is checked where it lies. */
         const char *resolved = path;
-        char translated[PATH_MAX + 32];
-        if (strncmp(path, "/proc/self/", 11) == 0 || strncmp(path, "/proc/thread-self/", 18) == 0) {
-            snprintf(translated, sizeof translated, "/proc/%d/%s", tid, strchr(path + 6, '/') + 1);
+        char translated[PATH_MAX + 32], tidied[PATH_MAX];
+        int parent = tidy(path, tidied, sizeof tidied);
+        int own = (strncmp(tidied, "/proc/self/", 11) == 0 || strncmp(tidied, "/proc/thread-self/", 18) == 0) &&
+                  !parent;
+        if (own) {
+            snprintf(translated, sizeof translated, "/proc/%d/%s", tid, strchr(tidied + 6, '/') + 1);
             resolved = translated;
-        } else if (strncmp(path, "/proc/", 6) == 0) {
-            /* Another process's entries (its descriptors, its working folder) are not the caller's to name: this
-               process could open them where the caller cannot. */
+        } else if (strncmp(tidied, "/proc/", 6) == 0 || strcmp(tidied, "/proc") == 0 ||
+                   (parent && strstr(tidied, "proc") != NULL)) {
+            /* Another process's entries (its descriptors, its working folder), however spelt, are not the
+               caller's to name: this process could open them where the caller cannot. */
             if (base >= 0) close(base);
             return NOT_THE_CALLERS;
         }
@@ -283,8 +323,7 @@ static long handle(const struct skillhost_supervised *supervised, const struct s
     /* A refusal names what the caller asked for: its path as given, or the file its own descriptor holds (which it
        opened, and can read back itself; the C library's lchmod names one as /proc/self/fd/N) — never where a path
        led (another process's files, through a link). */
-    int own_descriptor = r.fd_form || strncmp(shown, "/proc/self/fd/", 14) == 0 ||
-                         strncmp(shown, "/proc/thread-self/fd/", 21) == 0;
+    int own_descriptor = r.fd_form || names_own_descriptor(shown);
     const char *named = own_descriptor && where[0] == '/' ? where : shown;
     struct stat status;
     if (fstat(object, &status) != 0) {

@@ -92,6 +92,8 @@ struct SkillhostCLI {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 TemporaryDirectories.removeAll()
+                // What this host adopted (orphans of what it started) goes with it.
+                ProcessTree.killAdoptedOrphans()
                 exit(128 + number)
             }
             source.resume()

@@ -41,7 +41,10 @@ struct ConfinementRoundThreeTests {
         #expect(descriptor >= 0)
         defer { close(descriptor) }
         let pid = getpid()
-        for path in ["/proc/\(pid)/fd/\(descriptor)", "/proc/\(pid)/cwd", "/proc/1/root/etc/passwd"] {
+        for path in [
+            "/proc/\(pid)/fd/\(descriptor)", "/proc/\(pid)/cwd", "/proc/1/root/etc/passwd",
+            "/proc/self/fd/../../\(pid)/fd/\(descriptor)", "//proc/./\(pid)/cwd",
+        ] {
             let outcome = await host.call("escape_metadata", ["op": "chmod", "path": .string(path), "mode": 0o777])
             #expect(
                 outcome.error
@@ -106,6 +109,54 @@ struct ConfinementRoundThreeTests {
         }
         #expect(!FileManager.default.fileExists(atPath: granted + "/planted-by-constructor"), "dup's grant")
         #expect(await host.call("first_ok").status == .ok, "the first plugin is untouched")
+    }
+
+    /// Confinement follows what the peek's child was told; the name clash and the pin what the loaded plugin
+    /// says. A plugin that tells them apart (the peek's child does not lead its process group) is refused.
+    @Test func aPluginThatDeclaresOneThingToItsPeekAndAnotherIsRefused() async throws {
+        let source = """
+            #define _GNU_SOURCE
+            #include "skill_sdk.h"
+            #include <unistd.h>
+            \(ConfinementTests.okSkill("chameleon"))
+            static const skill_plugin peeked = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,
+                "weather-pro", "1.0.0", "Peeked", SKILL_COUNT(skills), skills, NULL, NULL, NULL, SKILL_CAP_NETWORK,
+                NULL, NULL};
+            static const skill_plugin loaded = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,
+                "chameleon", "1.0.0", "Loaded", SKILL_COUNT(skills), skills, NULL, NULL, NULL, 0u, NULL, NULL};
+            SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {
+                return getpid() == getpgid(0) ? &loaded : &peeked;
+            }
+            """
+        let host = try Host()
+        let loaded = try await Host.load(host.registry) {
+            try Fixture.compile(source, name: "chameleon", into: Paths.temporaryDirectory("chameleon"))
+        }
+        guard case .failure(let error) = loaded else {
+            Issue.record("a plugin that declared two things loaded")
+            return
+        }
+        #expect(
+            error.problems.map(\.description) == [
+                "it declared one thing to its peek (plugin \"weather-pro\", network) and another when loaded (plugin "
+                    + "\"chameleon\", nothing); a plugin must declare the same every time"
+            ], "\(error.problems)")
+    }
+
+    /// The flags file_setattr sets can be set through ioctl too, on a descriptor opened only for reading (which
+    /// Landlock checks for devices alone): refused.
+    @Test func fileFlagsCannotBeSetThroughIoctl() async throws {
+        let folder = Paths.temporaryDirectory("flags")
+        let file = folder + "/readable.txt"
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        let host = try Host()
+        try await host.load { try ConfinementTests.escape(readPath: folder) }
+        #expect(await host.call("escape_read", ["path": .string(file)]).status == .ok, "it may read the file")
+        let outcome = await host.call("escape_set_flags", ["path": .string(file)])
+        #expect(
+            outcome.error?.hasPrefix("escape: ioctl() was blocked") == true
+                && outcome.error?.hasSuffix("ioctl FS_IOC_SETFLAGS \(file): Operation not permitted") == true,
+            "\(outcome.error ?? "it got through")")
     }
 
     /// A plugin ringing the lane's bell out of protocol kept a host thread spinning (3,580 ms of host CPU in 3,710 ms

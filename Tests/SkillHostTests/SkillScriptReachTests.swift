@@ -89,6 +89,31 @@ struct SkillScriptReachTests {
         #expect(line(Array("#!/bin/".utf8) + [0xFF, 0x0A]) == nil)
     }
 
+    /// What a `#!` line may add is a program's installation, found as the kernel and `env` would run it: never a
+    /// folder `env -C` would change into, a relative path (the kernel's to resolve in the script's folder), a
+    /// folder named like a program, or — for a skill's script — an interpreter outside the system's folders.
+    @Test func anInterpreterLineGrantsOnlyAProgramsInstallation() throws {
+        let env = try #require(SandboxMain.realPath("/usr/bin/env"))
+        let sh = try #require(SandboxMain.realPath("/bin/sh"))
+        func programs(_ line: String, path: String = "/usr/bin:/bin", anywhere: Bool = false) -> [String] {
+            InterpreterLine(Array(line.utf8))?.programs(path: path, anywhere: anywhere) ?? []
+        }
+        #expect(programs("#!/usr/bin/env -S sh -e\n") == [env, sh])
+        #expect(programs("#!/usr/bin/env -S -C \(home)/.gnupg sh\n") == [env], "env's option values are no program")
+        #expect(programs("#!/usr/bin/env -u HOME sh\n") == [env])
+        #expect(programs("#!Documents/work\n").isEmpty, "a relative interpreter")
+        // A folder on PATH named like the program: a folder is not a program.
+        let bin = home + "/bin"
+        try FileManager.default.createDirectory(atPath: bin + "/tool", withIntermediateDirectories: true)
+        #expect(programs("#!/usr/bin/env tool\n", path: bin) == [env])
+        // An interpreter of the person's own: for their command line, not for a skill's script.
+        try "#!/bin/sh\n".write(toFile: bin + "/interpreter", atomically: true, encoding: .utf8)
+        chmod(bin + "/interpreter", 0o755)
+        let interpreter = try #require(SandboxMain.realPath(bin + "/interpreter"))
+        #expect(programs("#!\(bin)/interpreter\n").isEmpty)
+        #expect(programs("#!\(bin)/interpreter\n", anywhere: true) == [interpreter])
+    }
+
     /// An argument the model chose used to open its folder: `$HOME/./notes.txt` the whole home (its text was not
     /// the home's), `/./x` the root, `/etc/passwd` all of /etc (`/etc/shadow` as root), `~/.ssh/known_hosts`
     /// ~/.ssh. Now no argument widens what the script may read; what the person grants does.

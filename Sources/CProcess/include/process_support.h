@@ -134,7 +134,7 @@ void skillhost_name_thread(const char *name);
 /// Kills (SIGKILL) and reaps the children of this process — with `every_child` all of them (a worker ending),
 /// else those it did not start through the functions here (the orphans it adopted as a subreaper; nothing unless
 /// skillhost_become_subreaper succeeded) — round after round, as each killed child's own children come to this
-/// process, until a round kills none (at most 64). Returns how many. Blocks while children are being started.
+/// process, until a round kills none (at most 1,024). Returns how many. Blocks while children are being started.
 /// [thread-safe]
 int skillhost_kill_adopted(int every_child);
 

@@ -59,6 +59,14 @@ enum NativeWorker {
             case .success(let value): validated = value
             }
         }
+        // Confined by what its peek declared, checked by what it declares now: a plugin that tells the two apart
+        // (a constructor can) is refused before its init — its name, capabilities and folders are one declaration.
+        if launch.confines, let declared,
+            let reason = declared.mismatch(
+                name: validated.name, capabilities: validated.capabilities, readPaths: validated.readPaths)
+        {
+            return .failure(refusal([.other(reason)]))
+        }
         // A name another plugin's file holds: refused before its init, and its data folder is never made or given.
         if let other = launch.takenNames[validated.name] {
             return .failure(refusal([.duplicatePluginName(validated.name, otherFile: other)]))

@@ -37,4 +37,20 @@ struct PluginDeclaration: Sendable, Equatable {
         else { return nil }
         self.init(name: name, capabilities: bits, readPaths: paths.compactMap(\.stringValue))
     }
+
+    /// Why a plugin that declared this to its peek and `name`, `capabilities`, `readPaths` when loaded is refused;
+    /// nil when the two are one declaration. Confinement follows the peek; the name clash and the pin what the
+    /// loaded plugin says: a constructor can tell the two apart.
+    func mismatch(name: String, capabilities: PluginCapabilities, readPaths: [String]) -> String? {
+        let loaded = PluginDeclaration(name: name, capabilities: capabilities.rawValue, readPaths: readPaths)
+        guard loaded != self else { return nil }
+        func described(_ capabilities: PluginCapabilities, _ readPaths: [String]) -> String {
+            let parts = PluginCapabilities.declared(capabilities, readPaths: readPaths)
+            return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
+        }
+        return
+            "it declared one thing to its peek (plugin \"\(self.name)\", \(described(self.capabilities, self.readPaths))) "
+            + "and another when loaded (plugin \"\(name)\", \(described(capabilities, readPaths))); a plugin must "
+            + "declare the same every time"
+    }
 }

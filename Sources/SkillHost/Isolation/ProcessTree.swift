@@ -36,7 +36,7 @@ package enum ProcessTree {
 
     /// Kills the children this process adopted (orphans of what it started), round after round until none is left.
     @discardableResult
-    static func killAdoptedOrphans() -> Int { Int(skillhost_kill_adopted(0)) }
+    package static func killAdoptedOrphans() -> Int { Int(skillhost_kill_adopted(0)) }
 
     /// In a worker: kills every child it has (what the plugin started, and the orphans it adopted).
     static func killAllChildren() { _ = skillhost_kill_adopted(1) }

@@ -33,8 +33,11 @@ package struct SandboxPlan: Sendable, Equatable {
             return (expanded as NSString).standardizingPath
         }
         var execute = WorkerConfinement.systemFolders + SandboxMain.installFolders(program, home: home)
-        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives.
-        for interpreter in InterpreterLine.read(program)?.programs(path: path) ?? [] {
+        // A script's interpreter (`#!/path/to/venv/bin/python3`, or `#!/usr/bin/env python3`) and where it lives —
+        // for a command line that is not the person's (a skill's script), only an interpreter of the system's or
+        // one `env` finds on the person's PATH.
+        let line = InterpreterLine.read(program)
+        for interpreter in line?.programs(path: path, anywhere: sandbox.readsArgumentFiles) ?? [] {
             execute += SandboxMain.installFolders(interpreter, home: home)
         }
         var read = WorkerConfinement.systemFiles + WorkerConfinement.ownProcessFiles + sandbox.read.map(expand)
@@ -110,14 +113,21 @@ extension SandboxMain {
         return folders
     }
 
-    /// `command` itself when it holds a slash, else the first executable of that name on `path`.
+    /// `command` itself when it holds a slash, else the first executable of that name on `path` (its absolute
+    /// folders only) — a regular file either way (a folder passes `access(X_OK)` too).
     static func resolve(_ command: String, path: String) -> String? {
-        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
-        for folder in path.split(separator: ":") {
+        if command.contains("/") { return isExecutableFile(command) ? command : nil }
+        for folder in path.split(separator: ":") where folder.hasPrefix("/") {
             let candidate = "\(folder)/\(command)"
-            if access(candidate, X_OK) == 0 { return candidate }
+            if isExecutableFile(candidate) { return candidate }
         }
         return nil
+    }
+
+    /// Whether `path` is a regular file this process may execute.
+    static func isExecutableFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
     }
 
     /// `path` with every link resolved, nil when it does not exist.
@@ -185,20 +195,32 @@ package struct InterpreterLine: Sendable, Equatable {
         return InterpreterLine((try? handle.read(upToCount: 256)) ?? Data())
     }
 
-    /// The programs this line runs, as real paths: the interpreter, and with `env`, the program `env` finds on
-    /// `path` (its first word that is not an option or an assignment).
-    package func programs(path: String) -> [String] {
-        guard let real = SandboxMain.realPath(interpreter), access(real, X_OK) == 0 else { return [] }
+    /// The programs this line runs, as real paths of executable files: the interpreter — an absolute path (a
+    /// relative one is the kernel's to resolve in the script's folder), and unless `anywhere`, one of the system's
+    /// (`/usr`, `/bin`, `/lib…`, `/opt`) — and with `env`, the program `env` finds on `path` when the line is
+    /// `env [-S] [-i] [NAME=VALUE…] PROGRAM …` (any other option, such as `-C DIR`, and env's program is not known:
+    /// nothing is granted for it).
+    package func programs(path: String, anywhere: Bool) -> [String] {
+        guard interpreter.hasPrefix("/"), let real = SandboxMain.realPath(interpreter),
+            SandboxMain.isExecutableFile(real),
+            anywhere || Self.systemPrefixes.contains(where: { real.hasPrefix($0 + "/") })
+        else { return [] }
         var programs = [real]
-        if (real as NSString).lastPathComponent == "env", let argument {
-            let words = argument.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-                .compactMap { String($0) }
-            if let name = words.first(where: { !$0.hasPrefix("-") && !$0.contains("=") }),
-                let found = SandboxMain.resolve(name, path: path), let resolved = SandboxMain.realPath(found)
-            {
+        guard (real as NSString).lastPathComponent == "env", let argument else { return programs }
+        let words = argument.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            .compactMap { String($0) }
+        for word in words {
+            if ["-S", "-i", "-", "--ignore-environment", "--split-string"].contains(word) { continue }
+            if word.hasPrefix("-") { break }  // an option env takes a value with, or one not known here
+            if word.contains("=") { continue }
+            if let found = SandboxMain.resolve(word, path: path), let resolved = SandboxMain.realPath(found) {
                 programs.append(resolved)
             }
+            break
         }
         return programs
     }
+
+    /// Where a script's own interpreter may lie for it to be granted (`programs(path:anywhere:)`).
+    static let systemPrefixes = WorkerConfinement.systemFolders + ["/opt"]
 }

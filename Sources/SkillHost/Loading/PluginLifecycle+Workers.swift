@@ -64,6 +64,14 @@ extension PluginLifecycle {
     func adopt(_ isolated: IsolatedPlugin, _ description: WorkerProtocol.Description, file: String, bytes: Int)
         -> Result<(LoadedPlugin, [Skill]), PluginLoadError>
     {
+        // Either worker: what it was confined by (its peek's declaration) is what the plugin declares.
+        if let declared = description.declared,
+            let reason = declared.mismatch(
+                name: description.name, capabilities: description.capabilities, readPaths: description.readPaths)
+        {
+            isolated.stop()
+            return .failure(PluginLoadError(file: file, problems: [.other(reason)]))
+        }
         let plugin = LoadedPlugin(
             name: description.name, version: description.version, description: description.description, file: file,
             image: .isolated(isolated), keepsMapped: false, imageSize: bytes, host: nil,

@@ -460,6 +460,24 @@ static int raw_call(void *state, const skill_call_api *api, skill_call *call, co
     return done(api, call, "");
 }
 
+/* {"path": "..."}: opens a file for reading and sets its nodump flag with ioctl(FS_IOC_SETFLAGS). */
+static int set_flags(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state;
+    char path[512], what[560];
+    if (skill_json_get_string(args, "path", path, sizeof path) <= 0) return SKILL_ERR_INVALID_ARGS;
+    snprintf(what, sizeof what, "open %s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(api, call, what);
+    long flags = 0x40; /* FS_NODUMP_FL */
+    snprintf(what, sizeof what, "ioctl FS_IOC_SETFLAGS %s", path);
+    int result = ioctl(fd, 0x40086602UL, &flags);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (result != 0) return fail(api, call, what);
+    return done(api, call, "");
+}
+
 /* {"seconds": N}: eight threads call chmod on /etc/passwd (refused by the supervisor) in a loop for N seconds
    (at most 10); answers how many calls they made. */
 static volatile int flood_stop;
@@ -516,6 +534,8 @@ static const skill_descriptor skills[] = {
     SKILL_JSON("@NAME@_capabilities", "Capabilities", "Reports its capabilities.", OBJECT, SKILL_RISK_READ_ONLY, 0,
                capabilities),
     SKILL_JSON("@NAME@_read", "Read", "Reads a file.", OBJECT, SKILL_RISK_READ_ONLY, 0, read_file),
+    SKILL_JSON("@NAME@_set_flags", "Set flags", "Sets a file's nodump flag with ioctl.", OBJECT, SKILL_RISK_READ_ONLY,
+               0, set_flags),
     SKILL_JSON("@NAME@_metadata_flood", "Metadata flood", "Floods the supervisor with chmod calls.", OBJECT,
                SKILL_RISK_READ_ONLY, 0, metadata_flood),
     SKILL_JSON("@NAME@_raw_call", "Raw call", "Makes a system call by number.", OBJECT, SKILL_RISK_READ_ONLY, 0,
