@@ -16,7 +16,9 @@ package struct AgentConfiguration: Sendable {
     /// Bytes of plugin state snapshots each model request may carry (`snapshot_budget_bytes`); 0 sends none.
     package var snapshotBudget = 2000
     /// Skills this front end's person is never asked about (the browser's own view skills, which change nothing
-    /// but the window): where the policy would ask, they run. A rule that denies them still does.
+    /// but the window), as `source/id` of a built-in source's skill: where the policy would ask, they run. A rule
+    /// that denies them still does. An id alone is not enough — anyone can name a plugin skill or a composite
+    /// `ui_set_theme`.
     package var preapproved: Set<String> = []
     /// Context for every model request, as a system message right after the system prompt (the skill folders'
     /// catalogue: each skill's name and description); read anew for each request, never stored in the

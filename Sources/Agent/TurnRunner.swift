@@ -301,7 +301,10 @@ struct TurnRunner: Sendable {
         let session = self.session
         let emit = self.emit
         return .person { skill, arguments in
-            if session.configuration.preapproved.contains(skill.id) { return .allowOnce }
+            // Pre-approved: a built-in source's skill (external, from the source named), never an id alone.
+            if case .external = skill.kind, session.configuration.preapproved.contains(skill.plugin + "/" + skill.id) {
+                return .allowOnce
+            }
             // The definition is part of what was approved: a changed one is asked about again.
             let approval =
                 skill.id + " " + arguments.jsonText + " " + String(skill.description.hashValue)

@@ -49,7 +49,8 @@ extension Shell {
         continuation.resume(returning: answer)
     }
 
-    /// The answer to "Run it?": one key on a terminal (y, n, a; Esc or Enter = no), a line otherwise.
+    /// The answer to "Run it?": one key on a terminal (y, a; n, Esc, Enter or any other key = no — a sentence typed
+    /// ahead must not answer it with a letter it happens to start with), a line otherwise.
     func ask(cancel: () -> Void) -> ConfirmationAnswer {
         if Terminal.inputIsTTY {
             say(
@@ -75,7 +76,8 @@ extension Shell {
                     cancel()
                     return .deny
                 default:
-                    continue  // any other key: still waiting for y, n, a or Esc
+                    say("→ no (only y or a says yes)\n")
+                    return .deny
                 }
             }
         }

@@ -67,7 +67,7 @@ package final class WebSession: Sendable {
         self.skills = skills
         self.provider = provider
         var configuration = configuration
-        configuration.preapproved.formUnion(WebView.skillIDs)
+        configuration.preapproved.formUnion(WebView.skillIDs.map { WebView.source + "/" + $0 })
         self.configuration = configuration
         let notices = NoticeRelay()
         journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }

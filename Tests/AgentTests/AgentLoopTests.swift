@@ -175,6 +175,25 @@ struct AgentLoopTests {
             ])
     }
 
+    /// The browser's view skills are never asked about — by their built-in source, not by an id: a plugin skill or
+    /// a composite named `ui_set_theme` ran destructive work with no question. An entry naming a plugin's skill
+    /// (its id alone, or its plugin and id) approves nothing.
+    @Test func preapprovalBelongsToABuiltInSourceNotToAnID() async throws {
+        let asked = Mutex<[String]>([])
+        let (session, _) = session(
+            [.calls([("wipe_notes", "{}")]), .text("ok")],
+            configure: { $0.preapproved = ["wipe_notes", "wiper/wipe_notes", "ui/wipe_notes"] },
+            confirm: { request in
+                asked.withLock { $0.append(request.skill.id) }
+                return .deny
+            })
+        _ = await collect(session.send("wipe"))
+        #expect(asked.withLock { $0 } == ["wipe_notes"], "the destructive plugin skill was asked about")
+        #expect(
+            session.conversation.messages.last { $0.role == .tool }?.content
+                == "error: not run: the user declined this call")
+    }
+
     @Test func readOnlyCallsOverlapInTime() async throws {
         let (session, _) = session([
             .calls([("cooperative", #"{"ms":300}"#), ("cooperative", #"{"ms":301}"#), ("cooperative", #"{"ms":302}"#)]),

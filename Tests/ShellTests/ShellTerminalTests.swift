@@ -220,6 +220,23 @@ struct ShellTerminalTests {
         await tmux.waitFor("- id: 1, title: milk")
     }
 
+    /// A sentence typed ahead does not answer a confirmation with the letter it starts with: typing "why" at a
+    /// destructive call's question answered yes (the y), "summarise" always (the a). Any key but y or a is no.
+    @Test func aKeyOtherThanYesOrAlwaysMeansNo() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment())
+        defer { tmux.close() }
+        await tmux.waitFor("offline router · 20 skills")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("? notes_add(title: \"milk\", body: \"\") is mutating")
+        try tmux.key("w")
+        await tmux.waitFor("→ no (only y or a says yes)")
+        await tmux.waitFor("✗ notes_add → not run: the user declined this call")
+        try tmux.type(#"add a note titled "eggs""#)
+        await tmux.waitFor("? notes_add(title: \"eggs\", body: \"\") is mutating")
+        try tmux.key("y")
+        await tmux.waitFor("✓ notes_add → {\"id\":1")
+    }
+
     @Test func confirmationsYesNoAlwaysAndUndo() async throws {
         let tmux = try TmuxSession([Paths.skillhost], environment: environment())
         defer { tmux.close() }
