@@ -220,4 +220,34 @@ struct SkillScriptReachTests {
         let own = try SkillFolderCheck.inspect(project, scope: .user).skill.get()
         #expect(SkillGrants(["pdf": documents], home: home).grant(for: own)?.sandbox == documents)
     }
+
+    /// Installing a skill folder that holds a FIFO hung until killed and left `.installing-*` behind: only files,
+    /// folders and links are copied, the rest is named, and nothing is left over.
+    @Test func installingAFolderWithAFIFOCopiesWhatIsCopiableAndSaysWhatIsNot() async throws {
+        let source = home + "/incoming/fifo-skill"
+        try FileManager.default.createDirectory(atPath: source + "/scripts", withIntermediateDirectories: true)
+        try "---\nname: fifo-skill\ndescription: Holds a FIFO. Use when testing.\n---\nRun it.\n".write(
+            toFile: source + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\necho hi\n".write(toFile: source + "/scripts/hi.sh", atomically: true, encoding: .utf8)
+        chmod(source + "/scripts/hi.sh", 0o755)
+        #expect(mkfifo(source + "/scripts/pipe", 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: source + "/key", withDestinationPath: home + "/.ssh/id_rsa")
+        // Bounded by `timeout`: the install used to wait on the FIFO for good.
+        let result = try await runProcessOffPool(
+            "/usr/bin/timeout", ["120", Paths.skillhost, "plugin", "install", source],
+            environment: cliEnvironment(home: home))
+        #expect(result.status == 0, "\(result.stderr)")
+        let target = home + "/data/skillhost/skills"
+        #expect(
+            result.stdout.hasSuffix(
+                "  warning: scripts/pipe was not copied: only files, folders and symbolic links are (it is a FIFO, "
+                    + "socket or device, or lies too deep)\n"), "\(result.stdout)")
+        #expect(FileManager.default.isExecutableFile(atPath: target + "/fifo-skill/scripts/hi.sh"))
+        #expect(!FileManager.default.fileExists(atPath: target + "/fifo-skill/scripts/pipe"))
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: target + "/fifo-skill/key"))
+                == home + "/.ssh/id_rsa", "a link is copied as a link")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: target).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }
