@@ -149,7 +149,7 @@ struct SkillhostCLI {
             return ExitCode.ok.rawValue
         case .trust(let name):
             var isFolder: ObjCBool = false
-            if name == "." || name.contains("/"),
+            if name == "." || name == ".." || name.contains("/"),
                 FileManager.default.fileExists(atPath: name, isDirectory: &isFolder), isFolder.boolValue
             {
                 // A project folder: its own skill folders may load.

@@ -86,19 +86,31 @@ enum TrustedProjects {
         return list.compactMap(\.stringValue)
     }
 
-    /// The project the command runs in (the working folder) when it is, or is inside, a trusted one.
+    /// The trusted project the command runs in (the working folder, or a folder inside it): the folder trusted
+    /// itself — never the working folder below it, whose own `.agents/skills` (a vendored dependency's) nobody
+    /// trusted. The innermost when trusted projects nest.
     static func current(_ environment: [String: String], configured: [String]) -> String? {
         let home = environment["HOME"] ?? NSHomeDirectory()
         let trusted = (configured + stored(environment)).map { path in
             ((path.hasPrefix("~") ? home + path.dropFirst() : path) as NSString).resolvingSymlinksInPath
         }
         let here = (FileManager.default.currentDirectoryPath as NSString).resolvingSymlinksInPath
-        return trusted.first { here == $0 || here.hasPrefix($0 + "/") }.map { _ in here }
+        return trusted.filter { here == $0 || here.hasPrefix($0 + "/") }.max { $0.count < $1.count }
     }
 
     /// `skillhost trust FOLDER`: adds the folder (resolved) to the stored list.
     static func trust(_ folder: String, environment: [String: String]) throws(CLIError) -> String {
         let resolved = (URL(fileURLWithPath: folder).standardizedFileURL.path as NSString).resolvingSymlinksInPath
+        let home = ((environment["HOME"] ?? NSHomeDirectory()) as NSString).resolvingSymlinksInPath
+        let here = (FileManager.default.currentDirectoryPath as NSString).resolvingSymlinksInPath
+        // A project is a folder of its own: never the root, the home folder or one above it, nor a folder above
+        // the one skillhost runs in (`trust ../..` would take in every project beside this one).
+        if resolved == "/" || resolved == home || home.hasPrefix(resolved + "/") || here.hasPrefix(resolved + "/") {
+            throw .failure(
+                "not trusted: \(resolved) holds more than one project (it is the root, your home folder, or a folder "
+                    + "above it or above the one you are in); trust the project's own folder, such as skillhost "
+                    + "trust .")
+        }
         var list = stored(environment)
         guard !list.contains(resolved) else { return "\(resolved) is already a trusted project\n" }
         list.append(resolved)

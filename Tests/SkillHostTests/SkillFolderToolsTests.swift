@@ -146,6 +146,8 @@ struct SkillFolderTrustTests {
             environment: cliEnvironment(home: home))
     }
 
+    func resolved(_ path: String) -> String { (path as NSString).resolvingSymlinksInPath }
+
     func make(_ folder: String, description: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try "---\nname: greet\ndescription: \(description)\n---\n# Greet\n".write(
@@ -168,6 +170,22 @@ struct SkillFolderTrustTests {
         // Elsewhere the project's skills are not loaded.
         let elsewhere = try skillhost(["call", "skill_activate", #"{"name":"greet"}"#], in: home)
         #expect(elsewhere.stdout.contains(home + "/data/skillhost/skills/greet"))
+        // In a folder inside it, the project's skills — not that folder's own (a vendored dependency's).
+        let vendored = project + "/vendor/dep"
+        try make(vendored + "/.agents/skills/greet", description: "A dependency's greeting.")
+        let inside = try skillhost(["call", "skill_activate", #"{"name":"greet"}"#], in: vendored)
+        #expect(inside.stdout.contains(project + "/.agents/skills/greet"), "\(inside.stdout)")
+        #expect(!inside.stdout.contains("A dependency's greeting."))
+        // Trust is for a project's own folder: not the root, the home folder, or a folder above the current one.
+        for (folder, named) in [("/", "/"), (home, resolved(home)), ("..", resolved(project + "/vendor"))] {
+            let refused = try skillhost(["trust", folder], in: vendored)
+            #expect(refused.status != 0)
+            #expect(
+                refused.stderr.hasSuffix(
+                    "skillhost: not trusted: \(named) holds more than one project (it is the root, your home folder, "
+                        + "or a folder above it or above the one you are in); trust the project's own folder, such as "
+                        + "skillhost trust .\n"), "\(refused.stderr)")
+        }
 
         let config = home + "/config/skillhost"
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
