@@ -57,6 +57,9 @@ enum PolicyConfig {
             guard schema.objectValue != nil else {
                 throw fail("\(place): \"arguments\" must be a JSON Schema object, like {\"properties\": {…}}")
             }
+            if let problem = SchemaKeywords.unknown(in: schema) {
+                throw fail("\(place): its \"arguments\" schema \(problem)")
+            }
             do throws(SchemaError) { arguments = try ArgumentCondition(schema) } catch {
                 throw fail("\(place): its \"arguments\" schema cannot be used: \(error)")
             }

@@ -100,6 +100,15 @@ struct PolicyCLITests {
                 #"policy rule 1: "arguments" must be a JSON Schema object, like {"properties": {…}}"#
             ),
             (#"["x"]"#, #"policy rule 1 must be an object like {"skill": "notes_*", "then": "ask"}"#),
+            // A misspelt keyword is ignored by JSON Schema — the rule would match every call: refused instead.
+            (
+                #"[{"skill": "notes_delete", "arguments": {"properties": {"id": {"maximun": 0}}}, "then": "allow"}]"#,
+                #"policy rule 1: its "arguments" schema has "maximun" at /properties/id, which JSON Schema does not know (did you mean "maximum"?)"#
+            ),
+            (
+                #"[{"skill": "x", "arguments": {"anyOf": [{"type": "object"}, {"requird": ["a"]}]}, "then": "deny"}]"#,
+                #"policy rule 1: its "arguments" schema has "requird" at /anyOf/1, which JSON Schema does not know (did you mean "required"?)"#
+            ),
             (
                 #""deny""#,
                 #""policy" must map skill id patterns to "allow", "ask" or "deny", or list rules like [{"skill": "notes_*", "then": "ask"}]"#
