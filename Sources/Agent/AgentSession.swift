@@ -115,6 +115,27 @@ package final class AgentSession: Sendable {
         }
     }
 
+    /// Skill calls the turn and the session may still make (not waived), nil when neither limits them: a response
+    /// asking for more runs only that many, so a budget of 3 calls is 3 calls, not 3 responses.
+    func toolCallsLeft() -> (left: Int, reached: BudgetReached)? {
+        let budgets = configuration.budgets
+        return state.withLock { state in
+            let waived = state.waivedForTurn.union(state.waivedForSession)
+            var tightest: (left: Int, reached: BudgetReached)?
+            for (scope, limit, used) in [
+                (BudgetReached.Scope.turn, budgets.turn.toolCalls, state.turnUse.toolCalls),
+                (.session, budgets.session.toolCalls, state.sessionUse.toolCalls),
+            ] {
+                guard let limit else { continue }
+                let reached = BudgetReached(scope: scope, kind: .toolCalls, used: Double(limit), limit: Double(limit))
+                guard !waived.contains(reached.key) else { continue }
+                let left = max(0, limit - used)
+                if tightest == nil || left < tightest?.left ?? 0 { tightest = (left, reached) }
+            }
+            return tightest
+        }
+    }
+
     func recordUse(tokens usage: Usage? = nil, calls: Int = 0) {
         state.withLock { state in
             for keyPath in [\State.turnUse, \State.sessionUse] {

@@ -58,15 +58,38 @@ struct TurnRunner: Sendable {
                 return .repeatedCall(skill: repeated.name)
             }
 
+            // A budget of skill calls is checked before each call: of a response asking for more than are left,
+            // the first run and the rest are answered "not run" (every call asked for still has its result).
+            var running = response.calls
+            var overBudget: [ToolCall] = []
+            var budget: BudgetReached?
+            if let (left, reached) = session.toolCallsLeft(), left < running.count {
+                overBudget = Array(running[left...])
+                running = Array(running[..<left])
+                budget = reached
+            }
             // Looked up once per call: an id no skill has runs nothing, so it counts as read-only.
-            let risks = response.calls.map { registry.skill($0.name)?.risk ?? .readOnly }
+            let risks = running.map { registry.skill($0.name)?.risk ?? .readOnly }
             if risks.contains(where: { $0 != .readOnly }) { stateIsCurrent = false }
-            let results = await execute(response.calls, risks: risks)
-            session.recordUse(calls: response.calls.count)
-            for (call, result) in zip(response.calls, results) {
+            let results = await execute(running, risks: risks)
+            session.recordUse(calls: running.count)
+            for (call, result) in zip(running, results) {
                 if result.refused, refused == nil { refused = call.name }
                 session.append(
                     Message(role: .tool, content: result.content, toolCallID: call.id, isError: result.isError))
+            }
+            for call in overBudget {
+                let scope = budget?.scope == .session ? "session" : "turn"
+                session.append(
+                    Message(
+                        role: .tool,
+                        content:
+                            "not run: the \(scope)'s budget of \(BudgetReached.count(budget?.limit ?? 0)) skill calls "
+                            + "is used up", toolCallID: call.id, isError: true))
+            }
+            if let budget, !overBudget.isEmpty {
+                return .budgetReached(
+                    BudgetReached(scope: budget.scope, kind: .toolCalls, used: budget.limit, limit: budget.limit))
             }
             if Task.isCancelled { return .cancelled }
         }

@@ -51,4 +51,25 @@ struct BudgetTests {
         #expect(more.last == .finished(.answered))
         #expect(session.use.turn.toolCalls == 1 && session.use.session.tokens == 120)
     }
+
+    /// A turn budget of 3 skill calls let 40 calls of one model response run: checked only between steps. Now the
+    /// first 3 run, the rest are answered "not run", and the turn ends on the budget.
+    @Test func aBudgetOfCallsHoldsWithinOneResponse() async throws {
+        let registry = try agentRegistry()
+        let calls = (1...8).map { index in ("calculator", #"{"expression":"\#(index)+1"}"#) }
+        let provider = ScriptedProvider([.calls(calls), .text("done")])
+        var configuration = AgentConfiguration()
+        configuration.budgets.turn = BudgetLimits(toolCalls: 3)
+        let session = AgentSession(skills: registry, provider: provider, configuration: configuration)
+        let events = await collect(session.send("add them all"))
+        let reached = BudgetReached(scope: .turn, kind: .toolCalls, used: 3, limit: 3)
+        #expect(events.last == .finished(.budgetReached(reached)))
+        let results = session.conversation.messages.filter { $0.role == .tool }.map(\.content)
+        #expect(results.prefix(3) == ["2", "3", "4"], "\(results)")
+        #expect(
+            Array(results.dropFirst(3))
+                == Array(repeating: "not run: the turn's budget of 3 skill calls is used up", count: 5))
+        #expect(session.use.turn.toolCalls == 3)
+        #expect(session.conversation.unansweredToolCalls.isEmpty, "every call asked for has its result")
+    }
 }
