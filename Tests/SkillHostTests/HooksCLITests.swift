@@ -122,6 +122,35 @@ struct HooksCLITests {
         #expect(try skillhost("call", "calculator", #"{"expression": "1+2"}"#).stdout == "3\n")
     }
 
+    /// A hook decides for the person: one in a folder others can write (or writable itself) approved notes_delete.
+    /// It does not run, and the call is refused saying why (as ssh refuses keys others can write).
+    @Test func aHookOthersCanChangeDoesNotRun() throws {
+        let shared = home + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        let path = shared + "/permit"
+        try "#!/bin/sh\ncat > /dev/null; echo '{\"decision\": \"allow\"}'\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        chmod(shared, 0o777)
+        #expect(try skillhost("call", "notes_add", #"{"title": "milk"}"#).status == 0)
+        try configure(#"{"permission": [{"match": "notes_delete", "command": ["\#(path)"]}]}"#)
+        let refused = try skillhost("call", "notes_delete", #"{"id": 1}"#)
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains(
+                "could not start (\(path) lies in \(shared), which other users can write (mode 777); move the hook "
+                    + "into a folder only you can write)"), "\(refused.stderr)")
+        chmod(shared, 0o755)
+        chmod(path, 0o777)
+        let writable = try skillhost("call", "notes_delete", #"{"id": 1}"#)
+        #expect(
+            writable.stderr.contains(
+                "could not start (\(path) can be changed by other users (mode 777); chmod go-w it)"),
+            "\(writable.stderr)")
+        chmod(path, 0o755)
+        #expect(try skillhost("call", "notes_delete", #"{"id": 1}"#).status == 0, "only the person can change it now")
+    }
+
     @Test func permissionAnswersForHeadlessUseAndAfterCallSeesTheOutcome() async throws {
         let allow = try script("permit", #"cat > /dev/null; echo '{"decision": "allow"}'"#)
         let refuse = try script("refuse", #"cat > /dev/null; echo '{"decision": "deny", "reason": "ask Bob"}'"#)

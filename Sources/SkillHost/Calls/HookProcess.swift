@@ -13,6 +13,9 @@ enum HookProcess {
         guard let program = resolve(hook.name) else {
             return .failure(.cannotStart("no program \(hook.name) on PATH"))
         }
+        // A hook decides for the person: one that others can change is theirs, not the person's (as ssh refuses
+        // keys others can write).
+        if let reason = writableByOthers(program) { return .failure(.cannotStart(reason)) }
         var path = program
         var arguments = Array(hook.command.dropFirst())
         if var sandbox = hook.sandbox {
@@ -40,6 +43,33 @@ enum HookProcess {
             }
             return .success(String(decoding: ending.output, as: UTF8.self))
         }
+    }
+
+    /// Why `program` could be changed by someone other than its owner, the person and root, or nil: the file, or a
+    /// folder above it, writable by its group or by everyone (a folder with the sticky bit, such as /tmp, lets no
+    /// one replace another's file), or the file owned by another user.
+    static func writableByOthers(_ program: String) -> String? {
+        let me = geteuid()
+        var path = (program as NSString).standardizingPath
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }  // not there: it fails to start with its own sentence
+        if info.st_uid != me && info.st_uid != 0 {
+            return "\(path) belongs to another user; a hook must be yours or root's"
+        }
+        if info.st_mode & 0o022 != 0 {
+            return "\(path) can be changed by other users (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                + "chmod go-w it"
+        }
+        while path != "/" {
+            path = (path as NSString).deletingLastPathComponent
+            guard stat(path, &info) == 0 else { return nil }
+            let sticky = info.st_mode & S_ISVTX != 0
+            if info.st_mode & 0o022 != 0 && !sticky {
+                return "\(program) lies in \(path), which other users can write (mode "
+                    + "\(String(info.st_mode & 0o777, radix: 8))); move the hook into a folder only you can write"
+            }
+        }
+        return nil
     }
 
     /// `~/x` in the home folder; a bare name on PATH; anything else as given.
