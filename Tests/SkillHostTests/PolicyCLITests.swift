@@ -83,6 +83,33 @@ struct PolicyCLITests {
             "\(row)")
     }
 
+    /// With `{"*": "allow", "notes_delete": "ask"}`, a one-step composite deleted the note while a direct call was
+    /// refused: the glob that matched the composite spoke for its step. A step's ask stands unless a rule names the
+    /// composite itself.
+    @Test func aCompositesStepIsDecidedAsTheCallItIs() throws {
+        let plugins = home + "/data/skillhost/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try """
+        {"id": "wipe_one", "description": "Deletes note 1.", "input_schema": {"type": "object"},
+         "steps": [{"call": "notes_delete", "with": {"id": 1}}]}
+        """.write(toFile: plugins + "/wipe_one.skill.json", atomically: true, encoding: .utf8)
+        try configure(#"{"policy": {"*": "allow", "notes_delete": "ask"}}"#)
+        #expect(try skillhost("call", "notes_add", #"{"title": "milk"}"#).status == 0)
+        let direct = try skillhost("call", "notes_delete", #"{"id": 1}"#)
+        #expect(direct.status == 1)
+        let composite = try skillhost("call", "wipe_one", "{}")
+        #expect(composite.status == 1)
+        #expect(
+            composite.stderr.hasSuffix(
+                "error: not run: wipe_one is destructive; run it again with --yes to confirm, or allow it with a policy rule in config.json\n"
+            ), "\(composite.stderr)")
+        #expect(
+            try skillhost("call", "notes_list", "{}").stdout.contains(#""title":"milk""#), "the note is still there")
+        // A rule for the composite by its own id speaks for its steps.
+        try configure(#"{"policy": {"*": "allow", "notes_delete": "ask", "wipe_one": "allow"}}"#)
+        #expect(try skillhost("call", "wipe_one", "{}").status == 0)
+    }
+
     @Test func aRuleThatCannotBeUsedIsRefusedByNumber() throws {
         let cases: [(String, String)] = [
             (#"[{"skill": "x", "then": "maybe"}]"#, #"policy rule 1 needs "then": "allow", "ask" or "deny""#),

@@ -183,7 +183,11 @@ public struct Policy: Sendable, Equatable {
                 if stepRule.decision == .deny {
                     return .deny(.denied(skill: skill.id, rule: stepRule.written, step: id))
                 }
-                if stepRule.decision == .ask, rule?.decision != .allow, rule?.decision != .ask { rule = stepRule }
+                // A step's ask stands unless the person wrote a rule for this composite by its own id (a glob such as
+                // "*" that happens to match it speaks of no step: `{"*": "allow", "notes_delete": "ask"}` let a
+                // one-step composite delete a note unasked).
+                let ownRule = rule.map { $0.pattern == skill.id && $0.decision != .deny } ?? false
+                if stepRule.decision == .ask, !ownRule { rule = stepRule }
             }
         }
         switch rule?.decision ?? (skill.risk == .readOnly ? .allow : .ask) {
