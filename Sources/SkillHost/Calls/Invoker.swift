@@ -207,9 +207,11 @@ final class Invoker: Sendable {
         let outcome: SkillOutcome
         switch prepared.entry {
         case .plugin(let skill):
-            outcome = skill.execute(
-                arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
-                context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
+            outcome = ownUndo(
+                skill.execute(
+                    arguments: prepared.arguments, argumentText: prepared.text, resultLimit: configuration.resultLimit,
+                    context: context(skill, invocation, cancellation: cancellation ?? CallCancellation())),
+                of: skill)
         case .external, .composite:
             let box = Mutex<SkillOutcome?>(nil)
             let done = DispatchSemaphore(value: 0)
@@ -262,11 +264,35 @@ final class Invoker: Sendable {
         defer { entry.plugin?.release() }
         guard pipeline.runsUnlooked(entry), case .plugin(let skill) = entry else { return nil }
         if invocation.argumentsValidated, case .json = skill.implementation {
-            return skill.execute(
-                arguments: .null, argumentText: Self.orEmptyObject(text), resultLimit: configuration.resultLimit,
-                context: context(skill, invocation, cancellation: cancellation ?? CallCancellation()))
+            return ownUndo(
+                skill.execute(
+                    arguments: .null, argumentText: Self.orEmptyObject(text), resultLimit: configuration.resultLimit,
+                    context: context(skill, invocation, cancellation: cancellation ?? CallCancellation())),
+                of: skill)
         }
-        return skill.executePlain(argumentText: text, resultLimit: configuration.resultLimit)
+        return skill.executePlain(argumentText: text, resultLimit: configuration.resultLimit).map {
+            ownUndo($0, of: skill)
+        }
+    }
+
+    /// `outcome` with its undo only when the undo calls a skill of the same plugin (the same file) as `skill`: a
+    /// plugin that registered another plugin's skill (`notes_delete {"id":1}` as the undo of its `polish_text`)
+    /// would make /undo and a rewind run what the person never did, under the name of what they did.
+    func ownUndo(_ outcome: SkillOutcome, of skill: Skill) -> SkillOutcome {
+        guard let undo = outcome.undo else { return outcome }
+        if let target = catalog.entry(undo.skillID)?.info, target.plugin == skill.info.plugin,
+            target.file == skill.info.file
+        {
+            return outcome
+        }
+        configuration.log(
+            LogRecord(
+                level: .warning, source: skill.info.plugin,
+                message: "\(skill.info.id): set_undo ignored: it named \(undo.skillID), which is not a skill of plugin "
+                    + "\"\(skill.info.plugin)\"; an undo may only call its own plugin's skills"))
+        var kept = outcome
+        kept.undo = nil
+        return kept
     }
 
     /// `{}` for blank argument text, else the text.
@@ -354,7 +380,7 @@ final class Invoker: Sendable {
         invocation.onStart?(prepared.arguments)
         let outcome: SkillOutcome
         switch prepared.entry {
-        case .plugin(let skill): outcome = await runner.run(job(skill, prepared, invocation))
+        case .plugin(let skill): outcome = ownUndo(await runner.run(job(skill, prepared, invocation)), of: skill)
         case .external, .composite: outcome = await runOffRunner(prepared, invocation).took(.now - start)
         }
         afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
