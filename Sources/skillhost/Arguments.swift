@@ -32,8 +32,8 @@ enum Command: Equatable {
     case call(skill: String, arguments: String?, json: Bool, timeout: Duration?, confirmed: Bool)
     case check(file: String, json: Bool)
     case ask(AskOptions)
-    /// `replay FILE [--skills recorded|live]`.
-    case replay(file: String, live: Bool, json: Bool)
+    /// `replay FILE [--skills recorded|live] [--answers-from-record]`.
+    case replay(file: String, live: Bool, json: Bool, answersFromRecord: Bool)
     /// No subcommand: the interactive shell (or, with piped input, one quiet turn).
     case shell(resume: String?)
     case sessions
@@ -157,7 +157,8 @@ enum CommandLineParser {
             case "--lang": language = try value()
             case "--dir": directory = try value()
             case "--sdk": sdk = try value()
-            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man", "--save":
+            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man", "--save",
+                "--answers-from-record":
                 flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--record": record = try value()
@@ -183,6 +184,7 @@ enum CommandLineParser {
                     "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
                     "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
                     "--lang", "--dir", "--sdk", "--man", "--record", "--skills", "--rewind", "--save", "--kind",
+                    "--answers-from-record",
                 ]
                 let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
                 throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
@@ -309,7 +311,9 @@ enum CommandLineParser {
                     "--skills is recorded (answers from the record) or live (the real plugins)",
                     hint: "skillhost replay \(file) --skills live")
             }
-            line.command = .replay(file: file, live: skillsMode == "live", json: json)
+            line.command = .replay(
+                file: file, live: skillsMode == "live", json: json,
+                answersFromRecord: flags.contains("--answers-from-record"))
         case "sessions":
             try expectCount(rest, max: 0, command: name)
             line.command = .sessions

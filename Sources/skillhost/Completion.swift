@@ -5,7 +5,7 @@ enum Completion {
     static let options = [
         "--plugins", "--no-default-plugins", "--isolate", "--json", "--watch", "--timeout", "--yes", "--step-limit",
         "--resume", "--raw", "--http", "--tls-cert", "--tls-key", "--lang", "--dir", "--sdk", "--help", "--version",
-        "--record", "--skills", "--rewind", "--save", "--kind",
+        "--record", "--skills", "--rewind", "--save", "--kind", "--answers-from-record",
     ]
     /// The words after a command.
     static let words: [(command: String, words: [String])] = [

@@ -27,7 +27,7 @@ enum Help {
           skillhost ask ['<question>'] [--json] [--step-limit N] [--record <file>]
                         [--save | --resume <id> [--rewind N]]
                                                      one agent turn: a model (or the offline router) calls skills
-          skillhost replay <file> [--skills recorded|live]
+          skillhost replay <file> [--skills recorded|live] [--answers-from-record]
                                                      run a recorded session again offline, and say where it diverges
           skillhost help [<command>]                 show help for a command
 
@@ -190,13 +190,15 @@ enum Help {
         """
 
     static let replay = """
-        Usage: skillhost replay <file.skillrec> [--skills recorded|live] [--json]
+        Usage: skillhost replay <file.skillrec> [--skills recorded|live] [--answers-from-record] [--json]
 
         Runs a session recorded with skillhost ask … --record <file>, /record <file> in the shell or "record": true
         in config.json again, offline: your messages, continuations and rewinds and the model's answers come from
         the record; the skills too (recorded, the default: the recorded tools, nothing runs) or from the real
-        plugins (live: every outcome compared with the recorded one, confirmations answered as recorded). Exit 0
-        when the run went as recorded; 1 with the first divergence and every other difference.
+        plugins (live: every outcome compared with the recorded one). A confirmation the record answered yes is
+        refused in a live replay — a record is a file anyone can write — unless --answers-from-record takes the
+        record's answers. Exit 0 when the run went as recorded; 1 with the first divergence and every other
+        difference.
         """
 
     static let trust = """

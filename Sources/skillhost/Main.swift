@@ -280,11 +280,12 @@ struct SkillhostCLI {
             let store = options.resume != nil || options.save ? try ShellLauncher.openStore(environment) : nil
             return try await AskCommand.run(
                 registry: host.registry, config: host.config, options, store: store, log: log)
-        case .replay(let file, let live, let json):
+        case .replay(let file, let live, let json, let answersFromRecord):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }
             return try await ReplayCommand.run(
-                file, live: live, json: json, registry: host.registry, config: host.config)
+                file, live: live, json: json, answersFromRecord: answersFromRecord, registry: host.registry,
+                config: host.config)
         case .call(let skill, let arguments, let json, let timeout, let confirmed):
             let host = try await Host.open(line, environment: environment, log: log)
             defer { host.close() }

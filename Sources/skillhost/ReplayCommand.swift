@@ -9,7 +9,9 @@ import SkillJSON
 /// from the record; skills from the record (no side effects) or live (the real plugins, every outcome compared).
 /// Exit 0 when the run went exactly as recorded; 1 with the first divergence (and every difference) otherwise.
 enum ReplayCommand {
-    static func run(_ file: String, live: Bool, json: Bool, registry: SkillRegistry, config: Config)
+    static func run(
+        _ file: String, live: Bool, json: Bool, answersFromRecord: Bool = false, registry: SkillRegistry, config: Config
+    )
         async throws(CLIError) -> Int32
     {
         let text: String
@@ -21,7 +23,8 @@ enum ReplayCommand {
         let record: SessionRecord
         do throws(ModelError) { record = try SessionRecord(text, path: file) } catch { throw .failure(error.message) }
         let replayer = SessionReplayer(
-            record, registry: registry, live: live, base: config.agentConfiguration(stepLimit: nil))
+            record, registry: registry, live: live, base: config.agentConfiguration(stepLimit: nil),
+            answersFromRecord: answersFromRecord)
         let log = replayer.log
         let calls = await replayer.run(
             undo: { plan in await plan.undo(with: registry, session: nil) { _ in } },

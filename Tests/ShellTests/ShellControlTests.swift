@@ -125,9 +125,21 @@ extension ShellTerminalTests {
             environment: cliEnvironment(home: elsewhere))
         #expect(bare.status == 0, "\(bare.stderr)")
         #expect(bare.stderr.hasSuffix("(skills from the record): as recorded\n"), "\(bare.stderr)")
-        // Live, in a fresh home: notes_add runs again, confirmed as the record says, and answers the same.
-        let live = try runProcess(
+        // Live, the record's yes is a file's yes: not taken — notes_add does not run, and the replay says why.
+        let refused = try runProcess(
             Paths.skillhost, ["replay", record, "--skills", "live"], environment: cliEnvironment(home: elsewhere))
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.contains(
+                "notes_add asked for a confirmation the record answered yes; a live replay does not take a yes from a "
+                    + "file (--answers-from-record does)"), "\(refused.stderr)")
+        let none = try runProcess(
+            Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: elsewhere))
+        #expect(!none.stdout.contains("milk"), "\(none.stdout)")
+        // Told to take the record's answers: notes_add runs again, confirmed as the record says, and answers the same.
+        let live = try runProcess(
+            Paths.skillhost, ["replay", record, "--skills", "live", "--answers-from-record"],
+            environment: cliEnvironment(home: elsewhere))
         // The note's timestamps may differ by a second: then that is the first difference, and the only others are
         // its consequence (the later requests carry the different result).
         let others = live.stderr.split(separator: "\n").dropFirst()

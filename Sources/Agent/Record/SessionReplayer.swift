@@ -10,7 +10,12 @@ package struct SessionReplayer: Sendable {
     let live: Bool
     let session: AgentSession
 
-    package init(_ record: SessionRecord, registry: any AgentSkills, live: Bool, base: AgentConfiguration) {
+    /// With `live`, a confirmation the record answered yes is a stranger's yes (a record is a file anyone can write):
+    /// it is refused and noted, unless `answersFromRecord` says to take the record's answers.
+    package init(
+        _ record: SessionRecord, registry: any AgentSkills, live: Bool, base: AgentConfiguration,
+        answersFromRecord: Bool = false
+    ) {
         self.record = record
         self.live = live
         let log = self.log
@@ -22,7 +27,13 @@ package struct SessionReplayer: Sendable {
             for message in record.conversation { conversation.append(message) }
         }
         let confirm: ConfirmationHook = { request in
-            if let answer = record.confirmations[request.callID] { return answer }
+            if let answer = record.confirmations[request.callID] {
+                guard !answersFromRecord, answer != .deny else { return answer }
+                log.note(
+                    "call \(request.callID): \(request.skill.id) asked for a confirmation the record answered yes; a live "
+                        + "replay does not take a yes from a file (--answers-from-record does)")
+                return .deny
+            }
             log.note("call \(request.callID): \(request.skill.id) asked for a confirmation; the record has no answer")
             return .deny
         }
