@@ -205,11 +205,13 @@ enum Help {
         Usage: skillhost trust <skill | plugin | MCP server>
                skillhost trust <project folder>
 
-        skillhost records each skill's definition (title, description, schemas, risk) the first time it sees it,
-        in $XDG_DATA_HOME/skillhost/pins.json. When one changes later — a server that rewrites a tool's description
-        or widens its schema — the skill is not run (a person is asked in the shell and the browser; skillhost call,
-        ask and MCP clients are refused) and skillhost list shows what changed. trust records the current
-        definitions of that skill, or of every skill of that plugin or server, as approved.
+        skillhost records each skill's definition (title, description, schemas, risk, provider, what its plugin
+        declares, a composite's steps) the first time it sees it, in $XDG_DATA_HOME/skillhost/pins.json. When one
+        changes later — a server that rewrites a tool's description or widens its schema — the skill is not run (a
+        person is asked in the shell and the browser; skillhost call, ask and MCP clients are refused) and
+        skillhost list shows what changed. trust records the current definitions of that skill, or of every skill
+        of that plugin or server, as approved; a name that is more than one of them is refused — say which with
+        skill:NAME, plugin:NAME or server:NAME.
 
         A folder (skillhost trust . in a project) is trusted as a project: its .agents/skills and .claude/skills
         skill folders are loaded when skillhost runs there (kept in $XDG_DATA_HOME/skillhost/trusted-projects.json).

@@ -5,7 +5,29 @@ import SkillHost
 enum TrustCommand {
     static func run(_ name: String, registry: SkillRegistry) throws(CLIError) -> String {
         guard let pins = registry.pins else { throw .failure("skill definitions are not pinned here") }
-        let skills = registry.skills.filter { $0.id == name || $0.plugin == name || $0.plugin == "mcp:" + name }
+        // `skill:NAME`, `plugin:NAME`, `server:NAME` say which; a bare name that is more than one of them is refused
+        // (trusting a skill `helper` also approved a changed skill of a plugin called helper).
+        let kinds = ["skill", "plugin", "server"]
+        let prefix = name.split(separator: ":", maxSplits: 1).first.map(String.init)
+        let chosen = prefix.flatMap { kinds.contains($0) && name.contains(":") ? $0 : nil }
+        let bare = chosen.map { String(name.dropFirst($0.count + 1)) } ?? name
+        let groups: [(kind: String, skills: [SkillInfo])] = [
+            ("skill", registry.skills.filter { $0.id == bare }),
+            (
+                "plugin",
+                registry.skills.filter { skill in
+                    // A composite carries its own id as its plugin's name: it is a skill, not a plugin.
+                    if case .composite = skill.kind { return false }
+                    return skill.plugin == bare
+                }
+            ),
+            ("server", registry.skills.filter { $0.plugin == "mcp:" + bare }),
+        ].filter { chosen == nil || $0.kind == chosen }.filter { !$0.skills.isEmpty }
+        if groups.count > 1 {
+            let choices = groups.map { "skillhost trust \($0.kind):\(bare)" }.joined(separator: " or ")
+            throw .failure("\(bare) names a \(groups.map(\.kind).joined(separator: " and a ")); say which: \(choices)")
+        }
+        let skills = groups.first?.skills ?? []
         guard !skills.isEmpty else {
             throw .failure(
                 "no skill, plugin or MCP server is called \(name); skillhost list shows their names")

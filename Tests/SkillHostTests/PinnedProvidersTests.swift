@@ -153,4 +153,24 @@ struct PinnedProvidersTests {
         let own = try await skillhost("call", "unpolish_text", "{}", "--json")
         #expect(own.stdout.contains(#""undo":{"skill":"polish_text""#), "\(own.stdout)")
     }
+
+    /// `skillhost trust helper`, meant for a skill, also approved a changed skill of a plugin called helper. A name
+    /// that is both is refused with the two ways to say which.
+    @Test func trustingANameThatIsTwoThingsSaysWhich() async throws {
+        try install(plugin: "helper", file: "helper.so")
+        try """
+        {"id": "helper", "description": "Echoes through helper_echo.", "input_schema": {"type": "object"},
+         "steps": [{"call": "helper_echo", "with": {"text": "hi"}}]}
+        """.write(toFile: plugins + "/helper.skill.json", atomically: true, encoding: .utf8)
+        let both = try await skillhost("trust", "helper")
+        #expect(both.status != 0)
+        #expect(
+            both.stderr.hasSuffix(
+                "skillhost: helper names a skill and a plugin; say which: skillhost trust skill:helper or skillhost "
+                    + "trust plugin:helper\n"), "\(both.stderr)")
+        #expect(
+            try await skillhost("trust", "skill:helper").stdout == "nothing to trust: helper is as first seen\n")
+        #expect(
+            try await skillhost("trust", "plugin:helper").stdout == "nothing to trust: helper_echo is as first seen\n")
+    }
 }
