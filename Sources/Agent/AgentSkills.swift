@@ -13,11 +13,15 @@ package protocol AgentSkills: Sendable {
     func snapshots(of plugins: [String]) async -> [PluginState]
     /// A turn starts or ends (the registry runs its `turn_start`/`turn_end` hooks); nothing by default.
     func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject)
+    /// Whether `skill`'s definition is approved (as first seen, or trusted since): one that changed reaches no
+    /// model — its new description may be the stranger's instruction. Approved by default.
+    func isApproved(_ skill: SkillInfo) -> Bool
 }
 
 extension AgentSkills {
     package func snapshots(of plugins: [String]) async -> [PluginState] { [] }
     package func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject) {}
+    package func isApproved(_ skill: SkillInfo) -> Bool { true }
 }
 
 /// A call that passed everything before running.
@@ -31,6 +35,8 @@ package protocol ReadySkillCall: Sendable {
 extension PreparedCall: ReadySkillCall {}
 
 extension SkillRegistry: AgentSkills {
+    package func isApproved(_ skill: SkillInfo) -> Bool { pins?.change(skill) == nil }
+
     package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         await prepare(invocation).map { $0 }
     }

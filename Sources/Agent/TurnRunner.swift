@@ -173,7 +173,8 @@ struct TurnRunner: Sendable {
 
     /// The tools offered for this request: every enabled skill, or the most relevant ones when there are many.
     func tools(for conversation: Conversation) -> [ToolDefinition] {
-        let skills = registry.skills.filter { !session.disabledSkills.contains($0.id) }
+        // An unapproved definition (changed since first seen, not trusted) is not offered: its words reach no model.
+        let skills = registry.skills.filter { !session.disabledSkills.contains($0.id) && registry.isApproved($0) }
         var offered = skills
         if skills.count > configuration.maximumTools {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(

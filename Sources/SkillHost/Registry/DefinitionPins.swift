@@ -152,7 +152,9 @@ public final class DefinitionPins: Sendable {
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
         let (change, save) = state.withLock { state -> (Change?, Bool) in
-            if state.exempt.contains(skill.plugin) { return (nil, false) }
+            // A built-in source's own skills (external, by the source's name): a plugin that calls itself `skills`
+            // is pinned like any other.
+            if case .external = skill.kind, state.exempt.contains(skill.plugin) { return (nil, false) }
             if let seen = state.seen[skill.id] {
                 if seen.serial == skill.serial { return (seen.change, false) }
                 if seen.matches(skill) {
