@@ -69,7 +69,11 @@ enum BudgetsConfig {
             case "tool_calls": limits.toolCalls = number.map { Int($0) }
             case "seconds": limits.seconds = number
             case "cost": limits.cost = number
-            default: throw fail("\(place) has \"\(key)\"; a budget counts tokens, tool_calls, seconds or cost")
+            default:
+                let hint =
+                    EditDistance.closest(to: key, among: ["tokens", "tool_calls", "seconds", "cost"])
+                    .map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw fail("\(place) has \"\(key)\"\(hint); a budget counts tokens, tool_calls, seconds or cost")
             }
         }
         return limits

@@ -15,7 +15,10 @@ enum HooksConfig {
         var hooks = Hooks()
         for (name, list) in object.members {
             guard let event = HookEvent(rawValue: name) else {
-                throw fail("\"hooks\" has \"\(name)\", which is not an event (\(events))")
+                let hint =
+                    EditDistance.closest(to: name, among: HookEvent.allCases.map(\.rawValue))
+                    .map { "did you mean \"\($0)\"? " } ?? ""
+                throw fail("\"hooks\" has \"\(name)\", which is not an event (\(hint)\(events))")
             }
             guard let items = list.arrayValue else {
                 throw fail("hooks.\(name) must be a list of hooks like [\(example)]")
@@ -31,9 +34,10 @@ enum HooksConfig {
 
     private static func hook(_ item: JSONValue, place: String, fail: (String) -> CLIError) throws(CLIError) -> Hook {
         guard let object = item.objectValue else { throw fail("\(place) must be an object like \(example)") }
-        for key in object.keys where !["match", "command", "timeout_ms", "on_error", "sandbox"].contains(key) {
-            throw fail(
-                "\(place) has \"\(key)\", which hooks do not take (match, command, timeout_ms, on_error, sandbox)")
+        let keys = ["match", "command", "timeout_ms", "on_error", "sandbox"]
+        for key in object.keys where !keys.contains(key) {
+            let hint = EditDistance.closest(to: key, among: keys).map { "did you mean \"\($0)\"? " } ?? ""
+            throw fail("\(place) has \"\(key)\", which hooks do not take (\(hint)\(keys.joined(separator: ", ")))")
         }
         guard let command = object["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty,
             command.count == object["command"]?.arrayValue?.count, !command[0].isEmpty

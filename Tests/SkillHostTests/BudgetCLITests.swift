@@ -68,6 +68,10 @@ struct BudgetCLITests {
                 #"budgets.session has "dollars"; a budget counts tokens, tool_calls, seconds or cost"#
             ),
             (
+                #"{"budgets": {"turn": {"tool_call": 3}}}"#,
+                #"budgets.turn has "tool_call" (did you mean "tool_calls"?); a budget counts tokens, tool_calls, seconds or cost"#
+            ),
+            (
                 #"{"prices": {"m": {"input": 1}}}"#,
                 #"prices.m must be {"input": <per million>, "output": <per million>}"#
             ),

@@ -210,11 +210,15 @@ struct HooksCLITests {
         let cases: [(String, String)] = [
             (
                 #"{"before_cal": []}"#,
-                #""hooks" has "before_cal", which is not an event (before_call, after_call, permission, turn_start, turn_end)"#
+                #""hooks" has "before_cal", which is not an event (did you mean "before_call"? before_call, after_call, permission, turn_start, turn_end)"#
             ),
             (
                 #"{"before_call": [{"command": []}]}"#,
                 #"hooks.before_call[1] needs "command": the program and its arguments, like ["~/bin/audit", "--strict"]"#
+            ),
+            (
+                #"{"after_call": [{"command": ["x"], "on_eror": "allow"}]}"#,
+                #"hooks.after_call[1] has "on_eror", which hooks do not take (did you mean "on_error"? match, command, timeout_ms, on_error, sandbox)"#
             ),
             (
                 #"{"after_call": [{"command": ["x"], "timeout_ms": 0}]}"#,
