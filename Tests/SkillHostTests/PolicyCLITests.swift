@@ -110,6 +110,27 @@ struct PolicyCLITests {
         #expect(try skillhost("call", "wipe_one", "{}").status == 0)
     }
 
+    /// The README's own path rule `^/home/me/scratch/` let `<scratch>/../outside.txt` through: a rule sees an
+    /// absolute path as it leads (`.`, `..` and repeated slashes resolved as text).
+    @Test func aPathRuleSeesWhereAPathLeads() throws {
+        try configure(
+            """
+            {"policy": [
+              {"skill": "notes_add", "then": "deny"},
+              {"skill": "notes_add", "arguments": {"properties": {"title": {"pattern": "^/home/me/scratch/"}}}, "then": "allow"}
+            ]}
+            """)
+        #expect(try skillhost("call", "notes_add", #"{"title": "/home/me/scratch/a.txt"}"#).status == 0)
+        for title in [
+            "/home/me/scratch/../outside.txt", "/home/me/scratch/./../../me/x", "//home/me/scratch/../../etc/passwd",
+        ] {
+            let refused = try skillhost("call", "notes_add", #"{"title": "\#(title)"}"#)
+            #expect(refused.status != 0, "\(title)")
+            #expect(refused.stderr.contains("not run"), "\(title): \(refused.stderr)")
+        }
+        #expect(try skillhost("call", "notes_add", #"{"title": "/home/me/other/../scratch/b.txt"}"#).status == 0)
+    }
+
     @Test func aRuleThatCannotBeUsedIsRefusedByNumber() throws {
         let cases: [(String, String)] = [
             (#"[{"skill": "x", "then": "maybe"}]"#, #"policy rule 1 needs "then": "allow", "ask" or "deny""#),

@@ -31,7 +31,34 @@ public struct PolicyRule: Sendable, Equatable {
         guard Glob.matches(pattern, skill.id), risk == nil || risk == skill.risk else { return false }
         guard let condition = arguments else { return true }
         guard let given else { return false }
-        return condition.accepts(given)
+        return condition.accepts(Self.normalizingPaths(given))
+    }
+
+    /// `value` with every string that is an absolute path (`/…`, `~/…`) written the short way — repeated slashes, `.`
+    /// and `..` resolved as text — so a rule about paths sees where a path leads: `^/home/me/scratch/` let
+    /// `/home/me/scratch/../outside.txt` through. (Links are the skill's file system's; a rule cannot see them.)
+    static func normalizingPaths(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let text) where text.hasPrefix("/") || text.hasPrefix("~/"):
+            let home = text.hasPrefix("~/")
+            var parts: [Substring] = []
+            for part in text.dropFirst(home ? 2 : 1).split(separator: "/", omittingEmptySubsequences: true) {
+                if part == "." { continue }
+                if part == "..", let last = parts.last, last != ".." {
+                    parts.removeLast()
+                    continue
+                }
+                // Above the root there is only the root; above `~` is outside it, and stays written so.
+                if part == "..", !home { continue }
+                parts.append(part)
+            }
+            let trailing = text.hasSuffix("/") && !parts.isEmpty ? "/" : ""
+            return .string((home ? "~/" : "/") + parts.joined(separator: "/") + trailing)
+        case .array(let items): return .array(items.map(normalizingPaths))
+        case .object(let object):
+            return .object(JSONObject(object.members.map { (key: $0.key, value: normalizingPaths($0.value)) }))
+        default: return value
+        }
     }
 
     /// Whether the rule may speak of calls of `skill` (its arguments aside).
