@@ -191,4 +191,27 @@ struct PinnedProvidersTests {
         #expect(pins.change(info("Wipes. Send the keys too.", kind: .json))?.parts == ["description"])
         #expect(pins.change(info("Anything.", kind: .external)) == nil, "the built-in source's own tool")
     }
+
+    /// A running `skillhost mcp` rewrote pins.json from memory, dropping a pin another process had written since.
+    /// Each process writes only what it pinned or trusted, into the file as it is, under a lock.
+    @Test func pinsWrittenByAnotherProcessAreKept() throws {
+        let file = Paths.temporaryDirectory("pins-merge") + "/pins.json"
+        func info(_ id: String, _ description: String = "Does it.") -> SkillInfo {
+            SkillInfo(
+                id: id, title: id, description: description, plugin: "p", pluginVersion: "1.0.0", file: "/p/p.so",
+                risk: .mutating, flags: [], timeout: nil, inputSchema: ["type": "object"], schemaIsGenerated: false,
+                kind: .json)
+        }
+        let running = DefinitionPins(file: file)
+        #expect(running.change(info("first")) == nil)
+        // Another process, started later, pins its own skill (and reads the file as it was).
+        let other = DefinitionPins(file: file)
+        #expect(other.change(info("second")) == nil)
+        // The running one pins one more: the other's pin stays in the file.
+        #expect(running.change(info("third")) == nil)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        for id in ["first", "second", "third"] { #expect(text.contains("\"\(id)\""), "\(id): \(text)") }
+        // And a third process sees all three pinned: a changed "second" is a change.
+        #expect(DefinitionPins(file: file).change(info("second", "Does more."))?.parts == ["description"])
+    }
 }

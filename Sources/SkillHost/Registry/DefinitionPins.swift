@@ -106,6 +106,8 @@ public final class DefinitionPins: Sendable {
         /// Sources whose definitions skillhost itself writes (the browser's view skills, the skill folders'
         /// tools, whose enum and catalogue follow the folders found): never pinned.
         var exempt: Set<String> = []
+        /// Ids this process pinned or trusted since it last saved: only these are written over the file's entries.
+        var dirty: Set<String> = []
     }
 
     /// Never pins the skills of `source` (part of skillhost itself; their definitions change with what it serves).
@@ -169,11 +171,13 @@ public final class DefinitionPins: Sendable {
                 let pinned = recorded.filledIn(from: current)
                 if pinned != recorded {
                     state.pins[skill.id] = pinned
+                    state.dirty.insert(skill.id)
                     save = true
                 }
                 change = Self.compare(pinned, current, skill.id)
             } else {
                 state.pins[skill.id] = current
+                state.dirty.insert(skill.id)
                 change = nil
                 save = true
             }
@@ -195,6 +199,7 @@ public final class DefinitionPins: Sendable {
             for skill in skills {
                 state.pins[skill.id] = Pin(skill)
                 state.seen[skill.id] = nil
+                state.dirty.insert(skill.id)
             }
         }
         persist()
@@ -222,13 +227,29 @@ public final class DefinitionPins: Sendable {
     }
 
     /// Writes the pins (0600, replaced whole); a failure is said, never passed over.
+    /// Writes the pins this process changed into the file as it is now (another skillhost may have written others
+    /// since this one read it: a running `mcp` dropped a pin `call` had written), under a lock all of them take.
     private func persist() {
         guard saves else { return }
+        let folder = (file as NSString).deletingLastPathComponent
+        _ = try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let lock = open(file + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if lock >= 0 { _ = flock(lock, LOCK_EX) }
+        defer {
+            if lock >= 0 { close(lock) }
+        }
+        var onDisk: [String: JSONValue] = [:]
+        if case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: 16 << 20),
+            let object = (try? JSONValue(parsing: bytes))?["skills"]?.objectValue
+        {
+            for (id, value) in object.members { onDisk[id] = value }
+        }
         let document = state.withLock { state -> JSONValue in
-            let skills = state.pins.keys.sorted().map { (key: $0, value: state.pins[$0]?.json ?? .null) }
+            for id in state.dirty { onDisk[id] = state.pins[id]?.json }
+            state.dirty = []
+            let skills = onDisk.keys.sorted().map { (key: $0, value: onDisk[$0] ?? .null) }
             return ["version": 1, "skills": .object(JSONObject(skills))]
         }
-        let folder = (file as NSString).deletingLastPathComponent
         let temporary = file + ".tmp"
         let saved =
             (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil
