@@ -88,7 +88,7 @@ enum WebAssets {
     <button type="button" data-answer="no"><kbd>n</kbd> No</button>
     <button type="button" data-answer="always"><kbd>a</kbd> Always this session</button>
   </div>
-  <p class="hint">Esc answers no.</p>
+  <p class="hint">Enter and Esc answer no; a yes comes a moment after the question appears.</p>
 </dialog>
 </body>
 </html>

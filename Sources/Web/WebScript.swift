@@ -12,6 +12,8 @@ const cards = new Map();
 let turn = null;
 let segment = null;
 let asking = null;
+// When the question opened: a yes within the first moment is a key meant for something else (a message being typed).
+let askedAt = 0;
 let running = false;
 let undoable = false;
 // Delays from the server's event to this page having shown it, in milliseconds; the deltas received; when the page
@@ -127,6 +129,9 @@ function showCard(event) {
 
 function ask(event) {
   asking = event.id;
+  askedAt = performance.now();
+  // What will happen, in words (the skill's title), then exactly what runs below.
+  $("#confirm-title").textContent = `${event.title || event.skill}?`;
   $("#confirm-skill").textContent = event.skill;
   const risk = $("#confirm-risk");
   risk.textContent = event.risk;
@@ -137,7 +142,8 @@ function ask(event) {
   plan.hidden = !event.plan;
   const dialog = $("#confirm");
   if (!dialog.open) dialog.showModal();
-  dialog.querySelector("button").focus();
+  // Focus on No: Enter, or a message still being typed, never runs the call.
+  dialog.querySelector('button[data-answer="no"]').focus();
 }
 
 function closeQuestion(id) {
@@ -161,6 +167,8 @@ async function post(path, body) {
 async function answer(choice) {
   const id = asking;
   if (id === null) return;
+  // A yes in the first 600 ms after the question appeared is ignored: a deliberate act comes after reading it.
+  if (choice !== "no" && performance.now() - askedAt < 600) return;
   closeQuestion(id);
   await post("/api/confirm", { id, answer: choice });
 }

@@ -69,6 +69,9 @@ struct WebBrowserTests {
         #expect(seen["asked"]?["skill"] == "notes_delete", "\(seen)")
         #expect(seen["asked"]?["risk"] == "destructive")
         #expect(seen["asked"]?["arguments"] == #"{"id":5}"#)
+        // What will happen in words, and the focus on No (Enter or a message being typed runs nothing).
+        #expect(seen["asked"]?["title"] == "Delete a note?", "\(seen)")
+        #expect(seen["asked"]?["focused"] == "no" && seen["focused_again"] == "no", "\(seen)")
         #expect(seen["declined"]?["phase"] == "failed")
         #expect(seen["declined"]?["summary"]?.stringValue?.contains("not run") == true, "\(seen)")
         #expect(seen["accepted"]?["phase"] != "running")

@@ -76,13 +76,17 @@ def confirm(page, seen):
     dialog = page.locator("#confirm")
     dialog.wait_for(state="visible", timeout=WAIT)
     seen["asked"] = {"skill": page.inner_text("#confirm-skill"), "risk": page.inner_text("#confirm-risk"),
-                     "arguments": page.inner_text("#confirm-arguments")}
+                     "arguments": page.inner_text("#confirm-arguments"), "title": page.inner_text("#confirm-title"),
+                     "focused": page.evaluate("document.activeElement?.dataset.answer || ''")}
     page.keyboard.press("n")
     page.wait_for_selector('.card[data-phase="failed"]', timeout=WAIT)
     ready(page)
     seen["declined"] = card_state(page.locator(".card").last)
     send(page, "delete note 5")
     dialog.wait_for(state="visible", timeout=WAIT)
+    # Enter on the focused button answers no; then, after the first moment, a deliberate y.
+    seen["focused_again"] = page.evaluate("document.activeElement?.dataset.answer || ''")
+    page.wait_for_timeout(700)
     page.keyboard.press("y")
     until(page, "document.querySelectorAll('.card[data-phase]').length === 2 && "
           "document.querySelectorAll('.card[data-phase=\"running\"]').length === 0")
@@ -190,6 +194,7 @@ def undo(page, seen):
     seen["undo_before"] = page.is_disabled("#undo")
     send(page, 'add a note titled "milk"')
     page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    page.wait_for_timeout(700)  # a yes counts once the question has been up a moment
     page.keyboard.press("y")
     page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
     ready(page)
@@ -210,6 +215,7 @@ def composite(page, seen):
     send(page, "add milk and eggs")
     page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
     seen["plan"] = page.evaluate("[...document.querySelectorAll('#confirm-plan li')].map(li => li.textContent)")
+    page.wait_for_timeout(700)  # a yes counts once the question has been up a moment
     page.keyboard.press("y")
     page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
     ready(page)
