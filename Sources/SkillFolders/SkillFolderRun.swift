@@ -43,10 +43,11 @@ extension SkillFolderTools {
             commandArguments = [script] + given
         }
         // What the person granted this folder (never a name it declares), and nothing its arguments name: the
-        // model chose them.
-        var sandbox = settings.grants.grant(for: skill)?.sandbox ?? Sandbox()
+        // model chose them. The folder is resolved once: the one granted is the one given to the script.
+        let realFolder = SkillFolderFiles.realPath(skill.folder)
+        var sandbox = settings.grants.grant(for: skill, realFolder: realFolder)?.sandbox ?? Sandbox()
         sandbox.readsArgumentFiles = false
-        if let folder = SkillFolderFiles.realPath(skill.folder) {
+        if let folder = realFolder {
             // A folder linked in from where it holds too much (a link to the home folder) is not given to a script.
             let home = SkillFolderFiles.realPath(settings.grants.home) ?? settings.grants.home
             guard !SandboxPlan.holdsTooMuch(folder, home: home) else {

@@ -19,9 +19,10 @@ package struct SkillGrants: Sendable {
         self.home = home
     }
 
-    /// The grant for `skill`, and the key it was found under.
-    package func grant(for skill: SkillFolder) -> (key: String, sandbox: Sandbox)? {
-        let folder = SkillFolderFiles.realPath(skill.folder)
+    /// The grant for `skill`, and the key it was found under; `realFolder` is its folder's real path when the
+    /// caller resolved it already (and then uses that same path: the folder matched is the folder given).
+    package func grant(for skill: SkillFolder, realFolder: String? = nil) -> (key: String, sandbox: Sandbox)? {
+        let folder = realFolder ?? SkillFolderFiles.realPath(skill.folder)
         for (key, sandbox) in byKey where key.hasPrefix("/") || key.hasPrefix("~") {
             if let folder, SkillFolderFiles.realPath(expand(key)) == folder { return (key, sandbox) }
         }

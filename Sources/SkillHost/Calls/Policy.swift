@@ -31,7 +31,7 @@ public struct PolicyRule: Sendable, Equatable {
         guard Glob.matches(pattern, skill.id), risk == nil || risk == skill.risk else { return false }
         guard let condition = arguments else { return true }
         guard let given else { return false }
-        return condition.accepts(Self.normalizingPaths(given))
+        return condition.accepts(given)
     }
 
     /// `value` with every string that is an absolute path (`/…`, `~/…`) written the short way — repeated slashes, `.`
@@ -159,7 +159,15 @@ public struct Policy: Sendable, Equatable {
 
     /// The matching rules for a call of `skill` with `arguments` (nil: not known), the deciding one first.
     public func rules(for skill: SkillInfo, arguments: JSONValue?) -> [PolicyRule] {
-        rules.filter { $0.matches(skill, arguments: arguments) }.sorted { Self.rank($0) > Self.rank($1) }
+        let seen = pathsAsTheyLead(arguments)
+        return rules.filter { $0.matches(skill, arguments: seen) }.sorted { Self.rank($0) > Self.rank($1) }
+    }
+
+    /// The arguments as rules about arguments see them (`PolicyRule.normalizingPaths`), once a call — and only when
+    /// some rule looks at arguments.
+    private func pathsAsTheyLead(_ arguments: JSONValue?) -> JSONValue? {
+        guard let arguments, rules.contains(where: { $0.arguments != nil }) else { return arguments }
+        return PolicyRule.normalizingPaths(arguments)
     }
 
     /// The rules that may speak of calls of `skill` (those about arguments included), most specific first.
@@ -169,7 +177,8 @@ public struct Policy: Sendable, Equatable {
 
     /// The deciding rule for a call of `skill` with `arguments`, if any.
     public func rule(for skill: SkillInfo, arguments: JSONValue?) -> PolicyRule? {
-        rules.filter { $0.matches(skill, arguments: arguments) }.max { Self.rank($0) < Self.rank($1) }
+        let seen = pathsAsTheyLead(arguments)
+        return rules.filter { $0.matches(skill, arguments: seen) }.max { Self.rank($0) < Self.rank($1) }
     }
 
     /// The deciding rule among those about every call of `id` (no risk or arguments condition).

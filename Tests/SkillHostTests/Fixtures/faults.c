@@ -273,16 +273,22 @@ static int count_files(void *state, const skill_call_api *api, skill_call *call,
     return SKILL_OK;
 }
 
-/* Finds the worker's lane (the mapping of the memfd "skillhost-lane") and rings the host's bell out of protocol —
-   its word at offset 72 (see shared_lane.c), a futex wake each time — for up to 5 s, then answers. */
-static int ring_bell(void *state, const skill_call_api *api, skill_call *call, const char *args) {
-    (void)state, (void)args;
+/* Where the worker mapped its lane (the memfd "skillhost-lane"), from /proc/self/maps; 0 when it has none. */
+static unsigned long lane_address(void) {
     FILE *maps = fopen("/proc/self/maps", "re");
     char line[512];
     unsigned long start = 0;
     while (maps && fgets(line, sizeof line, maps))
         if (strstr(line, "skillhost-lane") && sscanf(line, "%lx-", &start) == 1) break;
     if (maps) fclose(maps);
+    return start;
+}
+
+/* Finds the worker's lane (the mapping of the memfd "skillhost-lane") and rings the host's bell out of protocol —
+   its word at offset 72 (see shared_lane.c), a futex wake each time — for up to 5 s, then answers. */
+static int ring_bell(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)state, (void)args;
+    unsigned long start = lane_address();
     if (!start) {
         api->set_error(call, "no lane");
         return SKILL_ERR_FAILED;
@@ -304,12 +310,7 @@ static int ring_bell(void *state, const skill_call_api *api, skill_call *call, c
    then crashes. */
 static int forge_then_crash(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
-    FILE *maps = fopen("/proc/self/maps", "re");
-    char line[512];
-    unsigned long start = 0;
-    while (maps && fgets(line, sizeof line, maps))
-        if (strstr(line, "skillhost-lane") && sscanf(line, "%lx-", &start) == 1) break;
-    if (maps) fclose(maps);
+    unsigned long start = lane_address();
     if (!start) {
         api->set_error(call, "no lane");
         return SKILL_ERR_FAILED;
