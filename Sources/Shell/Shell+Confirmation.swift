@@ -56,6 +56,8 @@ extension Shell {
             say(
                 "  Run it? " + terminal.bold("y") + " yes · " + terminal.bold("n") + " no · " + terminal.bold("a")
                     + " always for this call this session · Esc no ")
+            // What was typed before the question appeared is not an answer to it.
+            _ = tcflush(STDIN_FILENO, TCIFLUSH)
             while true {
                 _ = skillhost_sigint_take()
                 Signals.unblock()

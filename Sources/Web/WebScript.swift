@@ -436,6 +436,8 @@ $("#confirm").addEventListener("cancel", (cancel) => { cancel.preventDefault(); 
 $("#confirm").addEventListener("keydown", (key) => {
   const choice = { y: "yes", n: "no", a: "always" }[key.key.toLowerCase()];
   if (choice) { key.preventDefault(); answer(choice); }
+  // Any other letter is no: a message still being typed must not reach a y or an a later on.
+  else if (key.key.length === 1) { key.preventDefault(); answer("no"); }
 });
 signIn();
 """#

@@ -1,50 +1,66 @@
 import SkillJSON
 
-/// The keywords of JSON Schema (draft 2020-12) a rule's `arguments` schema may use. The standard ignores a keyword it
-/// does not know — so a misspelt `"maximun": 0` made a rule match every call; in config.json such a keyword is an
-/// error with a suggestion.
+/// The keywords a rule's `arguments` schema may use: those skillhost's validator checks (SchemaCompiler) and
+/// annotations that change nothing. JSON Schema ignores a keyword it does not know — a misspelt `"maximun": 0` made
+/// a rule match every call — and skillhost's validator does not check some it knows (`propertyNames`,
+/// `dependentRequired`, `format`…): in config.json either is an error, so a rule never matches more than it says.
 enum SchemaKeywords {
     /// Keywords whose value is a schema.
-    static let schema = [
-        "additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems",
-        "unevaluatedProperties", "additionalItems",
-    ]
+    static let schema = ["additionalProperties", "not", "if", "then", "else"]
     /// Keywords whose value is an object of schemas.
-    static let schemaMaps = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
+    static let schemaMaps = ["properties", "patternProperties", "$defs", "definitions"]
     /// Keywords whose value is an array of schemas.
     static let schemaLists = ["allOf", "anyOf", "oneOf", "prefixItems"]
     /// Keywords whose value is data or a number, never a schema.
     static let values = [
         "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-        "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
-        "maxProperties", "minProperties", "required", "dependentRequired", "format", "title", "description",
-        "default", "examples", "deprecated", "readOnly", "writeOnly", "$schema", "$id", "$ref", "$anchor",
-        "$dynamicRef", "$dynamicAnchor", "$comment", "$vocabulary", "contentEncoding", "contentMediaType",
-        "contentSchema", "dependencies",
+        "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties",
+        "required", "$id", "$ref", "$anchor",
     ]
-    static let all = schema + schemaMaps + schemaLists + values
+    /// Annotations: they check nothing and change nothing.
+    static let annotations = [
+        "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$schema", "$comment",
+    ]
+    /// Keywords of JSON Schema that skillhost's validator does not check.
+    static let unchecked = [
+        "propertyNames", "contains", "maxContains", "minContains", "dependentRequired", "dependentSchemas",
+        "unevaluatedItems", "unevaluatedProperties", "additionalItems", "format", "contentEncoding",
+        "contentMediaType", "contentSchema", "dependencies", "$dynamicRef", "$dynamicAnchor", "$vocabulary",
+        "$recursiveRef", "$recursiveAnchor",
+    ]
+    static let checked = schema + schemaMaps + schemaLists + values + ["items"] + annotations
 
-    /// The first keyword of `schema` (at any depth) that JSON Schema does not know, as a sentence naming where it is
-    /// and what was probably meant; nil when there is none.
+    /// The first keyword of `schema` (at any depth) a rule cannot rely on, as a sentence naming where it is and what
+    /// to do; nil when there is none.
     static func unknown(in schema: JSONValue, at pointer: String = "") -> String? {
         guard case .object(let object) = schema else { return nil }
+        let place = pointer.isEmpty ? "its top" : pointer
         for (key, value) in object.members {
             let here = pointer + "/" + key
-            if !all.contains(key) {
-                let hint = EditDistance.closest(to: key, among: all).map { " (did you mean \"\($0)\"?)" } ?? ""
-                return "has \"\(key)\" at \(pointer.isEmpty ? "its top" : pointer), which JSON Schema does not know"
-                    + hint
+            if unchecked.contains(key) {
+                return "has \"\(key)\" at \(place), which skillhost's rules do not check; express the condition "
+                    + "with the keywords they do (properties, pattern, enum, maximum, required…)"
             }
-            if Self.schema.contains(key), let problem = unknown(in: value, at: here) { return problem }
-            if schemaMaps.contains(key), case .object(let members) = value {
-                for (name, member) in members.members {
-                    if let problem = unknown(in: member, at: here + "/" + name) { return problem }
+            if !checked.contains(key) {
+                let hint = EditDistance.closest(to: key, among: checked).map { " (did you mean \"\($0)\"?)" } ?? ""
+                return "has \"\(key)\" at \(place), which JSON Schema does not know" + hint
+            }
+            var members: [(String, JSONValue)] = []
+            if Self.schema.contains(key) || key == "items" {
+                if case .array(let list) = value {
+                    members = list.enumerated().map { ("/\($0.offset)", $0.element) }
+                } else {
+                    members = [("", value)]
                 }
             }
-            if schemaLists.contains(key), case .array(let members) = value {
-                for (index, member) in members.enumerated() {
-                    if let problem = unknown(in: member, at: here + "/\(index)") { return problem }
-                }
+            if schemaMaps.contains(key), case .object(let map) = value {
+                members = map.members.map { ("/" + $0.key, $0.value) }
+            }
+            if schemaLists.contains(key), case .array(let list) = value {
+                members = list.enumerated().map { ("/\($0.offset)", $0.element) }
+            }
+            for (suffix, member) in members {
+                if let problem = unknown(in: member, at: here + suffix) { return problem }
             }
         }
         return nil

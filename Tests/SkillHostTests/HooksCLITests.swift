@@ -147,6 +147,13 @@ struct HooksCLITests {
             writable.stderr.contains(
                 "could not start (\(path) can be changed by other users (mode 777); chmod go-w it)"),
             "\(writable.stderr)")
+        // Run through an interpreter, the script is what decides: it is checked too.
+        try configure(#"{"permission": [{"match": "notes_delete", "command": ["/bin/sh", "\#(path)"]}]}"#)
+        let interpreted = try skillhost("call", "notes_delete", #"{"id": 1}"#)
+        #expect(
+            interpreted.stderr.contains(
+                "could not start (\(path) can be changed by other users (mode 777); chmod go-w it)"),
+            "\(interpreted.stderr)")
         chmod(path, 0o755)
         #expect(try skillhost("call", "notes_delete", #"{"id": 1}"#).status == 0, "only the person can change it now")
     }

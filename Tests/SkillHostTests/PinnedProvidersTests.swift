@@ -213,5 +213,11 @@ struct PinnedProvidersTests {
         for id in ["first", "second", "third"] { #expect(text.contains("\"\(id)\""), "\(id): \(text)") }
         // And a third process sees all three pinned: a changed "second" is a change.
         #expect(DefinitionPins(file: file).change(info("second", "Does more."))?.parts == ["description"])
+        // The running one meets "fourth" only after another process pinned it; changed since, it is a change for
+        // the running one too (it used to pin what it saw over the other's pin, approving the change).
+        #expect(DefinitionPins(file: file).change(info("fourth")) == nil)
+        #expect(running.change(info("fourth", "Does something else."))?.parts == ["description"])
+        #expect(try String(contentsOfFile: file, encoding: .utf8).contains("Does it."))
+        #expect(!(try String(contentsOfFile: file, encoding: .utf8)).contains("Does something else."))
     }
 }

@@ -128,7 +128,13 @@ struct PolicyCLITests {
             #expect(refused.status != 0, "\(title)")
             #expect(refused.stderr.contains("not run"), "\(title): \(refused.stderr)")
         }
-        #expect(try skillhost("call", "notes_add", #"{"title": "/home/me/other/../scratch/b.txt"}"#).status == 0)
+        // An allow rule must hold for the path as written and as it leads.
+        #expect(try skillhost("call", "notes_add", #"{"title": "/home/me/other/../scratch/b.txt"}"#).status != 0)
+        // A deny rule holds for either: a string that only starts like a path is judged as written too.
+        try configure(
+            #"{"policy": [{"skill": "notes_add", "arguments": {"properties": {"body": {"pattern": "\\.\\./"}}}, "then": "deny"}]}"#
+        )
+        #expect(try skillhost("call", "notes_add", #"{"title": "t", "body": "/srv/app/link/../secret"}"#).status != 0)
     }
 
     @Test func aRuleThatCannotBeUsedIsRefusedByNumber() throws {
@@ -152,6 +158,10 @@ struct PolicyCLITests {
             (
                 #"[{"skill": "notes_delete", "arguments": {"properties": {"id": {"maximun": 0}}}, "then": "allow"}]"#,
                 #"policy rule 1: its "arguments" schema has "maximun" at /properties/id, which JSON Schema does not know (did you mean "maximum"?)"#
+            ),
+            (
+                #"[{"skill": "x", "arguments": {"propertyNames": {"enum": ["title"]}}, "then": "allow"}]"#,
+                #"policy rule 1: its "arguments" schema has "propertyNames" at its top, which skillhost's rules do not check; express the condition with the keywords they do (properties, pattern, enum, maximum, required…)"#
             ),
             (
                 #"[{"skill": "x", "arguments": {"anyOf": [{"type": "object"}, {"requird": ["a"]}]}, "then": "deny"}]"#,

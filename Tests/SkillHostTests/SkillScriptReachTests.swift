@@ -222,7 +222,8 @@ struct SkillScriptReachTests {
     }
 
     /// Installing a skill folder that holds a FIFO hung until killed and left `.installing-*` behind: only files,
-    /// folders and links are copied, the rest is named, and nothing is left over.
+    /// folders and links inside the folder are copied, the rest is named (quoted: a file name is a stranger's text),
+    /// and nothing is left over.
     @Test func installingAFolderWithAFIFOCopiesWhatIsCopiableAndSaysWhatIsNot() async throws {
         let source = home + "/incoming/fifo-skill"
         try FileManager.default.createDirectory(atPath: source + "/scripts", withIntermediateDirectories: true)
@@ -239,15 +240,36 @@ struct SkillScriptReachTests {
         #expect(result.status == 0, "\(result.stderr)")
         let target = home + "/data/skillhost/skills"
         #expect(
-            result.stdout.hasSuffix(
-                "  warning: scripts/pipe was not copied: only files, folders and symbolic links are (it is a FIFO, "
-                    + "socket or device, or lies too deep)\n"), "\(result.stdout)")
+            result.stdout.contains(
+                #"  warning: "scripts/pipe" was not copied: only files, folders and links are copied (it is a FIFO, socket or device)"#
+                    + "\n"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                #"  warning: "key" was not copied: it is a link that leads out of the folder (or nowhere)"# + "\n"),
+            "\(result.stdout)")
         #expect(FileManager.default.isExecutableFile(atPath: target + "/fifo-skill/scripts/hi.sh"))
         #expect(!FileManager.default.fileExists(atPath: target + "/fifo-skill/scripts/pipe"))
         #expect(
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: target + "/fifo-skill/key"))
-                == home + "/.ssh/id_rsa", "a link is copied as a link")
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: target + "/fifo-skill/key")) == nil,
+            "a link out of the folder is not copied")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: target).filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// A folder past the bounds (5,000 entries, counted as they are copied) is not installed, and leaves nothing.
+    @Test func installingAFolderPastItsBoundsLeavesNothing() async throws {
+        let source = home + "/incoming/many"
+        try FileManager.default.createDirectory(atPath: source + "/assets", withIntermediateDirectories: true)
+        try "---\nname: many\ndescription: Holds too much. Use when testing.\n---\nRun it.\n".write(
+            toFile: source + "/SKILL.md", atomically: true, encoding: .utf8)
+        for index in 0..<5001 { FileManager.default.createFile(atPath: source + "/assets/\(index)", contents: nil) }
+        let result = try await skillhost(["plugin", "install", source])
+        #expect(result.status != 0)
+        #expect(
+            result.stderr.hasSuffix(
+                "skillhost: not installed: \(source) holds more than 5000 files or 64 MB; a skill folder is "
+                    + "instructions, scripts and small assets\n"), "\(result.stderr)")
+        let target = home + "/data/skillhost/skills"
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: target))?.isEmpty ?? true)
     }
 }

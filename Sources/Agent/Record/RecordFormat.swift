@@ -122,11 +122,16 @@ enum RecordFormat {
         configuration.budgets.turn.seconds = nil
         configuration.budgets.session.seconds = nil
         guard let limits else { return configuration }
-        if let steps = limits["steps"]?.doubleValue { configuration.stepLimit = Int(steps) }
+        // A record is a stranger's file: its numbers are range-checked before they become integers (1e300 trapped).
+        func count(_ value: JSONValue?) -> Int? {
+            guard let number = value?.doubleValue, number.isFinite, number >= 0, number <= 1e12 else { return nil }
+            return Int(number)
+        }
+        if let steps = count(limits["steps"]), steps >= 1 { configuration.stepLimit = min(steps, 1000) }
         func read(_ value: JSONValue?) -> BudgetLimits {
             BudgetLimits(
-                tokens: value?["tokens"]?.doubleValue.map { Int($0) },
-                toolCalls: value?["tool_calls"]?.doubleValue.map { Int($0) }, cost: value?["cost"]?.doubleValue)
+                tokens: count(value?["tokens"]), toolCalls: count(value?["tool_calls"]),
+                cost: value?["cost"]?.doubleValue.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
         }
         configuration.budgets.turn = read(limits["turn"])
         configuration.budgets.session = read(limits["session"])

@@ -8,6 +8,7 @@ package struct SessionReplayer: Sendable {
     package let record: SessionRecord
     package let log = ReplayLog()
     let live: Bool
+    let answersFromRecord: Bool
     let session: AgentSession
 
     /// With `live`, a confirmation the record answered yes is a stranger's yes (a record is a file anyone can write):
@@ -20,7 +21,14 @@ package struct SessionReplayer: Sendable {
         self.live = live
         let log = self.log
         let skills = ReplaySkills(registry: registry, record: record, log: log, live: live)
-        let configuration = record.configuration(base: base)
+        var configuration = record.configuration(base: base)
+        // Live, the file does not decide what the real plugins may cost: the person's budgets hold, and the record's
+        // waivers are not taken (`run`), unless told to take the record's answers.
+        if live && !answersFromRecord {
+            configuration.budgets = base.budgets
+            (configuration.budgets.turn.seconds, configuration.budgets.session.seconds) = (nil, nil)
+        }
+        self.answersFromRecord = answersFromRecord
         var conversation = Conversation(system: configuration.systemPrompt)
         if !record.conversation.isEmpty {
             conversation = Conversation()
@@ -54,7 +62,15 @@ package struct SessionReplayer: Sendable {
             switch action {
             case .turn(let prompt): stream = session.send(prompt)
             case .continued(let waived, let forSession):
-                if let waived { session.waive(key: waived, forSession: forSession) }
+                if let waived {
+                    if live && !answersFromRecord {
+                        log.note(
+                            "the record waives the \(waived) budget; a live replay keeps your budgets "
+                                + "(--answers-from-record takes the record's)")
+                    } else {
+                        session.waive(key: waived, forSession: forSession)
+                    }
+                }
                 stream = session.continueTurn()
             case .rewind(let number):
                 guard let plan = RewindPlan(session, number: number) else {

@@ -15,7 +15,19 @@ enum HookProcess {
         }
         // A hook decides for the person: one that others can change is theirs, not the person's (as ssh refuses
         // keys others can write).
-        if let reason = writableByOthers(program) { return .failure(.cannotStart(reason)) }
+        // Its program, and the files its command line names (`["/bin/sh", "~/hooks/approve.sh"]`: the script decides).
+        let home = ProcessInfo.processInfo.environment["HOME"]
+        let named = hook.command.dropFirst().compactMap { argument -> String? in
+            if argument.hasPrefix("~/"), let home { return home + argument.dropFirst(1) }
+            return argument.hasPrefix("/") ? argument : nil
+        }
+        let scripts = named.filter { path in
+            var info = stat()
+            return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        }
+        for path in [program] + scripts {
+            if let reason = writableByOthers(path) { return .failure(.cannotStart(reason)) }
+        }
         var path = program
         var arguments = Array(hook.command.dropFirst())
         if var sandbox = hook.sandbox {
@@ -63,6 +75,10 @@ enum HookProcess {
         while path != "/" {
             path = (path as NSString).deletingLastPathComponent
             guard stat(path, &info) == 0 else { return nil }
+            if info.st_uid != me && info.st_uid != 0 {
+                return "\(program) lies in \(path), which belongs to another user; move the hook into a folder of "
+                    + "your own"
+            }
             let sticky = info.st_mode & S_ISVTX != 0
             if info.st_mode & 0o022 != 0 && !sticky {
                 return "\(program) lies in \(path), which other users can write (mode "

@@ -157,7 +157,8 @@ final class Invoker: Sendable {
             return handle
         case .plugin(let skill):
             let job = job(skill, prepared, invocation)
-            let finish: @Sendable (SkillOutcome) -> Void = { [self] outcome in
+            let finish: @Sendable (SkillOutcome) -> Void = { [self] ended in
+                let outcome = ownUndo(ended, of: skill)
                 prepared.release()
                 afterCall(invocation, prepared.entry, arguments: prepared.arguments, outcome)
                 completion(outcome)

@@ -27,11 +27,16 @@ public struct PolicyRule: Sendable, Equatable {
 
     /// Whether the rule speaks of a call of `skill` with `arguments` (nil when they are not known: a rule that
     /// looks at arguments then does not apply).
-    func matches(_ skill: SkillInfo, arguments given: JSONValue?) -> Bool {
+    /// `leading` is `given` with its paths as they lead (`normalizingPaths`): a rule that allows must accept both
+    /// spellings, one that asks or denies either — a string that only looks like a path (`/usr/bin/curl https://…`)
+    /// is judged as written too.
+    func matches(_ skill: SkillInfo, arguments given: JSONValue?, leading: JSONValue? = nil) -> Bool {
         guard Glob.matches(pattern, skill.id), risk == nil || risk == skill.risk else { return false }
         guard let condition = arguments else { return true }
         guard let given else { return false }
-        return condition.accepts(given)
+        guard let leading, leading != given else { return condition.accepts(given) }
+        if decision == .allow { return condition.accepts(given) && condition.accepts(leading) }
+        return condition.accepts(given) || condition.accepts(leading)
     }
 
     /// `value` with every string that is an absolute path (`/…`, `~/…`) written the short way — repeated slashes, `.`
@@ -159,8 +164,10 @@ public struct Policy: Sendable, Equatable {
 
     /// The matching rules for a call of `skill` with `arguments` (nil: not known), the deciding one first.
     public func rules(for skill: SkillInfo, arguments: JSONValue?) -> [PolicyRule] {
-        let seen = pathsAsTheyLead(arguments)
-        return rules.filter { $0.matches(skill, arguments: seen) }.sorted { Self.rank($0) > Self.rank($1) }
+        let leading = pathsAsTheyLead(arguments)
+        return rules.filter { $0.matches(skill, arguments: arguments, leading: leading) }.sorted {
+            Self.rank($0) > Self.rank($1)
+        }
     }
 
     /// The arguments as rules about arguments see them (`PolicyRule.normalizingPaths`), once a call — and only when
@@ -177,8 +184,10 @@ public struct Policy: Sendable, Equatable {
 
     /// The deciding rule for a call of `skill` with `arguments`, if any.
     public func rule(for skill: SkillInfo, arguments: JSONValue?) -> PolicyRule? {
-        let seen = pathsAsTheyLead(arguments)
-        return rules.filter { $0.matches(skill, arguments: seen) }.max { Self.rank($0) < Self.rank($1) }
+        let leading = pathsAsTheyLead(arguments)
+        return rules.filter { $0.matches(skill, arguments: arguments, leading: leading) }.max {
+            Self.rank($0) < Self.rank($1)
+        }
     }
 
     /// The deciding rule among those about every call of `id` (no risk or arguments condition).

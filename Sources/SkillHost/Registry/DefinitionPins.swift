@@ -106,8 +106,11 @@ public final class DefinitionPins: Sendable {
         /// Sources whose definitions skillhost itself writes (the browser's view skills, the skill folders'
         /// tools, whose enum and catalogue follow the folders found): never pinned.
         var exempt: Set<String> = []
-        /// Ids this process pinned or trusted since it last saved: only these are written over the file's entries.
+        /// Ids this process trusted (or filled in) since it last saved: written over the file's entries.
         var dirty: Set<String> = []
+        /// Ids this process pinned as first seen since it last saved: written only where the file has none (another
+        /// process's pin, written meanwhile, stands).
+        var firstSeen: Set<String> = []
     }
 
     /// Never pins the skills of `source` (part of skillhost itself; their definitions change with what it serves).
@@ -153,42 +156,70 @@ public final class DefinitionPins: Sendable {
     /// How `skill` differs from its pinned definition; nil when it does not (one seen for the first time is
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
-        let (change, save) = state.withLock { state -> (Change?, Bool) in
-            // A built-in source's own skills (external, by the source's name): a plugin that calls itself `skills`
-            // is pinned like any other.
-            if case .external = skill.kind, state.exempt.contains(skill.plugin) { return (nil, false) }
-            if let seen = state.seen[skill.id] {
-                if seen.serial == skill.serial { return (seen.change, false) }
-                if seen.matches(skill) {
-                    state.seen[skill.id]?.serial = skill.serial
-                    return (seen.change, false)
+        // A skill this process has no pin for may have been pinned by another process since this one read the file
+        // (a running `mcp`, then `list`): the file is asked before the definition in hand is taken as first seen.
+        var fromDisk: Pin?
+        var asked = false
+        while true {
+            let decided = state.withLock { state -> (change: Change?, save: Bool)? in
+                // A built-in source's own skills (external, by the source's name): a plugin that calls itself
+                // `skills` is pinned like any other.
+                if case .external = skill.kind, state.exempt.contains(skill.plugin) { return (nil, false) }
+                if let seen = state.seen[skill.id] {
+                    if seen.serial == skill.serial { return (seen.change, false) }
+                    if seen.matches(skill) {
+                        state.seen[skill.id]?.serial = skill.serial
+                        return (seen.change, false)
+                    }
                 }
+                if state.pins[skill.id] == nil {
+                    guard asked else { return nil }
+                    if let fromDisk { state.pins[skill.id] = fromDisk }
+                }
+                return Self.decide(skill, &state)
             }
-            var save = false
-            let current = Pin(skill)
-            let change: Change?
-            if let recorded = state.pins[skill.id] {
-                let pinned = recorded.filledIn(from: current)
-                if pinned != recorded {
-                    state.pins[skill.id] = pinned
-                    state.dirty.insert(skill.id)
-                    save = true
-                }
-                change = Self.compare(pinned, current, skill.id)
-            } else {
-                state.pins[skill.id] = current
+            guard let decided else {
+                asked = true
+                fromDisk = diskPin(skill.id)
+                continue
+            }
+            if decided.save { persist() }
+            return decided.change
+        }
+    }
+
+    /// How `skill` compares with its pin in `state` (pinned now when it has none), and whether to save.
+    private static func decide(_ skill: SkillInfo, _ state: inout State) -> (change: Change?, save: Bool) {
+        var save = false
+        let current = Pin(skill)
+        let change: Change?
+        if let recorded = state.pins[skill.id] {
+            let pinned = recorded.filledIn(from: current)
+            if pinned != recorded {
+                state.pins[skill.id] = pinned
                 state.dirty.insert(skill.id)
-                change = nil
                 save = true
             }
-            state.seen[skill.id] = Seen(
-                serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
-                output: skill.outputSchema, risk: skill.risk, plugin: skill.plugin, file: skill.file,
-                declares: skill.declares, kind: skill.kind, change: change)
-            return (change, save)
+            change = compare(pinned, current, skill.id)
+        } else {
+            state.pins[skill.id] = current
+            state.firstSeen.insert(skill.id)
+            change = nil
+            save = true
         }
-        if save { persist() }
-        return change
+        state.seen[skill.id] = Seen(
+            serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
+            output: skill.outputSchema, risk: skill.risk, plugin: skill.plugin, file: skill.file,
+            declares: skill.declares, kind: skill.kind, change: change)
+        return (change, save)
+    }
+
+    /// The pin the file holds for `id` now, if any.
+    private func diskPin(_ id: String) -> Pin? {
+        guard saves, case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: 16 << 20),
+            let value = (try? JSONValue(parsing: bytes))?["skills"]?[id]
+        else { return nil }
+        return Pin(value)
     }
 
     /// Records the current definitions of `skills` as approved. Returns those that had changed.
@@ -246,7 +277,16 @@ public final class DefinitionPins: Sendable {
         }
         let document = state.withLock { state -> JSONValue in
             for id in state.dirty { onDisk[id] = state.pins[id]?.json }
-            state.dirty = []
+            for id in state.firstSeen.subtracting(state.dirty) {
+                if let theirs = onDisk[id], let pin = Pin(theirs) {
+                    // Pinned by another process meanwhile: its pin stands, and this process compares with it.
+                    state.pins[id] = pin
+                    state.seen[id] = nil
+                } else {
+                    onDisk[id] = state.pins[id]?.json
+                }
+            }
+            (state.dirty, state.firstSeen) = ([], [])
             let skills = onDisk.keys.sorted().map { (key: $0, value: onDisk[$0] ?? .null) }
             return ["version": 1, "skills": .object(JSONObject(skills))]
         }

@@ -78,7 +78,9 @@ async def sdk(mode: str) -> None:
         progressed = await client.call_tool("progress", {}, progress_callback=on_progress)
         confirmed = await client.call_tool("notes_delete", {"id": 999999})
         declined = await client.call_tool("notes_delete", {"id": 999999})
-        target = f"dropped-{mode}.so"
+        # The same file name each run: a pinned skill answered from another file is another provider, unapproved
+        # until trusted (and then not listed to the client).
+        target = "dropped.so"
         notified = False
         try:
             if mode == "legacy":

@@ -78,7 +78,7 @@ def confirm(page, seen):
     seen["asked"] = {"skill": page.inner_text("#confirm-skill"), "risk": page.inner_text("#confirm-risk"),
                      "arguments": page.inner_text("#confirm-arguments"), "title": page.inner_text("#confirm-title"),
                      "focused": page.evaluate("document.activeElement?.dataset.answer || ''")}
-    page.keyboard.press("n")
+    page.keyboard.press("w")  # any key but y or a is no (a message being typed)
     page.wait_for_selector('.card[data-phase="failed"]', timeout=WAIT)
     ready(page)
     seen["declined"] = card_state(page.locator(".card").last)
