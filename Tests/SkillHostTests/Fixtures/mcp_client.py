@@ -33,7 +33,9 @@ async def run(mode: str) -> None:
             unknown = str(error)
         # Hot reload: a plugin dropped into the served folder becomes notifications/tools/list_changed — on a
         # subscriptions/listen stream in the stateless generation (never unasked), unasked in the handshake one.
-        target = os.path.join(folder, f"dropped-{mode}.so")
+        # The same file name each run: a pinned skill answered from another file is another provider, unapproved
+        # until trusted (and then not listed to the client).
+        target = os.path.join(folder, "dropped.so")
 
         def drop() -> None:
             shutil.copy(plugin, target + ".partial")
