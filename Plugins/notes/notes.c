@@ -141,11 +141,61 @@ static int finish_with_note(sqlite3 *db, const skill_call_api *api, skill_call *
     return SKILL_OK;
 }
 
-static void set_undo_for(const skill_call_api *api, skill_call *call, const char *skill, sqlite3_stmt *row) {
-    buffer b = {NULL, 0, 0};
-    put_note(&b, row);
-    if (b.data) api->set_undo(call, skill, b.data);
-    free(b.data);
+/* Starts an undo's arguments with the note at `row` as it is (the trailing "}" left off, for what follows). */
+static void put_note_open(buffer *b, sqlite3_stmt *row) {
+    put_note(b, row);
+    if (b->data && b->length > 0) b->data[--b->length] = '\0';
+}
+
+/* An undo carries what its change left: "expect": {"title", "body"} (the note as the change left it) or "absent" (a
+   note the change deleted). The note as it is now must match, or the undo refuses in a sentence: a later note that
+   reused the id, or an edit made since, is never undone by a call recorded before it. Returns 1 to go on. */
+static int as_expected(sqlite3 *db, sqlite3_int64 id, const char *args, const skill_call_api *api, skill_call *call,
+                       const char *verb) {
+    const char *expect = skill_json_find(args, "expect");
+    sqlite3_stmt *row = NULL;
+    char message[320];
+    int ok = 1;
+    if (!expect) return 1;
+    sqlite3_prepare_v2(db, "SELECT title, body FROM notes WHERE id = ?", -1, &row, NULL);
+    sqlite3_bind_int64(row, 1, id);
+    if (sqlite3_step(row) == SQLITE_ROW) {
+        const char *title = (const char *)sqlite3_column_text(row, 0), *body = (const char *)sqlite3_column_text(row, 1);
+        char *wanted_title = *expect == '{' ? string_argument(expect, "title") : NULL;
+        char *wanted_body = *expect == '{' ? string_argument(expect, "body") : NULL;
+        ok = wanted_title && wanted_body && strcmp(wanted_title, title) == 0 && strcmp(wanted_body, body) == 0;
+        if (!ok)
+            snprintf(message, sizeof message,
+                     "note %lld is not the one this change left (it is now \"%.80s\"): the record no longer matches, "
+                     "so nothing was %s",
+                     (long long)id, title, verb);
+        free(wanted_title);
+        free(wanted_body);
+    } else if (*expect == '{') {
+        ok = 0;
+        snprintf(message, sizeof message,
+                 "note %lld is gone since this change: the record no longer matches, so nothing was %s", (long long)id,
+                 verb);
+    }
+    sqlite3_finalize(row);
+    if (!ok) api->set_error(call, message);
+    return ok;
+}
+
+/* Appends ,"expect":{"title":…,"body":…}} to an undo's arguments: the note `id` as the change left it. */
+static void put_expectation(buffer *b, sqlite3 *db, sqlite3_int64 id) {
+    sqlite3_stmt *row = NULL;
+    sqlite3_prepare_v2(db, "SELECT title, body FROM notes WHERE id = ?", -1, &row, NULL);
+    sqlite3_bind_int64(row, 1, id);
+    if (sqlite3_step(row) == SQLITE_ROW) {
+        put(b, ",\"expect\":{\"title\":", strlen(",\"expect\":{\"title\":"));
+        put_string(b, (const char *)sqlite3_column_text(row, 0));
+        put(b, ",\"body\":", 8);
+        put_string(b, (const char *)sqlite3_column_text(row, 1));
+        put(b, "}", 1);
+    }
+    sqlite3_finalize(row);
+    put(b, "}", 1);
 }
 
 static int notes_add(void *state, const skill_call_api *api, skill_call *call, const char *args) {
@@ -153,7 +203,8 @@ static int notes_add(void *state, const skill_call_api *api, skill_call *call, c
     sqlite3 *db = open_db(state, api, call);
     sqlite3_stmt *insert = NULL;
     sqlite3_int64 id;
-    char undo[64];
+    char number[32];
+    buffer undo = {NULL, 0, 0};
     if (!db) {
         free(title);
         free(body);
@@ -172,8 +223,12 @@ static int notes_add(void *state, const skill_call_api *api, skill_call *call, c
     }
     sqlite3_finalize(insert);
     id = sqlite3_last_insert_rowid(db);
-    snprintf(undo, sizeof undo, "{\"id\":%lld}", (long long)id);
-    api->set_undo(call, "notes_delete", undo);
+    /* The undo deletes this note only while it is as added (an id reused later is another note). */
+    put(&undo, "{\"id\":", 6);
+    put(&undo, number, (size_t)snprintf(number, sizeof number, "%lld", (long long)id));
+    put_expectation(&undo, db, id);
+    if (undo.data) api->set_undo(call, "notes_delete", undo.data);
+    free(undo.data);
     return finish_with_note(db, api, call, id);
 }
 
@@ -229,6 +284,7 @@ static int notes_update(void *state, const skill_call_api *api, skill_call *call
     char *title = string_argument(args, "title"), *body = string_argument(args, "body");
     sqlite3 *db;
     sqlite3_stmt *row = NULL, *update = NULL;
+    buffer undo = {NULL, 0, 0};
     skill_json_get_number(args, "id", &id);
     db = open_db(state, api, call);
     if (!db || !load_note(db, (sqlite3_int64)id, &row, api, call)) {
@@ -237,7 +293,7 @@ static int notes_update(void *state, const skill_call_api *api, skill_call *call
         sqlite3_close(db);
         return db ? SKILL_ERR_INVALID_ARGS : SKILL_ERR_UNAVAILABLE;
     }
-    set_undo_for(api, call, "notes_restore", row); /* the previous title and body */
+    put_note_open(&undo, row); /* the previous title and body, restored while the note is as this update left it */
     sqlite3_finalize(row);
     sqlite3_prepare_v2(db,
                        "UPDATE notes SET title = coalesce(?, title), body = coalesce(?, body), "
@@ -250,6 +306,9 @@ static int notes_update(void *state, const skill_call_api *api, skill_call *call
     sqlite3_finalize(update);
     free(title);
     free(body);
+    put_expectation(&undo, db, (sqlite3_int64)id);
+    if (undo.data) api->set_undo(call, "notes_restore", undo.data);
+    free(undo.data);
     return finish_with_note(db, api, call, (sqlite3_int64)id);
 }
 
@@ -258,14 +317,24 @@ static int notes_delete(void *state, const skill_call_api *api, skill_call *call
     sqlite3 *db;
     sqlite3_stmt *row = NULL, *remove = NULL;
     char result[64];
+    buffer undo = {NULL, 0, 0};
     skill_json_get_number(args, "id", &id);
     db = open_db(state, api, call);
     if (!db || !load_note(db, (sqlite3_int64)id, &row, api, call)) {
         sqlite3_close(db);
         return db ? SKILL_ERR_INVALID_ARGS : SKILL_ERR_UNAVAILABLE;
     }
-    set_undo_for(api, call, "notes_restore", row); /* everything needed to put it back */
     sqlite3_finalize(row);
+    if (!as_expected(db, (sqlite3_int64)id, args, api, call, "deleted")) {
+        sqlite3_close(db);
+        return SKILL_ERR_FAILED;
+    }
+    load_note(db, (sqlite3_int64)id, &row, api, call);
+    put_note_open(&undo, row); /* everything needed to put it back, while no other note has taken its id */
+    put(&undo, ",\"expect\":\"absent\"}", strlen(",\"expect\":\"absent\"}"));
+    sqlite3_finalize(row);
+    if (undo.data) api->set_undo(call, "notes_restore", undo.data);
+    free(undo.data);
     sqlite3_prepare_v2(db, "DELETE FROM notes WHERE id = ?", -1, &remove, NULL);
     sqlite3_bind_int64(remove, 1, (sqlite3_int64)id);
     sqlite3_step(remove);
@@ -287,6 +356,11 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
         free(title), free(body), free(created), free(updated);
         return SKILL_ERR_UNAVAILABLE;
     }
+    if (!as_expected(db, (sqlite3_int64)id, args, api, call, "restored")) {
+        free(title), free(body), free(created), free(updated);
+        sqlite3_close(db);
+        return SKILL_ERR_FAILED;
+    }
     sqlite3_prepare_v2(db,
                        "INSERT OR REPLACE INTO notes (id, title, body, created, updated) VALUES (?, ?, ?, "
                        "coalesce(?, datetime('now')), coalesce(?, datetime('now')))",
@@ -303,6 +377,11 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
 }
 
 #define ID "\"id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"the note's id\"}"
+/* What an undo expects the note to be (set by the change it reverses; a model leaves it out). */
+#define EXPECT                                                                                                     \
+    "\"expect\":{\"description\":\"for undo only: the note as the change left it, or absent\",\"anyOf\":["              \
+    "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"}},"               \
+    "\"required\":[\"title\",\"body\"],\"additionalProperties\":false},{\"const\":\"absent\"}]}"
 /* What the skills return: a note, a list of notes, what was deleted (ABI 1.1 result schemas). */
 #define NOTE                                                                                                       \
     "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},\"title\":{\"type\":\"string\"},"                     \
@@ -327,11 +406,13 @@ static const skill_descriptor skills[] = {
                "\"body\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}",
                NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_update),
     SKILL_JSON_OUTPUT("notes_delete", "Delete a note", "Deletes a note for good (the shell's /undo restores it).",
-               "{\"type\":\"object\",\"properties\":{" ID "},\"required\":[\"id\"],\"additionalProperties\":false}",
+               "{\"type\":\"object\",\"properties\":{" ID "," EXPECT "},\"required\":[\"id\"],"
+               "\"additionalProperties\":false}",
                DELETED, SKILL_RISK_DESTRUCTIVE, SKILL_IDEMPOTENT, notes_delete),
     SKILL_JSON_OUTPUT("notes_restore", "Restore a note", "Puts a note back exactly as given (used to undo changes).",
                "{\"type\":\"object\",\"properties\":{" ID ",\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"},"
-               "\"created\":{\"type\":\"string\"},\"updated\":{\"type\":\"string\"}},\"required\":[\"id\",\"title\",\"body\"]}",
+               "\"created\":{\"type\":\"string\"},\"updated\":{\"type\":\"string\"}," EXPECT "},"
+               "\"required\":[\"id\",\"title\",\"body\"]}",
                NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
 };
 

@@ -58,11 +58,34 @@ package struct ConfirmationRequest: Sendable, Equatable {
     package let skill: SkillInfo
     /// The exact (validated) arguments the skill would receive.
     package let arguments: JSONValue
+    /// The change this call reverses (`notes_add({"title":"milk"})`), when it is an undo's.
+    package var undoing: String?
 
-    package init(callID: String, skill: SkillInfo, arguments: JSONValue) {
+    package init(callID: String, skill: SkillInfo, arguments: JSONValue, undoing: String? = nil) {
         self.callID = callID
         self.skill = skill
         self.arguments = arguments
+        self.undoing = undoing
+    }
+
+    /// What will happen, in words for a dialog's title: the skill's title and the arguments that say which thing
+    /// (scalars, at most three, each cut to 40 characters) — "Delete a note: id 3", "Undo notes_add(…): Delete a
+    /// note: id 3, expect …".
+    package var words: String {
+        var parts: [String] = []
+        for (key, value) in arguments.objectValue?.members ?? [] where parts.count < 3 {
+            let text: String
+            switch value {
+            case .string(let string): text = "\"\(string)\""
+            case .int, .double, .bool: text = value.jsonText
+            default: continue
+            }
+            parts.append("\(key) \(text.count > 40 ? String(text.prefix(39)) + "…" : text)")
+        }
+        let title = skill.title.isEmpty ? skill.id : skill.title
+        let what = parts.isEmpty ? title : "\(title): \(parts.joined(separator: ", "))"
+        guard let undoing else { return what }
+        return "Undo \(undoing.count > 80 ? String(undoing.prefix(79)) + "…" : undoing) — \(what)"
     }
 
     package static func == (lhs: ConfirmationRequest, rhs: ConfirmationRequest) -> Bool {

@@ -88,6 +88,22 @@ package final class AgentSession: Sendable {
         var waivedForSession: Set<String> = []
         /// The budget waived since the last turn began, for the record's continuation entry.
         var lastWaiver: (key: String, forSession: Bool)?
+        /// Told the session's count of skill calls each time it grows (the history keeps it).
+        var callsObserver: (@Sendable (Int) -> Void)?
+    }
+
+    /// Counts on from what a resumed session used before, so its budgets hold across processes.
+    package func restoreUse(toolCalls: Int, promptTokens: Int, completionTokens: Int) {
+        state.withLock { state in
+            state.sessionUse.toolCalls += toolCalls
+            state.sessionUse.promptTokens += promptTokens
+            state.sessionUse.completionTokens += completionTokens
+        }
+    }
+
+    /// Tells `observer` the session's count of skill calls each time it grows.
+    package func observeCalls(_ observer: @escaping @Sendable (Int) -> Void) {
+        state.withLock { $0.callsObserver = observer }
     }
 
     /// Skills the model never sees.
@@ -118,22 +134,44 @@ package final class AgentSession: Sendable {
     /// Skill calls the turn and the session may still make (not waived), nil when neither limits them: a response
     /// asking for more runs only that many, so a budget of 3 calls is 3 calls, not 3 responses.
     func toolCallsLeft() -> (left: Int, reached: BudgetReached)? {
-        let budgets = configuration.budgets
-        return state.withLock { state in
-            let waived = state.waivedForTurn.union(state.waivedForSession)
-            var tightest: (left: Int, reached: BudgetReached)?
-            for (scope, limit, used) in [
-                (BudgetReached.Scope.turn, budgets.turn.toolCalls, state.turnUse.toolCalls),
-                (.session, budgets.session.toolCalls, state.sessionUse.toolCalls),
-            ] {
-                guard let limit else { continue }
-                let reached = BudgetReached(scope: scope, kind: .toolCalls, used: Double(limit), limit: Double(limit))
-                guard !waived.contains(reached.key) else { continue }
-                let left = max(0, limit - used)
-                if tightest == nil || left < tightest?.left ?? 0 { tightest = (left, reached) }
+        state.withLock { Self.toolCallsLeft(configuration.budgets, $0) }
+    }
+
+    /// Counts one skill call more (a composite's step) when the budgets leave one; otherwise says which is spent.
+    func takeToolCall() -> String? {
+        let spent: String? = state.withLock { state in
+            if let (left, reached) = Self.toolCallsLeft(configuration.budgets, state), left < 1 {
+                let scope = reached.scope == .session ? "session" : "turn"
+                return "the \(scope)'s budget of \(BudgetReached.count(reached.limit)) skill calls is used up, a "
+                    + "composite's steps counted"
             }
-            return tightest
+            state.turnUse.toolCalls += 1
+            state.sessionUse.toolCalls += 1
+            return nil
         }
+        if spent == nil { callsCounted() }
+        return spent
+    }
+
+    private func callsCounted() {
+        let (observer, calls) = state.withLock { ($0.callsObserver, $0.sessionUse.toolCalls) }
+        observer?(calls)
+    }
+
+    private static func toolCallsLeft(_ budgets: Budgets, _ state: State) -> (left: Int, reached: BudgetReached)? {
+        let waived = state.waivedForTurn.union(state.waivedForSession)
+        var tightest: (left: Int, reached: BudgetReached)?
+        for (scope, limit, used) in [
+            (BudgetReached.Scope.turn, budgets.turn.toolCalls, state.turnUse.toolCalls),
+            (.session, budgets.session.toolCalls, state.sessionUse.toolCalls),
+        ] {
+            guard let limit else { continue }
+            let reached = BudgetReached(scope: scope, kind: .toolCalls, used: Double(limit), limit: Double(limit))
+            guard !waived.contains(reached.key) else { continue }
+            let left = max(0, limit - used)
+            if tightest == nil || left < tightest?.left ?? 0 { tightest = (left, reached) }
+        }
+        return tightest
     }
 
     func recordUse(tokens usage: Usage? = nil, calls: Int = 0) {
@@ -144,6 +182,7 @@ package final class AgentSession: Sendable {
                 state[keyPath: keyPath].toolCalls += calls
             }
         }
+        if calls > 0 { callsCounted() }
     }
 
     /// The first budget used up and not waived, if any.

@@ -13,15 +13,17 @@ package protocol AgentSkills: Sendable {
     func snapshots(of plugins: [String]) async -> [PluginState]
     /// A turn starts or ends (the registry runs its `turn_start`/`turn_end` hooks); nothing by default.
     func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject)
-    /// Whether `skill`'s definition is approved (as first seen, or trusted since): one that changed reaches no
-    /// model — its new description may be the stranger's instruction. Approved by default.
-    func isApproved(_ skill: SkillInfo) -> Bool
+    /// Whether `skill` may be offered to the model: its definition is approved (as first seen, or trusted since:
+    /// one that changed reaches no model — its new description may be the stranger's instruction), and neither it
+    /// nor a step of it is disabled (here, or in `disabled`: the session's). By default, when it is not in
+    /// `disabled`.
+    func isOffered(_ skill: SkillInfo, disabled: Set<String>) -> Bool
 }
 
 extension AgentSkills {
     package func snapshots(of plugins: [String]) async -> [PluginState] { [] }
     package func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject) {}
-    package func isApproved(_ skill: SkillInfo) -> Bool { true }
+    package func isOffered(_ skill: SkillInfo, disabled: Set<String>) -> Bool { !disabled.contains(skill.id) }
 }
 
 /// A call that passed everything before running.
@@ -35,7 +37,6 @@ package protocol ReadySkillCall: Sendable {
 extension PreparedCall: ReadySkillCall {}
 
 extension SkillRegistry: AgentSkills {
-    package func isApproved(_ skill: SkillInfo) -> Bool { pins?.change(skill) == nil }
 
     package func prepareCall(_ invocation: SkillInvocation) async -> Result<any ReadySkillCall, CallRefusal> {
         await prepare(invocation).map { $0 }

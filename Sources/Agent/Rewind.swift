@@ -81,23 +81,29 @@ package struct RewindPlan: Sendable {
     /// What going back does, in lines: the message, what is undone, what cannot be.
     package var description: String {
         var plan = "Back to before message \(number) (\(Self.shorten(target.content, 60))):\n"
-        plan +=
-            undoable.isEmpty
-            ? "  no change to undo\n" : "  undo, newest first: \(undoable.map(\.call).joined(separator: ", "))\n"
+        if undoable.isEmpty { plan += "  no change to undo\n" }
+        if !undoable.isEmpty { plan += "  undo, newest first:\n" }
+        for change in undoable {
+            let calls = (change.undo?.calls ?? []).map { "\($0.skillID)(\($0.arguments.jsonText))" }
+            plan += "    \(change.call) undone by \(calls.joined(separator: ", then "))\n"
+        }
         if !stuck.isEmpty {
             plan += "  cannot be undone (no way back registered): \(stuck.map(\.call).joined(separator: ", "))\n"
         }
         return plan
     }
 
-    /// Runs the reversing calls, newest change first, telling `undone` each change undone. Stops at the first that
-    /// fails and returns why ("undo of notes_add(…) failed: …"); nil when every one ran.
+    /// Runs the reversing calls, newest change first, telling `undone` each change undone. Each is a call like any
+    /// other: the policy decides it and `confirmer` answers where it asks (the front end's person; `.consented` where
+    /// the plan was printed as consent, `ask --rewind`). Stops at the first that fails or is refused and returns why
+    /// ("undo of notes_add(…) failed: …"); nil when every one ran.
     package func undo(
-        with registry: SkillRegistry, session: String?, undone: @Sendable (ChangeRecord) -> Void
+        with registry: SkillRegistry, session: String?, confirmer: Confirmer,
+        undone: @Sendable (ChangeRecord) -> Void
     ) async -> String? {
         for change in undoable {
             for call in change.undo?.calls ?? [] {
-                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: confirmer)
                 invocation.session = session
                 if let failure = await registry.invoke(invocation).failure {
                     return "undo of \(change.call) failed: \(failure.message)"

@@ -71,8 +71,9 @@ struct TurnRunner: Sendable {
             // Looked up once per call: an id no skill has runs nothing, so it counts as read-only.
             let risks = running.map { registry.skill($0.name)?.risk ?? .readOnly }
             if risks.contains(where: { $0 != .readOnly }) { stateIsCurrent = false }
-            let results = await execute(running, risks: risks)
+            // Counted before they run: a composite among them counts its steps against what is left after them.
             session.recordUse(calls: running.count)
+            let results = await execute(running, risks: risks)
             for (call, result) in zip(running, results) {
                 if result.refused, refused == nil { refused = call.name }
                 session.append(
@@ -174,7 +175,8 @@ struct TurnRunner: Sendable {
     /// The tools offered for this request: every enabled skill, or the most relevant ones when there are many.
     func tools(for conversation: Conversation) -> [ToolDefinition] {
         // An unapproved definition (changed since first seen, not trusted) is not offered: its words reach no model.
-        let skills = registry.skills.filter { !session.disabledSkills.contains($0.id) && registry.isApproved($0) }
+        let disabled = session.disabledSkills
+        let skills = registry.skills.filter { registry.isOffered($0, disabled: disabled) }
         var offered = skills
         if skills.count > configuration.maximumTools {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
@@ -272,6 +274,11 @@ struct TurnRunner: Sendable {
                 report(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .progress(progress))))
             })
         invocation.session = configuration.sessionID
+        // A composite's steps are decided as the calls they are: a disabled one refuses it, and each is counted
+        // against the budgets of skill calls before it runs.
+        invocation.disabledSkills = session.disabledSkills
+        let session = self.session
+        invocation.stepAllowance = { session.takeToolCall() }
         switch await registry.prepareCall(invocation) {
         case .failure(let refusal):
             let shown = SkillInvocation.Arguments.value(refusal.arguments ?? .object(object))

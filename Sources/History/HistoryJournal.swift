@@ -17,6 +17,8 @@ package final class HistoryJournal: Sendable {
         case truncate(from: Int, session: String)
         /// A call changed something (with its undo, if any).
         case change(ChangeRecord, session: String)
+        /// The session has made this many skill calls (a composite's steps counted).
+        case callsUsed(Int, session: String)
 
         var isDraft: Bool {
             if case .draft = self { return true }
@@ -38,6 +40,22 @@ package final class HistoryJournal: Sendable {
     package init(store: HistoryStore, notice: @escaping @Sendable (String) -> Void) {
         self.store = store
         self.notice = notice
+    }
+
+    /// Makes `agent` (the stored session `id`) count on from what the session used before (its budgets hold across
+    /// a resume), and keeps its count of skill calls as it grows. A use that cannot be read is said and counted from
+    /// zero.
+    package func keepUse(of agent: AgentSession, session id: String, resumed: Bool) {
+        if resumed {
+            do {
+                let use = try store.use(session: id)
+                agent.restoreUse(
+                    toolCalls: use.toolCalls, promptTokens: use.promptTokens, completionTokens: use.completionTokens)
+            } catch {
+                notice("history: what session \(id) used before cannot be read (\(error)); its budgets count from now")
+            }
+        }
+        agent.observeCalls { [weak self] calls in self?.write(.callsUsed(calls, session: id)) }
     }
 
     /// Writes waiting for the database.
@@ -98,6 +116,7 @@ package final class HistoryJournal: Sendable {
         case .usage(let usage, let session): try store.recordUsage(usage, session: session)
         case .truncate(let sequence, let session): try store.truncate(session: session, from: sequence)
         case .change(let change, let session): try store.recordChange(change, session: session)
+        case .callsUsed(let calls, let session): try store.recordCallsUsed(calls, session: session)
         }
     }
 

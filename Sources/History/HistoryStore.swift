@@ -64,6 +64,9 @@ package final class HistoryStore: Sendable {
         CREATE TABLE changes (session TEXT NOT NULL, after INTEGER NOT NULL, skill TEXT NOT NULL, call TEXT NOT NULL,
             undo TEXT, created REAL NOT NULL);
         """,
+        """
+        CREATE TABLE session_use (session TEXT PRIMARY KEY, tool_calls INTEGER NOT NULL);
+        """,
     ]
 
     /// What opening had to tighten (files other users could read), one sentence each; the shell shows them.
@@ -210,6 +213,34 @@ package final class HistoryStore: Sendable {
         try connection.execute(
             "INSERT INTO usage (session, prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?)",
             [.text(session), .integer(Int64(usage.promptTokens)), .integer(Int64(usage.completionTokens)), Self.now()])
+    }
+
+    /// Keeps the number of skill calls the session has made (a composite's steps counted), for its budgets.
+    package func recordCallsUsed(_ calls: Int, session: String) throws(StoreError) {
+        try connection.execute(
+            "INSERT INTO session_use (session, tool_calls) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET "
+                + "tool_calls = max(tool_calls, excluded.tool_calls)", [.text(session), .integer(Int64(calls))])
+    }
+
+    /// What the session has used so far, for its budgets when it is resumed: its tokens, and its skill calls (the
+    /// count kept, or at least the calls recorded — a history written before the count was kept).
+    package func use(session: String) throws(StoreError) -> (toolCalls: Int, promptTokens: Int, completionTokens: Int) {
+        let kept =
+            try connection.query(
+                "SELECT tool_calls FROM session_use WHERE session = ?", [.text(session)]
+            ).first?[0].integer ?? 0
+        let recorded =
+            try connection.query(
+                "SELECT COUNT(*) FROM tool_calls WHERE session = ?", [.text(session)]
+            ).first?[0].integer ?? 0
+        let tokens = try connection.query(
+            "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM usage WHERE session = ?",
+            [.text(session)]
+        ).first
+        return (
+            Int(clamping: max(kept, recorded)), Int(clamping: tokens?[0].integer ?? 0),
+            Int(clamping: tokens?[1].integer ?? 0)
+        )
     }
 
     /// Forgets the session's messages from `sequence` on (`/rewind`), with the draft of an unfinished answer.

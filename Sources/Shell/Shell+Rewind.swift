@@ -7,7 +7,7 @@ import SkillHost
 extension Shell {
     /// `/rewind` lists the person's messages; `/rewind N` goes back to before message N: it says which changes made
     /// since will be undone and which cannot be, asks, then undoes them newest first (each through the call
-    /// pipeline, as `/undo` does) and forgets the conversation from message N on — here and in the history.
+    /// pipeline, asked about where the policy asks, as `/undo` does) and forgets the conversation from message N on — here and in the history.
     func rewind(_ argument: String) {
         let messages = session.userMessages
         guard !messages.isEmpty else {
@@ -31,8 +31,10 @@ extension Shell {
         let terminal = self.terminal
         let registry = self.registry
         let sessionID = self.sessionID
+        // Each reversing call is decided as any call: where the policy asks, the person is asked.
+        let confirmer = personConfirmer
         let failure = waitFor {
-            await plan.undo(with: registry, session: sessionID) { change in
+            await plan.undo(with: registry, session: sessionID, confirmer: confirmer) { change in
                 writeOut(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
             }
         }

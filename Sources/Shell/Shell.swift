@@ -152,6 +152,7 @@ package final class Shell: @unchecked Sendable {
             onMessage: { message in
                 if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
             }, onChange: changeObserver, recording: recording)
+        if let journal, let sessionID { journal.keepUse(of: session, session: sessionID, resumed: id != nil) }
         if id != nil, let sessionID {
             // The changes made before, so /rewind can undo them too; unreadable ones are said, not hidden.
             do { session.restoreChanges(try store?.changes(session: sessionID) ?? []) } catch {

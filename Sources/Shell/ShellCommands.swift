@@ -216,6 +216,11 @@ extension Shell {
                 onChange: changeObserver, recording: recording)
             // Another model, the same session: what its calls changed can still be rewound.
             session.restoreChanges(previous.allChanges)
+            // …and what it used still counts against its budgets.
+            let used = previous.use.session
+            session.restoreUse(
+                toolCalls: used.toolCalls, promptTokens: used.promptTokens, completionTokens: used.completionTokens)
+            if let journal, let sessionID { journal.keepUse(of: session, session: sessionID, resumed: false) }
             tell("Model: \(provider.displayName)\n")
         } catch {
             say(terminal.red("✗ ") + InertText.make("\(error)") + "\n")
@@ -287,8 +292,10 @@ extension Shell {
                 terminal.cyan("↶")
                     + InertText.make(
                         " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n"))
-            // Typing /undo confirms the reversing call; a deny rule still wins.
-            var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+            // The reversing call is a call like any other, shown as what it is above: the policy decides it, and where
+            // it asks (a destructive skill, a rule saying ask) the person is asked.
+            var invocation = SkillInvocation(
+                skill: call.skillID, arguments: call.arguments, confirmer: personConfirmer)
             invocation.session = sessionID
             let reverse = invocation
             let outcome = waitFor { await self.registry.invoke(reverse) }

@@ -108,7 +108,7 @@ enum WebEvent {
         var object = JSONObject([
             (key: "type", value: "confirm"), (key: "id", value: .string(request.callID)),
             (key: "skill", value: .string(request.skill.id)),
-            (key: "title", value: .string(bounded(request.skill.title))),
+            (key: "title", value: .string(bounded(request.words))),
             (key: "arguments", value: .string(bounded(request.arguments.jsonText))),
             (key: "risk", value: .string(request.skill.risk.rawValue)),
         ])

@@ -130,7 +130,7 @@ function showCard(event) {
 function ask(event) {
   asking = event.id;
   askedAt = performance.now();
-  // What will happen, in words (the skill's title), then exactly what runs below.
+  // What will happen, in words (the skill's title and which thing), then exactly what runs below.
   $("#confirm-title").textContent = `${event.title || event.skill}?`;
   $("#confirm-skill").textContent = event.skill;
   const risk = $("#confirm-risk");

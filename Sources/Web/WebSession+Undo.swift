@@ -5,8 +5,8 @@ import SkillJSON
 
 extension WebSession {
     /// Reverses the last change a mutating skill made, as the shell's `/undo` does: its reversing calls (a
-    /// composite's, last step first) run in order through the call pipeline — asking for it is the confirmation; a
-    /// deny rule still wins — each shown as a card, stopping at a failure. The conversation records what was
+    /// composite's, last step first) run in order through the call pipeline — each a call like any other, the tabs
+    /// asked where the policy asks — each shown as a card, stopping at a failure or a no. The conversation records what was
     /// undone, so the model sees it. Refused while a turn runs, or when there is nothing to undo.
     package func undo() throws(WebRefusal) {
         let agent = state.withLock { state -> AgentSession? in
@@ -29,7 +29,8 @@ extension WebSession {
                 let shown = "\(skill): \(call.skillID)(\(call.arguments.jsonText))"
                 publish(WebEvent.notice("↶ undoing \(shown)"))
                 publish(card(id, call.skillID, .started(arguments: .value(call.arguments))))
-                var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: .confirmed)
+                var invocation = SkillInvocation(
+                    skill: call.skillID, arguments: call.arguments, confirmer: confirmer(id, undoing: skill))
                 invocation.session = session
                 let outcome = await run(invocation)
                 switch outcome.ending {
@@ -45,6 +46,17 @@ extension WebSession {
             state.withLock { $0.running = false }
             publish(WebEvent.running(false))
             publish(WebEvent.undoable(agent.canUndo))
+        }
+    }
+
+    /// The tabs, asked about the reversing call `id` as about a turn's call (the question goes out on the stream),
+    /// told it undoes `undoing`.
+    private func confirmer(_ id: String, undoing: String) -> Confirmer {
+        .person { [self] skill, arguments in
+            let request = ConfirmationRequest(callID: id, skill: skill, arguments: arguments, undoing: undoing)
+            sent(request)
+            publish(WebEvent.encode(.confirmationNeeded(request)))
+            return await ask(request)
         }
     }
 

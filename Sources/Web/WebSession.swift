@@ -102,6 +102,7 @@ package final class WebSession: Sendable {
         if conversation != nil, let id, let changes = try? journal?.store.changes(session: id) {
             agent.restoreChanges(changes)
         }
+        if let journal, let id { journal.keepUse(of: agent, session: id, resumed: conversation != nil) }
         return agent
     }
 

@@ -45,6 +45,7 @@ enum AskCommand {
         if let resumed {
             resumed.started(session)
             session.restoreChanges(resumed.changes)
+            resumed.journal.keepUse(of: session, session: resumed.id, resumed: resumed.conversation != nil)
             if let number = options.rewind {
                 try await resumed.rewind(session, to: number, registry: registry)
             }

@@ -58,8 +58,9 @@ extension AskCommand {
             journal.record(event, session: id, arguments: &arguments)
         }
 
-        /// `--rewind N`: says on stderr what going back undoes and what it cannot, undoes it (the option is the
-        /// consent), and forgets the conversation from the person's message N on. An undo that fails stops it
+        /// `--rewind N`: says on stderr what going back undoes (each change and its reversing calls) and what it
+        /// cannot, undoes it — the option is consent to what the policy asks about for a skill's risk; a rule or hook
+        /// that says ask refuses the reversing call, as nobody is there to ask — and forgets the conversation from the person's message N on. An undo that fails stops it
         /// before anything is forgotten.
         func rewind(_ session: AgentSession, to number: Int, registry: SkillRegistry) async throws(CLIError) {
             guard let plan = RewindPlan(session, number: number) else {
@@ -70,7 +71,7 @@ extension AskCommand {
                         hint: count == 0 ? "there is nothing to go back to" : "use a number from 1 to \(count)"))
             }
             printError(InertText.make(plan.description).trimmingCharacters(in: .newlines))
-            let failure = await plan.undo(with: registry, session: id) { change in
+            let failure = await plan.undo(with: registry, session: id, confirmer: .consented(.embedder)) { change in
                 printError(InertText.make("↶ undone: \(change.call)"))
             }
             if let failure { throw .failure("\(failure); stopped before forgetting anything") }

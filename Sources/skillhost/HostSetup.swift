@@ -80,6 +80,7 @@ struct HostSetup {
         configuration.client = client
         configuration.policy = Policy(rules: config.rules)
         configuration.hooks = config.hooks
+        configuration.disabledSkills = config.disabledSkills
         configuration.hooks.launcher = executablePath()
         configuration.pinsFile = dataHome(environment) + "/pins.json"
         if let limit = config.resultLimit { configuration.resultLimit = limit }

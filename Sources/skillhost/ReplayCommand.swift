@@ -27,7 +27,10 @@ enum ReplayCommand {
             answersFromRecord: answersFromRecord)
         let log = replayer.log
         let calls = await replayer.run(
-            undo: { plan in await plan.undo(with: registry, session: nil) { _ in } },
+            undo: { plan in
+                // The run's own changes, reversed as `ask --rewind` does: a rule that says ask refuses the call.
+                await plan.undo(with: registry, session: nil, confirmer: .consented(.embedder)) { _ in }
+            },
             event: { event in
                 if json { writeOut(AskCommand.eventJSON(event).jsonText + "\n") }
                 if case .textDelta(let delta) = event, !json { writeOut(InertText.make(delta)) }

@@ -72,9 +72,25 @@ extension ShellTerminalTests {
         await tmux.waitFor(#"  2. add a note titled "milk""#)
         try tmux.type("/rewind 2")
         await tmux.waitFor(
-            #"  undo, newest first: notes_add({"title":"eggs","body":""}), notes_add({"title":"milk","body":""})"#)
+            #"    notes_add({"title":"eggs","body":""}) undone by notes_delete({"id":2,"expect":{"title":"eggs","body":""}})"#
+        )
+        await tmux.waitFor(#"    notes_add({"title":"milk","body":""}) undone by notes_delete({"id":1,"#)
         await tmux.waitFor("Rewind? [y/N]")
         try tmux.type("y")
+        // Each reversing call is decided as any call: notes_delete is destructive, so the person is asked, and a no
+        // stops the rewind before anything is forgotten.
+        await tmux.waitFor(#"? notes_delete(id: 2, expect: {"title":"eggs","body":""}) is destructive"#)
+        try tmux.key("n")
+        await tmux.waitFor(
+            #"✗ undo of notes_add({"title":"eggs","body":""}) failed: not run: the user declined this call; stopped "#
+                + "before forgetting anything")
+        try tmux.type("/rewind 2")
+        await tmux.waitFor("Rewind? [y/N]", count: 2)
+        try tmux.type("y")
+        for count in [4, 5] {
+            await tmux.waitFor("Run it?", count: count)
+            try tmux.key("y")
+        }
         await tmux.waitFor("Rewound: the conversation goes on from before message 2.")
         try tmux.type(#"/call notes_list {}"#)
         await tmux.waitFor("notes_list → []")

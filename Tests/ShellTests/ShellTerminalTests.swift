@@ -257,6 +257,8 @@ struct ShellTerminalTests {
         try tmux.key("a")
         await tmux.waitFor("✓ notes_delete → {\"deleted\":1}")
         try tmux.type("/undo")
+        await tmux.waitFor(#"? notes_restore(id: 1, title: "milk""#)
+        try tmux.key("y")
         await tmux.waitFor("✓ undone: {\"id\":1,\"title\":\"milk\"")
         try tmux.type(#"add a note titled "eggs""#)
         await tmux.waitFor("? notes_add(title: \"eggs\", body: \"\") is mutating")
@@ -269,7 +271,8 @@ struct ShellTerminalTests {
         await tmux.waitFor("✓ notes_add → {\"id\":3")
         try tmux.type(#"add a note titled "eggs""#)
         await tmux.waitFor("✓ notes_add → {\"id\":4")
-        #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 3, "the approved call ran unasked")
+        // Asked: milk, the undo's notes_restore, eggs, bread — the approved call ran unasked.
+        #expect(tmux.screen().components(separatedBy: "is mutating").count - 1 == 4, "the approved call ran unasked")
         try tmux.type("list notes")
         await tmux.waitFor("- id: 1, title: milk")
         // Escape is no.
@@ -334,6 +337,8 @@ struct ShellTerminalTests {
         try tmux.key("y")
         await tmux.waitFor("✓ notes_add → {\"id\":1")
         try tmux.type("/undo")
+        await tmux.waitFor("? notes_delete(id: 1, ")
+        try tmux.key("y")
         await tmux.waitFor("✓ undone:")
         try tmux.type("delete note 5")
         await tmux.waitFor("? notes_delete(id: 5) is destructive")
@@ -351,7 +356,7 @@ struct ShellTerminalTests {
         await resumed.waitFor("calculator: 2+2 = 4")
         let screen = resumed.screen()
         #expect(screen.components(separatedBy: "calculator: 2+2 = 4").count - 1 == 1, "\(screen)")
-        #expect(screen.contains("↶ notes_add: notes_delete(id: 1) → "), "\(screen)")
+        #expect(screen.contains("↶ notes_add: notes_delete(id: 1, expect: "), "\(screen)")
         #expect(screen.components(separatedBy: "[interrupted]").count - 1 == 1, "\(screen)")
     }
 
@@ -371,6 +376,8 @@ struct ShellTerminalTests {
         try tmux.key("y")
         await tmux.waitFor("✓ notes_delete")
         try tmux.type("/undo")
+        await tmux.waitFor("Run it?", count: 3)
+        try tmux.key("y")
         await tmux.waitFor("undone:")
         // A plugin whose arrival notice is longer than a line.
         let skills = (1...8).map {
@@ -740,8 +747,12 @@ extension ShellTerminalTests {
         try tmux.key("y")
         await tmux.waitFor("✓ add_pair → ")
         try tmux.type("/undo")
-        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 2)")
-        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 1)")
+        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 2, ")
+        await tmux.waitFor("Run it?", count: 2)
+        try tmux.key("y")
+        await tmux.waitFor("↶ undoing add_pair: notes_delete(id: 1, ")
+        await tmux.waitFor("Run it?", count: 3)
+        try tmux.key("y")
         try tmux.type(#"/call notes_list {}"#)
         await tmux.waitFor("✓ notes_list → []")
     }

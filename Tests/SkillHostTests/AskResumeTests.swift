@@ -30,7 +30,8 @@ struct AskResumeTests {
             rewound.stderr.hasPrefix(
                 """
                 Back to before message 2 (add a note titled "eggs"):
-                  undo, newest first: notes_add({"title":"eggs","body":""})
+                  undo, newest first:
+                    notes_add({"title":"eggs","body":""}) undone by notes_delete({"id":2,"expect":{"title":"eggs","body":""}})
                 ↶ undone: notes_add({"title":"eggs","body":""})
 
                 """), "\(rewound.stderr)")

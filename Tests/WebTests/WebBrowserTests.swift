@@ -70,7 +70,7 @@ struct WebBrowserTests {
         #expect(seen["asked"]?["risk"] == "destructive")
         #expect(seen["asked"]?["arguments"] == #"{"id":5}"#)
         // What will happen in words, and the focus on No (Enter or a message being typed runs nothing).
-        #expect(seen["asked"]?["title"] == "Delete a note?", "\(seen)")
+        #expect(seen["asked"]?["title"] == "Delete a note: id 5?", "\(seen)")
         #expect(seen["asked"]?["focused"] == "no" && seen["focused_again"] == "no", "\(seen)")
         #expect(seen["declined"]?["phase"] == "failed")
         #expect(seen["declined"]?["summary"]?.stringValue?.contains("not run") == true, "\(seen)")
@@ -165,6 +165,8 @@ struct WebBrowserTests {
         #expect(seen["undo_before"] == true, "nothing to undo yet")
         #expect(seen["state_before"]?.stringValue?.contains("milk") == true, "\(seen)")
         #expect(seen["notice"]?.stringValue?.hasPrefix("↶ undoing notes_add: notes_delete(") == true, "\(seen)")
+        // The reversing call is decided as any call: notes_delete is destructive, so the tab is asked, in words.
+        #expect(seen["undo_asked"] == "Undo notes_add — Delete a note: id 1?", "\(seen)")
         #expect(seen["undo_card"]?["phase"] == "succeeded")
         #expect(seen["undo_card"]?["summary"]?.stringValue?.contains("notes_delete") == true, "\(seen)")
         #expect(seen["undo_after"] == true, "undone once")

@@ -81,6 +81,13 @@ final class MCPCallBudget: Sendable {
         }
     }
 
+    /// Why a composite's step was not run once the budget is used up.
+    var stepSentence: String {
+        let limit = limit ?? 0
+        return "this MCP session has made its \(limit) tool call\(limit == 1 ? "" : "s"), a composite's steps counted "
+            + "(budgets.mcp_session.tool_calls in the server's config.json)"
+    }
+
     /// What the client is told once the budget is used up.
     var sentence: String {
         let limit = limit ?? 0

@@ -54,8 +54,9 @@ struct MCPMethod: Sendable {
         },
         "ping": MCPMethod(generations: .handshake) { _, _, context, _ in context.finish(.object(JSONObject())) },
         "tools/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
-            // An unapproved definition (changed since first seen, not trusted) reaches no model, here as in `ask`.
-            let approved = server.registry.skills.filter { server.registry.pins?.change($0) == nil }
+            // An unapproved definition (changed since first seen, not trusted) reaches no model, here as in `ask`;
+            // nor does a disabled skill, or a composite that calls one.
+            let approved = server.registry.skills.filter { server.registry.isOffered($0) }
             context.finish(["tools": .array(approved.map { server.tool($0) })])
         },
         "tools/call": MCPMethod(generations: .both, mirroredName: "name") { server, request, context, beforeCall in

@@ -63,7 +63,8 @@ extension MCPServer {
             respond(id, code: .serverBusy, message: Self.busy(count), to: exchange)
             return
         }
-        guard callBudget.spend(exchange.sessionStream.map { "session \($0)" } ?? client) else {
+        let spender = exchange.sessionStream.map { "session \($0)" } ?? client
+        guard callBudget.spend(spender) else {
             admission.release(client: client, key: key)
             finish(Self.errorResult(callBudget.sentence))
             return
@@ -76,8 +77,13 @@ extension MCPServer {
         let runHere = quick?.isQuick ?? !context.onPool
         beforeCall()
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
-        let invocation = SkillInvocation(
+        var invocation = SkillInvocation(
             skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
+        // A composite's steps are calls of the session's budget too (one composite added 25 notes on a budget of 5).
+        if callBudget.limit != nil {
+            let budget = callBudget
+            invocation.stepAllowance = { budget.spend(spender) ? nil : budget.stepSentence }
+        }
         registry.start(invocation, onCallingThread: runHere, onHandle: { slot.attach($0) }) { [weak self] outcome in
             // stdio: a cancelled request gets no response (the client stopped waiting for it).
             let stillWanted = admission.release(client: client, key: key) != nil || key == nil

@@ -10,13 +10,29 @@ public struct CallPipeline: Sendable {
     public let policy: Policy
     /// The definitions first seen; a skill whose definition changed since is unapproved. Nil: not kept.
     public let pins: DefinitionPins?
-    /// No rules and no pins: only a skill's risk decides.
+    /// Skills turned off (`"disabled_skills"`): refused, and so is a composite that calls one.
+    public let disabledSkills: Set<String>
+    /// No rules, no pins, nothing disabled: only a skill's risk decides.
     private let riskAlone: Bool
 
-    public init(policy: Policy, pins: DefinitionPins? = nil) {
+    public init(policy: Policy, pins: DefinitionPins? = nil, disabled: Set<String> = []) {
         self.policy = policy
         self.pins = pins
-        riskAlone = policy.rules.isEmpty && pins == nil
+        disabledSkills = disabled
+        riskAlone = policy.rules.isEmpty && pins == nil && disabled.isEmpty
+    }
+
+    /// The refusal of a call of `skill` when it, or a step of it (a composite's), is turned off here or in `also`
+    /// (a session's); nil when it may run.
+    public func disabled(_ skill: SkillInfo, also: Set<String> = []) -> Refusal? {
+        if disabledSkills.isEmpty && also.isEmpty { return nil }
+        var ids = [skill.id]
+        if case .composite(let plan) = skill.kind { ids += plan.calls }
+        for id in ids where disabledSkills.contains(id) || also.contains(id) {
+            return .disabled(
+                skill: skill.id, step: id == skill.id ? nil : id, byConfiguration: disabledSkills.contains(id))
+        }
+        return nil
     }
 
     /// What happens to a call.
@@ -45,6 +61,10 @@ public struct CallPipeline: Sendable {
             case .person: return .ask
             case .confirmed: return .run
             case .nobody: return required ? .refuse(.needsConfirmation(skill: skill.id, risk: skill.risk)) : .run
+            case .consented:
+                // Refused as "set to ask": a rule says so, whatever the skill's risk.
+                return policy.asksForRiskAlone(skill, arguments: arguments)
+                    ? .run : .refuse(.needsConfirmation(skill: skill.id, risk: .mutating))
             }
         }
     }

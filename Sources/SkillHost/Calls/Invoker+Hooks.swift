@@ -136,6 +136,7 @@ extension Invoker {
         switch confirmer {
         case .person: return "person"
         case .confirmed: return "confirmed"
+        case .consented: return "consented"
         case .nobody(.commandLine): return "command_line"
         case .nobody(.mcpClient): return "mcp_client"
         case .nobody(.model): return "model"

@@ -26,7 +26,8 @@ final class Invoker: Sendable {
         self.configuration = configuration
         pipeline = CallPipeline(
             policy: configuration.policy,
-            pins: configuration.pinsFile.map { DefinitionPins(file: $0, log: configuration.log) })
+            pins: configuration.pinsFile.map { DefinitionPins(file: $0, log: configuration.log) },
+            disabled: configuration.disabledSkills)
         hasHooks = !configuration.hooks.isEmpty
         let clock = configuration.clock
         now = { clock.now }
@@ -68,6 +69,10 @@ final class Invoker: Sendable {
         switch prepare(invocation) {
         case .failure(let rejection): return .refused(rejection)
         case .success(let p): prepared = p
+        }
+        if let refusal = pipeline.disabled(prepared.entry.info, also: invocation.disabledSkills) {
+            prepared.release()
+            return .refused(CallRefusal(refusal, for: invocation.confirmer.audience, arguments: prepared.arguments))
         }
         switch pipeline.decide(prepared.entry, arguments: prepared.arguments, confirmer: invocation.confirmer) {
         case .run:
@@ -236,7 +241,7 @@ final class Invoker: Sendable {
     ///
     /// - Important: runs plugin code on the calling thread; never call it from the Swift cooperative pool.
     func invokeForLane(_ invocation: SkillInvocation, cancellation: CallCancellation) -> Skill.LaneAnswer {
-        if !hasHooks, invocation.onStart == nil, invocation.argumentsValidated,
+        if !hasHooks, invocation.onStart == nil, invocation.argumentsValidated, invocation.disabledSkills.isEmpty,
             case .text(let text) = invocation.arguments, let entry = catalog.acquire(invocation.skill)
         {
             defer { entry.plugin?.release() }
@@ -259,8 +264,8 @@ final class Invoker: Sendable {
     /// call: its host validated them) — the text goes to the plugin as it is, unparsed. Nil: the call takes the
     /// general way (which looks the skill up again).
     private func shortCall(_ invocation: SkillInvocation, cancellation: CallCancellation?) -> SkillOutcome? {
-        guard !hasHooks, invocation.onStart == nil, case .text(let text) = invocation.arguments,
-            let entry = catalog.acquire(invocation.skill)
+        guard !hasHooks, invocation.onStart == nil, invocation.disabledSkills.isEmpty,
+            case .text(let text) = invocation.arguments, let entry = catalog.acquire(invocation.skill)
         else { return nil }
         defer { entry.plugin?.release() }
         guard pipeline.runsUnlooked(entry), case .plugin(let skill) = entry else { return nil }

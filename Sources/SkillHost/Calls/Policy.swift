@@ -195,6 +195,17 @@ public struct Policy: Sendable, Equatable {
         rules.filter { $0.matchesEveryCall(of: id) }.max { Self.rank($0) < Self.rank($1) }
     }
 
+    /// Whether an ask for a call of `skill` comes from its risk alone: no rule says ask about it (nor, for a
+    /// composite, about one of its steps).
+    func asksForRiskAlone(_ skill: SkillInfo, arguments: JSONValue?) -> Bool {
+        if rules.isEmpty { return true }
+        if rule(for: skill, arguments: arguments)?.decision == .ask { return false }
+        if case .composite(let plan) = skill.kind {
+            return !plan.calls.contains { ruleForEveryCall(of: $0)?.decision == .ask }
+        }
+        return true
+    }
+
     public func decision(for skill: SkillInfo, arguments: JSONValue? = nil) -> PolicyDecision {
         rule(for: skill, arguments: arguments)?.decision ?? (skill.risk == .readOnly ? .allow : .ask)
     }
@@ -259,6 +270,10 @@ public enum Confirmer: Sendable {
     /// The caller confirmed beforehand (`skillhost call --yes`, a worker whose host already decided): what would be
     /// asked runs; a deny still wins.
     case confirmed
+    /// The person consented beforehand to calls shown to them (`ask --rewind N` prints the reversing calls it runs):
+    /// a call the policy asks about for its risk alone runs; one a rule or hook says to ask about, or an unapproved
+    /// definition, is refused in words for `audience`, as with `.nobody`.
+    case consented(Audience)
     /// No one can answer (`skillhost ask`, an MCP client): a destructive call, or one a rule says to ask about, is
     /// refused, in words for `audience`; a mutating call without a rule runs.
     case nobody(Audience)
@@ -268,8 +283,10 @@ public enum Confirmer: Sendable {
 
     /// Who reads this call's refusals.
     var audience: Audience {
-        if case .nobody(let audience) = self { return audience }
-        return .embedder
+        switch self {
+        case .nobody(let audience), .consented(let audience): return audience
+        case .person, .confirmed: return .embedder
+        }
     }
 }
 

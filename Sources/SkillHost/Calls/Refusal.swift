@@ -30,6 +30,9 @@ public enum Refusal: Error, Sendable, Equatable {
     case definitionChanged(skill: String, parts: [String])
     /// A hook (`hook`: its program) at `event` said no — or failed, and its `on_error` is deny; `reason` says which.
     case hook(skill: String, hook: String, event: HookEvent, reason: String)
+    /// The skill — or `step`, a skill the composite `skill` calls — is turned off: by config.json's
+    /// `"disabled_skills"` (`byConfiguration`), or by the caller (the shell's `/disable`).
+    case disabled(skill: String, step: String?, byConfiguration: Bool)
 
     /// An unknown id, with the nearest of `known` as its suggestion.
     public static func unknown(_ id: String, among known: [String]) -> Refusal {
@@ -41,7 +44,8 @@ public enum Refusal: Error, Sendable, Equatable {
         switch self {
         case .unknownSkill(let id, _): return id
         case .denied(let skill, _, _), .needsConfirmation(let skill, _), .declined(let skill),
-            .cannotAskHere(let skill), .hook(let skill, _, _, _), .definitionChanged(let skill, _):
+            .cannotAskHere(let skill), .hook(let skill, _, _, _), .definitionChanged(let skill, _),
+            .disabled(let skill, _, _):
             return skill
         }
     }
@@ -93,6 +97,13 @@ public enum Refusal: Error, Sendable, Equatable {
                 + "skillhost trust \(skill)"
         case .hook(let skill, let hook, let event, let reason):
             return "not run: the \(event.rawValue) hook \(hook) refused \(skill): \(reason)"
+        case .disabled(let skill, let step, let byConfiguration):
+            let off = step ?? skill
+            let how =
+                byConfiguration
+                ? "disabled by \"disabled_skills\" in config.json (take it out of that list to let it run)"
+                : "disabled here (/enable \(off) lets it run)"
+            return step == nil ? "not run: \(skill) is \(how)" : "not run: \(skill) calls \(off), which is \(how)"
         }
     }
 }

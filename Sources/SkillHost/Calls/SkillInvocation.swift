@@ -33,6 +33,13 @@ public struct SkillInvocation: Sendable {
     public var session: String?
     /// The context the skill sees as JSON text; nil: the registry's own (a worker passes the host's on).
     package var callerContext: String?
+    /// Skills the caller turned off besides the configuration's (the shell's `/disable`): refused, directly or as
+    /// a composite's step, and passed on to every step.
+    package var disabledSkills: Set<String> = []
+    /// Asked before each step a composite runs (the composite itself was counted by the caller), and passed on to
+    /// the steps: nil to go on, or why not (a budget of calls spent) — the composite stops there, undoing what it
+    /// had changed. A budget of calls thereby counts steps as the calls they are.
+    package var stepAllowance: (@Sendable () -> String?)?
     /// The arguments were validated against this skill's schema by whoever sent the call: a worker's host validated
     /// them (coerced, defaults filled in) against the schema the worker itself described, so the worker does not
     /// walk them again.

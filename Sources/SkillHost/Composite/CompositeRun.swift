@@ -232,6 +232,11 @@ struct CompositeRun {
                         at: number, call.skill,
                         .failure(code: .failed, "the composite made \(CompositeLimits.calls) calls, its limit"))))
         }
+        if let spent = invocation.stepAllowance?() {
+            return .failure(
+                Stop(outcome: await stopped(at: number, call.skill, .failure(code: .notPermitted, "not run: \(spent)")))
+            )
+        }
         let known = skills[call.skill] ?? (.destructive, invoker.configuration.defaultTimeout)
         let left = deadline - invoker.configuration.clock.now
         guard left > .zero else {
@@ -243,6 +248,8 @@ struct CompositeRun {
         step.callerContext = invocation.callerContext
         step.compositeDepth = invocation.compositeDepth + 1
         step.compositeBudget = budget
+        step.disabledSkills = invocation.disabledSkills
+        step.stepAllowance = invocation.stepAllowance
         let outcome = await invoker.invoke(step)
         guard outcome.status == .ok else {
             if outcome.status == .timeout, left <= known.timeout {
@@ -317,7 +324,8 @@ struct CompositeRun {
             let left = deadline - invoker.configuration.clock.now
             var reverse = SkillInvocation(
                 skill: call.skillID, arguments: call.arguments, timeout: max(left, .milliseconds(1)),
-                confirmer: .confirmed)
+                confirmer: .consented(invocation.confirmer.audience))
+            // Its own changes, reversed with the consent the composite had: a rule that says ask still stops it.
             reverse.session = invocation.session
             reverse.compositeDepth = invocation.compositeDepth + 1
             let result = await invoker.invoke(reverse)

@@ -59,6 +59,9 @@ public final class SkillRegistry: Sendable {
         public var hooks = Hooks()
         /// Where skill definitions are pinned when first seen (`DefinitionPins`); nil: they are not.
         public var pinsFile: String?
+        /// Skills turned off (config.json's `"disabled_skills"`): refused on every path, and so is a composite that
+        /// calls one; listed to no model or MCP client.
+        public var disabledSkills: Set<String> = []
 
         public init(dataDirectory: URL) { self.dataDirectory = dataDirectory }
     }
@@ -133,6 +136,13 @@ public final class SkillRegistry: Sendable {
 
     /// The pinned definitions, when kept.
     public var pins: DefinitionPins? { invoker.pipeline.pins }
+
+    /// Whether `skill` may be offered to a model or an MCP client: its definition is approved (unchanged since first
+    /// seen, or trusted), and neither it nor a step of it (a composite's) is disabled here or in `disabled` (a
+    /// session's).
+    public func isOffered(_ skill: SkillInfo, disabled: Set<String> = []) -> Bool {
+        pins?.change(skill) == nil && invoker.pipeline.disabled(skill, also: disabled) == nil
+    }
 
     /// The refusal for an id no skill has, with the nearest registered id as its suggestion.
     public func unknownSkill(_ id: String) -> Refusal { .unknown(id, among: catalog.ids) }

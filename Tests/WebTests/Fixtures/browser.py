@@ -189,7 +189,8 @@ def conversations(page, seen):
 
 
 def undo(page, seen):
-    """A mutating call, confirmed from the keyboard, then Undo: the reversing call runs as a card of its own."""
+    """A mutating call, confirmed from the keyboard, then Undo: the reversing call is asked about (it deletes) and
+    runs as a card of its own."""
     ready(page)
     seen["undo_before"] = page.is_disabled("#undo")
     send(page, 'add a note titled "milk"')
@@ -201,6 +202,10 @@ def undo(page, seen):
     until(page, "!document.querySelector('#undo').disabled")
     seen["state_before"] = page.evaluate("fetch('/api/state').then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
     page.click("#undo")
+    page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    seen["undo_asked"] = page.inner_text("#confirm-title")
+    page.wait_for_timeout(700)
+    page.keyboard.press("y")
     until(page, "document.querySelectorAll('.card[data-phase=\"succeeded\"]').length === 2")
     ready(page)
     seen["notice"] = page.locator("#conversation .notice").last.inner_text()
