@@ -25,6 +25,7 @@ struct skillhost_http_request {
     size_t body_length;
     size_t body_capacity;
     int too_large;
+    int ambiguous;  // its length is said two ways (RFC 9112 §6.3): answered 400 and closed, its body never read
     int delivered;
     char *headers;
     size_t headers_length;

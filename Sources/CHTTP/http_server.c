@@ -150,6 +150,57 @@ static enum MHD_Result collect_header(void *argument, enum MHD_ValueKind kind, c
     return MHD_YES;
 }
 
+// What the headers say about the request's length, gathered by `audit_header`.
+struct length_audit {
+    int lengths;         // Content-Length headers
+    char first[32];      // the first one's value
+    int differing;       // one says another length than the first, or is not a number
+    int transfers;       // Transfer-Encoding headers
+    int not_chunked;     // one says other than exactly "chunked" (the only coding this server reads)
+    int bad_name;        // a name that is not a token (a space before the colon, a control character)
+};
+
+static int is_token_char(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c);
+}
+
+static enum MHD_Result audit_header(void *argument, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    struct length_audit *audit = argument;
+    if (key == NULL || key[0] == '\0') {
+        audit->bad_name = 1;
+        return MHD_YES;
+    }
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++)
+        if (!is_token_char(*c)) audit->bad_name = 1;
+    if (value == NULL) value = "";
+    if (strcasecmp(key, "Content-Length") == 0) {
+        size_t length = strlen(value);
+        int digits = length > 0 && length < sizeof audit->first && strspn(value, "0123456789") == length;
+        if (!digits) audit->differing = 1;
+        if (audit->lengths++ == 0) {
+            if (digits) memcpy(audit->first, value, length + 1);
+        } else if (strcmp(audit->first, value) != 0) {
+            audit->differing = 1;
+        }
+    } else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+        audit->transfers++;
+        if (strcasecmp(value, "chunked") != 0) audit->not_chunked = 1;
+    }
+    return MHD_YES;
+}
+
+// Whether the request's length is said in more than one way, or in one this server does not read: two
+// Content-Lengths that differ, Content-Length with Transfer-Encoding, a coding other than "chunked", a header name
+// that is not a token ("Transfer-Encoding : chunked"). A server and a proxy in front of it could then split the
+// stream into different requests (request smuggling); RFC 9112 §6.3 says to answer 400 and close.
+static int length_is_ambiguous(struct MHD_Connection *connection) {
+    struct length_audit audit = {0};
+    MHD_get_connection_values(connection, MHD_HEADER_KIND, audit_header, &audit);
+    return audit.bad_name || audit.differing || audit.transfers > 1 || audit.not_chunked ||
+           (audit.transfers > 0 && audit.lengths > 0);
+}
+
 static enum MHD_Result on_access(void *argument, struct MHD_Connection *connection, const char *url,
                                  const char *method, const char *version, const char *upload, size_t *upload_size,
                                  void **state) {
@@ -184,10 +235,20 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
         if (declared != NULL && strtoull(declared, NULL, 10) > server->limits.maximum_body) request->too_large = 1;
         *state = request;
         if (request->path == NULL) return MHD_NO;
+        if (length_is_ambiguous(connection)) {
+            // Answered at once, before any of the body is read (a coding this server does not read never ends).
+            request->ambiguous = 1;
+            request->delivered = 1;
+            request->finished = 1;
+            return simple_answer(connection, MHD_HTTP_BAD_REQUEST,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+                                 "\"Invalid request: its length is given twice or in two ways (Content-Length, "
+                                 "Transfer-Encoding); send one\"}}");
+        }
         return MHD_YES;
     }
     if (*upload_size != 0) {
-        if (!request->too_large) {
+        if (!request->too_large && !request->ambiguous) {
             size_t needed = request->body_length + *upload_size;
             if (needed > server->limits.maximum_body) {
                 request->too_large = 1;
