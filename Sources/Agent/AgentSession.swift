@@ -95,9 +95,9 @@ package final class AgentSession: Sendable {
     /// Counts on from what a resumed session used before, so its budgets hold across processes.
     package func restoreUse(toolCalls: Int, promptTokens: Int, completionTokens: Int) {
         state.withLock { state in
-            state.sessionUse.toolCalls += toolCalls
-            state.sessionUse.promptTokens += promptTokens
-            state.sessionUse.completionTokens += completionTokens
+            state.sessionUse.toolCalls.saturatingAdd(toolCalls)
+            state.sessionUse.promptTokens.saturatingAdd(promptTokens)
+            state.sessionUse.completionTokens.saturatingAdd(completionTokens)
         }
     }
 
@@ -177,8 +177,8 @@ package final class AgentSession: Sendable {
     func recordUse(tokens usage: Usage? = nil, calls: Int = 0) {
         state.withLock { state in
             for keyPath in [\State.turnUse, \State.sessionUse] {
-                state[keyPath: keyPath].promptTokens += usage?.promptTokens ?? 0
-                state[keyPath: keyPath].completionTokens += usage?.completionTokens ?? 0
+                state[keyPath: keyPath].promptTokens.saturatingAdd(usage?.promptTokens ?? 0)
+                state[keyPath: keyPath].completionTokens.saturatingAdd(usage?.completionTokens ?? 0)
                 state[keyPath: keyPath].toolCalls += calls
             }
         }

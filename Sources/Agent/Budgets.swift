@@ -36,6 +36,14 @@ package struct Budgets: Sendable, Equatable {
     }
 }
 
+extension Int {
+    /// Adds `other`, stopping at `Int.max` (counts from outside — a server's tokens, a stored history — never trap).
+    mutating func saturatingAdd(_ other: Int) {
+        let (sum, overflow) = addingReportingOverflow(other)
+        self = overflow ? (other > 0 ? .max : .min) : sum
+    }
+}
+
 /// What a turn or a session has used so far.
 package struct BudgetUse: Sendable, Equatable {
     package var promptTokens = 0
@@ -45,7 +53,11 @@ package struct BudgetUse: Sendable, Equatable {
 
     package init(started: ContinuousClock.Instant = .now) { self.started = started }
 
-    package var tokens: Int { promptTokens + completionTokens }
+    package var tokens: Int {
+        var sum = promptTokens
+        sum.saturatingAdd(completionTokens)
+        return sum
+    }
 
     package func cost(_ price: (input: Double, output: Double)?) -> Double? {
         guard let price else { return nil }
@@ -91,7 +103,7 @@ package struct BudgetReached: Sendable, Equatable {
         formatter.groupingSeparator = ","
         formatter.usesGroupingSeparator = true
         formatter.maximumFractionDigits = 0
-        return formatter.string(from: NSNumber(value: value.rounded(.down))) ?? "\(Int(value))"
+        return formatter.string(from: NSNumber(value: value.rounded(.down))) ?? "\(value.rounded(.down))"
     }
 
     /// The first budget `turn` or `session` use reached (turn budgets first), skipping those `waived`.

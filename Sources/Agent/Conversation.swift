@@ -50,6 +50,9 @@ package struct Message: Sendable, Equatable {
 package struct Usage: Sendable, Equatable {
     package var promptTokens: Int
     package var completionTokens: Int
+    /// The most tokens one response may report (10^12): a server's larger figure is taken as this, so sums of
+    /// them never overflow.
+    package static let maximum = 1_000_000_000_000
 
     package init(promptTokens: Int, completionTokens: Int) {
         self.promptTokens = promptTokens

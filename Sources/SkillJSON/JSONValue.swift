@@ -41,6 +41,25 @@ public enum JSONValue: Sendable {
         }
     }
 
+    /// The value as an integer when it is a whole number within `range`; nil otherwise (`1e300`, `-1`, `2.5`, a
+    /// string) — never a trap. For every number that comes from outside (a record, a model server, a peer).
+    public func integer(in range: ClosedRange<Int>) -> Int? {
+        let whole: Int?
+        switch self {
+        case .int(let i): whole = Int(exactly: i)
+        case .double(let d): whole = d.isFinite ? Int(exactly: d) : nil
+        default: whole = nil
+        }
+        return whole.flatMap { range.contains($0) ? $0 : nil }
+    }
+
+    /// The value as a count, clamped into `0...limit`: a negative or non-numeric value is 0, a larger one (`1e300`,
+    /// infinity) is `limit`, a fraction is rounded down. For counts a stranger reports (tokens a model server used).
+    public func count(upTo limit: Int) -> Int {
+        guard let number = doubleValue, !number.isNaN, number > 0 else { return 0 }
+        return number >= Double(limit) ? limit : min(limit, Int(number.rounded(.down)))
+    }
+
     /// The string payload, if this is a string.
     public var stringValue: String? {
         if case .string(let s) = self { return s }

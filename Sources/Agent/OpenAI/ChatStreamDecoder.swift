@@ -35,8 +35,8 @@ package struct ChatStreamDecoder: Sendable {
             chunks.append(
                 .usage(
                     Usage(
-                        promptTokens: Int(usage["prompt_tokens"]?.doubleValue ?? 0),
-                        completionTokens: Int(usage["completion_tokens"]?.doubleValue ?? 0))))
+                        promptTokens: usage["prompt_tokens"]?.count(upTo: Usage.maximum) ?? 0,
+                        completionTokens: usage["completion_tokens"]?.count(upTo: Usage.maximum) ?? 0)))
         }
         guard let choice = event["choices"]?.arrayValue?.first else { return chunks }
         let delta = choice["delta"] ?? choice["message"] ?? .null
@@ -47,7 +47,8 @@ package struct ChatStreamDecoder: Sendable {
     }
 
     private mutating func add(_ fragment: JSONValue) {
-        let index = Int(fragment["index"]?.doubleValue ?? Double(calls.count))
+        // The server's number, range-checked (an index of 1e300 trapped); one out of range is a call of its own.
+        let index = fragment["index"]?.integer(in: 0...Int(Int32.max)) ?? calls.count
         let id = fragment["id"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         let function = fragment["function"] ?? .null
         let name = function["name"]?.stringValue ?? ""

@@ -68,10 +68,11 @@ enum RecordFormat {
         {
             return .toolCall(ToolCall(id: id, name: name, arguments: arguments))
         }
-        if let usage = value["usage"], let prompt = usage["prompt"]?.doubleValue,
-            let completion = usage["completion"]?.doubleValue
-        {
-            return .usage(Usage(promptTokens: Int(prompt), completionTokens: Int(completion)))
+        if let usage = value["usage"], let prompt = usage["prompt"], let completion = usage["completion"] {
+            return .usage(
+                Usage(
+                    promptTokens: prompt.count(upTo: Usage.maximum),
+                    completionTokens: completion.count(upTo: Usage.maximum)))
         }
         if value["no_match"] == true { return .noSkillMatched }
         return nil

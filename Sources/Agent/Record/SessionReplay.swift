@@ -42,10 +42,11 @@ package struct SessionRecord: Sendable {
     package init(_ text: String, path: String) throws(ModelError) {
         var lines = text.split(separator: "\n").makeIterator()
         guard let first = lines.next(), let header = try? JSONValue(parsing: String(first)),
-            let version = header["skillrec"]?.doubleValue
+            let version = header["skillrec"], version.doubleValue != nil
         else { throw ModelError("\(path) is not a skillhost record (its first line is not a skillrec header)") }
-        guard Int(version) == SessionRecorder.version else {
-            throw ModelError("\(path) is a record of version \(Int(version)); this skillhost replays version 1")
+        guard version.integer(in: 0...1_000_000) == SessionRecorder.version else {
+            let shown = String(version.jsonText.prefix(40))
+            throw ModelError("\(path) is a record of version \(shown); this skillhost replays version 1")
         }
         model = header["model"]?.stringValue ?? ""
         system = header["system"]?.stringValue
@@ -69,14 +70,15 @@ package struct SessionRecord: Sendable {
             case "continue":
                 actions.append(
                     .continued(waived: entry["waived"]?.stringValue, forSession: entry["for_session"] == true))
-            case "rewind": actions.append(.rewind(Int(entry["to"]?.doubleValue ?? 0)))
+            // A stranger's numbers, range-checked before they become integers (1e300 trapped); 0 matches no message.
+            case "rewind": actions.append(.rewind(entry["to"]?.integer(in: 0...1_000_000) ?? 0))
             case "tools":
                 for skill in (entry["tools"]?.arrayValue ?? []).compactMap(RecordFormat.skill) {
                     tools[skill.id] = skill
                 }
             case "request":
                 requests.append(
-                    (Int(max(0, entry["from"]?.doubleValue ?? 0)), entry["messages"]?.arrayValue ?? []))
+                    (entry["from"]?.integer(in: 0...Int(Int32.max)) ?? 0, entry["messages"]?.arrayValue ?? []))
             case "response":
                 responses.append(
                     ((entry["chunks"]?.arrayValue ?? []).compactMap(RecordFormat.chunk), entry["error"]?.stringValue))

@@ -138,7 +138,8 @@ final class SkillDigests: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         let size = Int(info.st_size)
-        let modified = Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec)
+        // Wrapping: a file's time is a stranger's number (a far-future mtime trapped), and this is only a key.
+        let modified = Int(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int(info.st_mtim.tv_nsec)
         if let cached = cache.withLock({ $0[path] }), cached.size == size, cached.modified == modified {
             return cached.digest
         }

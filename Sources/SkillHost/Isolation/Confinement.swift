@@ -238,6 +238,6 @@ public struct ConfinementReport: Sendable, Equatable {
                 readPaths: (json["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue),
                 writePaths: (json["write_paths"]?.arrayValue ?? []).compactMap(\.stringValue)),
             layers: Layers(rawValue: Int(truncatingIfNeeded: layers)),
-            landlockABI: Int(json["landlock_abi"]?.doubleValue ?? 0), kernel: json["kernel"]?.stringValue ?? "")
+            landlockABI: json["landlock_abi"]?.integer(in: 0...1000) ?? 0, kernel: json["kernel"]?.stringValue ?? "")
     }
 }

@@ -1,0 +1,70 @@
+import Foundation
+import SkillJSON
+import TestSupport
+import Testing
+
+/// Every number from outside is range-checked before it becomes an integer: a model server's token usage or
+/// tool-call index of 1e300, and a record's version, rewind target or request offset of 1e300, trapped (exit 132).
+struct StrangerNumbersTests {
+    let home = Paths.temporaryDirectory("stranger-numbers-home")
+
+    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
+    }
+
+    @Test func aModelServersHugeNumbersDoNotCrashAsk() throws {
+        let call =
+            #"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1e300,"id":"c1","type":"function","#
+            + #""function":{"name":"calculator","arguments":"{\"expression\":\"1+1\"}"}}]},"finish_reason":null}]}"#
+        let server = try LoopbackServer([
+            .events([
+                call, #"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+                #"{"choices":[],"usage":{"prompt_tokens":1e300,"completion_tokens":1.7976931348623157e308}}"#,
+                "[DONE]",
+            ]),
+            .events([
+                #"{"choices":[{"index":0,"delta":{"content":"It is 2."},"finish_reason":"stop"}]}"#,
+                #"{"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":"many"}}"#, "[DONE]",
+            ]),
+        ])
+        defer { server.stop() }
+        let result = try skillhost(
+            ["ask", "what is 1+1", "--json"],
+            ["OPENAI_BASE_URL": server.baseURL.absoluteString, "SKILLHOST_MODEL": "m"])
+        // The first response's usage is taken as the most one response may report, so the turn's budget stops it.
+        #expect(result.status == 10, "\(result.stderr)")
+        let events = try result.stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(events.contains { $0["event"] == "usage" && $0["prompt_tokens"] == 1_000_000_000_000 }, "\(events)")
+        #expect(events.contains { $0["event"] == "tool_call_finished" }, "\(result.stdout)")
+    }
+
+    @Test(arguments: [
+        #"{"skillrec":1e300,"model":"m"}"#,
+        #"{"skillrec":1,"model":"m"}"# + "\n" + #"{"type":"turn","prompt":"hi"}"# + "\n"
+            + #"{"type":"rewind","to":1e300}"#,
+        #"{"skillrec":1,"model":"m"}"# + "\n" + #"{"type":"turn","prompt":"hi"}"# + "\n"
+            + #"{"type":"request","from":1e300,"messages":[]}"# + "\n"
+            + #"{"type":"response","chunks":[{"text":"hello"},{"usage":{"prompt":1e300,"completion":-1e300}}]}"#,
+    ])
+    func aRecordsHugeNumbersDoNotCrashReplay(_ text: String) throws {
+        let path = home + "/hostile.skillrec"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try skillhost(["replay", path])
+        #expect(result.status == 0 || result.status == 1, "exit \(result.status): \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+    }
+
+    @Test func theIntegerReadingOfAStrangersNumberNeverTraps() {
+        #expect(JSONValue.double(1e300).integer(in: 0...10) == nil)
+        #expect(JSONValue.double(.infinity).integer(in: 0...10) == nil)
+        #expect(JSONValue.double(.nan).integer(in: 0...10) == nil)
+        #expect(JSONValue.double(2.5).integer(in: 0...10) == nil)
+        #expect(JSONValue.double(3).integer(in: 0...10) == 3)
+        #expect(JSONValue.int(-1).integer(in: 0...10) == nil)
+        #expect(JSONValue.double(9.3e18).integer(in: 0...Int.max) == nil)
+        #expect(JSONValue.double(1e300).count(upTo: 100) == 100)
+        #expect(JSONValue.double(-1e300).count(upTo: 100) == 0)
+        #expect(JSONValue.double(.nan).count(upTo: 100) == 0)
+        #expect(JSONValue.string("many").count(upTo: 100) == 0)
+    }
+}
