@@ -90,6 +90,7 @@ let package = Package(
             name: "Shell",
             dependencies: [
                 "SessionUI", "History", "Agent", "SkillHost", "SkillJSON", "CTerminal", "CMarkGFM", "SkillFolders",
+                "Support",
             ],
             swiftSettings: librarySwiftSettings),
         // The browser front end: the session served over HTTP to a page compiled into the binary.

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +49,7 @@ package struct Terminal: Sendable {
     var clearLine: String { isTTY ? "\r\u{1B}[2K" : "" }
 }
 
-/// Writes to standard output at once.
+/// Writes to standard output at once; a closed output ends the shell quietly (`StandardStreams.out`).
 func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    StandardStreams.out(text)
 }

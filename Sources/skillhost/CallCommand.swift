@@ -5,6 +5,7 @@ import SessionUI
 import Shell
 import SkillHost
 import SkillJSON
+import Support
 import Synchronization
 
 /// `skillhost call <skill> '<json>'`.
@@ -38,10 +39,10 @@ enum CallCommand {
         interrupt.cancel()
 
         if json {
-            print(outcome.envelope.jsonText)
+            writeOut(outcome.envelope.jsonText + "\n")
         } else if outcome.status == .ok {
             // A plugin's text, shown inert: `--json` keeps it as sent.
-            print(InertText.make((outcome.result ?? .null).displayText))
+            writeOut(InertText.make((outcome.result ?? .null).displayText) + "\n")
         } else {
             printError(
                 "\(outcome.status == .invalidArgs ? "invalid arguments" : outcome.status.rawValue): "
@@ -71,12 +72,9 @@ enum CallCommand {
                 waiting.withLock { $0 = continuation }
                 if Task.isCancelled { answer(.deny) }
                 Thread {
-                    FileHandle.standardError.write(
-                        Data(
-                            InertText.make(
-                                "? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] "
-                            )
-                            .utf8))
+                    StandardStreams.error(
+                        InertText.make("? \(skill.id)(\(arguments.jsonText)) is \(skill.risk.rawValue). Run it? [y/N] ")
+                    )
                     let line = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                     answer(line == "y" || line == "yes" ? .allowOnce : .deny)
                 }.start()

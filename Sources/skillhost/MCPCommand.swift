@@ -5,32 +5,35 @@ import JSONRPC
 import MCP
 import SkillFolders
 import SkillHost
+import Support
 import Synchronization
 
 /// `skillhost mcp`: the registry as an MCP server on stdio until the client closes standard input.
 enum MCPCommand {
     /// Moves the protocol channel off descriptor 1 and points 1 at standard error, so nothing an in-process plugin
     /// prints (a constructor, a stray printf) can corrupt the protocol. Call before any plugin loads.
-    static func protectStandardOutput() -> FileHandle {
+    /// Returns the channel's descriptor (1 when it cannot be moved).
+    static func protectStandardOutput() -> Int32 {
         let channel = dup(1)
-        guard channel >= 0, dup2(2, 1) >= 0 else { return FileHandle.standardOutput }
-        return FileHandle(fileDescriptor: channel, closeOnDealloc: true)
+        guard channel >= 0, dup2(2, 1) >= 0 else { return 1 }
+        return channel
     }
 
-    static func run(registry: SkillRegistry, output: FileHandle, sessionToolCalls: Int?, skillFolders: SkillFolderTools)
+    /// `output`: the protocol channel's descriptor. A client that closed it gets nothing more (a failed write is
+    /// not a crash); the server ends when standard input does.
+    static func run(registry: SkillRegistry, output: Int32, sessionToolCalls: Int?, skillFolders: SkillFolderTools)
         async
     {
         // A person who typed `skillhost mcp` in a terminal learns why nothing happens.
         if isatty(STDIN_FILENO) == 1 {
-            FileHandle.standardError.write(
-                Data(
-                    ("skillhost: serving MCP on stdio, waiting for a client on standard input (an MCP client starts "
-                        + "this command; --http ADDRESS:PORT serves over HTTP; Ctrl-D ends)\n").utf8))
+            StandardStreams.error(
+                "skillhost: serving MCP on stdio, waiting for a client on standard input (an MCP client starts "
+                    + "this command; --http ADDRESS:PORT serves over HTTP; Ctrl-D ends)\n")
         }
         let lock = Mutex(())
         let server = MCPServer(registry: registry, sessionToolCalls: sessionToolCalls, skillFolders: skillFolders) {
             line in
-            lock.withLock { _ in output.write(Data((line + "\n").utf8)) }
+            lock.withLock { _ in _ = StandardStreams.write(output, line + "\n") }
         }
         // Standard input is read on threads of their own (blocking reads and plugin code never touch the
         // cooperative pool); the thread that ends a call writes its response.
@@ -63,10 +66,9 @@ extension MCPCommand {
         let security =
             configuration.tokenDigests.isEmpty
             ? "no authentication (loopback only)" : "\(configuration.tokenDigests.count) bearer token(s)"
-        FileHandle.standardError.write(
-            Data(
-                ("skillhost: serving MCP at \(scheme)://\(host):\(service.port)\(configuration.path) (\(security)); "
-                    + "stop with Ctrl-C\n").utf8))
+        StandardStreams.error(
+            "skillhost: serving MCP at \(scheme)://\(host):\(service.port)\(configuration.path) (\(security)); "
+                + "stop with Ctrl-C\n")
         await waitForTermination()
         service.stop()
     }

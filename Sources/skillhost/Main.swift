@@ -5,6 +5,7 @@ import Shell
 import SkillFolders
 import SkillHost
 import SkillJSON
+import Support
 
 /// Everything that ends a command early. Rendered in one place (`SkillhostCLI.main`).
 enum CLIError: Error {
@@ -39,14 +40,15 @@ enum ExitCode: Int32 {
 }
 
 /// Writes to standard output at once (no buffering, so piped readers see lines as they happen).
+/// A reader that went away ends the command quietly with exit 141 (`StandardStreams.out`).
 func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    StandardStreams.out(text)
 }
 
 /// Writes to standard error, inert: what goes there (errors, plugins' and servers' log lines, activity) carries
 /// strangers' text, and the command line styles nothing of its own.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((InertText.make(text) + "\n").utf8))
+    StandardStreams.error(InertText.make(text) + "\n")
 }
 
 /// Writes text for people to standard output, inert (plugin names, titles, descriptions, results, file names are
@@ -180,7 +182,7 @@ struct SkillhostCLI {
                         "no help for \"\(topic ?? "")\"",
                         hint: "commands: \(CommandLineParser.commands.joined(separator: ", "))"))
             }
-            print(text)
+            writeOut(text + "\n")
             return ExitCode.ok.rawValue
         case .list(let json, let watch):
             let host = try await Host.open(line, environment: environment, log: log, reportMCPFailures: false)
@@ -213,7 +215,7 @@ struct SkillhostCLI {
                 defer { setup.registry.shutdown() }
                 let result = setup.registry.checkComposite(file: file)
                 if json {
-                    print(CheckOutput.compositeJSON(result), terminator: "")
+                    writeOut(CheckOutput.compositeJSON(result))
                 } else {
                     writeText(CheckOutput.compositeText(result, file: file))
                 }
@@ -229,7 +231,7 @@ struct SkillhostCLI {
                 IsolationConfig.resolved($0) == IsolationConfig.resolved((file as NSString).deletingLastPathComponent)
             }
             if json {
-                print(CheckOutput.json(result), terminator: "")
+                writeOut(CheckOutput.json(result))
             } else {
                 writeText(CheckOutput.text(result, file: file, bundled: bundled ?? false))
             }
@@ -266,7 +268,7 @@ struct SkillhostCLI {
         case .sessions:
             // Listing is reading: no history file is made for it.
             guard FileManager.default.fileExists(atPath: ShellLauncher.historyPath(environment)) else {
-                print("No saved sessions.")
+                writeOut("No saved sessions.\n")
                 return ExitCode.ok.rawValue
             }
             let store = try ShellLauncher.openStore(environment)

@@ -5,6 +5,7 @@ import SessionUI
 import Shell
 import SkillFolders
 import SkillHost
+import Support
 
 /// Assembles and starts the interactive shell (`skillhost` with no subcommand).
 enum ShellLauncher {
@@ -15,7 +16,7 @@ enum ShellLauncher {
     static func openStore(_ environment: [String: String]) throws(CLIError) -> HistoryStore {
         let store: HistoryStore
         do { store = try HistoryStore(path: historyPath(environment)) } catch { throw .failure(error.description) }
-        for notice in store.permissionNotices { FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8)) }
+        for notice in store.permissionNotices { StandardStreams.error("skillhost: \(notice)\n") }
         return store
     }
 
@@ -24,11 +25,11 @@ enum ShellLauncher {
     static func openHistory(_ environment: [String: String]) throws(CLIError) -> HistoryStore? {
         let store: HistoryStore?
         do { store = try HistoryStore(path: historyPath(environment)) } catch  where error.isDamaged {
-            FileHandle.standardError.write(Data("skillhost: \(error.message)\n".utf8))
+            StandardStreams.error("skillhost: \(error.message)\n")
             store = nil
         } catch { throw .failure(error.description) }
         for notice in store?.permissionNotices ?? [] {
-            FileHandle.standardError.write(Data("skillhost: \(notice)\n".utf8))
+            StandardStreams.error("skillhost: \(notice)\n")
         }
         return store
     }
@@ -116,7 +117,7 @@ enum ShellLauncher {
             throw .failure(error.description)
         }
         guard !sessions.isEmpty else {
-            print("No saved sessions.")
+            writeOut("No saved sessions.\n")
             return 0
         }
         let formatter = DateFormatter()

@@ -19,7 +19,7 @@ enum SkillFolderCommand {
                 object["description"] = .string(skill.description)
                 object["scripts"] = .string(grants.summary(for: skill))
             }
-            print(JSONValue.object(object).jsonText)
+            writeOut(JSONValue.object(object).jsonText + "\n")
         } else {
             var out = ""
             if valid, case .success(let skill) = inspection.skill {

@@ -2,6 +2,7 @@ import Agent
 import Foundation
 import SkillFolders
 import SkillHost
+import Support
 import Web
 
 /// `skillhost web`: the browser front end on the same registry, policy and model as the shell.
@@ -64,7 +65,7 @@ enum WebCommand {
         session.stop()
         service.stop()
         if let unsaved = session.unsavedHistory {
-            FileHandle.standardError.write(Data("skillhost: \(unsaved)\n".utf8))
+            StandardStreams.error("skillhost: \(unsaved)\n")
         }
         return ExitCode.ok.rawValue
     }

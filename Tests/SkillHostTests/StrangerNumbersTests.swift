@@ -68,3 +68,31 @@ struct StrangerNumbersTests {
         #expect(JSONValue.string("many").count(upTo: 100) == 0)
     }
 }
+
+/// A reader that has closed the output (`| head -0`) ends a command quietly, with exit 141 as a program a closed
+/// pipe stops — never a fatal error and a backtrace (exit 132). The output here is a pipe whose reading end is
+/// closed before the command starts, so the first write finds it closed (`head` would race the command).
+struct ClosedOutputTests {
+    let home = Paths.temporaryDirectory("closed-output-home")
+
+    static let closedPipe = """
+        import os, subprocess, sys
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)
+        sys.stderr.write(p.stderr.decode(errors="replace"))
+        sys.exit(p.returncode if p.returncode >= 0 else 128 - p.returncode)
+        """
+
+    @Test(arguments: [
+        ["ask", "what is 2+2"], ["ask", "what is 2+2", "--json"], ["list"],
+        ["call", "calculator", #"{"expression":"1+1"}"#, "--json"], ["sessions"],
+    ])
+    func aClosedOutputEndsTheCommandQuietly(_ arguments: [String]) throws {
+        let result = try runProcess(
+            "/usr/bin/python3", ["-c", Self.closedPipe, Paths.skillhost] + arguments,
+            environment: cliEnvironment(home: home))
+        #expect(result.status == 141, "\(arguments): exit \(result.status), \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("crashed"), "\(result.stderr)")
+    }
+}

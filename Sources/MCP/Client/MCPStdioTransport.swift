@@ -52,7 +52,7 @@ final class MCPStdioTransport: MCPTransport {
                 let count = read(child.errors, &chunk, chunk.count)
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
-                FileHandle.standardError.write(Data(chunk[0..<count]))
+                _ = chunk.withUnsafeBytes { Glibc.write(2, $0.baseAddress, count) }
             }
             Glibc.close(child.errors)
         }

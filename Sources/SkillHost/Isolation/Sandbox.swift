@@ -1,6 +1,7 @@
 import CProcess
 import Foundation
 import SkillJSON
+import Support
 
 /// What a program started in a sandbox may do (config.json: `"mcpServers": {"x": {…, "sandbox": {"network": true,
 /// "read": ["~/models"], "write": ["~/repo"]}}}`). It may always read the system's files and run programs from the
@@ -102,7 +103,7 @@ package enum SandboxMain {
     }
 
     private static func fail(_ status: Int32, _ message: String) -> Never {
-        FileHandle.standardError.write(Data("skillhost sandbox: \(message)\n".utf8))
+        StandardStreams.error("skillhost sandbox: \(message)\n")
         exit(status)
     }
 }

@@ -1,6 +1,7 @@
 import CProcess
 import Foundation
 import SkillJSON
+import Support
 
 /// The worker's side of confinement, before any of the plugin's code runs in the worker itself: a confined child
 /// learns what the plugin declares (`skillhost_peek_start`/`_finish`) while the worker sets up its registry, the
@@ -97,7 +98,7 @@ enum WorkerConfinement {
         let (confinement, writable) = allowed(
             declared, rules: rules, dataDirectory: launch.dataDirectory, taken: launch.takenNames,
             temporary: peek.temporary, home: home
-        ) { FileHandle.standardError.write(Data("skillhost worker: \($0)\n".utf8)) }
+        ) { StandardStreams.error("skillhost worker: \($0)\n") }
         // Metadata changes are supervised by the host, to which the worker sends the filter's listener over its
         // supervision socket as it confines itself.
         let report = confine(

@@ -36,8 +36,8 @@ package enum WorkerMain {
         // with that plus the user's grants.
         let threads = skillhost_thread_count()
         if threads > 1 {
-            FileHandle.standardError.write(
-                Data("skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n".utf8))
+            StandardStreams.error(
+                "skillhost worker: \(threads) threads existed before confinement; only new ones are bound\n")
         }
         let peek = launch.confines ? WorkerConfinement.begin(launch) : nil
         if let value = launch.limits.addressSpace { limit(RLIMIT_AS, value, "address space") }
@@ -96,7 +96,7 @@ package enum WorkerMain {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("skillhost worker: \(message)\n".utf8))
+        StandardStreams.error("skillhost worker: \(message)\n")
         ProcessTree.killAllChildren()
         _exit(70)
     }
