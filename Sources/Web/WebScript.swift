@@ -153,8 +153,19 @@ function closeQuestion(id) {
   if (dialog.open) dialog.close();
 }
 
+// The page key the login handed out, kept in this origin's storage: a page or server on another port of this
+// machine receives the cookie (browsers send it to every port) but never this, and every request needs both.
+let memoryKey = "";
+function pageKey() {
+  try { return localStorage.getItem("skillhost_page") || memoryKey; } catch { return memoryKey; }
+}
+
+function api(path, options = {}) {
+  return fetch(path, { ...options, headers: { ...(options.headers || {}), "X-Skillhost-Page": pageKey() } });
+}
+
 async function post(path, body) {
-  const response = await fetch(path, {
+  const response = await api(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
   });
   if (!response.ok) {
@@ -245,7 +256,7 @@ function keep(text) {
 }
 
 function openStream(pass) {
-  const source = new EventSource("/api/events");
+  const source = new EventSource(`/api/events/${encodeURIComponent(pageKey())}`);
   source.onopen = () => { streamOpen = true; opened(); pass({ kind: "open" }); };
   source.onerror = () => {
     streamOpen = false;
@@ -290,7 +301,7 @@ function connect() {
 }
 
 async function loadSkills() {
-  const response = await fetch("/api/skills");
+  const response = await api("/api/skills");
   if (!response.ok) return;
   const { skills, folders, failures } = await response.json();
   $("#skill-list").replaceChildren(...skills.map((skill) => {
@@ -348,12 +359,12 @@ function showView(next) {
 }
 
 async function loadTrace() {
-  const response = await fetch("/api/trace");
+  const response = await api("/api/trace");
   if (response.ok) $("#trace-report").textContent = (await response.json()).report;
 }
 
 async function loadConversations() {
-  const response = await fetch("/api/conversations");
+  const response = await api("/api/conversations");
   if (!response.ok) return;
   const { conversations, current } = await response.json();
   $("#conversation-list").replaceChildren(...conversations.map((item) => {
@@ -370,7 +381,7 @@ async function loadConversations() {
 }
 
 async function loadState() {
-  const response = await fetch("/api/state");
+  const response = await api("/api/state");
   if (!response.ok) return;
   const { plugins } = await response.json();
   $("#state-list").replaceChildren(...plugins.flatMap((plugin) => [
@@ -394,9 +405,12 @@ async function signIn() {
       status("this address's token is not the server's: open the address skillhost web printed");
       return;
     }
+    const { page } = await response.json();
+    memoryKey = page;
+    try { localStorage.setItem("skillhost_page", page); } catch { /* storage off: this tab alone */ }
   } else {
-    // No token in the address: signed in already (the cookie), or not at all.
-    const probe = await fetch("/api/skills");
+    // No token in the address: signed in already (the cookie and the page key), or not at all.
+    const probe = await api("/api/skills");
     if (probe.status === 401) {
       status("not signed in: open the address skillhost web printed (it carries the token)");
       return;

@@ -41,8 +41,10 @@ package struct WebError: Error, Sendable, CustomStringConvertible {
 /// the page drives the session with — an event stream (server-sent events) and a few JSON requests.
 ///
 /// Security: the page's address carries a random token in its fragment (never sent to any server by the browser);
-/// the page exchanges it once for an `HttpOnly`, `SameSite=Strict` cookie. Every API request needs that cookie (or
-/// `Authorization: Bearer <token>`); every request's Host must be a name of this server (DNS rebinding) and its
+/// the page exchanges it once for an `HttpOnly`, `SameSite=Strict` cookie and a page key. Browsers send a cookie to
+/// every port of the host, so the cookie alone grants nothing: every API request also needs the page key that came
+/// with it (the `X-Skillhost-Page` header; the event stream's path), which the page keeps in its origin's storage —
+/// a page or server on another port never sees it. (`Authorization: Bearer <token>` does instead, for scripts.) every request's Host must be a name of this server (DNS rebinding) and its
 /// Origin, when sent, this very server (scheme, name and port); requests that change something must be JSON. The
 /// page itself runs under a content security policy that allows only its own script and styles.
 package final class WebService: Sendable {
@@ -50,8 +52,10 @@ package final class WebService: Sendable {
     private let http: HTTPServer
     private let rules: HTTPGuard
     private let tokenDigest: [UInt8]
-    /// Digests of the cookies handed out (a tab's login).
-    private let cookies = Mutex<Set<[UInt8]>>([])
+    /// The logins handed out, newest last: each cookie's digest with its page key's digest (at most
+    /// `loginLimit`; the oldest is forgotten first).
+    private let logins = Mutex<[(cookie: [UInt8], page: [UInt8])]>([])
+    private static let loginLimit = 64
     private let registry: SkillRegistry
     private let skillFolders: @Sendable () -> [SkillFolderSummary]
     private let activateSkill: @Sendable (String) async -> Result<String, WebRefusal>
@@ -149,6 +153,7 @@ package final class WebService: Sendable {
         let body = (try? JSONValue(parsing: request.body)) ?? .object(JSONObject())
         switch (request.method, request.path) {
         case ("GET", "/api/events"): events(exchange)
+        case ("GET", let path) where path.hasPrefix("/api/events/"): events(exchange)
         case ("GET", "/api/skills"): json(exchange, 200, skillsPanel())
         case ("POST", "/api/skill"):
             guard let id = body["id"]?.stringValue, case .bool(let enabled)? = body["enabled"] else {
@@ -270,26 +275,45 @@ package final class WebService: Sendable {
             return
         }
         let cookie = HTTPGuard.randomHex(32)
-        cookies.withLock { _ = $0.insert(HTTPGuard.sha256(cookie)) }
+        let page = HTTPGuard.randomHex(32)
+        logins.withLock { logins in
+            logins.append((HTTPGuard.sha256(cookie), HTTPGuard.sha256(page)))
+            if logins.count > Self.loginLimit { logins.removeFirst(logins.count - Self.loginLimit) }
+        }
         exchange.respond(
-            204,
+            200,
             headers: [
+                ("Content-Type", "application/json"),
                 ("Set-Cookie", "\(Self.cookieName)=\(cookie); HttpOnly; SameSite=Strict; Path=/"),
                 ("Cache-Control", "no-store"),
-            ])
+            ], text: JSONValue.object(JSONObject([(key: "page", value: .string(page))])).jsonText)
+    }
+
+    /// The page key a request carries: its `X-Skillhost-Page` header, or the event stream's path
+    /// (`/api/events/<key>`: an `EventSource` sends no headers of its own).
+    private static func pageKey(_ request: HTTPServer.Request) -> String? {
+        if let header = request.header("x-skillhost-page") { return header }
+        let prefix = "/api/events/"
+        guard request.path.hasPrefix(prefix) else { return nil }
+        return String(request.path.dropFirst(prefix.count))
     }
 
     private func authorized(_ request: HTTPServer.Request) -> Bool {
         if let value = request.header("authorization"), value.count > 7, value.prefix(7).lowercased() == "bearer " {
             return HTTPGuard.match(String(value.dropFirst(7)), among: [tokenDigest]) != nil
         }
-        guard let header = request.header("cookie") else { return false }
-        let known = cookies.withLock { $0 }
+        // The cookie and the page key handed out with it, both: what a server on another port receives (the
+        // cookie) grants nothing.
+        guard let header = request.header("cookie"), let page = Self.pageKey(request) else { return false }
+        let known = logins.withLock { $0 }
         for part in header.split(separator: ";") {
             let pair = part.trimmingCharacters(in: .whitespaces)
             guard pair.hasPrefix(Self.cookieName + "=") else { continue }
             let value = String(pair.dropFirst(Self.cookieName.count + 1))
-            if HTTPGuard.match(value, among: Array(known)) != nil { return true }
+            guard let digest = HTTPGuard.match(value, among: known.map(\.cookie)),
+                let login = known.first(where: { $0.cookie == digest })
+            else { continue }
+            if HTTPGuard.match(page, among: [login.page]) != nil { return true }
         }
         return false
     }

@@ -200,6 +200,11 @@ struct WebBrowserTests {
         #expect(seen["outcome"]?["skills"] == "blocked", "\(seen)")
         #expect(seen["send_status"] == 403, "refused by the Origin check, before anything else: \(seen)")
         #expect(seen["users"] == 0, "no turn was started")
+        // That server received the login cookie; replayed from a plain script it grants nothing.
+        #expect(seen["stolen"] == true, "\(seen)")
+        #expect(
+            seen["with_stolen_cookie"]
+                == ["/api/conversations": 401, "/api/events": 401, "/api/send": 401, "/api/confirm": 401], "\(seen)")
         #expect(seen["page_errors"] == [])
     }
 

@@ -67,11 +67,24 @@ struct WebServiceTests {
 
         let login = try await Self.fetch(
             base + "/api/login", method: "POST", headers: Self.json, body: #"{"token":"\#(token)"}"#)
-        #expect(login.status == 204)
+        #expect(login.status == 200)
         let setCookie = try #require(login.headers["set-cookie"])
         #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"), "\(setCookie)")
         let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
-        let signedIn = [("Cookie", cookie)]
+        let key = try #require(try JSONValue(parsing: login.body)["page"]?.stringValue)
+        let signedIn = [("Cookie", cookie), ("X-Skillhost-Page", key)]
+
+        // Browsers send the cookie to every port of this host: with it alone (what a server on another port
+        // receives) nothing is granted; nor with another login's key, or a key without the cookie.
+        for headers in [[("Cookie", cookie)], [("Cookie", cookie), ("X-Skillhost-Page", "0" + key.dropFirst())],
+            [("X-Skillhost-Page", key)]] {
+            for path in ["/api/skills", "/api/conversations", "/api/events", "/api/events/x"] {
+                #expect(try await Self.fetch(base + path, headers: headers).status == 401, "\(path) \(headers)")
+            }
+            let send = try await Self.fetch(
+                base + "/api/send", method: "POST", headers: headers + Self.json, body: #"{"text":"what is 6*7"}"#)
+            #expect(send.status == 401)
+        }
 
         let skills = try await Self.fetch(base + "/api/skills", headers: signedIn)
         #expect(skills.status == 200)
@@ -98,7 +111,7 @@ struct WebServiceTests {
             "\(unknown.body)")
 
         // The event stream, read while the turn runs.
-        var stream = HTTPRequest(url: try #require(URL(string: base + "/api/events")))
+        var stream = HTTPRequest(url: try #require(URL(string: base + "/api/events/" + key)))
         stream.setHeader(cookie, for: "Cookie")
         let watcher = Task { () -> [JSONValue] in
             var parser = SSEParser()

@@ -130,7 +130,7 @@ def plugins(page, seen):
     page.locator('#skill-list li[data-skill="twice64"] input').uncheck()
     other.wait_for_selector('#skill-list li[data-skill="twice64"] input:not(:checked)', timeout=WAIT)
     seen["enabled_after_switch"] = page.evaluate(
-        "fetch('/api/skills').then(r => r.json()).then(j => j.skills.find(s => s.id === 'twice64').enabled)")
+        "fetch('/api/skills', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.skills.find(s => s.id === 'twice64').enabled)")
     page.screenshot(path=f"{shots}/web-skills-1280x800.png")
 
 
@@ -200,7 +200,7 @@ def undo(page, seen):
     page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
     ready(page)
     until(page, "!document.querySelector('#undo').disabled")
-    seen["state_before"] = page.evaluate("fetch('/api/state').then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+    seen["state_before"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
     page.click("#undo")
     page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
     seen["undo_asked"] = page.inner_text("#confirm-title")
@@ -211,7 +211,7 @@ def undo(page, seen):
     seen["notice"] = page.locator("#conversation .notice").last.inner_text()
     seen["undo_card"] = card_state(page.locator(".card").last)
     seen["undo_after"] = page.is_disabled("#undo")
-    seen["state_after"] = page.evaluate("fetch('/api/state').then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+    seen["state_after"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
 
 
 def composite(page, seen):
@@ -245,11 +245,15 @@ def foreign(page, seen):
         .then(r => window.outcome.skills = r.status, e => window.outcome.skills = "blocked");
     </script>""".encode()
 
+    stolen = {}
+
     class Attack(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_GET(self):
+            # Browsers send a host's cookies to every port of it: this server receives the login cookie.
+            stolen["cookie"] = self.headers.get("Cookie") or ""
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(attack)))
@@ -270,6 +274,23 @@ def foreign(page, seen):
     page.wait_for_timeout(500)  # a turn it started would show by now
     seen["users"] = page.evaluate("document.querySelectorAll('.user').length")
     server.shutdown()
+    # With the cookie it received, the other server's plain script (no browser, no Origin) gets nothing: the page
+    # key that every request needs besides the cookie never left the page's origin.
+    import urllib.error
+    import urllib.request
+
+    seen["stolen"] = "skillhost_web=" in stolen.get("cookie", "")
+    statuses = {}
+    for path, body in [("/api/conversations", None), ("/api/events", None), ("/api/send", b'{"text":"what is 6*7"}'),
+                       ("/api/confirm", b'{"id":"x","answer":"yes"}')]:
+        request = urllib.request.Request(target + path, data=body, headers={
+            "Cookie": stolen.get("cookie", ""), "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                statuses[path] = response.status
+        except urllib.error.HTTPError as error:
+            statuses[path] = error.code
+    seen["with_stolen_cookie"] = statuses
 
 
 def hostile(page, seen):
