@@ -164,11 +164,18 @@ static int as_expected(sqlite3 *db, sqlite3_int64 id, const char *args, const sk
         char *wanted_title = *expect == '{' ? string_argument(expect, "title") : NULL;
         char *wanted_body = *expect == '{' ? string_argument(expect, "body") : NULL;
         ok = wanted_title && wanted_body && strcmp(wanted_title, title) == 0 && strcmp(wanted_body, body) == 0;
-        if (!ok)
+        if (!ok) {
+            /* At most 80 bytes of the title, cut where a character starts (never inside one). */
+            size_t length = strlen(title);
+            if (length > 80) {
+                length = 80;
+                while (length > 0 && ((unsigned char)title[length] & 0xC0) == 0x80) length--;
+            }
             snprintf(message, sizeof message,
-                     "note %lld is not the one this change left (it is now \"%.80s\"): the record no longer matches, "
+                     "note %lld is not the one this change left (it is now \"%.*s\"): the record no longer matches, "
                      "so nothing was %s",
-                     (long long)id, title, verb);
+                     (long long)id, (int)length, title, verb);
+        }
         free(wanted_title);
         free(wanted_body);
     } else if (*expect == '{') {
@@ -210,6 +217,8 @@ static int notes_add(void *state, const skill_call_api *api, skill_call *call, c
         free(body);
         return SKILL_ERR_UNAVAILABLE;
     }
+    /* The note added and the one its undo expects are one (no other connection writes in between). */
+    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     sqlite3_prepare_v2(db, "INSERT INTO notes (title, body) VALUES (?, ?)", -1, &insert, NULL);
     sqlite3_bind_text(insert, 1, title ? title : "", -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(insert, 2, body ? body : "", -1, SQLITE_TRANSIENT);
@@ -218,6 +227,7 @@ static int notes_add(void *state, const skill_call_api *api, skill_call *call, c
     if (sqlite3_step(insert) != SQLITE_DONE) {
         api->set_error(call, sqlite3_errmsg(db));
         sqlite3_finalize(insert);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(db);
         return SKILL_ERR_FAILED;
     }
@@ -227,6 +237,13 @@ static int notes_add(void *state, const skill_call_api *api, skill_call *call, c
     put(&undo, "{\"id\":", 6);
     put(&undo, number, (size_t)snprintf(number, sizeof number, "%lld", (long long)id));
     put_expectation(&undo, db, id);
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        api->set_error(call, sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        free(undo.data);
+        return SKILL_ERR_FAILED;
+    }
     if (undo.data) api->set_undo(call, "notes_delete", undo.data);
     free(undo.data);
     return finish_with_note(db, api, call, id);
@@ -320,26 +337,37 @@ static int notes_delete(void *state, const skill_call_api *api, skill_call *call
     buffer undo = {NULL, 0, 0};
     skill_json_get_number(args, "id", &id);
     db = open_db(state, api, call);
-    if (!db || !load_note(db, (sqlite3_int64)id, &row, api, call)) {
-        sqlite3_close(db);
-        return db ? SKILL_ERR_INVALID_ARGS : SKILL_ERR_UNAVAILABLE;
-    }
-    sqlite3_finalize(row);
+    if (!db) return SKILL_ERR_UNAVAILABLE;
+    /* One transaction: the note checked, copied for the undo and deleted is one note (another connection cannot
+       change it or take its id in between). */
+    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (!as_expected(db, (sqlite3_int64)id, args, api, call, "deleted")) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(db);
         return SKILL_ERR_FAILED;
     }
-    load_note(db, (sqlite3_int64)id, &row, api, call);
+    if (!load_note(db, (sqlite3_int64)id, &row, api, call)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        return SKILL_ERR_INVALID_ARGS;
+    }
     put_note_open(&undo, row); /* everything needed to put it back, while no other note has taken its id */
     put(&undo, ",\"expect\":\"absent\"}", strlen(",\"expect\":\"absent\"}"));
     sqlite3_finalize(row);
-    if (undo.data) api->set_undo(call, "notes_restore", undo.data);
-    free(undo.data);
     sqlite3_prepare_v2(db, "DELETE FROM notes WHERE id = ?", -1, &remove, NULL);
     sqlite3_bind_int64(remove, 1, (sqlite3_int64)id);
-    sqlite3_step(remove);
+    int deleted = sqlite3_step(remove) == SQLITE_DONE;
     sqlite3_finalize(remove);
+    if (!deleted || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        api->set_error(call, sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        free(undo.data);
+        return SKILL_ERR_FAILED;
+    }
     sqlite3_close(db);
+    if (undo.data) api->set_undo(call, "notes_restore", undo.data);
+    free(undo.data);
     api->set_result(call, result, (size_t)snprintf(result, sizeof result, "{\"deleted\":%lld}", (long long)id));
     return SKILL_OK;
 }
@@ -356,8 +384,11 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
         free(title), free(body), free(created), free(updated);
         return SKILL_ERR_UNAVAILABLE;
     }
+    /* Checked and written in one transaction: the note the check saw is the note replaced. */
+    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (!as_expected(db, (sqlite3_int64)id, args, api, call, "restored")) {
         free(title), free(body), free(created), free(updated);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(db);
         return SKILL_ERR_FAILED;
     }
@@ -370,9 +401,15 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
     sqlite3_bind_text(upsert, 3, body ? body : "", -1, SQLITE_TRANSIENT);
     if (created) sqlite3_bind_text(upsert, 4, created, -1, SQLITE_TRANSIENT);
     if (updated) sqlite3_bind_text(upsert, 5, updated, -1, SQLITE_TRANSIENT);
-    sqlite3_step(upsert);
+    int written = sqlite3_step(upsert) == SQLITE_DONE;
     sqlite3_finalize(upsert);
     free(title), free(body), free(created), free(updated);
+    if (!written || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        api->set_error(call, sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        return SKILL_ERR_FAILED;
+    }
     return finish_with_note(db, api, call, (sqlite3_int64)id);
 }
 

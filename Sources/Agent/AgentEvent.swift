@@ -69,9 +69,19 @@ package struct ConfirmationRequest: Sendable, Equatable {
     }
 
     /// What will happen, in words for a dialog's title: the skill's title and the arguments that say which thing
-    /// (scalars, at most three, each cut to 40 characters) — "Delete a note: id 3", "Undo notes_add(…): Delete a
-    /// note: id 3, expect …".
+    /// (scalars, at most three, each cut to 40 characters; objects and arrays left out) — "Delete a note: id 3",
+    /// "Undo notes_add — Delete a note: id 3". Control and bidirectional-override characters (a model's or a
+    /// plugin's, which could reorder what the headline shows) are left out.
     package var words: String {
+        let text = wordsAsGiven
+        return String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.filter {
+                    !($0.properties.generalCategory == .control || $0.properties.generalCategory == .format)
+                }))
+    }
+
+    private var wordsAsGiven: String {
         var parts: [String] = []
         for (key, value) in arguments.objectValue?.members ?? [] where parts.count < 3 {
             let text: String

@@ -88,7 +88,7 @@ package final class AgentSession: Sendable {
         var waivedForSession: Set<String> = []
         /// The budget waived since the last turn began, for the record's continuation entry.
         var lastWaiver: (key: String, forSession: Bool)?
-        /// Told the session's count of skill calls each time it grows (the history keeps it).
+        /// Told how many skill calls more the session made, each time it makes some (the history adds them up).
         var callsObserver: (@Sendable (Int) -> Void)?
     }
 
@@ -101,7 +101,7 @@ package final class AgentSession: Sendable {
         }
     }
 
-    /// Tells `observer` the session's count of skill calls each time it grows.
+    /// Tells `observer` how many skill calls more the session made, each time it makes some.
     package func observeCalls(_ observer: @escaping @Sendable (Int) -> Void) {
         state.withLock { $0.callsObserver = observer }
     }
@@ -149,13 +149,12 @@ package final class AgentSession: Sendable {
             state.sessionUse.toolCalls += 1
             return nil
         }
-        if spent == nil { callsCounted() }
+        if spent == nil { callsCounted(1) }
         return spent
     }
 
-    private func callsCounted() {
-        let (observer, calls) = state.withLock { ($0.callsObserver, $0.sessionUse.toolCalls) }
-        observer?(calls)
+    private func callsCounted(_ calls: Int) {
+        state.withLock { $0.callsObserver }?(calls)
     }
 
     private static func toolCallsLeft(_ budgets: Budgets, _ state: State) -> (left: Int, reached: BudgetReached)? {
@@ -182,7 +181,7 @@ package final class AgentSession: Sendable {
                 state[keyPath: keyPath].toolCalls += calls
             }
         }
-        if calls > 0 { callsCounted() }
+        if calls > 0 { callsCounted(calls) }
     }
 
     /// The first budget used up and not waived, if any.
@@ -210,6 +209,14 @@ package final class AgentSession: Sendable {
 
     /// Whether the last mutating call registered an undo not taken yet.
     package var canUndo: Bool { state.withLock { $0.lastUndo != nil } }
+
+    /// Puts back an undo taken but not carried out (its first reversing call was declined or refused), unless a
+    /// newer change registered one since: a no to `/undo`'s question does not lose the way back.
+    package func putBackUndo(_ undo: UndoAction, skill: String) {
+        state.withLock { state in
+            if state.lastUndo == nil { state.lastUndo = (skill, undo) }
+        }
+    }
 
     /// Remembers the undo of a mutating call made outside a turn (the shell's `/call`), for `takeUndo()`.
     package func recordUndo(_ undo: UndoAction, skill: String) { state.withLock { $0.lastUndo = (skill, undo) } }

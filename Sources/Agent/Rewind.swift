@@ -48,6 +48,14 @@ extension AgentSession {
         state.withLock { $0.changes.filter { $0.after >= sequence }.reversed() }
     }
 
+    /// Forgets a change that was undone (the newest record of it): a rewind that stops part way keeps what it undid
+    /// undone, and a later one does not undo it again.
+    package func forgetChange(_ change: ChangeRecord) {
+        state.withLock { state in
+            if let index = state.changes.lastIndex(of: change) { state.changes.remove(at: index) }
+        }
+    }
+
     /// Forgets the conversation from message `sequence` on, and the changes made since (which the caller undid or
     /// said it could not). Later turns continue from what is left.
     package func truncate(from sequence: Int) {
@@ -66,12 +74,15 @@ package struct RewindPlan: Sendable {
     package let target: Message
     package let undoable: [ChangeRecord]
     package let stuck: [ChangeRecord]
+    /// The session the changes are forgotten from as they are undone.
+    private let session: AgentSession
 
     /// Nil when the session has no such message of the person's.
     package init?(_ session: AgentSession, number: Int) {
         let messages = session.userMessages
         guard number >= 1, number <= messages.count else { return nil }
         self.number = number
+        self.session = session
         target = messages[number - 1]
         let changes = session.changes(since: target.sequence)
         undoable = changes.filter { $0.undo != nil }
@@ -81,8 +92,7 @@ package struct RewindPlan: Sendable {
     /// What going back does, in lines: the message, what is undone, what cannot be.
     package var description: String {
         var plan = "Back to before message \(number) (\(Self.shorten(target.content, 60))):\n"
-        if undoable.isEmpty { plan += "  no change to undo\n" }
-        if !undoable.isEmpty { plan += "  undo, newest first:\n" }
+        plan += undoable.isEmpty ? "  no change to undo\n" : "  undo, newest first:\n"
         for change in undoable {
             let calls = (change.undo?.calls ?? []).map { "\($0.skillID)(\($0.arguments.jsonText))" }
             plan += "    \(change.call) undone by \(calls.joined(separator: ", then "))\n"
@@ -93,7 +103,8 @@ package struct RewindPlan: Sendable {
         return plan
     }
 
-    /// Runs the reversing calls, newest change first, telling `undone` each change undone. Each is a call like any
+    /// Runs the reversing calls, newest change first, telling `undone` each change undone (and forgetting it in the
+    /// session: the caller forgets it in the history). Each is a call like any
     /// other: the policy decides it and `confirmer` answers where it asks (the front end's person; `.consented` where
     /// the plan was printed as consent, `ask --rewind`). Stops at the first that fails or is refused and returns why
     /// ("undo of notes_add(…) failed: …"); nil when every one ran.
@@ -106,9 +117,14 @@ package struct RewindPlan: Sendable {
                 var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: confirmer)
                 invocation.session = session
                 if let failure = await registry.invoke(invocation).failure {
+                    let declined = Refusal.declined(skill: call.skillID).sentence(for: .embedder)
+                    if failure.code == .notPermitted, failure.message == declined {
+                        return "\(change.call) was not undone: you said no"
+                    }
                     return "undo of \(change.call) failed: \(failure.message)"
                 }
             }
+            self.session.forgetChange(change)
             undone(change)
         }
         return nil

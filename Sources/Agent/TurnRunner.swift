@@ -352,7 +352,9 @@ struct TurnRunner: Sendable {
 
     /// The model's failure for a name no skill it may call has: the nearest it may call, or all of them.
     func unknownSkill(_ name: String) -> SkillFailure {
-        let available = registry.skills.map(\.id).filter { !session.disabledSkills.contains($0) }
+        // Only what the model may call: never a disabled or unapproved skill, nor a composite of a disabled one.
+        let disabled = session.disabledSkills
+        let available = registry.skills.filter { registry.isOffered($0, disabled: disabled) }.map(\.id)
         return SkillFailure(.unknown(name, among: available), for: .model(available: available))
     }
 }

@@ -17,8 +17,10 @@ package final class HistoryJournal: Sendable {
         case truncate(from: Int, session: String)
         /// A call changed something (with its undo, if any).
         case change(ChangeRecord, session: String)
-        /// The session has made this many skill calls (a composite's steps counted).
+        /// The session has made this many skill calls more (a composite's steps counted).
         case callsUsed(Int, session: String)
+        /// A change was undone (a rewind stopped part way keeps what it undid undone, and forgets it).
+        case changeUndone(ChangeRecord, session: String)
 
         var isDraft: Bool {
             if case .draft = self { return true }
@@ -117,6 +119,7 @@ package final class HistoryJournal: Sendable {
         case .truncate(let sequence, let session): try store.truncate(session: session, from: sequence)
         case .change(let change, let session): try store.recordChange(change, session: session)
         case .callsUsed(let calls, let session): try store.recordCallsUsed(calls, session: session)
+        case .changeUndone(let change, let session): try store.forgetChange(change, session: session)
         }
     }
 

@@ -215,11 +215,13 @@ package final class HistoryStore: Sendable {
             [.text(session), .integer(Int64(usage.promptTokens)), .integer(Int64(usage.completionTokens)), Self.now()])
     }
 
-    /// Keeps the number of skill calls the session has made (a composite's steps counted), for its budgets.
+    /// Counts `calls` more skill calls of the session (a composite's steps counted), for its budgets: added, so
+    /// two processes that resumed the same session both count.
     package func recordCallsUsed(_ calls: Int, session: String) throws(StoreError) {
         try connection.execute(
             "INSERT INTO session_use (session, tool_calls) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET "
-                + "tool_calls = max(tool_calls, excluded.tool_calls)", [.text(session), .integer(Int64(calls))])
+                + "tool_calls = min(tool_calls + excluded.tool_calls, 1000000000000)",
+            [.text(session), .integer(Int64(calls))])
     }
 
     /// What the session has used so far, for its budgets when it is resumed: its tokens, and its skill calls (the
@@ -234,13 +236,14 @@ package final class HistoryStore: Sendable {
                 "SELECT COUNT(*) FROM tool_calls WHERE session = ?", [.text(session)]
             ).first?[0].integer ?? 0
         let tokens = try connection.query(
-            "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM usage WHERE session = ?",
+            // TOTAL, not SUM: a sum past 2^63 (an edited file) is a number here, not an error.
+            "SELECT MIN(TOTAL(prompt_tokens), 1e15), MIN(TOTAL(completion_tokens), 1e15) FROM usage WHERE session = ?",
             [.text(session)]
         ).first
-        return (
-            Int(clamping: max(kept, recorded)), Int(clamping: tokens?[0].integer ?? 0),
-            Int(clamping: tokens?[1].integer ?? 0)
-        )
+        // Range-checked: the file may have been edited (a count of 2^63 trapped the addition that followed).
+        func bounded(_ value: Int64) -> Int { Int(min(max(value, 0), 1_000_000_000_000_000)) }
+        func total(_ value: SQLValue?) -> Int64 { Int64(max(0, min(value?.real ?? Double(value?.integer ?? 0), 1e15))) }
+        return (bounded(max(kept, recorded)), bounded(total(tokens?[0])), bounded(total(tokens?[1])))
     }
 
     /// Forgets the session's messages from `sequence` on (`/rewind`), with the draft of an unfinished answer.
@@ -260,6 +263,13 @@ package final class HistoryStore: Sendable {
                 .text(session), .integer(Int64(change.after)), .text(change.skill), .text(change.call),
                 change.undo.map { .text($0.json.jsonText) } ?? .null, Self.now(),
             ])
+    }
+
+    /// Forgets a change that was undone (the newest record of it), so a later rewind does not undo it again.
+    package func forgetChange(_ change: ChangeRecord, session: String) throws(StoreError) {
+        try connection.execute(
+            "DELETE FROM changes WHERE rowid = (SELECT rowid FROM changes WHERE session = ? AND after = ? AND call = ? "
+                + "ORDER BY rowid DESC LIMIT 1)", [.text(session), .integer(Int64(change.after)), .text(change.call)])
     }
 
     /// The session's changes, oldest first. An undo the file holds but this skillhost cannot read counts as none

@@ -24,7 +24,10 @@ extension Shell {
         }
         guard let plan = RewindPlan(session, number: number) else { return }
         tell(plan.description)
-        guard case .line(let answer) = editor.read(prompt: "Rewind? [y/N] "), answer.lowercased().hasPrefix("y") else {
+        // A deliberate yes: "y" or "yes", nothing typed ahead that merely starts with y.
+        guard case .line(let answer) = editor.read(prompt: "Rewind? [y/N] "),
+            ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        else {
             say("Not rewound.\n")
             return
         }
@@ -33,13 +36,16 @@ extension Shell {
         let sessionID = self.sessionID
         // Each reversing call is decided as any call: where the policy asks, the person is asked.
         let confirmer = personConfirmer
+        let journal = self.journal
         let failure = waitFor {
             await plan.undo(with: registry, session: sessionID, confirmer: confirmer) { change in
                 writeOut(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
+                if let journal, let sessionID { journal.write(.changeUndone(change, session: sessionID)) }
             }
         }
         if let failure {
-            say(terminal.red("✗") + InertText.make(" \(failure); stopped before forgetting anything\n"))
+            // What was undone stays undone (and is forgotten); the conversation is kept whole.
+            say(terminal.red("✗") + InertText.make(" \(failure); the conversation was not rewound\n"))
             return
         }
         plan.apply(to: session)

@@ -194,6 +194,10 @@ extension Shell {
             tell("No skill \"\(id)\"\n")
             return
         }
+        if enabled, registry.configuration.disabledSkills.contains(id) {
+            tell("\(id) is disabled by \"disabled_skills\" in config.json; take it out of that list to enable it.\n")
+            return
+        }
         var disabled = session.disabledSkills
         if enabled { disabled.remove(id) } else { disabled.insert(id) }
         session.disabledSkills = disabled
@@ -305,7 +309,13 @@ extension Shell {
                     terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
                         + "\n")
                 session.recordUndone("\(shown) → \(TurnRenderer.shorten((outcome.result ?? .null).displayText, 200))")
+            } else if done == 0, outcome.error == Refusal.declined(skill: call.skillID).sentence(for: .embedder) {
+                // A no changes nothing, and /undo can be asked again.
+                session.putBackUndo(undo, skill: skill)
+                say(terminal.yellow("↶") + " not undone: you said no (/undo asks again)\n")
+                return
             } else {
+                if done == 0 { session.putBackUndo(undo, skill: skill) }
                 session.recordUndone("\(shown) failed: \(outcome.error ?? outcome.status.rawValue)")
                 let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
                 say(

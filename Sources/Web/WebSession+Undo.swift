@@ -39,7 +39,13 @@ extension WebSession {
                     agent.recordUndone("\(shown) → \(value.displayText.prefix(200))")
                 case .failure(let failure):
                     publish(card(id, call.skillID, .failed(failure, duration: outcome.duration)))
-                    agent.recordUndone("\(shown) failed: \(failure.message)")
+                    // Nothing undone yet (a no, a refusal): the way back is kept for another Undo.
+                    if index == 0 { agent.putBackUndo(undo, skill: skill) }
+                    if index == 0, failure.message == Refusal.declined(skill: call.skillID).sentence(for: .embedder) {
+                        publish(WebEvent.notice("↶ not undone: you said no"))
+                    } else {
+                        agent.recordUndone("\(shown) failed: \(failure.message)")
+                    }
                 }
                 if outcome.failure != nil { break }
             }

@@ -71,10 +71,12 @@ extension AskCommand {
                         hint: count == 0 ? "there is nothing to go back to" : "use a number from 1 to \(count)"))
             }
             printError(InertText.make(plan.description).trimmingCharacters(in: .newlines))
-            let failure = await plan.undo(with: registry, session: id, confirmer: .consented(.embedder)) { change in
+            let consent = Confirmer.consented(.risk, then: .nobodyToAsk)
+            let failure = await plan.undo(with: registry, session: id, confirmer: consent) { [journal, id] change in
                 printError(InertText.make("↶ undone: \(change.call)"))
+                journal.write(.changeUndone(change, session: id))
             }
-            if let failure { throw .failure("\(failure); stopped before forgetting anything") }
+            if let failure { throw .failure("\(failure); the conversation was not rewound") }
             plan.apply(to: session)
             journal.write(.truncate(from: plan.target.sequence, session: id))
         }

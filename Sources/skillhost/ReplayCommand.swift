@@ -29,7 +29,7 @@ enum ReplayCommand {
         let calls = await replayer.run(
             undo: { plan in
                 // The run's own changes, reversed as `ask --rewind` does: a rule that says ask refuses the call.
-                await plan.undo(with: registry, session: nil, confirmer: .consented(.embedder)) { _ in }
+                await plan.undo(with: registry, session: nil, confirmer: .consented(.risk, then: .nobodyToAsk)) { _ in }
             },
             event: { event in
                 if json { writeOut(AskCommand.eventJSON(event).jsonText + "\n") }

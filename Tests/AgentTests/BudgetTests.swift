@@ -72,4 +72,29 @@ struct BudgetTests {
         #expect(session.use.turn.toolCalls == 3)
         #expect(session.conversation.unansweredToolCalls.isEmpty, "every call asked for has its result")
     }
+
+    /// A composite counts as a call and each of its steps as one more, checked before each step: with a turn budget
+    /// of 3, a composite of 4 calculations stops at its third step (one composite ran 25 steps on a budget of 5).
+    @Test func aCompositesStepsCountAgainstTheBudgetOfCalls() async throws {
+        let registry = try agentRegistry()
+        let folder = Paths.temporaryDirectory("budget-composite")
+        let file = folder + "/four_sums.skill.json"
+        try """
+        {"id": "four_sums", "description": "Computes four sums.", "input_schema": {"type": "object"},
+         "steps": [{"call": "calculator", "with": {"expression": "1+1"}}, {"call": "calculator", "with": {"expression": "2+2"}},
+                   {"call": "calculator", "with": {"expression": "3+3"}}, {"call": "calculator", "with": {"expression": "4+4"}}]}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        _ = try registry.load(file: file).get()
+        let provider = ScriptedProvider([.calls([("four_sums", "{}")]), .text("done")])
+        var configuration = AgentConfiguration()
+        configuration.budgets.turn = BudgetLimits(toolCalls: 3)
+        let session = AgentSession(skills: registry, provider: provider, configuration: configuration)
+        _ = await collect(session.send("sum them"))
+        let results = session.conversation.messages.filter { $0.role == .tool }.map(\.content)
+        #expect(
+            results.first?.hasPrefix(
+                "error: four_sums stopped at step 3 of 4 (calculator): not run: the turn's budget of 3 skill calls is "
+                    + "used up, a composite's steps counted") == true, "\(results)")
+        #expect(session.use.turn.toolCalls == 3)
+    }
 }

@@ -61,4 +61,50 @@ struct MCPControlPathsTests {
         let notes = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: home))
         #expect(notes.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(notes.stdout)")
     }
+
+    /// A composite's confirmation (or a rule naming it) covers its plan, not what a rule about a step's arguments
+    /// says: that still asks, so an MCP client (no one to ask) is refused — the step ran as confirmed.
+    @Test func aRuleAboutAStepsArgumentsHoldsInsideAComposite() throws {
+        try configure(
+            #"{"policy": [{"skill": "*", "then": "allow"}, {"skill": "notes_delete", "arguments": "#
+                + #"{"properties": {"id": {"const": 1}}, "required": ["id"]}, "then": "ask"}]}"#)
+        let composite =
+            #"{"id": "del_one", "description": "Deletes a note.", "input_schema": {"type": "object", "#
+            + #""properties": {"id": {"type": "integer"}}}, "steps": [{"call": "notes_delete", "with": "#
+            + #"{"id": "${input.id}"}}]}"#
+        try composite.write(
+            toFile: home + "/data/skillhost/plugins/del_one.skill.json", atomically: true, encoding: .utf8)
+        let add = try runProcess(
+            Paths.skillhost, ["call", "notes_add", #"{"title":"keep me"}"#], environment: cliEnvironment(home: home))
+        #expect(add.status == 0, "\(add.stderr)")
+        let server = try MCPProcess(environment: cliEnvironment(home: home))
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        let refused = text(server.request(2, "tools/call", #"{"name":"del_one","arguments":{"id":1}}"#))
+        #expect(
+            refused
+                == "del_one stopped at step 1 of 1 (notes_delete): not run: notes_delete is set to ask; allow it for MCP "
+                + #"clients with a policy rule in config.json ("policy": {"notes_delete": "allow"})"#,
+            "\(refused ?? "nil")")
+        let notes = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: home))
+        #expect(notes.stdout.contains("keep me"), "\(notes.stdout)")
+    }
+
+    /// A failed composite undoes its own changes with the consent its caller gave: `--yes` covers a rule that says
+    /// ask about the reversing call (it was refused as if no one could answer).
+    @Test func aFailedCompositesUndoingRunsWithItsCallersYes() throws {
+        try configure(#"{"policy": {"notes_*": "ask"}}"#)
+        let composite =
+            #"{"id": "add_then_fail", "description": "Adds a note, then fails.", "#
+            + #""input_schema": {"type": "object"}, "steps": [{"call": "notes_add", "with": {"title": "draft"}}, {"call": "notes_update", "with": "#
+            + #"{"id": 9999, "title": "x"}}]}"#
+        try composite.write(
+            toFile: home + "/data/skillhost/plugins/add_then_fail.skill.json", atomically: true, encoding: .utf8)
+        let run = try runProcess(
+            Paths.skillhost, ["call", "add_then_fail", "{}", "--yes"], environment: cliEnvironment(home: home))
+        #expect(run.stderr.contains("the change (notes_add) made before it was undone"), "\(run.stderr)")
+        let notes = try runProcess(
+            Paths.skillhost, ["call", "notes_list", "{}", "--yes"], environment: cliEnvironment(home: home))
+        #expect(notes.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(notes.stdout)")
+    }
 }

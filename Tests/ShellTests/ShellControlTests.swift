@@ -77,20 +77,22 @@ extension ShellTerminalTests {
         await tmux.waitFor(#"    notes_add({"title":"milk","body":""}) undone by notes_delete({"id":1,"#)
         await tmux.waitFor("Rewind? [y/N]")
         try tmux.type("y")
-        // Each reversing call is decided as any call: notes_delete is destructive, so the person is asked, and a no
-        // stops the rewind before anything is forgotten.
+        // Each reversing call is decided as any call: notes_delete is destructive, so the person is asked. A no
+        // stops the rewind: what was undone stays undone (and is not undone again), the conversation is kept.
         await tmux.waitFor(#"? notes_delete(id: 2, expect: {"title":"eggs","body":""}) is destructive"#)
+        try tmux.key("y")
+        await tmux.waitFor(#"↶ undone: notes_add({"title":"eggs","body":""})"#)
+        await tmux.waitFor(#"? notes_delete(id: 1, expect: {"title":"milk","body":""}) is destructive"#)
         try tmux.key("n")
         await tmux.waitFor(
-            #"✗ undo of notes_add({"title":"eggs","body":""}) failed: not run: the user declined this call; stopped "#
-                + "before forgetting anything")
+            #"✗ notes_add({"title":"milk","body":""}) was not undone: you said no; the conversation was not rewound"#)
         try tmux.type("/rewind 2")
         await tmux.waitFor("Rewind? [y/N]", count: 2)
+        let plan = tmux.screen().components(separatedBy: "/rewind 2").last ?? ""
+        #expect(!plan.contains(#"notes_add({"title":"eggs""#), "eggs was undone already: \(plan)")
         try tmux.type("y")
-        for count in [4, 5] {
-            await tmux.waitFor("Run it?", count: count)
-            try tmux.key("y")
-        }
+        await tmux.waitFor("Run it?", count: 5)
+        try tmux.key("y")
         await tmux.waitFor("Rewound: the conversation goes on from before message 2.")
         try tmux.type(#"/call notes_list {}"#)
         await tmux.waitFor("notes_list → []")
@@ -211,5 +213,27 @@ extension ShellTerminalTests {
         await tmux.waitFor("- skill folder wave")
         try tmux.type("/skills wave")
         await tmux.waitFor("No skill matches \"wave\".")
+    }
+}
+
+/// `/undo` asks where the policy asks (the reversing call is a call like any other), and a no keeps the way back.
+extension ShellTerminalTests {
+    @Test func aNoToUndoKeepsTheWayBack() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type(#"add a note titled "milk""#)
+        await tmux.waitFor("Run it?")
+        try tmux.key("y")
+        await tmux.waitFor(#""title":"milk""#)
+        try tmux.type("/undo")
+        await tmux.waitFor(#"↶ undoing notes_add: notes_delete(id: 1, expect: {"title":"milk","body":""})"#)
+        await tmux.waitFor("Run it?", count: 2)
+        try tmux.key("n")
+        await tmux.waitFor("↶ not undone: you said no (/undo asks again)")
+        try tmux.type("/undo")
+        await tmux.waitFor("Run it?", count: 3)
+        try tmux.key("y")
+        await tmux.waitFor("✓ undone: ")
     }
 }

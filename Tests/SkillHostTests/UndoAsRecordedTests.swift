@@ -32,7 +32,7 @@ struct UndoAsRecordedTests {
                 Back to before message 1 (add a note titled "temp"):
                   undo, newest first:
                     notes_add({"title":"temp","body":""}) undone by notes_delete({"id":1,"expect":{"title":"temp","body":""}})
-                skillhost: undo of notes_add({"title":"temp","body":""}) failed: note 1 is not the one this change left (it is now "passport number"): the record no longer matches, so nothing was deleted; stopped before forgetting anything
+                skillhost: undo of notes_add({"title":"temp","body":""}) failed: note 1 is not the one this change left (it is now "passport number"): the record no longer matches, so nothing was deleted; the conversation was not rewound
 
                 """, "\(rewound.stderr)")
         #expect(try skillhost("call", "notes_list").stdout.contains("passport number"))
@@ -49,8 +49,8 @@ struct UndoAsRecordedTests {
         #expect(
             rewound.stderr.hasSuffix(
                 "skillhost: undo of notes_add({\"title\":\"milk\",\"body\":\"\"}) failed: not run: notes_delete is set to "
-                    + "ask and there is no one to confirm it (allow it with a rule in the configuration); stopped before "
-                    + "forgetting anything\n"), "\(rewound.stderr)")
+                    + "ask and there is no one to confirm it (allow it with a rule in the configuration); the "
+                    + "conversation was not rewound\n"), "\(rewound.stderr)")
         #expect(try skillhost("call", "notes_list").stdout.contains("milk"))
     }
 }

@@ -50,7 +50,7 @@ public struct CallPipeline: Sendable {
         if let change = pins?.change(skill) {
             // Unapproved: a deny stands; otherwise only a person may let it run (not --yes, not a rule).
             if case .deny(let refusal) = verdict { return .refuse(refusal) }
-            if case .person = confirmer { return .ask }
+            if case .person = confirmer.answerer { return .ask }
             return .refuse(.definitionChanged(skill: skill.id, parts: change.parts))
         }
         switch verdict {
@@ -61,10 +61,11 @@ public struct CallPipeline: Sendable {
             case .person: return .ask
             case .confirmed: return .run
             case .nobody: return required ? .refuse(.needsConfirmation(skill: skill.id, risk: skill.risk)) : .run
-            case .consented:
-                // Refused as "set to ask": a rule says so, whatever the skill's risk.
-                return policy.asksForRiskAlone(skill, arguments: arguments)
-                    ? .run : .refuse(.needsConfirmation(skill: skill.id, risk: .mutating))
+            case .consented(let consent, let then):
+                if policy.covers(consent, skill, arguments: arguments) { return .run }
+                // A rule says ask, whatever the skill's risk: refused as "set to ask" where no one answers.
+                if case .nobody = then.answerer { return .refuse(.needsConfirmation(skill: skill.id, risk: .mutating)) }
+                return decide(skill, arguments: arguments, confirmer: then)
             }
         }
     }
@@ -87,7 +88,7 @@ public struct CallPipeline: Sendable {
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.
     func ask(_ skill: SkillInfo, arguments: JSONValue, _ confirmer: Confirmer) async -> Refusal? {
-        guard case .person(let ask) = confirmer else { return nil }
+        guard case .person(let ask) = confirmer.answerer else { return nil }
         switch await ask(skill, arguments) {
         case .allowOnce, .allowForSession: return nil
         case .deny: return .declined(skill: skill.id)

@@ -195,15 +195,18 @@ public struct Policy: Sendable, Equatable {
         rules.filter { $0.matchesEveryCall(of: id) }.max { Self.rank($0) < Self.rank($1) }
     }
 
-    /// Whether an ask for a call of `skill` comes from its risk alone: no rule says ask about it (nor, for a
-    /// composite, about one of its steps).
-    func asksForRiskAlone(_ skill: SkillInfo, arguments: JSONValue?) -> Bool {
+    /// Whether an ask for a call of `skill` is covered by `consent`: for `.risk`, no rule says ask about it (nor,
+    /// for a composite, about one of its steps); for `.plan`, no rule with a risk or arguments condition does.
+    func covers(_ consent: Consent, _ skill: SkillInfo, arguments: JSONValue?) -> Bool {
         if rules.isEmpty { return true }
-        if rule(for: skill, arguments: arguments)?.decision == .ask { return false }
-        if case .composite(let plan) = skill.kind {
-            return !plan.calls.contains { ruleForEveryCall(of: $0)?.decision == .ask }
+        guard let rule = rule(for: skill, arguments: arguments), rule.decision == .ask else {
+            if consent == .plan { return true }
+            if case .composite(let plan) = skill.kind {
+                return !plan.calls.contains { ruleForEveryCall(of: $0)?.decision == .ask }
+            }
+            return true
         }
-        return true
+        return consent == .plan && rule.risk == nil && rule.arguments == nil
     }
 
     public func decision(for skill: SkillInfo, arguments: JSONValue? = nil) -> PolicyDecision {
@@ -270,10 +273,10 @@ public enum Confirmer: Sendable {
     /// The caller confirmed beforehand (`skillhost call --yes`, a worker whose host already decided): what would be
     /// asked runs; a deny still wins.
     case confirmed
-    /// The person consented beforehand to calls shown to them (`ask --rewind N` prints the reversing calls it runs):
-    /// a call the policy asks about for its risk alone runs; one a rule or hook says to ask about, or an unapproved
-    /// definition, is refused in words for `audience`, as with `.nobody`.
-    case consented(Audience)
+    /// A yes given beforehand covers what `Consent` says — a reversing call `ask --rewind` printed, a composite's
+    /// step whose plan was confirmed — and whatever else the policy, a hook or a pin asks about goes to `then` (a
+    /// person is asked, nobody refuses, `.confirmed` runs).
+    indirect case consented(Consent, then: Confirmer)
     /// No one can answer (`skillhost ask`, an MCP client): a destructive call, or one a rule says to ask about, is
     /// refused, in words for `audience`; a mutating call without a rule runs.
     case nobody(Audience)
@@ -281,13 +284,28 @@ public enum Confirmer: Sendable {
     /// `.nobody` with the sentence embedders get: what to change to let the call run.
     public static var nobodyToAsk: Confirmer { .nobody(.embedder) }
 
+    /// Who answers what a consent does not cover: this confirmer, or the one a `.consented` passes on to.
+    var answerer: Confirmer {
+        if case .consented(_, let then) = self { return then.answerer }
+        return self
+    }
+
     /// Who reads this call's refusals.
     var audience: Audience {
-        switch self {
-        case .nobody(let audience), .consented(let audience): return audience
-        case .person, .confirmed: return .embedder
-        }
+        if case .nobody(let audience) = answerer { return audience }
+        return .embedder
     }
+}
+
+/// What a yes given beforehand covers (`Confirmer.consented`).
+public enum Consent: Sendable {
+    /// What the policy asks about for a skill's risk alone: the reversing calls a rewind printed, a failed
+    /// composite's undoing of its own changes.
+    case risk
+    /// That and every rule about every call of the skill: a composite's step, whose plan the composite's
+    /// confirmation (or a rule naming it) covered. A rule about the step's arguments or risk that says ask, or a
+    /// hook that does, is not covered.
+    case plan
 }
 
 /// Glob matching for skill ids.

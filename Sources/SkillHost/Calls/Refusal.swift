@@ -102,7 +102,8 @@ public enum Refusal: Error, Sendable, Equatable {
             let how =
                 byConfiguration
                 ? "disabled by \"disabled_skills\" in config.json (take it out of that list to let it run)"
-                : "disabled here (/enable \(off) lets it run)"
+                : "disabled in this conversation (the shell's /enable \(off), or the browser's skills panel, turns it "
+                    + "back on)"
             return step == nil ? "not run: \(skill) is \(how)" : "not run: \(skill) calls \(off), which is \(how)"
         }
     }

@@ -11,7 +11,8 @@ final class CompositeBudget: Sendable {
 
 extension Invoker {
     /// Runs a permitted composite: its steps in order under its one deadline. Its steps were permitted with it (the
-    /// policy's gate for a composite covers its steps' rules), so they run confirmed; a deny rule still wins.
+    /// policy's gate for a composite covers its steps' rules about every call), so what that covered runs; a rule
+    /// about a step's arguments or a hook that says ask is asked of the composite's caller; a deny still wins.
     func runComposite(_ composite: CompositeSkill, _ prepared: Prepared, _ invocation: SkillInvocation) async
         -> SkillOutcome
     {
@@ -242,8 +243,11 @@ struct CompositeRun {
         guard left > .zero else {
             return .failure(Stop(outcome: timedOut(at: number, call.skill)))
         }
+        // The composite's confirmation (or a rule naming it) covered its plan; what it did not — a rule about this
+        // step's arguments, a hook — is asked of the composite's caller, or refused where no one answers.
         var step = SkillInvocation(
-            skill: call.skill, arguments: arguments, timeout: min(known.timeout, left), confirmer: .confirmed)
+            skill: call.skill, arguments: arguments, timeout: min(known.timeout, left),
+            confirmer: .consented(.plan, then: invocation.confirmer))
         step.session = invocation.session
         step.callerContext = invocation.callerContext
         step.compositeDepth = invocation.compositeDepth + 1
@@ -324,8 +328,9 @@ struct CompositeRun {
             let left = deadline - invoker.configuration.clock.now
             var reverse = SkillInvocation(
                 skill: call.skillID, arguments: call.arguments, timeout: max(left, .milliseconds(1)),
-                confirmer: .consented(invocation.confirmer.audience))
-            // Its own changes, reversed with the consent the composite had: a rule that says ask still stops it.
+                confirmer: .consented(.risk, then: invocation.confirmer))
+            // Its own changes, reversed with the consent the composite had; what a rule or hook asks about is asked
+            // of the composite's caller (a person, --yes; refused where no one answers).
             reverse.session = invocation.session
             reverse.compositeDepth = invocation.compositeDepth + 1
             let result = await invoker.invoke(reverse)
