@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The files of a skill folder, as the model may reach them: paths relative to the folder, never out of it (no
 /// `..`, no absolute path, no symbolic link that leads elsewhere), bounded in size.
@@ -39,18 +40,96 @@ package enum SkillFolderFiles {
         return .success(file)
     }
 
+    /// A file of a skill's folder, opened once: what is checked is what is read.
+    package final class Opened {
+        /// The open descriptor (closed with this object).
+        package let descriptor: Int32
+        /// Its `fstat`: a regular file.
+        package let info: stat
+
+        init(descriptor: Int32, info: stat) {
+            self.descriptor = descriptor
+            self.info = info
+        }
+
+        deinit { close(descriptor) }
+
+        /// Up to `limit` bytes from the start.
+        package func read(upTo limit: Int) -> Data? {
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while data.count < limit {
+                let count = buffer.withUnsafeMutableBytes {
+                    pread(descriptor, $0.baseAddress, min($0.count, limit - data.count), off_t(data.count))
+                }
+                if count < 0, errno == EINTR { continue }
+                if count < 0 { return nil }
+                if count == 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+            }
+            return data
+        }
+    }
+
+    /// Opens `relative` in `skill`'s folder the way it is served (`skill_read`, `resources/read`): one component at
+    /// a time beneath the folder, no `..`, no symbolic link on the way or at the end, no hidden file or folder, no
+    /// deeper than the listing goes (three folders down) — exactly the files `list` names — and only a regular file
+    /// (a FIFO is refused without waiting). Opened once, so a link swapped in after a check is never followed.
+    package static func open(_ relative: String, in skill: SkillFolder) -> Result<Opened, SkillFolderError> {
+        let trimmed = relative.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !parts.isEmpty, !trimmed.hasPrefix("/"), !trimmed.hasPrefix("~"), !parts.contains("..") else {
+            return .failure(
+                SkillFolderError(
+                    "\(relative) is not a path inside skill \(skill.name)'s folder: give it relative to the folder, "
+                        + "without \"..\", such as references/REFERENCE.md"))
+        }
+        guard parts.count <= 4, !parts.contains(where: { $0.hasPrefix(".") }) else {
+            return .failure(
+                SkillFolderError(
+                    "skill \(skill.name) has no file \(relative) it serves (hidden files and files more than three "
+                        + "folders down are not served); its activation lists the files"))
+        }
+        var directory = Glibc.open(skill.folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            return .failure(SkillFolderError("skill \(skill.name)'s folder \(skill.folder) is gone"))
+        }
+        for (index, part) in parts.enumerated() {
+            let last = index == parts.count - 1
+            let flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK | O_NOCTTY : O_DIRECTORY)
+            let next = openat(directory, part, flags)
+            let failure = errno
+            close(directory)
+            guard next >= 0 else {
+                if failure == ELOOP || (failure == ENOTDIR && !last) {
+                    return .failure(
+                        SkillFolderError(
+                            "\(relative) in skill \(skill.name) goes through a symbolic link or is one; links are not "
+                                + "followed"))
+                }
+                return .failure(
+                    SkillFolderError("skill \(skill.name) has no file \(relative); its activation lists the files"))
+            }
+            directory = next
+        }
+        var info = stat()
+        guard fstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(directory)
+            return .failure(SkillFolderError("\(relative) in skill \(skill.name) is not a file"))
+        }
+        return .success(Opened(descriptor: directory, info: info))
+    }
+
     /// Text of a file of the skill, bounded; a sentence for binary or too large files.
     package static func read(_ relative: String, in skill: SkillFolder) -> Result<String, SkillFolderError> {
-        let path: String
-        switch resolve(relative, in: skill) {
+        let file: Opened
+        switch open(relative, in: skill) {
         case .failure(let error): return .failure(error)
-        case .success(let resolved): path = resolved
+        case .success(let opened): file = opened
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let data = file.read(upTo: maximumReadBytes + 1) else {
             return .failure(SkillFolderError("\(relative) in skill \(skill.name) cannot be read"))
         }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: maximumReadBytes + 1)) ?? Data()
         guard data.count <= maximumReadBytes else {
             return .failure(
                 SkillFolderError(
@@ -83,11 +162,11 @@ package enum SkillFolderFiles {
                 }
                 let path = relative.isEmpty ? entry : relative + "/" + entry
                 var info = stat()
-                // lstat: a symbolic link is listed as a file, never followed into another tree.
-                guard lstat(folder + "/" + entry, &info) == 0 else { continue }
+                // lstat: a symbolic link is never followed, nor listed (it is not served: `open`).
+                guard lstat(folder + "/" + entry, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { continue }
                 if info.st_mode & S_IFMT == S_IFDIR {
                     if path.split(separator: "/").count < 4 { pending.append(path) }
-                } else if path != "SKILL.md", path != "skill.md" {
+                } else if info.st_mode & S_IFMT == S_IFREG, path != "SKILL.md", path != "skill.md" {
                     files.append(path)
                 }
             }

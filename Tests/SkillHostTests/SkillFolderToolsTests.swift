@@ -63,11 +63,32 @@ struct SkillFolderToolsTests {
             outside.stderr
                 == "error: ../../../../.ssh/id_rsa is not a path inside skill probe's folder: give it relative to the "
                 + "folder, without \"..\", such as references/REFERENCE.md\n")
+        // A file is opened once, one component at a time beneath the folder: no link is followed (a link swapped in
+        // after a check was read out of the folder), no hidden file or FIFO is served, an empty file is.
         let link = try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/key"}"#])
         #expect(
             link.stderr
-                == "error: references/key in skill probe is a symbolic link that leads out of the skill's folder; it "
-                + "is not read\n")
+                == "error: references/key in skill probe goes through a symbolic link or is one; links are not "
+                + "followed\n")
+        let skill = skills + "/probe"
+        try FileManager.default.createSymbolicLink(atPath: skill + "/linked", withDestinationPath: skill + "/references")
+        try "secret".write(toFile: skill + "/references/.hidden", atomically: true, encoding: .utf8)
+        try "".write(toFile: skill + "/references/empty.md", atomically: true, encoding: .utf8)
+        #expect(mkfifo(skill + "/references/pipe", 0o600) == 0)
+        let throughLink = try skillhost(["call", "skill_read", #"{"name":"probe","path":"linked/GUIDE.md"}"#])
+        #expect(throughLink.stderr.hasSuffix("goes through a symbolic link or is one; links are not followed\n"))
+        let hidden = try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/.hidden"}"#])
+        #expect(hidden.stderr.contains("hidden files and files more than three folders down are not served"))
+        let fifo = try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/pipe"}"#])
+        #expect(fifo.stderr == "error: references/pipe in skill probe is not a file\n", "\(fifo.stderr)")
+        let empty = try skillhost(["call", "skill_read", #"{"name":"probe","path":"references/empty.md"}"#])
+        #expect(empty.status == 0 && empty.stdout == "\n", "\(empty.stdout) \(empty.stderr)")
+        let listed = try skillhost(["call", "skill_activate", #"{"name":"probe"}"#]).stdout
+        #expect(!listed.contains(".hidden") && !listed.contains("linked") && !listed.contains("pipe"), "\(listed)")
+        #expect(listed.contains("<file>references/empty.md</file>"), "\(listed)")
+        for name in ["linked", "references/.hidden", "references/empty.md", "references/pipe"] {
+            try FileManager.default.removeItem(atPath: skill + "/" + name)
+        }
 
         let hello = try skillhost([
             "call", "skill_run", #"{"name":"probe","script":"scripts/hello.sh","arguments":["Ann"]}"#,
@@ -210,8 +231,13 @@ struct SkillsOverMCPTests {
         try "---\nname: greet\ndescription: Greets people.\nmetadata:\n  version: \"2\"\n---\n# Greet\n".write(
             toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
         try "print('hi')\n".write(toFile: folder + "/scripts/hi.py", atomically: true, encoding: .utf8)
-        // A link out of the folder is not served.
+        // A link out of the folder is not served; nor a hidden file or one four folders down (not listed either); an
+        // empty file is listed and served.
         try FileManager.default.createSymbolicLink(atPath: folder + "/secret", withDestinationPath: "/etc/hostname")
+        try "hidden".write(toFile: folder + "/.hidden", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: folder + "/a/b/c/d", withIntermediateDirectories: true)
+        try "deep".write(toFile: folder + "/a/b/c/d/deep.md", atomically: true, encoding: .utf8)
+        try "".write(toFile: folder + "/empty.md", atomically: true, encoding: .utf8)
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in cliEnvironment(home: home) { environment[key] = value }
         let result = try await runProcessOffPool(
@@ -225,9 +251,12 @@ struct SkillsOverMCPTests {
         #expect(seen["get_matches"] == true)
         #expect(
             seen["resources"]?.arrayValue?.compactMap(\.stringValue).filter { $0.hasPrefix("skill://") } == [
-                "skill://greet/SKILL.md", "skill://greet/scripts/hi.py",
-            ])
-        #expect(seen["verified"] == [true, true])
+                "skill://greet/SKILL.md", "skill://greet/empty.md", "skill://greet/scripts/hi.py",
+            ], "\(seen)")
+        #expect(seen["verified"] == [true, true, true])
+        #expect(
+            seen["unlisted"] == ["skill://greet/.hidden": "refused", "skill://greet/a/b/c/d/deep.md": "refused"],
+            "\(seen)")
         #expect(seen["missing"]?.stringValue?.contains("no skill at skill://nope/SKILL.md") == true)
         #expect(seen["catalogue"] == true, "skill_activate's description lists the skills for MCP clients")
     }

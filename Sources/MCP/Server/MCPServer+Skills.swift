@@ -42,8 +42,8 @@ extension MCPServer {
     /// A skill's entry: its `SKILL.md` URI, front matter, and files with digests.
     func skillEntry(_ skill: SkillFolder) -> JSONValue {
         let resources: [JSONValue] = (["SKILL.md"] + skillFiles(skill)).compactMap { file in
-            guard let path = try? SkillFolderFiles.resolve(file, in: skill).get(),
-                let digest = skillDigests.digest(of: path)
+            guard let opened = try? SkillFolderFiles.open(file, in: skill).get(),
+                let digest = skillDigests.digest(of: opened, key: skill.folder + "/" + file)
             else { return nil }
             return ["uri": .string(Self.skillScheme + skill.name + "/" + file), "digest": .string(digest)]
         }
@@ -53,13 +53,10 @@ extension MCPServer {
         ]
     }
 
-    /// The files of a skill other than `SKILL.md` a client may read: those that stay in its folder (a symbolic link
-    /// that leads out is never served).
+    /// The files of a skill other than `SKILL.md` a client may read: exactly those `resources/read` serves (no
+    /// hidden file, no link, at most three folders down).
     func skillFiles(_ skill: SkillFolder) -> [String] {
-        guard let folder = SkillFolderFiles.realPath(skill.folder) else { return [] }
-        return SkillFolderFiles.list(skill, limit: Self.maximumSkillFiles).files.filter { file in
-            SkillFolderFiles.realPath(skill.folder + "/" + file)?.hasPrefix(folder + "/") == true
-        }
+        SkillFolderFiles.list(skill, limit: Self.maximumSkillFiles).files
     }
 
     /// `resources/list`'s skill part: each skill's `SKILL.md` (named and described from its front matter), then its
@@ -89,15 +86,16 @@ extension MCPServer {
         guard let skill = servedSkills.first(where: { $0.name == name }) else {
             return .failure(SkillFolderError("Resource not found"))
         }
-        let path: String
-        switch SkillFolderFiles.resolve(file, in: skill) {
+        // Opened once beneath the folder and read from what was opened (a link swapped in after a check returned a
+        // file outside the folder).
+        let opened: SkillFolderFiles.Opened
+        switch SkillFolderFiles.open(file, in: skill) {
         case .failure(let error): return .failure(error)
-        case .success(let resolved): path = resolved
+        case .success(let file): opened = file
         }
-        guard let handle = FileHandle(forReadingAtPath: path),
-            let data = try? handle.read(upToCount: SkillFile.maximumBytes + 1)
-        else { return .failure(SkillFolderError("\(uri) cannot be read")) }
-        try? handle.close()
+        guard let data = opened.read(upTo: SkillFile.maximumBytes + 1) else {
+            return .failure(SkillFolderError("\(uri) cannot be read"))
+        }
         guard data.count <= SkillFile.maximumBytes else {
             return .failure(SkillFolderError("\(uri) is larger than \(SkillFile.maximumBytes >> 10) KB"))
         }
@@ -134,16 +132,16 @@ extension MCPServer {
 final class SkillDigests: Sendable {
     private let cache = Mutex<[String: (size: Int, modified: Int, digest: String)]>([:])
 
-    func digest(of path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+    /// The digest of the opened file (`key`: its path, for the cache).
+    func digest(of file: SkillFolderFiles.Opened, key path: String) -> String? {
+        let info = file.info
         let size = Int(info.st_size)
         // Wrapping: a file's time is a stranger's number (a far-future mtime trapped), and this is only a key.
         let modified = Int(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int(info.st_mtim.tv_nsec)
         if let cached = cache.withLock({ $0[path] }), cached.size == size, cached.modified == modified {
             return cached.digest
         }
-        guard size <= 64 << 20, let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard size <= 64 << 20, let data = file.read(upTo: 64 << 20) else { return nil }
         let digest = "sha256:" + HTTPGuard.sha256(bytes: Array(data)).map { String(format: "%02x", $0) }.joined()
         cache.withLock { $0[path] = (size, modified, digest) }
         return digest

@@ -45,6 +45,14 @@ async def main() -> None:
             content = read.contents[0]
             data = content.text.encode() if hasattr(content, "text") else bytes(content.blob, "ascii")
             verified.append("sha256:" + hashlib.sha256(data).hexdigest() == resource["digest"])
+        # What the list leaves out is not served either (a client refuses unlisted files; SEP-2640).
+        unlisted = {}
+        for uri in ["skill://greet/.hidden", "skill://greet/a/b/c/d/deep.md"]:
+            try:
+                await client.read_resource(uri)
+                unlisted[uri] = "served"
+            except Exception as error:
+                unlisted[uri] = "refused"
         try:
             await session.send_request(SkillsGet(params={"uri": "skill://nope/SKILL.md"}), TypeAdapter(dict))
             missing = "no error"
@@ -58,6 +66,7 @@ async def main() -> None:
             "resources": uris,
             "verified": verified,
             "missing": missing,
+            "unlisted": unlisted,
             "catalogue": "- greet: Greets people." in (activate.description or ""),
         }))
 
