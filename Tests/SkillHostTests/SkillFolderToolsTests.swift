@@ -71,7 +71,8 @@ struct SkillFolderToolsTests {
                 == "error: references/key in skill probe goes through a symbolic link or is one; links are not "
                 + "followed\n")
         let skill = skills + "/probe"
-        try FileManager.default.createSymbolicLink(atPath: skill + "/linked", withDestinationPath: skill + "/references")
+        try FileManager.default.createSymbolicLink(
+            atPath: skill + "/linked", withDestinationPath: skill + "/references")
         try "secret".write(toFile: skill + "/references/.hidden", atomically: true, encoding: .utf8)
         try "".write(toFile: skill + "/references/empty.md", atomically: true, encoding: .utf8)
         #expect(mkfifo(skill + "/references/pipe", 0o600) == 0)
