@@ -61,6 +61,11 @@ extension SkillFolderTools {
         }
         var environment = ChildEnvironment.minimal(adding: ["SKILLHOST_SKILL": name])
         environment["PATH"] = Self.scriptPath(environment["PATH"])
+        // The launcher makes the script's temporary folder inside one of this run's own, removed when it ends
+        // (each run left a folder with what the script wrote behind).
+        let scratch = Self.scratchFolder()
+        if let scratch { environment["TMPDIR"] = scratch }
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
         let childEnvironment = environment
         // The small launcher beside the binary applies the plan computed here (a millisecond's start); without it
         // the binary's own sandbox role does the same (the Swift runtime's start, some 20 ms).
@@ -130,16 +135,36 @@ extension SkillFolderTools {
             }
             let said = [errors, output].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
                 .filter { !$0.isEmpty }.joined(separator: "\n")
+            // How it was confined is said only when what it wrote shows a refusal: a script that failed for its own
+            // reasons (a missing package, exit 2) is not told to ask for the network.
+            let refused = Self.refusalSigns.contains { said.localizedCaseInsensitiveContains($0) }
             return .failure(
                 code: .failed,
                 "\(script) exited with status \(ending.status)\(truncated)"
                     + (said.isEmpty ? "" : ": \(String(said.suffix(2000)))")
-                    + ". It ran confined: it may read skill \(skill)'s folder and the system, write only its temporary "
-                    + "folder ($TMPDIR)"
-                    + (network
-                        ? ""
-                        : ", and has no network — if it needs more, grant it in config.json: "
-                            + "\"skills\": {\"grant\": {\"\(grantKey)\": [\"network\"]}}"))
+                    + (refused
+                        ? ". It ran confined: it may read skill \(skill)'s folder and the system, write only its "
+                            + "temporary folder ($TMPDIR)"
+                            + (network
+                                ? ""
+                                : ", and has no network — if it needs more, grant it in config.json: "
+                                    + "\"skills\": {\"grant\": {\"\(grantKey)\": [\"network\"]}}") : ""))
+        }
+    }
+
+    /// What a refused system call leaves in a script's output (EACCES, EPERM, no network, a read-only file system).
+    static let refusalSigns = [
+        "permission denied", "operation not permitted", "eacces", "eperm", "read-only file system",
+        "network is unreachable", "temporary failure in name resolution", "name or service not known",
+        "could not resolve host", "errno 13", "errno 1]",
+    ]
+
+    /// A private (0700) folder for one run under the host's temporary folder; nil when none can be made (the
+    /// launcher then makes its own under /tmp).
+    static func scratchFolder() -> String? {
+        var template = Array((NSTemporaryDirectory() + "/skillhost-run-XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
         }
     }
 

@@ -35,6 +35,7 @@ struct SkillFolderToolsTests {
             ("ssh.sh", "cat \"$HOME/.ssh/id_rsa\""),
             ("net.sh", "exec 3<>/dev/tcp/127.0.0.1/\(listenerPort) && head -c 5 <&3"),
             ("write.sh", "echo x > \"$HOME/escaped.txt\""),
+            ("own.sh", "echo 'no module named yaml' >&2; echo scratch > \"$TMPDIR/kept\"; exit 2"),
         ]
         for (name, body) in scripts {
             try ("#!/bin/bash\n" + body + "\n").write(
@@ -116,6 +117,16 @@ struct SkillFolderToolsTests {
         let write = try skillhost(["call", "skill_run", #"{"name":"probe","script":"scripts/write.sh"}"#])
         #expect(write.status != 0 && write.stderr.hasSuffix(confinement), "\(write.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home + "/escaped.txt"))
+
+        // A script that fails for its own reasons is not told how it was confined; what it wrote to its temporary
+        // folder goes with the run (each run left a folder behind).
+        let scratch = home + "/scratch"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let own = try runProcess(
+            Paths.skillhost, ["call", "skill_run", #"{"name":"probe","script":"scripts/own.sh"}"#],
+            environment: cliEnvironment(home: home, ["TMPDIR": scratch]))
+        #expect(own.stderr == "error: scripts/own.sh exited with status 2: no module named yaml\n", "\(own.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [], "nothing is left behind")
 
         // Granted the network in config.json, the same script reaches the listener.
         let config = home + "/config/skillhost"
