@@ -16,8 +16,33 @@ package enum Redaction {
         ),
     ].compactMap { pattern, needles in (try? NSRegularExpression(pattern: pattern)).map { ($0, needles) } }
 
-    package static func redact(_ text: String, secrets: [String?]) -> String {
+    /// Query parameters whose values are credentials (`?api-key=…`, `&token=…`, `sig=`), by name, any case.
+    private static let secretParameters = [
+        "key", "api-key", "api_key", "apikey", "token", "access_token", "auth", "password", "pass", "secret", "sig",
+        "signature", "code",
+    ]
+
+    /// `text` with the credentials of every URL in it removed: user information (`https://me:pw@host/` →
+    /// `https://[redacted]@host/`) and the values of key-like query parameters (`?api-key=…`). For every place a
+    /// URL is written: records, the history, `config show`, banners and errors.
+    package static func url(_ text: String) -> String {
+        guard text.contains("://") else { return text }
         var result = text
+        // user:password@ (or a lone user@) right after the scheme, up to the host.
+        if let pattern = try? NSRegularExpression(pattern: #"(?i)([a-z][a-z0-9+.-]*://)[^/?#@\s]+@"#) {
+            let range = NSRange(result.startIndex..<result.endIndex, in: result)
+            result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: "$1\(mask)@")
+        }
+        let names = secretParameters.map(NSRegularExpression.escapedPattern(for:)).joined(separator: "|")
+        if let pattern = try? NSRegularExpression(pattern: #"(?i)([?&;](?:"# + names + #")=)[^&#\s]*"#) {
+            let range = NSRange(result.startIndex..<result.endIndex, in: result)
+            result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: "$1\(mask)")
+        }
+        return result
+    }
+
+    package static func redact(_ text: String, secrets: [String?]) -> String {
+        var result = url(text)
         for secret in secrets.compactMap({ $0 }) where secret.count >= 4 {
             result = result.replacingOccurrences(of: secret, with: mask)
         }

@@ -4,6 +4,7 @@ import MCP
 import SkillFolders
 import SkillHost
 import SkillJSON
+import Support
 
 /// `$XDG_CONFIG_HOME/skillhost/config.json`, with environment variables taking precedence.
 ///
@@ -288,7 +289,7 @@ struct Config: Sendable {
         guard let model else {
             throw .usage(
                 UsageError(
-                    "a model endpoint is set (\(baseURL.absoluteString)) but no model",
+                    "a model endpoint is set (\(Redaction.url(baseURL.absoluteString))) but no model",
                     hint: "set SKILLHOST_MODEL or \"model\" in \(file ?? "config.json")"))
         }
         var configuration = OpenAIConfiguration(baseURL: baseURL, apiKey: apiKey, model: model)

@@ -3,6 +3,7 @@ import Foundation
 import Shell
 import SkillHost
 import SkillJSON
+import Support
 
 /// `skillhost config path|show|check`: where the configuration lives, what is in effect and where each value
 /// came from (secrets never shown), and whether the file is valid.
@@ -32,10 +33,12 @@ enum ConfigCommand {
         }()
         var rows: [[String]] = []
         func row(_ key: String, _ value: String, _ source: String) { rows.append([key, value, source]) }
-        func fromFile(_ key: String) -> String? { document[key].map { redacted($0, key: key).jsonText } }
+        func fromFile(_ key: String) -> String? {
+            document[key].map { Redaction.url(redacted($0, key: key).jsonText) }
+        }
         func setting(_ key: String, environmentKey: String? = nil, default fallback: String) {
             if let environmentKey, let value = environment[environmentKey], !value.isEmpty {
-                row(key, secretKeys.contains(key) ? "(set)" : value, "environment \(environmentKey)")
+                row(key, secretKeys.contains(key) ? "(set)" : Redaction.url(value), "environment \(environmentKey)")
             } else if let value = fromFile(key) {
                 row(key, value, "config.json")
             } else {

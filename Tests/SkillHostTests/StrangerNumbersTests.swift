@@ -96,3 +96,35 @@ struct ClosedOutputTests {
         #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("crashed"), "\(result.stderr)")
     }
 }
+
+/// A password and a key in the model server's address are never written: records, `history.db` and `config show`
+/// show the address without user information and with key-like query parameters redacted.
+struct AddressCredentialsTests {
+    let home = Paths.temporaryDirectory("address-credentials-home")
+
+    @Test func credentialsInTheBaseURLAreRedactedEverywhereItIsWritten() throws {
+        let server = try LoopbackServer([.chatText(["It is 4."])])
+        defer { server.stop() }
+        let port = try #require(server.baseURL.port)
+        let address = "http://me:hunter22secret@127.0.0.1:\(port)/v1?api-key=abc123secretkey&mode=x"
+        let environment = cliEnvironment(home: home, ["OPENAI_BASE_URL": address, "SKILLHOST_MODEL": "m"])
+        let record = home + "/run.skillrec"
+        let asked = try runProcess(
+            Paths.skillhost, ["ask", "what is 2+2", "--save", "--record", record], environment: environment)
+        #expect(asked.status == 0, "\(asked.stderr)")
+        let shown = try runProcess(Paths.skillhost, ["config", "show"], environment: environment)
+        // The database and its write-ahead log (where the newest pages are until a checkpoint).
+        let history = try ["", "-wal"].compactMap {
+            FileManager.default.contents(atPath: home + "/data/skillhost/history.db" + $0)
+        }.reduce(Data(), +)
+        #expect(!history.isEmpty)
+        for (place, text) in [
+            ("record", try String(contentsOfFile: record, encoding: .utf8)), ("config show", shown.stdout),
+            ("history.db", String(decoding: history, as: UTF8.self)), ("stderr", asked.stderr),
+        ] {
+            #expect(!text.contains("hunter22secret") && !text.contains("abc123secretkey"), "\(place): \(text)")
+        }
+        #expect(
+            shown.stdout.contains("http://[redacted]@127.0.0.1:\(port)/v1?api-key=[redacted]&mode=x"), "\(shown.stdout)")
+    }
+}

@@ -46,7 +46,11 @@ package final class OpenAIProvider: ModelProvider {
 
     package init(configuration: OpenAIConfiguration) { self.configuration = configuration }
 
-    package var displayName: String { "\(configuration.model) at \(configuration.baseURL.absoluteString)" }
+    /// "model at URL", the URL without its credentials (user information, key-like query parameters): it is
+    /// written to records, the history and the screen.
+    package var displayName: String {
+        "\(configuration.model) at \(Redaction.url(configuration.baseURL.absoluteString))"
+    }
 
     package func stream(_ request: ModelRequest) -> AsyncThrowingStream<ModelChunk, any Error> {
         AsyncThrowingStream { continuation in
