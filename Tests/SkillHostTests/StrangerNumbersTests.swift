@@ -125,6 +125,7 @@ struct AddressCredentialsTests {
             #expect(!text.contains("hunter22secret") && !text.contains("abc123secretkey"), "\(place): \(text)")
         }
         #expect(
-            shown.stdout.contains("http://[redacted]@127.0.0.1:\(port)/v1?api-key=[redacted]&mode=x"), "\(shown.stdout)")
+            shown.stdout.contains("http://[redacted]@127.0.0.1:\(port)/v1?api-key=[redacted]&mode=x"), "\(shown.stdout)"
+        )
     }
 }
