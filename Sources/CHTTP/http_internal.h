@@ -25,6 +25,7 @@ struct skillhost_http_request {
     size_t body_length;
     size_t body_capacity;
     int too_large;
+    int listed;     // in server->streams (under streams_lock)
     int ambiguous;  // its length is said two ways (RFC 9112 §6.3): answered 400 and closed, its body never read
     int delivered;
     char *headers;
@@ -66,6 +67,13 @@ struct skillhost_http_server {
     pthread_mutex_t watch_lock;
     struct watch_slot *slots;
     int slot_count;
+    atomic_size_t stream_unsent;  // bytes every stream together holds unsent (bounded: http_output.c)
+    // The streams that hold output (http_output.c), for cutting the slowest readers; under streams_lock, taken
+    // before no request's lock (a request's lock is only tried while it is held).
+    pthread_mutex_t streams_lock;
+    struct skillhost_http_request **streams;
+    int stream_count;
+    int stream_capacity;
     atomic_int stopping;  // the watcher ends
     atomic_int closing;   // no connection is suspended any more
     // Header deadlines (http_deadline.c): one entry per open connection; the list and the counts under
@@ -157,5 +165,8 @@ void skillhost_http_accept_stop(struct skillhost_http_server *server);
 
 /// The watch thread's body.
 void *skillhost_http_watcher_main(void *argument);
+
+// Takes a released stream off the server's list (http_output.c).
+void skillhost_http_unlist_stream(struct skillhost_http_request *request);
 
 #endif

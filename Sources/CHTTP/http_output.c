@@ -32,6 +32,74 @@ static int take_suspension(skillhost_http_request *request) {
     return 1;
 }
 
+// Puts a stream on the server's list (a stream that cannot be listed is simply never cut for the total).
+static void list_stream(skillhost_http_request *request) {
+    struct skillhost_http_server *server = request->server;
+    pthread_mutex_lock(&server->streams_lock);
+    if (server->stream_count == server->stream_capacity) {
+        int capacity = server->stream_capacity == 0 ? 16 : server->stream_capacity * 2;
+        void *grown = realloc(server->streams, (size_t)capacity * sizeof *server->streams);
+        if (grown != NULL) {
+            server->streams = grown;
+            server->stream_capacity = capacity;
+        }
+    }
+    if (server->stream_count < server->stream_capacity) {
+        server->streams[server->stream_count++] = request;
+        request->listed = 1;
+    }
+    pthread_mutex_unlock(&server->streams_lock);
+}
+
+void skillhost_http_unlist_stream(skillhost_http_request *request) {
+    struct skillhost_http_server *server = request->server;
+    pthread_mutex_lock(&server->streams_lock);
+    for (int index = 0; index < server->stream_count; index++) {
+        if (server->streams[index] != request) continue;
+        server->streams[index] = server->streams[--server->stream_count];
+        break;
+    }
+    request->listed = 0;
+    pthread_mutex_unlock(&server->streams_lock);
+}
+
+// While all streams together hold more than `total` unsent, cuts the stream that holds most (more than a
+// mebibyte: one that keeps up holds next to nothing): it ends, its bytes are freed at once, the application is told.
+// Called with no request's lock held; another stream's lock is only tried (a stream busy on another thread is
+// passed over), so no order of locks can deadlock.
+static void cut_slowest(struct skillhost_http_server *server, size_t total) {
+    while (atomic_load(&server->stream_unsent) > total) {
+        skillhost_http_request *slowest = NULL;
+        size_t most = 1u << 20;
+        pthread_mutex_lock(&server->streams_lock);
+        for (int index = 0; index < server->stream_count; index++) {
+            skillhost_http_request *candidate = server->streams[index];
+            if (pthread_mutex_trylock(&candidate->lock) != 0) continue;
+            size_t pending = candidate->data_length - candidate->data_start;
+            if (!candidate->aborted && pending > most) {
+                most = pending;
+                slowest = candidate;
+            }
+            pthread_mutex_unlock(&candidate->lock);
+        }
+        if (slowest != NULL) atomic_fetch_add(&slowest->references, 1);  // kept while it is cut below
+        pthread_mutex_unlock(&server->streams_lock);
+        if (slowest == NULL) return;
+        int report = 0;
+        pthread_mutex_lock(&slowest->lock);
+        int resume = slowest->aborted ? 0 : skillhost_http_abandon(slowest, &report);
+        size_t pending = slowest->data_length - slowest->data_start;
+        atomic_fetch_sub(&server->stream_unsent, pending);
+        free(slowest->data);
+        slowest->data = NULL;
+        slowest->data_length = slowest->data_start = 0;
+        pthread_mutex_unlock(&slowest->lock);
+        if (resume) MHD_resume_connection(slowest->connection);
+        if (report) server->on_abort(server->context, slowest->tag);
+        skillhost_http_request_release(slowest);
+    }
+}
+
 // Records output; resumes the connection when it waits. Returns -1 when the client is gone.
 static int deliver(skillhost_http_request *request, unsigned status, const char *headers, const void *body,
                    size_t length, enum output output, int finishing) {
@@ -56,6 +124,7 @@ static int deliver(skillhost_http_request *request, unsigned status, const char 
     if (finishing) request->finished = 1;
     int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
+    if (output == OUTPUT_STREAM) list_stream(request);
     if (resume) MHD_resume_connection(request->connection);
     if (finishing) skillhost_http_request_release(request);
     return 0;
@@ -71,13 +140,17 @@ int skillhost_http_stream_begin(skillhost_http_request *request, unsigned status
 }
 
 int skillhost_http_stream_write(skillhost_http_request *request, const void *data, size_t length) {
+    // Bounded for all streams together too: past four streams' backlog in all, the slowest readers are cut (256
+    // streams a client opened and never read grew the server by 2 GB).
+    size_t limit = request->server->limits.maximum_stream_backlog;
+    if (atomic_load(&request->server->stream_unsent) + length > 4 * limit) cut_slowest(request->server, 4 * limit);
     pthread_mutex_lock(&request->lock);
     if (request->aborted || request->output != OUTPUT_STREAM || request->stream_ended) {
         pthread_mutex_unlock(&request->lock);
         return -1;
     }
     size_t pending = request->data_length - request->data_start;
-    if (pending + length > request->server->limits.maximum_stream_backlog) {
+    if (pending + length > limit) {
         int report = 0;
         int resume = skillhost_http_abandon(request, &report);  // the application is told by this call's result, not the handler
         pthread_mutex_unlock(&request->lock);
@@ -95,6 +168,7 @@ int skillhost_http_stream_write(skillhost_http_request *request, const void *dat
     request->data = grown;
     memcpy(request->data + request->data_length, data, length);
     request->data_length += length;
+    atomic_fetch_add(&request->server->stream_unsent, length);
     int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
     if (resume) MHD_resume_connection(request->connection);

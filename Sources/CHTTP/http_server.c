@@ -60,6 +60,7 @@ static ssize_t stream_read(void *argument, uint64_t position, char *buffer, size
         if (count > maximum) count = maximum;
         memcpy(buffer, request->data + request->data_start, count);
         request->data_start += count;
+        atomic_fetch_sub(&request->server->stream_unsent, count);
         if (request->data_start == request->data_length) request->data_start = request->data_length = 0;
         result = (ssize_t)count;
     } else if (request->aborted) {
@@ -383,6 +384,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     server->release = release;
     server->context = context;
     pthread_mutex_init(&server->watch_lock, NULL);
+    pthread_mutex_init(&server->streams_lock, NULL);
     pthread_mutex_init(&server->accept_lock, NULL);
     server->listener = -1;
     char reason[256];
@@ -499,9 +501,15 @@ void skillhost_http_stop(skillhost_http_server *server) {
     stop_watcher(server);
     free(server->slots);
     pthread_mutex_destroy(&server->watch_lock);
+    pthread_mutex_destroy(&server->streams_lock);
+    free(server->streams);
     pthread_mutex_destroy(&server->accept_lock);
     pthread_mutex_destroy(&server->deadline_lock);
     pthread_cond_destroy(&server->deadline_wake);
     free(server);
 }
 
+
+size_t skillhost_http_stream_unsent(const skillhost_http_server *server) {
+    return atomic_load(&((struct skillhost_http_server *)server)->stream_unsent);
+}

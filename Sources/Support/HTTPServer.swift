@@ -121,6 +121,12 @@ package final class HTTPServer: Sendable {
         }
     }
 
+    /// Bytes all streams together hold unsent (bounded: four streams' backlog in all, past which a stream holding
+    /// more than a mebibyte unread is cut as it is written to).
+    package var unsentStreamBytes: Int {
+        server.withLock { server in server.map { Int(skillhost_http_stream_unsent($0)) } ?? 0 }
+    }
+
     /// Stops the server: waiting requests are abandoned (their abort handlers run); answers after this are dropped.
     package func stop() {
         guard

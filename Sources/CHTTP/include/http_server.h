@@ -59,6 +59,10 @@ uint16_t skillhost_http_port(const skillhost_http_server *server);
 /// came. [thread-safe]
 void skillhost_http_linger_counts(const skillhost_http_server *server, unsigned long *lingered, unsigned long *paid);
 
+/// Bytes all streams together hold unsent (at most four streams' backlog, plus what streams that keep up hold).
+/// [any thread]
+size_t skillhost_http_stream_unsent(const skillhost_http_server *server);
+
 /// Stops accepting, ends every waiting request (its abort handler runs) and stops the server once the handler
 /// calls in progress have returned. Requests answered after this are dropped. The server is freed.
 void skillhost_http_stop(skillhost_http_server *server);
