@@ -21,6 +21,7 @@ struct skillhost_http_request {
     char method[16];
     char *path;
     char peer[INET6_ADDRSTRLEN];
+    unsigned peer_port;
     uint8_t *body;
     size_t body_length;
     size_t body_capacity;

@@ -10,6 +10,7 @@
 const char *skillhost_http_method(const skillhost_http_request *request) { return request->method; }
 const char *skillhost_http_path(const skillhost_http_request *request) { return request->path; }
 const char *skillhost_http_peer(const skillhost_http_request *request) { return request->peer; }
+unsigned skillhost_http_peer_port(const skillhost_http_request *request) { return request->peer_port; }
 
 const char *skillhost_http_headers(skillhost_http_request *request, size_t *length) {
     *length = request->headers_length;

@@ -225,12 +225,15 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
         const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         if (info != NULL && info->client_addr != NULL) {
             const struct sockaddr *address = info->client_addr;
-            if (address->sa_family == AF_INET)
+            if (address->sa_family == AF_INET) {
                 inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, request->peer,
                           sizeof request->peer);
-            else if (address->sa_family == AF_INET6)
+                request->peer_port = ntohs(((const struct sockaddr_in *)address)->sin_port);
+            } else if (address->sa_family == AF_INET6) {
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, request->peer,
                           sizeof request->peer);
+                request->peer_port = ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+            }
         }
         const char *declared = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
         if (declared != NULL && strtoull(declared, NULL, 10) > server->limits.maximum_body) request->too_large = 1;

@@ -11,6 +11,8 @@ package final class HTTPServer: Sendable {
         package let path: String
         /// The client's address ("127.0.0.1").
         package let peer: String
+        /// The client's port (0 when not known).
+        package var peerPort: UInt16 = 0
         /// The headers as received: `name: value` lines, names in lower case (kept as one array of bytes and
         /// searched on demand — a String per name and value were a tenth of a call's allocations).
         let headerLines: [UInt8]
@@ -250,10 +252,11 @@ private let httpHandler: skillhost_http_handler = { context, request in
     let exchange = HTTPExchange(request)
     // The request holds the exchange until it is freed (released by httpRelease), so aborts can reach it.
     skillhost_http_set_tag(request, Unmanaged.passRetained(exchange).toOpaque())
-    handler(
-        HTTPServer.Request(
-            method: string(skillhost_http_method(request)), path: string(skillhost_http_path(request)),
-            peer: string(skillhost_http_peer(request)), headerLines: headerLines, body: body), exchange)
+    var described = HTTPServer.Request(
+        method: string(skillhost_http_method(request)), path: string(skillhost_http_path(request)),
+        peer: string(skillhost_http_peer(request)), headerLines: headerLines, body: body)
+    described.peerPort = UInt16(truncatingIfNeeded: skillhost_http_peer_port(request))
+    handler(described, exchange)
 }
 
 private let httpAbort: skillhost_http_abort_handler = { _, tag in

@@ -21,6 +21,7 @@ struct MCPHTTPSettings: Sendable {
     var sessions = true
     var callsPerClient = 64
     var sessionsPerClient = 100
+    var sessionIdleSeconds = 1800
     var maximumBodyMB = 4
     var idleTimeoutSeconds = 30
     var headerTimeoutSeconds = 10
@@ -29,7 +30,7 @@ struct MCPHTTPSettings: Sendable {
     static let keys = [
         "http", "tokens", "allowed_origins", "allowed_hosts", "authorization_servers", "resource", "sessions",
         "sessions_per_client", "calls_per_client", "max_body_mb", "idle_timeout_s", "header_timeout_s",
-        "max_connections",
+        "max_connections", "session_idle_s",
     ]
 
     static func parse(_ value: JSONValue) throws(UsageError) -> MCPHTTPSettings {
@@ -68,6 +69,7 @@ struct MCPHTTPSettings: Sendable {
             case "allowed_origins": settings.allowedOrigins = try strings(member, key)
             case "allowed_hosts": settings.allowedHosts = try strings(member, key)
             case "sessions_per_client": settings.sessionsPerClient = try whole(member, key, 1...10_000)
+            case "session_idle_s": settings.sessionIdleSeconds = try whole(member, key, 1...604_800)
             case "authorization_servers": settings.authorizationServers = try strings(member, key)
             case "resource":
                 guard let text = member.stringValue, URL(string: text)?.scheme != nil else {
@@ -136,6 +138,7 @@ struct MCPHTTPSettings: Sendable {
         configuration.allowedOrigins = settings.allowedOrigins
         configuration.allowedHosts = settings.allowedHosts
         configuration.maximumSessionsPerClient = settings.sessionsPerClient
+        configuration.sessionIdleSeconds = settings.sessionIdleSeconds
         configuration.authorizationServers = settings.authorizationServers
         configuration.resource = settings.resource
         configuration.sessions = settings.sessions

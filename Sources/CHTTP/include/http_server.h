@@ -71,6 +71,8 @@ void skillhost_http_stop(skillhost_http_server *server);
 const char *skillhost_http_method(const skillhost_http_request *request);
 const char *skillhost_http_path(const skillhost_http_request *request);
 const char *skillhost_http_peer(const skillhost_http_request *request);
+/// The client's port (0 when not known). [the handler's thread, while the request is held]
+unsigned skillhost_http_peer_port(const skillhost_http_request *request);
 
 /// Every request header as "name: value\n" lines, names in lower case, in the order received. [handler]
 const char *skillhost_http_headers(skillhost_http_request *request, size_t *length);

@@ -23,12 +23,14 @@ package struct MCPHTTPConfiguration: Sendable {
     package var callsPerClient = 64
     /// Serve the 2025-11-25 session form (Mcp-Session-Id, GET stream, DELETE, Last-Event-ID) beside the stateless one.
     package var sessions = true
-    /// Older-client sessions kept at once; beyond it a principal gives up its own least recently used session, and
-    /// one with none is refused (503).
+    /// Older-client sessions kept at once; beyond it a new one is refused (503) until one ends or expires.
     package var maximumSessions = 1000
-    /// Older-client sessions one principal (a token, else an address) keeps at once: its least recently used one
-    /// is dropped beyond it. One principal never pushes out another's.
+    /// Older-client sessions one owner keeps at once: a token's holder gives up its own least recently used one
+    /// beyond it; without tokens (an owner is a user of this machine, or an address) a new one is refused, since
+    /// programs of one owner cannot be told apart — no session is ever ended by another's `initialize`.
     package var maximumSessionsPerClient = 100
+    /// Seconds a session may go unused (no request, no open stream) before it ends.
+    package var sessionIdleSeconds = 1800
     /// Host names a loopback server answers besides localhost, 127.0.0.1 and [::1] (DNS-rebinding defence).
     package var allowedHosts: [String] = []
     /// Seconds between keep-alive comments on open streams.

@@ -38,7 +38,8 @@ package final class MCPHTTPService: Sendable {
         self.configuration = configuration
         admission = MCPAdmission(limit: configuration.callsPerClient)
         sessions = MCPHTTPSessions(
-            maximum: configuration.maximumSessions, perPrincipal: configuration.maximumSessionsPerClient)
+            maximum: configuration.maximumSessions, perPrincipal: configuration.maximumSessionsPerClient,
+            idle: .seconds(configuration.sessionIdleSeconds), tokens: !configuration.tokenDigests.isEmpty)
         let box = Mutex<MCPHTTPService?>(nil)
         do {
             let started = try HTTPServer(

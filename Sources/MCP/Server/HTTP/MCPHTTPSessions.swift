@@ -12,6 +12,9 @@ final class MCPHTTPSession: Sendable {
     let id: String
     /// Who opened it (a token's digest, or an address without tokens): only they may use, watch or end it.
     let principal: String
+    /// Whose it counts as for the caps: the principal, or without tokens the user of this machine whose program
+    /// opened it (`uid:1000`), so one user's programs never fill another's share.
+    let owner: String
     private struct State {
         var events: [(id: Int, line: String)] = []
         var nextEventID = 1
@@ -23,12 +26,17 @@ final class MCPHTTPSession: Sendable {
     private let state = Mutex(State())
     static let kept = 256
 
-    init(id: String, principal: String) {
+    init(id: String, principal: String, owner: String) {
         self.id = id
         self.principal = principal
+        self.owner = owner
     }
 
     var lastUsed: ContinuousClock.Instant { state.withLock { $0.lastUsed } }
+    /// Whether it has gone unused for `idle` (a session with an open stream is in use).
+    func expired(_ idle: Duration, now: ContinuousClock.Instant) -> Bool {
+        state.withLock { $0.stream == nil && now - $0.lastUsed >= idle }
+    }
     func touch() { state.withLock { $0.lastUsed = .now } }
     func initialized() { touch() }
 
@@ -91,17 +99,22 @@ final class MCPHTTPSession: Sendable {
     func cancel(call key: String) { state.withLock { $0.calls.removeValue(forKey: key) }?.cancel() }
 }
 
-/// The sessions of older clients, each bound to the principal that opened it, bounded per principal: a principal
-/// at its cap (or the server at its total) loses its own least recently used session — never another's; a
-/// principal with none to give up while the server is full is refused.
+/// The sessions of older clients, each bound to the principal that opened it and counted to an owner, bounded per
+/// owner and in all. Sessions unused for `idle` end. A token's holder at its cap gives up its own least recently
+/// used session; without tokens a new session past the cap (or the total) is refused — one local program can never
+/// end another's session by opening its own, and one user's programs never take another user's share.
 final class MCPHTTPSessions: Sendable {
     private let sessions = Mutex<[String: MCPHTTPSession]>([:])
     private let maximum: Int
     private let perPrincipal: Int
+    private let idle: Duration
+    private let tokens: Bool
 
-    init(maximum: Int, perPrincipal: Int) {
+    init(maximum: Int, perPrincipal: Int, idle: Duration = .seconds(1800), tokens: Bool = false) {
         self.maximum = max(1, maximum)
         self.perPrincipal = max(1, perPrincipal)
+        self.idle = idle
+        self.tokens = tokens
     }
 
     enum Admission {
@@ -120,28 +133,38 @@ final class MCPHTTPSessions: Sendable {
         if method == "initialize" {
             var random = [UInt8](repeating: 0, count: 16)
             _ = skillhost_random_bytes(&random, random.count)
-            let session = MCPHTTPSession(id: MCPHTTPConfiguration.hex(random), principal: principal)
-            let (maximum, perPrincipal) = (self.maximum, self.perPrincipal)
-            let admitted = sessions.withLock { sessions -> (admitted: Bool, evicted: MCPHTTPSession?) in
-                let own = sessions.values.filter { $0.principal == principal }
+            let owner = tokens ? principal : Self.owner(of: request, principal: principal, port: service.port)
+            let session = MCPHTTPSession(id: MCPHTTPConfiguration.hex(random), principal: principal, owner: owner)
+            let (maximum, perPrincipal, tokens) = (self.maximum, self.perPrincipal, self.tokens)
+            let ended = endExpired()
+            let admitted = sessions.withLock { sessions -> (refusal: String?, evicted: MCPHTTPSession?) in
+                let own = sessions.values.filter { $0.owner == owner }
                 var evicted: MCPHTTPSession?
                 if own.count >= perPrincipal || sessions.count >= maximum {
-                    // Only the principal's own sessions make room for it.
-                    guard let oldest = own.min(by: { $0.lastUsed < $1.lastUsed }) else { return (false, nil) }
+                    // Only a token's holder gives up a session of its own (its least recently used); without
+                    // tokens the owner's programs cannot be told apart, so none is ended for another.
+                    guard tokens, let oldest = own.min(by: { $0.lastUsed < $1.lastUsed }) else {
+                        return (own.count >= perPrincipal ? "own" : "all", nil)
+                    }
                     sessions[oldest.id] = nil
                     evicted = oldest
                 }
                 sessions[session.id] = session
-                return (true, evicted)
+                return (nil, evicted)
             }
-            if let evicted = admitted.evicted, let serial = evicted.close() {
-                service.server.subscriptions.remove(serial)
+            for old in ended + [admitted.evicted].compactMap({ $0 }) {
+                if let serial = old.close() { service.server.subscriptions.remove(serial) }
             }
-            guard admitted.admitted else {
-                MCPHTTPService.refusal(
-                    exchange, 503, .serverBusy,
-                    "Server busy: \(maximum) sessions are open; end one (DELETE) or send 2026-07-28 requests, which "
-                        + "need no session", headers: [("Retry-After", "5")])
+            if let refusal = admitted.refusal {
+                let seconds = Int(idle.components.seconds)
+                let unused = seconds < 120 ? "\(seconds) s" : "\(seconds / 60) minutes"
+                let sentence =
+                    refusal == "own"
+                    ? "Server busy: you have \(perPrincipal) sessions open; end one (DELETE), let one go unused for "
+                        + "\(unused) (it then ends), or send 2026-07-28 requests, which need no session"
+                    : "Server busy: \(maximum) sessions are open; end one (DELETE), or send 2026-07-28 requests, which "
+                        + "need no session; unused sessions end after \(unused)"
+                MCPHTTPService.refusal(exchange, 503, .serverBusy, sentence, headers: [("Retry-After", "5")])
                 return .refused
             }
             session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
@@ -165,6 +188,26 @@ final class MCPHTTPSessions: Sendable {
             + "initialize returned; a 2026-07-28 request names its version in \(meta) and needs no session"
     }
 
+    /// Ends the sessions unused for `idle`; returns them (to close outside the lock).
+    private func endExpired() -> [MCPHTTPSession] {
+        let now = ContinuousClock.now
+        let idle = self.idle
+        return sessions.withLock { sessions in
+            let expired = sessions.values.filter { $0.expired(idle, now: now) }
+            for session in expired { sessions[session.id] = nil }
+            return expired
+        }
+    }
+
+    /// Whose a new session counts as without tokens: on loopback, the user of this machine whose program holds the
+    /// connection (`uid:1000`; all loopback addresses are this machine); else the address.
+    static func owner(of request: HTTPServer.Request, principal: String, port: UInt16) -> String {
+        let loopback = request.peer.hasPrefix("127.") || request.peer == "::1" || request.peer.hasPrefix("::ffff:127.")
+        guard loopback else { return principal }
+        if let uid = LocalPeer.userID(peerPort: request.peerPort, serverPort: port) { return "uid:\(uid)" }
+        return "loopback"
+    }
+
     /// The session the request names, if `principal` opened it. Another principal's session is answered exactly as
     /// an unknown one: its id is never served, and the answer does not tell that it exists.
     private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String)
@@ -174,7 +217,14 @@ final class MCPHTTPSessions: Sendable {
             MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request))
             return nil
         }
-        guard let session = sessions.withLock({ $0[id] }), session.principal == principal else {
+        // A session unused for the idle time has ended, whether or not a sweep has removed it yet.
+        let idle = self.idle
+        let found = sessions.withLock { sessions -> MCPHTTPSession? in
+            guard let session = sessions[id], session.expired(idle, now: .now) else { return sessions[id] }
+            sessions[id] = nil
+            return nil
+        }
+        guard let session = found, session.principal == principal else {
             MCPHTTPService.refusal(
                 exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session")
             return nil
