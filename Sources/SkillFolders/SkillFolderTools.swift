@@ -77,8 +77,16 @@ package final class SkillFolderTools: Sendable {
             registry.unregisterExternal(source: Self.source)
             return
         }
-        let names = JSONValue.array(skills.map { .string($0.name) } + served.map { .string($0.label) })
-        let name: JSONValue = ["type": "string", "enum": names, "description": "the skill's name"]
+        // The names as an enum while they are few; past that (a server serving 5,000 skills put every name into
+        // each of three schemas, on every model request) a string the call checks.
+        let allNames = skills.map(\.name) + served.map(\.label)
+        let name: JSONValue =
+            allNames.count <= Self.enumeratedNames && allNames.reduce(0, { $0 + $1.utf8.count }) <= 2000
+            ? ["type": "string", "enum": .array(allNames.map { .string($0) }), "description": "the skill's name"]
+            : [
+                "type": "string", "maxLength": 200,
+                "description": "the skill's name, as the catalogue of skills lists it",
+            ]
         registry.registerExternal(
             source: Self.source, version: SkillRegistry.hostVersion,
             description:
@@ -140,17 +148,45 @@ package final class SkillFolderTools: Sendable {
                 + "specific tasks; when a task matches one of these, activate it first:\n", scan.skills, remoteSkills)
     }
 
-    /// Each skill's name and description after `heading`, within `catalogueBudget` characters (the rest named only).
+    /// Skill names listed as an enum in the tools' schemas at most.
+    static let enumeratedNames = 50
+
+    /// Each skill's name and description after `heading`, then the names of those that did not fit, all within
+    /// `catalogueBudget` characters — remote skills included — and how many are left unnamed. Linear in the skills.
     func catalogueLines(_ heading: String, _ skills: [SkillFolder], _ served: [RemoteSkill]) -> String {
         var text = heading
+        var used = heading.count
+        let budget = settings.catalogueBudget
         var left: [String] = []
         let entries = skills.map { ($0.name, $0.description) } + served.map { ($0.label, $0.description) }
+        // Room is kept for the line that counts those left unnamed.
+        let reserved = Self.unnamedLine(entries.count).count
         for (name, description) in entries {
             let line = "- \(name): \(description.split(whereSeparator: \.isNewline).joined(separator: " "))\n"
-            if text.count + line.count <= settings.catalogueBudget { text += line } else { left.append(name) }
+            let length = line.count
+            if left.isEmpty, used + length <= budget - reserved {
+                text += line
+                used += length
+            } else {
+                left.append(name)
+            }
         }
-        if !left.isEmpty { text += "- and: " + left.joined(separator: ", ") + "\n" }
+        guard !left.isEmpty else { return text }
+        // The rest by name while the budget lasts (a line's worth kept for the count of those left unnamed).
+        var named: [String] = []
+        var length = "- and: \n".count
+        for name in left where used + length + name.count + 2 <= budget - reserved {
+            named.append(name)
+            length += name.count + 2
+        }
+        if !named.isEmpty { text += "- and: " + named.joined(separator: ", ") + "\n" }
+        let unnamed = left.count - named.count
+        if unnamed > 0 { text += Self.unnamedLine(unnamed) }
         return text
+    }
+
+    private static func unnamedLine(_ count: Int) -> String {
+        "- and \(count) more skill\(count == 1 ? "" : "s") not listed here (skill_activate takes any skill's name)\n"
     }
 
     /// What `skill_activate` returns, and what `/use NAME` puts into the conversation: the instructions wrapped

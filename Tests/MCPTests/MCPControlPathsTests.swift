@@ -108,3 +108,32 @@ struct MCPControlPathsTests {
         #expect(notes.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(notes.stdout)")
     }
 }
+
+/// The catalogue of skills stays within its budget however many skills there are (a server serving 5,000 made one
+/// model request 4 MB: every name in the catalogue and in each tool's schema).
+struct SkillCatalogueBudgetTests {
+    @Test func manySkillsKeepTheCatalogueAndSchemasWithinBounds() throws {
+        let home = Paths.temporaryDirectory("catalogue-budget-home")
+        for index in 0..<600 {
+            let folder = home + "/data/skillhost/skills/skill-number-\(index)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try
+                "---\nname: skill-number-\(index)\ndescription: Does task number \(index) with care and precision.\n---\nSteps.\n"
+                .write(toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        }
+        let server = try MCPProcess(environment: cliEnvironment(home: home))
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        let tools = (server.request(2, "tools/list")?["result"] as? [String: Any])?["tools"] as? [[String: Any]] ?? []
+        let activate = try #require(tools.first { $0["name"] as? String == "skill_activate" })
+        let description = activate["description"] as? String ?? ""
+        #expect(description.count <= 8000, "\(description.count) characters")
+        #expect(description.contains("more skills not listed here (skill_activate takes any skill's name)"))
+        let schema = try JSONSerialization.data(withJSONObject: activate["inputSchema"] ?? [:])
+        #expect(schema.count < 1000, "the schema names no skill: \(schema.count) bytes")
+        let last = server.request(
+            3, "tools/call", #"{"name":"skill_activate","arguments":{"name":"skill-number-599"}}"#)
+        let text = ((last?["result"] as? [String: Any])?["content"] as? [[String: Any]])?.first?["text"] as? String
+        #expect(text?.contains("Steps.") == true, "\(String(describing: last))")
+    }
+}
