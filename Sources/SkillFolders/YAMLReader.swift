@@ -78,8 +78,20 @@ package enum YAMLReader {
     /// Builds values from events, keeping the bounds.
     private struct Builder {
         let strict: Bool
-        /// Open lists and maps, innermost last; a map's pending key is kept beside it.
-        var stack: [(value: YAMLValue, key: String?)] = []
+        /// An open list or map: its items or members so far (grown in place — rebuilding an enum's payload per
+        /// item made 2,040 keys cost a third of a second), a map's keys for the duplicate check, its pending key.
+        struct Frame {
+            var isMap: Bool
+            var items: [YAMLValue] = []
+            var members: [(key: String, value: YAMLValue)] = []
+            var keys: Set<String> = []
+            var key: String?
+
+            var value: YAMLValue { isMap ? .map(members) : .list(items) }
+        }
+
+        /// Open lists and maps, innermost last.
+        var stack: [Frame] = []
         var document: YAMLValue?
         var values = 0
         var finishedDocuments = 0
@@ -117,7 +129,7 @@ package enum YAMLReader {
                     return YAMLProblem(
                         message: "uses flow style ([…]); write the list one \"- item\" per line", line: line)
                 }
-                return open(.list([]), line: line)
+                return open(isMap: false, line: line)
             case YAML_MAPPING_START_EVENT:
                 let start = event.data.mapping_start
                 if let problem = check(anchor: start.anchor, tag: start.tag, implicit: start.implicit == 1, line: line)
@@ -128,7 +140,7 @@ package enum YAMLReader {
                     return YAMLProblem(
                         message: "uses flow style ({…}); write the mapping one \"key: value\" per line", line: line)
                 }
-                return open(.map([]), line: line)
+                return open(isMap: true, line: line)
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                 guard let closed = stack.popLast() else { return nil }
                 return attach(closed.value, line: line)
@@ -157,7 +169,7 @@ package enum YAMLReader {
             return nil
         }
 
-        mutating func open(_ value: YAMLValue, line: Int) -> YAMLProblem? {
+        mutating func open(isMap: Bool, line: Int) -> YAMLProblem? {
             values += 1
             guard values <= YAMLReader.maximumValues else {
                 return YAMLProblem(message: "holds more than \(YAMLReader.maximumValues) values", line: line)
@@ -165,7 +177,7 @@ package enum YAMLReader {
             guard stack.count < YAMLReader.maximumDepth else {
                 return YAMLProblem(message: "nests deeper than \(YAMLReader.maximumDepth) levels", line: line)
             }
-            stack.append((value, nil))
+            stack.append(Frame(isMap: isMap))
             return nil
         }
 
@@ -179,33 +191,27 @@ package enum YAMLReader {
 
         /// Puts a finished value into its parent (a list item, a map's key or value) or makes it the document.
         mutating func attach(_ value: YAMLValue, line: Int) -> YAMLProblem? {
-            guard var parent = stack.popLast() else {
+            guard let top = stack.indices.last else {
                 document = value
                 return nil
             }
-            defer { stack.append(parent) }
-            switch parent.value {
-            case .list(var items):
-                items.append(value)
-                parent.value = .list(items)
-            case .map(var members):
-                guard let key = parent.key else {
-                    guard case .text(let key) = value else {
-                        return YAMLProblem(
-                            message: "has a key that is not plain text (a list or mapping as a key)", line: line)
-                    }
-                    if members.contains(where: { $0.key == key }) {
-                        return YAMLProblem(message: "has the key \"\(key)\" twice", line: line)
-                    }
-                    parent.key = key
-                    return nil
-                }
-                members.append((key, value))
-                parent.value = .map(members)
-                parent.key = nil
-            case .text:
-                break
+            guard stack[top].isMap else {
+                stack[top].items.append(value)
+                return nil
             }
+            guard let key = stack[top].key else {
+                guard case .text(let key) = value else {
+                    return YAMLProblem(
+                        message: "has a key that is not plain text (a list or mapping as a key)", line: line)
+                }
+                guard stack[top].keys.insert(key).inserted else {
+                    return YAMLProblem(message: "has the key \"\(key)\" twice", line: line)
+                }
+                stack[top].key = key
+                return nil
+            }
+            stack[top].members.append((key, value))
+            stack[top].key = nil
             return nil
         }
     }
