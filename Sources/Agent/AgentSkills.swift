@@ -18,12 +18,17 @@ package protocol AgentSkills: Sendable {
     /// nor a step of it is disabled (here, or in `disabled`: the session's). By default, when it is not in
     /// `disabled`.
     func isOffered(_ skill: SkillInfo, disabled: Set<String>) -> Bool
+    /// The skills of `skills` that are offered (`isOffered`), decided in one batch.
+    func offered(_ skills: [SkillInfo], disabled: Set<String>) -> [SkillInfo]
 }
 
 extension AgentSkills {
     package func snapshots(of plugins: [String]) async -> [PluginState] { [] }
     package func turnEvent(_ event: HookEvent, session: String?, detail: JSONObject) {}
     package func isOffered(_ skill: SkillInfo, disabled: Set<String>) -> Bool { !disabled.contains(skill.id) }
+    package func offered(_ skills: [SkillInfo], disabled: Set<String>) -> [SkillInfo] {
+        skills.filter { isOffered($0, disabled: disabled) }
+    }
 }
 
 /// A call that passed everything before running.

@@ -176,7 +176,7 @@ struct TurnRunner: Sendable {
     func tools(for conversation: Conversation) -> [ToolDefinition] {
         // An unapproved definition (changed since first seen, not trusted) is not offered: its words reach no model.
         let disabled = session.disabledSkills
-        let skills = registry.skills.filter { registry.isOffered($0, disabled: disabled) }
+        let skills = registry.offered(registry.skills, disabled: disabled)
         var offered = skills
         if skills.count > configuration.maximumTools {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
@@ -354,7 +354,7 @@ struct TurnRunner: Sendable {
     func unknownSkill(_ name: String) -> SkillFailure {
         // Only what the model may call: never a disabled or unapproved skill, nor a composite of a disabled one.
         let disabled = session.disabledSkills
-        let available = registry.skills.filter { registry.isOffered($0, disabled: disabled) }.map(\.id)
+        let available = registry.offered(registry.skills, disabled: disabled).map(\.id)
         return SkillFailure(.unknown(name, among: available), for: .model(available: available))
     }
 }

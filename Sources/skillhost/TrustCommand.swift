@@ -43,7 +43,7 @@ enum TrustCommand {
     /// `list`'s section: each skill whose definition changed since it was first seen, with the change.
     static func changes(_ registry: SkillRegistry) -> String {
         guard let pins = registry.pins else { return "" }
-        let changes = registry.skills.compactMap { pins.change($0) }
+        let changes = pins.changes(registry.skills).compactMap { $0 }
         guard !changes.isEmpty else { return "" }
         var out = "\nChanged since first seen (not run until trusted: skillhost trust SKILL or SERVER):\n"
         for change in changes {

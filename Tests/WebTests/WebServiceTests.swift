@@ -77,7 +77,8 @@ struct WebServiceTests {
         // Browsers send the cookie to every port of this host: with it alone (what a server on another port
         // receives) nothing is granted; nor with another login's key, or a key without the cookie.
         for headers in [
-            [("Cookie", cookie)], [("Cookie", cookie), ("X-Skillhost-Page", "0" + key.dropFirst())],
+            [("Cookie", cookie)],
+            [("Cookie", cookie), ("X-Skillhost-Page", (key.hasPrefix("0") ? "1" : "0") + key.dropFirst())],
             [("X-Skillhost-Page", key)],
         ] {
             for path in ["/api/skills", "/api/conversations", "/api/events", "/api/events/x"] {

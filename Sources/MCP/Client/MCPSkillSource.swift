@@ -147,20 +147,25 @@ package final class MCPSkillSource: Sendable {
         guard let connection = state.withLock({ $0.connection }) else { return }
         var tools: [JSONValue] = []
         var cursor: JSONValue?
+        var pages = 0
         repeat {
             var params = JSONObject()
             if let cursor { params["cursor"] = cursor }
             let page = try await connection.request("tools/list", params, timeout: configuration.startTimeout)
             tools += page["tools"]?.arrayValue ?? []
             cursor = page["nextCursor"].flatMap { $0 == .null ? nil : $0 }
-        } while cursor != nil
+            pages += 1
+            // Bounded: a server whose cursor never ends, or that lists more tools than are kept, is read no further.
+        } while cursor != nil && pages < 1000 && tools.count <= Self.maximumTools
         // A server that serves skills offers them to skillhost's own skill tools; its copies of those tools (for
         // clients that know nothing of skills) would only stand in their way.
         if await refreshSkills(connection) {
             tools.removeAll { SkillFolderTools.toolIDs.contains($0["name"]?.stringValue ?? "") }
         }
         register(tools, description: "MCP server \(name)")
-        if let cache, let problem = cache.store(tools, version: serverVersion.withLock { $0 }) {
+        if let cache,
+            let problem = cache.store(Array(tools.prefix(Self.maximumTools)), version: serverVersion.withLock { $0 })
+        {
             log(LogRecord(level: .warning, source: sourceName, message: problem))
         }
     }
@@ -203,8 +208,23 @@ package final class MCPSkillSource: Sendable {
         return true
     }
 
-    /// Registers `tools` (a server's `tools/list`) as skills.
-    func register(_ tools: [JSONValue], description: String) {
+    /// Tools one server may offer; more are left out, said once (a server, or a tampered tool cache, naming
+    /// 100,000 tools grew pins.json past what skillhost reads back).
+    static let maximumTools = 2000
+
+    /// Registers `tools` (a server's `tools/list`) as skills, at most `maximumTools` of them.
+    func register(_ listed: [JSONValue], description: String) {
+        var tools = listed
+        if tools.count > Self.maximumTools {
+            tools = Array(tools.prefix(Self.maximumTools))
+            if renamed.withLock({ $0.insert("\u{0}too many").inserted }) {
+                log(
+                    LogRecord(
+                        level: .warning, source: sourceName,
+                        message: "MCP server \(name) lists \(listed.count) tools; the first \(Self.maximumTools) are "
+                            + "used (more would be more than anyone reads, and each is pinned)"))
+            }
+        }
         let taken = Set(registry.skills.filter { $0.plugin != sourceName }.map(\.id))
         let names = tools.compactMap { $0["name"]?.stringValue }
         let ids = Self.skillIDs(for: names, server: name, taken: taken)
@@ -267,14 +287,18 @@ package final class MCPSkillSource: Sendable {
     /// same list always gives the same ids.
     static func skillIDs(for tools: [String], server: String, taken: Set<String>) -> [String] {
         var used = taken
+        // The next suffix to try for each base: 100,000 tools of one name cost linear time, not a search from _2
+        // for each.
+        var next: [String: Int] = [:]
         return tools.map { tool in
             let base = skillID(for: tool, server: server, taken: taken)
             var id = base
-            var suffix = 2
+            var suffix = next[base] ?? 2
             while used.contains(id) {
                 id = String(base.prefix(60)) + "_\(suffix)"
                 suffix += 1
             }
+            if id != base { next[base] = suffix }
             used.insert(id)
             return id
         }

@@ -56,7 +56,7 @@ struct MCPMethod: Sendable {
         "tools/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
             // An unapproved definition (changed since first seen, not trusted) reaches no model, here as in `ask`;
             // nor does a disabled skill, or a composite that calls one.
-            let approved = server.registry.skills.filter { server.registry.isOffered($0) }
+            let approved = server.registry.offered(server.registry.skills)
             context.finish(["tools": .array(approved.map { server.tool($0) })])
         },
         "tools/call": MCPMethod(generations: .both, mirroredName: "name") { server, request, context, beforeCall in

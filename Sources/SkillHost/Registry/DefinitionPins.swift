@@ -156,36 +156,66 @@ public final class DefinitionPins: Sendable {
     /// How `skill` differs from its pinned definition; nil when it does not (one seen for the first time is
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
+        changes([skill])[0]
+    }
+
+    /// `change` for each of `skills`, in order, reading the file at most once and writing it at most once (a
+    /// server listing 100,000 tools had `skillhost list` read and write pins.json once per tool: a minute for 2,000).
+    public func changes(_ skills: [SkillInfo]) -> [Change?] {
         // A skill this process has no pin for may have been pinned by another process since this one read the file
         // (a running `mcp`, then `list`): the file is asked before the definition in hand is taken as first seen.
-        var fromDisk: Pin?
-        var asked = false
-        while true {
-            let decided = state.withLock { state -> (change: Change?, save: Bool)? in
-                // A built-in source's own skills (external, by the source's name): a plugin that calls itself
-                // `skills` is pinned like any other.
-                if case .external = skill.kind, state.exempt.contains(skill.plugin) { return (nil, false) }
-                if let seen = state.seen[skill.id] {
-                    if seen.serial == skill.serial { return (seen.change, false) }
-                    if seen.matches(skill) {
-                        state.seen[skill.id]?.serial = skill.serial
-                        return (seen.change, false)
-                    }
+        var results = [Change?](repeating: nil, count: skills.count)
+        var save = false
+        let unpinned = state.withLock { state -> [Int] in
+            var unpinned: [Int] = []
+            for (index, skill) in skills.enumerated() {
+                if let known = Self.known(skill, &state) {
+                    results[index] = known
+                } else if state.pins[skill.id] == nil {
+                    unpinned.append(index)
+                } else {
+                    let decided = Self.decide(skill, &state)
+                    results[index] = decided.change
+                    save = save || decided.save
                 }
-                if state.pins[skill.id] == nil {
-                    guard asked else { return nil }
-                    if let fromDisk { state.pins[skill.id] = fromDisk }
-                }
-                return Self.decide(skill, &state)
             }
-            guard let decided else {
-                asked = true
-                fromDisk = diskPin(skill.id)
-                continue
-            }
-            if decided.save { persist() }
-            return decided.change
+            return unpinned
         }
+        if !unpinned.isEmpty {
+            let disk = diskPins()
+            state.withLock { state in
+                for index in unpinned {
+                    let skill = skills[index]
+                    if let known = Self.known(skill, &state) {
+                        results[index] = known
+                        continue
+                    }
+                    if state.pins[skill.id] == nil, let pin = disk[skill.id].flatMap(Pin.init) {
+                        state.pins[skill.id] = pin
+                    }
+                    let decided = Self.decide(skill, &state)
+                    results[index] = decided.change
+                    save = save || decided.save
+                }
+            }
+        }
+        if save { persist() }
+        return results
+    }
+
+    /// What is already decided for `skill` — exempt, or seen with this definition — as `.some(change)`; nil when
+    /// it must be decided.
+    private static func known(_ skill: SkillInfo, _ state: inout State) -> Change?? {
+        // A built-in source's own skills (external, by the source's name): a plugin that calls itself `skills` is
+        // pinned like any other.
+        if case .external = skill.kind, state.exempt.contains(skill.plugin) { return .some(nil) }
+        guard let seen = state.seen[skill.id] else { return nil }
+        if seen.serial == skill.serial { return .some(seen.change) }
+        if seen.matches(skill) {
+            state.seen[skill.id]?.serial = skill.serial
+            return .some(seen.change)
+        }
+        return nil
     }
 
     /// How `skill` compares with its pin in `state` (pinned now when it has none), and whether to save.
@@ -214,18 +244,21 @@ public final class DefinitionPins: Sendable {
         return (change, save)
     }
 
-    /// The pin the file holds for `id` now, if any.
-    private func diskPin(_ id: String) -> Pin? {
+    /// The pins the file holds now, by id (read once for a batch of skills).
+    private func diskPins() -> [String: JSONValue] {
         guard saves, case .success(.bytes(let bytes)) = BoundedFile.read(file, limit: 16 << 20),
-            let value = (try? JSONValue(parsing: bytes))?["skills"]?[id]
-        else { return nil }
-        return Pin(value)
+            let object = (try? JSONValue(parsing: bytes))?["skills"]?.objectValue
+        else { return [:] }
+        var pins: [String: JSONValue] = [:]
+        pins.reserveCapacity(object.count)
+        for (id, value) in object.members { pins[id] = value }
+        return pins
     }
 
     /// Records the current definitions of `skills` as approved. Returns those that had changed.
     @discardableResult
     public func trust(_ skills: [SkillInfo]) -> [String] {
-        let changed = skills.filter { change($0) != nil }.map(\.id)
+        let changed = zip(skills, changes(skills)).filter { $0.1 != nil }.map(\.0.id)
         state.withLock { state in
             for skill in skills {
                 state.pins[skill.id] = Pin(skill)
@@ -318,7 +351,7 @@ extension SkillRegistry {
         case .replaced(_, _, let added, _, let updated): ids = added + updated
         case .unloaded, .failed: ids = []
         }
-        return ids.compactMap { skill($0) }.compactMap { pins.change($0) }
+        return pins.changes(ids.compactMap { skill($0) }).compactMap { $0 }
     }
 }
 

@@ -144,6 +144,14 @@ public final class SkillRegistry: Sendable {
         pins?.change(skill) == nil && invoker.pipeline.disabled(skill, also: disabled) == nil
     }
 
+    /// The skills of `skills` that may be offered (`isOffered`), their pins checked in one batch.
+    public func offered(_ skills: [SkillInfo], disabled: Set<String> = []) -> [SkillInfo] {
+        let changes = pins?.changes(skills) ?? []
+        return skills.enumerated().filter { index, skill in
+            (changes.isEmpty || changes[index] == nil) && invoker.pipeline.disabled(skill, also: disabled) == nil
+        }.map(\.element)
+    }
+
     /// The refusal for an id no skill has, with the nearest registered id as its suggestion.
     public func unknownSkill(_ id: String) -> Refusal { .unknown(id, among: catalog.ids) }
 
