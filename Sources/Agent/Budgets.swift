@@ -85,10 +85,12 @@ package struct BudgetReached: Sendable, Equatable {
     /// "this turn has used 120,000 tokens of 100,000".
     package var sentence: String {
         let whose = scope == .turn ? "this turn has" : "this session has"
+        // "1 skill call of 1", "2 skill calls of 2": the noun agrees with the number it follows.
+        func noun(_ word: String) -> String { used.rounded(.down) == 1 ? word : word + "s" }
         switch kind {
-        case .tokens: return "\(whose) used \(Self.count(used)) tokens of \(Self.count(limit))"
-        case .toolCalls: return "\(whose) made \(Self.count(used)) skill calls of \(Self.count(limit))"
-        case .seconds: return "\(whose) run \(Self.count(used)) seconds of \(Self.count(limit))"
+        case .tokens: return "\(whose) used \(Self.count(used)) \(noun("token")) of \(Self.count(limit))"
+        case .toolCalls: return "\(whose) made \(Self.count(used)) skill \(noun("call")) of \(Self.count(limit))"
+        case .seconds: return "\(whose) run \(Self.count(used)) \(noun("second")) of \(Self.count(limit))"
         case .cost: return "\(whose) cost \(String(format: "%.2f", used)) of \(String(format: "%.2f", limit))"
         }
     }

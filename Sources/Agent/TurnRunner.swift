@@ -328,7 +328,8 @@ struct TurnRunner: Sendable {
     /// Who confirms this call: the front end's person, asked through `confirmationNeeded` — or nobody. "Always
     /// this session" covers the exact skill and arguments the user approved, never another call of the same skill.
     private func confirmer(for call: ToolCall) -> Confirmer {
-        guard let confirm = session.confirm else { return .nobodyToAsk }
+        // No one to ask (`ask`, piped input): the model made the call, and hooks are told so.
+        guard let confirm = session.confirm else { return .nobody(.model(available: [])) }
         let session = self.session
         let emit = self.emit
         return .person { skill, arguments in

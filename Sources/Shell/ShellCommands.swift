@@ -273,7 +273,8 @@ extension Shell {
             let seconds = BudgetReached.count(Double((ContinuousClock.now - use.started).components.seconds))
             var parts: [String] = []
             parts.append("\(tokens) tokens\(of(limits.tokens.map(Double.init))) (\(input) in, \(output) out)")
-            parts.append("\(use.toolCalls) skill calls\(of(limits.toolCalls.map(Double.init)))")
+            parts.append(
+                "\(use.toolCalls) skill call\(use.toolCalls == 1 ? "" : "s")\(of(limits.toolCalls.map(Double.init)))")
             parts.append("\(seconds) s\(of(limits.seconds))")
             if let cost = use.cost(budgets.price) {
                 let limit = limits.cost.map { String(format: " of %.2f", $0) } ?? ""

@@ -28,7 +28,8 @@ enum AskCommand {
         defer { slot.recorder?.close() }
         let resumed = try Resumed(options, model: provider.displayName, store: store)
         var configuration = config.agentConfiguration(stepLimit: options.stepLimit)
-        configuration.sessionID = resumed?.id
+        // The conversation's id as skills and hooks see it: the saved session's, or one for this ask alone.
+        configuration.sessionID = resumed?.id ?? HistoryStore.newSessionID()
         let configured = options.record == nil ? try config.recordPath() : nil
         if let path = options.record ?? configured {
             do throws(ModelError) {

@@ -38,8 +38,8 @@ enum ReplayCommand {
             })
         guard let first = log.first else {
             printError(
-                "skillhost: replayed \(record.responses.count) model responses and \(calls) calls "
-                    + "(\(live ? "skills live" : "skills from the record")): as recorded")
+                "skillhost: replayed \(counted(record.responses.count, "model response")) and "
+                    + "\(counted(calls, "call")) (\(live ? "skills live" : "skills from the record")): as recorded")
             return ExitCode.ok.rawValue
         }
         printError("skillhost: the replay went another way than the record: \(first)")
@@ -47,3 +47,6 @@ enum ReplayCommand {
         return ExitCode.error.rawValue
     }
 }
+
+/// "1 call", "2 calls": a count with its noun agreeing.
+func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

@@ -49,6 +49,8 @@ struct MCPHTTPTests {
                 #"the MCP-Protocol-Version header says 2026-07-28, but the body has no params._meta[\"io.modelcontextprotocol/protocolVersion\"]"#
             ),
             "\(bare.stdout)")
+        // The refusal answers the request it refuses (it said "id":null to request 2).
+        #expect(bare.stdout.hasPrefix(#"{"jsonrpc":"2.0","id":2,"error":"#), "\(bare.stdout)")
     }
 
     @Test func theOfficialSDKAndFastMCPOverHTTP() async throws {

@@ -27,8 +27,8 @@ extension ShellTerminalTests {
         try tmux.type("y")
         await tmux.waitFor("It is 2.")
         try tmux.type("/usage")
-        await tmux.waitFor("This turn: 120 tokens of 100 (80 in, 40 out) · 1 skill calls")
-        await tmux.waitFor("This session: 120 tokens of 5,000,000 (80 in, 40 out) · 1 skill calls of 2,000")
+        await tmux.waitFor("This turn: 120 tokens of 100 (80 in, 40 out) · 1 skill call")
+        await tmux.waitFor("This session: 120 tokens of 5,000,000 (80 in, 40 out) · 1 skill call of 2,000")
     }
 }
 

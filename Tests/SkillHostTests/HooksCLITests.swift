@@ -245,4 +245,19 @@ struct HooksCLITests {
                 "\(result.stderr)")
         }
     }
+
+    /// A call the agent made where no one can be asked (`ask`, piped input) reaches hooks as the model's, with the
+    /// conversation's id (they got "embedder" and no session).
+    @Test func theAgentsCallsInAskReachHooksAsTheModelsWithTheConversation() throws {
+        let log = home + "/seen.jsonl"
+        let audit = try script("audit", "cat >> \(log); echo >> \(log); echo '{}'")
+        try configure(#"{"before_call": [{"command": ["\#(audit)"]}]}"#)
+        let asked = try skillhost("ask", "what is 2+2")
+        #expect(asked.status == 0, "\(asked.stderr)")
+        let seen = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map {
+            try JSONValue(parsing: String($0))
+        }
+        #expect(seen.first?["caller"] == "model", "\(seen)")
+        #expect(seen.first?["session"]?.stringValue?.count == 8, "\(seen)")
+    }
 }

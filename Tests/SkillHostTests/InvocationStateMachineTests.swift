@@ -97,7 +97,7 @@ struct InvocationStateMachineTests {
         }
         #expect(
             message
-                == #"plugin "behaviours" is unhealthy: 1 calls are still stuck after timing out; fix or remove the plugin, then reload it"#
+                == #"plugin "behaviours" is unhealthy: 1 call is still stuck after timing out; fix or remove the plugin, then reload it"#
         )
         // The abandoned call finally returns: its result is dropped and its thread rejoins the pool.
         let (delivery, next, _) = machine.returned(running, thread: PoolThread())

@@ -48,7 +48,8 @@ struct RecordReplayTests {
             #expect(replayed.stdout == "It is 60.\n")
             #expect(
                 replayed.stderr.hasSuffix(
-                    "calls (\(mode.isEmpty ? "skills from the record" : "skills live")): as recorded\n"))
+                    "and 1 call (\(mode.isEmpty ? "skills from the record" : "skills live")): as recorded\n"),
+                "\(replayed.stderr)")
         }
 
         // A record whose skill answered otherwise: live, the difference is the first divergence.

@@ -129,7 +129,8 @@ extension MCPServer {
     }
 
     static func busy(_ count: Int) -> String {
-        "Server busy: \(count) calls are already running for this client; retry when one has finished"
+        "Server busy: \(count) call\(count == 1 ? " is" : "s are") already running for this client; retry when one has "
+            + "finished"
     }
 
     /// Nobody answers for an MCP client that cannot ask its user: what the policy would ask about is refused,

@@ -127,7 +127,8 @@ struct InvocationStateMachine {
         let stuckHere = stuck[ObjectIdentifier(job.skill.plugin), default: 0]
         if stuckHere >= limits.unhealthyAfterStuckCalls {
             return .rejected(
-                "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuckHere) calls are still stuck after timing out; "
+                "plugin \"\(job.skill.info.plugin)\" is unhealthy: \(stuckHere) call\(stuckHere == 1 ? " is" : "s are") "
+                    + "still stuck after timing out; "
                     + "fix or remove the plugin, then reload it")
         }
         if runHere, queue.isEmpty, isEligible(job), liveThreads < limits.maximumThreads {

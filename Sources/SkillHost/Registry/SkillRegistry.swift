@@ -330,7 +330,12 @@ extension PluginSummary {
             return "own process (MCP server) · " + sandbox.summary
         case .file(.inProcess): return "in-process · not confined"
         case .composite: return "composite · runs its steps' skills"
-        case .builtIn: return "built in · changes only the front end's view"
+        case .builtIn:
+            // The skill folders' tools (source "skills") run scripts, confined; the browser's view skills only
+            // change the window.
+            return name == "skills"
+                ? "built in · runs skill folders' scripts, confined (see SKILL FOLDER)"
+                : "built in · changes only the front end's view"
         case .file(.process):
             guard let confinement else { return "process" }
             return "process · " + confinement.summary(declared: capabilities)

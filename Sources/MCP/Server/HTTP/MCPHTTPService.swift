@@ -113,11 +113,12 @@ package final class MCPHTTPService: Sendable {
     }
 
     /// An error answered without a request id (a refusal before the body was read).
+    /// `id`: the request's, when it was read (a refusal about its session answers the request it refuses).
     static func refusal(
         _ exchange: HTTPExchange, _ status: Int, _ code: JSONRPCErrorCode, _ message: String,
-        headers: [(String, String)] = []
+        headers: [(String, String)] = [], id: JSONRPCID = .null
     ) {
-        let line = JSONRPCMessage.failure(id: .null, error: JSONRPCError(code, message)).line
+        let line = JSONRPCMessage.failure(id: id, error: JSONRPCError(code, message)).line
         exchange.respond(status, headers: jsonHeaders + headers, text: line)
     }
 
@@ -270,7 +271,8 @@ package final class MCPHTTPService: Sendable {
             return
         }
         switch sessions.admit(
-            httpRequest, method: request.method, exchange: exchange, service: self, principal: principal)
+            httpRequest, method: request.method, id: request.id, exchange: exchange, service: self,
+            principal: principal)
         {
         case .refused: return
         case .session(let session): answer(request, httpRequest, exchange, principal: principal, session: session)

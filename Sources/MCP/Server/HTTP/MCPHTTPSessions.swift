@@ -127,8 +127,8 @@ final class MCPHTTPSessions: Sendable {
     /// The session a POST belongs to: a new one for `initialize`, else the one its header names — if `principal`
     /// opened it (refusing the request with 400 or 404 when there is none).
     func admit(
-        _ request: HTTPServer.Request, method: String, exchange: HTTPExchange, service: MCPHTTPService,
-        principal: String
+        _ request: HTTPServer.Request, method: String, id: JSONRPCID = .null, exchange: HTTPExchange,
+        service: MCPHTTPService, principal: String
     ) -> Admission {
         if method == "initialize" {
             var random = [UInt8](repeating: 0, count: 16)
@@ -164,13 +164,14 @@ final class MCPHTTPSessions: Sendable {
                         + "\(unused) (it then ends), or send 2026-07-28 requests, which need no session"
                     : "Server busy: \(maximum) sessions are open; end one (DELETE), or send 2026-07-28 requests, which "
                         + "need no session; unused sessions end after \(unused)"
-                MCPHTTPService.refusal(exchange, 503, .serverBusy, sentence, headers: [("Retry-After", "5")])
+                MCPHTTPService.refusal(
+                    exchange, 503, .serverBusy, sentence, headers: [("Retry-After", "5")], id: id)
                 return .refused
             }
             session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
             return .session(session)
         }
-        guard let session = find(request, exchange, principal: principal) else { return .refused }
+        guard let session = find(request, exchange, principal: principal, id: id) else { return .refused }
         session.touch()
         return .session(session)
     }
@@ -210,11 +211,11 @@ final class MCPHTTPSessions: Sendable {
 
     /// The session the request names, if `principal` opened it. Another principal's session is answered exactly as
     /// an unknown one: its id is never served, and the answer does not tell that it exists.
-    private func find(_ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String)
-        -> MCPHTTPSession?
-    {
+    private func find(
+        _ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String, id requestID: JSONRPCID = .null
+    ) -> MCPHTTPSession? {
         guard let id = request.header("mcp-session-id") else {
-            MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request))
+            MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request), id: requestID)
             return nil
         }
         // A session unused for the idle time has ended, whether or not a sweep has removed it yet.
@@ -226,7 +227,8 @@ final class MCPHTTPSessions: Sendable {
         }
         guard let session = found, session.principal == principal else {
             MCPHTTPService.refusal(
-                exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session")
+                exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session",
+                id: requestID)
             return nil
         }
         return session
