@@ -181,24 +181,46 @@ package enum SkillFolderCheck {
     /// The specification's rules for a name, each broken one a sentence.
     package static func nameProblems(_ name: String, file: String) -> [String] {
         var problems: [String] = []
+        // One name that keeps every rule, offered wherever a rule is broken (it suggested "bad_skill" for
+        // "Bad_Skill", itself refused for its "_").
+        let suggestion = validName(from: name)
+        let such = suggestion.map { ", such as \"\($0)\"" } ?? ""
         if name.unicodeScalars.count > maximumName {
             problems.append(
                 "\(file): the name is \(name.unicodeScalars.count) characters; it may be at most \(maximumName)")
         }
         if name != name.lowercased() {
-            problems.append("\(file): the name \"\(name)\" must be lowercase, such as \"\(name.lowercased())\"")
+            problems.append("\(file): the name \"\(name)\" must be lowercase\(such)")
         }
         if name.hasPrefix("-") || name.hasSuffix("-") {
-            problems.append("\(file): the name \"\(name)\" must not start or end with \"-\"")
+            problems.append("\(file): the name \"\(name)\" must not start or end with \"-\"\(such)")
         }
         if name.contains("--") {
-            problems.append("\(file): the name \"\(name)\" must not hold \"--\"; use single hyphens")
+            problems.append("\(file): the name \"\(name)\" must not hold \"--\"; use single hyphens\(such)")
         }
         if !name.allSatisfy({ $0 == "-" || $0.isLetter || $0.isNumber }) {
             problems.append(
-                "\(file): the name \"\(name)\" may hold only letters, digits and \"-\", such as \"pdf-processing\"")
+                "\(file): the name \"\(name)\" may hold only letters, digits and \"-\""
+                    + (suggestion.map { ", such as \"\($0)\"" } ?? ", such as \"pdf-processing\""))
         }
         return problems
+    }
+
+    /// `name` made to keep the rules: lowercase, anything but letters and digits a single "-", none at either end,
+    /// at most `maximumName` characters; nil when nothing of it is left.
+    static func validName(from name: String) -> String? {
+        var result = ""
+        for character in name.lowercased() {
+            if character.isLetter || character.isNumber {
+                result.append(character)
+            } else if !result.isEmpty, result.last != "-" {
+                result.append("-")
+            }
+        }
+        while result.hasSuffix("-") { result.removeLast() }
+        result = String(result.unicodeScalars.prefix(maximumName))
+        while result.hasSuffix("-") { result.removeLast() }
+        return result.isEmpty ? nil : result
     }
 
     /// Whether a name can stand for a skill here (in tool enums, `skill://` addresses, file names) even if the

@@ -1,4 +1,4 @@
-import SkillFolders
+@testable import SkillFolders
 import Testing
 
 /// Front matter is read in time linear in its size (2,040 keys under one mapping cost 0.3 s each: the mapping was
@@ -33,5 +33,26 @@ extension Result {
     var isFailure: Bool {
         if case .failure = self { return true }
         return false
+    }
+}
+
+/// A name that breaks the specification's rules gets a suggestion that keeps all of them ("Bad_Skill" was told
+/// "bad_skill", itself refused for its "_").
+struct SkillNameSuggestionTests {
+    @Test func theSuggestedNameKeepsEveryRule() {
+        #expect(
+            SkillFolderCheck.nameProblems("Bad_Skill", file: "SKILL.md") == [
+                #"SKILL.md: the name "Bad_Skill" must be lowercase, such as "bad-skill""#,
+                #"SKILL.md: the name "Bad_Skill" may hold only letters, digits and "-", such as "bad-skill""#,
+            ])
+        #expect(
+            SkillFolderCheck.nameProblems("-pdf--tools-", file: "SKILL.md") == [
+                #"SKILL.md: the name "-pdf--tools-" must not start or end with "-", such as "pdf-tools""#,
+                #"SKILL.md: the name "-pdf--tools-" must not hold "--"; use single hyphens, such as "pdf-tools""#,
+            ])
+        for name in ["Bad_Skill", "-pdf--tools-", "A  B", "x.y.z"] {
+            let suggested = SkillFolderCheck.validName(from: name) ?? ""
+            #expect(SkillFolderCheck.nameProblems(suggested, file: "f").isEmpty, "\(name) → \(suggested)")
+        }
     }
 }
