@@ -1,5 +1,6 @@
-@testable import SkillFolders
 import Testing
+
+@testable import SkillFolders
 
 /// Front matter is read in time linear in its size (2,040 keys under one mapping cost 0.3 s each: the mapping was
 /// copied for every key, and every key compared with all before it), with the same answers as before.
