@@ -64,7 +64,9 @@ struct ABIv11Tests {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-data")))
         if isolated {
-            configuration.isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
+            configuration.isolation = isolation
         }
         let registry = try SkillRegistry(configuration: configuration)
         defer { registry.shutdown() }

@@ -22,6 +22,7 @@ struct ConfinementTests {
             configuration.defaultTimeout = .seconds(60)
             var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
             isolation.rules = rules
+            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
             configuration.isolation = isolation
             registry = try SkillRegistry(configuration: configuration)
         }
@@ -477,6 +478,7 @@ struct OlderKernelTests {
         var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
         isolation.maximumLandlockABI = abi
         isolation.rules.requireConfinement = require
+        isolation.startTimeout = .seconds(120)
         configuration.isolation = isolation
         return try SkillRegistry(configuration: configuration)
     }

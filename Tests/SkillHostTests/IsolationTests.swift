@@ -44,6 +44,9 @@ struct IsolationTests {
                 isolated.contains(name) ? .process : .inProcess
             }
             isolation.killGrace = .milliseconds(100)
+            // A generous start: a worker describing a huge schema in a debug build beside other suites took more
+            // than the default 5 s (tests about start deadlines set their own).
+            isolation.startTimeout = .seconds(120)
             isolation.nativeWorker = worker == .native ? Paths.products + "/skillhost-worker" : nil
             configure(&isolation)
             configuration.isolation = isolation

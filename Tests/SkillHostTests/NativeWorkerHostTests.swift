@@ -17,6 +17,7 @@ struct NativeWorkerHostTests {
         if native {
             var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
             isolation.nativeWorker = Paths.products + "/skillhost-worker"
+            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
             configuration.isolation = isolation
         }
         return try SkillRegistry(configuration: configuration)
