@@ -64,9 +64,12 @@ package enum SkillFolderCheck {
                         problems: problems, warnings: [], skill: .failure(SkillFolderError(sentence)))
                 }
                 document = value
-                warnings.append(
-                    "\(file): a value holds \": \" without quotes, which is not valid YAML; read as quoted text — "
-                        + "put such values in quotes")
+                // One fact, said once: the problem names it, and loading says it forgave it.
+                let colon =
+                    "\(file), line \(strict.line + 1): a value holds \": \" without quotes, which is not valid YAML — "
+                    + "put such values in quotes"
+                problems[problems.count - 1] = colon
+                warnings.append(colon + " (read anyway, as quoted text)")
             }
         }
         guard case .map(let members)? = document else {

@@ -28,7 +28,10 @@ enum SkillFolderCommand {
                 out += "✗ \(folder): \(inspection.problems.count) problem\(inspection.problems.count == 1 ? "" : "s")\n"
                 for problem in inspection.problems { out += "  \(problem)\n" }
             }
-            let forgiven = inspection.warnings.filter { !inspection.problems.contains($0) }
+            // What loading forgave that a problem already says is not said again.
+            let forgiven = inspection.warnings.filter { warning in
+                !inspection.problems.contains { warning.hasPrefix($0) }
+            }
             for warning in forgiven { out += "  warning: \(warning)\n" }
             if !valid, case .success = inspection.skill {
                 out += "  (skillhost loads it anyway: its name and description are usable)\n"

@@ -113,8 +113,15 @@ struct SkillFolderCheckTests {
 
                 """)
         let colon = try check(try make("colon", "---\nname: colon\ndescription: Use when: asked\n---\n"))
-        #expect(colon.stdout.contains("warning: \(root)/colon/SKILL.md: a value holds \": \" without quotes"))
-        #expect(colon.stdout.contains("(skillhost loads it anyway: its name and description are usable)\n"))
+        // One fact said once: the problem names the line, and nothing repeats it as a warning.
+        #expect(
+            colon.stdout == """
+                ✗ \(root)/colon: 1 problem
+                  \(root)/colon/SKILL.md, line 3: a value holds ": " without quotes, which is not valid YAML — put such values in quotes
+                  (skillhost loads it anyway: its name and description are usable)
+                  its scripts: no network, reads its folder and the system, writes only its temporary folder — grant more in config.json: "skills": {"grant": {"colon": ["read:~/Documents", "write:~/out", "network"]}}
+
+                """, "\(colon.stdout)")
     }
 
     /// Hostile folders: refused within bounds, each with a sentence — a 10 MB SKILL.md, binary bytes, deep nesting,
