@@ -130,22 +130,33 @@ enum NewTemplates {
         ]
     }
 
+    /// Commands with their comments in one column, two spaces after the longest command (the names in them vary,
+    /// so a fixed column left them ragged).
+    static func aligned(_ lines: [(command: String, comment: String)]) -> String {
+        let width = lines.map(\.command.count).max() ?? 0
+        return lines.map { line in
+            line.command + String(repeating: " ", count: width - line.command.count + 2) + "# " + line.comment
+        }.joined(separator: "\n")
+    }
+
     static func readme(name: String, build: String, library: String, id: String) -> String {
-        """
-        # \(name)
+        let commands = aligned([
+            (build, "builds \(library)"), ("skillhost check \(library)", "validates it as the host loads it"),
+            ("skillhost plugin install \(library)", "into $XDG_DATA_HOME/skillhost/plugins"),
+            ("skillhost call \(id)_add '{\"a\": 2, \"b\": 3}'", "5"),
+            ("skillhost call \(id)_greet '{\"name\": \"Ada\"}'", "Hello, Ada!"),
+        ])
+        return """
+            # \(name)
 
-        A skillhost plugin with two skills: `\(id)_add` and `\(id)_greet`.
+            A skillhost plugin with two skills: `\(id)_add` and `\(id)_greet`.
 
-        ```sh
-        \(build)                                   # builds \(library)
-        skillhost check \(library)                 # validates it as the host loads it
-        skillhost plugin install \(library)        # into $XDG_DATA_HOME/skillhost/plugins
-        skillhost call \(id)_add '{"a": 2, "b": 3}'     # 5
-        skillhost call \(id)_greet '{"name": "Ada"}'    # Hello, Ada!
-        ```
+            ```sh
+            \(commands)
+            ```
 
-        A running skillhost (the shell, `skillhost mcp`) picks the plugin up as soon as it is installed.
+            A running skillhost (the shell, `skillhost mcp`) picks the plugin up as soon as it is installed.
 
-        """
+            """
     }
 }

@@ -19,8 +19,7 @@ struct HooksCLITests {
         let folder = home + "/bin"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/" + name
-        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        try writeExecutable("#!/bin/sh\n" + body + "\n", to: path)
         return path
     }
 

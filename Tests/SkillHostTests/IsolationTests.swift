@@ -318,9 +318,8 @@ struct IsolationTests {
     @Test func templatesThatKeepFailingAreGivenUp() async throws {
         let folder = Paths.temporaryDirectory("template-failing")
         let executable = folder + "/skillhost"
-        try "#!/bin/sh\n[ \"$2\" = --template ] && exit 3\nexec \(Paths.skillhost) \"$@\"\n".write(
-            toFile: executable, atomically: true, encoding: .utf8)
-        #expect(chmod(executable, 0o755) == 0)
+        try writeExecutable(
+            "#!/bin/sh\n[ \"$2\" = --template ] && exit 3\nexec \(Paths.skillhost) \"$@\"\n", to: executable)
         let host = try Host {
             $0.executable = executable
             $0.maximumCrashes = 100  // the kills below are crashes on purpose

@@ -24,3 +24,23 @@ struct SetupScriptTests {
         #expect(wrong.status == 2 && wrong.stderr == "usage: Scripts/setup run|test\n", "\(wrong.stderr)")
     }
 }
+
+/// A generated project's README lines its commands' comments up in one column, whatever the names in them.
+struct GeneratedReadmeTests {
+    @Test func theCommentsStandInOneColumn() throws {
+        let folder = Paths.temporaryDirectory("generated-readme")
+        for name in ["greeter", "a_much_longer_plugin_name"] {
+            let made = try runProcess(
+                "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" new \"$2\" --lang c", folder, Paths.skillhost, name],
+                environment: cliEnvironment(home: folder))
+            #expect(made.status == 0, "\(made.stderr)")
+            let readme = try String(contentsOfFile: folder + "/\(name)/README.md", encoding: .utf8)
+            let block =
+                readme.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```")
+                .first ?? ""
+            let columns = Set(
+                block.split(separator: "\n").compactMap { $0.range(of: "  # ")?.lowerBound.utf16Offset(in: $0) })
+            #expect(columns.count == 1, "\(name): \(block)")
+        }
+    }
+}

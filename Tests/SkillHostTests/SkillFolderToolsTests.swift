@@ -38,9 +38,7 @@ struct SkillFolderToolsTests {
             ("own.sh", "echo 'no module named yaml' >&2; echo scratch > \"$TMPDIR/kept\"; exit 2"),
         ]
         for (name, body) in scripts {
-            try ("#!/bin/bash\n" + body + "\n").write(
-                toFile: folder + "/scripts/" + name, atomically: true, encoding: .utf8)
-            chmod(folder + "/scripts/" + name, 0o755)
+            try writeExecutable("#!/bin/bash\n" + body + "\n", to: folder + "/scripts/" + name)
         }
         // A symbolic link out of the folder is never followed.
         try FileManager.default.createSymbolicLink(

@@ -24,8 +24,7 @@ struct SkillScriptReachTests {
         try "---\nname: \(name ?? folder)\ndescription: A test skill. Use when testing.\n---\nRun its scripts.\n"
             .write(toFile: path + "/SKILL.md", atomically: true, encoding: .utf8)
         for (script, body) in scripts {
-            try body.write(toFile: path + "/" + script, atomically: true, encoding: .utf8)
-            chmod(path + "/" + script, 0o755)
+            try writeExecutable(body, to: path + "/" + script)
         }
     }
 

@@ -394,6 +394,19 @@ package final class StartedCall: Sendable {
     package var outcome: SkillOutcome? { box.withLock { $0 } }
 }
 
+/// Writes an executable file (mode 0755) through a descriptor no child inherits: `String.write(toFile:)` opens
+/// without close-on-exec, so a child another test forks meanwhile could hold the file open for writing, and running
+/// it then fails with "Text file busy".
+package func writeExecutable(_ text: String, to path: String) throws {
+    _ = unlink(path)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(descriptor) }
+    var bytes = Array(text.utf8)
+    guard write(descriptor, &bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+    _ = fchmod(descriptor, 0o755)
+}
+
 /// A pipe whose two ends no other child inherits: tests run in parallel, and a long-lived child started meanwhile
 /// (a tmux server daemonises) would otherwise keep a write end open, so the reader never saw the end of input.
 /// The child a pipe is meant for still gets its end: `Process` duplicates it onto 0, 1 or 2, which clears the flag.
