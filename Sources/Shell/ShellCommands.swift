@@ -1,4 +1,5 @@
 import Agent
+import CTerminal
 import Foundation
 import SessionUI
 import SkillHost
@@ -336,20 +337,42 @@ extension Shell {
     }
 
     /// Runs async work from the shell's thread and waits for it (this thread is not part of the cooperative pool),
-    /// answering confirmations the work asks for meanwhile.
+    /// answering confirmations the work asks for meanwhile. Ctrl-C cancels it, as it does a turn (a `/call` of a skill
+    /// that blocks ran to its deadline with "^C" echoed, and that Ctrl-C then reached the prompt).
     func waitFor<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let box = ResultBox<T>()
         let done = Atomic<Bool>(false)
-        Task { [weak self] in
+        let task = Task { [weak self] in
             box.set(await work())
             done.store(true, ordering: .releasing)
             self?.wake()
         }
+        let signals = skillhost_sigint_install()
+        // A Ctrl-C pressed at the prompt was the prompt's; one pressed while this runs is this wait's, never the
+        // next prompt's.
+        drain(signals)
+        _ = skillhost_sigint_take()
+        let echoedControl = skillhost_tty_echo_control(STDIN_FILENO, 0)
+        defer {
+            if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) }
+            drain(signals)
+            _ = skillhost_sigint_take()
+        }
         while !done.load(ordering: .acquiring) {
-            var descriptor = pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, 250)
-            if descriptor.revents != 0 { drain(notify.read) }
-            askPendingConfirmation(cancel: {})
+            var fds = [
+                pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0),
+            ]
+            Signals.unblock()
+            _ = poll(&fds, 2, 250)
+            Signals.block()
+            if fds[0].revents != 0 || skillhost_sigint_take() > 0 {
+                drain(signals)
+                _ = skillhost_sigint_take()
+                task.cancel()
+            }
+            if fds[1].revents != 0 { drain(notify.read) }
+            askPendingConfirmation(cancel: { task.cancel() })
         }
         guard let value = box.value else { preconditionFailure("the task signalled completion without a value") }
         return value

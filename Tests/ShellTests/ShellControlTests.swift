@@ -237,3 +237,24 @@ extension ShellTerminalTests {
         await tmux.waitFor("✓ undone: ")
     }
 }
+
+/// Ctrl-C during the shell's `/call` stops the call, as it stops a turn (the call ran to its deadline with "^C"
+/// echoed, and that Ctrl-C then reached the prompt and swallowed the next Ctrl-D).
+extension ShellTerminalTests {
+    @Test func ctrlCStopsACallAndLeavesThePromptAsItWas() async throws {
+        let folder = Paths.temporaryDirectory("shell-call-interrupt")
+        _ = try Fixture.compileFile("faults.c", into: folder)
+        let tmux = try TmuxSession([Paths.skillhost, "--plugins", folder], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type("/call fault_block {}")
+        await tmux.waitFor("fault_block")
+        try tmux.key("C-c")
+        await tmux.waitFor("⊘ fault_block() cancelled")
+        let screen = tmux.screen()
+        #expect(!screen.contains("^C") && !screen.contains("(Ctrl-C stops a running turn"), "\(screen)")
+        // The next Ctrl-D is the prompt's own: it ends the shell.
+        try tmux.key("C-d")
+        #expect(await eventually { tmux.programEnded }, "\(tmux.screen())")
+    }
+}

@@ -443,6 +443,19 @@ struct ListWatchTests {
 }
 
 extension ListWatchTests {
+    /// `list --watch` ends on SIGTERM and SIGHUP (as a service manager or a closed terminal sends them), with the
+    /// shell's status for a signal.
+    @Test(arguments: [SIGTERM, SIGHUP]) func endsOnATerminationSignal(_ number: Int32) async throws {
+        let (process, lines) = try Self.watch(Paths.temporaryDirectory("watch-signal"))
+        #expect(await lines.next(until: { $0.hasPrefix("Watching") }) != nil)
+        kill(process.processIdentifier, number)
+        let ended = try await offPool { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(ended == 128 + number)
+    }
+
     @Test func printsChangesAsJSONLines() async throws {
         let folder = Paths.temporaryDirectory("watch-json")
         let (process, lines) = try Self.watch(folder, ["--json"])
