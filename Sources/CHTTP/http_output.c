@@ -83,7 +83,13 @@ static void cut_slowest(struct skillhost_http_server *server, size_t total) {
             }
             pthread_mutex_unlock(&candidate->lock);
         }
-        if (slowest != NULL) atomic_fetch_add(&slowest->references, 1);  // kept while it is cut below
+        // Kept while it is cut below — only if it is still alive: a request whose last reference went is being
+        // released (its release waits for streams_lock to take it off the list, then frees it), and is left alone.
+        if (slowest != NULL) {
+            int held = atomic_load(&slowest->references);
+            while (held > 0 && !atomic_compare_exchange_weak(&slowest->references, &held, held + 1)) {}
+            if (held == 0) slowest = NULL;
+        }
         pthread_mutex_unlock(&server->streams_lock);
         if (slowest == NULL) return;
         int report = 0;
