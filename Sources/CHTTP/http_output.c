@@ -48,8 +48,23 @@ static void list_stream(skillhost_http_request *request) {
     if (server->stream_count < server->stream_capacity) {
         server->streams[server->stream_count++] = request;
         request->listed = 1;
+        atomic_fetch_add(&server->holders, 1);
     }
     pthread_mutex_unlock(&server->streams_lock);
+}
+
+void skillhost_http_server_release(struct skillhost_http_server *server) {
+    if (atomic_fetch_sub(&server->holders, 1) != 1) return;
+    pthread_mutex_destroy(&server->streams_lock);
+    free(server->streams);
+    free(server);
+}
+
+void skillhost_http_drop_stream_data(skillhost_http_request *request) {
+    if (request->data_length > 0) atomic_fetch_sub(&request->server->stream_unsent, request->data_length);
+    free(request->data);
+    request->data = NULL;
+    request->data_length = request->data_start = 0;
 }
 
 void skillhost_http_unlist_stream(skillhost_http_request *request) {
@@ -60,25 +75,39 @@ void skillhost_http_unlist_stream(skillhost_http_request *request) {
         server->streams[index] = server->streams[--server->stream_count];
         break;
     }
+    int was_listed = request->listed;
     request->listed = 0;
     pthread_mutex_unlock(&server->streams_lock);
+    if (was_listed) skillhost_http_server_release(server);
 }
 
-// While all streams together hold more than `total` unsent, cuts the stream that holds most (more than a
-// mebibyte: one that keeps up holds next to nothing): it ends, its bytes are freed at once, the application is told.
-// Called with no request's lock held; another stream's lock is only tried (a stream busy on another thread is
-// passed over), so no order of locks can deadlock.
-static void cut_slowest(struct skillhost_http_server *server, size_t total) {
+// What a stream may hold before it can be cut for the total (one that keeps up holds next to nothing).
+static const size_t cuttable = 256u << 10;
+
+// Tells the application a cut stream ended, on a thread of its own: the cut happens inside another stream's write,
+// which may hold the application's own locks (the browser's session lock: its abort handler took it again and
+// crashed the server). Holds a reference to the request until the report is made.
+static void *report_cut(void *argument) {
+    skillhost_http_request *request = argument;
+    request->server->on_abort(request->server->context, request->tag);
+    skillhost_http_request_release(request);
+    return NULL;
+}
+
+// While all streams' buffers together hold more than `total`, cuts the stream that holds most (more than
+// `cuttable`): it ends, its bytes are freed at once, the application is told (on another thread). Returns whether
+// the total is back under the bound. Called with no request's lock held; another stream's lock is only tried (a
+// stream busy on another thread is passed over), so no order of locks can deadlock.
+static int cut_slowest(struct skillhost_http_server *server, size_t total) {
     while (atomic_load(&server->stream_unsent) > total) {
         skillhost_http_request *slowest = NULL;
-        size_t most = 1u << 20;
+        size_t most = cuttable;
         pthread_mutex_lock(&server->streams_lock);
         for (int index = 0; index < server->stream_count; index++) {
             skillhost_http_request *candidate = server->streams[index];
             if (pthread_mutex_trylock(&candidate->lock) != 0) continue;
-            size_t pending = candidate->data_length - candidate->data_start;
-            if (!candidate->aborted && pending > most) {
-                most = pending;
+            if (candidate->data_length > most) {
+                most = candidate->data_length;
                 slowest = candidate;
             }
             pthread_mutex_unlock(&candidate->lock);
@@ -91,20 +120,23 @@ static void cut_slowest(struct skillhost_http_server *server, size_t total) {
             if (held == 0) slowest = NULL;
         }
         pthread_mutex_unlock(&server->streams_lock);
-        if (slowest == NULL) return;
+        if (slowest == NULL) return 0;
         int report = 0;
         pthread_mutex_lock(&slowest->lock);
         int resume = slowest->aborted ? 0 : skillhost_http_abandon(slowest, &report);
-        size_t pending = slowest->data_length - slowest->data_start;
-        atomic_fetch_sub(&server->stream_unsent, pending);
-        free(slowest->data);
-        slowest->data = NULL;
-        slowest->data_length = slowest->data_start = 0;
+        skillhost_http_drop_stream_data(slowest);
         pthread_mutex_unlock(&slowest->lock);
         if (resume) MHD_resume_connection(slowest->connection);
-        if (report) server->on_abort(server->context, slowest->tag);
-        skillhost_http_request_release(slowest);
+        pthread_t thread;
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+        if (!report || pthread_create(&thread, &attributes, report_cut, slowest) != 0) {
+            skillhost_http_request_release(slowest);
+        }
+        pthread_attr_destroy(&attributes);
     }
+    return 1;
 }
 
 // Records output; resumes the connection when it waits. Returns -1 when the client is gone.
@@ -147,25 +179,38 @@ int skillhost_http_stream_begin(skillhost_http_request *request, unsigned status
 }
 
 int skillhost_http_stream_write(skillhost_http_request *request, const void *data, size_t length) {
-    // Bounded for all streams together too: past four streams' backlog in all, the slowest readers are cut (256
-    // streams a client opened and never read grew the server by 2 GB).
-    size_t limit = request->server->limits.maximum_stream_backlog;
-    if (atomic_load(&request->server->stream_unsent) + length > 4 * limit) cut_slowest(request->server, 4 * limit);
+    pthread_mutex_lock(&request->lock);
+    // Gone (also: the server stopped) — nothing of the server is read.
+    if (request->aborted || request->output != OUTPUT_STREAM || request->stream_ended) {
+        pthread_mutex_unlock(&request->lock);
+        return -1;
+    }
+    struct skillhost_http_server *server = request->server;
+    size_t limit = server->limits.maximum_stream_backlog;
+    pthread_mutex_unlock(&request->lock);
+    // Bounded for all streams together too: past four streams' backlog in all (what their buffers hold), the
+    // streams holding most are cut (256 streams a client opened and never read grew the server by 2 GB). The server
+    // is alive here: a listed stream holds its memory.
+    int room = 1;
+    if (atomic_load(&server->stream_unsent) + length > 4 * limit) room = cut_slowest(server, 4 * limit);
     pthread_mutex_lock(&request->lock);
     if (request->aborted || request->output != OUTPUT_STREAM || request->stream_ended) {
         pthread_mutex_unlock(&request->lock);
         return -1;
     }
     size_t pending = request->data_length - request->data_start;
-    if (pending + length > limit) {
+    // Past its own limit, or past the total with nothing else to cut and more than a small buffer of its own, this
+    // stream's client counts as gone: the stream ends and its bytes go at once.
+    if (pending + length > limit || (!room && request->data_length + length > cuttable)) {
         int report = 0;
         int resume = skillhost_http_abandon(request, &report);  // the application is told by this call's result, not the handler
+        skillhost_http_drop_stream_data(request);
         pthread_mutex_unlock(&request->lock);
         if (resume) MHD_resume_connection(request->connection);
         return -1;
     }
     if (request->data_start > 0 && request->data_start == request->data_length) {
-        request->data_start = request->data_length = 0;
+        skillhost_http_drop_stream_data(request);
     }
     uint8_t *grown = realloc(request->data, request->data_length + length);
     if (grown == NULL) {
@@ -175,7 +220,7 @@ int skillhost_http_stream_write(skillhost_http_request *request, const void *dat
     request->data = grown;
     memcpy(request->data + request->data_length, data, length);
     request->data_length += length;
-    atomic_fetch_add(&request->server->stream_unsent, length);
+    atomic_fetch_add(&server->stream_unsent, length);
     int resume = take_suspension(request);
     pthread_mutex_unlock(&request->lock);
     if (resume) MHD_resume_connection(request->connection);

@@ -60,8 +60,19 @@ static ssize_t stream_read(void *argument, uint64_t position, char *buffer, size
         if (count > maximum) count = maximum;
         memcpy(buffer, request->data + request->data_start, count);
         request->data_start += count;
-        atomic_fetch_sub(&request->server->stream_unsent, count);
-        if (request->data_start == request->data_length) request->data_start = request->data_length = 0;
+        if (request->data_start == request->data_length) {
+            // Drained: the buffer goes (it counted whole, sent bytes included, as it held them).
+            skillhost_http_drop_stream_data(request);
+        } else if (request->data_start >= (64u << 10) && request->data_start * 2 >= request->data_length) {
+            // More than half sent: what is left moves to the front and the buffer shrinks to it.
+            size_t left = request->data_length - request->data_start;
+            memmove(request->data, request->data + request->data_start, left);
+            uint8_t *shrunk = realloc(request->data, left);
+            if (shrunk != NULL) request->data = shrunk;
+            atomic_fetch_sub(&request->server->stream_unsent, request->data_start);
+            request->data_length = left;
+            request->data_start = 0;
+        }
         result = (ssize_t)count;
     } else if (request->aborted) {
         result = MHD_CONTENT_READER_END_WITH_ERROR;
@@ -388,6 +399,7 @@ skillhost_http_server *skillhost_http_start(const char *address, uint16_t port,
     server->context = context;
     pthread_mutex_init(&server->watch_lock, NULL);
     pthread_mutex_init(&server->streams_lock, NULL);
+    atomic_init(&server->holders, 1);
     pthread_mutex_init(&server->accept_lock, NULL);
     server->listener = -1;
     char reason[256];
@@ -504,12 +516,12 @@ void skillhost_http_stop(skillhost_http_server *server) {
     stop_watcher(server);
     free(server->slots);
     pthread_mutex_destroy(&server->watch_lock);
-    pthread_mutex_destroy(&server->streams_lock);
-    free(server->streams);
     pthread_mutex_destroy(&server->accept_lock);
     pthread_mutex_destroy(&server->deadline_lock);
     pthread_cond_destroy(&server->deadline_wake);
-    free(server);
+    // Streams still held by the application keep the server's memory (their list, its lock, the total) until
+    // they are released.
+    skillhost_http_server_release(server);
 }
 
 

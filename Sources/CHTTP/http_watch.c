@@ -15,9 +15,9 @@
 void skillhost_http_request_release(struct skillhost_http_request *request) {
     if (atomic_fetch_sub(&request->references, 1) != 1) return;
     if (request->tag != NULL && request->server->release != NULL) request->server->release(request->tag);
-    // A stream's unsent bytes leave the server's total with it, and it leaves the list of streams.
-    if (request->output == OUTPUT_STREAM && request->data_length > request->data_start)
-        atomic_fetch_sub(&request->server->stream_unsent, request->data_length - request->data_start);
+    // A stream's bytes leave the server's total with it, and it leaves the list of streams (its hold on the
+    // server's memory with it: nothing of the server is touched after that).
+    if (request->output == OUTPUT_STREAM) skillhost_http_drop_stream_data(request);
     if (request->listed) skillhost_http_unlist_stream(request);
     pthread_mutex_destroy(&request->lock);
     free(request->path);
