@@ -18,8 +18,9 @@ package enum Redaction {
 
     /// Query parameters whose values are credentials (`?api-key=…`, `&token=…`, `sig=`), by name, any case.
     private static let secretParameters = [
-        "key", "api-key", "api_key", "apikey", "token", "access_token", "auth", "password", "pass", "secret", "sig",
-        "signature", "code",
+        "key", "api-key", "api_key", "apikey", "x-api-key", "token", "access_token", "refresh_token", "id_token",
+        "private_token", "client_secret", "auth", "password", "pass", "secret", "sig", "signature", "code",
+        "x-amz-signature", "x-amz-security-token", "subscription-key",
     ]
 
     /// `text` with the credentials of every URL in it removed: user information (`https://me:pw@host/` →
@@ -29,12 +30,14 @@ package enum Redaction {
         guard text.contains("://") else { return text }
         var result = text
         // user:password@ (or a lone user@) right after the scheme, up to the host.
-        if let pattern = try? NSRegularExpression(pattern: #"(?i)([a-z][a-z0-9+.-]*://)[^/?#@\s]+@"#) {
+        // Neither pattern runs past a quote or a backslash: a URL inside a JSON string stays inside it (a record line
+        // must still parse), and an "@" in later text is not taken for the URL's.
+        if let pattern = try? NSRegularExpression(pattern: #"(?i)([a-z][a-z0-9+.-]*://)[^/?#@\s"'<>\\]+@"#) {
             let range = NSRange(result.startIndex..<result.endIndex, in: result)
             result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: "$1\(mask)@")
         }
         let names = secretParameters.map(NSRegularExpression.escapedPattern(for:)).joined(separator: "|")
-        if let pattern = try? NSRegularExpression(pattern: #"(?i)([?&;](?:"# + names + #")=)[^&#\s]*"#) {
+        if let pattern = try? NSRegularExpression(pattern: #"(?i)([?&;#](?:"# + names + #")=)[^&#\s"'<>\\]*"#) {
             let range = NSRange(result.startIndex..<result.endIndex, in: result)
             result = pattern.stringByReplacingMatches(in: result, range: range, withTemplate: "$1\(mask)")
         }

@@ -29,7 +29,13 @@ package enum StandardStreams {
             while offset < bytes.count {
                 let written = Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
                 if written < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN {
+                        // A non-blocking descriptor that is full: wait until it takes more (a spin cost a core).
+                        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                        _ = poll(&ready, 1, -1)
+                        continue
+                    }
                     return false
                 }
                 offset += written

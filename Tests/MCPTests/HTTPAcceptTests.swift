@@ -72,7 +72,9 @@ struct HTTPAcceptTests {
         let times = try Self.eventThreadTimes(pid: server.pid)
         #expect(times.count == 2, "\(times)")
         let (least, most) = (times.min() ?? 0, times.max() ?? 0)
-        #expect(most > 0 && Double(least) / Double(most) >= 0.6, "event threads' CPU time (ns): \(times)")
+        // The fault it guards against left one thread idle beside a busy one (far under 0.4); beside the whole suite
+        // a fair spread measured as low as 0.57, so the bound leaves room for a busy machine.
+        #expect(most > 0 && Double(least) / Double(most) >= 0.4, "event threads' CPU time (ns): \(times)")
     }
 
     /// The CPU time (ns) of the process's two busiest event threads (libmicrohttpd names them MHD-worker).

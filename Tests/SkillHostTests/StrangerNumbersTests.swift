@@ -1,5 +1,6 @@
 import Foundation
 import SkillJSON
+import Support
 import TestSupport
 import Testing
 
@@ -127,5 +128,26 @@ struct AddressCredentialsTests {
         #expect(
             shown.stdout.contains("http://[redacted]@127.0.0.1:\(port)/v1?api-key=[redacted]&mode=x"), "\(shown.stdout)"
         )
+    }
+
+    /// The redaction keeps a record line JSON (a URL's credentials end at a quote) and takes more forms of keys.
+    @Test func redactingURLsKeepsJSONAndTakesMoreKeyForms() throws {
+        let line =
+            #"{"content":"see https://x.test/?token=abc&x=1","id":7,"base_url":"http://localhost:11434","#
+            + #""email":"me@example.com"}"#
+        let redacted = Redaction.url(line)
+        #expect(
+            redacted
+                == #"{"content":"see https://x.test/?token=[redacted]&x=1","id":7,"base_url":"http://localhost:11434","#
+                + #""email":"me@example.com"}"#)
+        #expect((try? JSONValue(parsing: redacted)) != nil)
+        for (given, kept) in [
+            ("https://h/cb#access_token=SECRET1&state=2", "https://h/cb#access_token=[redacted]&state=2"),
+            ("https://h/?client_secret=SECRET2", "https://h/?client_secret=[redacted]"),
+            ("https://h/?X-Amz-Signature=SECRET3", "https://h/?X-Amz-Signature=[redacted]"),
+            ("https://h/?x-api-key=SECRET4", "https://h/?x-api-key=[redacted]"),
+        ] {
+            #expect(Redaction.url(given) == kept, "\(given)")
+        }
     }
 }

@@ -171,7 +171,9 @@ final class MCPHTTPSessions: Sendable {
             session.setSubscription(service.server.subscriptions.addUntagged(send: session.deliver))
             return .session(session)
         }
-        guard let session = find(request, exchange, principal: principal, id: id) else { return .refused }
+        guard let session = find(request, exchange, principal: principal, service: service, id: id) else {
+            return .refused
+        }
         session.touch()
         return .session(session)
     }
@@ -205,14 +207,17 @@ final class MCPHTTPSessions: Sendable {
     static func owner(of request: HTTPServer.Request, principal: String, port: UInt16) -> String {
         let loopback = request.peer.hasPrefix("127.") || request.peer == "::1" || request.peer.hasPrefix("::ffff:127.")
         guard loopback else { return principal }
-        if let uid = LocalPeer.userID(peerPort: request.peerPort, serverPort: port) { return "uid:\(uid)" }
+        if let uid = LocalPeer.userID(peer: request.peer, peerPort: request.peerPort, serverPort: port) {
+            return "uid:\(uid)"
+        }
         return "loopback"
     }
 
     /// The session the request names, if `principal` opened it. Another principal's session is answered exactly as
     /// an unknown one: its id is never served, and the answer does not tell that it exists.
     private func find(
-        _ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String, id requestID: JSONRPCID = .null
+        _ request: HTTPServer.Request, _ exchange: HTTPExchange, principal: String, service: MCPHTTPService,
+        id requestID: JSONRPCID = .null
     ) -> MCPHTTPSession? {
         guard let id = request.header("mcp-session-id") else {
             MCPHTTPService.refusal(exchange, 400, .invalidRequest, Self.noSession(request), id: requestID)
@@ -220,11 +225,13 @@ final class MCPHTTPSessions: Sendable {
         }
         // A session unused for the idle time has ended, whether or not a sweep has removed it yet.
         let idle = self.idle
-        let found = sessions.withLock { sessions -> MCPHTTPSession? in
-            guard let session = sessions[id], session.expired(idle, now: .now) else { return sessions[id] }
+        let (found, ended) = sessions.withLock { sessions -> (MCPHTTPSession?, MCPHTTPSession?) in
+            guard let session = sessions[id], session.expired(idle, now: .now) else { return (sessions[id], nil) }
             sessions[id] = nil
-            return nil
+            return (nil, session)
         }
+        // Ended here is ended as a sweep ends it: its stream and its subscription go too.
+        if let serial = ended?.close() { service.server.subscriptions.remove(serial) }
         guard let session = found, session.principal == principal else {
             MCPHTTPService.refusal(
                 exchange, 404, .invalidRequest, "Session not found: \(id) has ended; initialize a new session",
@@ -238,7 +245,7 @@ final class MCPHTTPSessions: Sendable {
     func openStream(
         _ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String
     ) {
-        guard let session = find(request, exchange, principal: principal) else { return }
+        guard let session = find(request, exchange, principal: principal, service: service) else { return }
         let events = request.withHeader("accept") { $0.map { MCPHTTPService.mentions($0, "text/event-stream") } }
         guard events == true else {
             MCPHTTPService.refusal(
@@ -262,7 +269,7 @@ final class MCPHTTPSessions: Sendable {
 
     /// DELETE: ends the session.
     func delete(_ request: HTTPServer.Request, _ exchange: HTTPExchange, service: MCPHTTPService, principal: String) {
-        guard let session = find(request, exchange, principal: principal) else { return }
+        guard let session = find(request, exchange, principal: principal, service: service) else { return }
         sessions.withLock { $0[session.id] = nil }
         if let serial = session.close() { service.server.subscriptions.remove(serial) }
         exchange.respond(200)
