@@ -35,7 +35,10 @@ final class WorkerProcess: Sendable {
         func waiter() -> DispatchSemaphore {
             box.withLock { box in
                 if let waiter = box.waiter { return waiter }
-                let waiter = DispatchSemaphore(value: box.reply == nil ? 0 : 1)
+                // Made at 0 and signalled when already settled: libdispatch traps when a semaphore is freed below
+                // the value it was made with (one made at 1 and waited on crashed the host when it was freed).
+                let waiter = DispatchSemaphore(value: 0)
+                if box.reply != nil { waiter.signal() }
                 box.waiter = waiter
                 return waiter
             }
