@@ -311,14 +311,38 @@ package final class Shell: @unchecked Sendable {
             self?.shared.withLock { $0.turn.finish(reason) }
             self?.wake()
         }
+        waitInterruptibly(until: { shared.withLock { $0.turn.isOver } }) {
+            if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn {
+                task.cancel()
+                denyPendingConfirmation()
+            }
+        } each: {
+            askPendingConfirmation(inTurn: true) {
+                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn { task.cancel() }
+            }
+        }
+        trace = recorder.trace
+        return shared.withLock { state in
+            defer { state.turn = TurnController() }
+            return state.turn.reason
+        }
+    }
+
+    /// Waits on the shell's thread until `isOver` holds, woken by `wake()`: each Ctrl-C meanwhile calls `interrupted`
+    /// (the terminal echoes no "^C" into the cards; a Ctrl-C pressed at the prompt before was the prompt's, and one
+    /// pressed meanwhile never reaches the next prompt), and `each` runs after every wake-up. What a turn and a
+    /// `/call` wait with.
+    func waitInterruptibly(until isOver: () -> Bool, interrupted: () -> Void, each: () -> Void) {
         let signals = skillhost_sigint_install()
-        // A Ctrl-C pressed at the prompt was the prompt's: it must not cancel this turn.
         drain(signals)
         _ = skillhost_sigint_take()
-        // While the turn runs, Ctrl-C cancels it; the terminal does not print "^C" into the cards.
         let echoedControl = skillhost_tty_echo_control(STDIN_FILENO, 0)
-        defer { if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) } }
-        while !shared.withLock({ $0.turn.isOver }) {
+        defer {
+            if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) }
+            drain(signals)
+            _ = skillhost_sigint_take()
+        }
+        while !isOver() {
             var fds = [
                 pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0),
@@ -329,20 +353,10 @@ package final class Shell: @unchecked Sendable {
             if fds[0].revents != 0 || skillhost_sigint_take() > 0 {
                 drain(signals)
                 _ = skillhost_sigint_take()
-                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn {
-                    task.cancel()
-                    denyPendingConfirmation()
-                }
+                interrupted()
             }
             if fds[1].revents != 0 { drain(notify.read) }
-            askPendingConfirmation(inTurn: true) {
-                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn { task.cancel() }
-            }
-        }
-        trace = recorder.trace
-        return shared.withLock { state in
-            defer { state.turn = TurnController() }
-            return state.turn.reason
+            each()
         }
     }
 

@@ -1,5 +1,4 @@
 import Agent
-import CTerminal
 import Foundation
 import SessionUI
 import SkillHost
@@ -347,31 +346,9 @@ extension Shell {
             done.store(true, ordering: .releasing)
             self?.wake()
         }
-        let signals = skillhost_sigint_install()
-        // A Ctrl-C pressed at the prompt was the prompt's; one pressed while this runs is this wait's, never the
-        // next prompt's.
-        drain(signals)
-        _ = skillhost_sigint_take()
-        let echoedControl = skillhost_tty_echo_control(STDIN_FILENO, 0)
-        defer {
-            if echoedControl >= 0 { _ = skillhost_tty_echo_control(STDIN_FILENO, echoedControl) }
-            drain(signals)
-            _ = skillhost_sigint_take()
-        }
-        while !done.load(ordering: .acquiring) {
-            var fds = [
-                pollfd(fd: signals, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: notify.read, events: Int16(POLLIN), revents: 0),
-            ]
-            Signals.unblock()
-            _ = poll(&fds, 2, 250)
-            Signals.block()
-            if fds[0].revents != 0 || skillhost_sigint_take() > 0 {
-                drain(signals)
-                _ = skillhost_sigint_take()
-                task.cancel()
-            }
-            if fds[1].revents != 0 { drain(notify.read) }
+        waitInterruptibly(until: { done.load(ordering: .acquiring) }) {
+            task.cancel()
+        } each: {
             askPendingConfirmation(cancel: { task.cancel() })
         }
         guard let value = box.value else { preconditionFailure("the task signalled completion without a value") }

@@ -17,22 +17,8 @@ struct HTTPSmugglingTests {
             exchange.respond(200, headers: [("Content-Type", "text/plain")], text: "ran \(request.path)")
         }
         defer { server.stop() }
-        let answer = try await offPool { () -> String in
-            guard let descriptor = connectLoopback(port: Int(server.port)) else { throw POSIXError(.ECONNREFUSED) }
-            defer { close(descriptor) }
-            var cap = timeval(tv_sec: 60, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &cap, socklen_t(MemoryLayout<timeval>.size))
-            let request = Array(raw.utf8)
-            _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            var answer: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { break }
-                answer += buffer[0..<count]
-            }
-            return String(decoding: answer, as: UTF8.self)
-        }
+        let port = Int(server.port)
+        let answer = try await offPool { String(decoding: try rawExchange(port: port, raw), as: UTF8.self) }
         return (answer, handled.withLock { $0 })
     }
 

@@ -38,21 +38,9 @@ struct HTTPStreamBacklogTests {
         // Four streams' backlog in all (64 MiB), and a mebibyte's write past it.
         #expect(server.unsentStreamBytes <= (64 << 20) + (1 << 20), "\(server.unsentStreamBytes) bytes held")
         // A client that reads gets its whole stream.
-        let read = try await offPool { () -> Int in
-            guard let descriptor = connectLoopback(port: Int(server.port)) else { throw POSIXError(.ECONNREFUSED) }
-            defer { close(descriptor) }
-            var cap = timeval(tv_sec: 60, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &cap, socklen_t(MemoryLayout<timeval>.size))
-            let request = Array("GET /reader HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-            _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
-            var total = 0
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                if count <= 0 { break }
-                total += count
-            }
-            return total
+        let port = Int(server.port)
+        let read = try await offPool {
+            try rawExchange(port: port, "GET /reader HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").count
         }
         #expect(read > 12 << 20, "the reading client got \(read) bytes")
     }

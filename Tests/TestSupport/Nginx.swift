@@ -28,6 +28,26 @@ package func connectLoopback(port: Int) -> Int32? {
     return socket
 }
 
+/// Sends `request` as it is on a new connection to 127.0.0.1:`port` and reads until the server closes it (each read
+/// capped at 60 s, so a server that never answers fails the test instead of hanging it); returns the bytes read.
+/// Blocks: call it off the cooperative pool.
+package func rawExchange(port: Int, _ request: String) throws -> [UInt8] {
+    guard let descriptor = connectLoopback(port: port) else { throw POSIXError(.ECONNREFUSED) }
+    defer { close(descriptor) }
+    var cap = timeval(tv_sec: 60, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &cap, socklen_t(MemoryLayout<timeval>.size))
+    let bytes = Array(request.utf8)
+    _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+    var answer: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if count <= 0 { break }
+        answer += buffer[0..<count]
+    }
+    return answer
+}
+
 /// A free TCP port on 127.0.0.1 (bound, read, released: a port another process could take meanwhile, which the
 /// caller's server would then report as a failure to listen).
 package enum LoopbackPort {

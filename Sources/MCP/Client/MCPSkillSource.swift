@@ -217,7 +217,7 @@ package final class MCPSkillSource: Sendable {
         var tools = listed
         if tools.count > Self.maximumTools {
             tools = Array(tools.prefix(Self.maximumTools))
-            if renamed.withLock({ $0.insert("\u{0}too many").inserted }) {
+            if !saidTooMany.exchange(true, ordering: .relaxed) {
                 log(
                     LogRecord(
                         level: .warning, source: sourceName,
@@ -281,6 +281,8 @@ package final class MCPSkillSource: Sendable {
 
     /// Tools whose id had to be made unique, each said once.
     private let renamed = Mutex(Set<String>())
+    /// Whether the warning that the server lists more tools than are kept was said (once).
+    private let saidTooMany = Atomic<Bool>(false)
 
     /// Ids for all of a server's tools, in order: `skillID` for each, and where two come out the same (`x-y` and
     /// `x.y` both make `srv_x_y`) the later ones, in the server's order, get `_2`, `_3`… — deterministic, so the

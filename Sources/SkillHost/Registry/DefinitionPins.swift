@@ -156,7 +156,9 @@ public final class DefinitionPins: Sendable {
     /// How `skill` differs from its pinned definition; nil when it does not (one seen for the first time is
     /// pinned now).
     public func change(_ skill: SkillInfo) -> Change? {
-        changes([skill])[0]
+        // Every call asks this (the call pipeline): what is decided already is answered without a batch.
+        if let known = state.withLock({ Self.known(skill, &$0) }) { return known }
+        return changes([skill])[0]
     }
 
     /// `change` for each of `skills`, in order, reading the file at most once and writing it at most once (a
