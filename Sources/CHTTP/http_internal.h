@@ -69,7 +69,7 @@ struct skillhost_http_server {
     struct watch_slot *slots;
     int slot_count;
     atomic_size_t stream_unsent;  // bytes every stream's buffer holds, sent prefix included (bounded: http_output.c)
-    atomic_int holders;           // 1 for the server itself + 1 per listed stream: the memory goes with the last
+    atomic_int holders;           // 1 for the server itself + 1 per request: the memory goes with the last
     // The streams that hold output (http_output.c), for cutting the slowest readers; under streams_lock, taken
     // before no request's lock (a request's lock is only tried while it is held).
     pthread_mutex_t streams_lock;
@@ -171,8 +171,8 @@ void *skillhost_http_watcher_main(void *argument);
 // Takes a released stream off the server's list (http_output.c).
 void skillhost_http_unlist_stream(struct skillhost_http_request *request);
 
-// Drops one hold on the server's memory (the server's own at stop, a stream's when it leaves the list); the last
-// frees it (http_output.c).
+// Drops one hold on the server's memory (the server's own at stop, a request's when it is freed); the last frees
+// it (http_output.c).
 void skillhost_http_server_release(struct skillhost_http_server *server);
 
 // Frees a stream's buffer and takes its bytes off the server's total. Called with request->lock held.

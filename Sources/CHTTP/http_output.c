@@ -48,7 +48,6 @@ static void list_stream(skillhost_http_request *request) {
     if (server->stream_count < server->stream_capacity) {
         server->streams[server->stream_count++] = request;
         request->listed = 1;
-        atomic_fetch_add(&server->holders, 1);
     }
     pthread_mutex_unlock(&server->streams_lock);
 }
@@ -75,10 +74,8 @@ void skillhost_http_unlist_stream(skillhost_http_request *request) {
         server->streams[index] = server->streams[--server->stream_count];
         break;
     }
-    int was_listed = request->listed;
     request->listed = 0;
     pthread_mutex_unlock(&server->streams_lock);
-    if (was_listed) skillhost_http_server_release(server);
 }
 
 // What a stream may hold before it can be cut for the total (one that keeps up holds next to nothing).
@@ -123,6 +120,13 @@ static int cut_slowest(struct skillhost_http_server *server, size_t total) {
         if (slowest == NULL) return 0;
         int report = 0;
         pthread_mutex_lock(&slowest->lock);
+        // Looked at again under its lock: a stream that drained meanwhile, or a total another writer's cut brought
+        // under the bound, is not cut.
+        if (slowest->data_length <= cuttable || atomic_load(&server->stream_unsent) <= total) {
+            pthread_mutex_unlock(&slowest->lock);
+            skillhost_http_request_release(slowest);
+            continue;
+        }
         int resume = slowest->aborted ? 0 : skillhost_http_abandon(slowest, &report);
         skillhost_http_drop_stream_data(slowest);
         pthread_mutex_unlock(&slowest->lock);

@@ -223,6 +223,7 @@ static enum MHD_Result on_access(void *argument, struct MHD_Connection *connecti
         skillhost_http_headers_complete(server, connection);
         request = calloc(1, sizeof *request);
         if (request == NULL) return MHD_NO;
+        atomic_fetch_add(&server->holders, 1);  // every request keeps the server's memory until it is freed
         request->server = server;
         request->connection = connection;
         atomic_init(&request->references, 1);
@@ -519,8 +520,8 @@ void skillhost_http_stop(skillhost_http_server *server) {
     pthread_mutex_destroy(&server->accept_lock);
     pthread_mutex_destroy(&server->deadline_lock);
     pthread_cond_destroy(&server->deadline_wake);
-    // Streams still held by the application keep the server's memory (their list, its lock, the total) until
-    // they are released.
+    // Requests still held by the application keep the server's memory (the streams' list, its lock, the total,
+    // the release callback) until they are freed.
     skillhost_http_server_release(server);
 }
 

@@ -15,10 +15,14 @@
 void skillhost_http_request_release(struct skillhost_http_request *request) {
     if (atomic_fetch_sub(&request->references, 1) != 1) return;
     if (request->tag != NULL && request->server->release != NULL) request->server->release(request->tag);
-    // A stream's bytes leave the server's total with it, and it leaves the list of streams (its hold on the
-    // server's memory with it: nothing of the server is touched after that).
-    if (request->output == OUTPUT_STREAM) skillhost_http_drop_stream_data(request);
+    // A stream's bytes leave the server's total with it, and it leaves the list of streams.
+    if (request->output == OUTPUT_STREAM) {
+        pthread_mutex_lock(&request->lock);
+        skillhost_http_drop_stream_data(request);
+        pthread_mutex_unlock(&request->lock);
+    }
     if (request->listed) skillhost_http_unlist_stream(request);
+    struct skillhost_http_server *server = request->server;
     pthread_mutex_destroy(&request->lock);
     free(request->path);
     free(request->body);
@@ -26,6 +30,8 @@ void skillhost_http_request_release(struct skillhost_http_request *request) {
     free(request->response_headers);
     free(request->data);
     free(request);
+    // Its hold on the server's memory goes last: nothing of the server is touched after this (also after stop).
+    skillhost_http_server_release(server);
 }
 
 // Watches the request's socket for the peer's close. Called with request->lock held, after suspending.

@@ -123,8 +123,8 @@ package final class HTTPServer: Sendable {
         }
     }
 
-    /// Bytes all streams together hold unsent (bounded: four streams' backlog in all, past which a stream holding
-    /// more than a mebibyte unread is cut as it is written to).
+    /// Bytes all streams together hold unsent (bounded: four streams' backlog in all, past which the streams holding
+    /// most, over 256 KiB, are cut).
     package var unsentStreamBytes: Int {
         server.withLock { server in server.map { Int(skillhost_http_stream_unsent($0)) } ?? 0 }
     }
