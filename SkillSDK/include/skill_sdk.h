@@ -47,7 +47,7 @@ extern "C" {
 
 /** ABI version implemented by this header. */
 #define SKILL_ABI_MAJOR 1
-#define SKILL_ABI_MINOR 1
+#define SKILL_ABI_MINOR 2
 
 /** Marks the plugin's entry point as exported (plugins build with -fvisibility=hidden). */
 #if defined(_WIN32)
@@ -153,6 +153,9 @@ typedef int (*skill_invoke_fn)(void *state, const skill_call_api *api, skill_cal
  * the signature (every argument required); a declared input_schema must agree with it. Typed functions are
  * [thread-safe], short and pure; they cannot see cancellation. A returned string is copied by the host and then
  * released with skill_plugin.free_string when the plugin provides it (otherwise it must be static storage).
+ * Since 1.2 a typed function may fail: a last parameter "error NAME" (not an argument: absent from the schema)
+ * receives a skill_error * to report through with skill_fail, as in
+ * "int64 days_between(string from, string to, error error)".
  */
 typedef struct skill_descriptor {
     uint32_t struct_size;     /**< sizeof(skill_descriptor) */
@@ -170,6 +173,34 @@ typedef struct skill_descriptor {
         mismatch turns the call into an error naming the path); MCP clients get it as outputSchema. */
     const char *output_schema;
 } skill_descriptor;
+
+/**
+ * Since 1.2: how a typed skill fails. A typed function whose signature ends with a parameter of type "error"
+ * receives a pointer to this record as its last C argument. [call-thread] Owned by the host, valid until the
+ * function returns; the host sets struct_size, a code of 0 and an empty message before each call. The function
+ * reports a failure with skill_fail and then returns any value: once code is non-zero the host ignores what the
+ * function returned (a returned string is still released with free_string) and the call fails with the message.
+ */
+typedef struct skill_error {
+    uint32_t struct_size; /**< sizeof(skill_error), set by the host */
+    int32_t code;         /**< 0: the call succeeded; else SKILL_ERR_* (SKILL_ERR_INVALID_ARGS: the caller's fault) */
+    char message[512];    /**< a NUL-terminated UTF-8 sentence: what is wrong and how to fix it */
+} skill_error;
+
+/** [call-thread] Reports that a typed call failed. code is a SKILL_ERR_* value — SKILL_ERR_INVALID_ARGS when the
+    arguments are unusable (`call` exits 3), SKILL_ERR_FAILED otherwise (0 counts as SKILL_ERR_FAILED); message is
+    copied, cut to 511 bytes at a UTF-8 character's start. A NULL error is ignored. The last report wins. */
+static inline void skill_fail(skill_error *error, int code, const char *message) {
+    size_t length = 0, capacity = sizeof error->message - 1, i;
+    if (!error) return;
+    error->code = code ? code : SKILL_ERR_FAILED;
+    if (!message) message = "";
+    while (message[length] && length < capacity) length++;
+    if (message[length]) /* cut: step back to the start of a UTF-8 character */
+        while (length > 0 && ((unsigned char)message[length] & 0xC0) == 0x80) length--;
+    for (i = 0; i < length; i++) error->message[i] = message[i];
+    error->message[length] = '\0';
+}
 
 /** Handed to init. Owned by the host; valid until deinit returns. */
 typedef struct skill_host {

@@ -29,4 +29,8 @@ _Static_assert(offsetof(skill_call_api, context) == 64, "skill_call_api.context 
 _Static_assert(sizeof(skill_call_api) == 72, "skill_call_api v1.1 size changed");
 _Static_assert(offsetof(skill_host, log_with) == 40, "skill_host.log_with moved");
 _Static_assert(sizeof(skill_host) == 48, "skill_host v1.1 size changed");
+/* since 1.2: a new record, handed to typed functions that report errors */
+_Static_assert(offsetof(skill_error, code) == 4, "skill_error.code moved");
+_Static_assert(offsetof(skill_error, message) == 8, "skill_error.message moved");
+_Static_assert(sizeof(skill_error) == 520, "skill_error size changed");
 #endif

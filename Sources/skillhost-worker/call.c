@@ -157,10 +157,17 @@ static void hex_member(struct text *out, const char *bytes, size_t length) {
 static int run_typed(const skill_descriptor *descriptor, const char *arguments, struct skill_call *call,
                      uint64_t *returned) {
     char returns = 'v';
-    char *error = typed_invoke(descriptor, arguments, strlen(arguments), &returns, returned);
+    int reported = 0;
+    char *error = typed_invoke(descriptor, arguments, strlen(arguments), &returns, returned, &reported);
     if (error) {
         call->error = error;
-        return SKILL_ERR_FAILED;
+        if (reported && returns == 's') { /* what a failed function returned is not the result; give it back */
+            char *text;
+            memcpy(&text, returned, sizeof text);
+            if (text && worker.plugin->free_string) worker.plugin->free_string(text);
+        }
+        *returned = 0;
+        return reported ? reported : SKILL_ERR_FAILED;
     }
     if (returns == 's') {
         char *text;

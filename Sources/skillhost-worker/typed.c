@@ -19,6 +19,7 @@ static ffi_type *type_of(char code) {
     case 'l': return &ffi_type_sint64;
     case 'd': return &ffi_type_double;
     case 's': return &ffi_type_pointer;
+    case 'e': return &ffi_type_pointer; /* the skill_error a function that reports errors takes last (ABI 1.2) */
     default: return NULL;
     }
 }
@@ -29,7 +30,19 @@ static char *failure(const char *message) {
     return copy;
 }
 
-char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned) {
+/* The failure a function reported through its skill_error, as a copy of its message (at most 511 bytes, whatever
+   it wrote); the host checks that the message is UTF-8. */
+static char *reported_failure(skill_error *report, int *reported) {
+    report->message[sizeof report->message - 1] = '\0';
+    /* As in process (TypedCallError.reported): the caller's fault or the skill's, nothing else. */
+    *reported = report->code == SKILL_ERR_INVALID_ARGS ? SKILL_ERR_INVALID_ARGS : SKILL_ERR_FAILED;
+    if (!text_is_utf8(report->message, strlen(report->message)))
+        return failure("the skill failed, and its message is not valid UTF-8");
+    return failure(report->message);
+}
+
+char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned,
+                   int *reported) {
     const char *end = spec + length, *value, *value_end;
     char *return_code = json_member(spec, end, "returns", &value, &value_end) == 0 ? json_string(value, value_end)
                                                                                   : NULL;
@@ -47,13 +60,20 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
     uint64_t slots[MAXIMUM_PARAMETERS] = {0};
     void *pointers[MAXIMUM_PARAMETERS];
     char *strings[MAXIMUM_PARAMETERS] = {0};
+    skill_error report = {.struct_size = sizeof report};
+    skill_error *report_pointer = &report;
+    int reports = 0;
     const char *cursor = value, *p, *item_end;
     for (size_t i = 0; i < count && !error; i++) {
         argument_types[i] = type_of(types[i]);
         pointers[i] = &slots[i];
         long long number;
-        if (!argument_types[i] || types[i] == 'v' || json_next_element(&cursor, value_end, &p, &item_end) != 1) {
+        if (!argument_types[i] || types[i] == 'v' || json_next_element(&cursor, value_end, &p, &item_end) != 1 ||
+            (types[i] == 'e' && i + 1 != count)) {
             error = failure("the host sent a typed call the worker cannot read");
+        } else if (types[i] == 'e') {
+            memcpy(&slots[i], &report_pointer, sizeof report_pointer);
+            reports = 1;
         } else if (types[i] == 's') {
             strings[i] = json_string(p, item_end);
             if (!strings[i]) error = failure("the host sent a typed call the worker cannot read");
@@ -85,6 +105,7 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
             ffi_call(&cif, FFI_FN(d->function), &result, count ? pointers : NULL);
             atomic_fetch_sub(&worker.running, 1);
             *returned = (uint64_t)result;
+            if (reports && report.code != 0) error = reported_failure(&report, reported);
         }
     }
     for (size_t i = 0; i < count; i++) free(strings[i]);

@@ -76,7 +76,8 @@ void call_cancel(long long id);
 /* typed.c: calls typed skill `d` with the host's conversion `spec` (`length` bytes): NULL, with the signature's return
    type code in `returns` and the function's result in `returned` (a register's bits), or why it could not (allocated).
    Executes plugin code. */
-char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned);
+char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, char *returns, uint64_t *returned,
+                   int *reported);
 
 struct skillhost_confinement;
 

@@ -65,6 +65,8 @@ enum ConfigCommand {
             default: "a turn: 500,000 tokens, 200 skill calls, 1,800 s; a session: 5,000,000 tokens, 2,000 skill calls")
         setting("prices", default: "{} (cost is not counted)")
         setting("disabled_skills", default: "[]")
+        setting("record", default: "false (sessions are not recorded)")
+        setting("skills", default: "{} (skill folders from the usual places; scripts get no grants)")
         setting("isolation", default: "{} (plugins outside the bundled folder run in worker processes)")
         setting("mcpServers", default: "{}")
         setting("mcp", default: "{} (stdio)")

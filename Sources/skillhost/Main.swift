@@ -17,7 +17,7 @@ enum CLIError: Error {
     case invalidArguments(String)
 }
 
-/// Exit codes, as documented in `--help` and README.md.
+/// Exit codes, as documented in `--help` and docs/reference/exit-codes.md.
 enum ExitCode: Int32 {
     case ok = 0, error = 1, usage = 2, invalidArguments = 3, timeout = 4, cancelled = 5
     /// `ask`: the turn stopped at the step limit, on a repeated call, or the offline router matched no skill.

@@ -17,10 +17,10 @@ struct MCPHTTPTests {
         return (environment, plugins)
     }
 
-    /// The README's curl example, run as written against a real server (only the port differs), and what a
+    /// The curl example of docs/mcp.md, run as written against a real server (only the port differs), and what a
     /// request without a session or a `_meta` version is told.
-    @Test func theReadmeCurlExampleWorksAsWritten() async throws {
-        let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test func theDocsCurlExampleWorksAsWritten() async throws {
+        let readme = try String(contentsOf: Paths.root.appendingPathComponent("docs/mcp.md"), encoding: .utf8)
         let block = try #require(
             readme.components(separatedBy: "```sh\nskillhost mcp --http 127.0.0.1:8765 &\n").dropFirst().first?
                 .components(separatedBy: "```").first)

@@ -79,6 +79,29 @@ struct ABIv11Tests {
         #expect(try await offPool { registry.snapshotOnCurrentThread(plugin: "absent") } == nil)
     }
 
+    /// A plugin built against the frozen v1.1 header (ABI minor 1, before typed errors) keeps loading and answering
+    /// in this host — in process and in a worker, snapshot included.
+    @Test(arguments: [false, true])
+    func aPluginBuiltAgainstTheFrozenV1_1HeaderLoads(isolated: Bool) async throws {
+        var configuration = SkillRegistry.Configuration(
+            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-frozen-data")))
+        if isolated {
+            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
+            configuration.isolation = isolation
+        }
+        let registry = try SkillRegistry(configuration: configuration)
+        defer { registry.shutdown() }
+        let source = try String(contentsOfFile: Paths.fixtures + "/v11.c", encoding: .utf8)
+        let plugin = try Fixture.compile(
+            source, name: "v11", into: Paths.temporaryDirectory("abi11-frozen"),
+            flags: ["-shared", "-fPIC", "-I", Paths.fixtures + "/abi-v1.1"])
+        _ = try registry.load(file: plugin).get()
+        #expect(await registry.invoke("v11_count", arguments: "{}").result == ["n": 3])
+        let taken = try await offPool { registry.snapshotOnCurrentThread(plugin: "v11") }
+        #expect(taken == .success(["count": 3, "recent": ["milk"]]))
+    }
+
     /// The bundled notes plugin describes itself: how many notes and the most recently changed, newest first.
     @Test func theNotesPluginsSnapshot() async throws {
         let registry = try makeRegistry()

@@ -384,9 +384,10 @@ struct CLITests {
         #expect(result.stdout.contains("Usage:") || result.stdout.contains("skillhost —"))
     }
 
-    /// The C example in README.md, built with the README's cc line and dropped into the user plugins folder.
-    @Test func theReadmeExampleWorksAsWritten() throws {
-        let readme = try String(contentsOf: Paths.root.appendingPathComponent("README.md"), encoding: .utf8)
+    /// The C example of docs/write-a-skill.md, built with its cc line and dropped into the user plugins folder.
+    @Test func theWriteASkillExampleWorksAsWritten() throws {
+        let readme = try String(
+            contentsOf: Paths.root.appendingPathComponent("docs/write-a-skill.md"), encoding: .utf8)
         let source = try #require(
             readme.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)
         let buildLine = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cc -shared") })

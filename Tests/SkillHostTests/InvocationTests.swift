@@ -136,7 +136,7 @@ struct SignatureTests {
     @Test(arguments: [
         (
             "float f(double x)",
-            #"unknown type "float" (use bool, int32, int64, double or string; void only as a return type)"#
+            #"unknown type "float" (use bool, int32, int64, double or string; void only as a return type; error only as the last parameter)"#
         ),
         ("double f(double)", "expected a parameter name after double, found ')' at 16"),
         ("double f(double x", "expected ')', found the end"),

@@ -165,7 +165,7 @@ struct LoaderRejectionTests {
                 == "bad.so: ABI major 2, host 1; rebuild the plugin against this host's skill_sdk.h")
         #expect(
             try rejection(Self.plugin(header: "sizeof(skill_plugin), 1, 5"))
-                == "bad.so: ABI minor 5 is newer than the host's 1; update skillhost or rebuild the plugin against this host's skill_sdk.h"
+                == "bad.so: ABI minor 5 is newer than the host's 2; update skillhost or rebuild the plugin against this host's skill_sdk.h"
         )
         #expect(
             try rejection(Self.plugin(header: "16, 1, 0"))
@@ -240,7 +240,7 @@ struct LoaderRejectionTests {
         )
         #expect(
             try skill("SKILL_TYPED(\"s\", \"T\", \"D.\", \"float add(double a, double b)\", add)")
-                == "bad.so: skill \"s\": signature \"float add(double a, double b)\" is invalid: unknown type \"float\" (use bool, int32, int64, double or string; void only as a return type)"
+                == "bad.so: skill \"s\": signature \"float add(double a, double b)\" is invalid: unknown type \"float\" (use bool, int32, int64, double or string; void only as a return type; error only as the last parameter)"
         )
         #expect(
             try skill(
@@ -265,11 +265,11 @@ struct LoaderRejectionTests {
         let error = try #require(registry.check(file: file).failureValue)
         #expect(
             error.problems.map(\.description) == [
-                "ABI minor 9 is newer than the host's 1; update skillhost or rebuild the plugin against this host's skill_sdk.h",
+                "ABI minor 9 is newer than the host's 2; update skillhost or rebuild the plugin against this host's skill_sdk.h",
                 "plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -",
                 "skill \"x\": description is missing; the model needs it to decide when to call the skill",
                 "skill \"x\": risk 5 is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE",
-                "skill \"y\": signature \"int8 f()\" is invalid: unknown type \"int8\" (use bool, int32, int64, double or string; void only as a return type)",
+                "skill \"y\": signature \"int8 f()\" is invalid: unknown type \"int8\" (use bool, int32, int64, double or string; void only as a return type; error only as the last parameter)",
             ])
         #expect(registry.skills.isEmpty)
     }

@@ -179,9 +179,11 @@ enum NativeWorker {
             case .int64, .double, .void: values.append(.int(Int64(bitPattern: slot)))
             }
         }
+        // A function that reports errors (ABI 1.2) takes the worker's `skill_error` after its arguments: `e`.
+        let types = signature.parameters.map { code($0.type) }.joined() + (signature.reportsErrors ? "e" : "")
+        if signature.reportsErrors { values.append(0) }
         let spec: JSONValue = [
-            "returns": .string(code(signature.returnType)),
-            "types": .string(signature.parameters.map { code($0.type) }.joined()), "values": .array(values),
+            "returns": .string(code(signature.returnType)), "types": .string(types), "values": .array(values),
         ]
         return .success(spec)
     }

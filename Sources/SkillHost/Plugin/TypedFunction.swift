@@ -1,6 +1,7 @@
 import CFFI
 import Foundation
 import SkillJSON
+import SkillSDK
 
 /// A typed skill's C function with its `ffi_cif`, prepared once at load and read-only afterwards.
 ///
@@ -29,13 +30,14 @@ final class TypedFunction: @unchecked Sendable {
         self.function = function
         self.freeString = freeString
         cif = .allocate(capacity: 1)
-        argumentTypes = .allocate(capacity: max(1, signature.parameters.count))
+        let count = signature.parameters.count + (signature.reportsErrors ? 1 : 0)
+        argumentTypes = .allocate(capacity: max(1, count))
         for (index, parameter) in signature.parameters.enumerated() {
             argumentTypes[index] = Self.ffiType(parameter.type)
         }
+        if signature.reportsErrors { argumentTypes[count - 1] = skillhost_ffi_type_pointer() }
         let status = ffi_prep_cif(
-            cif, skillhost_ffi_default_abi(), UInt32(signature.parameters.count), Self.ffiType(signature.returnType),
-            argumentTypes)
+            cif, skillhost_ffi_default_abi(), UInt32(count), Self.ffiType(signature.returnType), argumentTypes)
         guard status == FFI_OK else {
             cif.deallocate()
             argumentTypes.deallocate()
@@ -94,8 +96,9 @@ final class TypedFunction: @unchecked Sendable {
     /// those strings afterwards, whatever happened. Nil when `fill` declined.
     func withSlots(_ fill: (UnsafeMutableRawPointer, inout UInt32) -> Filling) -> Result<JSONValue, TypedCallError>? {
         let count = table.count
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, count)) { slots in
-            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: max(1, count)) { pointers in
+        // One more slot for a function that reports errors: the pointer to its `skill_error`.
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count + 1) { slots in
+            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count + 1) { pointers in
                 guard let base = UnsafeMutableRawPointer(slots.baseAddress) else { return .failure(.prepareFailed(-1)) }
                 var owned: UInt32 = 0
                 defer {
@@ -110,12 +113,42 @@ final class TypedFunction: @unchecked Sendable {
                 }
                 for index in 0..<count { pointers[index] = base + index * 8 }
                 var returnSlot: UInt64 = 0
-                withUnsafeMutablePointer(to: &returnSlot) { returnPointer in
-                    ffi_call(cif, function, returnPointer, pointers.baseAddress)
+                guard reportsErrors else {
+                    withUnsafeMutablePointer(to: &returnSlot) { returnPointer in
+                        ffi_call(cif, function, returnPointer, pointers.baseAddress)
+                    }
+                    return convertResult(returnSlot)
                 }
-                return convertResult(returnSlot)
+                var report = skill_error()
+                report.struct_size = UInt32(MemoryLayout<skill_error>.size)
+                let reported = withUnsafeMutablePointer(to: &report) { record -> TypedCallError? in
+                    base.storeBytes(
+                        of: UnsafeMutableRawPointer(record), toByteOffset: count * 8, as: UnsafeMutableRawPointer.self)
+                    pointers[count] = base + count * 8
+                    withUnsafeMutablePointer(to: &returnSlot) { returnPointer in
+                        ffi_call(cif, function, returnPointer, pointers.baseAddress)
+                    }
+                    return Self.reported(record.pointee)
+                }
+                let converted = convertResult(returnSlot)  // releases a returned string either way
+                return reported.map { .failure($0) } ?? converted
             }
         }
+    }
+
+    /// Whether the function takes a `skill_error *` after its arguments (ABI 1.2).
+    private var reportsErrors: Bool { signature.reportsErrors }
+
+    /// The failure a typed function reported through its `skill_error`, or nil when it reported none. The message is
+    /// read within the record (at most 511 bytes, whatever the function wrote) and must be UTF-8.
+    static func reported(_ record: skill_error) -> TypedCallError? {
+        guard record.code != 0 else { return nil }
+        let message = withUnsafeBytes(of: record.message) { bytes -> String in
+            let text = bytes.prefix(bytes.count - 1).prefix { $0 != 0 }
+            return String(validating: text, as: UTF8.self)
+                ?? "the skill failed, and its message is not valid UTF-8"
+        }
+        return .reported(code: record.code, message: message)
     }
 
     /// Whether `arguments` satisfies the generated schema exactly as given — every parameter present with a value
@@ -224,9 +257,16 @@ enum TypedCallError: Error, Equatable, CustomStringConvertible {
     case argument(String, ArgumentReason)
     case notFinite(Double)
     case invalidUTF8
+    /// The function reported a failure through its `skill_error` (ABI 1.2): a `SKILL_ERR_*` code and its sentence.
+    case reported(code: Int32, message: String)
 
     var description: String {
         switch self {
+        case .reported(let code, let message):
+            guard message.isEmpty else { return message }
+            // The words a JSON skill's empty error gets (Skill.outcome), so a worker's report reads the same.
+            return Int(code) == Int(SKILL_ERR_INVALID_ARGS)
+                ? "the skill rejected its arguments (no message given)" : "the skill failed without a message"
         case .prepareFailed(let status): return "libffi could not prepare the call (status \(status))"
         case .argument(let name, let reason): return "$.\(name): \(reason.text)"
         case .notFinite(let d): return "result is not a finite number (\(d))"
@@ -236,7 +276,10 @@ enum TypedCallError: Error, Equatable, CustomStringConvertible {
 
     /// Argument errors are the caller's fault (`invalid_args`); the others are the skill's.
     var isArgumentError: Bool {
-        if case .argument = self { return true }
-        return false
+        switch self {
+        case .argument: return true
+        case .reported(let code, _): return Int(code) == Int(SKILL_ERR_INVALID_ARGS)
+        default: return false
+        }
     }
 }

@@ -37,7 +37,11 @@ struct TypedSignature: Equatable, Sendable {
 
     let returnType: CType
     let name: String
+    /// The arguments, in order (what the schema lists).
     let parameters: [Parameter]
+    /// Since ABI 1.2: the signature ends with `error NAME`, so the function takes a `skill_error *` after the
+    /// arguments and may report a failure through it.
+    var reportsErrors = false
 
     /// Parses a signature, or throws a sentence saying what is wrong.
     static func parse(_ text: String) throws(SignatureError) -> TypedSignature {
@@ -47,12 +51,19 @@ struct TypedSignature: Equatable, Sendable {
         let name = try scanner.identifier(what: "the function name")
         try scanner.expect("(")
         var parameters: [Parameter] = []
+        var reportsErrors = false
         if scanner.peek(")") {
             try scanner.expect(")")
         } else {
             repeat {
                 let typeName = try scanner.identifier(what: "a parameter type")
                 if typeName == "void", parameters.isEmpty, scanner.peek(")") { break }
+                if typeName == "error" {
+                    let errorName = try scanner.identifier(what: "a parameter name after error")
+                    guard scanner.peek(")") else { throw .errorNotLast(errorName) }
+                    reportsErrors = true
+                    break
+                }
                 guard let type = CType(rawValue: typeName) else { throw .unknownType(typeName) }
                 guard type != .void else { throw .voidParameter }
                 let parameterName = try scanner.identifier(what: "a parameter name after \(typeName)")
@@ -65,7 +76,8 @@ struct TypedSignature: Equatable, Sendable {
         }
         guard scanner.atEnd else { throw .trailingText(scanner.rest) }
         guard parameters.count <= 16 else { throw .tooManyParameters(parameters.count) }
-        return TypedSignature(returnType: returnType, name: name, parameters: parameters)
+        return TypedSignature(
+            returnType: returnType, name: name, parameters: parameters, reportsErrors: reportsErrors)
     }
 
     /// The JSON Schema generated from the parameters: every parameter a required property, nothing else allowed.
@@ -120,16 +132,21 @@ enum SignatureError: Error, Equatable, CustomStringConvertible {
     case duplicateParameter(String)
     case trailingText(String)
     case tooManyParameters(Int)
+    case errorNotLast(String)
 
     var description: String {
         switch self {
         case .expected(let what, let found): return "expected \(what), found \(found)"
         case .unknownType(let name):
-            return "unknown type \"\(name)\" (use bool, int32, int64, double or string; void only as a return type)"
+            return "unknown type \"\(name)\" (use bool, int32, int64, double or string; void only as a return type; "
+                + "error only as the last parameter)"
         case .voidParameter: return "a parameter cannot be void"
         case .duplicateParameter(let name): return "parameter name \"\(name)\" appears twice"
         case .trailingText(let rest): return "unexpected text after ')': \"\(rest)\""
         case .tooManyParameters(let count): return "\(count) parameters; at most 16 are supported"
+        case .errorNotLast(let name):
+            return "the error parameter \"\(name)\" must be the last one (the function reports through it after "
+                + "reading its arguments)"
         }
     }
 }
