@@ -331,6 +331,9 @@ enum RouterCorpus {
         sequence("what's 3 plus 3 and write me a poem", [("calculator", #"{"expression":"3+3"}"#)], leftOut: 1),
         none(#"add a note titled "x" with body"#),
         none("update note 2 description to foo"),
+        // Issue #64: quoted, the value went to the title (the case above only tried it unquoted).
+        none(#"update note 2 description to "bring insurance card""#),
+        none("update note 2 description: bring insurance card"),
     ]
 
     // MARK: Written after the router's changes for issue #34, counted on their first run (see BENCHMARKS.md)

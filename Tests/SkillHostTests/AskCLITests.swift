@@ -77,12 +77,20 @@ struct AskCLITests {
         #expect(updated.status == 0)
         let listed = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: env)
         #expect(listed.stdout.contains(#""title":"call the plumber","body":"sourdough""#), "\(listed.stdout)")
-        let unnamed = try runProcess(Paths.skillhost, ["ask", "update note 1 description to x"], environment: env)
-        #expect(unnamed.status == 8)
-        #expect(
-            unnamed.stdout
-                == "[offline router] To run notes_update I need its title in the request (for example “title: …”); "
-                + "without a model I do not guess it.\n")
+        // Unquoted, quoted and after a colon (issue #64: the quoted value overwrote the title, unasked).
+        for request in [
+            "update note 1 description to x", #"update note 1 description to "bring insurance card""#,
+            "update note 1 description: bring insurance card",
+        ] {
+            let unnamed = try runProcess(Paths.skillhost, ["ask", request], environment: env)
+            #expect(unnamed.status == 8, "\(request)")
+            #expect(
+                unnamed.stdout
+                    == "[offline router] To run notes_update I need its title in the request (for example “title: …”); "
+                    + "without a model I do not guess it.\n")
+        }
+        let untouched = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: env)
+        #expect(untouched.stdout.contains(#""title":"call the plumber","body":"sourdough""#), "\(untouched.stdout)")
     }
 
     /// A Swift skill's object result reads the same on every run: its keys come sorted.

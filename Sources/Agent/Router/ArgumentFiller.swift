@@ -261,8 +261,15 @@ struct ArgumentFiller {
             }
         }
         let value: String?
-        let payload = RouterRequest.payload(in: rest)?.text
-        if let payload, labelled.fields.isEmpty || !takesIdentifier {
+        let found = RouterRequest.payload(in: rest)
+        let payload = found?.text
+        if let found, takesIdentifier, labelled.fields.isEmpty,
+            isContent(withoutReferences(String(rest[..<found.range.lowerBound])))
+        {
+            // A quoted (or after-colon) value for a change, after words that are not the action: "update note 2
+            // description to "…"" names an argument this tool does not have — asked for, never put in another.
+            value = nil
+        } else if let payload, labelled.fields.isEmpty || !takesIdentifier {
             value = payload
         } else if takesIdentifier {
             // A change to an existing item: the new value follows "to" ("rename note 3 to Groceries"), and only
