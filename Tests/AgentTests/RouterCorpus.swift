@@ -147,6 +147,19 @@ enum RouterCorpus {
         call(
             "14:30 in Sydney is what time in Berlin", "clock_convert",
             #"{"time":"14:30","from":"Australia/Sydney","to":"Europe/Berlin"}"#),
+        // Issue #64: the zone the time is given in is the source wherever it is written (it took the first named).
+        call(
+            "what time is it in New York when it is 9am in London", "clock_convert",
+            #"{"time":"09:00","from":"Europe/London","to":"America/New_York"}"#),
+        call(
+            "it is 9am in London, what time is it in New York", "clock_convert",
+            #"{"time":"09:00","from":"Europe/London","to":"America/New_York"}"#),
+        call(
+            "what is 3pm Tokyo time in Paris", "clock_convert",
+            #"{"time":"15:00","from":"Asia/Tokyo","to":"Europe/Paris"}"#),
+        call(
+            "convert from Tokyo to London 9am", "clock_convert",
+            #"{"time":"09:00","from":"Asia/Tokyo","to":"Europe/London"}"#),
         call("which day of the week was 1969-07-20", "clock_weekday", #"{"date":"1969-07-20"}"#),
         call("what day of the week is 2027-01-01", "clock_weekday", #"{"date":"2027-01-01"}"#),
         call("what day was July 20, 1969", "clock_weekday", #"{"date":"1969-07-20"}"#),

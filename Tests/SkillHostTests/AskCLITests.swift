@@ -23,6 +23,25 @@ struct AskCLITests {
 
     /// Nothing matched is its own exit code (8), with the router's sentence on stdout and nothing on stderr
     /// beyond it; `--json` says `nothing_matched`.
+    /// The zone a time is given in is where it is converted from, wherever the request names it (issue #64: 9am in
+    /// London was taken as 9am in New York, the first zone named, and answered 14:00).
+    @Test func aTimeIsConvertedFromTheZoneItIsGivenIn() throws {
+        let run = try runProcess(
+            Paths.skillhost, ["ask", "what time is it in New York when it is 9am in London"],
+            environment: environment())
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains(#"clock_convert(time: "09:00", from: "Europe/London", to: "America/New_York")"#))
+        // 04:00 most of the year; 05:00 in the weeks when only one of the two has moved its clocks.
+        var london = Calendar(identifier: .gregorian)
+        london.timeZone = try #require(TimeZone(identifier: "Europe/London"))
+        let nine = try #require(london.date(bySettingHour: 9, minute: 0, second: 0, of: Date()))
+        var newYork = Calendar(identifier: .gregorian)
+        newYork.timeZone = try #require(TimeZone(identifier: "America/New_York"))
+        let hour = newYork.component(.hour, from: nine)
+        #expect(run.stdout.contains(String(format: "time: %02d:00:00", hour)), "\(run.stdout)")
+        #expect(run.stdout.contains("time_zone: America/New_York"))
+    }
+
     @Test func nothingMatchedExitsWithEight() throws {
         let result = try runProcess(Paths.skillhost, ["ask", "tell me a joke"], environment: environment())
         #expect(result.status == 8)

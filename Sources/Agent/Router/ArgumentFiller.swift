@@ -91,7 +91,14 @@ struct ArgumentFiller {
             case .expression:
                 value = request.expression.map { .string($0) }
             case .zone:
-                if !zones.isEmpty { value = .string(zones.removeFirst()) }
+                // The zone a time is given in goes to the argument named as the source ("from"); the others
+                // keep the order written.
+                let source = request.sourceZone.flatMap { zones.firstIndex(of: $0) }
+                if let source, Self.namesASource(name) {
+                    value = .string(zones.remove(at: source))
+                } else if let index = zones.indices.first(where: { $0 != source }) {
+                    value = .string(zones.remove(at: index))
+                }
             case .date:
                 if !dates.isEmpty { value = .string(dates.removeFirst()) }
             case .time:
@@ -292,6 +299,12 @@ struct ArgumentFiller {
             return first
         }
         return names.first { required.contains($0) && arguments[$0] == nil }
+    }
+
+    /// Whether an argument's name says it is where something comes from (`from`, `source_zone`, `origin`).
+    static func namesASource(_ name: String) -> Bool {
+        !Set(Lexicon.words(Lexicon.fold(name.replacingOccurrences(of: "_", with: " ")))).isDisjoint(
+            with: ["from", "source", "src", "origin"])
     }
 
     /// The text without surrounding quotes.

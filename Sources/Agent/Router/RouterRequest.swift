@@ -16,6 +16,9 @@ struct RouterRequest {
     let zones: [ZoneNames.Mention]
     let dates: [String]
     let times: [String]
+    /// The zone a clock time is given in, when two or more zones are named: the one after "from", else the one
+    /// written next to the first time ("9am in London", "London 9am"). Nil when nothing says.
+    let sourceZone: String?
     let expression: String?
     let changes: Set<Lexicon.Change>
 
@@ -41,7 +44,9 @@ struct RouterRequest {
         numbers = Self.numbers(in: head)
         zones = ZoneNames.mentions(in: head)
         dates = Self.dates(in: head, now: now, timeZone: timeZone)
-        times = Self.times(in: head)
+        let clockTimes = Self.timeMentions(in: head)
+        times = clockTimes.map(\.value)
+        sourceZone = Self.sourceZone(zones, times: clockTimes, in: head)
         expression =
             Arithmetic.expression(in: head)
             ?? payload.flatMap { Arithmetic.expression(in: String($0.text.prefix(2000))) }
@@ -127,7 +132,33 @@ struct RouterRequest {
     }
 
     /// Clock times as HH:MM (or a whole local date and time when one is written), from "15:00", "9:30 pm", "9am".
-    static func times(in text: String) -> [String] {
+    static func times(in text: String) -> [String] { timeMentions(in: text).map(\.value) }
+
+    /// Which of several zones a clock time belongs to (see `sourceZone`).
+    static func sourceZone(_ zones: [ZoneNames.Mention], times: [(offset: Int, value: String)], in head: String)
+        -> String?
+    {
+        guard zones.count >= 2 else { return nil }
+        let words = Lexicon.words(Lexicon.fold(head))
+        if let explicit = zones.first(where: {
+            $0.position > 0 && words.indices.contains($0.position - 1)
+                && words[$0.position - 1] == "from"
+        }) {
+            return explicit.zone
+        }
+        guard let time = times.first else { return nil }
+        let lowered = head.lowercased()
+        let offset = min(max(0, time.offset), lowered.utf16.count)
+        let prefix = String(lowered[..<String.Index(utf16Offset: offset, in: lowered)])
+        let position = Lexicon.words(Lexicon.fold(prefix)).count
+        // The nearest within three words; at equal distance the one after the time ("it is 9am in London").
+        let near = zones.map { (zone: $0.zone, distance: abs($0.position - position), after: $0.position >= position) }
+            .filter { $0.distance <= 3 }
+        return near.min { ($0.distance, $0.after ? 0 : 1) < ($1.distance, $1.after ? 0 : 1) }?.zone
+    }
+
+    /// Clock times in the order written, with where each starts (UTF-16 offset in the lowered text).
+    static func timeMentions(in text: String) -> [(offset: Int, value: String)] {
         var found: [(Int, String)] = []
         let lowered = text.lowercased()
         for match in ArgumentText.matchesWithOffsets(#"\b\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}\b"#, in: lowered) {
@@ -135,7 +166,7 @@ struct RouterRequest {
         }
         let withoutDates = lowered.replacingOccurrences(
             of: #"\b\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}\b"#, with: "", options: .regularExpression)
-        guard found.isEmpty else { return found.map(\.1) }
+        guard found.isEmpty else { return found.map { (offset: $0.0, value: $0.1) } }
         for match in ArgumentText.groupsWithOffsets(
             #"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])"#, in: withoutDates)
         {
@@ -148,7 +179,7 @@ struct RouterRequest {
             guard minute < 60 else { continue }
             found.append((match.offset, String(format: "%02d:%02d", hour, minute)))
         }
-        return found.sorted { $0.0 < $1.0 }.map(\.1)
+        return found.sorted { $0.0 < $1.0 }.map { (offset: $0.0, value: $0.1) }
     }
 }
 
