@@ -52,6 +52,9 @@ enum RouterCorpus {
         call("whats 2 to the power of 16", "calculator", #"{"expression":"2^16"}"#),
         call("what's 3 plus 3", "calculator", #"{"expression":"3+3"}"#),
         call("what is 17% of 240", "calculator", #"{"expression":"17/100*240"}"#),
+        // Issue #64: a share of an amount with its currency ("(20/100) = 0.2" before).
+        call("what's 20% tip on a $45 bill", "calculator", #"{"expression":"20/100*45"}"#),
+        call("8% tax on 120", "calculator", #"{"expression":"8/100*120"}"#),
         call("1200 divided by 8", "calculator", #"{"expression":"1200/8"}"#),
         call("7 squared", "calculator", #"{"expression":"7^2"}"#),
         call("what is 3 cubed", "calculator", #"{"expression":"3^3"}"#),
@@ -85,6 +88,9 @@ enum RouterCorpus {
     // MARK: Units and numbers
 
     static let conversions: [Case] = [
+        // Issue #64: a quantity in two units is one value of the smaller ("5 ft = 60 in" before).
+        call("5 feet 10 inches in cm", "convert_length", #"{"value":70,"from":"in","to":"cm"}"#),
+        call("convert 6 lb 4 oz to kg", "convert_mass", #"{"value":100,"from":"oz","to":"kg"}"#),
         either("convert 72 fahrenheit to celsius", fahrenheit72),
         either("72 F in C", fahrenheit72),
         either("what is 72°F in celsius", fahrenheit72),

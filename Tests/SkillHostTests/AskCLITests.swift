@@ -42,6 +42,20 @@ struct AskCLITests {
         #expect(run.stdout.contains("time_zone: America/New_York"))
     }
 
+    /// Issue #64: a tip, a height in two units and "rounded" are ordinary requests, answered as asked.
+    @Test func percentagesCompoundQuantitiesAndRoundingAreAnswered() throws {
+        for (request, answer) in [
+            ("what's 20% tip on a $45 bill", "[offline router] calculator: 20/100*45 = 9\n"),
+            ("5 feet 10 inches in cm", "[offline router] convert_length: 70 in = 177.8 cm\n"),
+            ("what's 100 divided by 7 rounded", "[offline router] calculator: 100/7 = 14\n"),
+            ("100 divided by 7 rounded to 2 decimal places", "[offline router] calculator: 100/7 = 14.29\n"),
+            ("100 divided by 7", "[offline router] calculator: 100/7 = 14.2857\n"),
+        ] {
+            let run = try runProcess(Paths.skillhost, ["ask", request], environment: environment())
+            #expect(run.status == 0 && run.stdout == answer, "\(request): \(run.stdout)\(run.stderr)")
+        }
+    }
+
     @Test func nothingMatchedExitsWithEight() throws {
         let result = try runProcess(Paths.skillhost, ["ask", "tell me a joke"], environment: environment())
         #expect(result.status == 8)

@@ -16,6 +16,7 @@ enum RouterAnswer {
         let calls = messages[since...].filter { $0.role == .assistant }.flatMap(\.toolCalls)
         guard !calls.isEmpty else { return label }
         let results = messages[since...].filter { $0.role == .tool }
+        let places = since > 0 ? decimalPlaces(asked: messages[since - 1].content) : nil
         let lines = calls.map { call -> String in
             guard let result = results.first(where: { $0.toolCallID == call.id }) else {
                 return "\(call.name): no result"
@@ -25,19 +26,19 @@ enum RouterAnswer {
                 return "\(call.name) failed: \(reason)"
             }
             let tool = tools.first { $0.name == call.name }
-            let rendered = render(result.content, call: call, tool: tool)
+            let rendered = render(result.content, call: call, tool: tool, places: places)
             return "\(call.name):" + (rendered.hasPrefix("\n") ? "" : " ") + rendered
         }
         return label + " " + lines.joined(separator: "\n")
     }
 
     /// One call's result, with the context of its arguments.
-    static func render(_ content: String, call: ToolCall, tool: ToolDefinition?) -> String {
+    static func render(_ content: String, call: ToolCall, tool: ToolDefinition?, places: Int? = nil) -> String {
         guard let value = try? JSONValue(parsing: content) else { return content }
         let arguments = (try? JSONValue(parsing: call.arguments))?.objectValue ?? JSONObject()
         switch value {
         case .int, .double:
-            let number = format(value)
+            let number = places.map { format(value, places: $0) } ?? format(value)
             if let expression = argument(arguments, tool, role: .expression) { return "\(expression) = \(number)" }
             if let conversion = conversion(arguments, tool: tool, name: call.name) {
                 return "\(conversion.amount) = \(number)\(conversion.unit.map { " " + $0 } ?? "")"
@@ -108,6 +109,36 @@ enum RouterAnswer {
         case .null: return "-"
         case .int, .double: return format(value)
         }
+    }
+
+    /// The decimal places the request asks a number to be rounded to: "rounded", "to the nearest whole number" → 0;
+    /// "rounded to 2 decimal places", "to 1 decimal", "to 3 dp" → that many (at most 12). Nil when it does not ask.
+    static func decimalPlaces(asked request: String) -> Int? {
+        let text = Lexicon.digits(request.lowercased())
+        if let match = ArgumentText.groupsWithOffsets(
+            #"\b(?:round(?:ed)?\s+)?to\s+(\d+)\s*(?:decimal(?:\s+place)?s?|dp|places?|digits? after the point)\b"#,
+            in: text
+        ).first, let places = Int(match.groups[0]) {
+            return min(places, 12)
+        }
+        if text.range(
+            of: #"\b(?:rounded|round it|round that|nearest whole(?: number)?|whole number)\b"#,
+            options: .regularExpression) != nil
+        {
+            return 0
+        }
+        return nil
+    }
+
+    /// A number rounded to `places` decimals, without trailing zeros after the point.
+    static func format(_ value: JSONValue, places: Int) -> String {
+        guard let number = value.doubleValue, number.isFinite, abs(number) < 1e15 else { return format(value) }
+        var text = String(format: "%.\(places)f", number)
+        if text.contains(".") {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text == "-0" ? "0" : text
     }
 
     /// Integers exact; other numbers to at most six significant digits, without trailing zeros.

@@ -38,8 +38,10 @@ struct RouterRequest {
         self.payload = payload?.text
         // Only the first 2,000 characters are read for arguments: a request is a sentence, and every reader
         // below is linear in what it is given.
-        let head = Lexicon.digits(
-            String((payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000)))
+        let head = Self.combiningQuantities(
+            Lexicon.digits(
+                String(
+                    (payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000))))
         self.head = head
         numbers = Self.numbers(in: head)
         zones = ZoneNames.mentions(in: head)
@@ -51,6 +53,39 @@ struct RouterRequest {
             Arithmetic.expression(in: head)
             ?? payload.flatMap { Arithmetic.expression(in: String($0.text.prefix(2000))) }
         changes = Lexicon.requestedChanges(in: head)
+    }
+
+    /// Quantities written in two units, as people write heights, weights and durations ("5 feet 10 inches",
+    /// "6 lb 4 oz", "1 hour and 30 minutes", "1 m 80 cm"), as one number of the smaller unit ("70 inches"): one value a
+    /// conversion can take.
+    static let compoundUnits: [(large: String, small: String, factor: Double, name: String)] = [
+        (#"(?:feet|foot|ft)"#, #"(?:inches|inch|in)"#, 12, "inches"),
+        (#"(?:pounds|pound|lbs|lb)"#, #"(?:ounces|ounce|oz)"#, 16, "ounces"),
+        (#"(?:stone|st)"#, #"(?:pounds|pound|lbs|lb)"#, 14, "pounds"),
+        (#"(?:hours|hour|hrs|hr|h)"#, #"(?:minutes|minute|mins|min)"#, 60, "minutes"),
+        (#"(?:minutes|minute|mins|min)"#, #"(?:seconds|second|secs|sec|s)"#, 60, "seconds"),
+        (#"(?:metres|meters|metre|meter|m)"#, #"(?:centimetres|centimeters|centimetre|centimeter|cm)"#, 100, "cm"),
+    ]
+
+    static func combiningQuantities(_ text: String) -> String {
+        var result = text
+        for unit in compoundUnits {
+            let pattern =
+                #"(?i)\b(\d+(?:\.\d+)?)\s*"# + unit.large + #"\.?\s*(?:,\s*|and\s+)?(\d+(?:\.\d+)?)\s*"# + unit.small
+                + #"\b"#
+            for match in ArgumentText.groupsWithOffsets(pattern, in: result).reversed() {
+                guard let large = Double(match.groups[0]), let small = Double(match.groups[1]) else { continue }
+                let total = large * unit.factor + small
+                let number = total.rounded() == total ? String(Int64(total)) : String(total)
+                let start = String.Index(utf16Offset: match.offset, in: result)
+                guard
+                    let range = result.range(
+                        of: pattern, options: [.regularExpression, .caseInsensitive], range: start..<result.endIndex)
+                else { continue }
+                result.replaceSubrange(range, with: "\(number) \(unit.name)")
+            }
+        }
+        return result
     }
 
     /// Quoted text, or what follows a colon that is not part of a clock time.
