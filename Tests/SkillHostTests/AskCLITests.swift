@@ -56,6 +56,22 @@ struct AskCLITests {
         }
     }
 
+    /// Issue #64: a skill the user just wrote is reached from its name and its arguments' names alone — a typed
+    /// `days_between(date1, date2)` answered "No skill matches", and "how many days" went to a counter.
+    @Test func aThirdPartyTypedSkillIsReachedByWhatItsNamesSay() throws {
+        let plugins = Paths.temporaryDirectory("ask-days-between")
+        _ = try Fixture.compileFile("typed_errors.c", into: plugins)
+        for request in [
+            "how many days between 2026-01-01 and 2026-12-25", "days_between date1: 2026-01-01 date2: 2026-12-25",
+            "how many days from January 1, 2026 to December 25, 2026",
+        ] {
+            let run = try runProcess(
+                Paths.skillhost, ["ask", request, "--plugins", plugins], environment: environment())
+            #expect(run.status == 0, "\(request): \(run.stdout)\(run.stderr)")
+            #expect(run.stdout == "[offline router] days_between: 358\n", "\(request): \(run.stdout)")
+        }
+    }
+
     @Test func nothingMatchedExitsWithEight() throws {
         let result = try runProcess(Paths.skillhost, ["ask", "tell me a joke"], environment: environment())
         #expect(result.status == 8)

@@ -46,12 +46,14 @@ struct ArgumentFiller {
         {
             return .zone
         }
-        if lowered == "date" || lowered.hasSuffix("_date") || schema["format"]?.stringValue == "date"
+        // The name's words without digits: "date1", "start_date", "due_date_2" name a date; "updated" does not.
+        let words = Set(lowered.filter { !$0.isNumber }.split(separator: "_").map(String.init))
+        if words.contains("date") || schema["format"]?.stringValue == "date"
             || pattern.contains(#"\d{4}-\d{2}-\d{2}$"#) || description == "yyyy-mm-dd"
         {
             return .date
         }
-        if lowered == "time" || lowered.hasSuffix("_time") || schema["format"]?.stringValue == "time" { return .time }
+        if words.contains("time") || schema["format"]?.stringValue == "time" { return .time }
         return .text
     }
 

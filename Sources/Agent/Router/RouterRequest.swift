@@ -95,7 +95,11 @@ struct RouterRequest {
         }
         if let colon = text.range(of: #":(?!\d)"#, options: .regularExpression) {
             let rest = text[colon.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
-            if !rest.isEmpty { return (rest, colon.lowerBound..<text.endIndex) }
+            // "date1: 2026-01-01 date2: 2026-12-25" is a list of labelled values, not one text after a colon.
+            let labelled =
+                text[..<colon.lowerBound].range(of: #"[A-Za-z]\w*_?\d*$"#, options: .regularExpression) != nil
+                && rest.range(of: #"(?:^|\s)[A-Za-z]\w*:\s"#, options: .regularExpression) != nil
+            if !rest.isEmpty, !labelled { return (rest, colon.lowerBound..<text.endIndex) }
         }
         return nil
     }
