@@ -19,8 +19,8 @@
  *  4. Every function below carries a thread tag:
  *       [load-thread]  called by the host's loader, never concurrently with any other call into the plugin;
  *       [thread-safe]  may be called from many threads at once;
- *       [call-thread]  may only be called from inside the invoke() that received the skill_call, on any thread,
- *                      until invoke returns.
+ *       [call-thread]  may only be called from inside the invoke() that received the skill_call (or the typed
+ *                      function that received the skill_error), on any thread, until it returns.
  *  5. Errors are values with words: every failure carries a sentence a person can act on.
  *
  * Minimal plugin (build: cc -shared -fPIC -fvisibility=hidden -I SkillSDK/include hello.c -o hello.so):
@@ -178,8 +178,9 @@ typedef struct skill_descriptor {
  * Since 1.2: how a typed skill fails. A typed function whose signature ends with a parameter of type "error"
  * receives a pointer to this record as its last C argument. [call-thread] Owned by the host, valid until the
  * function returns; the host sets struct_size, a code of 0 and an empty message before each call. The function
- * reports a failure with skill_fail and then returns any value: once code is non-zero the host ignores what the
- * function returned (a returned string is still released with free_string) and the call fails with the message.
+ * reports a failure with skill_fail and then returns: once code is non-zero the host ignores what the function
+ * returned and the call fails with the message. A function returning a string then returns NULL or a string it
+ * owns (released with free_string, never read).
  */
 typedef struct skill_error {
     uint32_t struct_size; /**< sizeof(skill_error), set by the host */
@@ -190,14 +191,23 @@ typedef struct skill_error {
 /** [call-thread] Reports that a typed call failed. code is a SKILL_ERR_* value — SKILL_ERR_INVALID_ARGS when the
     arguments are unusable (`call` exits 3), SKILL_ERR_FAILED otherwise (0 counts as SKILL_ERR_FAILED); message is
     copied, cut to 511 bytes at a UTF-8 character's start. A NULL error is ignored. The last report wins. */
-static inline void skill_fail(skill_error *error, int code, const char *message) {
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define SKILL_INLINE static inline
+#elif defined(__GNUC__)
+#define SKILL_INLINE static __inline__ __attribute__((unused))
+#else
+#define SKILL_INLINE static
+#endif
+SKILL_INLINE void skill_fail(skill_error *error, int code, const char *message) {
     size_t length = 0, capacity = sizeof error->message - 1, i;
     if (!error) return;
     error->code = code ? code : SKILL_ERR_FAILED;
     if (!message) message = "";
     while (message[length] && length < capacity) length++;
-    if (message[length]) /* cut: step back to the start of a UTF-8 character */
-        while (length > 0 && ((unsigned char)message[length] & 0xC0) == 0x80) length--;
+    /* Cut: step back to the start of a UTF-8 character (a continuation byte is 10xxxxxx, whether char is signed
+       or not). */
+    if (message[length])
+        while (length > 0 && (message[length] & 0xC0) == 0x80) length--;
     for (i = 0; i < length; i++) error->message[i] = message[i];
     error->message[length] = '\0';
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXIMUM_PARAMETERS = 16 };
+enum { MAXIMUM_PARAMETERS = 17 }; /* 16 arguments and a function's skill_error (ABI 1.2) */
 
 static ffi_type *type_of(char code) {
     switch (code) {
@@ -50,8 +50,8 @@ char *typed_invoke(const skill_descriptor *d, const char *spec, size_t length, c
     int has_values = json_member(spec, end, "values", &value, &value_end) == 0 && *value == '[';
     size_t count = types ? strlen(types) : 0;
     char *error = NULL;
-    if (!return_code || strlen(return_code) != 1 || !type_of(*return_code) || !types || !has_values ||
-        count > MAXIMUM_PARAMETERS) {
+    if (!return_code || strlen(return_code) != 1 || !type_of(*return_code) || *return_code == 'e' || !types ||
+        !has_values || count > MAXIMUM_PARAMETERS || (count == MAXIMUM_PARAMETERS && types[count - 1] != 'e')) {
         error = failure("the host sent a typed call the worker cannot read");
         goto done;
     }

@@ -53,6 +53,33 @@ struct HeaderTests {
         #expect(exported == ["skill_plugin_entry"], "only the entry point is exported")
     }
 
+    /// ABI 1.2's `skill_fail` (an inline function in the header) compiles in every dialect a plugin may be written
+    /// in, with every warning an error: C89 has no `inline`, and C++'s `-Wold-style-cast` refuses a C cast.
+    @Test(arguments: [
+        ("/usr/bin/cc", ["-x", "c", "-std=c89"]), ("/usr/bin/cc", ["-x", "c", "-std=gnu89"]),
+        ("/usr/bin/cc", ["-x", "c", "-std=c99"]), ("/usr/bin/cc", ["-x", "c", "-std=c17"]),
+        ("/usr/bin/c++", ["-x", "c++", "-std=c++98", "-Wold-style-cast"]),
+        ("/usr/bin/c++", ["-x", "c++", "-std=c++20", "-Wold-style-cast"]),
+    ])
+    func skillFailCompilesInEveryDialect(compiler: String, language: [String]) throws {
+        let folder = Paths.temporaryDirectory("header-fail")
+        try """
+        #include "skill_sdk.h"
+        double halve(double n, skill_error *error);
+        double halve(double n, skill_error *error) {
+            if (n < 0) skill_fail(error, SKILL_ERR_INVALID_ARGS, "n must not be negative");
+            return n / 2;
+        }
+        """.write(toFile: folder + "/fail.src", atomically: true, encoding: .utf8)
+        let result = try runProcess(
+            compiler,
+            language + [
+                "-Wall", "-Wextra", "-pedantic", "-Werror", "-c", "-I", Paths.sdkInclude, folder + "/fail.src", "-o",
+                folder + "/fail.o",
+            ])
+        #expect(result.status == 0, "\(language): \(result.stderr)")
+    }
+
     static let frozenV1_0 = Paths.fixtures + "/abi-v1.0"
 
     /// The host's minimum struct sizes are the v1.0 sizes — literals, never `sizeof` of today's structs, so a

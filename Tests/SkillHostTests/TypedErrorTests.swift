@@ -37,9 +37,11 @@ struct TypedErrorTests {
         #expect(negative.status == .error && negative.error == "negative numbers have no description")
         #expect(negative.result == nil, "what a failed call returned is not its result")
         #expect(await registry.invoke("describe", arguments: #"{"n": 5}"#).result == .string("the number 5"))
+        let junk = await registry.invoke("junk", arguments: "{}")
+        #expect(junk.status == .error && junk.error == "junk returned", "a failed call's string is never read")
         #expect(
-            await registry.invoke("free_count", arguments: "{}").result == .int(2),
-            "the failed call's string was released too")
+            await registry.invoke("free_count", arguments: "{}").result == .int(3),
+            "the failed calls' strings were released too")
 
         let long = await registry.invoke("long_message", arguments: "{}")
         #expect(long.error == String(repeating: "x", count: 510), "cut within the record, before a split character")
@@ -48,6 +50,13 @@ struct TypedErrorTests {
         let none = await registry.invoke("no_message", arguments: "{}")
         #expect(none.status == .error && none.error == "the skill failed without a message")
         #expect(await registry.invoke("fine", arguments: #"{"x": 2}"#).result == .double(4))
+        // Sixteen arguments and the record: seventeen C parameters, in a worker too.
+        let sixteen = (UnicodeScalar("a").value...UnicodeScalar("p").value).compactMap(UnicodeScalar.init).map {
+            "\"\($0)\": \($0.value - 96)"
+        }
+        let sum = await registry.invoke("sum16", arguments: "{" + sixteen.joined(separator: ", ") + "}")
+        #expect(sum.result == .int(136), "\(sum)")
+
     }
 
     @Test func theErrorParameterIsNotAnArgumentAndComesLast() throws {
@@ -61,11 +70,27 @@ struct TypedErrorTests {
                 == #"the error parameter "e" must be the last one (the function reports through it after reading its arguments)"#
         )
         #expect(!(try TypedSignature.parse("double f(double error)")).reportsErrors, "a parameter named error is one")
+        #expect(throws: SignatureError.expected("')'", found: "the end")) {
+            try TypedSignature.parse("double f(error e")
+        }
+        #expect(throws: SignatureError.duplicateParameter("x")) {
+            try TypedSignature.parse("double f(double x, error x)")
+        }
+        #expect(throws: SignatureError.errorNotLast("e")) { try TypedSignature.parse("double f(error e, error g)") }
+    }
+
+    /// A home whose config gives a worker a busy machine's start (the default 5 s is not what these tests are about).
+    static func patientHome(_ name: String) throws -> String {
+        let home = Paths.temporaryDirectory(name)
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        try #"{"isolation": {"start_timeout_ms": 120000}}"#.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        return home
     }
 
     /// Through the real binary: the C worker (a plugin of the user folder) and in process, with exit codes.
     @Test func theCommandLineExitsAsForAnyInvalidArguments() async throws {
-        let home = Paths.temporaryDirectory("typed-errors-cli")
+        let home = try Self.patientHome("typed-errors-cli")
         let plugins = home + "/plugins"
         try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
         _ = try Fixture.compileFile("typed_errors.c", into: plugins)
@@ -87,7 +112,7 @@ struct TypedErrorTests {
     /// A typed function written in Swift reports through the same record (`skill_fail` is a C inline function the
     /// Swift compiler imports), built with plain swiftc against the SDK's header.
     @Test func aSwiftTypedFunctionFailsTheSameWay() async throws {
-        let work = Paths.temporaryDirectory("typed-errors-swift")
+        let work = try Self.patientHome("typed-errors-swift")
         try "module SkillSDK {\n    header \"\(Paths.sdkInclude)/skill_sdk.h\"\n    export *\n}\n".write(
             toFile: work + "/module.modulemap", atomically: true, encoding: .utf8)
         try Self.swiftPlugin.write(toFile: work + "/halve.swift", atomically: true, encoding: .utf8)

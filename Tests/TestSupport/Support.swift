@@ -340,6 +340,11 @@ package enum RealModelServer {
         if FileManager.default.fileExists(atPath: marker), FileManager.default.fileExists(atPath: model) { return }
         var environment = userEnvironment()
         environment["CMAKE_ARGS"] = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+        // A cache of its own inside pip's: pip keys a wheel by its source, not by CMAKE_ARGS, so this smaller build
+        // in pip's usual cache would be what the person's own `pip install llama-cpp-python` got.
+        let cacheHome =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.cache"
+        environment["PIP_CACHE_DIR"] = cacheHome + "/pip/skillhost-real-model"
         // Without pip's cached wheel this builds llama.cpp from source: minutes of silence without a word.
         let started = ContinuousClock.now
         let done = Atomic<Bool>(false)

@@ -130,8 +130,12 @@ final class TypedFunction: @unchecked Sendable {
                     }
                     return Self.reported(record.pointee)
                 }
-                let converted = convertResult(returnSlot)  // releases a returned string either way
-                return reported.map { .failure($0) } ?? converted
+                guard let reported else { return convertResult(returnSlot) }
+                // A failed function's string is released, never read (it may be anything but a string it owns).
+                if returnType == .string, let pointer = UnsafeMutablePointer<CChar>(bitPattern: UInt(returnSlot)) {
+                    freeString?(pointer)
+                }
+                return .failure(reported)
             }
         }
     }

@@ -60,6 +60,10 @@ struct TypedSignature: Equatable, Sendable {
                 if typeName == "void", parameters.isEmpty, scanner.peek(")") { break }
                 if typeName == "error" {
                     let errorName = try scanner.identifier(what: "a parameter name after error")
+                    guard !parameters.contains(where: { $0.name == errorName }) else {
+                        throw .duplicateParameter(errorName)
+                    }
+                    guard !scanner.atEnd else { throw .expected("')'", found: "the end") }
                     guard scanner.peek(")") else { throw .errorNotLast(errorName) }
                     reportsErrors = true
                     break

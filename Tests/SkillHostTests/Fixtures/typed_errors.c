@@ -70,6 +70,22 @@ static double fine(double x, skill_error *error) {
     return x * 2;
 }
 
+/* The most arguments a signature may have, and the error record after them. */
+static int64_t sum16(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h, int64_t i,
+                     int64_t j, int64_t k, int64_t l, int64_t m, int64_t n, int64_t o, int64_t p, skill_error *error) {
+    int64_t total = a + b + c + d + e + f + g + h + i + j + k + l + m + n + o + p;
+    if (total < 0) skill_fail(error, SKILL_ERR_INVALID_ARGS, "the sum is negative");
+    return total;
+}
+
+/* Fails and returns a buffer of its own that is no text: the host releases it without reading it. */
+static char *junk(skill_error *error) {
+    char *buffer = malloc(2);
+    if (buffer) memcpy(buffer, "\xff\xfe", 2); /* no terminating NUL: reading it would run off the end */
+    skill_fail(error, SKILL_ERR_FAILED, "junk returned");
+    return buffer;
+}
+
 static int64_t free_count(void) { return atomic_load(&frees); }
 
 static void free_string(char *s) {
@@ -85,6 +101,11 @@ static const skill_descriptor skills[] = {
     SKILL_TYPED("bad_message", "Bad message", "Fails in bad bytes.", "double bad_message(error e)", bad_message),
     SKILL_TYPED("no_message", "No message", "Fails without words.", "double no_message(error e)", no_message),
     SKILL_TYPED("fine", "Fine", "Doubles a number.", "double fine(double x, error e)", fine),
+    SKILL_TYPED("sum16", "Sum of sixteen", "Adds sixteen integers.",
+                "int64 sum16(int64 a, int64 b, int64 c, int64 d, int64 e, int64 f, int64 g, int64 h, int64 i, int64 j, "
+                "int64 k, int64 l, int64 m, int64 n, int64 o, int64 p, error error)",
+                sum16),
+    SKILL_TYPED("junk", "Junk", "Fails with a null string.", "string junk(error error)", junk),
     SKILL_TYPED("free_count", "Free count", "How often free_string ran.", "int64 free_count()", free_count),
 };
 
