@@ -1,12 +1,17 @@
 import SkillHost
+import SkillJSON
 
 /// Picks the skills most relevant to a conversation with BM25 over each skill's id, title, description and
-/// argument names. Built once per registry snapshot; `select` is cheap.
+/// argument names, plus what the request holds for each skill's arguments (the offline router's evidence). Built
+/// once per registry snapshot; `select` is cheap.
 package struct SkillSelector: Sendable {
     struct Document: Sendable {
         let id: String
         let termFrequencies: [String: Int]
         let length: Int
+        /// Its arguments, when some take what a request can hold on its own (arithmetic, a choice, a zone, a date
+        /// or time): the same evidence the offline router weighs.
+        let properties: JSONObject?
     }
 
     let documents: [Document]
@@ -15,53 +20,93 @@ package struct SkillSelector: Sendable {
     static let k1 = 1.2
     static let b = 0.75
 
-    package init(_ skills: [SkillInfo]) {
-        self.init(
-            documents: skills.map { skill in
-                let arguments = skill.inputSchema["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
-                // The id and title count twice: they name what the skill is about.
-                return (
-                    skill.id, "\(skill.id) \(skill.id) \(skill.title) \(skill.title) \(skill.description) \(arguments)"
-                )
-            })
+    package init(_ skills: [SkillInfo], others: [(id: String, text: String)] = []) {
+        var properties: [String: JSONObject] = [:]
+        let texts = skills.map { skill in
+            let arguments = skill.inputSchema["properties"]?.objectValue
+            properties[skill.id] = arguments
+            // The id and title count twice: they name what the skill is about.
+            return (
+                id: skill.id,
+                text:
+                    "\(skill.id) \(skill.id) \(skill.title) \(skill.title) \(skill.description) "
+                    + (arguments?.keys.joined(separator: " ") ?? "")
+            )
+        }
+        self.init(documents: texts + others, properties: properties)
     }
 
-    /// Tools as the model sees them (name, description, parameter names).
-    package init(tools: [ToolDefinition]) {
-        self.init(
-            documents: tools.map { tool in
-                let arguments = tool.parameters["properties"]?.objectValue?.keys.joined(separator: " ") ?? ""
-                return (tool.name, "\(tool.name) \(tool.name) \(tool.description) \(arguments)")
-            })
+    /// Tools as the model sees them (name, description, parameter names), and other documents beside them.
+    package init(tools: [ToolDefinition], others: [(id: String, text: String)] = []) {
+        var properties: [String: JSONObject] = [:]
+        let texts = tools.map { tool in
+            let arguments = tool.parameters["properties"]?.objectValue
+            properties[tool.name] = arguments
+            return (
+                id: tool.name,
+                text: "\(tool.name) \(tool.name) \(tool.description) \(arguments?.keys.joined(separator: " ") ?? "")"
+            )
+        }
+        self.init(documents: texts + others, properties: properties)
     }
 
-    /// Any documents: an id and the text that describes it.
-    package init(documents texts: [(id: String, text: String)]) {
+    /// Any documents: an id and the text that describes it, and the arguments of those that have some.
+    package init(documents texts: [(id: String, text: String)], properties: [String: JSONObject] = [:]) {
         var frequency: [String: Int] = [:]
         documents = texts.map { id, text in
             let terms = Self.terms(text)
             var counts: [String: Int] = [:]
             for term in terms { counts[term, default: 0] += 1 }
             for term in counts.keys { frequency[term, default: 0] += 1 }
-            return Document(id: id, termFrequencies: counts, length: terms.count)
+            let arguments = properties[id].flatMap { Self.takesEvidence($0) ? $0 : nil }
+            return Document(id: id, termFrequencies: counts, length: terms.count, properties: arguments)
         }
         documentFrequency = frequency
         averageLength = documents.isEmpty ? 1 : Double(documents.map(\.length).reduce(0, +)) / Double(documents.count)
     }
 
-    /// The terms of a text (see `Lexicon.terms`): words without stop words, their stems and concepts; ids split
-    /// at `_`.
+    /// The terms of a text (see `Lexicon.terms`): words without stop words and their stems, or a word's concept
+    /// alone when it names one (synonyms weigh the same); ids split at `_`.
     static func terms(_ text: String) -> [String] {
-        Lexicon.terms(text.replacingOccurrences(of: "_", with: " "))
+        Lexicon.terms(text.replacingOccurrences(of: "_", with: " "), conceptsOnly: true)
     }
 
-    /// BM25 scores of every skill for `query`, highest first (zero scores omitted).
+    /// Whether some argument takes what a request can hold on its own (see `Document.properties`).
+    static func takesEvidence(_ properties: JSONObject) -> Bool {
+        properties.members.contains { name, schema in
+            switch ArgumentFiller.role(of: name, schema) {
+            case .expression, .choice, .zone, .date, .time: return true
+            case .text: return ArgumentFiller.types(of: schema).contains("string")
+            default: return false
+            }
+        }
+    }
+
+    /// BM25 scores of every skill for `query`, plus what the request holds for its arguments (arithmetic for an
+    /// expression, a unit among a choice's values, a zone, a date, a time — as the offline router weighs it),
+    /// highest first (zero scores omitted).
     package func rank(_ query: String) -> [(id: String, score: Double)] {
         let queryTerms = Set(Self.terms(query))
         let count = Double(documents.count)
+        let request = documents.contains { $0.properties != nil } ? RouterRequest(String(query.prefix(2000))) : nil
         var scored: [(id: String, score: Double)] = []
         for document in documents {
             var score = 0.0
+            if let request, let properties = document.properties {
+                // What the request holds for the skill's arguments; arithmetic for an expression or a unit among a
+                // choice's values says more than any word: a thousand skills may share the words.
+                let signal = OfflineRouter.signals(request, properties: properties)
+                score += signal.score + (signal.strong ? 10 : 0)
+                // Text given as such ("summarize this: …", quoted) for a skill that takes a text.
+                if request.payload != nil,
+                    properties.members.contains(where: { name, schema in
+                        ArgumentFiller.role(of: name, schema) == .text
+                            && ArgumentFiller.types(of: schema).contains("string")
+                    })
+                {
+                    score += 3
+                }
+            }
             for term in queryTerms {
                 guard let tf = document.termFrequencies[term] else { continue }
                 let df = Double(documentFrequency[term] ?? 0)

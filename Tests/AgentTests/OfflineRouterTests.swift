@@ -19,6 +19,35 @@ let routerTools: [ToolDefinition] = {
 /// A fixed "now" (2026-07-04 12:00 UTC) for "today" and "tomorrow".
 let routerNow = Date(timeIntervalSince1970: 1_783_166_400)
 
+/// The skills a model is offered when there are many: every labelled request's skill is among the 24 picked from
+/// the bundled skills and a thousand others (issue #64: "calculate 17% of 240", "how many feet are in 3 meters" and
+/// "convert 12 ounces to grams" were not — their words matched a thousand skills' as well, what they hold for the
+/// skill's arguments counted for nothing).
+struct SkillSelectionTests {
+    @Test func everyLabelledRequestsSkillIsAmongTheTwentyFourPicked() async throws {
+        let others = SyntheticSkills.make(1_000).map { (id: $0.0, text: "\($0.0) \($0.0) \($0.1) \($0.1) \($0.2)") }
+        let selector = SkillSelector(tools: routerTools, others: others)
+        var requests = SyntheticSkills.labelled.map { (request: $0.0, skill: $0.1) }
+        for item in RouterCorpus.cases {
+            if case .call(let alternatives) = item.expected, alternatives.count == 1, let skill = alternatives.first {
+                requests.append((item.request, skill.0))
+            }
+        }
+        let labelled = requests
+        let misses = try await offPool {
+            labelled.filter { !selector.select($0.request, limit: 24, keep: []).contains($0.skill) }
+        }
+        #expect(requests.count > 150)
+        // Where each missed skill ranked, and the 24th score it had to beat.
+        let ranks = misses.map { miss in
+            let ranked = selector.rank(miss.request)
+            let place = (ranked.firstIndex { $0.id == miss.skill } ?? -1) + 1
+            return "\(miss.skill) ranked \(place), the 24th scored \(ranked.count > 23 ? ranked[23].score : 0)"
+        }
+        #expect(misses.isEmpty, "\(misses.count) of \(requests.count) not among the 24: \(misses) \(ranks)")
+    }
+}
+
 /// The offline router against the labelled set: the figures the issue asks for, and each miss by name.
 struct OfflineRouterCorpusTests {
     @Test func theLabelledSetMeetsItsTargets() async throws {

@@ -54,6 +54,7 @@ enum Lexicon {
             ],
             "#list": ["list", "lists", "listing", "show", "display", "every", "all", "saved"],
             "#time": ["time", "clock", "hour", "hours", "oclock"],
+            "#now": ["now", "current", "currently", "timenow"],
             "#weekday": ["weekday", "dayoftheweek"],
             "#temperature": ["temperature", "degrees", "degree", "celsius", "fahrenheit", "kelvin"],
             "#mass": ["mass", "weight", "weigh", "weighs", "heavy"],
@@ -80,6 +81,8 @@ enum Lexicon {
         (["look up", "look for"], #"\blook (?:up|for)\b"#, "lookup"),
         (["clock"], #"\bo'?clock\b"#, "oclock"),
         (["to-do", "to do"], #"\bto-?do\b"#, "todo"),
+        // "what time is it", "what's the time": the time now.
+        (["what time is it", "the time"], #"\b(?:what time is it|what(?:'s| is) the time)\b"#, "what time timenow"),
     ]
 
     /// `phrases`, compiled once.
@@ -90,7 +93,9 @@ enum Lexicon {
 
     /// The terms of a text: lowercased words (diacritics folded) without stop words, each with its stem and its
     /// concept when they differ; ids split at `_`.
-    static func terms(_ text: String) -> [String] {
+    /// With `conceptsOnly`, a word that names a concept counts as the concept alone, so that words of one idea
+    /// weigh the same ("summarise" and "summarize", "calculator" and "compute"): what ranking by shared terms wants.
+    static func terms(_ text: String, conceptsOnly: Bool = false) -> [String] {
         var folded = fold(text)
         if folded.contains(" ") {  // phrases have several words
             for (triggers, regex, replacement) in compiledPhrases where triggers.contains(where: folded.contains) {
@@ -101,10 +106,15 @@ enum Lexicon {
         }
         var terms: [String] = []
         for word in words(folded) where !stopWords.contains(word) {
-            terms.append(word)
             let stem = stem(word)
+            let concept = concepts[word] ?? concepts[stem]
+            if let concept, conceptsOnly {
+                terms.append(concept)
+                continue
+            }
+            terms.append(word)
             if stem != word { terms.append(stem) }
-            if let concept = concepts[word] ?? concepts[stem] { terms.append(concept) }
+            if let concept { terms.append(concept) }
         }
         return terms
     }

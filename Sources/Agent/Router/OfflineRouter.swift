@@ -210,6 +210,11 @@ package final class OfflineRouter: ModelProvider {
     /// (arithmetic for an expression, units for a choice of units) — a city name alone is not a time request.
     func signals(_ request: RouterRequest, _ tool: ToolDefinition) -> (score: Double, strong: Bool) {
         guard let properties = tool.parameters["properties"]?.objectValue else { return (0, false) }
+        return Self.signals(request, properties: properties)
+    }
+
+    /// `signals` for a skill's argument properties (the skill selector weighs the same evidence).
+    static func signals(_ request: RouterRequest, properties: JSONObject) -> (score: Double, strong: Bool) {
         var score = 0.0
         var strong = false
         var zones = request.zones.count
