@@ -17,6 +17,9 @@ package struct SkillSelector: Sendable {
     let documents: [Document]
     let documentFrequency: [String: Int]
     let averageLength: Double
+    /// Whether a word that names a concept counts as the concept alone (see `terms`); the offline router keeps
+    /// word, stem and concept, which its labelled set is tuned to.
+    let conceptsOnly: Bool
     static let k1 = 1.2
     static let b = 0.75
 
@@ -36,25 +39,29 @@ package struct SkillSelector: Sendable {
         self.init(documents: texts + others, properties: properties)
     }
 
-    /// Tools as the model sees them (name, description, parameter names), and other documents beside them.
-    package init(tools: [ToolDefinition], others: [(id: String, text: String)] = []) {
+    /// Tools as the model sees them (name, description, parameter names), and other documents beside them;
+    /// `weighingArguments: false` ranks by their words alone.
+    package init(tools: [ToolDefinition], others: [(id: String, text: String)] = [], weighingArguments: Bool = true) {
         var properties: [String: JSONObject] = [:]
         let texts = tools.map { tool in
             let arguments = tool.parameters["properties"]?.objectValue
-            properties[tool.name] = arguments
+            if weighingArguments { properties[tool.name] = arguments }
             return (
                 id: tool.name,
                 text: "\(tool.name) \(tool.name) \(tool.description) \(arguments?.keys.joined(separator: " ") ?? "")"
             )
         }
-        self.init(documents: texts + others, properties: properties)
+        self.init(documents: texts + others, properties: properties, conceptsOnly: weighingArguments)
     }
 
     /// Any documents: an id and the text that describes it, and the arguments of those that have some.
-    package init(documents texts: [(id: String, text: String)], properties: [String: JSONObject] = [:]) {
+    package init(
+        documents texts: [(id: String, text: String)], properties: [String: JSONObject] = [:], conceptsOnly: Bool = true
+    ) {
+        self.conceptsOnly = conceptsOnly
         var frequency: [String: Int] = [:]
         documents = texts.map { id, text in
-            let terms = Self.terms(text)
+            let terms = Self.terms(text, conceptsOnly: conceptsOnly)
             var counts: [String: Int] = [:]
             for term in terms { counts[term, default: 0] += 1 }
             for term in counts.keys { frequency[term, default: 0] += 1 }
@@ -67,8 +74,8 @@ package struct SkillSelector: Sendable {
 
     /// The terms of a text (see `Lexicon.terms`): words without stop words and their stems, or a word's concept
     /// alone when it names one (synonyms weigh the same); ids split at `_`.
-    static func terms(_ text: String) -> [String] {
-        Lexicon.terms(text.replacingOccurrences(of: "_", with: " "), conceptsOnly: true)
+    static func terms(_ text: String, conceptsOnly: Bool) -> [String] {
+        Lexicon.terms(text.replacingOccurrences(of: "_", with: " "), conceptsOnly: conceptsOnly)
     }
 
     /// Whether some argument takes what a request can hold on its own (see `Document.properties`).
@@ -86,7 +93,7 @@ package struct SkillSelector: Sendable {
     /// expression, a unit among a choice's values, a zone, a date, a time — as the offline router weighs it),
     /// highest first (zero scores omitted).
     package func rank(_ query: String) -> [(id: String, score: Double)] {
-        let queryTerms = Set(Self.terms(query))
+        let queryTerms = Set(Self.terms(query, conceptsOnly: conceptsOnly))
         let count = Double(documents.count)
         let request = documents.contains { $0.properties != nil } ? RouterRequest(String(query.prefix(2000))) : nil
         var scored: [(id: String, score: Double)] = []

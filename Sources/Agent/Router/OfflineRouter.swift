@@ -136,7 +136,10 @@ package final class OfflineRouter: ModelProvider {
         guard !tools.isEmpty else { return .nothing }
         let request = RouterRequest(text, now: now())
         let relevance = Dictionary(
-            SkillSelector(tools: tools).rank(String(request.text.prefix(2000))).map { ($0.id, $0.score) },
+            // Words alone: the router weighs the request's evidence for arguments itself (`signals`).
+            SkillSelector(tools: tools, weighingArguments: false).rank(String(request.text.prefix(2000))).map {
+                ($0.id, $0.score)
+            },
             uniquingKeysWith: max)
         var candidates: [(tool: ToolDefinition, score: Double)] = []
         for tool in tools {

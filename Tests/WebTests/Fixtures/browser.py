@@ -183,7 +183,9 @@ def conversations(page, seen):
     send(page, "what is 3*3")
     page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
     ready(page)
-    until(page, "document.querySelectorAll('#conversation-list li').length === 2")
+    # The list is fetched again after the turn: wait for the new conversation to be listed by its first message.
+    until(page, "[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)"
+                ".includes('what is 3*3')")
     seen["after"] = page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
     page.screenshot(path=f"{shots}/web-conversations-1280x800.png")
 
