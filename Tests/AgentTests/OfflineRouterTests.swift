@@ -308,3 +308,31 @@ struct OfflineRouterTests {
         #expect(ZoneNames.mentions(in: "time on Christmas Island").map(\.zone) == ["Indian/Christmas"])
     }
 }
+
+/// A schema as a model server is sent it: lengths, patterns and counts in words, never as grammar material (issue
+/// #64: llama.cpp's server died of the calculator's `maxLength: 4096`).
+struct ModelSchemaTests {
+    @Test func boundsAServerCannotBuildAGrammarFromAreSaidInWords() throws {
+        let schema = try JSONValue(
+            parsing: #"""
+                {"type": "object", "properties": {
+                   "expression": {"type": "string", "description": "The expression.", "maxLength": 4096},
+                   "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}, "maxItems": 8},
+                   "pattern": {"type": "string", "minLength": 1}},
+                 "required": ["expression"], "additionalProperties": false}
+                """#)
+        let sent = ModelSchema.forModel(schema)
+        #expect(!sent.jsonText.contains("maxLength") && !sent.jsonText.contains("maxItems"), "\(sent.jsonText)")
+        #expect(sent["properties"]?["expression"]?["description"] == "The expression. (at most 4096 characters)")
+        #expect(sent["properties"]?["tags"]?["description"] == "at most 8 items")
+        #expect(sent["properties"]?["tags"]?["items"]?["description"] == "matching the pattern ^[a-z]+$")
+        #expect(sent["properties"]?["pattern"]?["description"] == "at least 1 character", "a property's name is kept")
+        #expect(sent["required"] == ["expression"] && sent["additionalProperties"] == false)
+        // What the model is sent with every request.
+        let body = OpenAIProvider.body(
+            ModelRequest(
+                messages: [], tools: [ToolDefinition(name: "calculator", description: "", parameters: schema)]),
+            model: "m")
+        #expect(!body.jsonText.contains("maxLength"))
+    }
+}

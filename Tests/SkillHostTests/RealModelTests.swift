@@ -29,7 +29,7 @@ struct RealModelTests {
         server.executableURL = URL(fileURLWithPath: python)
         server.arguments = [
             "-m", "llama_cpp.server", "--model", model, "--chat_format", "chatml-function-calling", "--host",
-            "127.0.0.1", "--port", String(port), "--n_ctx", "4096", "--verbose", "false",
+            "127.0.0.1", "--port", String(port), "--n_ctx", "8192", "--verbose", "false",
             // One thread: the rest of the suite runs beside it on 2 cores.
             "--n_threads", "1", "--n_threads_batch", "1",
         ]
@@ -59,17 +59,27 @@ struct RealModelTests {
         #expect(up, "the llama.cpp server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         guard up else { return }
 
-        // llama-cpp-python turns each tool's schema into a grammar; a `maxLength` in the thousands (the
-        // calculator's 4096, the text skills' 1 MB) makes llama.cpp give up on that grammar and the server process
-        // die. Those skills are disabled here, as a user of that server would.
-        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
-        try #"{"disabled_skills": ["calculator", "text_stats", "text_summary"]}"#.write(
-            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        // Every bundled skill is offered. llama-cpp-python turns each tool's schema into a grammar, and a
+        // `maxLength` in the thousands (the calculator's 4096, the text skills' 1 MB) made llama.cpp give up on it
+        // and the server process die: such bounds are sent in words (ModelSchema), so the server stays up.
         let environment = cliEnvironment(
             home: home, ["OPENAI_BASE_URL": base, "SKILLHOST_MODEL": "smollm2", "SKILLHOST_LOG": "debug"])
+        let calculator = try await runProcessOffPool(
+            // One request carrying every bundled skill's schema is what killed the server; one step shows it.
+            Paths.skillhost, ["ask", "--json", "--step-limit", "1", "What is (23+7)*2? Use the calculator tool."],
+            environment: environment)
+        #expect([0, 6, 7].contains(calculator.status), "exit \(calculator.status); stderr: \(calculator.stderr)")
+        #expect(!calculator.stderr.contains("cannot reach the model server"), "\(calculator.stderr)")
         let result = try await runProcessOffPool(
             Paths.skillhost, ["ask", "--json", "--step-limit", "3", "Convert 5 km to miles."],
             environment: environment)
+        // The server is still up after both turns.
+        let stillUp = try? await runProcessOffPool(
+            python,
+            ["-c", "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/models', timeout=5)", base])
+        #expect(
+            stillUp?.status == 0,
+            "the llama.cpp server died: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
         let finished = events.last { $0["event"]?.stringValue == "finished" }
         let reason = finished?["reason"]?.stringValue

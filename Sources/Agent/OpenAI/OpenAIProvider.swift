@@ -256,7 +256,7 @@ package final class OpenAIProvider: ModelProvider {
                         "type": "function",
                         "function": [
                             "name": .string(tool.name), "description": .string(tool.description),
-                            "parameters": tool.parameters,
+                            "parameters": ModelSchema.forModel(tool.parameters),
                         ],
                     ]
                 })
