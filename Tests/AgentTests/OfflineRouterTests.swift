@@ -328,6 +328,13 @@ struct ModelSchemaTests {
         #expect(sent["properties"]?["tags"]?["items"]?["description"] == "matching the pattern ^[a-z]+$")
         #expect(sent["properties"]?["pattern"]?["description"] == "at least 1 character", "a property's name is kept")
         #expect(sent["required"] == ["expression"] && sent["additionalProperties"] == false)
+        // Members named by a pattern: said in words, and the object left open (else a grammar allows only `{}`).
+        let mapped = ModelSchema.forModel(
+            try JSONValue(
+                parsing: #"{"type": "object", "patternProperties": {"^x_": {"type": "string", "maxLength": 9}},"#
+                    + #" "additionalProperties": false, "items": [{"type": "string", "maxLength": 3}]}"#))
+        #expect(mapped["additionalProperties"] == nil && mapped["description"] == "members whose names match ^x_")
+        #expect(!mapped.jsonText.contains("maxLength"), "\(mapped.jsonText)")
         // What the model is sent with every request.
         let body = OpenAIProvider.body(
             ModelRequest(

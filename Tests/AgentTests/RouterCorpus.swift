@@ -166,6 +166,12 @@ enum RouterCorpus {
         call(
             "convert from Tokyo to London 9am", "clock_convert",
             #"{"time":"09:00","from":"Asia/Tokyo","to":"Europe/London"}"#),
+        call(
+            "America/Los_Angeles 9am, what time in Tokyo", "clock_convert",
+            #"{"time":"09:00","from":"America/Los_Angeles","to":"Asia/Tokyo"}"#),
+        call(
+            "it is 9am in London, what time is it in Tokyo for my friend from Paris", "clock_convert",
+            #"{"time":"09:00","from":"Europe/London","to":"Asia/Tokyo"}"#),
         call("which day of the week was 1969-07-20", "clock_weekday", #"{"date":"1969-07-20"}"#),
         call("what day of the week is 2027-01-01", "clock_weekday", #"{"date":"2027-01-01"}"#),
         call("what day was July 20, 1969", "clock_weekday", #"{"date":"1969-07-20"}"#),
@@ -353,6 +359,12 @@ enum RouterCorpus {
         // Issue #64: quoted, the value went to the title (the case above only tried it unquoted).
         none(#"update note 2 description to "bring insurance card""#),
         none("update note 2 description: bring insurance card"),
+        // An old value and a new one: asked for (the old one was written as the new title).
+        none(#"rename note 4 from "Shopping" to "Groceries""#),
+        none(#"update note 4 title from "Shopping" to "Groceries""#),
+        none(#"replace "Shopping" with "Groceries" in note 4"#),
+        // A change keeps its numbers as written: note 5, never note 70.
+        change("delete note 5 feet 10 inches", "notes_delete", #"{"id":5}"#),
     ]
 
     // MARK: Written after the router's changes for issue #34, counted on their first run (see BENCHMARKS.md)

@@ -30,14 +30,27 @@ enum ModelSchema {
                     (key: $0.key, value: forModel($0.value, depth: depth + 1))
                 }
                 kept.append((key, members.map { .object(JSONObject($0)) } ?? value))
-            case "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames":
+            case "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "additionalItems",
+                "unevaluatedItems", "unevaluatedProperties":
                 kept.append((key, forModel(value, depth: depth + 1)))
-            case "allOf", "anyOf", "oneOf", "prefixItems":
-                kept.append((key, value.arrayValue.map { .array($0.map { forModel($0, depth: depth + 1) }) } ?? value))
+            case "allOf", "anyOf", "oneOf", "prefixItems", "items":  // `items` may be a list (older drafts)
+                kept.append(
+                    (
+                        key,
+                        value.arrayValue.map { .array($0.map { forModel($0, depth: depth + 1) }) }
+                            ?? forModel(value, depth: depth + 1)
+                    ))
+            case "dependencies":  // schemas, or lists of names
+                let members = value.objectValue?.members.map {
+                    (key: $0.key, value: forModel($0.value, depth: depth + 1))
+                }
+                kept.append((key, members.map { .object(JSONObject($0)) } ?? value))
             default:
                 kept.append((key, value))
             }
         }
+        // Without its patternProperties, "additionalProperties": false would leave a grammar only `{}`.
+        if object["patternProperties"] != nil { kept.removeAll { $0.key == "additionalProperties" } }
         guard !said.isEmpty else { return .object(JSONObject(kept)) }
         let sentence = said.joined(separator: "; ")
         if let index = kept.firstIndex(where: { $0.key == "description" }), let text = kept[index].value.stringValue {
@@ -66,6 +79,9 @@ enum ModelSchema {
         case "format": return value.stringValue.map { "format \(String($0.prefix(40)))" }
         case "pattern":
             return value.stringValue.map { $0.count <= 120 ? "matching the pattern \($0)" : "matching a pattern" }
+        case "patternProperties":
+            let patterns = value.objectValue?.keys.filter { $0.count <= 60 }.prefix(5).joined(separator: ", ") ?? ""
+            return patterns.isEmpty ? "members named by a pattern" : "members whose names match \(patterns)"
         default: return nil
         }
     }

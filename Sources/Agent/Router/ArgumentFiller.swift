@@ -246,6 +246,8 @@ struct ArgumentFiller {
             // "the body of note 1 to eggs" → "eggs".
             var value = withoutReferences(field.value).trimmingCharacters(in: .whitespaces)
             if value.lowercased().hasPrefix("to ") { value = Self.unquoted(String(value.dropFirst(3))) }
+            // `title from "Shopping" to "Groceries"`: an old value and a new one — asked for, never both written.
+            if takesIdentifier, Self.quotedSpans(in: value) >= 2 { return field.name }
             if isContent(value) {
                 if arguments[field.name] == nil { arguments[field.name] = .string(Self.trimmed(value)) }
             } else if field.explicit {
@@ -273,8 +275,9 @@ struct ArgumentFiller {
         let found = RouterRequest.payload(in: rest)
         let payload = found?.text
         if let found, takesIdentifier, labelled.fields.isEmpty,
-            isContent(withoutReferences(String(rest[..<found.range.lowerBound])))
+            isContent(withoutReferences(String(rest[..<found.range.lowerBound]))) || Self.quotedSpans(in: rest) >= 2
         {
+            // Also `rename note 4 from "Shopping" to "Groceries"`: two quoted values, the first the old one.
             // A quoted (or after-colon) value for a change, after words that are not the action: "update note 2
             // description to "…"" names an argument this tool does not have — asked for, never put in another.
             value = nil
@@ -301,6 +304,15 @@ struct ArgumentFiller {
             return first
         }
         return names.first { required.contains($0) && arguments[$0] == nil }
+    }
+
+    /// How many quoted spans a text holds ("…", “…”, '…', and an arrow between two values counts as two).
+    static func quotedSpans(in text: String) -> Int {
+        var count = 0
+        for pattern in [#""[^"]+""#, #"“[^”]+”"#, #"(?<![\w])'[^']+'(?![\w])"#] {
+            count += ArgumentText.matchesWithOffsets(pattern, in: text).count
+        }
+        return text.contains("→") || text.contains("->") ? max(count, 2) : count
     }
 
     /// Whether an argument's name says it is where something comes from (`from`, `source_zone`, `origin`).

@@ -16,10 +16,12 @@ enum Arithmetic {
         (#"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b"#, " ; "),
         (#"(\d)\s*,\s*(\d{3})\b"#, "$1$2"),  // 1,200 → 1200
         (#"[$€£¥]\s*(\d)"#, "$1"),  // $45 → 45: the amount, not its currency
-        // "20% tip on a 45 bill", "8% tax on 120", "15 percent of the 80": a share of what follows.
+        // "20% tip on a 45 bill", "8% tax on 120", "15 percent of the 80": a share of the amount the request ends
+        // with ("5% interest for 2 years on 1000" is not one).
         (
-            #"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+(?:(?:tip|tax|vat|service|gratuity|commission|interest|"#
-                + #"discount)\s+)?(?:on|of|for)\s+(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)"#, "$1/100*$2"
+            #"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+(?:(?:tip|tax|vat|service|gratuity|commission)\s+)?"#
+                + #"(?:on|of|for)\s+(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)(?=\s*(?:bill|total|check|order|meal|"#
+                + #"purchase|invoice)?\s*[?.!]*\s*$)"#, "$1/100*$2"
         ),
         (#"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+of\s+"#, "$1/100*"),
         (#"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"#, "($1/100)"),

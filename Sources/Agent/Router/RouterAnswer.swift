@@ -122,7 +122,7 @@ enum RouterAnswer {
             return min(places, 12)
         }
         if text.range(
-            of: #"\b(?:rounded|round it|round that|nearest whole(?: number)?|whole number)\b"#,
+            of: #"\b(?:rounded|round it|round that|to the nearest whole(?: number)?)\b"#,
             options: .regularExpression) != nil
         {
             return 0
@@ -133,7 +133,10 @@ enum RouterAnswer {
     /// A number rounded to `places` decimals, without trailing zeros after the point.
     static func format(_ value: JSONValue, places: Int) -> String {
         guard let number = value.doubleValue, number.isFinite, abs(number) < 1e15 else { return format(value) }
-        var text = String(format: "%.\(places)f", number)
+        // Halves away from zero, as a person rounds (printf rounds them to even: 2.5 → 2).
+        let scale = Foundation.pow(10, Double(places))
+        let rounded = (number * scale).rounded(.toNearestOrAwayFromZero) / scale
+        var text = String(format: "%.\(places)f", rounded)
         if text.contains(".") {
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }

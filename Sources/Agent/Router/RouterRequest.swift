@@ -38,10 +38,10 @@ struct RouterRequest {
         self.payload = payload?.text
         // Only the first 2,000 characters are read for arguments: a request is a sentence, and every reader
         // below is linear in what it is given.
-        let head = Self.combiningQuantities(
-            Lexicon.digits(
-                String(
-                    (payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000))))
+        let written = Lexicon.digits(
+            String((payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000)))
+        // A request for a change keeps its numbers as written ("delete note 5 feet 10 inches" is note 5, or nothing).
+        let head = Lexicon.requestedChanges(in: written).isEmpty ? Self.combiningQuantities(written) : written
         self.head = head
         numbers = Self.numbers(in: head)
         zones = ZoneNames.mentions(in: head)
@@ -61,7 +61,7 @@ struct RouterRequest {
     static let compoundUnits: [(large: String, small: String, factor: Double, name: String)] = [
         (#"(?:feet|foot|ft)"#, #"(?:inches|inch|in)"#, 12, "inches"),
         (#"(?:pounds|pound|lbs|lb)"#, #"(?:ounces|ounce|oz)"#, 16, "ounces"),
-        (#"(?:stone|st)"#, #"(?:pounds|pound|lbs|lb)"#, 14, "pounds"),
+        (#"stone"#, #"(?:pounds|pound|lbs|lb)"#, 14, "pounds"),
         (#"(?:hours|hour|hrs|hr|h)"#, #"(?:minutes|minute|mins|min)"#, 60, "minutes"),
         (#"(?:minutes|minute|mins|min)"#, #"(?:seconds|second|secs|sec|s)"#, 60, "seconds"),
         (#"(?:metres|meters|metre|meter|m)"#, #"(?:centimetres|centimeters|centimetre|centimeter|cm)"#, 100, "cm"),
@@ -75,6 +75,15 @@ struct RouterRequest {
                 + #"\b"#
             for match in ArgumentText.groupsWithOffsets(pattern, in: result).reversed() {
                 guard let large = Double(match.groups[0]), let small = Double(match.groups[1]) else { continue }
+                // A number that names an item ("note 5", "#5", "id 5") is no quantity.
+                let before = String(result.utf16.prefix(match.offset)) ?? ""
+                let previous = Lexicon.words(Lexicon.fold(before)).last ?? ""
+                if before.trimmingCharacters(in: .whitespaces).hasSuffix("#")
+                    || ["note", "notes", "task", "tasks", "item", "items", "id", "number", "no", "nr"].contains(
+                        previous)
+                {
+                    continue
+                }
                 let total = large * unit.factor + small
                 let number = total.rounded() == total ? String(Int64(total)) : String(total)
                 let start = String.Index(utf16Offset: match.offset, in: result)
@@ -95,13 +104,28 @@ struct RouterRequest {
         }
         if let colon = text.range(of: #":(?!\d)"#, options: .regularExpression) {
             let rest = text[colon.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
-            // "date1: 2026-01-01 date2: 2026-12-25" is a list of labelled values, not one text after a colon.
+            // "date1: 2026-01-01 date2: 2026-12-25" is a list of labelled values, not one text after a colon: labels
+            // that are argument names (a digit or an underscore in them), before this colon and again after it.
+            // ("Dear John: I am leaving" after "this:" is text.)
+            let label = String(
+                text[..<colon.lowerBound].reversed().prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                    .reversed())
             let labelled =
-                text[..<colon.lowerBound].range(of: #"[A-Za-z]\w*_?\d*$"#, options: .regularExpression) != nil
-                && rest.range(of: #"(?:^|\s)[A-Za-z]\w*:\s"#, options: .regularExpression) != nil
+                Self.isArgumentLabel(label)
+                && rest.split(whereSeparator: \.isWhitespace).contains {
+                    $0.hasSuffix(":") && Self.isArgumentLabel(String($0.dropLast()))
+                }
             if !rest.isEmpty, !labelled { return (rest, colon.lowerBound..<text.endIndex) }
         }
         return nil
+    }
+
+    /// Whether a word looks like an argument's name written as a label: a letter first, then letters, digits or
+    /// underscores, with a digit or an underscore among them (`date1`, `start_date`).
+    static func isArgumentLabel(_ word: String) -> Bool {
+        guard let first = word.first, first.isASCII, first.isLetter, word.count <= 64 else { return false }
+        return word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            && word.contains { $0.isNumber || $0 == "_" }
     }
 
     /// Numbers in the order written, not those inside dates, clock times or zone names.
@@ -178,22 +202,32 @@ struct RouterRequest {
         -> String?
     {
         guard zones.count >= 2 else { return nil }
+        // "from X to Y" says it; else the zone written next to the time ("it is 9am in London"); else "from X".
         let words = Lexicon.words(Lexicon.fold(head))
-        if let explicit = zones.first(where: {
-            $0.position > 0 && words.indices.contains($0.position - 1)
-                && words[$0.position - 1] == "from"
-        }) {
-            return explicit.zone
+        func preceded(_ mention: ZoneNames.Mention, by markers: Set<String>) -> Bool {
+            mention.position > 0 && words.indices.contains(mention.position - 1)
+                && markers.contains(words[mention.position - 1])
         }
-        guard let time = times.first else { return nil }
-        let lowered = head.lowercased()
-        let offset = min(max(0, time.offset), lowered.utf16.count)
-        let prefix = String(lowered[..<String.Index(utf16Offset: offset, in: lowered)])
-        let position = Lexicon.words(Lexicon.fold(prefix)).count
-        // The nearest within three words; at equal distance the one after the time ("it is 9am in London").
-        let near = zones.map { (zone: $0.zone, distance: abs($0.position - position), after: $0.position >= position) }
-            .filter { $0.distance <= 3 }
-        return near.min { ($0.distance, $0.after ? 0 : 1) < ($1.distance, $1.after ? 0 : 1) }?.zone
+        let from = zones.first { preceded($0, by: ["from"]) }
+        if let from, zones.contains(where: { $0 != from && preceded($0, by: ["to", "into"]) }) { return from.zone }
+        if let time = times.first {
+            let offset = min(max(0, time.offset), head.utf16.count)
+            let prefix = String(head[..<String.Index(utf16Offset: offset, in: head)])
+            // Counted as ZoneNames counts: a written-out zone id ("America/Los_Angeles") is one word.
+            var position = Lexicon.words(Lexicon.fold(prefix)).count
+            for id in ArgumentText.matches(#"\b[A-Za-z][A-Za-z_\-]+(?:/[A-Za-z_\-]+){1,2}\b"#, in: prefix)
+            where TimeZone(identifier: id) != nil {
+                position -= max(0, Lexicon.words(Lexicon.fold(id)).count - 1)
+            }
+            // The nearest within three words; at equal distance the one after the time.
+            let near = zones.map {
+                (zone: $0.zone, distance: abs($0.position - position), after: $0.position >= position)
+            }.filter { $0.distance <= 3 }
+            if let zone = near.min(by: { ($0.distance, $0.after ? 0 : 1) < ($1.distance, $1.after ? 0 : 1) })?.zone {
+                return zone
+            }
+        }
+        return from?.zone
     }
 
     /// Clock times in the order written, with where each starts (UTF-16 offset in the lowered text).
