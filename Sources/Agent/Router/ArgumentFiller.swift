@@ -277,9 +277,9 @@ struct ArgumentFiller {
         if let found, takesIdentifier, labelled.fields.isEmpty,
             isContent(withoutReferences(String(rest[..<found.range.lowerBound]))) || Self.quotedSpans(in: rest) >= 2
         {
-            // Also `rename note 4 from "Shopping" to "Groceries"`: two quoted values, the first the old one.
             // A quoted (or after-colon) value for a change, after words that are not the action: "update note 2
             // description to "…"" names an argument this tool does not have — asked for, never put in another.
+            // So are two quoted values (`rename note 4 from "Shopping" to "Groceries"`: the first is the old one).
             value = nil
         } else if let payload, labelled.fields.isEmpty || !takesIdentifier {
             value = payload

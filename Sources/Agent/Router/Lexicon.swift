@@ -82,7 +82,8 @@ enum Lexicon {
         (["clock"], #"\bo'?clock\b"#, "oclock"),
         (["to-do", "to do"], #"\bto-?do\b"#, "todo"),
         // "what time is it", "what's the time": the time now.
-        (["what time is it", "the time"], #"\b(?:what time is it|what(?:'s| is) the time)\b"#, "what time timenow"),
+        // (Read after folding, which drops apostrophes: "what's" is "whats".)
+        (["what time is it", "the time"], #"\b(?:what time is it|what(?:s| is) the time)\b"#, "what time timenow"),
     ]
 
     /// `phrases`, compiled once.

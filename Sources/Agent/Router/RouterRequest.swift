@@ -16,8 +16,9 @@ struct RouterRequest {
     let zones: [ZoneNames.Mention]
     let dates: [String]
     let times: [String]
-    /// The zone a clock time is given in, when two or more zones are named: the one after "from", else the one
-    /// written next to the first time ("9am in London", "London 9am"). Nil when nothing says.
+    /// The zone a clock time is given in, when two or more zones are named: X of "from X to Y", else the one
+    /// written next to the first time ("9am in London", "London 9am"), else the one after "from". Nil when nothing
+    /// says.
     let sourceZone: String?
     let expression: String?
     let changes: Set<Lexicon.Change>
