@@ -10,7 +10,7 @@ package struct SkillSelector: Sendable {
         let termFrequencies: [String: Int]
         let length: Int
         /// Its arguments, when some take what a request can hold on its own (arithmetic, a choice, a zone, a date
-        /// or time): the same evidence the offline router weighs.
+        /// or time, a text): the evidence the offline router weighs, and text given as such.
         let properties: JSONObject?
     }
 
