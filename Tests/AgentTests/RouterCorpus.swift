@@ -261,6 +261,9 @@ enum RouterCorpus {
     // MARK: Nothing here can serve these
 
     static let unanswerable: [Case] = [
+        // A percentage without the amount it is of (issue #64's review: 0.05 and 0.15 were answered).
+        none("what's 5% interest for 2 years on $1000"),
+        none("what's 15% off $80"),
         none("write me a poem about autumn"),
         none("what's the weather in Paris"),
         none("tell me a joke"),

@@ -60,7 +60,11 @@ enum Arithmetic {
         for (pattern, replacement) in rewrites {
             lowered = lowered.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
         }
-        return longestRun(in: tokens(lowered))
+        let run = longestRun(in: tokens(lowered))
+        // A percentage alone is no sum: "5% interest for 2 years on 1000", "15% off 80" would answer 0.05 and 0.15
+        // (the share of what was never said); nothing matches is the honest answer.
+        if let run, run.range(of: #"^\(\d+(?:\.\d+)?/100\)$"#, options: .regularExpression) != nil { return nil }
+        return run
     }
 
     enum Token: Equatable {
