@@ -335,6 +335,12 @@ struct ModelSchemaTests {
                     + #" "additionalProperties": false, "items": [{"type": "string", "maxLength": 3}]}"#))
         #expect(mapped["additionalProperties"] == nil && mapped["description"] == "members whose names match ^x_")
         #expect(!mapped.jsonText.contains("maxLength"), "\(mapped.jsonText)")
+        // A stranger's schema nested past 64 levels is sent as it is below that depth, not walked further.
+        var deep: JSONValue = ["type": "string", "maxLength": 5]
+        for _ in 0..<300 { deep = ["type": "object", "properties": ["x": deep]] }
+        let walked = ModelSchema.forModel(deep)
+        #expect(walked.jsonText.contains("maxLength"), "the part below 64 levels is left as it was")
+        #expect(walked["properties"]?["x"]?["type"] == "object")
         // What the model is sent with every request.
         let body = OpenAIProvider.body(
             ModelRequest(

@@ -57,10 +57,8 @@ struct ABIv11Tests {
         #expect(context.stderr.contains("[v11] ready"), "\(context.stderr)")
     }
 
-    /// `snapshot`: the plugin's state as an object, taken in-process and from a worker alike; none for a plugin
-    /// without one.
-    @Test(arguments: [false, true])
-    func snapshotsAreTaken(isolated: Bool) async throws {
+    /// A registry with a data folder of its own; `isolated`: every plugin in a worker process.
+    static func registry(isolated: Bool) throws -> SkillRegistry {
         var configuration = SkillRegistry.Configuration(
             dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-data")))
         if isolated {
@@ -68,7 +66,14 @@ struct ABIv11Tests {
             isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
             configuration.isolation = isolation
         }
-        let registry = try SkillRegistry(configuration: configuration)
+        return try SkillRegistry(configuration: configuration)
+    }
+
+    /// `snapshot`: the plugin's state as an object, taken in-process and from a worker alike; none for a plugin
+    /// without one.
+    @Test(arguments: [false, true])
+    func snapshotsAreTaken(isolated: Bool) async throws {
+        let registry = try Self.registry(isolated: isolated)
         defer { registry.shutdown() }
         let folder = Paths.temporaryDirectory("abi11-snapshot")
         _ = try registry.load(file: try Fixture.compileFile("v11.c", into: folder)).get()
@@ -83,14 +88,7 @@ struct ABIv11Tests {
     /// in this host — in process and in a worker, snapshot included.
     @Test(arguments: [false, true])
     func aPluginBuiltAgainstTheFrozenV1_1HeaderLoads(isolated: Bool) async throws {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-frozen-data")))
-        if isolated {
-            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
-            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
-            configuration.isolation = isolation
-        }
-        let registry = try SkillRegistry(configuration: configuration)
+        let registry = try Self.registry(isolated: isolated)
         defer { registry.shutdown() }
         let source = try String(contentsOfFile: Paths.fixtures + "/v11.c", encoding: .utf8)
         let plugin = try Fixture.compile(

@@ -172,9 +172,7 @@ struct DocsTests {
                 .first)
         let work = Paths.temporaryDirectory("docs-tour")
         // A busy machine's worker start for the plugin the tour builds (the tour is not about start deadlines).
-        try FileManager.default.createDirectory(atPath: work + "/config/skillhost", withIntermediateDirectories: true)
-        try #"{"isolation": {"start_timeout_ms": 120000}}"#.write(
-            toFile: work + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        try givePatientWorkerStarts(home: work)
         try FileManager.default.createDirectory(atPath: work + "/.build", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: work + "/.build/debug", withDestinationPath: Paths.products)
         try FileManager.default.createSymbolicLink(

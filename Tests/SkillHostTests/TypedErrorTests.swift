@@ -79,12 +79,9 @@ struct TypedErrorTests {
         #expect(throws: SignatureError.errorNotLast("e")) { try TypedSignature.parse("double f(error e, error g)") }
     }
 
-    /// A home whose config gives a worker a busy machine's start (the default 5 s is not what these tests are about).
     static func patientHome(_ name: String) throws -> String {
         let home = Paths.temporaryDirectory(name)
-        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
-        try #"{"isolation": {"start_timeout_ms": 120000}}"#.write(
-            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        try givePatientWorkerStarts(home: home)
         return home
     }
 

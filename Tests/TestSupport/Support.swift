@@ -134,6 +134,14 @@ package func cliEnvironment(home: String, _ extra: [String: String?] = [:]) -> [
     return environment
 }
 
+/// Writes a config.json into `home`'s config folder (as `cliEnvironment(home:)` names it) that gives a worker a busy
+/// machine's start (120 s), for tests that start workers through the binary and are not about start deadlines.
+package func givePatientWorkerStarts(home: String) throws {
+    try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+    try #"{"isolation": {"start_timeout_ms": 120000}}"#.write(
+        toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+}
+
 /// This process's environment with HOME and the XDG folders the person running the suite had (the test bundle
 /// points its own at an empty folder that no test may write to, see Tests/CTestSandbox), for the one tool whose
 /// cache belongs to that person: pip, so llama-cpp-python is built from source once per machine, not per run.

@@ -42,7 +42,10 @@ struct RouterRequest {
         let written = Lexicon.digits(
             String((payload.map { original.replacingCharacters(in: $0.range, with: " ") } ?? original).prefix(2000)))
         // A request for a change keeps its numbers as written ("delete note 5 feet 10 inches" is note 5, or nothing).
-        let head = Lexicon.requestedChanges(in: written).isEmpty ? Self.combiningQuantities(written) : written
+        // (Combining rewrites only numbers and units, never the words that ask for a change.)
+        let changes = Lexicon.requestedChanges(in: written)
+        self.changes = changes
+        let head = changes.isEmpty ? Self.combiningQuantities(written) : written
         self.head = head
         numbers = Self.numbers(in: head)
         zones = ZoneNames.mentions(in: head)
@@ -53,7 +56,6 @@ struct RouterRequest {
         expression =
             Arithmetic.expression(in: head)
             ?? payload.flatMap { Arithmetic.expression(in: String($0.text.prefix(2000))) }
-        changes = Lexicon.requestedChanges(in: head)
     }
 
     /// Quantities written in two units, as people write heights, weights and durations ("5 feet 10 inches",
