@@ -284,14 +284,15 @@ static int calculate(void *state, const skill_call_api *api, skill_call *call, c
 }
 
 static const skill_descriptor skills[] = {
-    SKILL_JSON_OUTPUT("calculator", "Calculator",
+    SKILL_JSON_ANSWER("calculator", "Calculator",
                "Evaluates an arithmetic expression exactly: + - * / ^ %, parentheses, unary minus, decimals, "
                "sqrt, sin, cos, tan (radians), log (base 10), ln, abs, and the constants pi and e. "
                "Use it for any calculation instead of computing in your head. Returns the number.",
                "{\"type\":\"object\",\"properties\":{\"expression\":{\"type\":\"string\",\"minLength\":1,"
                "\"maxLength\":4096,\"description\":\"The expression, e.g. (23+7)*2 or sqrt(2)^2\"}},"
                "\"required\":[\"expression\"],\"additionalProperties\":false}",
-               "{\"type\":\"number\"}", SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, calculate),
+               "{\"type\":\"number\"}", "{args.expression} = {result}", SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT,
+               calculate),
 };
 
 SKILL_PLUGIN("calculator", "1.0.0", "Arithmetic with a real expression parser", skills)

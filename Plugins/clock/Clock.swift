@@ -100,6 +100,8 @@ struct ClockNow: SwiftSkill {
         "weekday":{"type":"string"}},"required":["date","iso8601","time","time_zone","utc_offset","weekday"]}
         """
     static var flags: SwiftSkillFlags { [] }
+    static let answer: String? =
+        "It's {time|time} on {weekday} {date|date} in {time_zone|place} (UTC{utc_offset|offset})."
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> ZonedTime {
         let name = arguments.timeZone ?? callerZone(context) ?? "UTC"
@@ -133,6 +135,9 @@ struct ClockConvert: SwiftSkill {
         "required":["time","from","to"],"additionalProperties":false}
         """
     static let outputSchema: String? = ClockNow.outputSchema
+    static let answer: String? =
+        "{args.time|time} in {args.from|place} is {time|time} on {weekday} {date|date} in {time_zone|place} "
+        + "(UTC{utc_offset|offset})."
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> ZonedTime {
         let source = try zone(arguments.from)
@@ -168,6 +173,7 @@ struct ClockWeekday: SwiftSkill {
         """
     static let outputSchema: String? =
         #"{"type":"string","enum":["Monday","Tuesday","Wednesday","Thursday","Friday","Saturday","Sunday"]}"#
+    static let answer: String? = "{args.date|date} is a {result}."
 
     static func call(_ arguments: Arguments, context: SkillContext) throws -> String {
         let formatter = DateFormatter()

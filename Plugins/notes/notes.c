@@ -427,10 +427,10 @@ static int notes_restore(void *state, const skill_call_api *api, skill_call *cal
 #define NOTES "{\"type\":\"array\",\"items\":" NOTE "}"
 #define DELETED "{\"type\":\"object\",\"properties\":{\"deleted\":{\"type\":\"integer\"}},\"required\":[\"deleted\"]}"
 static const skill_descriptor skills[] = {
-    SKILL_JSON_OUTPUT("notes_add", "Add a note", "Saves a new note with a title and a body. Returns the note with its id.",
+    SKILL_JSON_ANSWER("notes_add", "Add a note", "Saves a new note with a title and a body. Returns the note with its id.",
                "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},"
                "\"body\":{\"type\":\"string\",\"default\":\"\"}},\"required\":[\"title\"],\"additionalProperties\":false}",
-               NOTE, SKILL_RISK_MUTATING, 0, notes_add),
+               NOTE, "Added note {id}: {title}.", SKILL_RISK_MUTATING, 0, notes_add),
     SKILL_JSON_OUTPUT("notes_list", "List notes", "Lists every saved note (id, title, body, dates).",
                "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NOTES, SKILL_RISK_READ_ONLY,
                SKILL_IDEMPOTENT, notes_list),
@@ -438,19 +438,19 @@ static const skill_descriptor skills[] = {
                "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"minLength\":1}},"
                "\"required\":[\"query\"],\"additionalProperties\":false}",
                NOTES, SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, notes_list),
-    SKILL_JSON_OUTPUT("notes_update", "Update a note", "Changes the title and/or body of a note. Can be undone.",
+    SKILL_JSON_ANSWER("notes_update", "Update a note", "Changes the title and/or body of a note. Can be undone.",
                "{\"type\":\"object\",\"properties\":{" ID ",\"title\":{\"type\":\"string\",\"minLength\":1},"
                "\"body\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}",
-               NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_update),
-    SKILL_JSON_OUTPUT("notes_delete", "Delete a note", "Deletes a note for good (the shell's /undo restores it).",
+               NOTE, "Updated note {id}: {title}.", SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_update),
+    SKILL_JSON_ANSWER("notes_delete", "Delete a note", "Deletes a note for good (the shell's /undo restores it).",
                "{\"type\":\"object\",\"properties\":{" ID "," EXPECT "},\"required\":[\"id\"],"
                "\"additionalProperties\":false}",
-               DELETED, SKILL_RISK_DESTRUCTIVE, SKILL_IDEMPOTENT, notes_delete),
-    SKILL_JSON_OUTPUT("notes_restore", "Restore a note", "Puts a note back exactly as given (used to undo changes).",
+               DELETED, "Deleted note {deleted}.", SKILL_RISK_DESTRUCTIVE, SKILL_IDEMPOTENT, notes_delete),
+    SKILL_JSON_ANSWER("notes_restore", "Restore a note", "Puts a note back exactly as given (used to undo changes).",
                "{\"type\":\"object\",\"properties\":{" ID ",\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"},"
                "\"created\":{\"type\":\"string\"},\"updated\":{\"type\":\"string\"}," EXPECT "},"
                "\"required\":[\"id\",\"title\",\"body\"]}",
-               NOTE, SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
+               NOTE, "Restored note {id}: {title}.", SKILL_RISK_MUTATING, SKILL_IDEMPOTENT, notes_restore),
 };
 
 /* The state a model should know before it acts (ABI 1.1 snapshot): how many notes there are and the five most

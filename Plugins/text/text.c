@@ -132,22 +132,23 @@ static int text_summary(void *state, const skill_call_api *api, skill_call *call
 }
 
 static const skill_descriptor skills[] = {
-    SKILL_JSON_OUTPUT("text_stats", "Text statistics",
+    SKILL_JSON_ANSWER("text_stats", "Text statistics",
                "Counts the words, characters (Unicode code points), lines and sentences of a text.",
                "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"maxLength\":1048576}},"
                "\"required\":[\"text\"],\"additionalProperties\":false}",
                "{\"type\":\"object\",\"properties\":{\"words\":{\"type\":\"integer\"},\"characters\":{\"type\":\"integer\"},"
                "\"lines\":{\"type\":\"integer\"},\"sentences\":{\"type\":\"integer\"}},"
                "\"required\":[\"words\",\"characters\",\"lines\",\"sentences\"]}",
-               SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, text_stats),
-    SKILL_JSON_OUTPUT("text_summary", "Summarise text",
+               "{words|plural:word}, {characters|plural:character}, {lines|plural:line}, "
+               "{sentences|plural:sentence}.", SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, text_stats),
+    SKILL_JSON_ANSWER("text_summary", "Summarise text",
                "Extractive summary: returns the first N sentences of a text (default 3), and how many it has.",
                "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"maxLength\":1048576},"
                "\"sentences\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":3}},"
                "\"required\":[\"text\"],\"additionalProperties\":false}",
                "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":\"string\"},\"sentences\":{\"type\":\"integer\"},"
                "\"of\":{\"type\":\"integer\"}},\"required\":[\"summary\",\"sentences\",\"of\"]}",
-               SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, text_summary),
+               "The first {sentences} of {of} sentences: {summary}", SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, text_summary),
 };
 
 SKILL_PLUGIN("text", "1.0.0", "Word counts and extractive summaries", skills)

@@ -128,10 +128,12 @@ static void free_string(char *s) { free(s); }
     "\"required\":[\"value\",\"from\",\"to\"],\"additionalProperties\":false}"
 
 static const skill_descriptor skills[] = {
-    SKILL_TYPED("celsius_to_fahrenheit", "Celsius to Fahrenheit", "Converts a temperature from °C to °F.",
-                "double celsius_to_fahrenheit(double celsius)", celsius_to_fahrenheit),
-    SKILL_TYPED("fahrenheit_to_celsius", "Fahrenheit to Celsius", "Converts a temperature from °F to °C.",
-                "double fahrenheit_to_celsius(double fahrenheit)", fahrenheit_to_celsius),
+    SKILL_TYPED_ANSWER("celsius_to_fahrenheit", "Celsius to Fahrenheit", "Converts a temperature from °C to °F.",
+                       "double celsius_to_fahrenheit(double celsius)", celsius_to_fahrenheit,
+                       "{args.celsius} °C = {result} °F"),
+    SKILL_TYPED_ANSWER("fahrenheit_to_celsius", "Fahrenheit to Celsius", "Converts a temperature from °F to °C.",
+                       "double fahrenheit_to_celsius(double fahrenheit)", fahrenheit_to_celsius,
+                       "{args.fahrenheit} °F = {result} °C"),
     SKILL_TYPED_SCHEMA("convert_temperature", "Convert temperature",
                        "Converts a temperature between Celsius (c), Fahrenheit (f) and Kelvin (k).",
                        TEMPERATURE_SCHEMA, "double convert_temperature(double value, string from, string to)",
@@ -144,8 +146,8 @@ static const skill_descriptor skills[] = {
                        convert_mass),
     SKILL_TYPED_SCHEMA("gcd", "Greatest common divisor", "Greatest common divisor of two integers.", GCD_SCHEMA,
                        "int64 gcd(int64 a, int64 b)", gcd),
-    SKILL_TYPED("is_prime", "Is prime", "Tells whether an integer is a prime number.", "bool is_prime(int64 n)",
-                is_prime),
+    SKILL_TYPED_ANSWER("is_prime", "Is prime", "Tells whether an integer is a prime number.", "bool is_prime(int64 n)",
+                       is_prime, "Is {args.n} prime: {result}."),
     SKILL_TYPED("slugify", "Slugify", "Turns text into a URL slug: lowercase ASCII words joined by '-'.",
                 "string slugify(string text)", slugify),
 };

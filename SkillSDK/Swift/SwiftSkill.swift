@@ -41,6 +41,9 @@ public protocol SwiftSkill {
     /// JSON Schema of the encoded `Output` (since ABI 1.1); nil declares none. The host validates every result
     /// against it and shows it to MCP clients.
     static var outputSchema: String? { get }
+    /// How a result reads as a sentence for people (since ABI 1.3), such as `"{args.expression} = {result}"`;
+    /// nil declares none. The slots and filters are those of `skill_descriptor.answer`.
+    static var answer: String? { get }
 
     /// Runs the skill. [thread-safe]: may run on several threads at once unless `flags` contains `.serial`.
     /// Throw `SkillFailure` for a sentence the user sees; other errors are reported by their description.
@@ -52,6 +55,7 @@ extension SwiftSkill {
     public static var flags: SwiftSkillFlags { [.idempotent] }
     public static var timeoutMilliseconds: UInt32 { 0 }
     public static var outputSchema: String? { nil }
+    public static var answer: String? { nil }
 }
 
 /// `SKILL_CAP_*`: what a plugin's code needs beyond computing (since ABI 1.1). Empty — the default — is none.

@@ -61,7 +61,8 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
             struct_size: UInt32(MemoryLayout<skill_descriptor>.size), id: keep(skill.id), title: keep(skill.title),
             description: keep(skill.description), input_schema: keep(skill.inputSchema), risk: skill.risk.rawValue,
             flags: skill.flags.rawValue, timeout_ms: skill.timeoutMilliseconds, invoke: invokeTrampoline,
-            signature: nil, function: nil, output_schema: skill.outputSchema.flatMap(keep))
+            signature: nil, function: nil, output_schema: skill.outputSchema.flatMap(keep),
+            answer: skill.answer.flatMap(keep))
     }
 
     /// The one C entry point for every Swift skill: finds the skill by `skill_id(call)` and runs it.

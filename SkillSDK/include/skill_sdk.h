@@ -47,7 +47,7 @@ extern "C" {
 
 /** ABI version implemented by this header. */
 #define SKILL_ABI_MAJOR 1
-#define SKILL_ABI_MINOR 2
+#define SKILL_ABI_MINOR 3
 
 /** Marks the plugin's entry point as exported (plugins build with -fvisibility=hidden). */
 #if defined(_WIN32)
@@ -172,6 +172,12 @@ typedef struct skill_descriptor {
     /** Since 1.1, optional: JSON Schema of the result. Checked at load; every result is validated against it (a
         mismatch turns the call into an error naming the path); MCP clients get it as outputSchema. */
     const char *output_schema;
+    /** Since 1.3, optional: how a result reads as a sentence, for people (the offline router's answer, a call's
+        card), e.g. "{args.expression} = {result}" or "Added note {id}: {title}". A slot names a member
+        of the result object ({total}, {owner.name}), the whole result ({result}) or an argument ({args.NAME}),
+        optionally through one filter: time, date, place, offset, count (docs/write-a-skill.md). At most 512
+        bytes and 16 slots; checked at load. A result missing a slot's value is shown as it is. NULL: none. */
+    const char *answer;
 } skill_descriptor;
 
 /**
@@ -282,18 +288,31 @@ typedef const skill_plugin *(*skill_plugin_entry_fn)(void);
 /** A JSON skill descriptor that declares the JSON Schema of its result (since 1.1). */
 #define SKILL_JSON_OUTPUT(id, title, description, input_schema, output_schema, risk, flags, invoke_fn)              \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
-      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema) }
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), NULL }
 
 /** A typed, read-only, idempotent skill descriptor; the schema is generated from the signature. */
 #define SKILL_TYPED(id, title, description, signature, fn)                                                          \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), NULL, (uint32_t)SKILL_RISK_READ_ONLY,     \
-      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL }
+      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, NULL }
 
 /** A typed skill with a declared input schema (adds descriptions, enums, bounds); it must agree with the
     signature: the same properties, compatible types, all required. */
 #define SKILL_TYPED_SCHEMA(id, title, description, input_schema, signature, fn)                                     \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema),                           \
-      (uint32_t)SKILL_RISK_READ_ONLY, (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL }
+      (uint32_t)SKILL_RISK_READ_ONLY, (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, \
+      NULL }
+
+/** A JSON skill descriptor with every field but the timeout (since 1.3): the result's schema (or NULL) and how a
+    result reads as a sentence (or NULL). */
+#define SKILL_JSON_ANSWER(id, title, description, input_schema, output_schema, answer, risk, flags, invoke_fn)       \
+    { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), (answer) }
+
+/** A typed, read-only, idempotent skill descriptor with how its result reads as a sentence (since 1.3), such as
+    "{args.date1} to {args.date2} is {result} days". */
+#define SKILL_TYPED_ANSWER(id, title, description, signature, fn, answer)                                           \
+    { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), NULL, (uint32_t)SKILL_RISK_READ_ONLY,     \
+      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, (answer) }
 
 /** Number of elements of a static array. */
 #define SKILL_COUNT(array) ((uint32_t)(sizeof(array) / sizeof((array)[0])))

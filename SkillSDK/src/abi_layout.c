@@ -24,7 +24,6 @@ _Static_assert(offsetof(skill_plugin, read_paths) == 80, "skill_plugin.read_path
 _Static_assert(offsetof(skill_plugin, snapshot) == 88, "skill_plugin.snapshot moved");
 _Static_assert(sizeof(skill_plugin) == 96, "skill_plugin v1.1 size changed");
 _Static_assert(offsetof(skill_descriptor, output_schema) == 80, "skill_descriptor.output_schema moved");
-_Static_assert(sizeof(skill_descriptor) == 88, "skill_descriptor v1.1 size changed");
 _Static_assert(offsetof(skill_call_api, context) == 64, "skill_call_api.context moved");
 _Static_assert(sizeof(skill_call_api) == 72, "skill_call_api v1.1 size changed");
 _Static_assert(offsetof(skill_host, log_with) == 40, "skill_host.log_with moved");
@@ -33,4 +32,7 @@ _Static_assert(sizeof(skill_host) == 48, "skill_host v1.1 size changed");
 _Static_assert(offsetof(skill_error, code) == 4, "skill_error.code moved");
 _Static_assert(offsetof(skill_error, message) == 8, "skill_error.message moved");
 _Static_assert(sizeof(skill_error) == 520, "skill_error size changed");
+/* since 1.3: at the v1.2 end of skill_descriptor (88) */
+_Static_assert(offsetof(skill_descriptor, answer) == 88, "skill_descriptor.answer moved");
+_Static_assert(sizeof(skill_descriptor) == 96, "skill_descriptor v1.3 size changed");
 #endif

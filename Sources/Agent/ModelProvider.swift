@@ -13,10 +13,17 @@ package struct ToolDefinition: Sendable, Equatable {
     /// What a call can change. The offline router calls a mutating or destructive tool only when the request
     /// asks for that change; a tool built without a risk counts as mutating.
     package let risk: SkillRisk
+    /// How a result reads as a sentence for people (the skill's declared template), nil when it declares none.
+    package let answer: AnswerTemplate?
+    /// JSON Schema of the result, for the titles of its members; nil when none is declared.
+    package let output: JSONValue?
 
     package init(
-        name: String, description: String, parameters: JSONValue, title: String? = nil, risk: SkillRisk = .mutating
+        name: String, description: String, parameters: JSONValue, title: String? = nil, risk: SkillRisk = .mutating,
+        answer: AnswerTemplate? = nil, output: JSONValue? = nil
     ) {
+        self.answer = answer
+        self.output = output
         self.name = name
         self.description = description
         self.parameters = parameters
@@ -28,7 +35,7 @@ package struct ToolDefinition: Sendable, Equatable {
     package init(_ skill: SkillInfo) {
         self.init(
             name: skill.id, description: skill.description, parameters: skill.inputSchema, title: skill.title,
-            risk: skill.risk)
+            risk: skill.risk, answer: skill.answer, output: skill.outputSchema)
     }
 }
 

@@ -23,6 +23,12 @@ enum WebEvent {
         stamped(["type": "answer", "html": .string(WebMarkdown.html(text)), "fresh": .bool(fresh)])
     }
 
+    /// An answer written as plain text (the offline router's), its lines kept; otherwise as `answer(markdown:)`.
+    static func answer(_ text: String, markdown: Bool, fresh: Bool = false) -> JSONValue {
+        guard !markdown else { return answer(markdown: text, fresh: fresh) }
+        return stamped(["type": "answer", "html": .string(WebMarkdown.plain(text)), "fresh": .bool(fresh)])
+    }
+
     /// Whether the last mutating call can be undone (the Undo button follows it).
     static func undoable(_ available: Bool) -> JSONValue {
         stamped(["type": "undoable", "available": .bool(available)])

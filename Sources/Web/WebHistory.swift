@@ -15,7 +15,11 @@ enum WebHistory {
             switch message.role {
             case .user: events.append(WebEvent.user(message.content))
             case .assistant:
-                if !message.content.isEmpty { events.append(WebEvent.answer(markdown: message.content, fresh: true)) }
+                if !message.content.isEmpty {
+                    // The offline router's answers are plain text; its label says which they are.
+                    let plain = message.content.hasPrefix(OfflineRouter.label)
+                    events.append(WebEvent.answer(message.content, markdown: !plain, fresh: true))
+                }
                 for call in message.toolCalls { events += cards(call, outcomes[call.id]) }
             case .system where message.content.hasPrefix("[undo] "):
                 events.append(WebEvent.notice(message.content))

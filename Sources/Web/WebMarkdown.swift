@@ -30,4 +30,22 @@ enum WebMarkdown {
         defer { free(rendered) }
         return String(cString: rendered)
     }
+
+    /// Plain text (the offline router's answers) as HTML: escaped, each line kept (markdown would join them and
+    /// read `2*3*4` as emphasis).
+    static func plain(_ text: String) -> String {
+        let lines = text.prefix(maximumBytes).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.reduce(into: "") { escaped, character in
+                switch character {
+                case "&": escaped += "&amp;"
+                case "<": escaped += "&lt;"
+                case ">": escaped += "&gt;"
+                case "\"": escaped += "&quot;"
+                case "'": escaped += "&#39;"
+                default: escaped.append(character)
+                }
+            }
+        }
+        return "<p class=\"plain\">" + lines.joined(separator: "<br>\n") + "</p>\n"
+    }
 }

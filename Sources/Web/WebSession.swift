@@ -159,7 +159,9 @@ package final class WebSession: Sendable {
                 if case .confirmationNeeded(let request) = event { sent(request) }
                 publish(WebEvent.encode(event, plan: plan(of: event)))
             }
-            if !recorder.answer.isEmpty { publish(WebEvent.answer(markdown: recorder.answer)) }
+            if !recorder.answer.isEmpty {
+                publish(WebEvent.answer(recorder.answer, markdown: provider.answersInMarkdown))
+            }
             recorder.finish()
             state.withLock { $0.running = false }
             publish(WebEvent.running(false))

@@ -97,6 +97,11 @@ static void describe_skill(struct text *out, const unsigned char *raw, uint32_t 
             memcpy(&schema, raw + offsetof(skill_descriptor, output_schema), sizeof schema);
             string_member(out, "output_schema", schema);
         }
+        if (HAS(size, skill_descriptor, answer)) {
+            const char *answer;
+            memcpy(&answer, raw + offsetof(skill_descriptor, answer), sizeof answer);
+            string_member(out, "answer", answer);
+        }
     }
     text_cstring(out, "}");
 }

@@ -51,87 +51,15 @@ struct SkillSelectionTests {
 /// The offline router against the labelled set: the figures the issue asks for, and each miss by name.
 struct OfflineRouterCorpusTests {
     @Test func theLabelledSetMeetsItsTargets() async throws {
-        let router = OfflineRouter(now: { routerNow })
-        // Seconds of CPU in a debug build: off the cooperative pool.
-        let routes = try await offPool {
-            RouterCorpus.cases.map { router.route($0.request, tools: routerTools) }
-        }
-        // Requests of several clauses: every call the router plans, in order, and the clauses it names as left out.
-        let plans = try await offPool {
-            RouterCorpus.cases.map { item -> (calls: [(String, JSONValue)], leftOut: Int) in
-                let plan = router.plan(item.request, tools: routerTools)
-                var calls: [(String, JSONValue)] = []
-                var leftOut = 0
-                for clause in plan {
-                    if case .call(let name, let arguments) = clause.decision {
-                        calls.append((name, arguments))
-                    } else if plan.count > 1 {
-                        leftOut += 1
-                    }
-                }
-                return (calls, leftOut)
-            }
-        }
         #expect(routerTools.contains { $0.name == "todo_clear" }, "the household fixture did not load")
-        var answerable = 0
-        var right = 0
-        var nonChange = 0
-        var changesMade: [String] = []
-        var unanswerable = 0
-        var honest = 0
-        var misses: [String] = []
-        for ((item, routed), plan) in zip(zip(RouterCorpus.cases, routes), plans) {
-            if case .sequence(let expected, let leftOut) = item.expected {
-                answerable += 1
-                let shown = plan.calls.map { "\($0.0) \($0.1.jsonText)" }.joined(separator: "; ")
-                let ok =
-                    plan.leftOut == leftOut && plan.calls.count == expected.count
-                    && zip(plan.calls, expected).allSatisfy { planned, wanted in
-                        planned.0 == wanted.0 && planned.1 == (try? JSONValue(parsing: wanted.1))
-                    }
-                if ok { right += 1 } else { misses.append("\(item.request) → \(shown), \(plan.leftOut) left out") }
-                continue
-            }
-            let risk = routed.flatMap { r in routerTools.first { $0.name == r.name }?.risk } ?? .readOnly
-            let shown = routed.map { "\($0.name) \($0.arguments.jsonText)" } ?? "nothing"
-            switch item.expected {
-            case .call(let alternatives):
-                answerable += 1
-                nonChange += 1
-                if risk != .readOnly { changesMade.append("\(item.request) → \(shown)") }
-                let ok = alternatives.contains { name, arguments in
-                    routed?.name == name && routed?.arguments == (try? JSONValue(parsing: arguments))
-                }
-                if ok { right += 1 } else { misses.append("\(item.request) → \(shown)") }
-            case .change(let name, let arguments):
-                answerable += 1
-                if routed?.name == name, routed?.arguments == (try? JSONValue(parsing: arguments)) {
-                    right += 1
-                } else {
-                    misses.append("\(item.request) → \(shown)")
-                }
-            case .none:
-                nonChange += 1
-                unanswerable += 1
-                if risk != .readOnly { changesMade.append("\(item.request) → \(shown)") }
-                if routed == nil || risk == .readOnly { honest += 1 }
-                if routed != nil { misses.append("(unanswerable) \(item.request) → \(shown)") }
-            case .sequence: break
-            }
-        }
-        let rightShare = Double(right) / Double(answerable)
-        let honestShare = Double(honest) / Double(unanswerable)
-        print(
-            "offline router: \(RouterCorpus.cases.count) requests; right skill and arguments \(right)/\(answerable) "
-                + "(\(String(format: "%.1f", rightShare * 100)) %); changes on \(nonChange) requests that asked for none: "
-                + "\(changesMade.count); unanswerable answered honestly \(honest)/\(unanswerable) "
-                + "(\(String(format: "%.1f", honestShare * 100)) %)")
-        for miss in misses { print("  miss: \(miss)") }
-        #expect(RouterCorpus.cases.count >= 150)
-        #expect(nonChange >= 50)
-        #expect(changesMade.isEmpty, "\(changesMade)")
-        #expect(rightShare >= 0.90)
-        #expect(honestShare >= 0.95)
+        let score = try await RouterScore.of(RouterCorpus.cases, tools: routerTools)
+        print("offline router, labelled set: \(score.report)")
+        for miss in score.misses { print("  miss: \(miss)") }
+        #expect(score.requests >= 150)
+        #expect(score.nonChange >= 50)
+        #expect(score.wrongWrites.isEmpty, "\(score.wrongWrites)")
+        #expect(score.rightShare >= 0.90)
+        #expect(score.honestShare >= 0.95)
     }
 }
 
@@ -256,7 +184,7 @@ struct OfflineRouterTests {
         let session = AgentSession(skills: registry, provider: OfflineRouter())
         let events = await collect(session.send("what is (23+7)*2"))
         #expect(events.last == .finished(.answered))
-        #expect(session.conversation.messages.last?.content == "[offline router] calculator: (23+7)*2 = 60")
+        #expect(session.conversation.messages.last?.content == "[offline router] (23+7)*2 = 60")
         let failing = await collect(session.send("what is 1/0"))
         #expect(failing.last == .finished(.answered))
         #expect(session.conversation.messages.last?.content == "[offline router] calculator failed: division by zero")
@@ -275,7 +203,7 @@ struct OfflineRouterTests {
         ("[]", "notes_list", "{}", "none"),
         (
             #"{"date":"2026-12-01","time":"21:05:25","utc_offset":"+09:00"}"#, "clock_now", #"{}"#,
-            "\n  date: 2026-12-01\n  time: 21:05:25\n  utc_offset: +09:00"
+            "date 2026-12-01, time 21:05:25, utc offset +09:00"
         ),
         (
             #"[{"id":1,"title":"milk"},{"id":2,"title":"eggs","body":""}]"#, "notes_list", "{}",

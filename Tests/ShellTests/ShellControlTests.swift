@@ -61,7 +61,7 @@ extension ShellTerminalTests {
         defer { tmux.close() }
         await tmux.waitFor("/help for commands")
         try tmux.type("what is 2+2")
-        await tmux.waitFor("calculator: 2+2 = 4")
+        await tmux.waitFor("[offline router] 2+2 = 4")
         for title in ["milk", "eggs"] {
             try tmux.type(#"add a note titled "\#(title)""#)
             await tmux.waitFor("Run it?", count: title == "milk" ? 1 : 2)
@@ -112,7 +112,7 @@ extension ShellTerminalTests {
         defer { tmux.close() }
         await tmux.waitFor("/help for commands")
         try tmux.type("what is 2+2")
-        await tmux.waitFor("calculator: 2+2 = 4")
+        await tmux.waitFor("[offline router] 2+2 = 4")
         try tmux.type("/record \(record)")
         await tmux.waitFor("Recording this session to \(record); /record stop ends it.")
         try tmux.type(#"add a note titled "milk""#)
@@ -120,13 +120,13 @@ extension ShellTerminalTests {
         try tmux.key("y")
         await tmux.waitFor(#""title":"milk""#)
         try tmux.type("what is 3*3")
-        await tmux.waitFor("calculator: 3*3 = 9")
+        await tmux.waitFor("[offline router] 3*3 = 9")
         try tmux.type("/rewind 3")
         await tmux.waitFor("Rewind? [y/N]")
         try tmux.type("y")
         await tmux.waitFor("Rewound: the conversation goes on from before message 3.")
         try tmux.type("what is 5+5")
-        await tmux.waitFor("calculator: 5+5 = 10")
+        await tmux.waitFor("[offline router] 5+5 = 10")
         try tmux.type("/record stop")
         await tmux.waitFor("Stopped recording: \(record) (3 turns).")
 

@@ -282,7 +282,7 @@ struct ShellTerminalTests {
         await tmux.waitFor("✗ notes_delete → not run: the user declined this call", count: 2)
         // "Always" for deleting note 1 does not cover a maths question, nor deleting another note.
         try tmux.type("what's 2 to the power of 16")
-        await tmux.waitFor("calculator: 2^16 = 65536")
+        await tmux.waitFor("[offline router] 2^16 = 65536")
         try tmux.type("delete note 2")
         await tmux.waitFor("? notes_delete(id: 2) is destructive")
         try tmux.key("n")
@@ -345,7 +345,7 @@ struct ShellTerminalTests {
         try tmux.key("C-c")
         await tmux.waitFor("[interrupted]")
         try tmux.type("what is 2+2")
-        await tmux.waitFor("calculator: 2+2 = 4")
+        await tmux.waitFor("[offline router] 2+2 = 4")
         try tmux.type("/exit")
         let sessions = try runProcess(Paths.skillhost, ["sessions"], environment: env)
         let id = try #require(sessions.stdout.split(separator: " ").first.map(String.init))
@@ -353,9 +353,9 @@ struct ShellTerminalTests {
         defer { resumed.close() }
         await resumed.waitFor("Resumed session \(id):")
         await resumed.waitFor("> what is 2+2")
-        await resumed.waitFor("calculator: 2+2 = 4")
+        await resumed.waitFor("[offline router] 2+2 = 4")
         let screen = resumed.screen()
-        #expect(screen.components(separatedBy: "calculator: 2+2 = 4").count - 1 == 1, "\(screen)")
+        #expect(screen.components(separatedBy: "[offline router] 2+2 = 4").count - 1 == 1, "\(screen)")
         #expect(screen.contains("↶ notes_add: notes_delete(id: 1, expect: "), "\(screen)")
         #expect(screen.components(separatedBy: "[interrupted]").count - 1 == 1, "\(screen)")
     }
@@ -507,7 +507,7 @@ struct ShellTerminalTests {
             try tmux.key("C-c")
             await tmux.waitFor("press Ctrl-D or type /exit to quit", count: round)
             try tmux.type("what is 6*\(round + 6)")
-            await tmux.waitFor("calculator: 6*\(round + 6) = \(6 * (round + 6))")
+            await tmux.waitFor("[offline router] 6*\(round + 6) = \(6 * (round + 6))")
         }
         #expect(!tmux.screen().contains("[interrupted]"), "\(tmux.screen())")
     }
@@ -606,7 +606,7 @@ struct ShellTerminalTests {
         try tmux.type(#"/call calculator {"expression":"1/0"}"#)
         await tmux.waitFor("✗ calculator → division by zero · ")
         try tmux.type("what is 6*7")
-        await tmux.waitFor("calculator: 6*7 = 42")
+        await tmux.waitFor("[offline router] 6*7 = 42")
         try tmux.type("/trace")
         await tmux.waitFor(#"✓ calculator(expression: "6*7") · "#)
         let lines = tmux.screen().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -637,7 +637,7 @@ struct ShellTerminalTests {
     @Test func aPipedPromptPrintsOnlyTheAnswer() throws {
         let result = try runProcess(Paths.skillhost, [], environment: environment(), stdin: "what is 2+2\n")
         #expect(result.status == 0)
-        #expect(result.stdout == "[offline router] calculator: 2+2 = 4\n")
+        #expect(result.stdout == "[offline router] 2+2 = 4\n")
         #expect(result.stderr == "")
     }
 

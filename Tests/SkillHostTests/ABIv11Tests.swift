@@ -100,6 +100,24 @@ struct ABIv11Tests {
         #expect(taken == .success(["count": 3, "recent": ["milk"]]))
     }
 
+    /// A plugin built against the frozen v1.2 header (ABI minor 2, descriptors without `answer`) keeps loading and
+    /// answering, its typed errors included — in process and in a worker.
+    @Test(arguments: [false, true])
+    func aPluginBuiltAgainstTheFrozenV1_2HeaderLoads(isolated: Bool) async throws {
+        let registry = try Self.registry(isolated: isolated)
+        defer { registry.shutdown() }
+        let source = try String(contentsOfFile: Paths.fixtures + "/typed_errors.c", encoding: .utf8)
+        let plugin = try Fixture.compile(
+            source, name: "typed_errors", into: Paths.temporaryDirectory("abi12-frozen"),
+            flags: ["-shared", "-fPIC", "-I", Paths.fixtures + "/abi-v1.2"])
+        _ = try registry.load(file: plugin).get()
+        #expect(registry.skills.first { $0.id == "days_between" }?.answer == nil)
+        let days = await registry.invoke("days_between", arguments: #"{"date1":"2026-01-01","date2":"2026-12-25"}"#)
+        #expect(days.result == .int(358), "\(days)")
+        let bad = await registry.invoke("days_between", arguments: #"{"date1":"soon","date2":"2026-12-25"}"#)
+        #expect(bad.status == .invalidArgs, "\(bad)")
+    }
+
     /// The bundled notes plugin describes itself: how many notes and the most recently changed, newest first.
     @Test func theNotesPluginsSnapshot() async throws {
         let registry = try makeRegistry()

@@ -15,7 +15,7 @@ struct AskCLITests {
     @Test func answersOfflineWithToolActivityOnStderr() throws {
         let result = try runProcess(Paths.skillhost, ["ask", "what is (23+7)*2"], environment: environment())
         #expect(result.status == 0)
-        #expect(result.stdout == "[offline router] calculator: (23+7)*2 = 60\n")
+        #expect(result.stdout == "[offline router] (23+7)*2 = 60\n")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "⟳ calculator(expression: \"(23+7)*2\")")
         #expect(lines.last?.hasPrefix("✓ calculator → 60 · ") == true)
@@ -38,19 +38,21 @@ struct AskCLITests {
         var newYork = Calendar(identifier: .gregorian)
         newYork.timeZone = try #require(TimeZone(identifier: "America/New_York"))
         let hour = newYork.component(.hour, from: nine)
-        #expect(run.stdout.contains(String(format: "time: %02d:00:00", hour)), "\(run.stdout)")
-        #expect(run.stdout.contains("time_zone: America/New_York"))
+        // Answered in the sentence the clock plugin declares (issue #64: the result's fields one per line before).
+        let said = String(format: "[offline router] 09:00 in London is %02d:00 on ", hour)
+        #expect(run.stdout.hasPrefix(said), "\(run.stdout)")
+        #expect(run.stdout.contains(" in New York (UTC-"), "\(run.stdout)")
     }
 
     /// Issue #64: a tip, a height in two units and "rounded" are ordinary requests, answered as asked.
     @Test func percentagesCompoundQuantitiesAndRoundingAreAnswered() throws {
         for (request, answer): (String, String?) in [
-            ("what's 20% tip on a $45 bill", "[offline router] calculator: 20/100*45 = 9\n"),
-            ("5 feet 10 inches in cm", "[offline router] convert_length: 70 in = 177.8 cm\n"),
-            ("what's 100 divided by 7 rounded", "[offline router] calculator: 100/7 = 14\n"),
-            ("100 divided by 7 rounded to 2 decimal places", "[offline router] calculator: 100/7 = 14.29\n"),
-            ("100 divided by 7", "[offline router] calculator: 100/7 = 14.2857\n"),
-            ("what is 5 divided by 2, rounded", "[offline router] calculator: 5/2 = 3\n"),
+            ("what's 20% tip on a $45 bill", "[offline router] 20/100*45 = 9\n"),
+            ("5 feet 10 inches in cm", "[offline router] 70 in = 177.8 cm\n"),
+            ("what's 100 divided by 7 rounded", "[offline router] 100/7 = 14\n"),
+            ("100 divided by 7 rounded to 2 decimal places", "[offline router] 100/7 = 14.29\n"),
+            ("100 divided by 7", "[offline router] 100/7 = 14.2857\n"),
+            ("what is 5 divided by 2, rounded", "[offline router] 5/2 = 3\n"),
             ("count the words in this: Dear John: I am leaving. Bye.", nil),
         ] {
             let run = try runProcess(Paths.skillhost, ["ask", request], environment: environment())
@@ -74,7 +76,7 @@ struct AskCLITests {
             let run = try runProcess(
                 Paths.skillhost, ["ask", request, "--plugins", plugins], environment: environment())
             #expect(run.status == 0, "\(request): \(run.stdout)\(run.stderr)")
-            #expect(run.stdout == "[offline router] days_between: 358\n", "\(request): \(run.stdout)")
+            #expect(run.stdout == "[offline router] Days between: 358\n", "\(request): \(run.stdout)")
         }
     }
 
@@ -109,14 +111,14 @@ struct AskCLITests {
         #expect(both.status == 9)
         #expect(
             both.stdout
-                == "[offline router] calculator: 3+3 = 6\nnotes_delete failed: not run: notes_delete is destructive and "
+                == "[offline router] 3+3 = 6\nnotes_delete failed: not run: notes_delete is destructive and "
                 + "there is no one to confirm it (allow it with a rule in the configuration)\n")
         let partly = try runProcess(
             Paths.skillhost, ["ask", "what's 3 plus 3 and write me a poem"], environment: environment())
         #expect(partly.status == 0)
         #expect(
             partly.stdout
-                == "[offline router] calculator: 3+3 = 6\nLeft out “write me a poem”: no skill matches it.\n")
+                == "[offline router] 3+3 = 6\nLeft out “write me a poem”: no skill matches it.\n")
     }
 
     /// Each text goes to its own argument, or the router says what it needs: never a value in the wrong field.

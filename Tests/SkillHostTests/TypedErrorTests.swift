@@ -154,7 +154,8 @@ struct TypedErrorTests {
                     description: text("Half of an even number."), input_schema: nil,
                     risk: UInt32(SKILL_RISK_READ_ONLY), flags: UInt32(SKILL_IDEMPOTENT), timeout_ms: 0, invoke: nil,
                     signature: text("int64 halve(int64 n, error error)"),
-                    function: unsafeBitCast(halve, to: (@convention(c) () -> Void).self), output_schema: nil))
+                    function: unsafeBitCast(halve, to: (@convention(c) () -> Void).self), output_schema: nil,
+                    answer: nil))
             return pointer
         }()
 

@@ -16,7 +16,8 @@ struct UserCommandsTests {
         #expect(version.status == 0)
         let lines = version.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "skillhost 0.1.0")
-        #expect(lines.dropFirst().first == "plugin ABI 1.2 (skill_sdk.h; plugins built against 1.0, 1.1 or 1.2 load)")
+        #expect(
+            lines.dropFirst().first == "plugin ABI 1.3 (skill_sdk.h; plugins built against 1.0, 1.1, 1.2 or 1.3 load)")
         #expect(lines.last?.hasPrefix("built with Swift 6.") == true)
         #expect(try await skillhost("--version").stdout == version.stdout)
     }

@@ -233,10 +233,11 @@ package enum Fixture {
         return output
     }
 
-    /// Compiles a fixture file from Tests/SkillHostTests/Fixtures.
+    /// Compiles a fixture file from Tests/SkillHostTests/Fixtures (`unseen/roman.c` → `<directory>/roman.so`).
     package static func compileFile(_ file: String, into directory: String? = nil) throws -> String {
         let source = try String(contentsOfFile: Paths.fixtures + "/" + file, encoding: .utf8)
-        return try compile(source, name: (file as NSString).deletingPathExtension, into: directory)
+        let name = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+        return try compile(source, name: name, into: directory)
     }
 }
 

@@ -51,7 +51,12 @@ struct WebBrowserTests {
         let trace = seen["trace"]?.stringValue ?? ""
         #expect(trace.hasPrefix("Last turn: 2 steps, 1 skill call, "), "\(trace)")
         #expect(trace.contains(#"✓ calculator(expression: "(23+7)*2") · "#), "\(trace)")
-        #expect(seen["after_close"] == "[offline router] calculator: 2+3 = 5", "\(seen)")
+        #expect(seen["after_close"] == "[offline router] 2+3 = 5", "\(seen)")
+        // Issue #64: the router's answer kept its line breaks (one run-on paragraph before) and reads as a sentence.
+        let lines = (seen["two_lines"]?.stringValue ?? "").split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines.first == "[offline router] 2*3*4 = 24", "\(seen)")
+        #expect(
+            lines.last?.hasPrefix("It's ") == true && lines.last?.hasSuffix(" in Tokyo (UTC+9).") == true, "\(lines)")
         #expect(seen["delays"]?.doubleValue ?? 0 > 0)
         #expect(seen["page_errors"] == [])
         #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-1280x800.png"))

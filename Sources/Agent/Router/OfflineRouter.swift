@@ -16,6 +16,8 @@ import SkillJSON
 /// confirming it.
 package final class OfflineRouter: ModelProvider {
     package let displayName = "offline router"
+    /// What every answer of the router starts with.
+    package static let label = RouterAnswer.label
     package let answersInMarkdown = false
     /// Today's date for "today" and "tomorrow" (injected by tests).
     let now: @Sendable () -> Date

@@ -1,10 +1,12 @@
 import Foundation
 import SkillJSON
 
-/// The offline router's answer after its calls ran, written as a person would: numbers rounded to at most six
-/// significant digits (integers exact), with the units the call was about (`72 °F = 22.2222 °C`,
-/// `15*23+4 = 349`), objects as short `key: value` lines in the order the skill wrote them, lists one item per
-/// line, and failures as `skill failed: reason`.
+/// The offline router's answer after its calls ran, written as a person would: the sentence the skill declares for
+/// its result (`It's 09:11 on Sunday 6 December 2026 in Tokyo (UTC+9).`, `AnswerTemplate`) when it declares one and
+/// the result has what it names; otherwise numbers rounded to at most six significant digits (integers exact), with
+/// the units or expression the call was about (`72 °F = 22.2222 °C`), other results after the skill's title
+/// (`Greatest common divisor: 6`), objects as `name value` pairs named by the output schema's titles, lists one item
+/// per line; failures as `skill failed: reason`. The raw result stays in the trace.
 enum RouterAnswer {
     static let label = "[offline router]"
     /// At most this many items of a list are shown.
@@ -26,10 +28,33 @@ enum RouterAnswer {
                 return "\(call.name) failed: \(reason)"
             }
             let tool = tools.first { $0.name == call.name }
+            if let sentence = sentence(result.content, call: call, tool: tool, places: places) { return sentence }
             let rendered = render(result.content, call: call, tool: tool, places: places)
-            return "\(call.name):" + (rendered.hasPrefix("\n") ? "" : " ") + rendered
+            if selfExplaining(result.content, call: call, tool: tool) { return rendered }
+            let title = tool?.title ?? call.name
+            return "\(title):" + (rendered.hasPrefix("\n") ? "" : " ") + rendered
         }
         return label + " " + lines.joined(separator: "\n")
+    }
+
+    /// The skill's own sentence for a result, nil when it declares none or the result lacks what it names.
+    static func sentence(_ content: String, call: ToolCall, tool: ToolDefinition?, places: Int?) -> String? {
+        guard let template = tool?.answer else { return nil }
+        // A string result is carried as its text.
+        let value = (try? JSONValue(parsing: content)) ?? .string(content)
+        let arguments = (try? JSONValue(parsing: call.arguments)) ?? .object(JSONObject())
+        return template.render(result: value, arguments: arguments) { number in
+            places.map { format(number, places: $0) } ?? format(number)
+        }
+    }
+
+    /// Whether a result shown by `render` says what it is about by itself: a number with the expression or the
+    /// conversion that produced it.
+    static func selfExplaining(_ content: String, call: ToolCall, tool: ToolDefinition?) -> Bool {
+        guard let value = try? JSONValue(parsing: content), value.doubleValue != nil else { return false }
+        let arguments = (try? JSONValue(parsing: call.arguments))?.objectValue ?? JSONObject()
+        return argument(arguments, tool, role: .expression) != nil
+            || conversion(arguments, tool: tool, name: call.name) != nil
     }
 
     /// One call's result, with the context of its arguments.
@@ -47,7 +72,17 @@ enum RouterAnswer {
         case .bool(let flag): return flag ? "yes" : "no"
         case .string(let text): return text
         case .null: return "nothing"
-        case .object(let object): return object.count == 0 ? "nothing" : "\n" + lines(of: object, indent: "  ")
+        case .object(let object):
+            if object.count == 0 { return "nothing" }
+            let labelled = object.members.map { (key: label(of: $0.key, in: tool), value: $0.value) }
+            let scalars = labelled.allSatisfy {
+                if case .object = $0.value { return false }
+                if case .array = $0.value { return false }
+                return true
+            }
+            let line = labelled.map { "\($0.key) \(inline($0.value))" }.joined(separator: ", ")
+            if scalars, labelled.count <= 8, line.count <= 160 { return line }
+            return "\n" + labelled.map { "  \($0.key): \(inline($0.value))" }.joined(separator: "\n")
         case .array(let items):
             if items.isEmpty { return "none" }
             var shown = items.prefix(listLimit).map { "  - " + inline($0) }
@@ -94,9 +129,13 @@ enum RouterAnswer {
         }
     }
 
-    /// An object as `key: value` lines, in its own order.
-    static func lines(of object: JSONObject, indent: String) -> String {
-        object.members.map { "\(indent)\($0.key): \(inline($0.value))" }.joined(separator: "\n")
+    /// What a member of a result is called: the output schema's `title` for it, else its name in words
+    /// (`utc_offset` → "utc offset").
+    static func label(of key: String, in tool: ToolDefinition?) -> String {
+        if let title = tool?.output?["properties"]?[key]?["title"]?.stringValue, !title.isEmpty, title.count <= 40 {
+            return title
+        }
+        return key.replacingOccurrences(of: "_", with: " ")
     }
 
     /// Any value on one line: objects as `key: value, …`, lists comma-separated.

@@ -97,6 +97,7 @@ enum NativeWorker {
                     pluginVersion: validated.version, file: file, risk: skill.risk, flags: skill.flags,
                     timeout: skill.timeout, inputSchema: skill.schema.document,
                     schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema,
+                    answer: skill.answer,
                     declares: PluginCapabilities.declared(validated.capabilities, readPaths: validated.readPaths))
             },
             capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: report,

@@ -103,6 +103,7 @@ enum WorkerProtocol {
                     if let timeout = skill.timeout { object["timeout_ms"] = .double(timeout.milliseconds) }
                     if case .typed(let signature) = skill.kind { object["signature"] = .string(signature) }
                     if let output = skill.outputSchema { object["output_schema"] = output }
+                    if let answer = skill.answer { object["answer"] = .string(answer.text) }
                     return .object(object)
                 }),
         ]
@@ -132,7 +133,9 @@ enum WorkerProtocol {
                     timeout: UInt32(exactly: item["timeout_ms"]).map { .milliseconds($0) }, inputSchema: schema,
                     schemaIsGenerated: item["schema_generated"] == .bool(true),
                     kind: item["signature"]?.stringValue.map { .typed(signature: $0) } ?? .json,
-                    outputSchema: item["output_schema"], declares: declares))
+                    outputSchema: item["output_schema"],
+                    // Checked again here: the worker runs a stranger's code.
+                    answer: item["answer"]?.stringValue.flatMap { try? AnswerTemplate($0) }, declares: declares))
         }
         return Description(
             name: name, version: version, description: plugin["description"]?.stringValue ?? "",

@@ -260,6 +260,11 @@ enum DescriptorValidator {
         // A result schema that follows from the signature is only described, never checked: the typed call's
         // conversion makes exactly the return type (an int32 in range, a finite double), so a check finds nothing.
         if output == nil, let generatedOutput { output = (generatedOutput, nil) }
+        // Since 1.3: how a result reads as a sentence.
+        var answer: AnswerTemplate?
+        if let text = descriptor.answer {
+            do { answer = try AnswerTemplate(text) } catch { problem(error.description) }
+        }
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))
         }
@@ -270,7 +275,7 @@ enum DescriptorValidator {
                 timeout: descriptor.timeoutMilliseconds == 0 ? nil : .milliseconds(Int(descriptor.timeoutMilliseconds)),
                 schema: schema,
                 schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
-                outputSchema: output?.document, output: output?.schema ?? nil))
+                outputSchema: output?.document, output: output?.schema ?? nil, answer: answer))
     }
 
     /// `[a-z0-9_-]{1,48}`

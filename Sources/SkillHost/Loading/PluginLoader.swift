@@ -35,6 +35,8 @@ struct ValidatedSkill {
     /// The result's JSON Schema (since 1.1), as declared and compiled.
     let outputSchema: JSONValue?
     let output: JSONSchema?
+    /// How a result reads as a sentence (since 1.3), checked.
+    let answer: AnswerTemplate?
 }
 
 /// Opens plugin files from private copies, validates them against the ABI, and initialises them.
@@ -257,7 +259,7 @@ final class PluginLoader: Sendable {
                     flags: validated.flags,
                     timeout: validated.timeout, inputSchema: validated.schema.document,
                     schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind,
-                    outputSchema: validated.outputSchema,
+                    outputSchema: validated.outputSchema, answer: validated.answer,
                     declares: PluginCapabilities.declared(candidate.capabilities, readPaths: candidate.readPaths)),
                 schema: validated.schema, implementation: validated.implementation, plugin: plugin,
                 output: validated.output)

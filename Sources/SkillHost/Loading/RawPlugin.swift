@@ -137,6 +137,8 @@ struct RawDescriptor {
         var function: RawFunction<@convention(c) () -> Void>?
         /// Since 1.1.
         var outputSchema: String?
+        /// Since 1.3.
+        var answer: String? = nil
     }
 
     var structSize: UInt32
@@ -159,13 +161,20 @@ struct RawDescriptor {
         {
             outputSchema = pluginString(text)
         }
+        var answer: String?
+        if let offset = MemoryLayout<skill_descriptor>.offset(of: \.answer),
+            DescriptorValidator.has(structSize, offset),
+            let text = UnsafeRawPointer(pointer).load(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
+        {
+            answer = pluginString(text)
+        }
         fields = Fields(
             id: descriptor.id.map { pluginString($0) }, title: descriptor.title.map { pluginString($0) },
             description: descriptor.description.map { pluginString($0) },
             inputSchema: descriptor.input_schema.map { pluginString($0) }, risk: descriptor.risk,
             flags: descriptor.flags, timeoutMilliseconds: descriptor.timeout_ms,
             invoke: descriptor.invoke.map { .address($0) }, signature: descriptor.signature.map { pluginString($0) },
-            function: descriptor.function.map { .address($0) }, outputSchema: outputSchema)
+            function: descriptor.function.map { .address($0) }, outputSchema: outputSchema, answer: answer)
     }
 
     init?(report item: JSONValue) {
@@ -181,7 +190,7 @@ struct RawDescriptor {
             description: item["description"]?.stringValue, inputSchema: item["input_schema"]?.stringValue,
             risk: risk, flags: flags, timeoutMilliseconds: timeout, invoke: invoke ? .inWorker : nil,
             signature: item["signature"]?.stringValue, function: function ? .inWorker : nil,
-            outputSchema: item["output_schema"]?.stringValue)
+            outputSchema: item["output_schema"]?.stringValue, answer: item["answer"]?.stringValue)
     }
 }
 

@@ -135,6 +135,9 @@ public struct SkillInfo: Sendable {
     /// The JSON Schema every result is validated against (`skill_descriptor.output_schema`, since 1.1; an MCP
     /// tool's `outputSchema`), nil when none is declared.
     public let outputSchema: JSONValue?
+    /// How a result reads as a sentence for people (`skill_descriptor.answer`, since 1.3; a skill folder's
+    /// `answer:`), nil when none is declared.
+    package let answer: AnswerTemplate?
     /// What the skill's plugin declares it may reach (`network`, `read:/path`…; empty for other kinds): part of
     /// what a pin approves (`DefinitionPins`).
     public let declares: [String]
@@ -147,6 +150,18 @@ public struct SkillInfo: Sendable {
         risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
         kind: SkillKind, outputSchema: JSONValue? = nil, declares: [String] = []
     ) {
+        self.init(
+            id: id, title: title, description: description, plugin: plugin, pluginVersion: pluginVersion, file: file,
+            risk: risk, flags: flags, timeout: timeout, inputSchema: inputSchema, schemaIsGenerated: schemaIsGenerated,
+            kind: kind, outputSchema: outputSchema, answer: nil, declares: declares)
+    }
+
+    package init(
+        id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
+        risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
+        kind: SkillKind, outputSchema: JSONValue?, answer: AnswerTemplate?, declares: [String]
+    ) {
+        self.answer = answer
         self.outputSchema = outputSchema
         self.declares = declares
         self.id = id

@@ -62,6 +62,10 @@ def turn(page, seen):
     send(other, "what is 2+3")
     until(other, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('= 5'))")
     seen["after_close"] = other.locator(".segment").last.inner_text()
+    # The offline router's answers are plain text: each result on its own line, "2*3*4" not read as emphasis.
+    send(other, "what's 2*3*4 and what time is it in Tokyo")
+    until(other, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('Tokyo'))")
+    seen["two_lines"] = other.locator(".segment").last.inner_text()
 
 
 def anonymous(page, seen):
