@@ -35,6 +35,7 @@ struct UnseenPluginsTests {
         print("offline router, ten unseen plugins: \(score.report)")
         for miss in score.misses { print("  miss: \(miss)") }
         #expect(score.requests >= 80)
+        #expect(score.wrongWrites.isEmpty, "\(score.wrongWrites)")
     }
 
     @Test func heldOutRequestsForTheNewForms() async throws {

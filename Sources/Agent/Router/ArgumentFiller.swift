@@ -141,10 +141,7 @@ struct ArgumentFiller {
                     value = Self.number(numbers.remove(at: index).value, integer: role == .integer)
                 }
             case .boolean:
-                guard required.contains(name) else { break }
-                let words = Set(Lexicon.words(Lexicon.fold(request.head)))
-                if !words.isDisjoint(with: ["yes", "true", "on"]) { value = .bool(true) }
-                if !words.isDisjoint(with: ["no", "false", "off"]) { value = .bool(false) }
+                value = flag(name)
             case .text:
                 textProperties.append(name)
                 continue
@@ -160,6 +157,27 @@ struct ArgumentFiller {
         }
         // Keep the schema's order.
         return .success(JSONObject(properties.keys.compactMap { key in arguments[key].map { (key, $0) } }))
+    }
+
+    /// A yes or no the request gives for a boolean argument: its name's own words used in the request ("only the
+    /// items already bought" → `only_bought: true`; "without symbols" → `symbols: false`, a negation within two
+    /// words before); for a required one without such words, "yes"/"true"/"on" or "no"/"false"/"off". Nil when the
+    /// request says nothing of it.
+    func flag(_ name: String) -> JSONValue? {
+        let words = Lexicon.words(Lexicon.fold(request.head))
+        let own = Set(
+            Lexicon.words(Lexicon.fold(name.replacingOccurrences(of: "_", with: " "))).filter {
+                !Lexicon.stopWords.contains($0) && !["only", "include", "use", "allow", "is", "has"].contains($0)
+            }.map(Lexicon.stem))
+        if !own.isEmpty, let index = words.firstIndex(where: { own.contains(Lexicon.stem($0)) }) {
+            let before = words[max(0, index - 2)..<index]
+            return .bool(before.allSatisfy { !Lexicon.negations.contains($0) })
+        }
+        let required = (tool.parameters["required"]?.arrayValue ?? []).contains(.string(name))
+        guard required else { return nil }
+        if !Set(words).isDisjoint(with: ["yes", "true", "on"]) { return .bool(true) }
+        if !Set(words).isDisjoint(with: ["no", "false", "off"]) { return .bool(false) }
+        return nil
     }
 
     /// Whether the tool takes an id (only then do "note 3" style numbers belong to it alone).
@@ -222,9 +240,10 @@ struct ArgumentFiller {
             // is 3 kg" is not a text to summarise).
             value = leftover(rest).flatMap { $0.rangeOfCharacter(from: .decimalDigits) == nil ? $0 : nil }
         }
-        if let value, value == request.payload || isContent(value) {
-            // Text given explicitly is kept exactly; found text loses trailing punctuation and "please".
-            arguments[first] = .string(value == request.payload ? value : Self.trimmed(value))
+        if let value, value == request.payload || isContent(bare(value)) {
+            // Text given explicitly is kept exactly; found text loses trailing punctuation and "please", and what
+            // only places it.
+            arguments[first] = .string(value == request.payload ? value : bare(Self.trimmed(value)))
         } else if required.contains(first) {
             return first
         }
@@ -249,7 +268,11 @@ struct ArgumentFiller {
             // `title from "Shopping" to "Groceries"`: an old value and a new one — asked for, never both written.
             if takesIdentifier, Self.quotedSpans(in: value) >= 2 { return field.name }
             if isContent(value) {
-                if arguments[field.name] == nil { arguments[field.name] = .string(Self.trimmed(value)) }
+                // Quoted text is kept as written; other text loses what only places it.
+                let quoted = value.first.map { LabelledFields.closing[$0] != nil } ?? false
+                if arguments[field.name] == nil {
+                    arguments[field.name] = .string(quoted ? Self.trimmed(value) : bare(Self.trimmed(value)))
+                }
             } else if field.explicit {
                 return field.name
             }
@@ -298,13 +321,60 @@ struct ArgumentFiller {
         } else {
             value = leftover(rest)
         }
-        if let value, value == payload || isContent(value) {
-            arguments[first] = .string(value == payload ? value : Self.trimmed(value))
+        if let value, value == payload || isContent(bare(value)) {
+            arguments[first] = .string(value == payload ? value : bare(Self.trimmed(value)))
         } else if required.contains(first) {
             return first
         }
         return names.first { required.contains($0) && arguments[$0] == nil }
     }
+
+    /// Found text without what only places it or starts another request: "eggs to my shopping list" → "eggs"
+    /// (a phrase naming what the skill acts on), "reading and wipe its history" → "reading" (another action), "the
+    /// flossing habit" → "flossing" (the skill's noun after it, and the words before it that only point).
+    func bare(_ text: String) -> String {
+        var words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        func folded(_ word: String) -> String { Lexicon.fold(word).trimmingCharacters(in: .punctuationCharacters) }
+        func isNoun(_ word: String) -> Bool { !Set(Lexicon.terms(folded(word))).isDisjoint(with: objectNouns) }
+        var placed = false
+        // Another action: ", and wipe …", "then delete …".
+        if let cut = words.indices.dropFirst().first(where: { index in
+            let word = folded(words[index])
+            let joined = ["and", "then"].contains(word) || words[index - 1].hasSuffix(",")
+            let next = index + 1 < words.count ? folded(words[index + 1]) : ""
+            return (joined && Lexicon.changeVerbs[next] != nil)
+                || (words[index - 1].hasSuffix(",") && Lexicon.changeVerbs[word] != nil)
+        }) {
+            words.removeSubrange(cut...)
+            placed = true
+        }
+        // A phrase that says where: "to my shopping list", "off the list", "from my habits".
+        if let cut = words.indices.dropFirst().first(where: { index in
+            guard Self.places.contains(folded(words[index])) else { return false }
+            let rest = words[(index + 1)...].prefix(3)
+            return rest.contains(where: isNoun)
+                && rest.prefix(while: { !isNoun($0) }).allSatisfy { Lexicon.stopWords.contains(folded($0)) }
+        }) {
+            words.removeSubrange(cut...)
+            placed = true
+        }
+        // The skill's noun after the text: "the flossing habit".
+        while words.count > 1, let last = words.last, isNoun(last) {
+            words.removeLast()
+            placed = true
+        }
+        // An item named for a change to it is named without "the": "delete the flossing habit".
+        let naming = !request.changes.isEmpty && !request.changes.contains(.create)
+        if placed || naming {
+            while words.count > 1, let first = words.first, Lexicon.stopWords.contains(folded(first)) {
+                words.removeFirst()
+            }
+        }
+        return words.joined(separator: " ")
+    }
+
+    /// Words that start a phrase saying where something is kept.
+    static let places: Set<String> = ["to", "on", "onto", "off", "from", "in", "into", "under", "of"]
 
     /// How many quoted spans a text holds ("…", “…”, '…', and an arrow between two values counts as two).
     static func quotedSpans(in text: String) -> Int {
