@@ -14,6 +14,8 @@ enum Arithmetic {
     static let rewrites: [(pattern: String, replacement: String)] = [
         // Dates and clock times are not arithmetic.
         (#"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b"#, " ; "),
+        // Addresses, networks and day/month/year dates are not sums: "192.168.1.0/24", "31/12/2026".
+        (#"\b\d+(?:\.\d+){2,}(?:/\d+)?\b|\b\d{1,2}/\d{1,2}/\d{4}\b"#, " ; "),
         (#"(\d)\s*,\s*(\d{3})\b"#, "$1$2"),  // 1,200 → 1200
         (#"[$€£¥]\s*(\d)"#, "$1"),  // $45 → 45: the amount, not its currency
         // "20% tip on a 45 bill", "8% tax on 120", "15 percent of the 80": a share of the amount the request ends
@@ -22,6 +24,22 @@ enum Arithmetic {
             #"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+(?:(?:tip|tax|vat|service|gratuity|commission)\s+)?"#
                 + #"(?:on|of|for)\s+(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)(?=\s*(?:bill|total|check|order|meal|"#
                 + #"purchase|invoice)?\s*[?.!]*\s*$)"#, "$1/100*$2"
+        ),
+        // "20% off 80": what is left; "add 8% sales tax to 45": the amount and its share.
+        (
+            #"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+off\s+(?:of\s+)?(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)"#,
+            "$2-$2*$1/100"
+        ),
+        (
+            #"\badd\s+(?:an?\s+)?(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+(?:[a-z]+\s+){0,2}(?:to|on)\s+"#
+                + #"(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)"#, "$2+$2*$1/100"
+        ),
+        // "what percentage of 180 is 45", "what percent is 45 of 180": the share as a percentage.
+        (
+            #"\bwhat\s+(?:percent(?:age)?|%)\s+of\s+(\d+(?:\.\d+)?)\s+is\s+(\d+(?:\.\d+)?)"#, "$2/$1*100"
+        ),
+        (
+            #"\bwhat\s+(?:percent(?:age)?|%)\s+is\s+(\d+(?:\.\d+)?)\s+of\s+(\d+(?:\.\d+)?)"#, "$1/$2*100"
         ),
         (#"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)\s+of\s+"#, "$1/100*"),
         (#"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"#, "($1/100)"),
@@ -61,8 +79,8 @@ enum Arithmetic {
             lowered = lowered.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
         }
         let run = longestRun(in: tokens(lowered))
-        // A percentage alone is no sum: "5% interest for 2 years on 1000", "15% off 80" would answer 0.05 and 0.15
-        // (the share of what was never said); nothing matches is the honest answer.
+        // A percentage alone is no sum: "5% interest for 2 years on 1000" would answer 0.05 (the share of what was
+        // never said); nothing matches is the honest answer.
         if let run, run.range(of: #"^\(\d+(?:\.\d+)?/100\)$"#, options: .regularExpression) != nil { return nil }
         return run
     }

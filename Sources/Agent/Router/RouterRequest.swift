@@ -68,6 +68,8 @@ struct RouterRequest {
         (#"(?:hours|hour|hrs|hr|h)"#, #"(?:minutes|minute|mins|min)"#, 60, "minutes"),
         (#"(?:minutes|minute|mins|min)"#, #"(?:seconds|second|secs|sec|s)"#, 60, "seconds"),
         (#"(?:metres|meters|metre|meter|m)"#, #"(?:centimetres|centimeters|centimetre|centimeter|cm)"#, 100, "cm"),
+        (#"(?:miles|mile|mi)"#, #"(?:yards|yard|yd)"#, 1760, "yards"),
+        (#"(?:kilograms|kilogram|kilos|kilo|kgs|kg)"#, #"(?:grams|gram|g)"#, 1000, "grams"),
     ]
 
     static func combiningQuantities(_ text: String) -> String {
@@ -176,6 +178,21 @@ struct RouterRequest {
                 found.append((match.offset, date))
             }
         }
+        // "31/12/2026" (day first) or "12/31/2026" (month first) when one of the two cannot be a month; "04/05/2026"
+        // could be either, and is left alone.
+        for match in ArgumentText.groupsWithOffsets(#"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b"#, in: lowered) {
+            guard let first = Int(match.groups[0]), let second = Int(match.groups[1]), let year = Int(match.groups[2])
+            else { continue }
+            let (day, month) = first > 12 ? (first, second) : second > 12 ? (second, first) : (0, 0)
+            guard (1...12).contains(month), (1...31).contains(day) else { continue }
+            found.append((match.offset, String(format: "%04d-%02d-%02d", year, month, day)))
+        }
+        // Days every calendar names, with their year: "christmas 2027", "christmas eve 2026", "new year's day 2027".
+        for (pattern, monthDay) in holidays {
+            for match in ArgumentText.groupsWithOffsets(pattern + #"\s+(?:of\s+|in\s+)?(\d{4})\b"#, in: lowered) {
+                found.append((match.offset, match.groups[0] + "-" + monthDay))
+            }
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         for (word, days) in [("today", 0), ("tomorrow", 1), ("yesterday", -1)] {
@@ -189,6 +206,13 @@ struct RouterRequest {
         }
         return found.sorted { $0.0 < $1.0 }.map(\.1)
     }
+
+    /// Days with a fixed date, as people name them (the longer names first: "christmas eve" before "christmas").
+    static let holidays: [(pattern: String, monthDay: String)] = [
+        (#"\bchristmas\s+eve"#, "12-24"), (#"\bchristmas(?:\s+day)?"#, "12-25"), (#"\bboxing\s+day"#, "12-26"),
+        (#"\bnew\s+year'?s\s+eve"#, "12-31"), (#"\bnew\s+year'?s(?:\s+day)?"#, "01-01"),
+        (#"\bhalloween"#, "10-31"), (#"\bvalentine'?s(?:\s+day)?"#, "02-14"),
+    ]
 
     static func isoDate(year: String, month: String, day: String) -> String? {
         guard let y = Int(year), let d = Int(day), (1...31).contains(d),
@@ -254,6 +278,9 @@ struct RouterRequest {
             if meridiem.hasPrefix("a"), hour == 12 { hour = 0 }
             guard minute < 60 else { continue }
             found.append((match.offset, String(format: "%02d:%02d", hour, minute)))
+        }
+        for match in ArgumentText.matchesWithOffsets(#"\b(?:noon|midday|midnight)\b"#, in: withoutDates) {
+            found.append((match.offset, match.text == "midnight" ? "00:00" : "12:00"))
         }
         return found.sorted { $0.0 < $1.0 }.map { (offset: $0.0, value: $0.1) }
     }
