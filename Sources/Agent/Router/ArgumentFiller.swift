@@ -74,11 +74,15 @@ struct ArgumentFiller {
     func fill() -> Result<JSONObject, Missing> {
         guard let properties = tool.parameters["properties"]?.objectValue else { return .success(JSONObject()) }
         let required = Set((tool.parameters["required"]?.arrayValue ?? []).compactMap(\.stringValue))
-        var numbers = request.numbers
+        // Each number keeps its place in the request: a number attached to an argument's words is that
+        // argument's, whatever order the schema lists them in.
+        var numbers = Array(request.numbers.enumerated())
+        let attachments = attachedNumbers(properties)
         var zones = request.zones.map(\.zone)
         var dates = request.dates
         var times = request.times
         var choices = ArgumentFiller.choiceMentions(in: request.head, properties: properties)
+        var shaped: [TokenShape: [String]] = [:]
         var arguments = JSONObject()
         var textProperties: [String] = []
         // Ids first: the number they take is no longer free for other arguments.
@@ -111,40 +115,43 @@ struct ArgumentFiller {
                 let preferred = name == "from" ? candidates.first { choices[$0].afterNumber } : nil
                 if let index = preferred ?? candidates.first { value = choices.remove(at: index).value }
             case .identifier:
-                if let index = numbers.firstIndex(where: isReference) {
-                    value = Self.number(numbers.remove(at: index).value, integer: true)
+                if let index = numbers.firstIndex(where: { isReference($0.element) }) {
+                    value = Self.number(numbers.remove(at: index).element.value, integer: true)
                 } else if let id = known.id(named: request, nouns: objectNouns) {
                     value = .int(id)
                 }
             case .number, .integer:
-                let named = Set(
-                    Lexicon.terms(name.replacingOccurrences(of: "_", with: " ")).filter { !$0.hasPrefix("#") })
-                let attached = numbers.firstIndex {
-                    !Set(Lexicon.terms($0.after + " " + $0.before)).isDisjoint(with: named)
-                        && (role == .number || $0.value.rounded() == $0.value)
-                }
+                let attached = attachments[name].flatMap { place in numbers.firstIndex { $0.offset == place } }
+                let othersAttached = Set(attachments.filter { $0.key != name }.values)
                 let next =
                     (required.contains(name) && !strict)
                     ? numbers.firstIndex {
-                        (role == .number || $0.value.rounded() == $0.value) && !(takesIdentifier && isReference($0))
+                        (role == .number || $0.element.value.rounded() == $0.element.value)
+                            && !(takesIdentifier && isReference($0.element)) && !othersAttached.contains($0.offset)
                     } : nil
                 // A number written with another unit is not this argument's ("72 fahrenheit" is not
                 // `celsius_to_fahrenheit(celsius:)`, "5 km" not `fahrenheit_to_celsius(fahrenheit:)`).
                 if attached == nil, let index = next {
-                    let word = numbers[index].after
+                    let word = numbers[index].element.after
                     let namedUnit = Self.unitName(name)
                     if namedUnit != nil, Self.unitName(word) != nil, Self.unitName(word) != namedUnit {
                         return .failure(Missing(name: name))
                     }
                 }
                 if let index = attached ?? next {
-                    value = Self.number(numbers.remove(at: index).value, integer: role == .integer)
+                    value = Self.number(numbers.remove(at: index).element.value, integer: role == .integer)
                 }
             case .boolean:
                 value = flag(name)
             case .text:
-                textProperties.append(name)
-                continue
+                guard let shape = TokenShape.of(argument: name, schema, toolDescription: tool.description) else {
+                    textProperties.append(name)
+                    continue
+                }
+                // A hex colour, an address, a network, a numeral: only a value of its shape, each used once.
+                var values = shaped[shape] ?? shape.values(in: request.text)
+                if !values.isEmpty { value = .string(values.removeFirst()) }
+                shaped[shape] = values
             }
             if let value {
                 arguments[name] = value
@@ -179,6 +186,46 @@ struct ArgumentFiller {
         if !Set(words).isDisjoint(with: ["no", "false", "off"]) { return .bool(false) }
         return nil
     }
+
+    /// The number each numeric argument is attached to, by its place in the request: a number next to a word of
+    /// the argument's name ("5 years" → `years`), else next to a word of its description ("at 7 percent" → an
+    /// `annual_rate` "in percent"; "borrow 15000" → a `principal`, "amount borrowed"). Each number goes to one
+    /// argument, names before descriptions, in the schema's order.
+    func attachedNumbers(_ properties: JSONObject) -> [String: Int] {
+        let numeric = properties.members.filter {
+            let role = Self.role(of: $0.key, $0.value)
+            return role == .number || role == .integer
+        }
+        var attached: [String: Int] = [:]
+        var used: Set<Int> = []
+        func words(_ text: String) -> Set<String> {
+            Set(Lexicon.terms(text).filter { !$0.hasPrefix("#") && Double($0) == nil })
+        }
+        for byDescription in [false, true] {
+            for (name, schema) in numeric where attached[name] == nil {
+                let own =
+                    byDescription
+                    ? words(schema["description"]?.stringValue ?? "").subtracting(Self.vagueWords)
+                    : words(name.replacingOccurrences(of: "_", with: " "))
+                guard !own.isEmpty else { continue }
+                let integer = Self.role(of: name, schema) == .integer
+                let place = request.numbers.indices.first { index in
+                    let number = request.numbers[index]
+                    return !used.contains(index) && (!integer || number.value.rounded() == number.value)
+                        && !(takesIdentifier && isReference(number))
+                        && !words(number.after + " " + number.before).isDisjoint(with: own)
+                }
+                if let place {
+                    attached[name] = place
+                    used.insert(place)
+                }
+            }
+        }
+        return attached
+    }
+
+    /// Words of a description too common to attach a number by ("e.g. 4.5 for 4.5%").
+    static let vagueWords: Set<String> = Set(Lexicon.terms("number value amount count many much for eg example total"))
 
     /// Whether the tool takes an id (only then do "note 3" style numbers belong to it alone).
     var takesIdentifier: Bool {

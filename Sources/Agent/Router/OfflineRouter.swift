@@ -215,7 +215,17 @@ package final class OfflineRouter: ModelProvider {
     /// (arithmetic for an expression, units for a choice of units) — a city name alone is not a time request.
     func signals(_ request: RouterRequest, _ tool: ToolDefinition) -> (score: Double, strong: Bool) {
         guard let properties = tool.parameters["properties"]?.objectValue else { return (0, false) }
-        return Self.signals(request, properties: properties)
+        var (score, strong) = Self.signals(request, properties: properties)
+        // A value of the shape an argument takes ("192.168.1.0/24" for a `cidr`) is enough on its own.
+        for (name, schema) in properties.members where ArgumentFiller.role(of: name, schema) == .text {
+            if let shape = TokenShape.of(argument: name, schema, toolDescription: tool.description),
+                !shape.values(in: request.text).isEmpty
+            {
+                strong = true
+                score += 4
+            }
+        }
+        return (score, strong)
     }
 
     /// `signals` for a skill's argument properties (the skill selector weighs the same evidence).

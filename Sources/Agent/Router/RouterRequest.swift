@@ -135,10 +135,16 @@ struct RouterRequest {
 
     /// Numbers in the order written, not those inside dates, clock times or zone names.
     static func numbers(in text: String) -> [NumberMention] {
-        let cleaned = text.replacingOccurrences(
+        let cleaned = thousands(text).replacingOccurrences(
             of: #"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b"#,
             with: " ", options: [.regularExpression, .caseInsensitive]
         ).replacingOccurrences(of: #"(\d),(\d{3})\b"#, with: "$1$2", options: .regularExpression)
+            // "2 and a half cups", "half a cup", "7%" (a word, so that it can name the number).
+            .replacingOccurrences(of: #"\b(\d+) and a half\b"#, with: "$1.5", options: .regularExpression)
+            .replacingOccurrences(
+                of: #"\b(?:a )?half an? "#, with: "0.5 ", options: [.regularExpression, .caseInsensitive]
+            )
+            .replacingOccurrences(of: #"(\d)\s*%"#, with: "$1 percent", options: .regularExpression)
         guard let regex = try? NSRegularExpression(pattern: #"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*/)"#) else { return [] }
         let range = NSRange(cleaned.startIndex..<cleaned.endIndex, in: cleaned)
         return regex.matches(in: cleaned, range: range).compactMap { match in
@@ -148,6 +154,22 @@ struct RouterRequest {
             let hash = cleaned[..<r.lowerBound].last == "#"
             return NumberMention(value: value, before: hash ? "#" : before, after: after)
         }
+    }
+
+    /// "15k" and "200K" as the numbers they stand for (15000, 200000).
+    static func thousands(_ text: String) -> String {
+        guard let regex = try? NSRegularExpression(pattern: #"\b(\d+(?:\.\d+)?)[kK]\b"#) else { return text }
+        var result = text
+        let matches = regex.matches(in: text, range: NSRange(text.startIndex..<text.endIndex, in: text))
+        for match in matches.reversed() {
+            guard let whole = Range(match.range, in: result), let digits = Range(match.range(at: 1), in: result),
+                let value = Double(result[digits]), value < 1e12
+            else { continue }
+            let thousand = value * 1000
+            result.replaceSubrange(
+                whole, with: thousand.rounded() == thousand ? String(Int64(thousand)) : String(thousand))
+        }
+        return result
     }
 
     static let months = [
