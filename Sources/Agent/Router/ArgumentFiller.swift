@@ -127,6 +127,7 @@ struct ArgumentFiller {
                     (required.contains(name) && !strict)
                     ? numbers.firstIndex {
                         (role == .number || $0.element.value.rounded() == $0.element.value)
+                            && Self.within($0.element.value, schema)
                             && !(takesIdentifier && isReference($0.element)) && !othersAttached.contains($0.offset)
                     } : nil
                 // A number written with another unit is not this argument's ("72 fahrenheit" is not
@@ -212,8 +213,10 @@ struct ArgumentFiller {
                 let place = request.numbers.indices.first { index in
                     let number = request.numbers[index]
                     return !used.contains(index) && (!integer || number.value.rounded() == number.value)
+                        && Self.within(number.value, schema)
                         && !(takesIdentifier && isReference(number))
-                        && !words(number.after + " " + number.before).isDisjoint(with: own)
+                        && !words(([number.after, number.before] + number.near).joined(separator: " "))
+                            .isDisjoint(with: own)
                 }
                 if let place {
                     attached[name] = place
@@ -222,6 +225,15 @@ struct ArgumentFiller {
             }
         }
         return attached
+    }
+
+    /// Whether a number is within the bounds the argument's schema sets (gas mark 30 is no gas mark of 1 to 9).
+    static func within(_ value: Double, _ schema: JSONValue) -> Bool {
+        if let minimum = schema["minimum"]?.doubleValue, value < minimum { return false }
+        if let maximum = schema["maximum"]?.doubleValue, value > maximum { return false }
+        if let minimum = schema["exclusiveMinimum"]?.doubleValue, value <= minimum { return false }
+        if let maximum = schema["exclusiveMaximum"]?.doubleValue, value >= maximum { return false }
+        return true
     }
 
     /// Words of a description too common to attach a number by ("e.g. 4.5 for 4.5%").
@@ -285,7 +297,11 @@ struct ArgumentFiller {
         } else {
             // Found text never holds numbers: those belong to other arguments or other tools ("how many pounds
             // is 3 kg" is not a text to summarise).
-            value = leftover(rest).flatMap { $0.rangeOfCharacter(from: .decimalDigits) == nil ? $0 : nil }
+            // ("hunter2" is a word, not a number).
+            value = leftover(rest).flatMap {
+                $0.range(of: #"(?<![\p{L}\d])\d+(?:[.,]\d+)?(?![\p{L}\d])"#, options: .regularExpression) == nil
+                    ? $0 : nil
+            }
         }
         if let value, value == request.payload || isContent(bare(value)) {
             // Text given explicitly is kept exactly; found text loses trailing punctuation and "please", and what

@@ -152,7 +152,12 @@ package final class OfflineRouter: ModelProvider {
             // ("open the pod bay doors" is not "lists tasks, open ones first").
             let named = !request.terms.isDisjoint(
                 with: Lexicon.terms(tool.name.replacingOccurrences(of: "_", with: " ") + " " + tool.title))
-            guard signal.strong || (named && (bm25 > 0 || signal.score > 0)) else { continue }
+            // Or when its description matches and two or more of the request's numbers are named by its arguments
+            // ("the bill is 84.50, 3 people, 20 percent" for a tip calculator's bill, people and percent).
+            guard
+                signal.strong || (named && (bm25 > 0 || signal.score > 0))
+                    || (bm25 > 0 && namedNumbers(request, tool) >= 2)
+            else { continue }
             candidates.append((tool, bm25 + signal.score))
         }
         candidates.sort { $0.score > $1.score || ($0.score == $1.score && $0.tool.name < $1.tool.name) }
@@ -199,17 +204,32 @@ package final class OfflineRouter: ModelProvider {
             }
             if let missing { return missing }
         }
-        for (tool, _) in candidates where tool.risk == .readOnly {
+        // The best read-only candidate that can be filled — and, among those close to it, the one whose arguments
+        // use the most of what the request says: "a 200k mortgage at 6% for 30 yrs and 60 payments made" is the
+        // remaining balance (every number used), not the payment (60 left over).
+        var best: (name: String, arguments: JSONObject, score: Double)?
+        var tried = 0
+        for (tool, score) in candidates where tool.risk == .readOnly {
+            if let best, score + Self.fitWeight * 4 < best.score || tried >= 6 { break }
             let vocabulary = Self.vocabulary(of: tool)
             let filler = ArgumentFiller(
                 request: request, tool: tool, vocabulary: vocabulary.all, objectNouns: vocabulary.nouns, strict: false,
                 known: known)
-            if case .success(let arguments) = filler.fill() {
-                return .call(name: tool.name, arguments: .object(arguments))
-            }
+            guard case .success(let arguments) = filler.fill() else { continue }
+            tried += 1
+            let properties = tool.parameters["properties"]?.objectValue ?? JSONObject()
+            let attached = filler.attachedNumbers(properties).filter { arguments[$0.key] != nil }.count
+            let used = arguments.members.filter { $0.value.doubleValue != nil }.count
+            let unused = max(0, request.numbers.count - used)
+            let fit = score + Self.fitWeight * (Double(attached) - Double(unused))
+            if best == nil || fit > best?.score ?? 0 { best = (tool.name, arguments, fit) }
         }
+        if let best { return .call(name: best.name, arguments: .object(best.arguments)) }
         return .nothing
     }
+
+    /// What one number attached to an argument (or left unused) weighs against the words' score.
+    static let fitWeight = 1.0
 
     /// Evidence in the request for the kinds of argument a tool takes; `strong` when it is enough on its own
     /// (arithmetic for an expression, units for a choice of units) — a city name alone is not a time request.
@@ -226,6 +246,14 @@ package final class OfflineRouter: ModelProvider {
             }
         }
         return (score, strong)
+    }
+
+    /// How many of the request's numbers the tool's arguments name (by their names or descriptions).
+    func namedNumbers(_ request: RouterRequest, _ tool: ToolDefinition) -> Int {
+        guard request.numbers.count >= 2, let properties = tool.parameters["properties"]?.objectValue else { return 0 }
+        let filler = ArgumentFiller(
+            request: request, tool: tool, vocabulary: [], objectNouns: [], strict: false)
+        return filler.attachedNumbers(properties).count
     }
 
     /// `signals` for a skill's argument properties (the skill selector weighs the same evidence).

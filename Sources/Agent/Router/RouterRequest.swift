@@ -28,6 +28,8 @@ struct RouterRequest {
         /// The folded words right before and after it ("2 sentences", "note 3").
         let before: String
         let after: String
+        /// The nearest words around it that are not stop words ("the bill is 84.50" → bill), for naming it.
+        var near: [String] = []
     }
 
     init(_ original: String, now: Date = Date(), timeZone: TimeZone = .current) {
@@ -149,10 +151,15 @@ struct RouterRequest {
         let range = NSRange(cleaned.startIndex..<cleaned.endIndex, in: cleaned)
         return regex.matches(in: cleaned, range: range).compactMap { match in
             guard let r = Range(match.range, in: cleaned), let value = Double(cleaned[r]) else { return nil }
-            let before = Lexicon.words(Lexicon.fold(String(cleaned[..<r.lowerBound]))).last ?? ""
-            let after = Lexicon.words(Lexicon.fold(String(cleaned[r.upperBound...]))).first ?? ""
+            let preceding = Lexicon.words(Lexicon.fold(String(cleaned[..<r.lowerBound])))
+            let following = Lexicon.words(Lexicon.fold(String(cleaned[r.upperBound...])))
             let hash = cleaned[..<r.lowerBound].last == "#"
-            return NumberMention(value: value, before: hash ? "#" : before, after: after)
+            let content = { (word: String) in !Lexicon.stopWords.contains(word) && Double(word) == nil }
+            let near = [
+                preceding.suffix(3).last(where: content), following.prefix(3).first(where: content),
+            ].compactMap { $0 }
+            return NumberMention(
+                value: value, before: hash ? "#" : preceding.last ?? "", after: following.first ?? "", near: near)
         }
     }
 
