@@ -53,6 +53,25 @@ extension ShellTerminalTests {
     }
 }
 
+/// Issue #64: a change to a field the skill does not have is asked about in the shell as in `ask` (the title was
+/// overwritten: "update note 2 description to …" → `notes_update(id: 2, title: …)`), and the note is left as it was.
+extension ShellTerminalTests {
+    @Test func aChangeToAFieldTheSkillLacksIsAskedAbout() async throws {
+        let tmux = try TmuxSession([Paths.skillhost], environment: environment(), width: 160)
+        defer { tmux.close() }
+        await tmux.waitFor("/help for commands")
+        try tmux.type(#"add a note titled "Groceries""#)
+        await tmux.waitFor("Run it?")
+        try tmux.key("y")
+        await tmux.waitFor("Added note 1: Groceries.")
+        try tmux.type(#"update note 1 description to "bring insurance card""#)
+        await tmux.waitFor("To run notes_update I need its title in the request")
+        try tmux.type("list my notes")
+        await tmux.waitFor("id: 1, title: Groceries, body: ,")
+        #expect(!tmux.screen().contains("notes_update("), "\(tmux.screen())")
+    }
+}
+
 /// `/rewind` goes back to an earlier message: it says what it will undo, asks, undoes it newest first, and the
 /// conversation (and the history) goes on from there.
 extension ShellTerminalTests {

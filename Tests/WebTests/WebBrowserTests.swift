@@ -57,6 +57,10 @@ struct WebBrowserTests {
         #expect(lines.count == 2 && lines.first == "[offline router] 2*3*4 = 24", "\(seen)")
         #expect(
             lines.last?.hasPrefix("It's ") == true && lines.last?.hasSuffix(" in Tokyo (UTC+9).") == true, "\(lines)")
+        #expect(
+            seen["description"]?.stringValue?.hasPrefix("[offline router] To run notes_update I need its title") == true,
+            "\(seen)")
+        #expect(seen["description_cards"] == 0, "no call was made: \(seen)")
         #expect(seen["delays"]?.doubleValue ?? 0 > 0)
         #expect(seen["page_errors"] == [])
         #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-1280x800.png"))

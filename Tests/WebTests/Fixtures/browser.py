@@ -66,6 +66,12 @@ def turn(page, seen):
     send(other, "what's 2*3*4 and what time is it in Tokyo")
     until(other, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('Tokyo'))")
     seen["two_lines"] = other.locator(".segment").last.inner_text()
+    # A change to a field notes do not have is asked about, never put into another field (issue #64).
+    cards = other.locator(".card").count()
+    send(other, 'update note 1 description to "bring insurance card"')
+    until(other, "[...document.querySelectorAll('.segment:not(.streaming)')].some(s => s.textContent.includes('notes_update'))")
+    seen["description"] = other.locator(".segment").last.inner_text()
+    seen["description_cards"] = other.locator(".card").count() - cards
 
 
 def anonymous(page, seen):
