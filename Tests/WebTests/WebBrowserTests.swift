@@ -58,7 +58,8 @@ struct WebBrowserTests {
         #expect(
             lines.last?.hasPrefix("It's ") == true && lines.last?.hasSuffix(" in Tokyo (UTC+9).") == true, "\(lines)")
         #expect(
-            seen["description"]?.stringValue?.hasPrefix("[offline router] To run notes_update I need its title") == true,
+            seen["description"]?.stringValue?.hasPrefix("[offline router] To run notes_update I need its title")
+                == true,
             "\(seen)")
         #expect(seen["description_cards"] == 0, "no call was made: \(seen)")
         #expect(seen["delays"]?.doubleValue ?? 0 > 0)
