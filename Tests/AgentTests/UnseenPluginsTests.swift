@@ -36,6 +36,9 @@ struct UnseenPluginsTests {
         for miss in score.misses { print("  miss: \(miss)") }
         #expect(score.requests >= 80)
         #expect(score.wrongWrites.isEmpty, "\(score.wrongWrites)")
+        // 19/65 when the requests were written (52344a3), 40/65 since: a floor against going back.
+        #expect(score.rightShare >= 0.55)
+        #expect(score.honestShare == 1)
     }
 
     @Test func heldOutRequestsForTheNewForms() async throws {
@@ -44,5 +47,7 @@ struct UnseenPluginsTests {
         for miss in score.misses { print("  miss: \(miss)") }
         #expect(score.requests >= 30)
         #expect(score.wrongWrites.isEmpty, "\(score.wrongWrites)")
+        // 16/26 when written, 24/26 since.
+        #expect(score.rightShare >= 0.85)
     }
 }

@@ -76,7 +76,7 @@ enum Arithmetic {
     static func expression(in text: String) -> String? {
         var lowered = Lexicon.digits(text.lowercased())
         for (pattern, replacement) in rewrites {
-            lowered = lowered.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+            lowered = ArgumentText.replacing(pattern, with: replacement, in: lowered)
         }
         let run = longestRun(in: tokens(lowered))
         // A percentage alone is no sum: "5% interest for 2 years on 1000" would answer 0.05 (the share of what was

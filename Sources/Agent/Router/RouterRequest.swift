@@ -28,7 +28,8 @@ struct RouterRequest {
         /// The folded words right before and after it ("2 sentences", "note 3").
         let before: String
         let after: String
-        /// The nearest words around it that are not stop words ("the bill is 84.50" → bill), for naming it.
+        /// The nearest word before it that is not a stop word, within three words and not past another number
+        /// ("the bill is 84.50" → bill), for naming it. (Not after it: in "a 3 and b 4" the b is the 4's.)
         var near: [String] = []
     }
 
@@ -137,17 +138,15 @@ struct RouterRequest {
 
     /// Numbers in the order written, not those inside dates, clock times or zone names.
     static func numbers(in text: String) -> [NumberMention] {
-        let cleaned = thousands(text).replacingOccurrences(
-            of: #"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b"#,
-            with: " ", options: [.regularExpression, .caseInsensitive]
-        ).replacingOccurrences(of: #"(\d),(\d{3})\b"#, with: "$1$2", options: .regularExpression)
-            // "2 and a half cups", "half a cup", "7%" (a word, so that it can name the number).
-            .replacingOccurrences(of: #"\b(\d+) and a half\b"#, with: "$1.5", options: .regularExpression)
-            .replacingOccurrences(
-                of: #"\b(?:a )?half an? "#, with: "0.5 ", options: [.regularExpression, .caseInsensitive]
-            )
-            .replacingOccurrences(of: #"(\d)\s*%"#, with: "$1 percent", options: .regularExpression)
-        guard let regex = try? NSRegularExpression(pattern: #"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*/)"#) else { return [] }
+        var cleaned = ArgumentText.replacing(
+            #"\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b"#, with: " ",
+            in: thousands(text), caseInsensitive: true)
+        cleaned = ArgumentText.replacing(#"(\d),(\d{3})\b"#, with: "$1$2", in: cleaned)
+        // "2 and a half cups", "half a cup", "7%" (a word, so that it can name the number).
+        cleaned = ArgumentText.replacing(#"\b(\d+) and a half\b"#, with: "$1.5", in: cleaned)
+        cleaned = ArgumentText.replacing(#"\b(?:a )?half an? "#, with: "0.5 ", in: cleaned, caseInsensitive: true)
+        cleaned = ArgumentText.replacing(#"(\d)\s*%"#, with: "$1 percent", in: cleaned)
+        guard let regex = ArgumentText.regex(#"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*/)"#) else { return [] }
         let range = NSRange(cleaned.startIndex..<cleaned.endIndex, in: cleaned)
         return regex.matches(in: cleaned, range: range).compactMap { match in
             guard let r = Range(match.range, in: cleaned), let value = Double(cleaned[r]) else { return nil }
@@ -156,7 +155,7 @@ struct RouterRequest {
             let hash = cleaned[..<r.lowerBound].last == "#"
             let content = { (word: String) in !Lexicon.stopWords.contains(word) && Double(word) == nil }
             let near = [
-                preceding.suffix(3).last(where: content), following.prefix(3).first(where: content),
+                preceding.suffix(3).reversed().prefix { Double($0) == nil }.first(where: content)
             ].compactMap { $0 }
             return NumberMention(
                 value: value, before: hash ? "#" : preceding.last ?? "", after: following.first ?? "", near: near)
@@ -165,7 +164,7 @@ struct RouterRequest {
 
     /// "15k" and "200K" as the numbers they stand for (15000, 200000).
     static func thousands(_ text: String) -> String {
-        guard let regex = try? NSRegularExpression(pattern: #"\b(\d+(?:\.\d+)?)[kK]\b"#) else { return text }
+        guard let regex = ArgumentText.regex(#"\b(\d+(?:\.\d+)?)[kK]\b"#) else { return text }
         var result = text
         let matches = regex.matches(in: text, range: NSRange(text.startIndex..<text.endIndex, in: text))
         for match in matches.reversed() {
@@ -324,6 +323,15 @@ enum ArgumentText {
     /// Compiled patterns, kept: the router's patterns are a fixed set (property names are escaped first, and
     /// the cache stops growing at 512 entries).
     private static let cache = Mutex<[String: NSRegularExpression]>([:])
+
+    /// `text` with every match of `pattern` replaced by `template` ($1 for a group), the pattern compiled once.
+    static func replacing(_ pattern: String, with template: String, in text: String, caseInsensitive: Bool = false)
+        -> String
+    {
+        guard let regex = regex(pattern, caseInsensitive: caseInsensitive) else { return text }
+        return regex.stringByReplacingMatches(
+            in: text, range: NSRange(text.startIndex..<text.endIndex, in: text), withTemplate: template)
+    }
 
     static func regex(_ pattern: String, caseInsensitive: Bool = false) -> NSRegularExpression? {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
