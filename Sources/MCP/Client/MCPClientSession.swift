@@ -1,4 +1,5 @@
 import JSONRPC
+import SkillHost
 import SkillJSON
 import Synchronization
 
@@ -95,7 +96,8 @@ final class MCPClientSession: Sendable {
         let name = name
         func whole(_ error: MCPClientError) -> MCPClientError {
             error.timedOut
-                ? MCPClientError("MCP server \(name) did not answer initialize within \(timeout)", timedOut: true)
+                ? MCPClientError(
+                    Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout), timedOut: true)
                 : error
         }
         switch await discover(timeout: min(timeout, .seconds(3))) {
@@ -135,7 +137,10 @@ final class MCPClientSession: Sendable {
                 }
                 if probed, let initialized { return initialized }
             }
-            return initialized ?? .failure(MCPClientError("MCP server \(name) did not answer within \(timeout)"))
+            return initialized
+                ?? .failure(
+                    MCPClientError(
+                        Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout), timedOut: true))
         }
         return try outcome.get()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import SkillHost
 import SkillJSON
 import Support
 import Synchronization
@@ -11,6 +12,8 @@ import Synchronization
 /// meanwhile.
 final class MCPHTTPTransport: MCPTransport {
     let name: String
+    /// Whose timers end a request that waited too long (the registry's: tests move it by hand).
+    let clock: any HostClock
     let url: URL
     /// Sent with every request: the configured headers and the bearer token.
     private let headers: [(String, String)]
@@ -28,10 +31,11 @@ final class MCPHTTPTransport: MCPTransport {
     private let state = Mutex(State())
 
     init(
-        name: String, url: URL, headers: [String: String], bearerToken: String?,
+        name: String, url: URL, headers: [String: String], bearerToken: String?, clock: any HostClock = SystemClock(),
         onNotification: @escaping @Sendable (String, JSONValue) -> Void
     ) {
         self.name = name
+        self.clock = clock
         self.url = url
         var all = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if let bearerToken { all.append(("Authorization", "Bearer \(bearerToken)")) }
@@ -71,28 +75,13 @@ final class MCPHTTPTransport: MCPTransport {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let name = name
         let prepared = request
-        let outcome: Result<Answer, MCPClientError> = await withTaskGroup(of: Result<Answer, MCPClientError>?.self) {
-            group in
-            group.addTask {
-                await self.read(
-                    HTTPStream.start(prepared, timeout: max(1, seconds), maximumBytes: Self.maximumAnswer), id: id)
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return Task.isCancelled
-                    ? nil
-                    : .failure(
-                        MCPClientError("MCP server \(name) did not answer \(method) within \(timeout)", timedOut: true))
-            }
-            var first: Result<Answer, MCPClientError> = .failure(MCPClientError("cancelled"))
-            for await result in group {
-                if let result {
-                    first = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return first
+        let outcome: Result<Answer, MCPClientError> = await clock.race(timeout) {
+            await self.read(
+                HTTPStream.start(prepared, timeout: max(1, seconds), maximumBytes: Self.maximumAnswer), id: id)
+        } expired: {
+            .failure(
+                MCPClientError(
+                    Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
         }
         return try outcome.get()
     }

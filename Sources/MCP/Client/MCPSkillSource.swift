@@ -120,14 +120,15 @@ package final class MCPSkillSource: Sendable {
                         + "\"bearer_token_env\"")
             }
             transport = MCPHTTPTransport(
-                name: name, url: url, headers: configuration.headers, bearerToken: token, onNotification: onNotification
-            )
+                name: name, url: url, headers: configuration.headers, bearerToken: token,
+                clock: registry.configuration.clock, onNotification: onNotification)
         } else {
             transport = try MCPStdioTransport(
                 name: name, command: configuration.command, arguments: configuration.arguments,
                 environment: configuration.environment,
                 sandbox: configuration.sandbox.flatMap { sandbox in configuration.launcher.map { (sandbox, $0) } },
-                onNotification: onNotification, onExit: { [weak self] status in self?.exited(status) })
+                clock: registry.configuration.clock, onNotification: onNotification,
+                onExit: { [weak self] status in self?.exited(status) })
         }
         let connection = MCPClientSession(name: name, transport: transport)
         state.withLock { $0.connection = connection }

@@ -15,6 +15,8 @@ final class MCPStdioTransport: MCPTransport {
     }
 
     let name: String
+    /// Whose timers end a request that waited too long (the registry's: tests move it by hand).
+    let clock: any HostClock
     private let process: ChildProcess
 
     private let input: LineWriter
@@ -23,10 +25,11 @@ final class MCPStdioTransport: MCPTransport {
     /// Starts the server. `onNotification` gets server notifications; `onExit` the exit status, once.
     init(
         name: String, command: String, arguments: [String], environment: [String: String],
-        sandbox: (Sandbox, launcher: String)? = nil, onNotification: @escaping @Sendable (String, JSONValue) -> Void,
-        onExit: @escaping @Sendable (Int32) -> Void
+        sandbox: (Sandbox, launcher: String)? = nil, clock: any HostClock = SystemClock(),
+        onNotification: @escaping @Sendable (String, JSONValue) -> Void, onExit: @escaping @Sendable (Int32) -> Void
     ) throws(MCPClientError) {
         self.name = name
+        self.clock = clock
         // Writing to a server that has exited must be an error for that server, not the end of the host.
         signal(SIGPIPE, SIG_IGN)
         // Started like a worker (own process group, clean signal mask, no inherited descriptors) so it can be
@@ -131,43 +134,28 @@ final class MCPStdioTransport: MCPTransport {
         let name = self.name
         let id = state.withLock { $0.pending.nextID() }
         let reply: Reply = await withTaskCancellationHandler {
-            await withTaskGroup(of: Reply?.self) { group in
-                group.addTask {
-                    let reply: Reply = await withCheckedContinuation { continuation in
-                        self.state.withLock { $0.pending.add(continuation, for: id) }
-                        // Cancelled before it was registered: the cancellation handler found nothing to end.
-                        if Task.isCancelled {
-                            self.settle(id, .failure(MCPClientError("cancelled")))
-                            return
-                        }
-                        do throws(MCPClientError) {
-                            try self.write(.request(id: id, method: method, params: .object(params)))
-                        } catch {
-                            self.settle(id, .failure(error))
-                        }
+            let first: Reply = await clock.race(timeout) {
+                await withCheckedContinuation { continuation in
+                    self.state.withLock { $0.pending.add(continuation, for: id) }
+                    // Cancelled before it was registered: the cancellation handler found nothing to end.
+                    if Task.isCancelled {
+                        self.settle(id, .failure(MCPClientError("cancelled")))
+                        return
                     }
-                    return reply
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return Task.isCancelled
-                        ? nil
-                        : .failure(
-                            MCPClientError(
-                                "MCP server \(name) did not answer \(method) within \(timeout)", timedOut: true))
-                }
-                var first: Reply = .failure(MCPClientError("cancelled"))
-                for await result in group {
-                    if let result {
-                        first = result
-                        break
+                    do throws(MCPClientError) {
+                        try self.write(.request(id: id, method: method, params: .object(params)))
+                    } catch {
+                        self.settle(id, .failure(error))
                     }
                 }
-                // Whoever lost: stop waiting for the answer.
-                self.settle(id, first)
-                group.cancelAll()
-                return first
+            } expired: {
+                .failure(
+                    MCPClientError(
+                        Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
             }
+            // Whoever lost: stop waiting for the answer.
+            self.settle(id, first)
+            return first
         } onCancel: {
             try? self.write(
                 .notification(

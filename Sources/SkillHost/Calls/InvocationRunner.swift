@@ -195,7 +195,7 @@ final class InvocationRunner: Sendable {
         switch ending {
         case .timeout:
             message =
-                "\(job.skill.info.id) timed out after \(humanDuration(job.timeout))"
+                Deadline.timedOut(job.skill.info.id, after: job.timeout)
                 + (started
                     ? "" : " while waiting for a free slot (too many calls to plugin \"\(job.skill.info.plugin)\")")
         case .cancelled:

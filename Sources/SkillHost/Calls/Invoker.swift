@@ -367,7 +367,7 @@ final class Invoker: Sendable {
             return .failure(
                 CallRefusal(
                     .timeout,
-                    "\(entry.info.id) timed out after \(humanDuration(timeout)) while its arguments were checked "
+                    Deadline.timedOut(entry.info.id, after: timeout) + " while its arguments were checked "
                         + "against its schema (the schema is too costly for them)"))
         case .failure(let invalid):
             return .failure(CallRefusal(.invalidArguments, invalid.issues.summary))
@@ -435,31 +435,19 @@ final class Invoker: Sendable {
             context: context(skill, invocation), timeout: prepared.timeout, spent: prepared.validated)
     }
 
-    /// Runs an external call racing its deadline; cancelling the caller cancels the call.
+    /// Runs an external call racing its deadline on the host's clock; cancelling the caller cancels the call.
     private func runExternal(_ skill: ExternalSkill, _ prepared: Prepared) async -> SkillOutcome {
         let id = skill.info.id
         let call = skill.call
         let value = prepared.arguments
-        let timeout = max(prepared.timeout - prepared.validated, .zero)
         let named = prepared.timeout
-        return await withTaskGroup(of: SkillOutcome?.self) { group in
-            group.addTask { await call(value) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return Task.isCancelled
-                    ? nil : .failure(code: .timeout, "\(id) timed out after \(humanDuration(named))")
-            }
-            var outcome: SkillOutcome = .failure(code: .cancelled, "\(id) was cancelled")
-            for await result in group {
-                if let result {
-                    outcome = result
-                    break
-                }
-            }
-            group.cancelAll()
-            if Task.isCancelled { return .failure(code: .cancelled, "\(id) was cancelled") }
-            return outcome
+        let outcome = await configuration.clock.race(max(prepared.timeout - prepared.validated, .zero)) {
+            await call(value)
+        } expired: {
+            .failure(code: .timeout, Deadline.timedOut(id, after: named))
         }
+        if Task.isCancelled { return .failure(code: .cancelled, "\(id) was cancelled") }
+        return outcome
     }
 }
 

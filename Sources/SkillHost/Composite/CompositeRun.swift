@@ -294,7 +294,7 @@ struct CompositeRun {
     private func timedOut(at number: Int, _ skill: String) -> SkillOutcome {
         var outcome = SkillOutcome.failure(
             code: .timeout,
-            "\(id) timed out after \(humanDuration(timeout)) at step \(number) of \(definition.steps.count) (\(skill))"
+            Deadline.timedOut(id, after: timeout) + " at step \(number) of \(definition.steps.count) (\(skill))"
                 + madeSoFar(undone: "the deadline had passed"))
         outcome.undo = combinedUndo()
         return outcome
