@@ -172,11 +172,12 @@ typedef struct skill_descriptor {
     /** Since 1.1, optional: JSON Schema of the result. Checked at load; every result is validated against it (a
         mismatch turns the call into an error naming the path); MCP clients get it as outputSchema. */
     const char *output_schema;
-    /** Since 1.3, optional: how a result reads as a sentence, for people (the offline router's answer, a call's
-        card), e.g. "{args.expression} = {result}" or "Added note {id}: {title}". A slot names a member
-        of the result object ({total}, {owner.name}), the whole result ({result}) or an argument ({args.NAME}),
-        optionally through one filter: time, date, place, offset, count (docs/write-a-skill.md). At most 512
-        bytes and 16 slots; checked at load. A result missing a slot's value is shown as it is. NULL: none. */
+    /** Since 1.3, optional: how a result reads as a sentence, for people (the offline router's answer), e.g.
+        "{args.expression} = {result}" or "Added note {id}: {title}". A slot names a member of the result object
+        ({total}, {owner.name}), the whole result ({result}) or an argument ({args.NAME}), optionally through one
+        filter: time, date, place, offset, count, plural:WORD (docs/write-a-skill.md). At most 512 bytes and 16
+        slots, not empty; checked at load, and pinned with the rest of the definition. A result missing a slot's
+        value is shown the router's own way; a failure never goes through it. NULL: none. */
     const char *answer;
 } skill_descriptor;
 

@@ -32,20 +32,27 @@ enum WebMarkdown {
     }
 
     /// Plain text (the offline router's answers) as HTML: escaped, each line kept (markdown would join them and
-    /// read `2*3*4` as emphasis).
+    /// read `2*3*4` as emphasis). Escaped scalar by scalar, not character by character: a character may hold a
+    /// `<` behind a prepended mark (U+0600 then `<` is one character), and it must not pass as text.
     static func plain(_ text: String) -> String {
-        let lines = text.prefix(maximumBytes).split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.reduce(into: "") { escaped, character in
-                switch character {
-                case "&": escaped += "&amp;"
-                case "<": escaped += "&lt;"
-                case ">": escaped += "&gt;"
-                case "\"": escaped += "&quot;"
-                case "'": escaped += "&#39;"
-                default: escaped.append(character)
-                }
+        var html = "<p class=\"plain\">"
+        var bytes = 0
+        var previousWasReturn = false
+        for scalar in text.unicodeScalars {
+            bytes += scalar.utf8.count
+            guard bytes <= maximumBytes else { break }
+            defer { previousWasReturn = scalar == "\r" }
+            switch scalar {
+            case "&": html += "&amp;"
+            case "<": html += "&lt;"
+            case ">": html += "&gt;"
+            case "\"": html += "&quot;"
+            case "'": html += "&#39;"
+            case "\r": html += "<br>\n"
+            case "\n": if !previousWasReturn { html += "<br>\n" }
+            default: html.unicodeScalars.append(scalar)
             }
         }
-        return "<p class=\"plain\">" + lines.joined(separator: "<br>\n") + "</p>\n"
+        return html + "</p>\n"
     }
 }

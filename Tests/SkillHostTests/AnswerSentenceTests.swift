@@ -16,6 +16,11 @@ struct AnswerSentenceTests {
         _ = try Fixture.compileFile("sentences.c", into: plugins)
         for (request, answer, raw) in [
             ("rect area width 3 height 4", "A 3 by 4 rectangle has an area of 12.", "✓ rect_area → 12 · "),
+            // Rounding as asked is the result's; the arguments are said as given.
+            (
+                "rect area width 2.5 height 4.4, rounded", "A 2.5 by 4.4 rectangle has an area of 11.",
+                "✓ rect_area → 11"
+            ),
             ("pair mean of a 3 and b 4", "The mean of 3 and 4 is 3.5.", #"✓ pair_mean → {"count":2,"mean":3.5} · "#),
             // No template: the title, and the members as the result schema names them.
             ("pair stats a 3 b 4", "Pair statistics: Count 2, Mean 3.5", #"✓ pair_stats → {"count":2,"mean":3.5}"#),

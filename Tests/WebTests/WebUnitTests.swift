@@ -27,6 +27,16 @@ struct WebUnitTests {
         #expect(html.contains(#"<a href="https://example.org">fine</a>"#))
     }
 
+    /// The offline router's plain answers keep their lines and are escaped scalar by scalar: a prepended mark
+    /// (U+0600) before `<` makes one character of the two, and the `<` must not pass as markup.
+    @Test func aPlainAnswerIsTextWhateverItHolds() {
+        let html = WebMarkdown.plain(
+            "Done.\u{600}<a href=https://evil.example/>\u{301}sign in again\u{600}</a>\u{301}\r\n2*3*4 & 'x'\nend")
+        #expect(!html.contains("<a"), "\(html)")
+        #expect(html.contains("&lt;a href=https://evil.example/"), "\(html)")
+        #expect(html.hasSuffix("<br>\n2*3*4 &amp; &#39;x&#39;<br>\nend</p>\n"), "one break for CRLF: \(html)")
+    }
+
     @Test func thePageHoldsItsScriptAndStylesWhole() {
         // Neither may end its element early, and the page stays well under its weight limit of 100 KB.
         let html = WebAssets.document.html

@@ -68,6 +68,8 @@ struct ArgumentFiller {
     /// A required argument the request gives no evidence for.
     struct Missing: Error, Equatable {
         let name: String
+        /// The request names it but not plainly ("clear the list except what I bought"): no other skill is tried.
+        var unclear = false
     }
 
     /// The arguments, or the first required one without evidence.
@@ -143,7 +145,12 @@ struct ArgumentFiller {
                     value = Self.number(numbers.remove(at: index).element.value, integer: role == .integer)
                 }
             case .boolean:
-                value = flag(name)
+                switch flag(name, required: required.contains(name)) {
+                case .value(let flag)?: value = .bool(flag)
+                // A change is not made on a guess about what the person meant.
+                case .unclear? where strict: return .failure(Missing(name: name, unclear: true))
+                case .unclear?, nil: break
+                }
             case .text:
                 guard let shape = TokenShape.of(argument: name, schema, toolDescription: tool.description) else {
                     textProperties.append(name)
@@ -167,24 +174,41 @@ struct ArgumentFiller {
         return .success(JSONObject(properties.keys.compactMap { key in arguments[key].map { (key, $0) } }))
     }
 
+    /// What the request says of a boolean argument.
+    enum Flag: Equatable {
+        case value(Bool)
+        /// It names the argument's words, but not plainly enough to set it ("don't … unless …", a question).
+        case unclear
+    }
+
     /// A yes or no the request gives for a boolean argument: its name's own words used in the request ("only the
-    /// items already bought" → `only_bought: true`; "without symbols" → `symbols: false`, a negation within two
-    /// words before); for a required one without such words, "yes"/"true"/"on" or "no"/"false"/"off". Nil when the
-    /// request says nothing of it.
-    func flag(_ name: String) -> JSONValue? {
+    /// items already bought" → `only_bought: true`; "without symbols", "don't make it permanent" → false, a
+    /// negation earlier in the same clause); unclear when the request also says "except", "unless", "but" or a
+    /// negation elsewhere, or asks a question. For a required one without such words, "yes"/"true"/"on" or
+    /// "no"/"false"/"off". Nil when the request says nothing of it.
+    func flag(_ name: String, required: Bool) -> Flag? {
         let words = Lexicon.words(Lexicon.fold(request.head))
         let own = Set(
             Lexicon.words(Lexicon.fold(name.replacingOccurrences(of: "_", with: " "))).filter {
                 !Lexicon.stopWords.contains($0) && !["only", "include", "use", "allow", "is", "has"].contains($0)
             }.map(Lexicon.stem))
-        if !own.isEmpty, let index = words.firstIndex(where: { own.contains(Lexicon.stem($0)) }) {
-            let before = words[max(0, index - 2)..<index]
-            return .bool(before.allSatisfy { !Lexicon.negations.contains($0) })
+        // "permanently" names `permanent` too.
+        func named(_ word: String) -> Bool {
+            own.contains(Lexicon.stem(word))
+                || (word.hasSuffix("ly") && own.contains(Lexicon.stem(String(word.dropLast(2)))))
         }
-        let required = (tool.parameters["required"]?.arrayValue ?? []).contains(.string(name))
+        if !own.isEmpty, let index = words.firstIndex(where: named) {
+            let clause = (words[..<index].lastIndex { ["and", "then", "or"].contains($0) } ?? -1) + 1
+            let negated = words[clause..<index].contains { Lexicon.negations.contains($0) }
+            let doubtful = words.indices.contains { position in
+                ["except", "unless", "but", "apart", "besides"].contains(words[position])
+                    || (Lexicon.negations.contains(words[position]) && !(clause..<index).contains(position))
+            }
+            return doubtful || request.text.contains("?") ? .unclear : .value(!negated)
+        }
         guard required else { return nil }
-        if !Set(words).isDisjoint(with: ["yes", "true", "on"]) { return .bool(true) }
-        if !Set(words).isDisjoint(with: ["no", "false", "off"]) { return .bool(false) }
+        if !Set(words).isDisjoint(with: ["yes", "true", "on"]) { return .value(true) }
+        if !Set(words).isDisjoint(with: ["no", "false", "off"]) { return .value(false) }
         return nil
     }
 
@@ -261,8 +285,11 @@ struct ArgumentFiller {
         return objectNouns.contains(before) || objectNouns.contains(Lexicon.stem(before))
     }
 
+    /// A number as JSON: an integer when it is one and fits (a stranger may type 99999999999999999999; beyond
+    /// ±2^53 a double no longer holds every integer, so it stays a double and the schema decides).
     static func number(_ value: Double, integer: Bool) -> JSONValue {
-        integer || (value.rounded() == value && abs(value) < 1e15) ? .int(Int64(value)) : .double(value)
+        guard value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 else { return .double(value) }
+        return integer || abs(value) < 1e15 ? .int(Int64(value)) : .double(value)
     }
 
     /// Free text for the string properties: named fields first ("with body …", "title: …"), then the payload or
@@ -411,12 +438,17 @@ struct ArgumentFiller {
             words.removeSubrange(cut...)
             placed = true
         }
-        // A phrase that says where: "to my shopping list", "off the list", "from my habits".
+        // A phrase that says where, and nothing more: "to my shopping list", "off the list i got them", "from my
+        // habits" — not one that goes on ("from the list, all but 2", "… tomorrow": the qualifier stays, and a
+        // skill that does not know such an item says so instead of acting on a shorter name).
         if let cut = words.indices.dropFirst().first(where: { index in
             guard Self.places.contains(folded(words[index])) else { return false }
-            let rest = words[(index + 1)...].prefix(3)
+            let rest = words[(index + 1)...]
             return rest.contains(where: isNoun)
-                && rest.prefix(while: { !isNoun($0) }).allSatisfy { Lexicon.stopWords.contains(folded($0)) }
+                && rest.allSatisfy { word in
+                    isNoun(word) || Lexicon.stopWords.contains(folded(word))
+                        || !Set(Lexicon.terms(folded(word))).isDisjoint(with: vocabulary)
+                }
         }) {
             words.removeSubrange(cut...)
             placed = true

@@ -74,7 +74,7 @@ enum Arithmetic {
 
     /// The arithmetic in `text`, in the calculator's notation, or nil when there is none.
     static func expression(in text: String) -> String? {
-        var lowered = Lexicon.digits(text.lowercased())
+        var lowered = RouterRequest.thousands(Lexicon.digits(text.lowercased()))
         for (pattern, replacement) in rewrites {
             lowered = ArgumentText.replacing(pattern, with: replacement, in: lowered)
         }
@@ -147,6 +147,10 @@ enum Arithmetic {
         for token in tokens {
             if token == .other {
                 close()
+            } else if case .number = token, case .number? = run.last {
+                // Two numbers side by side are two things ("… to 45 2 times"), never one written together.
+                close()
+                run.append(token)
             } else {
                 run.append(token)
             }

@@ -194,6 +194,11 @@ package final class OfflineRouter: ModelProvider {
                     }
                     if declared == [.create], request.numbers.contains(where: filler.isReference) { continue }
                     return .call(name: tool.name, arguments: .object(arguments))
+                case .failure(let argument) where argument.unclear:
+                    // The person named this change and something about it that is not plain: ask, do not look
+                    // for another skill that would take the words differently.
+                    return .missing(
+                        skill: tool.name, argument: argument.name, example: Self.example(for: argument.name, of: tool))
                 case .failure(let argument):
                     missing =
                         missing

@@ -34,8 +34,13 @@ enum RouterAnswer {
             let title = tool?.title ?? call.name
             return "\(title):" + (rendered.hasPrefix("\n") ? "" : " ") + rendered
         }
-        return label + " " + lines.joined(separator: "\n")
+        // A stranger's result may be megabytes of text: an answer is something to read, the rest is on the trace.
+        let shown = lines.map { $0.count > lineLimit ? String($0.prefix(lineLimit)) + " …" : $0 }
+        return label + " " + shown.joined(separator: "\n")
     }
+
+    /// At most this many characters of one call's line are shown.
+    static let lineLimit = 4_000
 
     /// The skill's own sentence for a result, nil when it declares none or the result lacks what it names.
     static func sentence(_ content: String, call: ToolCall, tool: ToolDefinition?, places: Int?) -> String? {
@@ -43,9 +48,8 @@ enum RouterAnswer {
         // A string result is carried as its text.
         let value = (try? JSONValue(parsing: content)) ?? .string(content)
         let arguments = (try? JSONValue(parsing: call.arguments)) ?? .object(JSONObject())
-        return template.render(result: value, arguments: arguments) { number in
-            places.map { format(number, places: $0) } ?? format(number)
-        }
+        return template.render(
+            result: value, arguments: arguments, number: { number($0, places: places) }, argumentNumber: { format($0) })
     }
 
     /// Whether a result shown by `render` says what it is about by itself: a number with the expression or the
@@ -63,7 +67,7 @@ enum RouterAnswer {
         let arguments = (try? JSONValue(parsing: call.arguments))?.objectValue ?? JSONObject()
         switch value {
         case .int, .double:
-            let number = places.map { format(value, places: $0) } ?? format(value)
+            let number = number(value, places: places)
             if let expression = argument(arguments, tool, role: .expression) { return "\(expression) = \(number)" }
             if let conversion = conversion(arguments, tool: tool, name: call.name) {
                 return "\(conversion.amount) = \(number)\(conversion.unit.map { " " + $0 } ?? "")"
@@ -167,6 +171,11 @@ enum RouterAnswer {
             return 0
         }
         return nil
+    }
+
+    /// A result's number: rounded to the places the request asked for, else as `format(_:)` writes it.
+    static func number(_ value: JSONValue, places: Int?) -> String {
+        places.map { format(value, places: $0) } ?? format(value)
     }
 
     /// A number rounded to `places` decimals, without trailing zeros after the point.

@@ -93,7 +93,7 @@ struct RouterRequest {
                     continue
                 }
                 let total = large * unit.factor + small
-                let number = total.rounded() == total ? String(Int64(total)) : String(total)
+                let number = total.rounded() == total && abs(total) < 1e15 ? String(Int64(total)) : String(total)
                 let start = String.Index(utf16Offset: match.offset, in: result)
                 guard
                     let range = result.range(

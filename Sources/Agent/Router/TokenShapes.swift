@@ -41,8 +41,9 @@ enum TokenShape: CaseIterable {
                     && (token == token.uppercased() || token.count >= 3)
             }
         case .hexColour:
-            // Six hex digits without "#" only with a letter among them ("00ff7f", not "123456").
-            return found.filter { $0.hasPrefix("#") || $0.contains { $0.isLetter } }
+            // Six hex digits without "#" only with a letter and a digit among them ("00ff7f"; not "123456", nor
+            // "facade" or "decade").
+            return found.filter { $0.hasPrefix("#") || ($0.contains { $0.isLetter } && $0.contains { $0.isNumber }) }
         default: return found
         }
     }

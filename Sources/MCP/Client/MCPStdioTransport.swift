@@ -149,9 +149,13 @@ final class MCPStdioTransport: MCPTransport {
                     }
                 }
             } expired: {
-                .failure(
+                // The wait for the answer is a continuation that only `settle` ends: end it here, or the race
+                // would wait for it forever.
+                let expired: Reply = .failure(
                     MCPClientError(
                         Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
+                self.settle(id, expired)
+                return expired
             }
             // Whoever lost: stop waiting for the answer.
             self.settle(id, first)

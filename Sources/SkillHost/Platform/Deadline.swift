@@ -11,9 +11,10 @@ public enum Deadline {
 }
 
 extension HostClock {
-    /// The value of `work`, or of `expired` when `limit` passes on this clock first; the loser is cancelled. Nil
-    /// only when the calling task was cancelled and `work` returned nothing either (it never does: a `work` that
-    /// sees cancellation returns what it returns then).
+    /// The value of `work`, or of `expired` when `limit` passes on this clock first; the loser is cancelled.
+    ///
+    /// - Important: the race returns once `work` has ended too, so `work` must end when its task is cancelled — or
+    ///   `expired` must make it end (a wait on a continuation that only an answer resumes: resume it there).
     public func race<T: Sendable>(
         _ limit: Duration, _ work: @escaping @Sendable () async -> T, expired: @escaping @Sendable () -> T
     ) async -> T {

@@ -1,7 +1,7 @@
 import Foundation
 import SkillJSON
 
-/// How a skill's result reads as a sentence (`skill_descriptor.answer`, since ABI 1.3; a skill folder's `answer:`),
+/// How a skill's result reads as a sentence (`skill_descriptor.answer`, since ABI 1.3; the Swift SDK's `answer`),
 /// such as `It's {time|time} on {weekday} {date|date} in {time_zone|place} (UTC{utc_offset|offset}).`
 ///
 /// A slot names a member of the result object (`{words}`, `{owner.name}`), the whole result (`{result}`) or an
@@ -10,8 +10,8 @@ import SkillJSON
 /// "America/New_York"), `offset` ("+9" from "+09:00", "+5:30" from "+05:30"), `count` (the items of a list) or
 /// `plural:WORD` ("1 line", "3 lines"; `plural:child:children` for another plural).
 /// `{{` and `}}` are braces. A template is a stranger's text: it is checked at load (at most 512 bytes and 16 slots,
-/// no control characters, known filters) and a result that lacks a slot's value is shown without it, never half
-/// filled.
+/// no control characters, known filters, not empty); a result that lacks a slot's value is shown the offline
+/// router's own way, never half filled, and a failure never goes through the template. Part of what a pin approves.
 package struct AnswerTemplate: Sendable, Equatable {
     package enum Filter: Sendable, Equatable {
         case time, date, place, offset, count
@@ -36,6 +36,7 @@ package struct AnswerTemplate: Sendable, Equatable {
 
     /// Checks `text`; the error is one sentence saying what is wrong and where.
     package init(_ text: String) throws(AnswerTemplateError) {
+        guard !text.isEmpty else { throw AnswerTemplateError("is empty; leave it NULL for none") }
         guard text.utf8.count <= Self.maximumBytes else {
             throw AnswerTemplateError("is \(text.utf8.count) bytes; keep it within \(Self.maximumBytes)")
         }
@@ -123,9 +124,13 @@ package struct AnswerTemplate: Sendable, Equatable {
         return .slot(arguments: false, path: path, filter: filter)
     }
 
-    /// The sentence for `result` of a call with `arguments`, numbers written by `number`; nil when a slot's value
-    /// is missing or is an object (the caller then shows the result its own way). At most 2,000 characters.
-    package func render(result: JSONValue, arguments: JSONValue, number: (JSONValue) -> String) -> String? {
+    /// The sentence for `result` of a call with `arguments`, the result's numbers written by `number` (rounded as
+    /// asked, say) and the arguments' by `argumentNumber` (as given); nil when a slot's value is missing or is an
+    /// object (the caller then shows the result its own way). At most 2,000 characters.
+    package func render(
+        result: JSONValue, arguments: JSONValue, number: (JSONValue) -> String,
+        argumentNumber: ((JSONValue) -> String)? = nil
+    ) -> String? {
         var sentence = ""
         for part in parts {
             switch part {
@@ -133,7 +138,14 @@ package struct AnswerTemplate: Sendable, Equatable {
             case .slot(let inArguments, let path, let filter):
                 var value: JSONValue? = inArguments ? arguments : result
                 for name in path { value = value?.objectValue?[name] }
-                guard let value, let shown = Self.show(value, filter: filter, number: number) else { return nil }
+                guard let value else { return nil }
+                let shown: String?
+                if inArguments, let argumentNumber {
+                    shown = Self.show(value, filter: filter, number: argumentNumber)
+                } else {
+                    shown = Self.show(value, filter: filter, number: number)
+                }
+                guard let shown else { return nil }
                 sentence += shown
             }
         }
@@ -151,9 +163,8 @@ package struct AnswerTemplate: Sendable, Equatable {
         case (.string(let text), .offset?): return Self.offset(text)
         case (_, .some): return nil
         case (.string(let text), nil):
-            return String(
-                text.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(500).map(Character.init)
-            )
+            let kept = text.unicodeScalars.filter { $0.properties.generalCategory != .control }
+            return String(String.UnicodeScalarView(kept.prefix(500))) + (kept.count > 500 ? "…" : "")
         case (.int, nil), (.double, nil): return number(value)
         case (.bool(let flag), nil): return flag ? "yes" : "no"
         case (.array(let items), nil):

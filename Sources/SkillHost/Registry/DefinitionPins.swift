@@ -32,6 +32,8 @@ public final class DefinitionPins: Sendable {
         var provider: String?
         var declares: String?
         var steps: String?
+        /// How a result reads (ABI 1.3): "" for none; nil in a pin written before it was recorded.
+        var answer: String?
 
         init(_ skill: SkillInfo) {
             title = skill.title
@@ -42,6 +44,7 @@ public final class DefinitionPins: Sendable {
             provider = skill.provider
             declares = skill.declares.isEmpty ? "nothing" : skill.declares.joined(separator: ", ")
             steps = skill.compositeSteps?.jsonText
+            answer = skill.answer?.text ?? ""
         }
 
         init?(_ value: JSONValue) {
@@ -53,6 +56,7 @@ public final class DefinitionPins: Sendable {
             provider = value["provider"]?.stringValue
             declares = value["declares"]?.stringValue
             steps = value["steps"]?.stringValue
+            answer = value["answer"]?.stringValue
         }
 
         var json: JSONValue {
@@ -65,6 +69,7 @@ public final class DefinitionPins: Sendable {
             if let provider { object["provider"] = .string(provider) }
             if let declares { object["declares"] = .string(declares) }
             if let steps { object["steps"] = .string(steps) }
+            if let answer { object["answer"] = .string(answer) }
             return .object(object)
         }
 
@@ -73,6 +78,7 @@ public final class DefinitionPins: Sendable {
             var pin = self
             if pin.provider == nil { pin.provider = current.provider }
             if pin.declares == nil { pin.declares = current.declares }
+            if pin.answer == nil { pin.answer = current.answer }
             if provider == nil { pin.steps = current.steps }
             return pin
         }
@@ -91,10 +97,12 @@ public final class DefinitionPins: Sendable {
         let file: String
         let declares: [String]
         let kind: SkillKind
+        let answer: AnswerTemplate?
         let change: Change?
 
         func matches(_ skill: SkillInfo) -> Bool {
             description == skill.description && input == skill.inputSchema && title == skill.title
+                && answer == skill.answer
                 && risk == skill.risk && output == skill.outputSchema && plugin == skill.plugin && file == skill.file
                 && declares == skill.declares && kind == skill.kind
         }
@@ -242,7 +250,7 @@ public final class DefinitionPins: Sendable {
         state.seen[skill.id] = Seen(
             serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
             output: skill.outputSchema, risk: skill.risk, plugin: skill.plugin, file: skill.file,
-            declares: skill.declares, kind: skill.kind, change: change)
+            declares: skill.declares, kind: skill.kind, answer: skill.answer, change: change)
         return (change, save)
     }
 
@@ -289,6 +297,7 @@ public final class DefinitionPins: Sendable {
         differ("provider", old.provider, new.provider)
         differ("declared capabilities", old.declares, new.declares)
         differ("steps", old.steps, new.steps)
+        differ("answer", old.answer.flatMap { $0.isEmpty ? nil : $0 }, new.answer.flatMap { $0.isEmpty ? nil : $0 })
         return parts.isEmpty ? nil : Change(skill: id, parts: parts, diff: diff)
     }
 

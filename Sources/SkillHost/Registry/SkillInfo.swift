@@ -135,8 +135,8 @@ public struct SkillInfo: Sendable {
     /// The JSON Schema every result is validated against (`skill_descriptor.output_schema`, since 1.1; an MCP
     /// tool's `outputSchema`), nil when none is declared.
     public let outputSchema: JSONValue?
-    /// How a result reads as a sentence for people (`skill_descriptor.answer`, since 1.3; a skill folder's
-    /// `answer:`), nil when none is declared.
+    /// How a result reads as a sentence for people (`skill_descriptor.answer`, since 1.3), nil when none is
+    /// declared.
     package let answer: AnswerTemplate?
     /// What the skill's plugin declares it may reach (`network`, `read:/path`…; empty for other kinds): part of
     /// what a pin approves (`DefinitionPins`).
