@@ -60,6 +60,9 @@ package final class HistoryJournal: Sendable {
         agent.observeCalls { [weak self] calls in self?.write(.callsUsed(calls, session: id)) }
     }
 
+    /// Shows `line` to the user as the front end shows the journal's notices.
+    package func say(_ line: String) { notice(line) }
+
     /// Writes waiting for the database.
     package var unsaved: Int { state.withLock { $0.pending.count } }
 

@@ -53,7 +53,7 @@ package struct ShellEnvironment: Sendable {
 /// Runs on a thread of its own (`run()` blocks). Turns run as tasks on the main actor (rendering) while this thread
 /// waits for Ctrl-C, confirmations and the end of the turn.
 ///
-/// - Important: `@unchecked Sendable` is safe because the mutable properties (`session`, `sessionID`, `trace`)
+/// - Important: `@unchecked Sendable` is safe because the mutable properties (`session`, `stored`, `trace`)
 ///   are used only on the shell's own thread; what turn tasks share with it lives in `shared`, behind a mutex, and
 ///   wake-ups go through a pipe.
 package final class Shell: @unchecked Sendable {
@@ -67,7 +67,9 @@ package final class Shell: @unchecked Sendable {
     let model: SessionViewModel
     let editor: LineEditor
     var session: AgentSession
-    var sessionID: String?
+    /// The conversation as the history keeps it; nil without a history.
+    var stored: StoredConversation?
+    var sessionID: String? { stored?.id }
     var modelName: String?
     var trace = TurnTrace()
     let shared = Mutex(Shared())
@@ -119,51 +121,26 @@ package final class Shell: @unchecked Sendable {
     /// Starts a new stored session, or continues `id` with its full context.
     func startSession(resuming id: String?, configuration: AgentConfiguration) throws(ShellError) {
         let provider = try makeProvider(modelName)
-        var conversation: Conversation?
+        var stored: StoredConversation?
         if let id {
-            guard let store else { throw ShellError("there is no history to resume from") }
-            do {
-                // What a killed turn left behind (results, the streamed draft) becomes part of the record.
-                guard let restored = try store.resume(session: id) else {
-                    throw ShellError("no session \(id); skillhost sessions lists them")
-                }
-                conversation = restored
-            } catch let error as ShellError {
-                throw error
-            } catch {
-                throw ShellError("cannot read session \(id): \(error)")
+            guard let journal else { throw ShellError("there is no history to resume from") }
+            // What a killed turn left behind (results, the streamed draft) becomes part of the record.
+            do { stored = try StoredConversation(resuming: id, journal: journal) } catch {
+                throw ShellError(error.description)
             }
-            sessionID = id
         } else {
-            sessionID = nil
-            if let journal {
-                let id = HistoryStore.newSessionID()
-                sessionID = id
-                journal.write(.session(id: id, model: provider.displayName))
-            }
+            stored = journal.map { StoredConversation(journal: $0) }
         }
-        let journal = self.journal
-        let sessionID = self.sessionID
+        self.stored = stored
         var configuration = configuration
         configuration.sessionID = sessionID
         session = AgentSession(
-            skills: registry, provider: provider, configuration: configuration,
-            confirm: confirmHook, conversation: conversation ?? Conversation(system: configuration.systemPrompt),
-            onMessage: { message in
-                if let journal, let sessionID { journal.write(.message(message, session: sessionID)) }
-            }, onChange: changeObserver, recording: recording)
-        if let journal, let sessionID { journal.keepUse(of: session, session: sessionID, resumed: id != nil) }
-        if id != nil, let sessionID {
-            // The changes made before, so /rewind can undo them too; unreadable ones are said, not hidden.
-            do { session.restoreChanges(try store?.changes(session: sessionID) ?? []) } catch {
-                say(
-                    terminal.yellow("! ") + "history: the changes of session \(sessionID) cannot be read (\(error)); "
-                        + "/rewind will not undo what was done before this start\n")
-            }
-        }
-        if conversation == nil, let first = session.conversation.messages.first, let journal, let sessionID {
-            journal.write(.message(first, session: sessionID))
-        }
+            skills: registry, provider: provider, configuration: configuration, confirm: confirmHook,
+            conversation: stored?.conversation(systemPrompt: configuration.systemPrompt)
+                ?? Conversation(system: configuration.systemPrompt),
+            onMessage: stored?.onMessage, onChange: stored?.onChange, recording: recording)
+        stored?.attach(session)
+        stored?.begin(session, model: provider.displayName)
         sessionStarted()
     }
 

@@ -216,8 +216,8 @@ extension Shell {
             let previous = session
             session = AgentSession(
                 skills: registry, provider: provider, configuration: currentConfiguration,
-                confirm: confirmHook, conversation: previous.conversation, onMessage: sessionObserver,
-                onChange: changeObserver, recording: recording)
+                confirm: confirmHook, conversation: previous.conversation, onMessage: stored?.onMessage,
+                onChange: stored?.onChange, recording: recording)
             // Another model, the same session: what its calls changed can still be rewound.
             session.restoreChanges(previous.allChanges)
             // …and what it used still counts against its budgets.
@@ -229,18 +229,6 @@ extension Shell {
         } catch {
             say(terminal.red("✗ ") + InertText.make("\(error)") + "\n")
         }
-    }
-
-    var changeObserver: @Sendable (ChangeRecord) -> Void {
-        let journal = self.journal
-        let id = sessionID
-        return { change in if let journal, let id { journal.write(.change(change, session: id)) } }
-    }
-
-    var sessionObserver: @Sendable (Message) -> Void {
-        let journal = self.journal
-        let id = sessionID
-        return { message in if let journal, let id { journal.write(.message(message, session: id)) } }
     }
 
     private func listSessions() {

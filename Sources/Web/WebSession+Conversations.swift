@@ -40,8 +40,8 @@ extension WebSession {
     /// Starts a new conversation in every tab (the skills switched off stay off).
     package func startConversation() throws(WebRefusal) {
         try replace { disabled in
-            let id = journal == nil ? nil : HistoryStore.newSessionID()
-            return (makeAgent(id: id, conversation: nil, disabled: disabled), id, false, [])
+            let history = journal.map { StoredConversation(journal: $0) }
+            return (makeAgent(history, disabled: disabled), history, false, [])
         }
     }
 
@@ -53,25 +53,22 @@ extension WebSession {
             throw WebRefusal(status: 409, sentence: "there is no history to open conversations from")
         }
         let store = journal.store
-        let restored: Conversation
+        let history: StoredConversation
         let events: [JSONValue]
         do {
-            guard let conversation = try store.resume(session: id) else {
-                throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")
-            }
-            restored = conversation
-            events = WebHistory.events(restored.messages, calls: try store.toolCalls(session: id))
-        } catch let refusal as WebRefusal {
-            throw refusal
+            history = try StoredConversation(resuming: id, journal: journal)
+            events = WebHistory.events(history.resumed?.messages ?? [], calls: try store.toolCalls(session: id))
+        } catch let refusal as StoredConversation.Refusal where refusal.missing {
+            throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")
         } catch {
             throw WebRefusal(status: 500, sentence: "cannot read conversation \(id) from \(store.path): \(error)")
         }
-        try replace { disabled in (makeAgent(id: id, conversation: restored, disabled: disabled), id, true, events) }
+        try replace { disabled in (makeAgent(history, disabled: disabled), history, true, events) }
     }
 
     /// Swaps the conversation shown, unless a turn runs: every tab forgets what it showed and is sent `events`.
     private func replace(
-        _ make: (Set<String>) -> (agent: AgentSession, id: String?, stored: Bool, events: [JSONValue])
+        _ make: (Set<String>) -> (agent: AgentSession, history: StoredConversation?, stored: Bool, events: [JSONValue])
     ) throws(WebRefusal) {
         let disabled = state.withLock { $0.running ? nil : $0.agent?.disabledSkills ?? [] }
         guard let disabled else {
@@ -82,7 +79,7 @@ extension WebSession {
         let swapped = state.withLock { state -> Bool in
             guard !state.running else { return false }
             state.agent = next.agent
-            state.conversation = next.id
+            state.history = next.history
             state.stored = next.stored
             state.replay = lines
             state.replayBytes = lines.reduce(0) { $0 + $1.utf8.count }
@@ -96,8 +93,8 @@ extension WebSession {
         guard swapped else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
-        broadcast(Self.line(WebEvent.conversation(next.id)))
+        broadcast(Self.line(WebEvent.conversation(next.history?.id)))
         broadcast(Self.line(WebEvent.undoable(false)))
-        view.showing(conversation: next.id)
+        view.showing(conversation: next.history?.id)
     }
 }

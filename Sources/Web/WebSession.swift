@@ -25,8 +25,9 @@ package final class WebSession: Sendable {
 
     struct State {
         var agent: AgentSession?
-        /// The conversation's id in the history (nil without one).
-        var conversation: String?
+        /// The conversation as the history keeps it (nil without a history).
+        var history: StoredConversation?
+        var conversation: String? { history?.id }
         /// Whether the history holds the conversation yet (written with its first message).
         var stored = false
         var running = false
@@ -72,37 +73,29 @@ package final class WebSession: Sendable {
         let notices = NoticeRelay()
         journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
         notices.connect { [weak self] notice in self?.publish(WebEvent.notice(notice)) }
-        let id = journal == nil ? nil : HistoryStore.newSessionID()
-        let agent = makeAgent(id: id, conversation: nil, disabled: configuration.disabledSkills)
+        let history = journal.map { StoredConversation(journal: $0) }
+        let agent = makeAgent(history, disabled: configuration.disabledSkills)
         state.withLock {
             $0.agent = agent
-            $0.conversation = id
+            $0.history = history
         }
-        view.showing(conversation: id)
+        view.showing(conversation: history?.id)
         view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
     }
 
-    /// An agent session for the conversation `id` (its history so far, or a new one), written to the history as
-    /// it goes.
-    func makeAgent(id: String?, conversation: Conversation?, disabled: Set<String>) -> AgentSession {
+    /// An agent session for `history`'s conversation (its messages so far, or a new one), written to the history
+    /// as it goes.
+    func makeAgent(_ history: StoredConversation?, disabled: Set<String>) -> AgentSession {
         var configuration = configuration
-        configuration.sessionID = id
+        configuration.sessionID = history?.id
         configuration.disabledSkills = disabled
-        let journal = self.journal
         let agent = AgentSession(
             skills: skills, provider: provider, configuration: configuration,
             confirm: { [weak self] request in await self?.ask(request) ?? .deny },
-            conversation: conversation ?? Conversation(system: configuration.systemPrompt),
-            onMessage: { message in
-                if let journal, let id { journal.write(.message(message, session: id)) }
-            },
-            onChange: { change in
-                if let journal, let id { journal.write(.change(change, session: id)) }
-            })
-        if conversation != nil, let id, let changes = try? journal?.store.changes(session: id) {
-            agent.restoreChanges(changes)
-        }
-        if let journal, let id { journal.keepUse(of: agent, session: id, resumed: conversation != nil) }
+            conversation: history?.conversation(systemPrompt: configuration.systemPrompt)
+                ?? Conversation(system: configuration.systemPrompt),
+            onMessage: history?.onMessage, onChange: history?.onChange)
+        history?.attach(agent)
         return agent
     }
 
@@ -131,28 +124,25 @@ package final class WebSession: Sendable {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
         let trace = TraceRecorder()
-        let turn = state.withLock { state -> (agent: AgentSession, id: String?, first: Bool)? in
+        let turn = state.withLock { state -> (agent: AgentSession, history: StoredConversation?, first: Bool)? in
             guard !state.running, let agent = state.agent else { return nil }
             state.running = true
             state.trace = trace
             defer { state.stored = true }
-            return (agent, state.conversation, !state.stored)
+            return (agent, state.history, !state.stored)
         }
         guard let turn else {
             return .busy("a turn is running; wait for its answer or stop it first")
         }
-        if turn.first, let journal, let id = turn.id {
-            // The history holds a conversation from its first message on (one opened and left empty is not kept).
-            journal.write(.session(id: id, model: provider.displayName))
-            if let system = turn.agent.conversation.messages.first { journal.write(.message(system, session: id)) }
-        }
+        // The history holds a conversation from its first message on (one opened and left empty is not kept).
+        if turn.first { turn.history?.begin(turn.agent, model: provider.displayName) }
         publish(WebEvent.user(text))
         publish(WebEvent.running(true))
-        if turn.first { broadcast(Self.line(WebEvent.conversation(turn.id))) }
+        if turn.first { broadcast(Self.line(WebEvent.conversation(turn.history?.id))) }
         // The turn starts here, not in the task, so that a stop that follows at once finds it.
         let events = turn.agent.send(text)
         Task { [self] in
-            var recorder = TurnRecorder(journal: journal, session: turn.id)
+            var recorder = TurnRecorder(journal: journal, session: turn.history?.id)
             for await event in events {
                 recorder.record(event)
                 trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)

@@ -26,7 +26,7 @@ enum AskCommand {
         let provider = try config.provider(log: log)
         let slot = RecordSlot()
         defer { slot.recorder?.close() }
-        let resumed = try Resumed(options, model: provider.displayName, store: store)
+        let resumed = try Resumed(options, store: store)
         var configuration = config.agentConfiguration(stepLimit: options.stepLimit)
         // The conversation's id as skills and hooks see it: the saved session's, or one for this ask alone.
         configuration.sessionID = resumed?.id ?? HistoryStore.newSessionID()
@@ -42,11 +42,9 @@ enum AskCommand {
         let session = AgentSession(
             skills: registry, provider: provider, configuration: configuration,
             conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
-            onMessage: resumed?.onMessage, onChange: resumed?.onChange, recording: slot)
+            onMessage: resumed?.stored.onMessage, onChange: resumed?.stored.onChange, recording: slot)
         if let resumed {
-            resumed.started(session)
-            session.restoreChanges(resumed.changes)
-            resumed.journal.keepUse(of: session, session: resumed.id, resumed: resumed.conversation != nil)
+            resumed.started(session, model: provider.displayName)
             if let number = options.rewind {
                 try await resumed.rewind(session, to: number, registry: registry)
             }

@@ -9,49 +9,32 @@ extension AskCommand {
     /// new one (`--save`); and the journal its turn is written to (every message, call and change, as the shell
     /// writes them).
     struct Resumed {
-        let id: String
-        let conversation: Conversation?
-        let changes: [ChangeRecord]
-        let journal: HistoryJournal
+        /// The conversation as the history keeps it (opened and wired as every front end does).
+        let stored: StoredConversation
+        var id: String { stored.id }
+        var journal: HistoryJournal { stored.journal }
+        /// The resumed conversation's messages; nil for a new one.
+        var conversation: Conversation? { stored.resumed }
 
         /// Nil without `--resume` or `--save`; a sentence when the session does not exist or cannot be read.
-        init?(_ options: AskOptions, model: String, store: HistoryStore?) throws(CLIError) {
+        init?(_ options: AskOptions, store: HistoryStore?) throws(CLIError) {
             guard let store, options.resume != nil || options.save else { return nil }
-            journal = HistoryJournal(store: store) { printError("skillhost: \($0)") }
+            let journal = HistoryJournal(store: store) { printError("skillhost: \($0)") }
             guard let id = options.resume else {
-                id = HistoryStore.newSessionID()
-                conversation = nil
-                changes = []
-                journal.write(.session(id: id, model: model))
+                stored = StoredConversation(journal: journal)
                 return
             }
-            do {
-                guard let conversation = try store.resume(session: id) else {
-                    throw CLIError.failure("no session \(id); skillhost sessions lists them")
-                }
-                self.conversation = conversation
-                changes = try store.changes(session: id)
-            } catch let error as CLIError {
-                throw error
-            } catch {
-                throw .failure("cannot read session \(id) from \(store.path): \(error)")
+            do { stored = try StoredConversation(resuming: id, journal: journal) } catch {
+                throw .failure(error.description)
             }
-            self.id = id
         }
 
-        /// Writes a new session's first message (the system prompt) and says its id.
-        func started(_ session: AgentSession) {
+        /// Wires `session` to the history; a new session is written (with its first message) and its id said.
+        func started(_ session: AgentSession, model: String) {
+            stored.attach(session)
             guard conversation == nil else { return }
-            if let first = session.conversation.messages.first { journal.write(.message(first, session: id)) }
+            stored.begin(session, model: model)
             printError("skillhost: saved as session \(id) (continue it with skillhost ask --resume \(id) \"…\")")
-        }
-
-        var onMessage: @Sendable (Message) -> Void {
-            { [journal, id] message in journal.write(.message(message, session: id)) }
-        }
-
-        var onChange: @Sendable (ChangeRecord) -> Void {
-            { [journal, id] change in journal.write(.change(change, session: id)) }
         }
 
         func record(_ event: AgentEvent, arguments: inout [String: String]) {

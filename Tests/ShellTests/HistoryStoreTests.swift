@@ -243,3 +243,40 @@ struct HistoryStoreTests {
         #expect(restored.unansweredToolCalls.isEmpty)
     }
 }
+
+/// Opening a conversation and wiring it to the history, written once for the shell, the browser and `ask`
+/// (issue #65: it was written three times).
+struct StoredConversationTests {
+    let path = Paths.temporaryDirectory("stored") + "/history.db"
+
+    @Test func aNewConversationIsWrittenWhenBegunAndResumedWithItsMessages() throws {
+        let store = try HistoryStore(path: path)
+        let notices = Mutex<[String]>([])
+        let journal = HistoryJournal(store: store) { line in notices.withLock { $0.append(line) } }
+        let stored = StoredConversation(journal: journal)
+        #expect(try store.sessions().isEmpty, "nothing is written before it is begun")
+        let agent = AgentSession(
+            skills: try makeRegistry(), provider: OfflineRouter(),
+            conversation: stored.conversation(systemPrompt: "sys"), onMessage: stored.onMessage,
+            onChange: stored.onChange)
+        stored.attach(agent)
+        stored.begin(agent, model: "offline router")
+        #expect(try store.sessions().map(\.id) == [stored.id])
+        #expect(try store.messages(session: stored.id).map(\.content) == ["sys"])
+
+        let resumed = try StoredConversation(resuming: stored.id, journal: journal)
+        #expect(resumed.resumed?.messages.map(\.content) == ["sys"])
+        #expect(resumed.conversation(systemPrompt: "other").messages.first?.content == "sys")
+        #expect(notices.withLock { $0 }.isEmpty)
+    }
+
+    @Test func aConversationThatIsNotThereIsRefusedInOneSentence() throws {
+        let journal = HistoryJournal(store: try HistoryStore(path: path)) { _ in }
+        #expect(
+            throws: StoredConversation.Refusal(
+                missing: true, description: "no session nope; skillhost sessions lists them")
+        ) {
+            try StoredConversation(resuming: "nope", journal: journal)
+        }
+    }
+}

@@ -3,7 +3,7 @@ import Synchronization
 /// One deadline for every wait that can outlast its caller's patience — a plugin call, an external tool, an MCP
 /// server's answer — on the host's clock (`HostClock`: tests move it by hand, a busy machine does not fire it
 /// early), and one wording for it.
-public enum Deadline {
+public enum Deadline: Sendable {
     /// What a person reads when `subject` ran out of time: "calculator timed out after 2 s".
     public static func timedOut(_ subject: String, after limit: Duration) -> String {
         "\(subject) timed out after \(humanDuration(limit))"
