@@ -274,43 +274,25 @@ extension Shell {
     }
 
     private func undo() {
-        guard let (skill, undo) = session.takeUndo() else {
+        guard let run = UndoRun(session) else {
             say("Nothing to undo.\n")
             return
         }
-        // A composite's undo is its steps' undos, last step first; they run in order and stop at a failure.
-        let calls = undo.calls
-        for (done, call) in calls.enumerated() {
-            say(
-                terminal.cyan("↶")
-                    + InertText.make(
-                        " undoing \(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))\n"))
+        for done in run.calls.indices {
+            say(terminal.cyan("↶") + InertText.make(" undoing \(run.shown(done))\n"))
             // The reversing call is a call like any other, shown as what it is above: the policy decides it, and where
             // it asks (a destructive skill, a rule saying ask) the person is asked.
-            var invocation = SkillInvocation(
-                skill: call.skillID, arguments: call.arguments, confirmer: personConfirmer)
-            invocation.session = sessionID
-            let reverse = invocation
+            let reverse = run.invocation(done, session: sessionID, confirmer: personConfirmer)
             let outcome = waitFor { await self.registry.invoke(reverse) }
-            let shown = "\(skill): \(call.skillID)(\(SessionViewModel.arguments(call.arguments.jsonText)))"
-            if outcome.status == .ok {
-                say(
-                    terminal.green("✓") + " undone: " + TurnRenderer.shorten((outcome.result ?? .null).displayText, 100)
-                        + "\n")
-                session.recordUndone("\(shown) → \(TurnRenderer.shorten((outcome.result ?? .null).displayText, 200))")
-            } else if done == 0, outcome.error == Refusal.declined(skill: call.skillID).sentence(for: .embedder) {
-                // A no changes nothing, and /undo can be asked again.
-                session.putBackUndo(undo, skill: skill)
+            switch run.settle(done, outcome) {
+            case .undone(let value):
+                say(terminal.green("✓") + " undone: " + TurnRenderer.shorten(value.displayText, 100) + "\n")
+            case .declined:
                 say(terminal.yellow("↶") + " not undone: you said no (/undo asks again)\n")
                 return
-            } else {
-                if done == 0 { session.putBackUndo(undo, skill: skill) }
-                session.recordUndone("\(shown) failed: \(outcome.error ?? outcome.status.rawValue)")
-                let left = calls.count > 1 ? " (\(done) of \(calls.count) undone)" : ""
-                say(
-                    terminal.red("✗") + " undo failed: " + InertText.make(outcome.error ?? outcome.status.rawValue)
-                        + left
-                        + "\n")
+            case .failed(let message):
+                let left = run.calls.count > 1 ? " (\(done) of \(run.calls.count) undone)" : ""
+                say(terminal.red("✗") + " undo failed: " + InertText.make(message) + left + "\n")
                 return
             }
         }

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SessionUI
 import SkillHost
 import SkillJSON
 
@@ -17,36 +18,26 @@ extension WebSession {
         guard let agent else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
-        guard let (skill, undo) = agent.takeUndo() else {
+        guard let run = UndoRun(agent) else {
             state.withLock { $0.running = false }
             throw WebRefusal(status: 409, sentence: "nothing to undo: no mutating call registered a way back")
         }
         publish(WebEvent.running(true))
         let session = conversationID
         Task { [self] in
-            for (index, call) in undo.calls.enumerated() {
+            for (index, call) in run.calls.enumerated() {
                 let id = "undo-\(UInt32.random(in: .min ... .max))-\(index)"
-                let shown = "\(skill): \(call.skillID)(\(call.arguments.jsonText))"
-                publish(WebEvent.notice("↶ undoing \(shown)"))
+                publish(WebEvent.notice("↶ undoing \(run.shown(index))"))
                 publish(card(id, call.skillID, .started(arguments: .value(call.arguments))))
-                var invocation = SkillInvocation(
-                    skill: call.skillID, arguments: call.arguments, confirmer: confirmer(id, undoing: skill))
-                invocation.session = session
-                let outcome = await run(invocation)
+                let outcome = await invoke(
+                    run.invocation(index, session: session, confirmer: confirmer(id, undoing: run.skill)))
                 switch outcome.ending {
                 case .success(let value):
                     publish(card(id, call.skillID, .finished(result: value, duration: outcome.duration)))
-                    agent.recordUndone("\(shown) → \(value.displayText.prefix(200))")
                 case .failure(let failure):
                     publish(card(id, call.skillID, .failed(failure, duration: outcome.duration)))
-                    // Nothing undone yet (a no, a refusal): the way back is kept for another Undo.
-                    if index == 0 { agent.putBackUndo(undo, skill: skill) }
-                    if index == 0, failure.message == Refusal.declined(skill: call.skillID).sentence(for: .embedder) {
-                        publish(WebEvent.notice("↶ not undone: you said no"))
-                    } else {
-                        agent.recordUndone("\(shown) failed: \(failure.message)")
-                    }
                 }
+                if run.settle(index, outcome) == .declined { publish(WebEvent.notice("↶ not undone: you said no")) }
                 if outcome.failure != nil { break }
             }
             state.withLock { $0.running = false }
@@ -67,7 +58,7 @@ extension WebSession {
     }
 
     /// Runs a call through the pipeline (lookup, validation, policy) as any call is.
-    private func run(_ invocation: SkillInvocation) async -> SkillOutcome {
+    private func invoke(_ invocation: SkillInvocation) async -> SkillOutcome {
         switch await skills.prepareCall(invocation) {
         case .success(let ready): return await ready.run()
         case .failure(let refusal): return SkillOutcome(.failure(refusal.failure))
