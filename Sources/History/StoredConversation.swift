@@ -70,6 +70,18 @@ package struct StoredConversation: Sendable {
         journal.keepUse(of: agent, session: id, resumed: resumed != nil)
     }
 
+    /// Records a turn's event as it happens: a call once it ends (with the arguments it started with, kept in
+    /// `arguments` meanwhile), and the usage.
+    package func record(_ event: AgentEvent, arguments: inout [String: String]) {
+        journal.record(event, session: id, arguments: &arguments)
+    }
+
+    /// The answer shown so far, kept so that a killed turn leaves it (resuming makes it part of the record).
+    package func draft(_ text: String) { journal.write(.draft(text, session: id)) }
+
+    /// The turn's messages are all stored: no draft is left to come back as an unfinished answer.
+    package func turnEnded() { journal.write(.draft("", session: id)) }
+
     /// Writes a new conversation's row (with the model's name) and its first message (the system prompt): when the
     /// front end starts it, or at its first turn. Nothing for a resumed one.
     package func begin(_ agent: AgentSession, model: String) {

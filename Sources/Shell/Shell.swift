@@ -250,15 +250,14 @@ package final class Shell: @unchecked Sendable {
         let session = self.session
         let model = self.model
         let terminal = self.terminal
-        let journal = self.journal
-        let sessionID = self.sessionID
+        let stored = self.stored
         let recorder = TraceRecorder()
         let task = Task { @MainActor () -> FinishReason in
             // The offline router answers in plain lines by design; models answer in markdown.
             let markdown = session.provider.answersInMarkdown
             let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false, markdown: markdown) {
                 draft in
-                if let journal, let sessionID { journal.write(.draft(draft, session: sessionID)) }
+                stored?.draft(draft)
             }
             model.begin()
             let ticker = Task { @MainActor in
@@ -272,14 +271,14 @@ package final class Shell: @unchecked Sendable {
             for await event in start(session) {
                 renderer.handle(event)
                 recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
-                if let journal, let sessionID { journal.record(event, session: sessionID, arguments: &arguments) }
+                stored?.record(event, arguments: &arguments)
                 if case .finished(let finish) = event { reason = finish }
             }
             ticker.cancel()
             if Task.isCancelled { renderer.handle(.finished(.cancelled)) }
             // The turn's messages are all recorded: a draft saved by a flush after the answer was stored (the
             // renderer runs behind the agent) is not an unfinished answer, and must not come back on --resume.
-            if let journal, let sessionID { journal.write(.draft("", session: sessionID)) }
+            stored?.turnEnded()
             model.show(session.conversation)
             return reason
         }

@@ -142,7 +142,7 @@ package final class WebSession: Sendable {
         // The turn starts here, not in the task, so that a stop that follows at once finds it.
         let events = turn.agent.send(text)
         Task { [self] in
-            var recorder = TurnRecorder(journal: journal, session: turn.history?.id)
+            var recorder = TurnRecorder(turn.history)
             for await event in events {
                 recorder.record(event)
                 trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)
@@ -286,17 +286,13 @@ package final class WebSession: Sendable {
 struct TurnRecorder {
     static let draftInterval = Duration.milliseconds(250)
 
-    let journal: HistoryJournal?
-    let session: String?
+    let history: StoredConversation?
     /// The current step's answer text so far.
     private(set) var answer = ""
     private var arguments: [String: String] = [:]
     private var lastDraft = ContinuousClock.now
 
-    init(journal: HistoryJournal?, session: String?) {
-        self.journal = journal
-        self.session = session
-    }
+    init(_ history: StoredConversation?) { self.history = history }
 
     mutating func record(_ event: AgentEvent) {
         switch event {
@@ -304,18 +300,16 @@ struct TurnRecorder {
         case .textDelta(let delta): answer += delta
         default: break
         }
-        guard let journal, let session else { return }
-        journal.record(event, session: session, arguments: &arguments)
+        guard let history else { return }
+        history.record(event, arguments: &arguments)
         if case .textDelta = event, ContinuousClock.now - lastDraft >= Self.draftInterval {
             lastDraft = .now
-            journal.write(.draft(answer, session: session))
+            history.draft(answer)
         }
     }
 
     /// The turn's messages are all recorded: no draft is left to come back as an unfinished answer.
-    func finish() {
-        if let journal, let session { journal.write(.draft("", session: session)) }
-    }
+    func finish() { history?.turnEnded() }
 }
 
 /// Passes the history's notices on to whoever is connected once it exists (the session, after its init).

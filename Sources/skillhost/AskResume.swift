@@ -38,7 +38,7 @@ extension AskCommand {
         }
 
         func record(_ event: AgentEvent, arguments: inout [String: String]) {
-            journal.record(event, session: id, arguments: &arguments)
+            stored.record(event, arguments: &arguments)
         }
 
         /// `--rewind N`: says on stderr what going back undoes (each change and its reversing calls) and what it
