@@ -13,6 +13,7 @@ extension WebSession {
         let agent = state.withLock { state -> AgentSession? in
             guard !state.running, let agent = state.agent else { return nil }
             state.running = true
+            state.stopped = false
             return agent
         }
         guard let agent else {
@@ -50,10 +51,7 @@ extension WebSession {
     /// told it undoes `undoing`.
     private func confirmer(_ id: String, undoing: String) -> Confirmer {
         .person { [self] skill, arguments in
-            let request = ConfirmationRequest(callID: id, skill: skill, arguments: arguments, undoing: undoing)
-            sent(request)
-            publish(WebEvent.encode(.confirmationNeeded(request)))
-            return await ask(request)
+            await ask(ConfirmationRequest(callID: id, skill: skill, arguments: arguments, undoing: undoing))
         }
     }
 

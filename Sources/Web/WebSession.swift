@@ -34,10 +34,8 @@ package final class WebSession: Sendable {
         /// The last turn's trace (`/trace`), as it is recorded.
         var trace = TraceRecorder()
         var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
-        /// Questions sent to the tabs and not answered yet. A tab may answer one before the agent starts waiting
-        /// for it (the event reaches the page first): that answer is kept in `early` until it does.
-        var asked: Set<String> = []
-        var early: [String: ConfirmationAnswer] = [:]
+        /// The running turn was stopped: a question it asks from now on is answered no without being asked.
+        var stopped = false
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
         /// What a new tab is sent first: the events so far, as stream lines, oldest first.
@@ -127,6 +125,7 @@ package final class WebSession: Sendable {
         let turn = state.withLock { state -> (agent: AgentSession, history: StoredConversation?, first: Bool)? in
             guard !state.running, let agent = state.agent else { return nil }
             state.running = true
+            state.stopped = false
             state.trace = trace
             defer { state.stored = true }
             return (agent, state.history, !state.stored)
@@ -146,7 +145,8 @@ package final class WebSession: Sendable {
             for await event in events {
                 recorder.record(event)
                 trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)
-                if case .confirmationNeeded(let request) = event { sent(request) }
+                // A question goes to the tabs from the confirmation hook (`ask`), once it can be answered.
+                if case .confirmationNeeded = event { continue }
                 publish(WebEvent.encode(event, plan: plan(of: event)))
             }
             if !recorder.answer.isEmpty {
@@ -207,9 +207,8 @@ package final class WebSession: Sendable {
         let (agent, pending) = state.withLock { state in
             defer {
                 state.confirmation = nil
-                // A question the agent has not started waiting for yet is answered no as well.
-                for id in state.asked { state.early[id] = .deny }
-                state.asked = []
+                // A question the turn has not asked yet is answered no as well.
+                if state.running { state.stopped = true }
             }
             return (state.running ? state.agent : nil, state.confirmation)
         }
@@ -220,40 +219,35 @@ package final class WebSession: Sendable {
 
     /// A tab's answer to the confirmation `id`. False when nothing asks it (answered already, or withdrawn).
     package func confirm(_ id: String, _ answer: ConfirmationAnswer) -> Bool {
-        let (known, pending) = state.withLock { state -> (Bool, CheckedContinuation<ConfirmationAnswer, Never>?) in
-            if let confirmation = state.confirmation, confirmation.request.callID == id {
-                state.confirmation = nil
-                state.asked.remove(id)
-                return (true, confirmation.answer)
-            }
-            // Asked, but the agent is not waiting yet: kept for when it does.
-            guard state.asked.remove(id) != nil else { return (false, nil) }
-            state.early[id] = answer
-            return (true, nil)
+        let pending = state.withLock { state -> CheckedContinuation<ConfirmationAnswer, Never>? in
+            guard let confirmation = state.confirmation, confirmation.request.callID == id else { return nil }
+            state.confirmation = nil
+            return confirmation.answer
         }
-        guard known else { return false }
-        pending?.resume(returning: answer)
+        guard let pending else { return false }
+        pending.resume(returning: answer)
         publish(WebEvent.confirmed(id))
         return true
     }
 
-    /// Notes that the question for `request` goes to the tabs (before it does: an answer may follow at once).
-    func sent(_ request: ConfirmationRequest) { _ = state.withLock { $0.asked.insert(request.callID) } }
-
-    /// The agent's confirmation hook: waits for a tab's answer (the event that asks went out on the stream).
+    /// The one way a question reaches the tabs (a turn's call, an undo's): the wait for the answer is registered
+    /// first and the question sent after, so no answer can come before something waits for it (the race of
+    /// issue #30 lived between an event and this hook, which the page had to reconcile).
     func ask(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
         await withCheckedContinuation { continuation in
-            let (given, earlier) = state.withLock {
-                state -> (
-                    ConfirmationAnswer?,
-                    (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
-                ) in
-                if let given = state.early.removeValue(forKey: request.callID) { return (given, nil) }
+            let (stopped, earlier) = state.withLock {
+                state -> (Bool, (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?)
+                in
+                if state.stopped { return (true, nil) }
                 defer { state.confirmation = (request, continuation) }
-                return (nil, state.confirmation)
+                return (false, state.confirmation)
             }
             earlier?.answer.resume(returning: .deny)
-            if let given { continuation.resume(returning: given) }
+            if stopped {
+                continuation.resume(returning: .deny)
+                return
+            }
+            publish(WebEvent.encode(.confirmationNeeded(request)))
         }
     }
 
