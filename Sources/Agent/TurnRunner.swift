@@ -68,12 +68,13 @@ struct TurnRunner: Sendable {
                 running = Array(running[..<left])
                 budget = reached
             }
-            // Looked up once per call: an id no skill has runs nothing, so it counts as read-only.
-            let risks = running.map { registry.skill($0.name)?.risk ?? .readOnly }
-            if risks.contains(where: { $0 != .readOnly }) { stateIsCurrent = false }
+            // Looked up once per call, and that definition is what is decided and run (the registry refuses a call
+            // whose skill was reloaded since): an id no skill has runs nothing, so it counts as read-only.
+            let definitions = running.map { registry.skill($0.name) }
+            if definitions.contains(where: { ($0?.risk ?? .readOnly) != .readOnly }) { stateIsCurrent = false }
             // Counted before they run: a composite among them counts its steps against what is left after them.
             session.recordUse(calls: running.count)
-            let results = await execute(running, risks: risks)
+            let results = await execute(running, definitions: definitions)
             for (call, result) in zip(running, results) {
                 if result.refused, refused == nil { refused = call.name }
                 session.append(
@@ -202,13 +203,13 @@ struct TurnRunner: Sendable {
     /// Runs the calls: read-only ones concurrently, then the others one after another; results in the model's
     /// order. Calls are prepared (checked, confirmed, announced) one by one in the model's order, so front ends
     /// show their cards in that order even when they then run at the same time.
-    private func execute(_ calls: [ToolCall], risks: [SkillRisk]) async -> [CallResult] {
-        let readOnly = calls.indices.filter { risks[$0] == .readOnly }
+    private func execute(_ calls: [ToolCall], definitions: [SkillInfo?]) async -> [CallResult] {
+        let readOnly = calls.indices.filter { (definitions[$0]?.risk ?? .readOnly) == .readOnly }
         let others = calls.indices.filter { !readOnly.contains($0) }
         var results = [CallResult?](repeating: nil, count: calls.count)
         var ready: [(Int, Prepared)] = []
         for index in readOnly {
-            switch await prepare(calls[index]) {
+            switch await prepare(calls[index], definitions[index]) {
             case .success(let prepared): ready.append((index, prepared))
             case .failure(let result): results[index] = result.result
             }
@@ -220,7 +221,7 @@ struct TurnRunner: Sendable {
             for await (index, result) in group { results[index] = result }
         }
         for index in others {
-            switch await prepare(calls[index]) {
+            switch await prepare(calls[index], definitions[index]) {
             case .success(let prepared): results[index] = await run(prepared, changes: true)
             case .failure(let result): results[index] = result.result
             }
@@ -240,10 +241,10 @@ struct TurnRunner: Sendable {
         let result: CallResult
     }
 
-    /// Everything before the skill runs: lookup, argument repair, then the registry's one preparation (validation,
-    /// policy, confirmation), then the `toolCallStarted` event. Never throws: every problem becomes a tool result
-    /// the model can correct from.
-    private func prepare(_ call: ToolCall) async -> Result<Prepared, Refused> {
+    /// Everything before the skill runs, for `definition` (the skill as the turn looked it up, nil: none): argument
+    /// repair, then the registry's one preparation of that very definition (validation, policy, confirmation), then
+    /// the `toolCallStarted` event. Never throws: every problem becomes a tool result the model can correct from.
+    private func prepare(_ call: ToolCall, _ definition: SkillInfo?) async -> Result<Prepared, Refused> {
         let start = ContinuousClock.now
         func failed(_ failure: SkillFailure, shown arguments: SkillInvocation.Arguments) -> Result<Prepared, Refused> {
             emit(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .started(arguments: arguments))))
@@ -255,7 +256,7 @@ struct TurnRunner: Sendable {
                     result: CallResult(
                         content: "error: \(failure.message)", isError: true, refused: failure.code == .notPermitted)))
         }
-        guard !session.disabledSkills.contains(call.name), registry.skill(call.name) != nil else {
+        guard !session.disabledSkills.contains(call.name), let definition else {
             return failed(unknownSkill(call.name), shown: .text(call.arguments))
         }
         let object: JSONObject
@@ -274,6 +275,7 @@ struct TurnRunner: Sendable {
                 report(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .progress(progress))))
             })
         invocation.session = configuration.sessionID
+        invocation.definition = definition
         // A composite's steps are decided as the calls they are: a disabled one refuses it, and each is counted
         // against the budgets of skill calls before it runs.
         invocation.disabledSkills = session.disabledSkills

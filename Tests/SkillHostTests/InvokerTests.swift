@@ -253,3 +253,26 @@ struct CallerContextTests {
         registry.shutdown()
     }
 }
+
+/// Issue #65: a call is decided and run on the definition its caller looked up (an agent turn groups read-only
+/// calls by it) — not on a version loaded in between.
+struct SameDefinitionTests {
+    @Test func aCallForADefinitionReplacedSinceItWasLookedUpDoesNotRun() async throws {
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        let folder = Paths.temporaryDirectory("same-definition")
+        let file = try Fixture.compileFile("behaviours.c", into: folder)
+        _ = try registry.load(file: file).get()
+        let lookedUp = try #require(registry.skill("echo"))
+        var invocation = SkillInvocation(skill: "echo", argumentText: #"{"text":"hi"}"#)
+        invocation.definition = lookedUp
+        #expect(await registry.invoke(invocation).status == .ok, "the same definition runs")
+        registry.unload(file: file)
+        _ = try registry.load(file: file).get()
+        let outcome = await registry.invoke(invocation)
+        #expect(outcome.status == .error)
+        #expect(
+            outcome.error
+                == "echo did not run: a new version of it was loaded while the call was prepared; ask for it again")
+    }
+}

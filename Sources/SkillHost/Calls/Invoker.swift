@@ -312,6 +312,14 @@ final class Invoker: Sendable {
             return .failure(
                 CallRefusal(.unknown(invocation.skill, among: catalog.ids), for: invocation.confirmer.audience))
         }
+        if let definition = invocation.definition, definition.serial != entry.info.serial {
+            entry.plugin?.release()
+            return .failure(
+                CallRefusal(
+                    .failed,
+                    "\(invocation.skill) did not run: a new version of it was loaded while the call was prepared; ask "
+                        + "for it again"))
+        }
         let timeout = invocation.timeout ?? entry.timeout ?? configuration.defaultTimeout
         if case .composite(let composite) = entry, let missing = composite.plan?.missing.first {
             return .failure(
