@@ -83,6 +83,17 @@ package enum JSONRPCMessage: Sendable {
     /// The message as a JSON value (its line, read back: an id keeps the number it was written as).
     package var value: JSONValue { (try? JSONValue(parsing: line)) ?? .null }
 
+    /// The start of a response's line up to its result, `{"jsonrpc":"2.0","id":ID,"result":`, for a writer that
+    /// writes the result and the closing brace after it into the same buffer (the envelope is written here only).
+    package static func responseHead(id: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out += #"{"jsonrpc":"2.0","id":"#.utf8
+        out += id.utf8
+        out += #","result":"#.utf8
+        return out
+    }
+
     /// The message as one line of JSON text (without the newline).
     package var line: String {
         switch self {
@@ -95,7 +106,10 @@ package enum JSONRPCMessage: Sendable {
             if let params { body += #","params":\#(params.jsonText)"# }
             return body + "}"
         case .response(let id, let result):
-            return #"{"jsonrpc":"2.0","id":\#(id.text),"result":\#(result.jsonText)}"#
+            var out = Self.responseHead(id: id.text)
+            result.writeJSONText(into: &out)
+            out.append(UInt8(ascii: "}"))
+            return String(decoding: out, as: UTF8.self)
         case .failure(let id, let error):
             return #"{"jsonrpc":"2.0","id":\#(id.text),"error":\#(error.value.jsonText)}"#
         }

@@ -22,6 +22,17 @@ struct MCPMethod: Sendable {
         let onPool: Bool
     }
 
+    /// What Streamable HTTP does around the method besides answering it.
+    enum HTTPRole: Sendable {
+        case plain
+        /// `tools/call`: cancelled when its connection closes, tracked by its session, streamed with progress.
+        case call
+        /// `subscriptions/listen`: a stream of its own that stays open.
+        case listen
+        /// `initialize`: opens a session.
+        case opensSession
+    }
+
     let generations: Generations
     /// Served on stdio only (over HTTP the transport answers it itself, or it has no meaning there).
     var stdioOnly = false
@@ -31,6 +42,7 @@ struct MCPMethod: Sendable {
     var mirroredName: String?
     /// The result is marked complete and names who answered in every generation (discovery).
     var alwaysDescribed = false
+    var http: HTTPRole = .plain
     /// Answers the request; `beforeCall` runs just before a call starts (the stdio reader hands reading over).
     let handle: @Sendable (MCPServer, MCPRequest, Context, _ beforeCall: () -> Void) -> Void
 
@@ -44,9 +56,12 @@ struct MCPMethod: Sendable {
         }
     }
 
+    /// What Streamable HTTP does around `method` (a method the server does not answer is plain: it gets its error).
+    static func httpRole(of method: String) -> HTTPRole { table[method]?.http ?? .plain }
+
     /// Every method the server answers.
     static let table: [String: MCPMethod] = [
-        "initialize": MCPMethod(generations: .handshake) { server, request, context, _ in
+        "initialize": MCPMethod(generations: .handshake, http: .opensSession) { server, request, context, _ in
             server.initialize(request, context)
         },
         "server/discover": MCPMethod(generations: .both, cacheable: true, alwaysDescribed: true) { _, _, context, _ in
@@ -59,7 +74,8 @@ struct MCPMethod: Sendable {
             let approved = server.registry.offered(server.registry.skills)
             context.finish(["tools": .array(approved.map { server.tool($0) })])
         },
-        "tools/call": MCPMethod(generations: .both, mirroredName: "name") { server, request, context, beforeCall in
+        "tools/call": MCPMethod(generations: .both, mirroredName: "name", http: .call) {
+            server, request, context, beforeCall in
             server.call(request, context, beforeCall: beforeCall)
         },
         "resources/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
@@ -85,7 +101,8 @@ struct MCPMethod: Sendable {
         "resources/templates/list": MCPMethod(generations: .both, cacheable: true) { _, _, context, _ in
             context.finish(["resourceTemplates": []])
         },
-        "subscriptions/listen": MCPMethod(generations: .stateless, stdioOnly: true) { server, request, _, _ in
+        "subscriptions/listen": MCPMethod(generations: .stateless, stdioOnly: true, http: .listen) {
+            server, request, _, _ in
             server.listenOnStdio(request)
         },
     ]

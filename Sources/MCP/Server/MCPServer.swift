@@ -181,11 +181,7 @@ package final class MCPServer: Sendable {
         guard case .object(let object) = result, object["resultType"] == nil, object["_meta"] == nil,
             !cacheable || (object["ttlMs"] == nil && object["cacheScope"] == nil)
         else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        out += #"{"jsonrpc":"2.0","id":"#.utf8
-        out += id.text.utf8
-        out += #","result":"#.utf8
+        var out = JSONRPCMessage.responseHead(id: id.text)
         result.writeJSONText(into: &out)
         out.removeLast()  // the object's "}": the described members follow
         if object.count > 0 { out.append(UInt8(ascii: ",")) }

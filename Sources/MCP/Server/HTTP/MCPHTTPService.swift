@@ -351,11 +351,12 @@ package final class MCPHTTPService: Sendable {
     ) {
         let headers: [(String, String)] = session.map { [("Mcp-Session-Id", $0.id)] } ?? []
         let canStream = Self.acceptsEvents(httpRequest)
-        if request.method == "subscriptions/listen", session == nil, request.meta != nil {
+        let role = MCPMethod.httpRole(of: request.method)
+        if role == .listen, session == nil, request.meta != nil {
             listen(request, exchange)
             return
         }
-        let isCall = request.method == "tools/call"
+        let isCall = role == .call
         let streamed = isCall && canStream && request.meta?[MCPProtocol.Meta.progressToken] != nil
         let slot = CallSlot()
         if isCall { exchange.onAbort { slot.cancel() } }
@@ -401,7 +402,7 @@ package final class MCPHTTPService: Sendable {
                 reply: respond, notify: { _ in }, call: slot, admission: admission, principal: principal)
         }
         exchangeToServer.sessionStream = session?.subscription
-        if let session, request.method == "initialize" { session.initialized() }
+        if let session, role == .opensSession { session.initialized() }
         server.handle(request, exchange: exchangeToServer, onPool: true)
     }
 

@@ -130,7 +130,7 @@ final class MCPHTTPSessions: Sendable {
         _ request: HTTPServer.Request, method: String, id: JSONRPCID = .null, exchange: HTTPExchange,
         service: MCPHTTPService, principal: String
     ) -> Admission {
-        if method == "initialize" {
+        if MCPMethod.httpRole(of: method) == .opensSession {
             var random = [UInt8](repeating: 0, count: 16)
             _ = skillhost_random_bytes(&random, random.count)
             let owner = tokens ? principal : Self.owner(of: request, principal: principal, port: service.port)
