@@ -157,9 +157,6 @@ enum CommandLineParser {
             case "--lang": language = try value()
             case "--dir": directory = try value()
             case "--sdk": sdk = try value()
-            case "--json", "--help", "-h", "--version", "--watch", "--yes", "-y", "--raw", "--man", "--save",
-                "--answers-from-record":
-                flags.insert(name == "-h" ? "--help" : name == "-y" ? "--yes" : name)
             case "--timeout": timeout = try parseDuration(try value())
             case "--record": record = try value()
             case "--rewind":
@@ -180,14 +177,14 @@ enum CommandLineParser {
                 }
                 stepLimit = limit
             default:
-                let known = [
-                    "--plugins", "--no-default-plugins", "--json", "--help", "--version", "--timeout", "--watch",
-                    "--step-limit", "--resume", "--isolate", "--yes", "--http", "--tls-cert", "--tls-key", "--raw",
-                    "--lang", "--dir", "--sdk", "--man", "--record", "--skills", "--rewind", "--save", "--kind",
-                    "--answers-from-record",
-                ]
-                let hint = EditDistance.closest(to: name, among: known).map { "did you mean \($0)?" }
-                throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
+                // The flags, by the table every option is declared in (an alias stands for its name).
+                guard let option = CommandLineOption.named(name), option.value == .none else {
+                    let hint = EditDistance.closest(to: name, among: CommandLineOption.names).map {
+                        "did you mean \($0)?"
+                    }
+                    throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
+                }
+                flags.insert(option.name)
             }
         }
 

@@ -2,11 +2,20 @@
 /// `call` come from `skillhost list --json` of the moment.
 enum Completion {
     static let commands = CommandLineParser.commands
-    static let options = [
-        "--plugins", "--no-default-plugins", "--isolate", "--json", "--watch", "--timeout", "--yes", "--step-limit",
-        "--resume", "--raw", "--http", "--tls-cert", "--tls-key", "--lang", "--dir", "--sdk", "--help", "--version",
-        "--record", "--skills", "--rewind", "--save", "--kind", "--answers-from-record",
-    ]
+    static let options = CommandLineOption.names
+    /// bash's `case` lines for the options whose value completes as a file or from fixed choices.
+    static var valueCases: String {
+        var lines = [
+            "        \(CommandLineOption.pathNames.joined(separator: "|"))) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;"
+        ]
+        for option in CommandLineOption.all {
+            guard case .choice(let words) = option.value else { continue }
+            lines.append(
+                "        \(option.name)) COMPREPLY=($(compgen -W \"\(words.joined(separator: " "))\" -- \"$cur\")); return ;;"
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
     /// The words after a command.
     static let words: [(command: String, words: [String])] = [
         ("plugin", ["install", "remove", "list"]), ("config", ["path", "show", "check"]), ("policy", ["explain"]),
@@ -33,9 +42,7 @@ enum Completion {
             _skillhost() {
                 local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words=""
                 case "$prev" in
-                    --plugins|--dir|--sdk|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                    --lang) COMPREPLY=($(compgen -W "c cpp swift" -- "$cur")); return ;;
-                    --isolate) COMPREPLY=($(compgen -W "all none" -- "$cur")); return ;;
+            \(valueCases)
                 esac
                 if [[ "$cur" == -* ]]; then
                     COMPREPLY=($(compgen -W "\(options.joined(separator: " "))" -- "$cur")); return

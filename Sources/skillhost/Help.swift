@@ -29,15 +29,10 @@ enum Help {
                                                      one agent turn: a model (or the offline router) calls skills
           skillhost replay <file> [--skills recorded|live] [--answers-from-record]
                                                      run a recorded session again offline, and say where it diverges
-          skillhost help [<command>]                 show help for a command
+          skillhost help [<command>] [--man]         show help for a command (--man: the manual page, in roff)
 
         Options for every command:
-          --plugins <dir>         also load plugins from <dir> (repeatable)
-          --no-default-plugins    skip the bundled plugins and the user plugins folder
-          --isolate all|none|<plugin>,…
-                                  run these plugins in worker processes (default: all but the bundled ones)
-          --version               print the version
-          --raw                   the shell leaves model answers as sent (no markdown layout)
+        \(CommandLineOption.everyCommandBlock)
 
         Plugins load from the bundled folder (<prefix>/lib/skillhost/plugins for an installed skillhost, else beside
         the executable: libskill-*.so), the user folder
@@ -130,10 +125,13 @@ enum Help {
         """
 
     static let mcp = """
-        Usage: skillhost mcp [--plugins <dir>]... [--no-default-plugins]
+        Usage: skillhost mcp [--http <address:port> [--tls-cert <file> --tls-key <file>]] [--plugins <dir>]...
+                             [--no-default-plugins]
 
         Serves the skills to an MCP client over stdio (one JSON-RPC message per line; logs on stderr) until the
-        client closes standard input (--http ADDRESS:PORT serves Streamable HTTP instead). Plugin folders are watched: changes become notifications/tools/list_changed.
+        client closes standard input (--http ADDRESS:PORT serves Streamable HTTP instead, over TLS with
+        --tls-cert and --tls-key, two PEM files given together). Plugin folders are watched: changes become
+        notifications/tools/list_changed.
         Destructive skills are refused unless a "policy" rule in config.json allows them.
         """
 
@@ -159,9 +157,10 @@ enum Help {
         """
 
     static let new = """
-        Usage: skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>]
+        Usage: skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>] [--kind plugin|skill]
 
-        Writes a plugin project (default: ./<name>) with one typed and one JSON skill, a Makefile (C, C++) or a
+        --kind skill writes an Agent Skills folder (SKILL.md and a script) instead of a plugin. Otherwise writes a
+        plugin project (default: ./<name>) with one typed and one JSON skill, a Makefile (C, C++) or a
         Package.swift (Swift) that builds against the installed SDK, and a README with the build, check and
         install lines. --sdk names the prefix skillhost was installed into (default: the one this skillhost runs
         from); Swift projects need an installed SDK (make install), C and C++ also build against a source tree.

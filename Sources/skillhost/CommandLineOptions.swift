@@ -1,0 +1,82 @@
+/// Every command-line option, declared once: the parser takes its known names, which take a value and which are
+/// flags from here; completion its names, which complete files and which a fixed choice; `--help` its "Options for
+/// every command" block (and the man page, made from the help texts). A test holds each command's help to this
+/// table: every option a help text names is declared, and every declared option is in some help text.
+struct CommandLineOption: Sendable {
+    /// What the option takes after it.
+    enum Value: Sendable, Equatable {
+        /// Nothing: a flag.
+        case none
+        /// A file or folder (completed as one).
+        case path
+        /// One of these words (completed from them).
+        case choice([String])
+        /// Anything else: an id, a number, a duration, an address.
+        case text
+    }
+
+    let name: String
+    var alias: String?
+    let value: Value
+    /// How `--help` writes the value (`<dir>`, `N`), nil for a flag.
+    var placeholder: String?
+    /// One line for the help block of options every command takes; nil for an option of some commands only (its
+    /// command's help says it).
+    var everyCommand: String?
+
+    static let all: [CommandLineOption] = [
+        CommandLineOption(
+            name: "--plugins", value: .path, placeholder: "<dir>",
+            everyCommand: "also load plugins from <dir> (repeatable)"),
+        CommandLineOption(
+            name: "--no-default-plugins", value: .none,
+            everyCommand: "skip the bundled plugins and the user plugins folder"),
+        CommandLineOption(
+            name: "--isolate", value: .choice(["all", "none"]), placeholder: "all|none|<plugin>,…",
+            everyCommand: "run these plugins in worker processes (default: all but the bundled ones)"),
+        CommandLineOption(name: "--version", value: .none, everyCommand: "print the version"),
+        CommandLineOption(
+            name: "--raw", value: .none, everyCommand: "the shell leaves model answers as sent (no markdown layout)"),
+        CommandLineOption(
+            name: "--help", alias: "-h", value: .none, everyCommand: "show the help of the command it follows"),
+        CommandLineOption(name: "--json", value: .none),
+        CommandLineOption(name: "--watch", value: .none),
+        CommandLineOption(name: "--timeout", value: .text, placeholder: "<duration>"),
+        CommandLineOption(name: "--yes", alias: "-y", value: .none),
+        CommandLineOption(name: "--step-limit", value: .text, placeholder: "N"),
+        CommandLineOption(name: "--resume", value: .text, placeholder: "<id>"),
+        CommandLineOption(name: "--rewind", value: .text, placeholder: "N"),
+        CommandLineOption(name: "--save", value: .none),
+        CommandLineOption(name: "--record", value: .path, placeholder: "<file>"),
+        CommandLineOption(name: "--http", value: .text, placeholder: "<address:port>"),
+        CommandLineOption(name: "--tls-cert", value: .path, placeholder: "<file>"),
+        CommandLineOption(name: "--tls-key", value: .path, placeholder: "<file>"),
+        CommandLineOption(name: "--lang", value: .choice(["c", "cpp", "swift"]), placeholder: "c|cpp|swift"),
+        CommandLineOption(name: "--dir", value: .path, placeholder: "<dir>"),
+        CommandLineOption(name: "--sdk", value: .path, placeholder: "<prefix>"),
+        CommandLineOption(name: "--kind", value: .choice(["plugin", "skill"]), placeholder: "plugin|skill"),
+        CommandLineOption(name: "--skills", value: .choice(["recorded", "live"]), placeholder: "recorded|live"),
+        CommandLineOption(name: "--answers-from-record", value: .none),
+        CommandLineOption(name: "--man", value: .none),
+    ]
+
+    /// The option `word` names (its name or alias).
+    static func named(_ word: String) -> CommandLineOption? { all.first { $0.name == word || $0.alias == word } }
+
+    /// The names completion offers.
+    static var names: [String] { all.map(\.name) }
+
+    /// The options whose value is a file or folder.
+    static var pathNames: [String] { all.filter { $0.value == .path }.map(\.name) }
+
+    /// The `--help` block of options every command takes, aligned as the rest of the help.
+    static var everyCommandBlock: String {
+        all.compactMap { option -> String? in
+            guard let line = option.everyCommand else { return nil }
+            let head = "  " + option.name + (option.placeholder.map { " " + $0 } ?? "")
+            return head.count <= 24
+                ? head.padding(toLength: 26, withPad: " ", startingAt: 0) + line
+                : head + "\n" + String(repeating: " ", count: 26) + line
+        }.joined(separator: "\n")
+    }
+}
