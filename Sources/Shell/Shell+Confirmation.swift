@@ -41,7 +41,7 @@ extension Shell {
         let call = InertText.make("\(request.skill.id)(\(SessionViewModel.arguments(request.arguments.jsonText)))")
         say("\(terminal.bold("?")) \(call) is \(risk)\n")
         // A composite is asked about once, for its whole plan.
-        if case .composite(let plan) = request.skill.kind {
+        if let plan = request.skill.kind.compositePlan {
             say("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
             for line in plan.lines { tell("    \(line)\n") }
         }

@@ -145,7 +145,7 @@ extension Shell {
         if session.disabledSkills.contains(skill.id) {
             tell("  disabled (/enable \(skill.id) to offer it again)\n")
         }
-        if case .composite(let plan) = skill.kind {
+        if let plan = skill.kind.compositePlan {
             say("  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
             for line in plan.lines { tell("    \(line)\n") }
             if !plan.missing.isEmpty {

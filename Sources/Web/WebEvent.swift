@@ -118,7 +118,7 @@ enum WebEvent {
             (key: "arguments", value: .string(bounded(request.arguments.jsonText))),
             (key: "risk", value: .string(request.skill.risk.rawValue)),
         ])
-        if case .composite(let plan) = request.skill.kind {
+        if let plan = request.skill.kind.compositePlan {
             object["plan"] = .array(plan.lines.map { .string($0) })
         }
         return object

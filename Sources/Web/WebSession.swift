@@ -166,7 +166,7 @@ package final class WebSession: Sendable {
     /// The steps of a composite call that starts with `event`, for its card.
     private func plan(of event: AgentEvent) -> [String]? {
         guard case .toolCall(let call) = event, case .started = call.phase,
-            case .composite(let plan)? = skills.skill(call.skill)?.kind
+            let plan = skills.skill(call.skill)?.kind.compositePlan
         else { return nil }
         return plan.lines
     }

@@ -53,13 +53,13 @@ enum CheckOutput {
     /// One skill's part of the report: kind, description, arguments, schemas.
     private static func skillText(_ skill: SkillInfo) -> String {
         var out = ""
-        switch skill.kind {
-        case .json: out += "  JSON skill\n"
-        case .typed(let signature): out += "  typed skill: \(signature)\n"
-        case .external: out += "  external tool\n"
-        case .composite(let plan):
+        if let signature = skill.kind.signature {
+            out += "  typed skill: \(signature)\n"
+        } else if let plan = skill.kind.compositePlan {
             out += "  composite skill, \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n"
             for line in plan.lines { out += "    \(line)\n" }
+        } else {
+            out += skill.kind.isExternal ? "  external tool\n" : "  JSON skill\n"
         }
         out += "  \(skill.description)\n"
         out += "  arguments: \(skill.argumentSummary)\n"
@@ -80,7 +80,7 @@ enum CheckOutput {
         case .success(let check):
             let skill = check.skill
             var out = "\(file): ok — composite skill \(skill.id) \(skill.pluginVersion)\n"
-            if case .composite(let plan) = skill.kind, !plan.calls.isEmpty {
+            if let plan = skill.kind.compositePlan, !plan.calls.isEmpty {
                 out += "calls: \(plan.calls.joined(separator: ", "))\n"
             }
             out += "\n\(skill.id) — \(skill.title) [\(skill.risk.rawValue): the highest of its steps]\n"

@@ -185,17 +185,16 @@ enum ListOutput {
         if let timeout = skill.timeout {
             object["timeout_ms"] = .int(Int64(timeout.milliseconds))
         }
-        switch skill.kind {
-        case .json: object["kind"] = "json"
-        case .typed(let signature):
+        if let signature = skill.kind.signature {
             object["kind"] = "typed"
             object["signature"] = .string(signature)
-        case .external: object["kind"] = "external"
-        case .composite(let plan):
+        } else if let plan = skill.kind.compositePlan {
             object["kind"] = "composite"
             object["steps"] = .array(plan.steps)
             object["calls"] = .array(plan.calls.map { .string($0) })
             if !plan.missing.isEmpty { object["missing"] = .array(plan.missing.map { .string($0) }) }
+        } else {
+            object["kind"] = skill.kind.isExternal ? "external" : "json"
         }
         object["arguments"] = .string(skill.argumentSummary)
         object["input_schema"] = skill.inputSchema

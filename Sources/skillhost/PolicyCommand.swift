@@ -23,7 +23,7 @@ enum PolicyCommand {
         let matching = policy.rules(for: skill, arguments: arguments)
         let verdict = policy.verdict(for: skill, arguments: arguments)
         var out = "\(skill.id) \(arguments.jsonText): \(name(verdict))\n"
-        if case .deny(let refusal) = verdict, case .denied(_, _, let step?) = refusal {
+        if case .deny(let refusal) = verdict, let step = refusal.step {
             out +=
                 "  decided by a step: it calls \(step), which a rule denies (\(refusal.sentence(for: .commandLine)))\n"
         }

@@ -17,7 +17,7 @@ enum TrustCommand {
                 "plugin",
                 registry.skills.filter { skill in
                     // A composite carries its own id as its plugin's name: it is a skill, not a plugin.
-                    if case .composite = skill.kind { return false }
+                    if skill.kind.compositePlan != nil { return false }
                     return skill.plugin == bare
                 }
             ),

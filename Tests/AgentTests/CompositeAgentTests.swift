@@ -38,7 +38,7 @@ struct CompositeAgentTests {
         // One question for the whole plan.
         let requests = asked.withLock { $0 }
         #expect(requests.map(\.skill.id) == ["change_twice"])
-        guard case .composite(let plan)? = requests.first?.skill.kind else {
+        guard let plan = requests.first?.skill.kind.compositePlan else {
             Issue.record("the request does not carry the plan")
             return
         }

@@ -312,7 +312,7 @@ struct CompositeTests {
 
         _ = try load(registry, "later", #"{"id": "later_skill", "description": "x", "steps": [{"call": "touch"}]}"#)
         #expect(registry.skill("clean_up")?.risk == .mutating)
-        guard case .composite(let plan)? = registry.skill("clean_up")?.kind else {
+        guard let plan = registry.skill("clean_up")?.kind.compositePlan else {
             Issue.record("not a composite")
             return
         }

@@ -51,10 +51,8 @@ final class MCPConfirmation: Sendable {
             return false
         }
         let arguments = params["arguments"] ?? .object(JSONObject())
-        if case .refuse(.needsConfirmation) = pipeline.decide(
-            skill, arguments: arguments, confirmer: .nobody(.mcpClient))
-        {
-            return true
+        if case .refuse(let refusal) = pipeline.decide(skill, arguments: arguments, confirmer: .nobody(.mcpClient)) {
+            return refusal.needsConfirmation
         }
         return false
     }
@@ -87,7 +85,7 @@ final class MCPConfirmation: Sendable {
         let kind = skill.risk == .destructive ? "destructive" : "set to ask"
         var question = "Run \(skill.id) (\(kind)) with \(arguments.jsonText)?"
         // A composite is confirmed once, for its whole plan.
-        if case .composite(let plan) = skill.kind {
+        if let plan = skill.kind.compositePlan {
             question +=
                 " It runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"): "
                 + plan.lines.joined(separator: "; ")

@@ -18,8 +18,7 @@ extension MCPServer {
         guard let skill = registry.skill(name) else {
             // The nearest name, as the command line suggests it (the message keeps its standard start).
             let refusal = registry.unknownSkill(name)
-            var suggestion: String?
-            if case .unknownSkill(_, let nearest) = refusal { suggestion = nearest }
+            let suggestion = refusal.suggestion
             respond(
                 id, code: .invalidParams, message: refusal.sentence(for: .mcpClient),
                 data: suggestion.map { ["suggestion": .string($0)] }, to: exchange)

@@ -27,7 +27,7 @@ public struct CallPipeline: Sendable {
     public func disabled(_ skill: SkillInfo, also: Set<String> = []) -> Refusal? {
         if disabledSkills.isEmpty && also.isEmpty { return nil }
         var ids = [skill.id]
-        if case .composite(let plan) = skill.kind { ids += plan.calls }
+        if let plan = skill.kind.compositePlan { ids += plan.calls }
         for id in ids where disabledSkills.contains(id) || also.contains(id) {
             return .disabled(
                 skill: skill.id, step: id == skill.id ? nil : id, byConfiguration: disabledSkills.contains(id))

@@ -70,7 +70,7 @@ extension Invoker {
             case .run: break
             case .ask: asks = true
             case .refuse(let refusal):
-                guard case .needsConfirmation = refusal else { return refuse(refusal) }
+                guard refusal.needsConfirmation else { return refuse(refusal) }
                 asks = true
                 unanswered = refusal
             }
@@ -137,10 +137,13 @@ extension Invoker {
         case .person: return "person"
         case .confirmed: return "confirmed"
         case .consented: return "confirmed"  // never: `answerer` is not a consent
-        case .nobody(.commandLine): return "command_line"
-        case .nobody(.mcpClient): return "mcp_client"
-        case .nobody(.model): return "model"
-        case .nobody(.embedder): return "embedder"
+        case .nobody(let audience):
+            switch audience.kind {
+            case .commandLine: return "command_line"
+            case .mcpClient: return "mcp_client"
+            case .model: return "model"
+            case .embedder: return "embedder"
+            }
         }
     }
 

@@ -85,7 +85,7 @@ final class Invoker: Sendable {
             return .question(prepared)
         case .refuse(let refusal):
             // A permission hook may give the yes no one here can.
-            if case .needsConfirmation = refusal, hooksApply(to: prepared.entry.id, asks: true) {
+            if refusal.needsConfirmation, hooksApply(to: prepared.entry.id, asks: true) {
                 return .hooked(prepared, asks: true, refusal: refusal)
             }
             prepared.release()

@@ -201,7 +201,7 @@ public struct Policy: Sendable, Equatable {
         if rules.isEmpty { return true }
         guard let rule = rule(for: skill, arguments: arguments), rule.decision == .ask else {
             if consent == .plan { return true }
-            if case .composite(let plan) = skill.kind {
+            if let plan = skill.kind.compositePlan {
                 return !plan.calls.contains { ruleForEveryCall(of: $0)?.decision == .ask }
             }
             return true
@@ -236,7 +236,7 @@ public struct Policy: Sendable, Equatable {
         // The common case, on every call: no rules, a read-only skill.
         if rules.isEmpty, skill.risk == .readOnly { return .allow }
         var rule = rule(for: skill, arguments: arguments)
-        if case .composite(let plan) = skill.kind, rule?.decision != .deny {
+        if let plan = skill.kind.compositePlan, rule?.decision != .deny {
             for id in plan.calls {
                 guard let stepRule = ruleForEveryCall(of: id) else { continue }
                 if stepRule.decision == .deny {

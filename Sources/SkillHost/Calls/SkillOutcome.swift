@@ -113,17 +113,37 @@ public struct SkillFailure: Error, Sendable, Equatable {
 
 /// Why a call returned no result. Front ends branch on it (an unknown skill adds a hint about plugins that
 /// failed to load; a refusal is not a crash), never on the wording of the sentence.
-public enum FailureCode: String, Sendable, CaseIterable {
+///
+/// A struct over a private value, as `PluginProblem.Code` is: a new code can be added without breaking an
+/// embedder's `switch` (which needs a `default`), and codes compare and pattern-match as before.
+public struct FailureCode: RawRepresentable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// The code as the wire and the history write it (`unknown_skill`, `invalid_args`, …).
+    public let rawValue: String
+
+    /// The code named `rawValue`; nil for a name no code has.
+    public init?(rawValue: String) {
+        guard Self.allCases.contains(where: { $0.rawValue == rawValue }) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
     /// No skill has the id.
-    case unknownSkill = "unknown_skill"
+    public static let unknownSkill = FailureCode("unknown_skill")
     /// The arguments are not JSON, break the schema, or the skill rejected them.
-    case invalidArguments = "invalid_args"
+    public static let invalidArguments = FailureCode("invalid_args")
     /// The policy denied the call, or nobody confirmed it.
-    case notPermitted = "not_permitted"
+    public static let notPermitted = FailureCode("not_permitted")
     /// The skill ran (or was to run) and failed: an error it reported, a crash, a result it may not return.
-    case failed
-    case timeout
-    case cancelled
+    public static let failed = FailureCode("failed")
+    public static let timeout = FailureCode("timeout")
+    public static let cancelled = FailureCode("cancelled")
+
+    public static let allCases: [FailureCode] = [
+        .unknownSkill, .invalidArguments, .notPermitted, .failed, .timeout, .cancelled,
+    ]
 
     /// The code a wire status without its own code stands for.
     init?(_ status: SkillOutcome.Status) {
@@ -139,10 +159,10 @@ public enum FailureCode: String, Sendable, CaseIterable {
     /// The status an outcome with this code has.
     var status: SkillOutcome.Status {
         switch self {
-        case .unknownSkill, .notPermitted, .failed: return .error
         case .invalidArguments: return .invalidArgs
         case .timeout: return .timeout
         case .cancelled: return .cancelled
+        default: return .error
         }
     }
 }

@@ -20,7 +20,7 @@ final class CompositeSkill: Sendable {
     }
 
     var plan: CompositePlan? {
-        if case .composite(let plan) = info.kind { return plan }
+        if let plan = info.kind.compositePlan { return plan }
         return nil
     }
 

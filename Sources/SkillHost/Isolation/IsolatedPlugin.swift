@@ -131,7 +131,7 @@ final class IsolatedPlugin: Sendable {
                     $0.confinement = description.confinement?.confinement
                     $0.signatures = Dictionary(
                         description.skills.compactMap { skill in
-                            guard case .typed(let text) = skill.kind, let parsed = try? TypedSignature.parse(text)
+                            guard let text = skill.kind.signature, let parsed = try? TypedSignature.parse(text)
                             else { return nil }
                             return (skill.id, parsed)
                         }, uniquingKeysWith: { first, _ in first })

@@ -101,7 +101,7 @@ enum WorkerProtocol {
                         (key: "schema_generated", value: .bool(skill.schemaIsGenerated)),
                     ])
                     if let timeout = skill.timeout { object["timeout_ms"] = .double(timeout.milliseconds) }
-                    if case .typed(let signature) = skill.kind { object["signature"] = .string(signature) }
+                    if let signature = skill.kind.signature { object["signature"] = .string(signature) }
                     if let output = skill.outputSchema { object["output_schema"] = output }
                     if let answer = skill.answer { object["answer"] = .string(answer.text) }
                     return .object(object)

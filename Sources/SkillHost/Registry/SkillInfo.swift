@@ -86,15 +86,46 @@ public struct SkillFlags: OptionSet, Sendable, Hashable {
 }
 
 /// How a skill is implemented.
-public enum SkillKind: Sendable, Equatable {
+///
+/// A struct over a private value (as `PluginProblem.Code` is), so a new kind of skill does not break an embedder's
+/// exhaustive `switch`: kinds are made with the static members below, compared with `==`, and read through
+/// `signature`, `compositePlan` and `isExternal`.
+public struct SkillKind: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        case json
+        case typed(signature: String)
+        case external
+        case composite(CompositePlan)
+    }
+
+    let kind: Kind
+
     /// `invoke` receives the argument JSON.
-    case json
+    public static let json = SkillKind(kind: .json)
     /// A C function called through libffi; the payload is the signature.
-    case typed(signature: String)
+    public static func typed(signature: String) -> SkillKind { SkillKind(kind: .typed(signature: signature)) }
     /// A tool of another program (an MCP server), called over its protocol.
-    case external
+    public static let external = SkillKind(kind: .external)
     /// A composite skill (`NAME.skill.json`): its steps call other skills.
-    case composite(CompositePlan)
+    public static func composite(_ plan: CompositePlan) -> SkillKind { SkillKind(kind: .composite(plan)) }
+
+    /// A typed skill's signature; nil for other kinds.
+    public var signature: String? {
+        if case .typed(let signature) = kind { return signature }
+        return nil
+    }
+
+    /// A composite skill's plan; nil for other kinds.
+    public var compositePlan: CompositePlan? {
+        if case .composite(let plan) = kind { return plan }
+        return nil
+    }
+
+    /// Whether it is another program's tool.
+    public var isExternal: Bool { kind == .external }
+
+    /// Whether it is a JSON skill.
+    public var isJSON: Bool { kind == .json }
 }
 
 /// What a composite skill does, as registered: its steps as written, one line each for people, and every skill it
@@ -182,13 +213,13 @@ public struct SkillInfo: Sendable {
     /// composite by its name and its file's name (the same plugin moved to another folder is the same provider;
     /// another file offering the same skill is not).
     package var provider: String {
-        if case .external = kind { return plugin }
+        if kind.isExternal { return plugin }
         return "\(plugin) (\((file as NSString).lastPathComponent))"
     }
 
     /// A composite's steps as written (what a pin approves of it); nil for other kinds.
     package var compositeSteps: JSONValue? {
-        if case .composite(let plan) = kind { return .array(plan.steps) }
+        if let plan = kind.compositePlan { return .array(plan.steps) }
         return nil
     }
 
