@@ -8,15 +8,10 @@ import Testing
 /// ABI v1.1 through the real binary, in a worker process (a third-party plugin's default) and in-process:
 /// capabilities and read paths are read and shown, the output schema is checked against every result, skills see
 /// the caller's context, and `log_with` names the plugin that speaks.
-struct ABIv11Tests {
+struct ABIv11Tests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("abi11-home")
-
-    func environment() -> [String: String] {
+    var environment: [String: String] {
         cliEnvironment(home: home, ["TZ": "Europe/Zurich", "SKILLHOST_LOG": "info"])
-    }
-
-    func skillhost(_ arguments: [String]) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: environment())
     }
 
     @Test(arguments: [[], ["--isolate", "none"]])
@@ -25,7 +20,7 @@ struct ABIv11Tests {
         _ = try Fixture.compileFile("v11.c", into: folder)
         let plugins = ["--plugins", folder, "--no-default-plugins"] + isolation
 
-        let list = try await skillhost(["list", "--json"] + plugins)
+        let list = try await skillhostOffPool(["list", "--json"] + plugins)
         let document = try JSONValue(parsing: list.stdout)
         let plugin = try #require(document["plugins"]?.arrayValue?.first { $0["name"] == "v11" })
         #expect(plugin["capabilities"] == ["network", "read-files"])
@@ -33,19 +28,19 @@ struct ABIv11Tests {
         let count = try #require(document["skills"]?.arrayValue?.first { $0["id"] == "v11_count" })
         #expect(count["output_schema"]?["required"] == ["n"])
 
-        let good = try await skillhost(["call", "v11_count", "{}"] + plugins)
+        let good = try await skillhostOffPool(["call", "v11_count", "{}"] + plugins)
         #expect(good.status == 0)
         #expect(good.stdout == #"{"n":3}"# + "\n")
         // v1.0's log (no context in its signature) names the plugin whose call is running on that thread.
         #expect(good.stderr.contains("[v11] counting"), "\(good.stderr)")
-        let broken = try await skillhost(["call", "v11_count", #"{"broken":true}"#] + plugins)
+        let broken = try await skillhostOffPool(["call", "v11_count", #"{"broken":true}"#] + plugins)
         #expect(broken.status == 1)
         #expect(
             broken.stderr.contains(
                 "error: v11_count returned a result that does not match its output schema: $.n: expected integer"),
             "\(broken.stderr)")
 
-        let context = try await skillhost(["call", "v11_context", "{}"] + plugins)
+        let context = try await skillhostOffPool(["call", "v11_context", "{}"] + plugins)
         let seen = try JSONValue(parsing: context.stdout)
         #expect(seen["client"] == "call")
         #expect(seen["time_zone"] == "Europe/Zurich")
@@ -141,7 +136,7 @@ struct ABIv11Tests {
     @Test func checkShowsWhatAPluginMayDo() async throws {
         let folder = Paths.temporaryDirectory("abi11-check")
         let file = try Fixture.compileFile("v11.c", into: folder)
-        let check = try await skillhost(["check", file])
+        let check = try await skillhostOffPool(["check", file])
         #expect(check.stdout.contains("declares: compute, network, read-files; also read ~/models, /opt/skill-data\n"))
         #expect(check.stdout.contains("runs: process · confined: network, no programs, reads all your files, writes"))
         #expect(check.stdout.contains("output schema (every result is checked against it):"))
@@ -152,7 +147,7 @@ struct ABIv11Tests {
         let source = try String(contentsOfFile: Paths.fixtures + "/v11.c", encoding: .utf8)
             .replacingOccurrences(of: #""~/models", "/opt/skill-data""#, with: #""models""#)
         let file = try Fixture.compile(source, name: "badpaths", into: folder)
-        let check = try await skillhost(["check", file])
+        let check = try await skillhostOffPool(["check", file])
         #expect(check.status == 1)
         #expect(
             check.stdout.contains(#"read_paths[0] "models" is not absolute; use /… or ~/… (the user's home)"#),

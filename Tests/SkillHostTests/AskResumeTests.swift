@@ -4,12 +4,8 @@ import Testing
 
 /// `ask --save` keeps a turn as a session; `ask --resume ID` continues it with its context; `--rewind N` first goes
 /// back to before message N, undoing the changes made since (also those made by an earlier process).
-struct AskResumeTests {
+struct AskResumeTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("ask-resume-home")
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     @Test func askContinuesASavedSessionAndRewindsItAcrossProcesses() throws {
         let first = try skillhost("ask", "--save", #"add a note titled "milk""#)

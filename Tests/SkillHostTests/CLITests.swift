@@ -5,17 +5,13 @@ import TestSupport
 import Testing
 
 /// Drives the real `skillhost` binary with the bundled plugins and fixtures compiled during the run.
-struct CLITests {
+struct CLITests: DrivesSkillhost {
     let home: String
     let environment: [String: String]
 
     init() {
         home = Paths.temporaryDirectory("home")
         environment = cliEnvironment(home: home)
-    }
-
-    func skillhost(_ arguments: String..., stdin: String? = nil) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: environment, stdin: stdin)
     }
 
     @Test func callsTheCalculator() throws {

@@ -6,13 +6,9 @@ import Testing
 
 /// Composite skills through the real binary, over the bundled notes plugin: `call`, `list --json`, `check`, and
 /// hot reload in a running `list --watch`.
-struct CompositeCLITests {
+struct CompositeCLITests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("composite-home")
     var plugins: String { home + "/data/skillhost/plugins" }
-
-    func skillhost(_ arguments: String...) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     static let markDone = """
         {"id": "mark_done", "title": "Mark notes done", "description": "Marks every note matching a query done.",
@@ -31,20 +27,21 @@ struct CompositeCLITests {
     @Test func aCompositeRunsOverTheBundledSkills() async throws {
         try install("mark_done", Self.markDone)
         for title in ["milk", "oat milk", "eggs"] {
-            #expect(try await skillhost("call", "notes_add", "{\"title\": \"\(title)\"}").status == 0)
+            #expect(try await skillhostOffPool("call", "notes_add", "{\"title\": \"\(title)\"}").status == 0)
         }
-        let call = try await skillhost("call", "mark_done", #"{"query": "milk"}"#, "--json")
+        let call = try await skillhostOffPool("call", "mark_done", #"{"query": "milk"}"#, "--json")
         #expect(call.status == 0, "\(call.stderr)")
         let envelope = try JSONValue(parsing: call.stdout)
         #expect(envelope["result"] == ["updated": 2])
         #expect(envelope["undo"]?["skill"] == "notes_restore")
         #expect(envelope["undo"]?["then"]?.arrayValue?.count == 1)
-        let titles = try JSONValue(parsing: try await skillhost("call", "notes_list").stdout).arrayValue?.compactMap {
-            $0["title"]?.stringValue
-        }
+        let titles = try JSONValue(parsing: try await skillhostOffPool("call", "notes_list").stdout).arrayValue?
+            .compactMap {
+                $0["title"]?.stringValue
+            }
         #expect(titles == ["[done] milk", "[done] oat milk", "eggs"])
 
-        let list = try JSONValue(parsing: try await skillhost("list", "--json").stdout)
+        let list = try JSONValue(parsing: try await skillhostOffPool("list", "--json").stdout)
         let skill = try #require(list["skills"]?.arrayValue?.first { $0["id"] == "mark_done" })
         #expect(skill["kind"] == "composite")
         #expect(skill["risk"] == "mutating")
@@ -62,7 +59,7 @@ struct CompositeCLITests {
          "input_schema": {"type": "object", "properties": {"id": {"type": "integer"}}},
          "steps": [{"call": "notes_delete", "with": {"id": "${input.id}"}}, {"call": "archive_all"}]}
         """.write(toFile: file, atomically: true, encoding: .utf8)
-        let check = try await skillhost("check", file)
+        let check = try await skillhostOffPool("check", file)
         #expect(check.status == 0, "\(check.stderr)")
         let lines = check.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(
@@ -77,7 +74,7 @@ struct CompositeCLITests {
 
         try #"{"id": "tidy", "steps": [{"call": "notes_update", "with": {"id": "seven"}}]}"#.write(
             toFile: file, atomically: true, encoding: .utf8)
-        let rejected = try await skillhost("check", file)
+        let rejected = try await skillhostOffPool("check", file)
         #expect(rejected.status == 1)
         #expect(
             rejected.stdout == """
@@ -87,15 +84,15 @@ struct CompositeCLITests {
                 """)
         try #"{"id": "tidy", "description": "x", "steps": [{"call": "notes_update", "with": {"id": "seven"}}]}"#.write(
             toFile: file, atomically: true, encoding: .utf8)
-        let invalid = try await skillhost("check", file)
+        let invalid = try await skillhostOffPool("check", file)
         #expect(invalid.status == 1)
         #expect(invalid.stdout.contains("  - step 1 (notes_update): its arguments are invalid: $.id: expected integer"))
-        let json = try JSONValue(parsing: try await skillhost("check", file, "--json").stdout)
+        let json = try JSONValue(parsing: try await skillhostOffPool("check", file, "--json").stdout)
         #expect(json["ok"] == false)
         #expect(json["problems"]?.arrayValue?.count == 1)
         try #"{"id": "tidy", "description": "x", "steps": [{"call": "notes_list"}]}"#.write(
             toFile: file, atomically: true, encoding: .utf8)
-        let good = try JSONValue(parsing: try await skillhost("check", file, "--json").stdout)
+        let good = try JSONValue(parsing: try await skillhostOffPool("check", file, "--json").stdout)
         #expect(good["ok"] == true)
         #expect(good["composite"] == "tidy")
         #expect(good["skills"]?.arrayValue?.first?["kind"] == "composite")

@@ -6,13 +6,8 @@ import Testing
 /// Hooks through the real binary: small shell scripts written by the test see every call, may allow, deny, ask or
 /// rewrite it, answer confirmations for headless use, and see outcomes and turns. One that hangs, answers garbage
 /// or rewrites arguments into invalid ones is a refusal naming it.
-struct HooksCLITests {
+struct HooksCLITests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("hooks-home")
-    var environment: [String: String] { cliEnvironment(home: home) }
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: environment)
-    }
 
     /// Writes an executable script into the home's bin folder and returns its path.
     func script(_ name: String, _ body: String) throws -> String {

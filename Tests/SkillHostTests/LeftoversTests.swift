@@ -7,13 +7,9 @@ import Testing
 /// process group with setpgid(0, 0) — staying in skillhost's session — or with setsid(), from a skill's script, a
 /// sandboxed hook and a sandboxed MCP server, through the real binary (a plugin's worker that crashes:
 /// `IsolationCLITests.nothingAPluginStartsOutlivesTheHost`).
-struct LeftoversTests {
+struct LeftoversTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("leftovers-home")
     var pids: String { home + "/pids" }
-
-    func skillhost(_ arguments: [String]) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     /// Fixtures/regroup.c compiled as a program into `folder`.
     static func regroup(into folder: String) throws -> String {
@@ -56,7 +52,9 @@ struct LeftoversTests {
         try "#!/bin/sh\nexec \"$(dirname \"$0\")/regroup\" \(how)\n".write(
             toFile: folder + "/scripts/regroup.sh", atomically: true, encoding: .utf8)
         chmod(folder + "/scripts/regroup.sh", 0o755)
-        let ran = try await skillhost(["call", "skill_run", #"{"name":"regroup","script":"scripts/regroup.sh"}"#])
+        let ran = try await skillhostOffPool([
+            "call", "skill_run", #"{"name":"regroup","script":"scripts/regroup.sh"}"#,
+        ])
         #expect(ran.status == 0, "\(ran.stderr)")
         let printed = try JSONValue(parsing: ran.stdout)["stdout"]?.stringValue ?? ""
         let child = try #require(pid_t(printed.trimmingCharacters(in: .whitespacesAndNewlines)), "\(ran.stdout)")
@@ -71,7 +69,7 @@ struct LeftoversTests {
         let command = ([program] + arguments).map { "\"\($0)\"" }.joined(separator: ", ")
         try writeConfig(
             #"{"hooks": {"after_call": [{"command": [\#(command)], "sandbox": {"write": ["\#(pids)"]}}]}}"#)
-        let call = try await skillhost(["call", "calculator", #"{"expression": "1+1"}"#])
+        let call = try await skillhostOffPool(["call", "calculator", #"{"expression": "1+1"}"#])
         #expect(call.stdout == "2\n", "\(call.stderr)")
         #expect(await Self.isStopped(try pid(in: pids + "/hook")), "the hook's child in a group of its own was stopped")
     }
@@ -85,7 +83,7 @@ struct LeftoversTests {
         try writeConfig(
             #"{"mcpServers": {"regroup": {"command": "\#(program)", "args": [\#(arguments)], "sandbox": {"write": ["\#(pids)"]}}}}"#
         )
-        let listed = try await skillhost(["list"])
+        let listed = try await skillhostOffPool(["list"])
         #expect(listed.stdout.contains("mcp server regroup: "), "\(listed.stdout)\(listed.stderr)")
         #expect(
             await Self.isStopped(try pid(in: pids + "/server")), "the server's child in a group of its own was stopped")

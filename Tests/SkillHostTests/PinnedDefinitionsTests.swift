@@ -5,13 +5,8 @@ import Testing
 
 /// Skill definitions are pinned the first time skillhost sees them: a plugin whose skill quietly changes its
 /// description or schema between two runs is not run until trusted, and `list` shows what changed.
-struct PinnedDefinitionsTests {
+struct PinnedDefinitionsTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("pins-home")
-    var environment: [String: String] { cliEnvironment(home: home) }
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: environment)
-    }
 
     /// A plugin `helper` with one skill `helper_echo`, described as `description`, taking `properties`.
     func install(description: String, properties: String) throws {

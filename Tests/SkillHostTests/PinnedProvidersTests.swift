@@ -7,13 +7,9 @@ import Testing
 
 /// What a pin approves is more than a skill's words: what its plugin declares it may reach, a composite's steps, and
 /// who provides it. A change to any of them is not run until trusted, like a changed description (issue #60).
-struct PinnedProvidersTests {
+struct PinnedProvidersTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("pins-providers-home")
     var plugins: String { home + "/data/skillhost/plugins" }
-
-    func skillhost(_ arguments: String...) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     /// A plugin `plugin` in `file`, with one skill `helper_echo` (the same definition whatever the plugin), that
     /// declares `capabilities` (a C expression), renamed into the plugins folder as plugin install does.
@@ -43,36 +39,36 @@ struct PinnedProvidersTests {
     /// An update with the same skills that newly declares writing files ran at once (and wrote beside config.json).
     @Test func anUpdateThatDeclaresMoreIsNotRunUntilTrusted() async throws {
         try install(plugin: "helper", file: "helper.so")
-        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        #expect(try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
         try install(plugin: "helper", file: "helper.so", capabilities: "SKILL_CAP_WRITE_FS | SKILL_CAP_NETWORK")
-        let refused = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
+        let refused = try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
         #expect(refused.stderr == Self.refusal("declared capabilities"), "\(refused.stderr)")
-        let list = try await skillhost("list").stdout
+        let list = try await skillhostOffPool("list").stdout
         #expect(
             list.contains("    declared capabilities: - nothing\n    declared capabilities: + network, write-files\n"),
             "\(list)")
-        #expect(try await skillhost("trust", "helper_echo").status == 0)
-        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0, "trusted: it runs")
+        #expect(try await skillhostOffPool("trust", "helper_echo").status == 0)
+        #expect(try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#).status == 0, "trusted: it runs")
     }
 
     /// Once plugin `good` was removed, the pinned skill was answered by plugin `evil` with the same definition.
     @Test func anotherProviderOfAPinnedSkillIsNotRunUntilTrusted() async throws {
         try install(plugin: "good", file: "good.so")
-        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        #expect(try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
         try FileManager.default.removeItem(atPath: plugins + "/good.so")
         try install(plugin: "evil", file: "evil.so")
-        let refused = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
+        let refused = try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#, "--yes")
         #expect(refused.stderr == Self.refusal("provider"), "\(refused.stderr)")
-        let list = try await skillhost("list").stdout
+        let list = try await skillhostOffPool("list").stdout
         #expect(list.contains("    provider: - good (good.so)\n    provider: + evil (evil.so)\n"), "\(list)")
         // The same plugin moved to another file name of its own is another provider too; the same file moved to
         // another folder is not (a reinstall under another prefix).
-        #expect(try await skillhost("trust", "helper_echo").status == 0)
+        #expect(try await skillhostOffPool("trust", "helper_echo").status == 0)
         let moved = home + "/elsewhere"
         try FileManager.default.createDirectory(atPath: moved, withIntermediateDirectories: true)
         try FileManager.default.moveItem(atPath: plugins + "/evil.so", toPath: moved + "/evil.so")
         #expect(
-            try await skillhost("call", "helper_echo", #"{"text": "hi"}"#, "--plugins", moved).status == 0,
+            try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#, "--plugins", moved).status == 0,
             "the same file in another folder")
     }
 
@@ -87,10 +83,10 @@ struct PinnedProvidersTests {
             """.write(toFile: plugins + "/jot.skill.json", atomically: true, encoding: .utf8)
         }
         try write(#"{"call": "notes_add", "with": {"title": "${input.text}"}}"#)
-        let first = try await skillhost("call", "jot", #"{"text": "milk"}"#, "--yes")
+        let first = try await skillhostOffPool("call", "jot", #"{"text": "milk"}"#, "--yes")
         #expect(first.status == 0, "\(first.stderr)")
         try write(#"{"call": "notes_search", "with": {"query": "${input.text}"}}"#)
-        let refused = try await skillhost("call", "jot", #"{"text": "milk"}"#, "--yes")
+        let refused = try await skillhostOffPool("call", "jot", #"{"text": "milk"}"#, "--yes")
         #expect(
             refused.stderr
                 == "error: not run: the definition of jot changed since skillhost first saw it (risk, steps); see "
@@ -100,7 +96,7 @@ struct PinnedProvidersTests {
     /// A pins.json written before these parts were recorded asks nothing: the parts are pinned as first seen.
     @Test func anOlderPinFileIsFilledInWithoutAsking() async throws {
         try install(plugin: "helper", file: "helper.so")
-        #expect(try await skillhost("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
+        #expect(try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#).status == 0)
         let file = home + "/data/skillhost/pins.json"
         let pins = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
         var skills = try #require(pins["skills"]?.objectValue)
@@ -112,7 +108,7 @@ struct PinnedProvidersTests {
         try JSONValue.object(JSONObject([(key: "version", value: 1), (key: "skills", value: .object(skills))]))
             .jsonText.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(!(try String(contentsOfFile: file, encoding: .utf8)).contains("\"provider\""))
-        let again = try await skillhost("call", "helper_echo", #"{"text": "hi"}"#)
+        let again = try await skillhostOffPool("call", "helper_echo", #"{"text": "hi"}"#)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try String(contentsOfFile: file, encoding: .utf8).contains(#""provider": "helper (helper.so)""#))
     }
@@ -145,14 +141,14 @@ struct PinnedProvidersTests {
             SKILL_PLUGIN("polisher", "1.0.0", "undo test", skills)
             """, name: "polisher", into: Paths.temporaryDirectory("undo-build"))
         _ = rename(built, plugins + "/polisher.so")
-        let foreign = try await skillhost("call", "polish_text", "{}", "--json")
+        let foreign = try await skillhostOffPool("call", "polish_text", "{}", "--json")
         #expect(foreign.status == 0, "\(foreign.stderr)")
         #expect(!foreign.stdout.contains("undo"), "\(foreign.stdout)")
         #expect(
             foreign.stderr.contains(
                 "polish_text: set_undo ignored: it named notes_delete, which is not a skill of plugin \"polisher\"; "
                     + "an undo may only call its own plugin's skills"), "\(foreign.stderr)")
-        let own = try await skillhost("call", "unpolish_text", "{}", "--json")
+        let own = try await skillhostOffPool("call", "unpolish_text", "{}", "--json")
         #expect(own.stdout.contains(#""undo":{"skill":"polish_text""#), "\(own.stdout)")
     }
 
@@ -164,16 +160,17 @@ struct PinnedProvidersTests {
         {"id": "helper", "description": "Echoes through helper_echo.", "input_schema": {"type": "object"},
          "steps": [{"call": "helper_echo", "with": {"text": "hi"}}]}
         """.write(toFile: plugins + "/helper.skill.json", atomically: true, encoding: .utf8)
-        let both = try await skillhost("trust", "helper")
+        let both = try await skillhostOffPool("trust", "helper")
         #expect(both.status != 0)
         #expect(
             both.stderr.hasSuffix(
                 "skillhost: helper names a skill and a plugin; say which: skillhost trust skill:helper or skillhost "
                     + "trust plugin:helper\n"), "\(both.stderr)")
         #expect(
-            try await skillhost("trust", "skill:helper").stdout == "nothing to trust: helper is as first seen\n")
+            try await skillhostOffPool("trust", "skill:helper").stdout == "nothing to trust: helper is as first seen\n")
         #expect(
-            try await skillhost("trust", "plugin:helper").stdout == "nothing to trust: helper_echo is as first seen\n")
+            try await skillhostOffPool("trust", "plugin:helper").stdout
+                == "nothing to trust: helper_echo is as first seen\n")
     }
 
     /// The skill folders' tools are not pinned (skillhost writes them) — by their built-in source, not by a name: a

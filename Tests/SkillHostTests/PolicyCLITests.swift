@@ -5,14 +5,9 @@ import Testing
 /// Policy rules that look at the skill's risk and the call's arguments, through the real binary: `call` obeys them,
 /// `policy explain` says which rule decides and why, `list` shows the rules per skill, and a rule that cannot be
 /// used is refused with the sentence naming it.
-struct PolicyCLITests {
+struct PolicyCLITests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("policy-home")
-    var environment: [String: String] { cliEnvironment(home: home) }
     var file: String { home + "/config/skillhost/config.json" }
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: environment)
-    }
 
     func configure(_ text: String) throws {
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)

@@ -5,13 +5,9 @@ import Testing
 
 /// `ask --record` writes the session as JSON Lines; `replay` runs it again in another host process, offline, with
 /// the skills from the record or live, and says where it went another way.
-struct RecordReplayTests {
+struct RecordReplayTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("record-home")
     var record: String { home + "/run.skillrec" }
-
-    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
-    }
 
     @Test func aRecordedSessionReplaysOfflineAndDifferencesAreShown() throws {
         let server = try LoopbackServer([

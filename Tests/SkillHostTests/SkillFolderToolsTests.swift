@@ -6,13 +6,9 @@ import Testing
 /// Skill folders through the real binary: their tools (`skill_activate`, `skill_read`, `skill_run`), scripts
 /// confined — refused ~/.ssh, a loopback listener, writes outside their temporary folder, each with a sentence; a
 /// grant lets one through — and the agent's flow with a scripted model: activate → read → run → answer.
-struct SkillFolderToolsTests {
+struct SkillFolderToolsTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("skill-tools-home")
     var skills: String { home + "/data/skillhost/skills" }
-
-    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
-    }
 
     /// A skill `probe` with scripts that try what a confined script must not do.
     func makeProbe(listenerPort: Int) throws {

@@ -8,14 +8,10 @@ import Testing
 
 /// What a skill's script may touch is what the person granted the skill — never more because of a `#!` line, an
 /// argument the model chose, or a name the folder declares (issue #60), through the real binary and its launcher.
-struct SkillScriptReachTests {
+struct SkillScriptReachTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("script-reach-home")
     var skills: String { home + "/data/skillhost/skills" }
     static let key = "PRIVATE KEY of the person"
-
-    func skillhost(_ arguments: [String]) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     /// A skill folder `folder` (named `name` in its front matter) with executable scripts `name → body`.
     func makeSkill(_ folder: String, name: String? = nil, scripts: [(String, String)]) throws {
@@ -45,7 +41,7 @@ struct SkillScriptReachTests {
                 (key: "name", value: .string(skill)), (key: "script", value: .string(script)),
                 (key: "arguments", value: .array(arguments.map { .string($0) })),
             ]))
-        return try await skillhost(["call", "skill_run", call.jsonText])
+        return try await skillhostOffPool(["call", "skill_run", call.jsonText])
     }
 
     /// The kernel reads `#!<dir>/e ́/run` as the interpreter `<dir>/e` with the argument ` ́/run` (a space, then a
@@ -186,7 +182,7 @@ struct SkillScriptReachTests {
         let helper = try await run("a-helper", "read.sh", [home + "/Documents/taxes.txt"])
         #expect(helper.status != 0 && !helper.stdout.contains("tax return"), "\(helper.stdout)")
         #expect(helper.stderr.contains("Permission denied"), "\(helper.stderr)")
-        let listed = try await skillhost(["list"])
+        let listed = try await skillhostOffPool(["list"])
         let rows = listed.stdout.split(separator: "\n").map(String.init)
         #expect(
             rows.contains {
@@ -262,7 +258,7 @@ struct SkillScriptReachTests {
         try "---\nname: many\ndescription: Holds too much. Use when testing.\n---\nRun it.\n".write(
             toFile: source + "/SKILL.md", atomically: true, encoding: .utf8)
         for index in 0..<5001 { FileManager.default.createFile(atPath: source + "/assets/\(index)", contents: nil) }
-        let result = try await skillhost(["plugin", "install", source])
+        let result = try await skillhostOffPool(["plugin", "install", source])
         #expect(result.status != 0)
         #expect(
             result.stderr.hasSuffix(

@@ -6,12 +6,8 @@ import Testing
 
 /// Every number from outside is range-checked before it becomes an integer: a model server's token usage or
 /// tool-call index of 1e300, and a record's version, rewind target or request offset of 1e300, trapped (exit 132).
-struct StrangerNumbersTests {
+struct StrangerNumbersTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("stranger-numbers-home")
-
-    func skillhost(_ arguments: [String], _ extra: [String: String?] = [:]) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
-    }
 
     @Test func aModelServersHugeNumbersDoNotCrashAsk() throws {
         let call =

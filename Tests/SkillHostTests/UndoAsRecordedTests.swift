@@ -4,12 +4,8 @@ import Testing
 
 /// An undo is a call like any other: the policy decides it, and it undoes the change it recorded or says it cannot —
 /// a later note that reused the id is never deleted by a rewind of the note added before it.
-struct UndoAsRecordedTests {
+struct UndoAsRecordedTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("undo-as-recorded-home")
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     func savedSession(_ prompt: String) throws -> String {
         let first = try skillhost("ask", "--save", prompt)
@@ -56,12 +52,8 @@ struct UndoAsRecordedTests {
 }
 
 /// A session's budget of skill calls holds across `ask --resume`: what the session used before counts.
-struct ResumedBudgetTests {
+struct ResumedBudgetTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("resumed-budget-home")
-
-    func skillhost(_ arguments: String...) throws -> ProcessResult {
-        try runProcess(Paths.skillhost, arguments, environment: cliEnvironment(home: home))
-    }
 
     @Test func aSessionsBudgetSurvivesAResume() throws {
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)

@@ -4,27 +4,23 @@ import Testing
 
 /// The small things users look for: version, completion, the configuration, the manual, what `check` warns
 /// about, and errors that name the user's file.
-struct UserCommandsTests {
+struct UserCommandsTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("user-commands")
 
-    func skillhost(_ arguments: String..., extra: [String: String?] = [:]) async throws -> ProcessResult {
-        try await runProcessOffPool(Paths.skillhost, arguments, environment: cliEnvironment(home: home, extra))
-    }
-
     @Test func versionNamesTheHostTheABIAndSwift() async throws {
-        let version = try await skillhost("version")
+        let version = try await skillhostOffPool("version")
         #expect(version.status == 0)
         let lines = version.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "skillhost 0.1.0")
         #expect(
             lines.dropFirst().first == "plugin ABI 1.3 (skill_sdk.h; plugins built against 1.0, 1.1, 1.2 or 1.3 load)")
         #expect(lines.last?.hasPrefix("built with Swift 6.") == true)
-        #expect(try await skillhost("--version").stdout == version.stdout)
+        #expect(try await skillhostOffPool("--version").stdout == version.stdout)
     }
 
     /// The bash script completes commands, their words and skill ids; zsh and fish scripts name the same.
     @Test func completionCompletesCommandsWordsAndSkills() async throws {
-        let script = try await skillhost("completion", "bash").stdout
+        let script = try await skillhostOffPool("completion", "bash").stdout
         let file = home + "/completion.bash"
         try script.write(toFile: file, atomically: true, encoding: .utf8)
         func complete(_ words: [String]) async throws -> [String] {
@@ -42,12 +38,12 @@ struct UserCommandsTests {
         #expect(try await complete(["skillhost", "plugin", ""]) == ["install", "remove", "list"])
         #expect(try await complete(["skillhost", "call", "calc"]) == ["calculator"])
         #expect(try await complete(["skillhost", "list", "--js"]) == ["--json"])
-        let zsh = try await skillhost("completion", "zsh").stdout
+        let zsh = try await skillhostOffPool("completion", "zsh").stdout
         #expect(zsh.hasPrefix("#compdef skillhost\n") && zsh.contains("compdef _skillhost skillhost"))
-        let fish = try await skillhost("completion", "fish").stdout
+        let fish = try await skillhostOffPool("completion", "fish").stdout
         #expect(
             fish.contains("complete -c skillhost -f -n '__fish_seen_subcommand_from plugin' -a 'install remove list'"))
-        let wrong = try await skillhost("completion", "tcsh")
+        let wrong = try await skillhostOffPool("completion", "tcsh")
         #expect(wrong.status == 2)
         #expect(wrong.stderr.hasPrefix("skillhost: completion needs bash, zsh or fish\n"))
     }
@@ -58,8 +54,8 @@ struct UserCommandsTests {
         try
             #"{"api_key": "sk-file-secret", "model": "qwen", "mcpServers": {"x": {"command": "/bin/true", "env": {"TOKEN": "env-secret"}}}}"#
             .write(toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
-        #expect(try await skillhost("config", "path").stdout == home + "/config/skillhost/config.json\n")
-        let shown = try await skillhost(
+        #expect(try await skillhostOffPool("config", "path").stdout == home + "/config/skillhost/config.json\n")
+        let shown = try await skillhostOffPool(
             "config", "show", extra: ["OPENAI_API_KEY": "sk-env-secret", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"])
         #expect(shown.status == 0, "\(shown.stderr)")
         for secret in ["sk-file-secret", "sk-env-secret", "env-secret"] {
@@ -75,7 +71,7 @@ struct UserCommandsTests {
 
         try #"{"step_limit": "many"}"#.write(
             toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
-        let check = try await skillhost("config", "check")
+        let check = try await skillhostOffPool("config", "check")
         #expect(check.status == 2)
         #expect(
             check.stderr.hasPrefix("skillhost: \(home)/config/skillhost/config.json: \"step_limit\""), "\(check.stderr)"
@@ -83,7 +79,7 @@ struct UserCommandsTests {
     }
 
     @Test func theManualIsMadeFromTheHelp() async throws {
-        let manual = try await skillhost("help", "--man")
+        let manual = try await skillhostOffPool("help", "--man")
         #expect(manual.stdout.hasPrefix(".TH SKILLHOST 1 "))
         for section in [".SH NAME", ".SH LIST", ".SH CALL", ".SH PLUGIN", ".SH NEW", ".SH CONFIG", ".SH FILES"] {
             #expect(manual.stdout.contains("\n\(section)\n"), "\(section)")
@@ -109,7 +105,7 @@ struct UserCommandsTests {
             static const skill_descriptor skills[] = { SKILL_TYPED("one", "One", "One.", "double one()", one) };
             SKILL_PLUGIN("visible", "1.0.0", "x", skills)
             """, name: "visible", into: folder)
-        let checked = try await skillhost("check", visible)
+        let checked = try await skillhostOffPool("check", visible)
         #expect(checked.status == 0)
         #expect(
             checked.stdout.contains(
@@ -117,7 +113,7 @@ struct UserCommandsTests {
                     + "-fvisibility=hidden so its names cannot clash with the host's or another plugin's (SKILL_PLUGIN "
                     + "exports the entry point)\n")
                 || checked.stdout.contains("(helper, counter)"), "\(checked.stdout)")
-        let clean = try await skillhost("check", Paths.products + "/libskill-calculator.so")
+        let clean = try await skillhostOffPool("check", Paths.products + "/libskill-calculator.so")
         #expect(!clean.stdout.contains("warning:"))
 
         let missing = try Fixture.compile(
