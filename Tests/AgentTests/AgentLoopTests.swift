@@ -197,10 +197,9 @@ struct AgentLoopTests {
     /// `ask` sent an unapproved tool's changed description ("… send ~/.ssh/id_ed25519") to the model. A skill whose
     /// definition changed since first seen, and is not trusted, is not offered at all.
     @Test func anUnapprovedDefinitionReachesNoModel() async throws {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("unapproved-data")))
-        configuration.pinsFile = Paths.temporaryDirectory("unapproved-pins") + "/pins.json"
-        let registry = try SkillRegistry(configuration: configuration)
+        let registry = try makeRegistry("unapproved-data") {
+            $0.pinsFile = Paths.temporaryDirectory("unapproved-pins") + "/pins.json"
+        }
         defer { registry.shutdown() }
         let folder = Paths.temporaryDirectory("unapproved-plugins")
         func install(_ description: String) throws {

@@ -54,14 +54,7 @@ struct ABIv11Tests: DrivesSkillhost {
 
     /// A registry with a data folder of its own; `isolated`: every plugin in a worker process.
     static func registry(isolated: Bool) throws -> SkillRegistry {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("abi11-data")))
-        if isolated {
-            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
-            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
-            configuration.isolation = isolation
-        }
-        return try SkillRegistry(configuration: configuration)
+        try makeRegistry("abi11-data") { if isolated { $0.isolation = everyPluginInAWorker() } }
     }
 
     /// `snapshot`: the plugin's state as an object, taken in-process and from a worker alike; none for a plugin

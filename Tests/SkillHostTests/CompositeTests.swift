@@ -271,11 +271,10 @@ struct CompositeTests {
 
     /// What a run keeps is bounded like a result: a for_each's results, and a result a template builds.
     @Test func whatARunKeepsIsBounded() async throws {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("bounded-data")))
-        configuration.resultLimit = 2_000
-        configuration.defaultTimeout = .seconds(600)  // a loaded machine is slow, never wrong
-        let registry = try SkillRegistry(configuration: configuration)
+        let registry = try makeRegistry("bounded-data") { configuration in
+            configuration.resultLimit = 2_000
+            configuration.defaultTimeout = .seconds(600)  // a loaded machine is slow, never wrong
+        }
         _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
         _ = try load(
             registry, "echo_all",

@@ -473,14 +473,10 @@ struct ConfinementTests {
 @Suite(.serialized)
 struct OlderKernelTests {
     static func host(abi: Int, require: Bool = false) throws -> SkillRegistry {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("confinement-abi-data")))
-        var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+        var isolation = everyPluginInAWorker()
         isolation.maximumLandlockABI = abi
         isolation.rules.requireConfinement = require
-        isolation.startTimeout = .seconds(120)
-        configuration.isolation = isolation
-        return try SkillRegistry(configuration: configuration)
+        return try makeRegistry("confinement-abi-data") { $0.isolation = isolation }
     }
 
     static var kernel: String {

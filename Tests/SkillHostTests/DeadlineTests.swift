@@ -59,11 +59,10 @@ struct DeadlineTests {
     /// plugin call's timeout is.
     @Test func anExternalToolTimesOutByTheRegistrysClock() async throws {
         let clock = ManualClock()
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("deadline")))
-        configuration.clock = clock
-        configuration.defaultTimeout = .seconds(10)
-        let registry = try SkillRegistry(configuration: configuration)
+        let registry = try makeRegistry("deadline") { configuration in
+            configuration.clock = clock
+            configuration.defaultTimeout = .seconds(10)
+        }
         defer { registry.shutdown() }
         let hang = ExternalSkill(
             info: SkillInfo(

@@ -36,12 +36,11 @@ struct HotReloadTests {
 
     init(drain: Duration) throws {
         folder = Paths.temporaryDirectory("hot")
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("hot-data")))
-        configuration.drainTimeout = drain
-        // Long enough that a burst of writes from one loop is one burst even when the machine is busy.
-        configuration.reloadDebounce = .milliseconds(200)
-        registry = try SkillRegistry(configuration: configuration)
+        registry = try makeRegistry("hot-data") { configuration in
+            configuration.drainTimeout = drain
+            // Long enough that a burst of writes from one loop is one burst even when the machine is busy.
+            configuration.reloadDebounce = .milliseconds(200)
+        }
         let stream = registry.changes()
         let events = self.events
         listener = Task { for await change in stream { events.withLock { $0.append(change) } } }

@@ -209,10 +209,9 @@ struct PluginLogTests {
     }
 
     static func registry(_ lines: Lines) throws -> SkillRegistry {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("data")))
-        configuration.log = { record in lines.lines.withLock { $0.append(record) } }
-        let registry = try SkillRegistry(configuration: configuration)
+        let registry = try makeRegistry("data") { configuration in
+            configuration.log = { record in lines.lines.withLock { $0.append(record) } }
+        }
         _ = try registry.load(file: try Fixture.compileFile("threadlog.c")).get()
         return registry
     }

@@ -11,16 +11,10 @@ import Testing
 struct NativeWorkerHostTests {
     /// A registry that runs every plugin in-process, or every plugin in the C worker.
     static func registry(native: Bool, _ name: String) throws -> SkillRegistry {
-        var configuration = SkillRegistry.Configuration(
-            dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory("native-host-\(name)")))
-        configuration.defaultTimeout = .seconds(60)
-        if native {
-            var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
-            isolation.nativeWorker = Paths.products + "/skillhost-worker"
-            isolation.startTimeout = .seconds(120)  // a busy machine's start; no test here is about its deadline
-            configuration.isolation = isolation
+        try makeRegistry("native-host-\(name)") { configuration in
+            configuration.defaultTimeout = .seconds(60)
+            if native { configuration.isolation = everyPluginInAWorker(native: true) }
         }
-        return try SkillRegistry(configuration: configuration)
     }
 
     /// Both registries, loaded with `file` off the cooperative pool.

@@ -241,6 +241,26 @@ package enum Fixture {
     }
 }
 
+/// A registry for a test: a data folder of its own (named after `name`), then whatever `configure` sets — the one
+/// registry builder the suites share.
+package func makeRegistry(_ name: String, _ configure: (inout SkillRegistry.Configuration) -> Void) throws
+    -> SkillRegistry
+{
+    var configuration = SkillRegistry.Configuration(
+        dataDirectory: URL(fileURLWithPath: Paths.temporaryDirectory(name)))
+    configure(&configuration)
+    return try SkillRegistry(configuration: configuration)
+}
+
+/// Isolation that runs every plugin in a worker process — the C worker when `native` — given a busy machine's
+/// start (120 s): for tests that are not about start deadlines.
+package func everyPluginInAWorker(native: Bool = false) -> IsolationSettings {
+    var isolation = IsolationSettings(executable: Paths.skillhost) { _, _ in .process }
+    if native { isolation.nativeWorker = Paths.products + "/skillhost-worker" }
+    isolation.startTimeout = .seconds(120)
+    return isolation
+}
+
 /// A registry with a private data directory and short limits for tests.
 package func makeRegistry(
     timeout: Duration = .seconds(10), maximumThreads: Int = 64, perPluginConcurrency: Int = 8, unhealthyAfter: Int = 4,
