@@ -58,16 +58,21 @@ package struct StoredConversation: Sendable {
 
     /// Wires `agent` (made from `conversation(systemPrompt:)`, `onMessage` and `onChange`) to the history: a
     /// resumed conversation's earlier changes can be undone and rewound again, and what it used still counts; its
-    /// calls are counted from now on. What cannot be read is said through the journal's notices, not hidden.
-    package func attach(_ agent: AgentSession) {
+    /// calls are counted from now on. Returns the sentence to say when the earlier changes cannot be read (the
+    /// front end says it where the person sees it — and a rewind must not go on without them); nil when all is
+    /// there.
+    @discardableResult
+    package func attach(_ agent: AgentSession) -> String? {
+        var problem: String?
         if resumed != nil {
             do { agent.restoreChanges(try journal.store.changes(session: id)) } catch {
-                journal.say(
+                problem =
                     "history: the changes of session \(id) cannot be read (\(error)); undo and rewind will not reach "
-                        + "what was done before this start")
+                    + "what was done before this start"
             }
         }
         journal.keepUse(of: agent, session: id, resumed: resumed != nil)
+        return problem
     }
 
     /// Records a turn's event as it happens: a call once it ends (with the arguments it started with, kept in

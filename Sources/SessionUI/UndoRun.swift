@@ -49,7 +49,7 @@ package struct UndoRun: Sendable {
     package func settle(_ index: Int, _ outcome: SkillOutcome) -> Step {
         switch outcome.ending {
         case .success(let value):
-            agent.recordUndone("\(shown(index)) → \(String(value.displayText.prefix(200)))")
+            agent.recordUndone("\(shown(index)) → \(CardText.shorten(value.displayText, 200))")
             return .undone(value)
         case .failure(let failure):
             // Nothing undone yet: the way back is kept for another /undo.

@@ -139,7 +139,7 @@ package final class Shell: @unchecked Sendable {
             conversation: stored?.conversation(systemPrompt: configuration.systemPrompt)
                 ?? Conversation(system: configuration.systemPrompt),
             onMessage: stored?.onMessage, onChange: stored?.onChange, recording: recording)
-        stored?.attach(session)
+        if let problem = stored?.attach(session) { say(terminal.yellow("! ") + InertText.make(problem) + "\n") }
         stored?.begin(session, model: provider.displayName)
         sessionStarted()
     }

@@ -41,7 +41,7 @@ extension WebSession {
     package func startConversation() throws(WebRefusal) {
         try replace { disabled in
             let history = journal.map { StoredConversation(journal: $0) }
-            return (makeAgent(history, disabled: disabled), history, false, [])
+            return (makeAgent(history, disabled: disabled).agent, history, false, [])
         }
     }
 
@@ -58,12 +58,22 @@ extension WebSession {
         do {
             history = try StoredConversation(resuming: id, journal: journal)
             events = WebHistory.events(history.resumed?.messages ?? [], calls: try store.toolCalls(session: id))
-        } catch let refusal as StoredConversation.Refusal where refusal.missing {
-            throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")
+        } catch let refusal as StoredConversation.Refusal {
+            if refusal.missing {
+                throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")
+            }
+            throw WebRefusal(status: 500, sentence: refusal.description)
         } catch {
             throw WebRefusal(status: 500, sentence: "cannot read conversation \(id) from \(store.path): \(error)")
         }
-        try replace { disabled in (makeAgent(history, disabled: disabled), history, true, events) }
+        var problem: String?
+        try replace { disabled in
+            let made = makeAgent(history, disabled: disabled)
+            problem = made.problem
+            return (made.agent, history, true, events)
+        }
+        // Said once the tabs show the conversation (the swap clears what they showed).
+        if let problem { publish(WebEvent.notice(problem)) }
     }
 
     /// Swaps the conversation shown, unless a turn runs: every tab forgets what it showed and is sent `events`.

@@ -72,7 +72,7 @@ package final class WebSession: Sendable {
         journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
         notices.connect { [weak self] notice in self?.publish(WebEvent.notice(notice)) }
         let history = journal.map { StoredConversation(journal: $0) }
-        let agent = makeAgent(history, disabled: configuration.disabledSkills)
+        let agent = makeAgent(history, disabled: configuration.disabledSkills).agent
         state.withLock {
             $0.agent = agent
             $0.history = history
@@ -82,8 +82,8 @@ package final class WebSession: Sendable {
     }
 
     /// An agent session for `history`'s conversation (its messages so far, or a new one), written to the history
-    /// as it goes.
-    func makeAgent(_ history: StoredConversation?, disabled: Set<String>) -> AgentSession {
+    /// as it goes; and what the tabs are to be told once it is shown (its earlier changes cannot be read).
+    func makeAgent(_ history: StoredConversation?, disabled: Set<String>) -> (agent: AgentSession, problem: String?) {
         var configuration = configuration
         configuration.sessionID = history?.id
         configuration.disabledSkills = disabled
@@ -93,8 +93,7 @@ package final class WebSession: Sendable {
             conversation: history?.conversation(systemPrompt: configuration.systemPrompt)
                 ?? Conversation(system: configuration.systemPrompt),
             onMessage: history?.onMessage, onChange: history?.onChange)
-        history?.attach(agent)
-        return agent
+        return (agent, history?.attach(agent))
     }
 
     /// Adds a watching tab: it is sent the replay, then every event. Returns its number for `unwatch`.
@@ -242,7 +241,10 @@ package final class WebSession: Sendable {
                 defer { state.confirmation = (request, continuation) }
                 return (false, state.confirmation)
             }
-            earlier?.answer.resume(returning: .deny)
+            if let earlier {
+                earlier.answer.resume(returning: .deny)
+                publish(WebEvent.confirmed(earlier.request.callID))
+            }
             if stopped {
                 continuation.resume(returning: .deny)
                 return

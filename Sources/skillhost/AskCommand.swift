@@ -44,7 +44,7 @@ enum AskCommand {
             conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
             onMessage: resumed?.stored.onMessage, onChange: resumed?.stored.onChange, recording: slot)
         if let resumed {
-            resumed.started(session, model: provider.displayName)
+            try resumed.started(session, model: provider.displayName, rewinding: options.rewind != nil)
             if let number = options.rewind {
                 try await resumed.rewind(session, to: number, registry: registry)
             }

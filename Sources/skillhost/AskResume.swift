@@ -29,9 +29,14 @@ extension AskCommand {
             }
         }
 
-        /// Wires `session` to the history; a new session is written (with its first message) and its id said.
-        func started(_ session: AgentSession, model: String) {
-            stored.attach(session)
+        /// Wires `session` to the history; a new session is written (with its first message) and its id said. A
+        /// rewind is refused when the earlier changes cannot be read: it would forget the conversation and keep what
+        /// it did, with no way back.
+        func started(_ session: AgentSession, model: String, rewinding: Bool) throws(CLIError) {
+            if let problem = stored.attach(session) {
+                if rewinding { throw .failure("\(problem); not rewound") }
+                printError("skillhost: \(problem)")
+            }
             guard conversation == nil else { return }
             stored.begin(session, model: model)
             printError("skillhost: saved as session \(id) (continue it with skillhost ask --resume \(id) \"…\")")

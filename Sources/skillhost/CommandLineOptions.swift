@@ -1,7 +1,8 @@
-/// Every command-line option, declared once: the parser takes its known names, which take a value and which are
-/// flags from here; completion its names, which complete files and which a fixed choice; `--help` its "Options for
-/// every command" block (and the man page, made from the help texts). A test holds each command's help to this
-/// table: every option a help text names is declared, and every declared option is in some help text.
+/// Every command-line option, declared once: the parser takes its known names and its flags from here (an option
+/// that takes a value is also assigned in the parser's `switch`); completion its names (bash also which values
+/// complete as files and which from fixed choices); `--help` its "Options for every command" block (and the man
+/// page, made from the help texts). `CommandLineOptionsTests` holds the help texts, the completions and the parser
+/// to this table.
 struct CommandLineOption: Sendable {
     /// What the option takes after it.
     enum Value: Sendable, Equatable {

@@ -260,18 +260,59 @@ struct SameDefinitionTests {
         let registry = try makeRegistry()
         defer { registry.shutdown() }
         let folder = Paths.temporaryDirectory("same-definition")
-        let file = try Fixture.compileFile("behaviours.c", into: folder)
+        func build(_ risk: String) throws -> String {
+            try Fixture.compile(
+                """
+                #include "skill_sdk.h"
+                static int echo(void *s, const skill_call_api *api, skill_call *call, const char *args) {
+                    (void)s; api->set_result(call, args, __builtin_strlen(args)); return SKILL_OK;
+                }
+                static const skill_descriptor skills[] = {
+                    SKILL_JSON("vers_echo", "Echo", "Echoes.", "{\\"type\\":\\"object\\"}", \(risk), 0, echo),
+                };
+                SKILL_PLUGIN("versioned", "1.0.0", "same definition test", skills)
+                """, name: "versioned", into: folder)
+        }
+        let file = try build("SKILL_RISK_READ_ONLY")
         _ = try registry.load(file: file).get()
-        let lookedUp = try #require(registry.skill("echo"))
-        var invocation = SkillInvocation(skill: "echo", argumentText: #"{"text":"hi"}"#)
-        invocation.definition = lookedUp
+        var invocation = SkillInvocation(skill: "vers_echo", argumentText: "{}")
+        invocation.definition = try #require(registry.skill("vers_echo"))
         #expect(await registry.invoke(invocation).status == .ok, "the same definition runs")
         registry.unload(file: file)
-        _ = try registry.load(file: file).get()
+        _ = try registry.load(file: try build("SKILL_RISK_DESTRUCTIVE")).get()
         let outcome = await registry.invoke(invocation)
         #expect(outcome.status == .error)
         #expect(
             outcome.error
-                == "echo did not run: a new version of it was loaded while the call was prepared; ask for it again")
+                == "vers_echo did not run: a new version of it was loaded while the call was prepared; ask for it "
+                + "again")
+    }
+
+    /// A definition made anew that says the same (an MCP server's tools listed again, a skill folder rescanned) is
+    /// the same definition: the call runs; one that now says otherwise (its risk) does not.
+    @Test func aDefinitionMadeAnewThatSaysTheSameStillRuns() async throws {
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        func tool(risk: SkillRisk) -> ExternalSkill {
+            ExternalSkill(
+                info: SkillInfo(
+                    id: "remote_echo", title: "Echo", description: "Echoes.", plugin: "remote", pluginVersion: "1",
+                    file: "mcp server remote", risk: risk, flags: [], timeout: nil, inputSchema: ["type": "object"],
+                    schemaIsGenerated: false, kind: .external)
+            ) { arguments in .success(arguments) }
+        }
+        func register(_ risk: SkillRisk) {
+            registry.unregisterExternal(source: "remote")
+            _ = registry.registerExternal(
+                source: "remote", version: "1", description: "", location: "mcp server remote",
+                skills: [tool(risk: risk)])
+        }
+        register(.readOnly)
+        var invocation = SkillInvocation(skill: "remote_echo", argumentText: "{}")
+        invocation.definition = try #require(registry.skill("remote_echo"))
+        register(.readOnly)
+        #expect(await registry.invoke(invocation).status == .ok, "listed again, the same definition")
+        register(.destructive)
+        #expect(await registry.invoke(invocation).status == .error, "now destructive: not what was decided")
     }
 }

@@ -11,6 +11,8 @@ final class MCPStdioTransport: MCPTransport {
 
     private struct State {
         var pending = PendingRequests<CheckedContinuation<Reply, Never>>()
+        /// Requests whose deadline passed before their wait was registered: registering one ends it at once.
+        var expired: [JSONRPCID: Reply] = [:]
         var exited: Int32?
     }
 
@@ -136,7 +138,15 @@ final class MCPStdioTransport: MCPTransport {
         let reply: Reply = await withTaskCancellationHandler {
             let first: Reply = await clock.race(timeout) {
                 await withCheckedContinuation { continuation in
-                    self.state.withLock { $0.pending.add(continuation, for: id) }
+                    let expired = self.state.withLock { state -> Reply? in
+                        if let expired = state.expired.removeValue(forKey: id) { return expired }
+                        state.pending.add(continuation, for: id)
+                        return nil
+                    }
+                    if let expired {
+                        continuation.resume(returning: expired)
+                        return
+                    }
                     // Cancelled before it was registered: the cancellation handler found nothing to end.
                     if Task.isCancelled {
                         self.settle(id, .failure(MCPClientError("cancelled")))
@@ -149,16 +159,22 @@ final class MCPStdioTransport: MCPTransport {
                     }
                 }
             } expired: {
-                // The wait for the answer is a continuation that only `settle` ends: end it here, or the race
-                // would wait for it forever.
+                // The wait for the answer is a continuation that only this transport ends: end it here — or, when it
+                // is not registered yet, as soon as it is — or the race would wait for it forever.
                 let expired: Reply = .failure(
                     MCPClientError(
                         Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
-                self.settle(id, expired)
+                let waiting = self.state.withLock { state in
+                    let waiting = state.pending.remove(id)
+                    if waiting == nil { state.expired[id] = expired }
+                    return waiting
+                }
+                waiting?.resume(returning: expired)
                 return expired
             }
-            // Whoever lost: stop waiting for the answer.
+            // Whoever lost: stop waiting for the answer (and forget an expiry nothing came to collect).
             self.settle(id, first)
+            self.state.withLock { _ = $0.expired.removeValue(forKey: id) }
             return first
         } onCancel: {
             try? self.write(

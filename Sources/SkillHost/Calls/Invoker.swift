@@ -312,7 +312,7 @@ final class Invoker: Sendable {
             return .failure(
                 CallRefusal(.unknown(invocation.skill, among: catalog.ids), for: invocation.confirmer.audience))
         }
-        if let definition = invocation.definition, definition.serial != entry.info.serial {
+        if let definition = invocation.definition, !definition.decidesAlike(entry.info) {
             entry.plugin?.release()
             return .failure(
                 CallRefusal(

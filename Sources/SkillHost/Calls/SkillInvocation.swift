@@ -41,8 +41,9 @@ public struct SkillInvocation: Sendable {
     /// had changed. A budget of calls thereby counts steps as the calls they are.
     package var stepAllowance: (@Sendable () -> String?)?
     /// The definition the caller looked the skill up as, and decided by (an agent turn runs read-only calls
-    /// together): the call runs only while the registry's entry is that very one, so a plugin reloaded in between
-    /// is not run under what was decided of the old one. Nil: whatever the registry has.
+    /// together): the call runs only while the registry's entry still says the same (`SkillInfo.decidesAlike`), so
+    /// a plugin reloaded in between as something else is not run under what was decided of the old one. Nil:
+    /// whatever the registry has.
     package var definition: SkillInfo?
     /// The arguments were validated against this skill's schema by whoever sent the call: a worker's host validated
     /// them (coerced, defaults filled in) against the schema the worker itself described, so the worker does not

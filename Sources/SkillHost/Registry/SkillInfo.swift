@@ -217,6 +217,16 @@ public struct SkillInfo: Sendable {
         return "\(plugin) (\((file as NSString).lastPathComponent))"
     }
 
+    /// Whether `other` is the same definition as far as a call is decided by it — id, risk, flags, schemas, kind,
+    /// where it comes from — even when it is another value (a skill folder rescanned, an MCP server's tools listed
+    /// again make new ones that say the same).
+    package func decidesAlike(_ other: SkillInfo) -> Bool {
+        if serial == other.serial { return true }
+        return id == other.id && risk == other.risk && flags == other.flags && kind == other.kind
+            && plugin == other.plugin && file == other.file && inputSchema == other.inputSchema
+            && outputSchema == other.outputSchema && declares == other.declares
+    }
+
     /// A composite's steps as written (what a pin approves of it); nil for other kinds.
     package var compositeSteps: JSONValue? {
         if let plan = kind.compositePlan { return .array(plan.steps) }
