@@ -129,6 +129,7 @@ let package = Package(
         .target(name: "CTestSandbox", path: "Tests/CTestSandbox"),
         .testTarget(name: "SkillJSONTests", dependencies: ["SkillJSON"], resources: [.copy("Conformance")]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "SkillJSON"]),
+        .testTarget(name: "SkillFoldersTests", dependencies: ["SkillFolders", "TestSupport", "CTestSandbox"]),
         .testTarget(
             name: "SkillHostTests",
             dependencies: [
