@@ -16,24 +16,18 @@ struct ManyToolsTests {
 
     @Test func aServerListingTooManyToolsIsCutAndSaysSo() throws {
         let home = Paths.temporaryDirectory("many-tools-home")
-        let server = home + "/server.py"
-        try """
-        import json, sys
-        for line in sys.stdin:
-            m = json.loads(line)
-            if "id" not in m: continue
-            if m["method"] == "initialize":
-                r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                     "serverInfo": {"name": "many", "version": "1"}}
-            elif m["method"] == "tools/list":
-                r = {"tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}] * 5000}
-            else:
-                r = {}
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\\n"); sys.stdout.flush()
-        """.write(toFile: server, atomically: true, encoding: .utf8)
+        // The shared stub server, listing one tool 5,000 times.
+        let server = Paths.fixtures + "/stub_mcp_server.py"
+        let tools = home + "/tools.json"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try
+            ("["
+            + Array(repeating: #"{"name": "t", "description": "d", "inputSchema": {"type": "object"}}"#, count: 5000)
+            .joined(separator: ",") + "]").write(toFile: tools, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
-        try #"{"mcpServers": {"many": {"command": "/usr/bin/python3", "args": ["\#(server)"]}}}"#.write(
-            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        try #"{"mcpServers": {"many": {"command": "/usr/bin/python3", "args": ["\#(server)", "\#(tools)", "many"]}}}"#
+            .write(
+                toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
         let listed = try runProcess(Paths.skillhost, ["list"], environment: cliEnvironment(home: home))
         #expect(listed.status == 0, "\(listed.stderr.suffix(500))")
         let said = listed.stdout + listed.stderr

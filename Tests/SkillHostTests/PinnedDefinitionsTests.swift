@@ -94,31 +94,22 @@ struct PinnedDefinitionsTests: DrivesSkillhost {
     /// An MCP server that rewrites its tool's description between two runs ("rug pull"): refused until the server
     /// is trusted by name.
     @Test func anMCPServerThatRewritesItsToolIsNotTrustedAgainUnasked() throws {
-        let server = home + "/rug.py"
-        try """
-        import json, sys
-        description = sys.argv[1]
-        for line in sys.stdin:
-            message = json.loads(line)
-            method, ident = message.get("method"), message.get("id")
-            if ident is None:
-                continue
-            if method == "initialize":
-                result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "rug", "version": "1"}}
-            elif method == "tools/list":
-                result = {"tools": [{"name": "rug_echo", "description": description, "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}, "annotations": {"readOnlyHint": True}}]}
-            elif method == "tools/call":
-                result = {"content": [{"type": "text", "text": message["params"]["arguments"].get("text", "")}], "isError": False}
-            else:
-                print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no"}}), flush=True)
-                continue
-            print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
-        """.write(toFile: server, atomically: true, encoding: .utf8)
+        let server = Paths.fixtures + "/stub_mcp_server.py"
         func configure(_ description: String) throws {
             try FileManager.default.createDirectory(
                 atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+            // The shared stub server, its one tool described as `description`.
+            let tools: JSONValue = [
+                [
+                    "name": "rug_echo", "description": .string(description),
+                    "inputSchema": ["type": "object", "properties": ["text": ["type": "string"]]],
+                    "annotations": ["readOnlyHint": true],
+                ]
+            ]
             let config: JSONValue = [
-                "mcpServers": ["rug": ["command": "python3", "args": [.string(server), .string(description)]]]
+                "mcpServers": [
+                    "rug": ["command": "python3", "args": [.string(server), .string(tools.jsonText), "rug"]]
+                ]
             ]
             try config.jsonText.write(
                 toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
