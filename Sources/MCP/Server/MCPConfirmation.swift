@@ -44,13 +44,15 @@ final class MCPConfirmation: Sendable {
         case invalid(String)
     }
 
-    /// Whether a call of `skill` needs the user's answer (one nobody could give would be refused) and the client
-    /// can ask for it.
-    func applies(to skill: SkillInfo, pipeline: CallPipeline, params: JSONValue) -> Bool {
-        guard params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil else {
-            return false
-        }
-        let arguments = params["arguments"] ?? .object(JSONObject())
+    /// Whether a call of `skill` with `arguments` (validated) needs the user's answer (one nobody could give would
+    /// be refused) and the client can ask for it.
+    /// Whether the client declares it can ask its user (elicitation).
+    func canAsk(_ params: JSONValue) -> Bool {
+        params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil
+    }
+
+    func applies(to skill: SkillInfo, pipeline: CallPipeline, arguments: JSONValue, params: JSONValue) -> Bool {
+        guard canAsk(params) else { return false }
         if case .refuse(let refusal) = pipeline.decide(skill, arguments: arguments, confirmer: .nobody(.mcpClient)) {
             return refusal.needsConfirmation
         }

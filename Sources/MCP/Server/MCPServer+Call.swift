@@ -24,13 +24,22 @@ extension MCPServer {
                 data: suggestion.map { ["suggestion": .string($0)] }, to: exchange)
             return
         }
-        let arguments = params["arguments"] ?? .object(JSONObject())
-        guard arguments.objectValue != nil else {
+        let given = params["arguments"] ?? .object(JSONObject())
+        guard given.objectValue != nil else {
             respond(id, code: .invalidParams, message: "Invalid params: arguments must be an object", to: exchange)
             return
         }
+        var arguments = given
         var confirmer = Self.confirmer
-        if request.stateless, confirmations.applies(to: skill, pipeline: registry.pipeline, params: params) {
+        // A client that can ask its user: what the user is asked about, and what a rule decides by, are the
+        // arguments as they will run (coerced, defaults filled in) — the same value the registry then runs.
+        // Arguments that do not validate go on as given, for the registry to refuse with its sentence.
+        if request.stateless, confirmations.canAsk(params) {
+            arguments = (try? registry.validate(name, arguments: given).get()) ?? given
+        }
+        if request.stateless,
+            confirmations.applies(to: skill, pipeline: registry.pipeline, arguments: arguments, params: params)
+        {
             switch confirmations.answer(to: skill, arguments: arguments, params: params, principal: exchange.principal)
             {
             case .ask(let inputRequired):
@@ -78,6 +87,8 @@ extension MCPServer {
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
         var invocation = SkillInvocation(
             skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
+        // The definition looked up above is the one decided and run (a reload in between is refused).
+        invocation.definition = skill
         // A composite's steps are calls of the session's budget too (one composite added 25 notes on a budget of 5).
         if callBudget.limit != nil {
             let budget = callBudget
