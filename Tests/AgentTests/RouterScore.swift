@@ -32,6 +32,26 @@ struct RouterScore {
             + "\(wrongWrites.count); unanswerable answered honestly \(honestlyUnanswered)/\(unanswerable)"
     }
 
+    /// Counts an answerable request: right, else honest (nothing called), a wrong write or a wrong answer.
+    mutating func answered(
+        _ right: Bool, routed: (name: String, arguments: JSONValue)?, risk: SkillRisk, _ shown: String,
+        asked: String = ""
+    ) {
+        answerable += 1
+        if right {
+            self.right += 1
+            return
+        }
+        misses.append(shown)
+        if routed == nil {
+            honest += 1
+        } else if risk != .readOnly {
+            wrongWrites.append(shown + asked)
+        } else {
+            wrong += 1
+        }
+    }
+
     /// Routes every case (off the cooperative pool: seconds of CPU in a debug build) and counts.
     static func of(_ cases: [RouterCorpus.Case], tools: [ToolDefinition]) async throws -> RouterScore {
         let router = OfflineRouter(now: { routerNow })
@@ -86,34 +106,14 @@ struct RouterScore {
                 }
                 if !ok { score.misses.append("\(item.request) → \(plan), \(outcome.leftOut) left out") }
             case .call(let alternatives):
-                score.answerable += 1
                 score.nonChange += 1
-                if alternatives.contains(where: { same(routed, $0.0, $0.1) }) {
-                    score.right += 1
-                    continue
-                }
-                score.misses.append("\(item.request) → \(shown)")
-                if routed == nil {
-                    score.honest += 1
-                } else if risk(routed?.name) != .readOnly {
-                    score.wrongWrites.append("\(item.request) → \(shown)")
-                } else {
-                    score.wrong += 1
-                }
+                score.answered(
+                    alternatives.contains { same(routed, $0.0, $0.1) }, routed: routed, risk: risk(routed?.name),
+                    "\(item.request) → \(shown)")
             case .change(let name, let arguments):
-                score.answerable += 1
-                if same(routed, name, arguments) {
-                    score.right += 1
-                    continue
-                }
-                score.misses.append("\(item.request) → \(shown)")
-                if routed == nil {
-                    score.honest += 1
-                } else if risk(routed?.name) != .readOnly {
-                    score.wrongWrites.append("\(item.request) → \(shown) (asked: \(name) \(arguments))")
-                } else {
-                    score.wrong += 1
-                }
+                score.answered(
+                    same(routed, name, arguments), routed: routed, risk: risk(routed?.name),
+                    "\(item.request) → \(shown)", asked: " (asked: \(name) \(arguments))")
             case .none:
                 score.unanswerable += 1
                 score.nonChange += 1
