@@ -109,21 +109,10 @@ enum CommandLineParser {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ParsedCommandLine {
         var positional: [String] = []
+        // Every option is read by the table it is declared in: a flag is set, an option with a value keeps each
+        // value given (the last counts, `--plugins` takes them all); what they mean is read after.
         var flags: Set<String> = []
-        var folders: [String] = []
-        var defaultFolders = true
-        var timeout: Duration?
-        var stepLimit: Int?
-        var resume: String?
-        var isolate: IsolateChoice?
-        var mcp = MCPOptions()
-        var language: String?
-        var directory: String?
-        var sdk: String?
-        var record: String?
-        var rewind: Int?
-        var skillsMode: String?
-        var kind: String?
+        var values: [String: [String]] = [:]
         var index = 0
         var afterDoubleDash = false
         while index < arguments.count {
@@ -133,59 +122,66 @@ enum CommandLineParser {
                 positional.append(argument)
                 continue
             }
+            if argument == "--" {
+                afterDoubleDash = true
+                continue
+            }
             var name = argument
             var inlineValue: String?
             if let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-                index += 1
-                return arguments[index - 1]
+            guard let option = CommandLineOption.named(name) else {
+                let hint = EditDistance.closest(to: name, among: CommandLineOption.names).map { "did you mean \($0)?" }
+                throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
             }
-            switch name {
-            case "--": afterDoubleDash = true
-            case "--plugins": folders.append(try value())
-            case "--resume": resume = try value()
-            case "--isolate": isolate = try IsolateChoice(try value())
-            case "--no-default-plugins": defaultFolders = false
-            case "--http": mcp.http = try value()
-            case "--tls-cert": mcp.tlsCertificate = try value()
-            case "--tls-key": mcp.tlsKey = try value()
-            case "--lang": language = try value()
-            case "--dir": directory = try value()
-            case "--sdk": sdk = try value()
-            case "--timeout": timeout = try parseDuration(try value())
-            case "--record": record = try value()
-            case "--rewind":
-                let text = try value()
-                guard let number = Int(text), number >= 1 else {
-                    throw UsageError(
-                        "--rewind \(text) is not one of your messages", hint: "give its number: 1 is your first message"
-                    )
-                }
-                rewind = number
-            case "--skills": skillsMode = try value()
-            case "--kind": kind = try value()
-            case "--step-limit":
-                let text = try value()
-                guard let limit = Int(text), limit > 0, limit <= 1000 else {
-                    throw UsageError(
-                        "--step-limit \(text) is not a number of steps", hint: "use a whole number from 1 to 1000")
-                }
-                stepLimit = limit
-            default:
-                // The flags, by the table every option is declared in (an alias stands for its name).
-                guard let option = CommandLineOption.named(name), option.value == .none else {
-                    let hint = EditDistance.closest(to: name, among: CommandLineOption.names).map {
-                        "did you mean \($0)?"
-                    }
-                    throw UsageError("unknown option \(name)", hint: hint ?? "run skillhost --help for the options")
-                }
+            guard option.value != .none else {
                 flags.insert(option.name)
+                continue
             }
+            if let inlineValue {
+                values[option.name, default: []].append(inlineValue)
+            } else {
+                guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+                values[option.name, default: []].append(arguments[index])
+                index += 1
+            }
+        }
+        func last(_ name: String) -> String? { values[name]?.last }
+
+        let folders = values["--plugins"] ?? []
+        let defaultFolders = !flags.contains("--no-default-plugins")
+        let resume = last("--resume")
+        var isolate: IsolateChoice?
+        if let text = last("--isolate") { isolate = try IsolateChoice(text) }
+        var mcp = MCPOptions()
+        mcp.http = last("--http")
+        mcp.tlsCertificate = last("--tls-cert")
+        mcp.tlsKey = last("--tls-key")
+        let language = last("--lang")
+        let directory = last("--dir")
+        let sdk = last("--sdk")
+        var timeout: Duration?
+        if let text = last("--timeout") { timeout = try parseDuration(text) }
+        let record = last("--record")
+        var rewind: Int?
+        if let text = last("--rewind") {
+            guard let number = Int(text), number >= 1 else {
+                throw UsageError(
+                    "--rewind \(text) is not one of your messages", hint: "give its number: 1 is your first message")
+            }
+            rewind = number
+        }
+        let skillsMode = last("--skills")
+        let kind = last("--kind")
+        var stepLimit: Int?
+        if let text = last("--step-limit") {
+            guard let limit = Int(text), limit > 0, limit <= 1000 else {
+                throw UsageError(
+                    "--step-limit \(text) is not a number of steps", hint: "use a whole number from 1 to 1000")
+            }
+            stepLimit = limit
         }
 
         var line = ParsedCommandLine(

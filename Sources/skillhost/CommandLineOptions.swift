@@ -1,8 +1,8 @@
-/// Every command-line option, declared once: the parser takes its known names and its flags from here (an option
-/// that takes a value is also assigned in the parser's `switch`); completion its names (bash also which values
-/// complete as files and which from fixed choices); `--help` its "Options for every command" block (and the man
-/// page, made from the help texts). `CommandLineOptionsTests` holds the help texts, the completions and the parser
-/// to this table.
+/// Every command-line option, declared once: the parser reads every option by this table (a flag is set, an option
+/// with a value keeps the values given, then each is read for what it means); completion takes its names (bash also
+/// which values complete as files and which from fixed choices); `--help` its "Options for every command" block (and
+/// the man page, made from the help texts). `CommandLineOptionsTests` holds the help texts, the completions and the
+/// parser to this table.
 struct CommandLineOption: Sendable {
     /// What the option takes after it.
     enum Value: Sendable, Equatable {
