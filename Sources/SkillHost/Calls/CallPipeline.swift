@@ -50,21 +50,23 @@ public struct CallPipeline: Sendable {
         if let change = pins?.change(skill) {
             // Unapproved: a deny stands; otherwise only a person may let it run (not --yes, not a rule).
             if case .deny(let refusal) = verdict { return .refuse(refusal) }
-            if case .person = confirmer.answerer { return .ask }
+            if case .person = confirmer.answerer.kind { return .ask }
             return .refuse(.definitionChanged(skill: skill.id, parts: change.parts))
         }
         switch verdict {
         case .allow: return .run
         case .deny(let refusal): return .refuse(refusal)
         case .ask(let required):
-            switch confirmer {
+            switch confirmer.kind {
             case .person: return .ask
             case .confirmed: return .run
             case .nobody: return required ? .refuse(.needsConfirmation(skill: skill.id, risk: skill.risk)) : .run
             case .consented(let consent, let then):
                 if policy.covers(consent, skill, arguments: arguments) { return .run }
                 // A rule says ask, whatever the skill's risk: refused as "set to ask" where no one answers.
-                if case .nobody = then.answerer { return .refuse(.needsConfirmation(skill: skill.id, risk: .mutating)) }
+                if case .nobody = then.answerer.kind {
+                    return .refuse(.needsConfirmation(skill: skill.id, risk: .mutating))
+                }
                 return decide(skill, arguments: arguments, confirmer: then)
             }
         }
@@ -88,7 +90,7 @@ public struct CallPipeline: Sendable {
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.
     func ask(_ skill: SkillInfo, arguments: JSONValue, _ confirmer: Confirmer) async -> Refusal? {
-        guard case .person(let ask) = confirmer.answerer else { return nil }
+        guard case .person(let ask) = confirmer.answerer.kind else { return nil }
         switch await ask(skill, arguments) {
         case .allowOnce, .allowForSession: return nil
         case .deny: return .declined(skill: skill.id)

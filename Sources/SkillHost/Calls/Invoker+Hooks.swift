@@ -77,7 +77,7 @@ extension Invoker {
         }
         // A yes given beforehand (`--yes`, typing /undo) is a person's yes: it answers a hook's "ask" too.
         guard asks else { return .ready(prepared) }
-        if case .confirmed = invocation.confirmer.answerer { return .ready(prepared) }
+        if case .confirmed = invocation.confirmer.answerer.kind { return .ready(prepared) }
         for hook in hooks.matching(.permission, skill.id) {
             switch consult(hook, .permission, prepared, invocation) {
             case .failure(let refusal): return refuse(refusal)
@@ -89,7 +89,7 @@ extension Invoker {
             case .success: continue
             }
         }
-        if case .person = invocation.confirmer.answerer { return .question(prepared) }
+        if case .person = invocation.confirmer.answerer.kind { return .question(prepared) }
         return refuse(unanswered ?? .needsConfirmation(skill: skill.id, risk: skill.risk))
     }
 
@@ -133,7 +133,7 @@ extension Invoker {
     /// Who made the call, for hooks: a person at a front end, a caller that confirmed beforehand, or who cannot be
     /// asked (`command_line`, `mcp_client`, `model`, `embedder`).
     private static func caller(_ confirmer: Confirmer) -> String {
-        switch confirmer.answerer {
+        switch confirmer.answerer.kind {
         case .person: return "person"
         case .confirmed: return "confirmed"
         case .consented: return "confirmed"  // never: `answerer` is not a consent

@@ -267,32 +267,49 @@ public struct Policy: Sendable, Equatable {
 }
 
 /// Who answers when the policy says a call needs confirming — every invocation names one (`SkillInvocation`).
-public enum Confirmer: Sendable {
+public struct Confirmer: Sendable {
+    /// A struct over a private value (as `PluginProblem.Code` is), so a new kind of answerer does not break an
+    /// embedder's code: confirmers are made with the static members below.
+    enum Kind: Sendable {
+        case person(@Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
+        case confirmed
+        indirect case consented(Consent, then: Confirmer)
+        case nobody(Audience)
+    }
+
+    let kind: Kind
+
     /// A person answers: asked with the skill and its validated arguments, only when the policy says ask.
-    case person(@Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
+    public static func person(_ ask: @escaping @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
+        -> Confirmer
+    {
+        Confirmer(kind: .person(ask))
+    }
     /// The caller confirmed beforehand (`skillhost call --yes`, a worker whose host already decided): what would be
     /// asked runs; a deny still wins.
-    case confirmed
+    public static let confirmed = Confirmer(kind: .confirmed)
     /// A yes given beforehand covers what `Consent` says — a reversing call `ask --rewind` printed, a composite's
     /// step whose plan was confirmed — and whatever else the policy, a hook or a pin asks about goes to `then` (a
     /// person is asked, nobody refuses, `.confirmed` runs).
-    indirect case consented(Consent, then: Confirmer)
+    public static func consented(_ consent: Consent, then: Confirmer) -> Confirmer {
+        Confirmer(kind: .consented(consent, then: then))
+    }
     /// No one can answer (`skillhost ask`, an MCP client): a destructive call, or one a rule says to ask about, is
     /// refused, in words for `audience`; a mutating call without a rule runs.
-    case nobody(Audience)
+    public static func nobody(_ audience: Audience) -> Confirmer { Confirmer(kind: .nobody(audience)) }
 
     /// `.nobody` with the sentence embedders get: what to change to let the call run.
     public static var nobodyToAsk: Confirmer { .nobody(.embedder) }
 
     /// Who answers what a consent does not cover: this confirmer, or the one a `.consented` passes on to.
     var answerer: Confirmer {
-        if case .consented(_, let then) = self { return then.answerer }
+        if case .consented(_, let then) = kind { return then.answerer }
         return self
     }
 
     /// Who reads this call's refusals.
     var audience: Audience {
-        if case .nobody(let audience) = answerer { return audience }
+        if case .nobody(let audience) = answerer.kind { return audience }
         return .embedder
     }
 }
