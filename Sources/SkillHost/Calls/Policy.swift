@@ -267,9 +267,10 @@ public struct Policy: Sendable, Equatable {
 }
 
 /// Who answers when the policy says a call needs confirming — every invocation names one (`SkillInvocation`).
+///
+/// A struct over a private value (as `PluginProblem.Code` is), so a new kind of answerer does not break an
+/// embedder's code: confirmers are made with the static members below.
 public struct Confirmer: Sendable {
-    /// A struct over a private value (as `PluginProblem.Code` is), so a new kind of answerer does not break an
-    /// embedder's code: confirmers are made with the static members below.
     enum Kind: Sendable {
         case person(@Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
         case confirmed
