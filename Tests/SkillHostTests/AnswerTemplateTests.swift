@@ -62,8 +62,11 @@ struct AnswerTemplateTests {
                 + "such as {total}")
         #expect(refusal("{args}") == "answer template slot “{args}” names no argument; write {args.NAME}")
         #expect(refusal(String(repeating: "x", count: 513)) == "answer template is 513 bytes; keep it within 512")
-        #expect(refusal(String(repeating: "{a}", count: 17)) == "answer template has more than 16 slots")
-        #expect(refusal("line\nbreak") == "answer template holds the control character U+A")
+        #expect(
+            refusal(String(repeating: "{a}", count: 17))
+                == "answer template has more than 16 slots; say the rest of the result in fewer")
+        #expect(
+            refusal("line\nbreak") == "answer template holds the control character U+A; write it as one line of text")
         #expect(refusal("{a|plural:}") != nil)
         #expect(refusal("{a|time|date}") == "answer template slot “{a|time|date}” has more than one filter")
     }

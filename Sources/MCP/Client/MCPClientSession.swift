@@ -97,7 +97,8 @@ final class MCPClientSession: Sendable {
         func whole(_ error: MCPClientError) -> MCPClientError {
             error.timedOut
                 ? MCPClientError(
-                    Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout), timedOut: true)
+                    Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout)
+                        + "; give it longer with start_timeout_s in config.json", timedOut: true)
                 : error
         }
         switch await discover(timeout: min(timeout, .seconds(3))) {
@@ -140,7 +141,8 @@ final class MCPClientSession: Sendable {
             return initialized
                 ?? .failure(
                     MCPClientError(
-                        Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout), timedOut: true))
+                        Deadline.timedOut("MCP server \(name)'s answer to initialize", after: timeout)
+                            + "; give it longer with start_timeout_s in config.json", timedOut: true))
         }
         return try outcome.get()
     }

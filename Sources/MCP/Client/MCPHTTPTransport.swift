@@ -81,7 +81,8 @@ final class MCPHTTPTransport: MCPTransport {
         } expired: {
             .failure(
                 MCPClientError(
-                    Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
+                    Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout)
+                        + "; give it longer with timeout_s in config.json", timedOut: true))
         }
         return try outcome.get()
     }

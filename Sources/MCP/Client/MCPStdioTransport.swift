@@ -163,7 +163,8 @@ final class MCPStdioTransport: MCPTransport {
                 // is not registered yet, as soon as it is — or the race would wait for it forever.
                 let expired: Reply = .failure(
                     MCPClientError(
-                        Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout), timedOut: true))
+                        Deadline.timedOut("MCP server \(name)'s answer to \(method)", after: timeout)
+                            + "; give it longer with timeout_s in config.json", timedOut: true))
                 let waiting = self.state.withLock { state in
                     let waiting = state.pending.remove(id)
                     if waiting == nil { state.expired[id] = expired }

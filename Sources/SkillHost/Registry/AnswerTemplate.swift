@@ -41,7 +41,9 @@ package struct AnswerTemplate: Sendable, Equatable {
             throw AnswerTemplateError("is \(text.utf8.count) bytes; keep it within \(Self.maximumBytes)")
         }
         if let bad = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            throw AnswerTemplateError("holds the control character U+\(String(bad.value, radix: 16, uppercase: true))")
+            throw AnswerTemplateError(
+                "holds the control character U+\(String(bad.value, radix: 16, uppercase: true)); write it as one line "
+                    + "of text")
         }
         var parts: [Part] = []
         var literal = ""
@@ -65,7 +67,8 @@ package struct AnswerTemplate: Sendable, Equatable {
                 parts.append(try Self.slot(inside))
                 slots += 1
                 guard slots <= Self.maximumSlots else {
-                    throw AnswerTemplateError("has more than \(Self.maximumSlots) slots")
+                    throw AnswerTemplateError(
+                        "has more than \(Self.maximumSlots) slots; say the rest of the result in fewer")
                 }
                 rest = rest[rest.index(after: close)...]
             } else {
