@@ -81,7 +81,8 @@ let package = Package(
             swiftSettings: librarySwiftSettings),
         // The session as state any front end renders (the terminal shell, the browser): cards, turn state, trace.
         .target(
-            name: "SessionUI", dependencies: ["Agent", "SkillHost", "SkillJSON"], swiftSettings: librarySwiftSettings),
+            name: "SessionUI", dependencies: ["Agent", "History", "SkillHost", "SkillJSON"],
+            swiftSettings: librarySwiftSettings),
         // The conversations, in one SQLite file the shell and the browser front end share.
         .target(
             name: "History", dependencies: ["Agent", "SkillHost", "SkillJSON", "CSQLite"],

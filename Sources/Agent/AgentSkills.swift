@@ -29,6 +29,14 @@ extension AgentSkills {
     package func offered(_ skills: [SkillInfo], disabled: Set<String>) -> [SkillInfo] {
         skills.filter { isOffered($0, disabled: disabled) }
     }
+
+    /// Runs a call through the pipeline (lookup, validation, policy, confirmation) as any call is.
+    package func invoke(_ invocation: SkillInvocation) async -> SkillOutcome {
+        switch await prepareCall(invocation) {
+        case .success(let ready): return await ready.run()
+        case .failure(let refusal): return SkillOutcome(.failure(refusal.failure))
+        }
+    }
 }
 
 /// A call that passed everything before running.

@@ -109,14 +109,14 @@ package struct RewindPlan: Sendable {
     /// the plan was printed as consent, `ask --rewind`). Stops at the first that fails or is refused and returns why
     /// ("undo of notes_add(…) failed: …"); nil when every one ran.
     package func undo(
-        with registry: SkillRegistry, session: String?, confirmer: Confirmer,
+        with skills: any AgentSkills, session: String?, confirmer: Confirmer,
         undone: @Sendable (ChangeRecord) -> Void
     ) async -> String? {
         for change in undoable {
             for call in change.undo?.calls ?? [] {
                 var invocation = SkillInvocation(skill: call.skillID, arguments: call.arguments, confirmer: confirmer)
                 invocation.session = session
-                if let failure = await registry.invoke(invocation).failure {
+                if let failure = await skills.invoke(invocation).failure {
                     let declined = Refusal.declined(skill: call.skillID).sentence(for: .embedder)
                     if failure.code == .notPermitted, failure.message == declined {
                         return "\(change.call) was not undone: you said no"

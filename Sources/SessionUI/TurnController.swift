@@ -1,17 +1,18 @@
 import Agent
 
-/// The shell's side of a turn as an explicit state: what the shell's thread is waiting for, and what each event
-/// (the turn's end, Ctrl-C, a confirmation asked and answered) does. Pure: the shell keeps it in its shared state
-/// and carries out the returned actions.
+/// A conversation's work as an explicit state: whether a turn (or an undo, a rewind, a direct call) runs, whether it
+/// waits for the person, and what each event (its end, a stop, a confirmation asked and answered) does. Pure: the
+/// conversation's owner (`ConversationOwner`) keeps it under its lock and carries out the returned actions.
 package struct TurnController {
     package enum TurnState: Equatable, CustomStringConvertible {
         /// No turn: the prompt is waiting.
         case idle
         /// The turn's task runs; the thread waits for its end, Ctrl-C and confirmations.
         case running
-        /// A confirmation is on screen; the turn's task waits for the answer.
+        /// Confirmations are open (`questions` of them: read-only calls run together and may each be asked about);
+        /// the turn waits for the answers.
         case asking
-        /// Ctrl-C cancelled the turn; the thread waits for its task to finish.
+        /// The turn was stopped (Ctrl-C, Stop); the front end waits for its task to finish.
         case cancelling
         /// The turn ended, with this reason.
         case finished(FinishReason)
@@ -36,6 +37,8 @@ package struct TurnController {
     }
 
     package private(set) var state = TurnState.idle
+    /// How many confirmations are open.
+    package private(set) var questions = 0
 
     package init() {}
 
@@ -53,26 +56,30 @@ package struct TurnController {
 
     package mutating func start() {
         switch state {
-        case .idle, .finished: state = .running
+        case .idle, .finished:
+            state = .running
+            questions = 0
         case .running, .asking, .cancelling:
             preconditionFailure("a turn was started while another was \(state)")
         }
     }
 
-    /// A confirmation is about to be asked; false when the turn is being cancelled (the answer is no).
+    /// A confirmation is about to be asked (another may be open); false when the turn is being cancelled or is
+    /// over (the answer is no).
     package mutating func beginAsking() -> Bool {
         switch state {
-        case .running:
+        case .running, .asking:
             state = .asking
+            questions += 1
             return true
-        case .cancelling, .finished: return false
-        case .idle, .asking: preconditionFailure("a confirmation was asked while the turn was \(state)")
+        case .cancelling, .finished, .idle: return false
         }
     }
 
-    /// The person answered.
+    /// A confirmation was answered (or withdrawn).
     package mutating func endAsking() {
-        if state == .asking { state = .running }
+        questions = max(0, questions - 1)
+        if state == .asking, questions == 0 { state = .running }
     }
 
     package mutating func interrupt() -> Interruption {

@@ -10,30 +10,25 @@ import SkillHost
 
 /// Asking the person before a mutating or destructive call runs.
 extension Shell {
-    /// The confirmation hook: hands the request to the shell's thread and waits for the answer.
-    func confirm(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
-        await withCheckedContinuation { continuation in
-            shared.withLock { $0.confirmation = (request, continuation) }
-            wake()
+    /// A question the owner's stream asked: the shell's thread puts it to the person at its next wake-up.
+    func put(_ request: ConfirmationRequest) {
+        shared.withLock { $0.questions.append(request) }
+        wake()
+    }
+
+    /// The question `id` is no longer open (stopped, or withdrawn): not to be asked.
+    func withdraw(_ id: String) { shared.withLock { $0.questions.removeAll { $0.callID == id } } }
+
+    /// Puts the questions waiting to the person, one after another, and gives the owner each answer (one the owner
+    /// no longer waits for — the work was stopped meanwhile — is dropped there).
+    func askQuestions(cancel: () -> Void) {
+        while let request = shared.withLock({ $0.questions.isEmpty ? nil : $0.questions.removeFirst() }) {
+            owner.confirm(id: request.callID, answer: ask(request, cancel: cancel))
         }
     }
 
-    /// Asks the confirmation a task is waiting for, if any. In a turn the turn's state says whether it may be asked
-    /// (a turn being cancelled answers no without asking).
-    func askPendingConfirmation(inTurn: Bool = false, cancel: () -> Void) {
-        guard
-            let pending = shared.withLock({
-                state -> (ConfirmationRequest, CheckedContinuation<ConfirmationAnswer, Never>, Bool)? in
-                defer { state.confirmation = nil }
-                return state.confirmation.map { ($0.request, $0.continuation, !inTurn || state.turn.beginAsking()) }
-            })
-        else { return }
-        let (request, continuation, mayAsk) = pending
-        guard mayAsk else {
-            continuation.resume(returning: .deny)
-            return
-        }
-        defer { if inTurn { shared.withLock { $0.turn.endAsking() } } }
+    /// Shows the call the person is asked about and reads the answer.
+    private func ask(_ request: ConfirmationRequest, cancel: () -> Void) -> ConfirmationAnswer {
         let risk =
             request.skill.risk == .destructive
             ? terminal.red("destructive") : terminal.yellow(request.skill.risk.rawValue)
@@ -45,8 +40,7 @@ extension Shell {
             say("  it runs \(plan.lines.count) step\(plan.lines.count == 1 ? "" : "s"):\n")
             for line in plan.lines { tell("    \(line)\n") }
         }
-        let answer = ask(cancel: cancel)
-        continuation.resume(returning: answer)
+        return ask(cancel: cancel)
     }
 
     /// The answer to "Run it?": one key on a terminal (y, a; n, Esc, Enter or any other key = no — a sentence typed
@@ -100,12 +94,4 @@ extension Shell {
             }
         }
     }
-
-    func denyPendingConfirmation() {
-        shared.withLock { state in
-            state.confirmation?.continuation.resume(returning: .deny)
-            state.confirmation = nil
-        }
-    }
-
 }

@@ -65,9 +65,4 @@ extension Shell {
         }
         shared.withLock { $0.notices += notices }
     }
-
-    /// The person answers confirmations, at the prompt.
-    var confirmHook: ConfirmationHook {
-        { [weak self] request in await self?.confirm(request) ?? .deny }
-    }
 }

@@ -22,7 +22,7 @@ extension Shell {
             tell(out)
             return
         }
-        guard let plan = RewindPlan(session, number: number) else { return }
+        guard let plan = owner.rewindPlan(to: number) else { return }
         tell(plan.description)
         // A deliberate yes: "y" or "yes", nothing typed ahead that merely starts with y.
         guard case .line(let answer) = editor.read(prompt: "Rewind? [y/N] "),
@@ -31,25 +31,19 @@ extension Shell {
             say("Not rewound.\n")
             return
         }
-        let terminal = self.terminal
-        let registry = self.registry
-        let sessionID = self.sessionID
         // Each reversing call is decided as any call: where the policy asks, the person is asked.
-        let confirmer = personConfirmer
-        let journal = self.journal
-        let failure = waitFor {
-            await plan.undo(with: registry, session: sessionID, confirmer: confirmer) { change in
-                writeOut(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
-                if let journal, let sessionID { journal.write(.changeUndone(change, session: sessionID)) }
+        guard let stream = try? owner.rewind(plan) else { return }
+        let terminal = self.terminal
+        let say: @Sendable (String) -> Void = { writeOut(Table.fit($0, width: terminal.width)) }
+        follow(stream) { event in
+            switch event {
+            case .rewound(let change): say(terminal.cyan("↶") + InertText.make(" undone: \(change.call)\n"))
+            case .rewindEnded(let failure?):
+                // What was undone stays undone (and is forgotten); the conversation is kept whole.
+                say(terminal.red("✗") + InertText.make(" \(failure); the conversation was not rewound\n"))
+            case .rewindEnded(nil): say("Rewound: the conversation goes on from before message \(number).\n")
+            default: break
             }
         }
-        if let failure {
-            // What was undone stays undone (and is forgotten); the conversation is kept whole.
-            say(terminal.red("✗") + InertText.make(" \(failure); the conversation was not rewound\n"))
-            return
-        }
-        plan.apply(to: session)
-        if let journal, let sessionID { journal.write(.truncate(from: plan.target.sequence, session: sessionID)) }
-        say("Rewound: the conversation goes on from before message \(number).\n")
     }
 }

@@ -45,7 +45,7 @@ extension Shell {
             say("Usage: /use <skill folder> (see /skills)\n")
             return
         }
-        switch waitFor({ await tools.activate(named: name) }) {
+        switch waitFor(cancelling: true, { await tools.activate(named: name) }) {
         case .failure(let error):
             let names = tools.scan.skills.map(\.name) + tools.remoteSkills.map(\.label)
             let suggestion = EditDistance.closest(to: name, among: names)

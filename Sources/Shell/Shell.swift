@@ -53,25 +53,27 @@ package struct ShellEnvironment: Sendable {
 /// Runs on a thread of its own (`run()` blocks). Turns run as tasks on the main actor (rendering) while this thread
 /// waits for Ctrl-C, confirmations and the end of the turn.
 ///
-/// - Important: `@unchecked Sendable` is safe because the mutable properties (`session`, `stored`, `trace`)
-///   are used only on the shell's own thread; what turn tasks share with it lives in `shared`, behind a mutex, and
-///   wake-ups go through a pipe.
+/// The conversation itself — its turns, questions, undo, rewind, history — is its `ConversationOwner`'s; the shell
+/// renders what the owner's streams report, asks the questions at the terminal and turns Ctrl-C into `stop()`.
+///
+/// - Important: `@unchecked Sendable` is safe because the mutable properties (`owner`, `modelName`) are used only on
+///   the shell's own thread; what tasks share with it lives in `shared`, behind a mutex, and wake-ups go through a
+///   pipe.
 package final class Shell: @unchecked Sendable {
     struct Shared {
-        var confirmation: (request: ConfirmationRequest, continuation: CheckedContinuation<ConfirmationAnswer, Never>)?
-        var turn = TurnController()
+        /// Questions the owner's stream asked, for the shell's thread to put to the person, oldest first.
+        var questions: [ConfirmationRequest] = []
         var notices: [String] = []
     }
 
     let environment: ShellEnvironment
     let model: SessionViewModel
     let editor: LineEditor
-    var session: AgentSession
-    /// The conversation as the history keeps it; nil without a history.
-    var stored: StoredConversation?
-    var sessionID: String? { stored?.id }
+    /// The conversation shown.
+    var owner: ConversationOwner
+    var session: AgentSession { owner.agent }
+    var sessionID: String? { owner.id }
     var modelName: String?
-    var trace = TurnTrace()
     let shared = Mutex(Shared())
     let notify: (read: Int32, write: Int32)
     /// The record being written (`/record`, or `"record"` in the configuration), if any.
@@ -98,7 +100,11 @@ package final class Shell: @unchecked Sendable {
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         notify = (fds[0], fds[1])
-        session = AgentSession(skills: environment.registry, provider: OfflineRouter())
+        owner = ConversationOwner(
+            nil,
+            setup: ConversationSetup(
+                skills: environment.registry, provider: OfflineRouter(), configuration: AgentConfiguration(),
+                person: false))
         var configuration = environment.configuration
         if let disabled = try? store?.setting("disabled_skills"), let ids = try? JSONValue(parsing: disabled).arrayValue
         {
@@ -131,16 +137,13 @@ package final class Shell: @unchecked Sendable {
         } else {
             stored = journal.map { StoredConversation(journal: $0) }
         }
-        self.stored = stored
-        var configuration = configuration
-        configuration.sessionID = sessionID
-        session = AgentSession(
-            skills: registry, provider: provider, configuration: configuration, confirm: confirmHook,
-            conversation: stored?.conversation(systemPrompt: configuration.systemPrompt)
-                ?? Conversation(system: configuration.systemPrompt),
-            onMessage: stored?.onMessage, onChange: stored?.onChange, recording: recording)
-        if let problem = stored?.attach(session) { say(terminal.yellow("! ") + InertText.make(problem) + "\n") }
-        stored?.begin(session, model: provider.displayName)
+        owner = ConversationOwner(
+            stored,
+            setup: ConversationSetup(
+                skills: registry, provider: provider, configuration: configuration, person: true,
+                recording: recording))
+        if let problem = owner.problem { say(terminal.yellow("! ") + InertText.make(problem) + "\n") }
+        owner.begin()
         sessionStarted()
     }
 
@@ -217,7 +220,7 @@ package final class Shell: @unchecked Sendable {
     func converse(_ text: String) {
         // A plugin that arrived while the line was typed is announced before this turn's cards.
         for notice in takeNotices() { say(notice + "\n") }
-        var reason = runTurn(start: { $0.send(text) })
+        var reason = runTurn(start: { owner throws(ConversationOwner.Busy) in try owner.send(text) })
         while true {
             if case .stepLimitReached(let limit) = reason {
                 guard
@@ -236,29 +239,26 @@ package final class Shell: @unchecked Sendable {
             } else {
                 break
             }
-            reason = runTurn(start: { $0.continueTurn() })
+            reason = runTurn(start: { owner throws(ConversationOwner.Busy) in try owner.continueTurn() })
         }
         if case .modelError(let message) = reason { say(terminal.red("✗ ") + InertText.make(message) + "\n") }
         if case .repeatedCall = reason { say(terminal.yellow(reason.explanation) + "\n") }
     }
 
-    /// Runs one turn to its end: rendering on the main actor, while this thread waits for Ctrl-C (which cancels
-    /// the turn), confirmation requests (which it asks), and the end of the turn.
-    func runTurn(start: @escaping @Sendable (AgentSession) -> AsyncStream<AgentEvent>) -> FinishReason {
-        shared.withLock { $0.turn.start() }
-        trace = TurnTrace()
+    /// Runs one turn to its end: rendering on the main actor, while this thread waits for Ctrl-C (which stops the
+    /// turn), the questions it asks (which it puts to the person), and the end of the turn.
+    func runTurn(
+        start: (ConversationOwner) throws(ConversationOwner.Busy) -> AsyncStream<ConversationEvent>
+    ) -> FinishReason {
+        // The shell runs one thing at a time: its owner is never busy here.
+        guard let stream = try? start(owner) else { return .cancelled }
         let session = self.session
         let model = self.model
         let terminal = self.terminal
-        let stored = self.stored
-        let recorder = TraceRecorder()
-        let task = Task { @MainActor () -> FinishReason in
+        let task = Task { @MainActor [weak self] () -> FinishReason in
             // The offline router answers in plain lines by design; models answer in markdown.
             let markdown = session.provider.answersInMarkdown
-            let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false, markdown: markdown) {
-                draft in
-                stored?.draft(draft)
-            }
+            let renderer = TurnRenderer(terminal: terminal, model: model, answerOnly: false, markdown: markdown)
             model.begin()
             let ticker = Task { @MainActor in
                 while !Task.isCancelled {
@@ -267,41 +267,24 @@ package final class Shell: @unchecked Sendable {
                 }
             }
             var reason = FinishReason.cancelled
-            var arguments: [String: String] = [:]
-            for await event in start(session) {
-                renderer.handle(event)
-                recorder.record(event, conversation: session.conversation, state: session.lastStateMessage)
-                stored?.record(event, arguments: &arguments)
-                if case .finished(let finish) = event { reason = finish }
+            for await event in stream {
+                switch event {
+                case .agent(let event):
+                    renderer.handle(event)
+                    if case .finished(let finish) = event { reason = finish }
+                case .asked(let request):
+                    // The cards so far are drawn before the question goes under them.
+                    renderer.handle(.confirmationNeeded(request))
+                    self?.put(request)
+                case .settled(let id): self?.withdraw(id)
+                default: break
+                }
             }
             ticker.cancel()
-            if Task.isCancelled { renderer.handle(.finished(.cancelled)) }
-            // The turn's messages are all recorded: a draft saved by a flush after the answer was stored (the
-            // renderer runs behind the agent) is not an unfinished answer, and must not come back on --resume.
-            stored?.turnEnded()
             model.show(session.conversation)
             return reason
         }
-        Task { [weak self] in
-            let reason = await task.value
-            self?.shared.withLock { $0.turn.finish(reason) }
-            self?.wake()
-        }
-        waitInterruptibly(until: { shared.withLock { $0.turn.isOver } }) {
-            if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn {
-                task.cancel()
-                denyPendingConfirmation()
-            }
-        } each: {
-            askPendingConfirmation(inTurn: true) {
-                if shared.withLock({ $0.turn.interrupt() }) == .cancelTurn { task.cancel() }
-            }
-        }
-        trace = recorder.trace
-        return shared.withLock { state in
-            defer { state.turn = TurnController() }
-            return state.turn.reason
-        }
+        return waitFor { await task.value }
     }
 
     /// Waits on the shell's thread until `isOver` holds, woken by `wake()`: each Ctrl-C meanwhile calls `interrupted`

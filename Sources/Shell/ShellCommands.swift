@@ -81,7 +81,7 @@ extension Shell {
                 printHistory()
             } catch { say(terminal.red("✗ ") + InertText.make(error.description) + "\n") }
         case "history": printHistory()
-        case "trace": tell(trace.report())
+        case "trace": tell(owner.trace.report())
         case "state":
             tell(
                 (session.lastStateMessage
@@ -167,19 +167,15 @@ extension Shell {
             id: "call", skill: id, arguments: SessionViewModel.arguments(arguments), started: .now)
         writeOut(TurnRenderer.render(card, terminal: terminal, frame: nil) + (terminal.isTTY ? "" : "\n"))
         // The registry's policy applies to /call as to the model's calls: a deny wins; what needs confirming is
-        // asked here, on the shell's thread.
-        // The question goes on a line of its own, under the card drawn so far.
-        let confirmer = Confirmer.person { [weak self] skill, arguments in
-            guard let self else { return .deny }
-            writeOut(self.terminal.clearLine)
-            return await self.confirm(ConfirmationRequest(callID: "call", skill: skill, arguments: arguments))
+        // asked here, on the shell's thread, under the card drawn so far. /undo reverses it as it does a call of
+        // the model's.
+        let invocation = SkillInvocation(skill: id, argumentText: arguments)
+        guard let stream = try? owner.call(invocation, id: "call") else { return }
+        let ended = Mutex<SkillOutcome?>(nil)
+        follow(stream) { event in
+            if case .called(let outcome) = event { ended.withLock { $0 = outcome } }
         }
-        var invocation = SkillInvocation(skill: id, argumentText: arguments, confirmer: confirmer)
-        invocation.session = sessionID
-        let call = invocation
-        let outcome = waitFor { await self.registry.invoke(call) }
-        // /undo reverses a /call as it does a call of the model's.
-        if outcome.status == .ok, let undo = outcome.undo { session.recordUndo(undo, skill: id) }
+        let outcome = ended.withLock { $0 } ?? SkillOutcome(.failure(.cancelledByTheUser))
         card.duration = outcome.duration
         switch outcome.ending {
         case .success(let result): card.state = .succeeded(result.displayText)
@@ -213,18 +209,7 @@ extension Shell {
         do {
             let provider = try makeProvider(name)
             modelName = name
-            let previous = session
-            session = AgentSession(
-                skills: registry, provider: provider, configuration: currentConfiguration,
-                confirm: confirmHook, conversation: previous.conversation, onMessage: stored?.onMessage,
-                onChange: stored?.onChange, recording: recording)
-            // Another model, the same session: what its calls changed can still be rewound.
-            session.restoreChanges(previous.allChanges)
-            // …and what it used still counts against its budgets.
-            let used = previous.use.session
-            session.restoreUse(
-                toolCalls: used.toolCalls, promptTokens: used.promptTokens, completionTokens: used.completionTokens)
-            if let journal, let sessionID { journal.keepUse(of: session, session: sessionID, resumed: false) }
+            try owner.switchProvider(provider)
             tell("Model: \(provider.displayName)\n")
         } catch {
             say(terminal.red("✗ ") + InertText.make("\(error)") + "\n")
@@ -273,42 +258,54 @@ extension Shell {
         return line("This turn", turn, budgets.turn) + line("This session", whole, budgets.session)
     }
 
+    /// `/undo`: the owner's undo, said line by line (the reversing calls' cards are the browser's).
     private func undo() {
-        guard let run = UndoRun(session) else {
+        let terminal = self.terminal
+        guard let stream = try? owner.undo() else {
             say("Nothing to undo.\n")
             return
         }
-        for done in run.calls.indices {
-            say(terminal.cyan("↶") + InertText.make(" undoing \(run.shown(done))\n"))
-            // The reversing call is a call like any other, shown as what it is above: the policy decides it, and where
-            // it asks (a destructive skill, a rule saying ask) the person is asked.
-            let reverse = run.invocation(done, session: sessionID, confirmer: personConfirmer)
-            let outcome = waitFor { await self.registry.invoke(reverse) }
-            switch run.settle(done, outcome) {
-            case .undone(let value):
+        // Fitted to the terminal, as `say` fits what the shell writes.
+        let say: @Sendable (String) -> Void = { writeOut(Table.fit($0, width: terminal.width)) }
+        follow(stream) { event in
+            switch event {
+            case .undoing(let shown, _, _): say(terminal.cyan("↶") + InertText.make(" undoing \(shown)\n"))
+            case .undid(.undone(let value), _, _):
                 say(terminal.green("✓") + " undone: " + TurnRenderer.shorten(value.displayText, 100) + "\n")
-            case .declined:
-                say(terminal.yellow("↶") + " not undone: you said no (/undo asks again)\n")
-                return
-            case .failed(let message):
-                let left = run.calls.count > 1 ? " (\(done) of \(run.calls.count) undone)" : ""
+            case .undid(.declined, _, _): say(terminal.yellow("↶") + " not undone: you said no (/undo asks again)\n")
+            case .undid(.failed(let message), let index, let count):
+                let left = count > 1 ? " (\(index) of \(count) undone)" : ""
                 say(terminal.red("✗") + " undo failed: " + InertText.make(message) + left + "\n")
-                return
+            default: break
             }
         }
     }
 
-    /// The person at this shell, asked on its thread while `waitFor` waits (the policy decides when).
-    var personConfirmer: Confirmer {
-        .person { [weak self] skill, arguments in
-            await self?.confirm(ConfirmationRequest(callID: "call", skill: skill, arguments: arguments)) ?? .deny
+    /// Follows one of the owner's streams from the shell's thread to its end, `handle` seeing each event on a task
+    /// while this thread puts the stream's questions to the person; Ctrl-C stops the owner's work.
+    func follow(
+        _ stream: AsyncStream<ConversationEvent>, _ handle: @escaping @Sendable (ConversationEvent) -> Void
+    ) {
+        waitFor { [weak self] in
+            for await event in stream {
+                switch event {
+                case .asked(let request):
+                    // The question goes on a line of its own, under whatever was drawn so far.
+                    writeOut(self?.terminal.clearLine ?? "")
+                    self?.put(request)
+                case .settled(let id): self?.withdraw(id)
+                default: handle(event)
+                }
+            }
         }
     }
 
     /// Runs async work from the shell's thread and waits for it (this thread is not part of the cooperative pool),
-    /// answering confirmations the work asks for meanwhile. Ctrl-C cancels it, as it does a turn (a `/call` of a skill
-    /// that blocks ran to its deadline with "^C" echoed, and that Ctrl-C then reached the prompt).
-    func waitFor<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    /// putting the questions the owner's work asks meanwhile to the person. Ctrl-C stops the owner's work — and
+    /// cancels `work` itself when `cancelling` (work of the shell's own, not the owner's: a stream followed to its
+    /// end reports how the stopped work ended) — as it does a turn (a `/call` of a skill that blocks ran to its
+    /// deadline with "^C" echoed, and that Ctrl-C then reached the prompt).
+    func waitFor<T: Sendable>(cancelling: Bool = false, _ work: @escaping @Sendable () async -> T) -> T {
         let box = ResultBox<T>()
         let done = Atomic<Bool>(false)
         let task = Task { [weak self] in
@@ -316,10 +313,13 @@ extension Shell {
             done.store(true, ordering: .releasing)
             self?.wake()
         }
-        waitInterruptibly(until: { done.load(ordering: .acquiring) }) {
-            task.cancel()
-        } each: {
-            askPendingConfirmation(cancel: { task.cancel() })
+        let owner = self.owner
+        let interrupt = {
+            owner.stop()
+            if cancelling { task.cancel() }
+        }
+        waitInterruptibly(until: { done.load(ordering: .acquiring) }, interrupted: interrupt) {
+            askQuestions(cancel: interrupt)
         }
         guard let value = box.value else { preconditionFailure("the task signalled completion without a value") }
         return value

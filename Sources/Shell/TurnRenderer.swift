@@ -12,8 +12,6 @@ final class TurnRenderer {
     let model: SessionViewModel
     /// Piped input: print only the answer text.
     let answerOnly: Bool
-    /// Receives the answer text so far at each flush (persisted as the draft).
-    let onFlush: (String) -> Void
 
     private var pending = ""
     private var lastFlush = ContinuousClock.now
@@ -37,14 +35,12 @@ final class TurnRenderer {
     private var held = ""
 
     init(
-        terminal: Terminal, model: SessionViewModel, answerOnly: Bool, markdown: Bool = true,
-        onFlush: @escaping (String) -> Void
+        terminal: Terminal, model: SessionViewModel, answerOnly: Bool, markdown: Bool = true
     ) {
         self.terminal = terminal
         self.model = model
         self.answerOnly = answerOnly
         self.markdown = markdown
-        self.onFlush = onFlush
     }
 
     func handle(_ event: AgentEvent) {
@@ -149,7 +145,6 @@ final class TurnRenderer {
             held += pending
             pending = ""
             lastFlush = .now
-            onFlush(model.answer)
             return
         }
         if !block.isEmpty {  // text continues after the cards, on a line of its own
@@ -164,7 +159,6 @@ final class TurnRenderer {
         if pending.hasSuffix("\n") { textLineOpen = false }
         pending = ""
         lastFlush = .now
-        onFlush(model.answer)
     }
 
     /// Replaces the answer's last stretch of text, streamed as it came, by its markdown layout (terminal only, not

@@ -1,6 +1,7 @@
 import Agent
 import Foundation
 import History
+import SessionUI
 import SkillJSON
 
 /// Why a conversation could not be started or opened: the HTTP status and one sentence.
@@ -16,7 +17,7 @@ package struct WebRefusal: Error, Sendable, Equatable {
 
 extension WebSession {
     /// The conversation shown now: its id in the history (nil without a history).
-    package var conversationID: String? { state.withLock { $0.conversation } }
+    package var conversationID: String? { owner.id }
 
     /// The conversations in the history (the shell's too), newest first, and which one is shown.
     package func conversations() throws(WebRefusal) -> JSONValue {
@@ -40,8 +41,7 @@ extension WebSession {
     /// Starts a new conversation in every tab (the skills switched off stay off).
     package func startConversation() throws(WebRefusal) {
         try replace { disabled in
-            let history = journal.map { StoredConversation(journal: $0) }
-            return (makeAgent(history, disabled: disabled).agent, history, false, [])
+            (owner(journal.map { StoredConversation(journal: $0) }, disabled: disabled), [])
         }
     }
 
@@ -66,31 +66,25 @@ extension WebSession {
         } catch {
             throw WebRefusal(status: 500, sentence: "cannot read conversation \(id) from \(store.path): \(error)")
         }
-        var problem: String?
-        try replace { disabled in
-            let made = makeAgent(history, disabled: disabled)
-            problem = made.problem
-            return (made.agent, history, true, events)
-        }
+        let opened = try replace { disabled in (owner(history, disabled: disabled), events) }
         // Said once the tabs show the conversation (the swap clears what they showed).
-        if let problem { publish(WebEvent.notice(problem)) }
+        if let problem = opened.problem { publish(WebEvent.notice(problem)) }
     }
 
     /// Swaps the conversation shown, unless a turn runs: every tab forgets what it showed and is sent `events`.
+    @discardableResult
     private func replace(
-        _ make: (Set<String>) -> (agent: AgentSession, history: StoredConversation?, stored: Bool, events: [JSONValue])
-    ) throws(WebRefusal) {
-        let disabled = state.withLock { $0.running ? nil : $0.agent?.disabledSkills ?? [] }
+        _ make: (Set<String>) -> (owner: ConversationOwner, events: [JSONValue])
+    ) throws(WebRefusal) -> ConversationOwner {
+        let disabled = state.withLock { $0.owner.isBusy ? nil : $0.owner.agent.disabledSkills }
         guard let disabled else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
         let next = make(disabled)
         let lines = next.events.map(Self.line)
         let swapped = state.withLock { state -> Bool in
-            guard !state.running else { return false }
-            state.agent = next.agent
-            state.history = next.history
-            state.stored = next.stored
+            guard !state.owner.isBusy else { return false }
+            state.owner = next.owner
             state.replay = lines
             state.replayBytes = lines.reduce(0) { $0 + $1.utf8.count }
             while state.replayBytes > Self.replayLimit, !state.replay.isEmpty {
@@ -103,8 +97,9 @@ extension WebSession {
         guard swapped else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
-        broadcast(Self.line(WebEvent.conversation(next.history?.id)))
+        broadcast(Self.line(WebEvent.conversation(next.owner.id)))
         broadcast(Self.line(WebEvent.undoable(false)))
-        view.showing(conversation: next.history?.id)
+        view.showing(conversation: next.owner.id)
+        return next.owner
     }
 }

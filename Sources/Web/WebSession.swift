@@ -6,11 +6,11 @@ import SkillHost
 import SkillJSON
 import Synchronization
 
-/// The conversation served to browser tabs: the agent session, the turn that runs (one at a time, whichever tab
-/// started it), the confirmation it waits for, and every tab watching, each sent every event as it happens. A tab
-/// that opens late is first sent what happened so far (the last `replayLimit` bytes of it), so several tabs show
-/// the same conversation live; any of them may drive it. Conversations are kept in the shell's history (new ones,
-/// and any opened again: `WebSession+Conversations`).
+/// The conversation served to browser tabs: its owner (`ConversationOwner`: the turn that runs, one at a time,
+/// whichever tab started it, and the questions it waits for), and every tab watching, each sent every event as it
+/// happens. A tab that opens late is first sent what happened so far (the last `replayLimit` bytes of it), so several
+/// tabs show the same conversation live; any of them may drive it. Conversations are kept in the shell's history
+/// (new ones, and any opened again: `WebSession+Conversations`).
 package final class WebSession: Sendable {
     /// How a watching tab is written to: false once it is gone.
     package typealias Delivery = @Sendable (String) -> Bool
@@ -24,18 +24,8 @@ package final class WebSession: Sendable {
     }
 
     struct State {
-        var agent: AgentSession?
-        /// The conversation as the history keeps it (nil without a history).
-        var history: StoredConversation?
-        var conversation: String? { history?.id }
-        /// Whether the history holds the conversation yet (written with its first message).
-        var stored = false
-        var running = false
-        /// The last turn's trace (`/trace`), as it is recorded.
-        var trace = TraceRecorder()
-        var confirmation: (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?
-        /// The running turn was stopped: a question it asks from now on is answered no without being asked.
-        var stopped = false
+        /// The conversation shown.
+        var owner: ConversationOwner
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
         /// What a new tab is sent first: the events so far, as stream lines, oldest first.
@@ -46,7 +36,7 @@ package final class WebSession: Sendable {
     /// The most of the past a new tab is sent (older events are dropped from the replay first).
     static let replayLimit = 8 << 20
 
-    let state = Mutex(State())
+    let state: Mutex<State>
 
     /// The view every tab renders (registered in the registry by whoever made it).
     package let view: WebView
@@ -69,32 +59,36 @@ package final class WebSession: Sendable {
         configuration.preapproved.formUnion(WebView.skillIDs.map { WebView.source + "/" + $0 })
         self.configuration = configuration
         let notices = NoticeRelay()
-        journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
+        let journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
+        self.journal = journal
+        let owner = Self.owner(
+            journal.map { StoredConversation(journal: $0) }, skills: skills, provider: provider,
+            configuration: configuration, disabled: configuration.disabledSkills)
+        state = Mutex(State(owner: owner))
         notices.connect { [weak self] notice in self?.publish(WebEvent.notice(notice)) }
-        let history = journal.map { StoredConversation(journal: $0) }
-        let agent = makeAgent(history, disabled: configuration.disabledSkills).agent
-        state.withLock {
-            $0.agent = agent
-            $0.history = history
-        }
-        view.showing(conversation: history?.id)
+        view.showing(conversation: owner.id)
         view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
     }
 
-    /// An agent session for `history`'s conversation (its messages so far, or a new one), written to the history
-    /// as it goes; and what the tabs are to be told once it is shown (its earlier changes cannot be read).
-    func makeAgent(_ history: StoredConversation?, disabled: Set<String>) -> (agent: AgentSession, problem: String?) {
-        var configuration = configuration
-        configuration.sessionID = history?.id
-        configuration.disabledSkills = disabled
-        let agent = AgentSession(
-            skills: skills, provider: provider, configuration: configuration,
-            confirm: { [weak self] request in await self?.ask(request) ?? .deny },
-            conversation: history?.conversation(systemPrompt: configuration.systemPrompt)
-                ?? Conversation(system: configuration.systemPrompt),
-            onMessage: history?.onMessage, onChange: history?.onChange)
-        return (agent, history?.attach(agent))
+    /// The owner of `history`'s conversation (its messages so far, or a new one), written to the history as it goes;
+    /// its `problem` is what the tabs are to be told once it is shown (its earlier changes cannot be read).
+    func owner(_ history: StoredConversation?, disabled: Set<String>) -> ConversationOwner {
+        Self.owner(history, skills: skills, provider: provider, configuration: configuration, disabled: disabled)
     }
+
+    private static func owner(
+        _ history: StoredConversation?, skills: any AgentSkills, provider: any ModelProvider,
+        configuration: AgentConfiguration, disabled: Set<String>
+    ) -> ConversationOwner {
+        var configuration = configuration
+        configuration.disabledSkills = disabled
+        return ConversationOwner(
+            history,
+            setup: ConversationSetup(skills: skills, provider: provider, configuration: configuration, person: true))
+    }
+
+    /// The conversation shown now.
+    var owner: ConversationOwner { state.withLock { $0.owner } }
 
     /// Adds a watching tab: it is sent the replay, then every event. Returns its number for `unwatch`.
     package func watch(_ deliver: @escaping Delivery) -> Int {
@@ -102,9 +96,9 @@ package final class WebSession: Sendable {
             // Under the lock, so no event slips between the replay and the live ones.
             _ = deliver(Self.line(WebEvent.reset()))
             for line in state.replay { _ = deliver(line) }
-            _ = deliver(Self.line(WebEvent.running(state.running)))
+            _ = deliver(Self.line(WebEvent.running(state.owner.isBusy)))
             _ = deliver(Self.line(WebEvent.view(view.json)))
-            _ = deliver(Self.line(WebEvent.undoable(state.agent?.canUndo ?? false)))
+            _ = deliver(Self.line(WebEvent.undoable(state.owner.agent.canUndo)))
             defer { state.nextWatcher += 1 }
             state.watchers[state.nextWatcher] = deliver
             return state.nextWatcher
@@ -120,47 +114,52 @@ package final class WebSession: Sendable {
     package func send(_ text: String) -> SendResult {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
-        let trace = TraceRecorder()
-        let turn = state.withLock { state -> (agent: AgentSession, history: StoredConversation?, first: Bool)? in
-            guard !state.running, let agent = state.agent else { return nil }
-            state.running = true
-            state.stopped = false
-            state.trace = trace
-            defer { state.stored = true }
-            return (agent, state.history, !state.stored)
+        // Under the lock: the conversation shown cannot be swapped between the choice and the start.
+        let started = state.withLock {
+            state -> (owner: ConversationOwner, first: Bool, stream: AsyncStream<ConversationEvent>)? in
+            let first = !state.owner.isBegun
+            guard let stream = try? state.owner.send(text) else { return nil }
+            return (state.owner, first, stream)
         }
-        guard let turn else {
-            return .busy("a turn is running; wait for its answer or stop it first")
-        }
-        // The history holds a conversation from its first message on (one opened and left empty is not kept).
-        if turn.first { turn.history?.begin(turn.agent, model: provider.displayName) }
+        guard let started else { return .busy(ConversationOwner.Busy.running.description) }
         publish(WebEvent.user(text))
         publish(WebEvent.running(true))
-        if turn.first { broadcast(Self.line(WebEvent.conversation(turn.history?.id))) }
-        // The turn starts here, not in the task, so that a stop that follows at once finds it.
-        let events = turn.agent.send(text)
-        Task { [self] in
-            var recorder = TurnRecorder(turn.history)
-            for await event in events {
-                recorder.record(event)
-                trace.record(event, conversation: turn.agent.conversation, state: turn.agent.lastStateMessage)
-                // A question goes to the tabs from the confirmation hook (`ask`), once it can be answered.
-                if case .confirmationNeeded = event { continue }
-                publish(WebEvent.encode(event, plan: plan(of: event)))
-            }
-            if !recorder.answer.isEmpty {
-                publish(WebEvent.answer(recorder.answer, markdown: provider.answersInMarkdown))
-            }
-            recorder.finish()
-            state.withLock { $0.running = false }
-            publish(WebEvent.running(false))
-            publish(WebEvent.undoable(turn.agent.canUndo))
-        }
+        if started.first { broadcast(Self.line(WebEvent.conversation(started.owner.id))) }
+        follow(started.stream, of: started.owner)
         return .started
     }
 
+    /// Sends what `stream` reports to every tab as it happens, then the turn's end.
+    func follow(_ stream: AsyncStream<ConversationEvent>, of owner: ConversationOwner) {
+        Task { [self] in
+            var answer = ""
+            for await event in stream {
+                switch event {
+                case .agent(let event):
+                    if case .thinking = event { answer = "" }
+                    if case .textDelta(let delta) = event { answer += delta }
+                    publish(WebEvent.encode(event, plan: plan(of: event)))
+                case .asked(let request): publish(WebEvent.encode(.confirmationNeeded(request)))
+                case .settled(let id): publish(WebEvent.confirmed(id))
+                case .undoing(let shown, _, _): publish(WebEvent.notice("↶ undoing \(shown)"))
+                case .undid(.declined, _, _): publish(WebEvent.notice("↶ not undone: you said no"))
+                case .rewound(let change): publish(WebEvent.notice("↶ undone: \(change.call)"))
+                case .rewindEnded(let failure):
+                    publish(
+                        WebEvent.notice(
+                            failure.map { "\($0); the conversation was not rewound" }
+                                ?? "rewound: the conversation goes on from before that message"))
+                case .undid, .called: break
+                }
+            }
+            if !answer.isEmpty { publish(WebEvent.answer(answer, markdown: provider.answersInMarkdown)) }
+            publish(WebEvent.running(false))
+            publish(WebEvent.undoable(owner.agent.canUndo))
+        }
+    }
+
     /// What `/trace` shows of the last turn: each step's request and the calls with their timings.
-    package var traceReport: String { state.withLock { $0.trace }.trace.report() }
+    package var traceReport: String { owner.trace.report() }
 
     /// The steps of a composite call that starts with `event`, for its card.
     private func plan(of event: AgentEvent) -> [String]? {
@@ -171,12 +170,11 @@ package final class WebSession: Sendable {
     }
 
     /// Skills the model never sees in this session (the skills panel's switches).
-    package var disabledSkills: Set<String> { state.withLock { $0.agent }?.disabledSkills ?? [] }
+    package var disabledSkills: Set<String> { owner.agent.disabledSkills }
 
     /// Lets the model see `skill` again, or hides it, from the next model request on; every tab is told.
     package func setEnabled(_ skill: String, _ enabled: Bool) {
-        guard let agent = state.withLock({ $0.agent }) else { return }
-        agent.setDisabled(skill, !enabled)
+        owner.agent.setDisabled(skill, !enabled)
         publish(WebEvent.skills())
     }
 
@@ -190,7 +188,7 @@ package final class WebSession: Sendable {
     /// A skill folder the person chose in the panel: its instructions go into the conversation (as `/use` does in
     /// the shell), said in every tab.
     package func use(_ name: String, instructions: String) {
-        state.withLock { $0.agent }?.addContext("[the person activated skill \(name)]\n" + instructions)
+        owner.agent.addContext("[the person activated skill \(name)]\n" + instructions)
         publish(WebEvent.notice("activated skill \(name): its instructions are part of the conversation now"))
     }
 
@@ -202,56 +200,10 @@ package final class WebSession: Sendable {
 
     /// Stops the running turn: its calls are cancelled, a confirmation it waits for is answered no, and the tabs
     /// see the cancelled cards and the turn's end as the stream reports them.
-    package func stop() {
-        let (agent, pending) = state.withLock { state in
-            defer {
-                state.confirmation = nil
-                // A question the turn has not asked yet is answered no as well.
-                if state.running { state.stopped = true }
-            }
-            return (state.running ? state.agent : nil, state.confirmation)
-        }
-        pending?.answer.resume(returning: .deny)
-        if let pending { publish(WebEvent.confirmed(pending.request.callID)) }
-        agent?.stopTurn()
-    }
+    package func stop() { owner.stop() }
 
     /// A tab's answer to the confirmation `id`. False when nothing asks it (answered already, or withdrawn).
-    package func confirm(_ id: String, _ answer: ConfirmationAnswer) -> Bool {
-        let pending = state.withLock { state -> CheckedContinuation<ConfirmationAnswer, Never>? in
-            guard let confirmation = state.confirmation, confirmation.request.callID == id else { return nil }
-            state.confirmation = nil
-            return confirmation.answer
-        }
-        guard let pending else { return false }
-        pending.resume(returning: answer)
-        publish(WebEvent.confirmed(id))
-        return true
-    }
-
-    /// The one way a question reaches the tabs (a turn's call, an undo's): the wait for the answer is registered
-    /// first and the question sent after, so no answer can come before something waits for it (the race of
-    /// issue #30 lived between an event and this hook, which the page had to reconcile).
-    func ask(_ request: ConfirmationRequest) async -> ConfirmationAnswer {
-        await withCheckedContinuation { continuation in
-            let (stopped, earlier) = state.withLock {
-                state -> (Bool, (request: ConfirmationRequest, answer: CheckedContinuation<ConfirmationAnswer, Never>)?)
-                in
-                if state.stopped { return (true, nil) }
-                defer { state.confirmation = (request, continuation) }
-                return (false, state.confirmation)
-            }
-            if let earlier {
-                earlier.answer.resume(returning: .deny)
-                publish(WebEvent.confirmed(earlier.request.callID))
-            }
-            if stopped {
-                continuation.resume(returning: .deny)
-                return
-            }
-            publish(WebEvent.encode(.confirmationNeeded(request)))
-        }
-    }
+    package func confirm(_ id: String, _ answer: ConfirmationAnswer) -> Bool { owner.confirm(id: id, answer: answer) }
 
     /// Sends `event` to every tab and keeps it for those that come later.
     func publish(_ event: JSONValue) {
@@ -275,37 +227,6 @@ package final class WebSession: Sendable {
 
     /// One server-sent event.
     static func line(_ event: JSONValue) -> String { "data: " + event.jsonText + "\n\n" }
-}
-
-/// What the history keeps of a turn as it streams: the calls and usage (`HistoryJournal.record`), and the answer
-/// written so far as a draft at most every `draftInterval`, so a killed host loses little of it.
-struct TurnRecorder {
-    static let draftInterval = Duration.milliseconds(250)
-
-    let history: StoredConversation?
-    /// The current step's answer text so far.
-    private(set) var answer = ""
-    private var arguments: [String: String] = [:]
-    private var lastDraft = ContinuousClock.now
-
-    init(_ history: StoredConversation?) { self.history = history }
-
-    mutating func record(_ event: AgentEvent) {
-        switch event {
-        case .thinking: answer = ""
-        case .textDelta(let delta): answer += delta
-        default: break
-        }
-        guard let history else { return }
-        history.record(event, arguments: &arguments)
-        if case .textDelta = event, ContinuousClock.now - lastDraft >= Self.draftInterval {
-            lastDraft = .now
-            history.draft(answer)
-        }
-    }
-
-    /// The turn's messages are all recorded: no draft is left to come back as an unfinished answer.
-    func finish() { history?.turnEnded() }
 }
 
 /// Passes the history's notices on to whoever is connected once it exists (the session, after its init).

@@ -39,15 +39,14 @@ enum AskCommand {
             } catch { throw .failure(error.message) }
         }
         let recorder = slot.recorder
-        let session = AgentSession(
-            skills: registry, provider: provider, configuration: configuration,
-            conversation: resumed?.conversation ?? Conversation(system: configuration.systemPrompt),
-            onMessage: resumed?.stored.onMessage, onChange: resumed?.stored.onChange, recording: slot)
+        // Nobody answers questions here: a call the policy asks about is refused.
+        let owner = ConversationOwner(
+            resumed?.stored,
+            setup: ConversationSetup(
+                skills: registry, provider: provider, configuration: configuration, person: false, recording: slot))
         if let resumed {
-            try resumed.started(session, model: provider.displayName, rewinding: options.rewind != nil)
-            if let number = options.rewind {
-                try await resumed.rewind(session, to: number, registry: registry)
-            }
+            try resumed.started(owner, rewinding: options.rewind != nil)
+            if let number = options.rewind { try await resumed.rewind(owner, to: number) }
         }
         defer { resumed?.finish() }
         // The piped shell lays a model's markdown answer out as plain text once it is complete.
@@ -58,9 +57,8 @@ enum AskCommand {
             var reason = FinishReason.cancelled
             var answeredText = false
             var held = ""
-            var arguments: [String: String] = [:]
-            for await event in session.send(text) {
-                resumed?.record(event, arguments: &arguments)
+            guard let stream = try? owner.send(text) else { return reason }
+            for await case .agent(let event) in stream {
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")
                 } else {
@@ -95,7 +93,7 @@ enum AskCommand {
             return reason
         }
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { turn.cancel() }
+        interrupt.setEventHandler { owner.stop() }
         interrupt.resume()
         let reason = await turn.value
         interrupt.cancel()

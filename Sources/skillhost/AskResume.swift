@@ -29,44 +29,40 @@ extension AskCommand {
             }
         }
 
-        /// Wires `session` to the history; a new session is written (with its first message) and its id said. A
-        /// rewind is refused when the earlier changes cannot be read: it would forget the conversation and keep what
-        /// it did, with no way back.
-        func started(_ session: AgentSession, model: String, rewinding: Bool) throws(CLIError) {
-            if let problem = stored.attach(session) {
+        /// Says what the owner could not restore; a new session is written (with its first message) and its id
+        /// said. A rewind is refused when the earlier changes cannot be read: it would forget the conversation and
+        /// keep what it did, with no way back.
+        func started(_ owner: ConversationOwner, rewinding: Bool) throws(CLIError) {
+            if let problem = owner.problem {
                 if rewinding { throw .failure("\(problem); not rewound") }
                 printError("skillhost: \(problem)")
             }
             guard conversation == nil else { return }
-            stored.begin(session, model: model)
+            owner.begin()
             printError("skillhost: saved as session \(id) (continue it with skillhost ask --resume \(id) \"…\")")
-        }
-
-        func record(_ event: AgentEvent, arguments: inout [String: String]) {
-            stored.record(event, arguments: &arguments)
         }
 
         /// `--rewind N`: says on stderr what going back undoes (each change and its reversing calls) and what it
         /// cannot, undoes it — the option is consent to what the policy asks about for a skill's risk; a rule or hook
-        /// that says ask refuses the reversing call, as nobody is there to ask — and forgets the conversation from the person's message N on. An undo that fails stops it
-        /// before anything is forgotten.
-        func rewind(_ session: AgentSession, to number: Int, registry: SkillRegistry) async throws(CLIError) {
-            guard let plan = RewindPlan(session, number: number) else {
-                let count = session.userMessages.count
+        /// that says ask refuses the reversing call, as nobody is there to ask — and forgets the conversation from
+        /// the person's message N on. An undo that fails stops it before anything is forgotten.
+        func rewind(_ owner: ConversationOwner, to number: Int) async throws(CLIError) {
+            guard let plan = owner.rewindPlan(to: number) else {
+                let count = owner.agent.userMessages.count
                 throw .usage(
                     UsageError(
                         "--rewind \(number): session \(id) has \(count) message\(count == 1 ? "" : "s") of yours",
                         hint: count == 0 ? "there is nothing to go back to" : "use a number from 1 to \(count)"))
             }
             printError(InertText.make(plan.description).trimmingCharacters(in: .newlines))
-            let consent = Confirmer.consented(.risk, then: .nobodyToAsk)
-            let failure = await plan.undo(with: registry, session: id, confirmer: consent) { [journal, id] change in
-                printError(InertText.make("↶ undone: \(change.call)"))
-                journal.write(.changeUndone(change, session: id))
+            guard let stream = try? owner.rewind(plan, consent: .consented(.risk, then: .nobodyToAsk)) else { return }
+            for await event in stream {
+                switch event {
+                case .rewound(let change): printError(InertText.make("↶ undone: \(change.call)"))
+                case .rewindEnded(let failure?): throw .failure("\(failure); the conversation was not rewound")
+                default: break
+                }
             }
-            if let failure { throw .failure("\(failure); the conversation was not rewound") }
-            plan.apply(to: session)
-            journal.write(.truncate(from: plan.target.sequence, session: id))
         }
 
         /// Says what could not be saved when the command ends.

@@ -7,29 +7,6 @@ import Testing
 @testable import Agent
 @testable import SkillJSON
 
-/// A registry with the bundled plugins and the behaviours fixture (block, cooperative, echo, undoable …) plus a
-/// destructive skill.
-func agentRegistry(policy: Policy = Policy()) throws -> SkillRegistry {
-    // No test here is about deadlines: a generous one, so a call that waits for a core on a loaded machine (CI
-    // measured a composite's three in-process steps past 5 s while every suite was starting) still finishes.
-    let registry = try makeRegistry(timeout: .seconds(120), policy: policy)
-    registry.loadFolder(Paths.products) { $0.hasPrefix("libskill-") }
-    let folder = Paths.temporaryDirectory("agent-fixtures")
-    _ = try registry.load(file: try Fixture.compileFile("behaviours.c", into: folder)).get()
-    let destructive = """
-        #include "skill_sdk.h"
-        static int wipe(void *s, const skill_call_api *api, skill_call *call, const char *args) {
-            (void)s; (void)args; api->set_result(call, "\\"wiped\\"", 8); return SKILL_OK;
-        }
-        static const skill_descriptor skills[] = {
-            SKILL_JSON("wipe_notes", "Wipe notes", "Deletes every note.", "{\\"type\\":\\"object\\"}", SKILL_RISK_DESTRUCTIVE, 0, wipe),
-        };
-        SKILL_PLUGIN("wiper", "1.0.0", "destructive fixture", skills)
-        """
-    _ = try registry.load(file: try Fixture.compile(destructive, name: "wiper", into: folder)).get()
-    return registry
-}
-
 struct AgentLoopTests {
     let registry: SkillRegistry
 
