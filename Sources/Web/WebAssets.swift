@@ -90,6 +90,15 @@ enum WebAssets {
   </div>
   <p class="hint">Enter and Esc answer no; a yes comes a moment after the question appears.</p>
 </dialog>
+<dialog id="rewind" aria-labelledby="rewind-title">
+  <h2 id="rewind-title">Go back to before this message?</h2>
+  <pre id="rewind-plan"></pre>
+  <div class="buttons">
+    <button type="button" data-rewind="yes">Rewind</button>
+    <button type="button" data-rewind="no">Cancel</button>
+  </div>
+  <p class="hint">The changes listed are undone, newest first (each asked about where the policy asks), then the conversation goes on from before the message.</p>
+</dialog>
 </body>
 </html>
 """#

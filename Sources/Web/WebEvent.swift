@@ -15,7 +15,10 @@ enum WebEvent {
     static func reset() -> JSONValue { stamped(["type": "reset"]) }
 
     /// The person's message, for every tab watching.
-    static func user(_ text: String) -> JSONValue { stamped(["type": "user", "text": .string(text)]) }
+    /// The person's message `number` (1 is the first: what a rewind goes back to before).
+    static func user(_ text: String, number: Int) -> JSONValue {
+        stamped(["type": "user", "text": .string(text), "number": .int(Int64(number))])
+    }
 
     /// The answer as HTML once the turn has ended: it replaces the text streamed so far — or, `fresh`, it is a
     /// stored answer shown anew (an opened conversation).

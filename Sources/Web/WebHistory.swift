@@ -11,9 +11,12 @@ enum WebHistory {
     static func events(_ messages: [Message], calls records: [ToolCallRecord]) -> [JSONValue] {
         let outcomes = Dictionary(records.map { ($0.callID, $0) }, uniquingKeysWith: { first, _ in first })
         var events: [JSONValue] = []
+        var asked = 0
         for message in messages {
             switch message.role {
-            case .user: events.append(WebEvent.user(message.content))
+            case .user:
+                asked += 1
+                events.append(WebEvent.user(message.content, number: asked))
             case .assistant:
                 if !message.content.isEmpty {
                     // The offline router's answers are plain text; its label says which they are.

@@ -63,6 +63,7 @@ function setRunning(value) {
   $("#send").disabled = value;
   $("#stop").disabled = !value;
   $("#undo").disabled = value || !undoable;
+  for (const back of document.querySelectorAll(".rewind-to")) back.disabled = value;
   status(value ? "working…" : "ready");
 }
 
@@ -186,7 +187,19 @@ async function answer(choice) {
 
 const handlers = {
   reset() { conversation.replaceChildren(); cards.clear(); turn = null; segment = null; },
-  user(event) { newTurn(); turn.append(element("div", "user", event.text)); },
+  user(event) {
+    newTurn();
+    turn.append(element("div", "user", event.text));
+    if (event.number) {
+      // Going back to before this message (the shell's /rewind N): the plan is shown before anything is undone.
+      const back = element("button", "rewind-to", "↶ Rewind to here");
+      back.type = "button";
+      back.dataset.message = event.number;
+      back.title = "Go back to before this message, undoing the changes made since";
+      back.disabled = running;
+      turn.append(back);
+    }
+  },
   thinking() { segment = null; },
   delta(event) { currentSegment().firstChild.appendData(event.text); },
   card: showCard,
@@ -453,6 +466,27 @@ $("#confirm").addEventListener("keydown", (key) => {
   // Any other letter is no: a message still being typed must not reach a y or an a later on.
   else if (key.key.length === 1) { key.preventDefault(); answer("no"); }
 });
+let rewinding = null;
+conversation.addEventListener("click", async (click) => {
+  const back = click.target.closest(".rewind-to");
+  if (!back) return;
+  const response = await post("/api/rewind", { message: Number(back.dataset.message) });
+  if (!response.ok) return;
+  rewinding = await response.json();
+  $("#rewind-title").textContent = `Go back to before message ${rewinding.message}?`;
+  $("#rewind-plan").textContent = rewinding.plan;
+  $("#rewind").showModal();
+  $('#rewind button[data-rewind="no"]').focus();
+});
+for (const button of document.querySelectorAll("#rewind button")) {
+  button.addEventListener("click", () => {
+    const plan = rewinding;
+    rewinding = null;
+    $("#rewind").close();
+    // The token names the plan shown: the server refuses it if the conversation changed since.
+    if (button.dataset.rewind === "yes" && plan) post("/api/rewind", { message: plan.message, token: plan.token });
+  });
+}
 signIn();
 """#
 }

@@ -222,6 +222,23 @@ package final class WebService: Sendable {
                 try session.undo()
                 json(exchange, 202, ["undoing": true])
             } catch { refuse(exchange, error.status, error.sentence) }
+        case ("POST", "/api/rewind"):
+            // {"message": N}: the plan; {"message": N, "token": T}: carry out the plan T named.
+            // Range-checked before it becomes an integer: a stranger's 1e300 is no message number.
+            guard let number = body["message"]?.doubleValue, number >= 1, number <= 1_000_000,
+                let message = Int(exactly: number)
+            else {
+                refuse(exchange, 400, "a rewind needs \"message\": the number of your message to go back to before")
+                return
+            }
+            do throws(WebRefusal) {
+                if let token = body["token"]?.stringValue {
+                    try session.rewind(message, token: token)
+                    json(exchange, 202, ["rewinding": true])
+                } else {
+                    json(exchange, 200, try session.rewindPlan(message))
+                }
+            } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/stop"):
             session.stop()
             json(exchange, 202, ["stopping": true])

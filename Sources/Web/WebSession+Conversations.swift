@@ -85,13 +85,7 @@ extension WebSession {
         let swapped = state.withLock { state -> Bool in
             guard !state.owner.isBusy else { return false }
             state.owner = next.owner
-            state.replay = lines
-            state.replayBytes = lines.reduce(0) { $0 + $1.utf8.count }
-            while state.replayBytes > Self.replayLimit, !state.replay.isEmpty {
-                state.replayBytes -= state.replay.removeFirst().utf8.count
-            }
-            // Under the lock, as `watch` does: every tab sees the new conversation whole, then what follows.
-            for line in [Self.line(WebEvent.reset())] + state.replay { Self.deliver(line, &state) }
+            Self.show(lines, &state)
             return true
         }
         guard swapped else {

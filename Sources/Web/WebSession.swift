@@ -116,13 +116,14 @@ package final class WebSession: Sendable {
         guard !text.isEmpty else { return .empty }
         // Under the lock: the conversation shown cannot be swapped between the choice and the start.
         let started = state.withLock {
-            state -> (owner: ConversationOwner, first: Bool, stream: AsyncStream<ConversationEvent>)? in
+            state -> (owner: ConversationOwner, first: Bool, number: Int, stream: AsyncStream<ConversationEvent>)? in
             let first = !state.owner.isBegun
             guard let stream = try? state.owner.send(text) else { return nil }
-            return (state.owner, first, stream)
+            // The message is the conversation's from `send` on: its number is what a rewind goes back to before.
+            return (state.owner, first, state.owner.agent.userMessages.count, stream)
         }
         guard let started else { return .busy(ConversationOwner.Busy.running.description) }
-        publish(WebEvent.user(text))
+        publish(WebEvent.user(text, number: started.number))
         publish(WebEvent.running(true))
         if started.first { broadcast(Self.line(WebEvent.conversation(started.owner.id))) }
         follow(started.stream, of: started.owner)
@@ -144,11 +145,11 @@ package final class WebSession: Sendable {
                 case .undoing(let shown, _, _): publish(WebEvent.notice("↶ undoing \(shown)"))
                 case .undid(.declined, _, _): publish(WebEvent.notice("↶ not undone: you said no"))
                 case .rewound(let change): publish(WebEvent.notice("↶ undone: \(change.call)"))
-                case .rewindEnded(let failure):
-                    publish(
-                        WebEvent.notice(
-                            failure.map { "\($0); the conversation was not rewound" }
-                                ?? "rewound: the conversation goes on from before that message"))
+                case .rewindEnded(let failure?):
+                    publish(WebEvent.notice("\(failure); the conversation was not rewound"))
+                case .rewindEnded(nil):
+                    reshow(owner)
+                    publish(WebEvent.notice("rewound: the conversation goes on from before that message"))
                 case .undid, .called: break
                 }
             }

@@ -46,6 +46,7 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .risk.destructive { color: var(--bad); } .risk.mutating { color: var(--warn); }
 .user { background: var(--user); border-radius: 12px; padding: 8px 12px; margin: 14px 0 8px auto; width: fit-content;
   max-width: 85%; white-space: pre-wrap; }
+.rewind-to { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
 .segment.streaming { white-space: pre-wrap; }
 .segment { margin: 6px 0; overflow-wrap: anywhere; }
 .segment pre, .segment code { background: var(--code); border-radius: 6px; }

@@ -184,6 +184,28 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// `/rewind` in the browser (issue #65): each message of the person's can be gone back to before; the plan is
+    /// shown first, the reversing calls are asked about like any call, and every tab shows the conversation anew.
+    @Test func rewindGoesBackToBeforeAMessage() async throws {
+        let seen = try await Self.run("rewind")
+        #expect(seen["buttons"] == 2, "\(seen)")
+        #expect(seen["title"] == "Go back to before message 1?", "\(seen)")
+        let plan = seen["plan"]?.stringValue ?? ""
+        #expect(plan.hasPrefix("Back to before message 1 (add a note titled \"milk\"):"), "\(plan)")
+        #expect(plan.components(separatedBy: "undone by notes_delete").count == 3, "both changes: \(plan)")
+        #expect(seen["users_after"] == 0, "\(seen)")
+        #expect(
+            seen["notices"]?.arrayValue?.last == "rewound: the conversation goes on from before that message",
+            "\(seen)")
+        #expect(seen["state_after"]?.stringValue?.contains("milk") == false, "\(seen)")
+        #expect(seen["state_after"]?.stringValue?.contains("eggs") == false, "\(seen)")
+        #expect(
+            seen["stale"]
+                == [409, "the conversation changed since that plan was shown; choose Rewind again to see it"],
+            "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func aCompositeAsksWithItsPlanAndItsCardListsTheSteps() async throws {
         let home = Paths.temporaryDirectory("web-browser-composite")
         let plugins = home + "/data/skillhost/plugins"

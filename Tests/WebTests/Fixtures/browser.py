@@ -226,6 +226,42 @@ def undo(page, seen):
     seen["state_after"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
 
 
+def yes_when_asked(page):
+    """Says yes to the question on screen, then waits until it is gone: the dialog closed, or showing the next
+    question (which may come before the dialog was ever seen closed)."""
+    page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    asked = page.inner_text("#confirm-arguments")
+    page.wait_for_timeout(700)  # a yes counts once the question has been up a moment
+    page.keyboard.press("y")
+    until(page, "!document.querySelector('#confirm').open || "
+                f"document.querySelector('#confirm-arguments').textContent !== {json.dumps(asked)}")
+
+
+def rewind(page, seen):
+    """Two notes added, then Rewind on the first message: the plan names both changes, each reversing call is asked
+    about, and the conversation goes on from before the message."""
+    ready(page)
+    for title in ["milk", "eggs"]:
+        send(page, f'add a note titled "{title}"')
+        yes_when_asked(page)
+        ready(page)
+    seen["buttons"] = page.locator(".rewind-to").count()
+    page.locator(".rewind-to").first.click()
+    page.locator("#rewind").wait_for(state="visible", timeout=WAIT)
+    seen["title"] = page.inner_text("#rewind-title")
+    seen["plan"] = page.inner_text("#rewind-plan")
+    # A token that names no plan shown is refused.
+    seen["stale"] = page.evaluate("fetch('/api/rewind', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: JSON.stringify({message: 1, token: 'x'})}).then(r => r.json().then(j => [r.status, j.error]))")
+    page.click('#rewind button[data-rewind="yes"]')
+    yes_when_asked(page)
+    yes_when_asked(page)
+    until(page, "[...document.querySelectorAll('#conversation .notice')].some(n => n.textContent.startsWith('rewound'))")
+    ready(page)
+    seen["users_after"] = page.locator(".user").count()
+    seen["notices"] = page.evaluate("[...document.querySelectorAll('#conversation .notice')].map(n => n.textContent)")
+    seen["state_after"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+
+
 def composite(page, seen):
     """A composite asks once with its plan; its card lists the steps, marked done as they run."""
     ready(page)
@@ -335,7 +371,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo,
+     "conversations": conversations, "undo": undo, "rewind": rewind,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
