@@ -732,3 +732,37 @@ struct MCPBudgetTests {
             ), "\(wrong.stderr)")
     }
 }
+
+extension MCPServerTests {
+    /// A call is decided once (issue #65): the question put to the client's user ends the call before it runs, and
+    /// costs the session nothing; the yes runs it, counted once.
+    @Test func aQuestionPutToTheUserCostsNoBudget() throws {
+        let home = Paths.temporaryDirectory("mcp-budget-question-home")
+        let config = home + "/config/skillhost"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try #"{"budgets": {"mcp_session": {"tool_calls": 2}}}"#.write(
+            toFile: config + "/config.json", atomically: true, encoding: .utf8)
+        var environment = cliEnvironment(home: home)
+        for key in ["SKILLHOST_PLUGINS", "OPENAI_BASE_URL"] { environment[key] = nil }
+        let server = try MCPProcess(environment: environment)
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#
+        #expect(
+            text(server.request(1, "tools/call", #"{"name":"notes_add","arguments":{"title":"a"},\#(meta)}"#)) != nil)
+        // Twice asked, never run: neither counts.
+        for id in [2, 3] {
+            let asked = result(
+                server.request(id, "tools/call", #"{"name":"notes_delete","arguments":{"id":"1"},\#(meta)}"#))
+            #expect(asked?["resultType"] as? String == "input_required", "\(asked ?? [:])")
+        }
+        let asked = result(server.request(4, "tools/call", #"{"name":"notes_delete","arguments":{"id":1},\#(meta)}"#))
+        let state = try #require(asked?["requestState"] as? String)
+        // The state names the arguments as they run: "1" was coerced to 1 before the question, so it is the same call.
+        let yes =
+            #"{"name":"notes_delete","arguments":{"id":"1"},"requestState":"\#(state)","inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},\#(meta)}"#
+        #expect(text(server.request(5, "tools/call", yes)) == #"{"deleted":1}"#, "the second of two calls")
+        let third = result(server.request(6, "tools/call", #"{"name":"notes_list","arguments":{},\#(meta)}"#))
+        #expect(third?["isError"] as? Bool == true, "the budget of two is used: \(third ?? [:])")
+    }
+}

@@ -81,6 +81,14 @@ final class MCPCallBudget: Sendable {
         }
     }
 
+    /// Gives back a call of `session` that did not run (it ended at a question put to the client's user).
+    func refund(_ session: String) {
+        guard limit != nil else { return }
+        spent.withLock { spent in
+            if let used = spent[session], used > 0 { spent[session] = used - 1 }
+        }
+    }
+
     /// Why a composite's step was not run once the budget is used up.
     var stepSentence: String {
         let limit = limit ?? 0

@@ -44,21 +44,14 @@ final class MCPConfirmation: Sendable {
         case invalid(String)
     }
 
-    /// Whether a call of `skill` with `arguments` (validated) needs the user's answer (one nobody could give would
-    /// be refused) and the client can ask for it.
     /// Whether the client declares it can ask its user (elicitation).
     func canAsk(_ params: JSONValue) -> Bool {
         params["_meta"]?[MCPProtocol.Meta.clientCapabilities]?["elicitation"]?.objectValue != nil
     }
 
-    func applies(to skill: SkillInfo, pipeline: CallPipeline, arguments: JSONValue, params: JSONValue) -> Bool {
-        guard canAsk(params) else { return false }
-        if case .refuse(let refusal) = pipeline.decide(skill, arguments: arguments, confirmer: .nobody(.mcpClient)) {
-            return refusal.needsConfirmation
-        }
-        return false
-    }
-
+    /// The answer to the call pipeline's question about `skill` with `arguments` (validated: the call that runs),
+    /// from what the request carries: ask the user (no state or no response yet), yes (a state this server issued
+    /// for this call and the user's yes), no, or a state that cannot be used.
     func answer(to skill: SkillInfo, arguments: JSONValue, params: JSONValue, principal: String) -> Answer {
         let subject = Self.subject(skill: skill.id, arguments: arguments, principal: principal)
         guard let state = params["requestState"]?.stringValue else {

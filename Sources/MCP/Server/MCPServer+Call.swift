@@ -29,31 +29,21 @@ extension MCPServer {
             respond(id, code: .invalidParams, message: "Invalid params: arguments must be an object", to: exchange)
             return
         }
-        var arguments = given
-        var confirmer = Self.confirmer
-        // A client that can ask its user: what the user is asked about, and what a rule decides by, are the
-        // arguments as they will run (coerced, defaults filled in) — the same value the registry then runs.
-        // Arguments that do not validate go on as given, for the registry to refuse with its sentence.
-        if request.stateless, confirmations.canAsk(params) {
-            arguments = (try? registry.validate(name, arguments: given).get()) ?? given
-        }
-        if request.stateless,
-            confirmations.applies(to: skill, pipeline: registry.pipeline, arguments: arguments, params: params)
-        {
-            switch confirmations.answer(to: skill, arguments: arguments, params: params, principal: exchange.principal)
-            {
-            case .ask(let inputRequired):
-                finish(inputRequired)
-                return
-            case .confirmed: confirmer = .confirmed
-            case .declined(let sentence):
-                finish(Self.errorResult(sentence))
-                return
-            case .invalid(let sentence):
-                respond(id, code: .invalidParams, message: "Invalid params: \(sentence)", to: exchange)
-                return
-            }
-        }
+        // A client that can ask its user (2026-07-28 with elicitation) is asked, in the call's one decision, about
+        // what nobody could let run — the arguments as they will run (coerced, defaults filled in): the same value
+        // the registry then runs. Others: what the policy would ask about is refused, with the rule that allows it.
+        let question = request.stateless && confirmations.canAsk(params) ? MCPQuestion() : nil
+        let confirmer =
+            question.map { question in
+                Confirmer.caller(.mcpClient) { [confirmations] skill, arguments in
+                    // One round trip names one call: a composite's step is covered by the yes to the composite, or not
+                    // run (no state could name it).
+                    guard skill.id == name else { return question.covered }
+                    return question.put(
+                        confirmations.answer(
+                            to: skill, arguments: arguments, params: params, principal: exchange.principal))
+                }
+            } ?? Self.confirmer
         // stdio names calls by id (for notifications/cancelled); HTTP by their connection (the exchange's slot).
         let slot = exchange.call ?? CallSlot()
         let key = exchange.isStdio ? request.key : nil
@@ -85,8 +75,7 @@ extension MCPServer {
         let runHere = quick?.isQuick ?? !context.onPool
         beforeCall()
         // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
-        var invocation = SkillInvocation(
-            skill: name, arguments: arguments, confirmer: confirmer, onProgress: onProgress)
+        var invocation = SkillInvocation(skill: name, arguments: given, confirmer: confirmer, onProgress: onProgress)
         // The definition looked up above is the one decided and run (a reload in between is refused).
         invocation.definition = skill
         // A composite's steps are calls of the session's budget too (one composite added 25 notes on a budget of 5).
@@ -102,6 +91,22 @@ extension MCPServer {
             // A call that may have changed something: the state resources watched are checked at once.
             if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
             guard stillWanted else { return }
+            // The call ended at its question: the client asks its user, or is told why the answer cannot be used.
+            switch question?.answer {
+            case .ask(let inputRequired)?:
+                self.callBudget.refund(spender)
+                finish(inputRequired)
+                return
+            case .declined(let sentence)?:
+                self.callBudget.refund(spender)
+                finish(Self.errorResult(sentence))
+                return
+            case .invalid(let sentence)?:
+                self.callBudget.refund(spender)
+                self.respond(id, code: .invalidParams, message: "Invalid params: \(sentence)", to: exchange)
+                return
+            case .confirmed?, nil: break
+            }
             switch outcome.ending {
             case .success(let result):
                 // Built with its members at once (fixed, distinct keys): three allocations, not seven.
@@ -146,6 +151,34 @@ extension MCPServer {
     /// Nobody answers for an MCP client that cannot ask its user: what the policy would ask about is refused,
     /// with the rule that allows it.
     static let confirmer = Confirmer.nobody(.mcpClient)
+}
+
+/// What the client's user was asked about in a call's one decision (`Confirmer.caller`): the first answer that did
+/// not let the call run, for the server to send back; a yes lets the call — and whatever else it asks, such as a
+/// composite's steps, which the yes covered — run.
+final class MCPQuestion: Sendable {
+    private let state = Mutex<MCPConfirmation.Answer?>(nil)
+
+    /// Nil until an answer kept the call from running.
+    var answer: MCPConfirmation.Answer? { state.withLock { $0 } }
+
+    /// Yes when the user's yes to the call was given (it covers the call's steps), else no.
+    var covered: ConfirmationAnswer {
+        state.withLock { state in
+            if case .confirmed? = state { return .allowOnce }
+            return .deny
+        }
+    }
+
+    /// The pipeline's question, answered from the request: yes only with a valid state and the user's yes.
+    func put(_ answer: MCPConfirmation.Answer) -> ConfirmationAnswer {
+        state.withLock { state in
+            if case .confirmed? = state { return .allowOnce }
+            state = answer
+            if case .confirmed = answer { return .allowOnce }
+            return .deny
+        }
+    }
 }
 
 /// Where a cancellation that arrives before the call's handle exists waits for it.

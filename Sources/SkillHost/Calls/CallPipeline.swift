@@ -61,6 +61,8 @@ public struct CallPipeline: Sendable {
             case .person: return .ask
             case .confirmed: return .run
             case .nobody: return required ? .refuse(.needsConfirmation(skill: skill.id, risk: skill.risk)) : .run
+            // What nobody could let run is asked of the caller's someone; the rest runs as it would unasked.
+            case .caller: return required ? .ask : .run
             case .consented(let consent, let then):
                 if policy.covers(consent, skill, arguments: arguments) { return .run }
                 // A rule says ask, whatever the skill's risk: refused as "set to ask" where no one answers.
@@ -90,7 +92,12 @@ public struct CallPipeline: Sendable {
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.
     func ask(_ skill: SkillInfo, arguments: JSONValue, _ confirmer: Confirmer) async -> Refusal? {
-        guard case .person(let ask) = confirmer.answerer.kind else { return nil }
+        let ask: @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer
+        switch confirmer.answerer.kind {
+        case .person(let person): ask = person
+        case .caller(_, let caller): ask = caller
+        case .confirmed, .consented, .nobody: return nil
+        }
         switch await ask(skill, arguments) {
         case .allowOnce, .allowForSession: return nil
         case .deny: return .declined(skill: skill.id)

@@ -89,7 +89,10 @@ extension Invoker {
             case .success: continue
             }
         }
-        if case .person = invocation.confirmer.answerer.kind { return .question(prepared) }
+        switch invocation.confirmer.answerer.kind {
+        case .person, .caller: return .question(prepared)
+        case .confirmed, .consented, .nobody: break
+        }
         return refuse(unanswered ?? .needsConfirmation(skill: skill.id, risk: skill.risk))
     }
 
@@ -137,7 +140,7 @@ extension Invoker {
         case .person: return "person"
         case .confirmed: return "confirmed"
         case .consented: return "confirmed"  // never: `answerer` is not a consent
-        case .nobody(let audience):
+        case .nobody(let audience), .caller(let audience, _):
             switch audience.kind {
             case .commandLine: return "command_line"
             case .mcpClient: return "mcp_client"

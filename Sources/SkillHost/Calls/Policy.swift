@@ -276,6 +276,7 @@ public struct Confirmer: Sendable {
         case confirmed
         indirect case consented(Consent, then: Confirmer)
         case nobody(Audience)
+        case caller(Audience, ask: @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
     }
 
     let kind: Kind
@@ -299,6 +300,15 @@ public struct Confirmer: Sendable {
     /// refused, in words for `audience`; a mutating call without a rule runs.
     public static func nobody(_ audience: Audience) -> Confirmer { Confirmer(kind: .nobody(audience)) }
 
+    /// Nobody at hand, but the caller can put a question to someone (an MCP client, to its user by elicitation):
+    /// what `.nobody(audience)` lets run runs unasked; what it would refuse for want of a yes is put to `ask`, with
+    /// the skill and its validated arguments — the very call the registry then runs or refuses.
+    public static func caller(
+        _ audience: Audience, ask: @escaping @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer
+    ) -> Confirmer {
+        Confirmer(kind: .caller(audience, ask: ask))
+    }
+
     /// `.nobody` with the sentence embedders get: what to change to let the call run.
     public static var nobodyToAsk: Confirmer { .nobody(.embedder) }
 
@@ -310,8 +320,10 @@ public struct Confirmer: Sendable {
 
     /// Who reads this call's refusals.
     var audience: Audience {
-        if case .nobody(let audience) = answerer.kind { return audience }
-        return .embedder
+        switch answerer.kind {
+        case .nobody(let audience), .caller(let audience, _): return audience
+        case .person, .confirmed, .consented: return .embedder
+        }
     }
 }
 
