@@ -51,9 +51,7 @@ enum Help {
         (optional arguments end in ?) —, every plugin with where it runs (in-process or process), and every
         plugin file that failed to load with the reason.
 
-          --json    print {"skills": [...], "plugins": [...], "failures": [...], "kept_images": {...}} instead
-          --watch   then keep watching the plugins folders and print one line per change (loaded, replaced,
-                    unloaded, failed) until Ctrl-C; with --json, one JSON object per line
+        \(CommandLineOption.block(for: "list"))
         """
 
     static let call = """
@@ -63,13 +61,7 @@ enum Help {
         validated against the skill's schema first; strings holding numbers or booleans are accepted ("23" → 23).
         Prints the result (text as is, anything else as JSON). Ctrl-C cancels the call.
 
-          --json                 print {"status": "ok"|"error"|"timeout"|"cancelled"|"invalid_args",
-                                        "result"|"error": ..., "duration_ms": ...}
-          --timeout <duration>   deadline for this call, with its unit: 500ms, 2s, 1.5s, 1m; from 1 ms to
-                                 24 hours (a bare number is refused: seconds or milliseconds?)
-                                 (default: the skill's, else 10s)
-          --yes, -y              confirm a call the policy would ask about (a destructive skill); without a
-                                 terminal to ask on, such a call needs it. A "deny" rule in config.json still wins.
+        \(CommandLineOption.block(for: "call"))
 
         Exit codes: 0 ok, 1 error (also: not run by the policy), 3 invalid arguments, 4 timeout, 5 cancelled.
         Example: skillhost call calculator '{"expression": "(23+7)*2"}'
@@ -103,13 +95,7 @@ enum Help {
         $XDG_CONFIG_HOME/skillhost/config.json ("base_url", "model", "api_key"); without one, the offline router.
         Destructive skills are denied here (nobody can confirm them) unless a "policy" rule allows them.
 
-          --json            print every event as a JSON line
-          --step-limit N    model requests per turn (default 8)
-          --record FILE     write the turn as a .skillrec (skillhost replay FILE runs it again offline)
-          --save            keep the turn in the history as a new session; its id is said on standard error
-          --resume ID       continue a saved session (skillhost sessions lists them) with its whole context
-          --rewind N        with --resume: first go back to before your message N — the changes made since are
-                            undone newest first (those with no way back are named), the conversation is cut there
+        \(CommandLineOption.block(for: "ask"))
 
         Exit codes: 0 answered, 1 model error, 2 bad command line or configuration, 5 cancelled, 6 step limit
         reached, 7 repeated call, 8 no skill matched (the offline router found none for the request), 9 refused (a

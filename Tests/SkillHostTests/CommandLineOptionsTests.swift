@@ -49,4 +49,19 @@ struct CommandLineOptionsTests {
             #expect(line.contains(option), "\(line)")
         }
     }
+
+    /// A command's option lines come from the table (issue #65): they name exactly the options its usage line
+    /// names, besides those every command takes, each description starting in one column.
+    @Test(arguments: ["list", "call", "ask"])
+    func aCommandsOptionLinesMatchItsUsage(_ command: String) throws {
+        let help = try run([command, "--help"]).stdout
+        let usage = help.components(separatedBy: "\n\n").first ?? ""
+        let lines = help.split(separator: "\n").filter { $0.hasPrefix("  --") }
+        let listed = Set(lines.compactMap { $0.firstMatch(of: #/^  (--[a-z-]+)/#).map { String($0.output.1) } })
+        let every: Set = ["--plugins", "--no-default-plugins", "--isolate", "--version", "--raw", "--help"]
+        #expect(listed == options(in: usage).subtracting(every), "\(help)")
+        // Where each description starts: after the first run of two or more spaces that follows the name.
+        let columns = Set(lines.compactMap { $0.firstMatch(of: #/^  \S.*?\s{2,}/#)?.output.count })
+        #expect(columns.count == 1, "one column: \(lines)")
+    }
 }

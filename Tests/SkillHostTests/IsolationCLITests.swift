@@ -7,7 +7,7 @@ import Testing
 /// Process isolation through the real `skillhost` binary: plugins outside the bundled folder run in worker
 /// processes by default, `--isolate` and config.json choose otherwise, and the messages are exact.
 @Suite(.serialized)
-struct IsolationCLITests {
+struct IsolationCLITests: DrivesSkillhost {
     let home: String
     let folder: String
     let environment: [String: String]
@@ -26,9 +26,9 @@ struct IsolationCLITests {
         self.environment = environment
     }
 
+    /// The shared runner, with this suite's plugins folder.
     func skillhost(_ arguments: [String], stdin: String? = nil) async throws -> ProcessResult {
-        try await runProcessOffPool(
-            Paths.skillhost, arguments + ["--plugins", folder], environment: environment, stdin: stdin)
+        try await skillhostOffPool(arguments + ["--plugins", folder], stdin: stdin)
     }
 
     func writeConfig(_ text: String) throws {

@@ -164,14 +164,8 @@ struct SkillFolderToolsTests: DrivesSkillhost {
 
 /// A project's skill folders load only once the project is trusted, and then override the user's of the same name;
 /// a grant that is not one is refused with the sentence.
-struct SkillFolderTrustTests {
+struct SkillFolderTrustTests: DrivesSkillhost {
     let home = Paths.temporaryDirectory("skill-trust-home")
-
-    func skillhost(_ arguments: [String], in folder: String) throws -> ProcessResult {
-        try runProcess(
-            "/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder, Paths.skillhost] + arguments,
-            environment: cliEnvironment(home: home))
-    }
 
     func resolved(_ path: String) -> String { (path as NSString).resolvingSymlinksInPath }
 

@@ -36,6 +36,11 @@ extension DrivesSkillhost {
         try skillhost(arguments, stdin: stdin, extra: extra)
     }
 
+    /// Runs `skillhost arguments…` in `directory`, as a person does in a project's folder.
+    package func skillhost(_ arguments: [String], in directory: String) throws -> ProcessResult {
+        try runProcess(Paths.skillhost, arguments, environment: environment, directory: directory)
+    }
+
     /// The same on a thread of its own, off the cooperative pool (for async tests: a run may take seconds).
     package func skillhostOffPool(_ arguments: [String], stdin: String? = nil, extra: [String: String?] = [:])
         async throws -> ProcessResult

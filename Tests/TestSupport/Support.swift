@@ -94,11 +94,13 @@ private let launches = Mutex(())
 
 @discardableResult
 package func runProcess(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+    directory: String? = nil
 ) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     if let environment { process.environment = environment }
     let out = privatePipe()
     let err = privatePipe()
