@@ -89,6 +89,14 @@ package struct RewindPlan: Sendable {
         stuck = changes.filter { $0.undo == nil }
     }
 
+    /// Whether `other` goes back to the same message with the same changes (a plan made again after a while).
+    package func sameAs(_ other: RewindPlan) -> Bool {
+        number == other.number && target.sequence == other.target.sequence
+            && undoable.map(\.call) == other.undoable.map(\.call)
+            && undoable.map(\.after) == other.undoable.map(\.after)
+            && stuck.map(\.call) == other.stuck.map(\.call)
+    }
+
     /// What going back does, in lines: the message, what is undone, what cannot be.
     package var description: String {
         var plan = "Back to before message \(number) (\(Self.shorten(target.content, 60))):\n"

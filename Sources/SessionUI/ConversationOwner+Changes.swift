@@ -49,7 +49,10 @@ extension ConversationOwner {
     /// that fails stops it before anything is forgotten: `.rewindEnded` says why.
     package func rewind(_ plan: RewindPlan, consent: Confirmer? = nil) throws(Busy) -> AsyncStream<ConversationEvent> {
         let (stream, continuation) = AsyncStream<ConversationEvent>.makeStream()
-        let agent = try startOperation(continuation)
+        // Checked as the work starts: the plan carried out is the plan that was shown, or none.
+        let agent = try startOperation(continuation) { agent throws(Busy) in
+            guard let now = RewindPlan(agent, number: plan.number), now.sameAs(plan) else { throw .changed }
+        }
         let confirmer = consent ?? confirmer("rewind-\(UInt32.random(in: .min ... .max))")
         let stored = stored
         operation(continuation) { [skills] in
@@ -85,11 +88,14 @@ extension ConversationOwner {
     }
 
     /// Takes the conversation for work outside a turn; its agent session.
-    private func startOperation(_ continuation: AsyncStream<ConversationEvent>.Continuation) throws(Busy)
-        -> AgentSession
-    {
+    private func startOperation(
+        _ continuation: AsyncStream<ConversationEvent>.Continuation,
+        check: (AgentSession) throws(Busy) -> Void = { _ in }
+    ) throws(Busy) -> AgentSession {
         try state.withLock { state throws(Busy) in
+            guard !state.retired else { throw .retired }
             guard state.turn.isOver else { throw .running }
+            try check(state.agent)
             state.turn.start()
             state.work += 1
             state.events = continuation

@@ -41,6 +41,10 @@ package final class ConversationOwner: Sendable {
     package struct Busy: Error, Sendable, Equatable, CustomStringConvertible {
         package let description: String
         package static let running = Busy(description: "a turn is running; wait for its answer or stop it first")
+        package static let changed = Busy(
+            description: "the conversation changed since that plan was shown; choose Rewind again to see it")
+        package static let retired = Busy(
+            description: "this conversation is no longer the one shown; send it again in the one that is")
     }
 
     /// A question of the work that runs: shown once the stream has reached it.
@@ -65,6 +69,8 @@ package final class ConversationOwner: Sendable {
         var operation: Task<Void, Never>?
         /// Counts the work started, so that an operation registers only as the work it belongs to.
         var work = 0
+        /// The front end put this conversation away (`retire`): nothing starts any more.
+        var retired = false
         var trace = TraceRecorder()
     }
 
@@ -125,6 +131,16 @@ package final class ConversationOwner: Sendable {
     /// The last turn's trace (`/trace`).
     package var trace: TurnTrace { state.withLock { $0.trace }.trace }
 
+    /// Puts the conversation away for good (the front end shows another): from now on every verb that starts work
+    /// is refused. False, and nothing changes, while work runs — so a swap and a start cannot cross.
+    package func retire() -> Bool {
+        state.withLock { state in
+            guard state.turn.isOver else { return false }
+            state.retired = true
+            return true
+        }
+    }
+
     /// Writes a new conversation to the history now (its row with the model's name, and the system prompt), rather
     /// than with its first message. Nothing when it is there already.
     package func begin() {
@@ -172,6 +188,7 @@ package final class ConversationOwner: Sendable {
         let (stream, continuation) = AsyncStream<ConversationEvent>.makeStream()
         let trace = TraceRecorder()
         let (agent, first) = try state.withLock { state throws(Busy) -> (AgentSession, Bool) in
+            guard !state.retired else { throw .retired }
             guard state.turn.isOver else { throw .running }
             state.turn.start()
             state.work += 1

@@ -83,7 +83,8 @@ extension WebSession {
         let next = make(disabled)
         let lines = next.events.map(Self.line)
         let swapped = state.withLock { state -> Bool in
-            guard !state.owner.isBusy else { return false }
+            // Retired, the old conversation starts nothing more (a send that got it before the swap is refused).
+            guard state.owner.retire() else { return false }
             state.owner = next.owner
             Self.show(lines, &state)
             return true

@@ -17,21 +17,18 @@ extension WebSession {
     /// tabs asked where the policy asks), then the conversation forgotten from that message on and shown anew in every
     /// tab. Refused while a turn runs, and when the conversation changed since the plan was shown.
     package func rewind(_ number: Int, token: String) throws(WebRefusal) {
-        let started = state.withLock {
-            state -> Result<(owner: ConversationOwner, stream: AsyncStream<ConversationEvent>), WebRefusal> in
-            let owner = state.owner
+        // Not under the session's lock (as `send`): a swap cannot cross it, the owner being retired first.
+        let started = { () -> Result<(owner: ConversationOwner, stream: AsyncStream<ConversationEvent>), WebRefusal> in
+            let owner = self.owner
             guard let plan = owner.rewindPlan(to: number) else { return .failure(Self.noMessage(number, owner)) }
             // The plan carried out is the plan that was shown, or none.
             guard Self.token(plan) == token else {
-                return .failure(
-                    WebRefusal(
-                        status: 409,
-                        sentence: "the conversation changed since that plan was shown; choose Rewind again to see it"))
+                return .failure(WebRefusal(status: 409, sentence: ConversationOwner.Busy.changed.description))
             }
             do throws(ConversationOwner.Busy) { return .success((owner, try owner.rewind(plan))) } catch {
                 return .failure(WebRefusal(status: 409, sentence: error.description))
             }
-        }
+        }()
         switch started {
         case .failure(let refusal): throw refusal
         case .success(let started):

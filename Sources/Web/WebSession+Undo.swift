@@ -9,10 +9,9 @@ extension WebSession {
     /// reversing call a card, the tabs asked where the policy asks, stopping at a failure or a no. Refused while a
     /// turn runs, or when there is nothing to undo.
     package func undo() throws(WebRefusal) {
-        let started = state.withLock {
-            state -> (owner: ConversationOwner, stream: Result<AsyncStream<ConversationEvent>?, ConversationOwner.Busy>)
-            in (state.owner, Result { () throws(ConversationOwner.Busy) in try state.owner.undo() })
-        }
+        // Not under the session's lock (as `send`): a swap cannot cross it, the owner being retired first.
+        let owner = self.owner
+        let started = (owner: owner, stream: Result { () throws(ConversationOwner.Busy) in try owner.undo() })
         switch started.stream {
         case .failure(let busy): throw WebRefusal(status: 409, sentence: busy.description)
         case .success(nil):

@@ -114,15 +114,15 @@ package final class WebSession: Sendable {
     package func send(_ text: String) -> SendResult {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
-        // Under the lock: the conversation shown cannot be swapped between the choice and the start.
-        let started = state.withLock {
-            state -> (owner: ConversationOwner, first: Bool, number: Int, stream: AsyncStream<ConversationEvent>)? in
-            let first = !state.owner.isBegun
-            guard let stream = try? state.owner.send(text) else { return nil }
-            // The message is the conversation's from `send` on: its number is what a rewind goes back to before.
-            return (state.owner, first, state.owner.agent.userMessages.count, stream)
-        }
-        guard let started else { return .busy(ConversationOwner.Busy.running.description) }
+        // Not under the session's lock: the turn writes to the history at once, and a failed write is said to every
+        // tab. A swap of the conversation shown cannot cross the start: it retires the owner first, which refuses
+        // to start anything once retired and to retire while it works.
+        let owner = self.owner
+        let first = !owner.isBegun
+        let stream: AsyncStream<ConversationEvent>
+        do throws(ConversationOwner.Busy) { stream = try owner.send(text) } catch { return .busy(error.description) }
+        // The message is the conversation's from `send` on: its number is what a rewind goes back to before.
+        let started = (owner: owner, first: first, number: owner.agent.userMessages.count, stream: stream)
         publish(WebEvent.user(text, number: started.number))
         publish(WebEvent.running(true))
         if started.first { broadcast(Self.line(WebEvent.conversation(started.owner.id))) }

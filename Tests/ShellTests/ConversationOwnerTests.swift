@@ -129,4 +129,41 @@ struct ConversationOwnerTests {
         #expect(!owner.agent.canUndo)
         #expect(owner.agent.conversation.messages.last?.content.hasPrefix("[undo] notes_add: notes_delete(") == true)
     }
+
+    @Test func aRetiredConversationStartsNothingAndAStalePlanIsRefused() async throws {
+        let owner = try Self.owner([.text("One."), .text("Two.")])
+        _ = await Self.follow(try owner.send("first"), owner: owner)
+        let plan = try #require(owner.rewindPlan(to: 1))
+        _ = await Self.follow(try owner.send("second"), owner: owner)
+        let stale = try #require(owner.rewindPlan(to: 2))
+        _ = await Self.follow(try owner.send("third"), owner: owner)
+        // Message 1's plan still names the same changes (none): it is the same plan.
+        #expect(plan.sameAs(try #require(owner.rewindPlan(to: 1))))
+        #expect(stale.sameAs(try #require(owner.rewindPlan(to: 2))))
+        #expect(owner.retire())
+        #expect(throws: ConversationOwner.Busy.retired) { _ = try owner.send("fourth") }
+        #expect(throws: ConversationOwner.Busy.retired) { _ = try owner.rewind(plan) }
+    }
+
+    @Test func aRewindCarriesOutOnlyThePlanThatWasShown() async throws {
+        let owner = try Self.owner([
+            .calls([("notes_add", #"{"title":"milk"}"#)]), .text("Added."),
+            .calls([("notes_add", #"{"title":"eggs"}"#)]), .text("Added too."),
+        ])
+        _ = await Self.follow(try owner.send("add milk"), owner: owner)
+        let shown = try #require(owner.rewindPlan(to: 1))
+        #expect(shown.undoable.count == 1)
+        // Another change after the plan was shown (another tab's turn): the plan no longer says what going back does.
+        _ = await Self.follow(try owner.send("add eggs"), owner: owner)
+        #expect(owner.rewindPlan(to: 1)?.sameAs(shown) == false)
+        #expect(throws: ConversationOwner.Busy.changed) { _ = try owner.rewind(shown) }
+        let now = try #require(owner.rewindPlan(to: 1))
+        #expect(now.undoable.count == 2)
+        let events = await Self.follow(try owner.rewind(now), owner: owner)
+        guard case .rewindEnded(nil) = events.last else {
+            Issue.record("rewound: \(events)")
+            return
+        }
+        #expect(owner.agent.userMessages.isEmpty)
+    }
 }
