@@ -107,7 +107,9 @@ let package = Package(
             ]),
         .executableTarget(
             name: "skillhost-bench",
-            dependencies: ["Agent", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support", "SkillFolders"],
+            dependencies: [
+                "Agent", "SessionUI", "SkillHost", "SkillJSON", "CFFI", "TestSupport", "MCP", "Support", "SkillFolders",
+            ],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]),
 
         .target(

@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SessionUI
 import SkillHost
 import SkillJSON
 import Support
@@ -7,25 +8,38 @@ import TestSupport
 
 /// Agent overhead per step, SSE parsing throughput, and skill selection time and recall with 1,000 skills.
 func agentBenchmarks(registry: SkillRegistry) async {
-    // 1. A turn with the scripted provider: step 1 asks for bench_add, step 2 answers.
+    // 1. A turn with the scripted provider: step 1 asks for bench_add, step 2 answers — run by the agent session
+    //    alone, and through the conversation's owner as every front end runs it (forwarding, trace, turn state),
+    //    alternately, so that both see the same machine.
     var turnSamples: [Double] = []
+    var ownedSamples: [Double] = []
     var skillSamples: [Double] = []
+    func script() -> ScriptedProvider {
+        ScriptedProvider([.calls([("bench_add", #"{"a":1.5,"b":2.25}"#)]), .text("3.75")])
+    }
     for iteration in 0..<5_000 {
-        let provider = ScriptedProvider([
-            .calls([("bench_add", #"{"a":1.5,"b":2.25}"#)]), .text("3.75"),
-        ])
-        let session = AgentSession(skills: registry, provider: provider)
-        let start = now()
+        let session = AgentSession(skills: registry, provider: script())
+        var start = now()
         var skillTime: Duration = .zero
         for await event in session.send("add 1.5 and 2.25") {
             if case .toolCall(let call) = event, case .finished(_, let duration) = call.phase { skillTime = duration }
         }
+        let alone = Double(now() - start)
+        let owner = ConversationOwner(
+            nil,
+            setup: ConversationSetup(
+                skills: registry, provider: script(), configuration: AgentConfiguration(), person: false))
+        start = now()
+        if let stream = try? owner.send("add 1.5 and 2.25") { for await _ in stream {} }
+        let owned = Double(now() - start)
         if iteration >= 500 {  // warm-up
-            turnSamples.append(Double(now() - start))
+            turnSamples.append(alone)
+            ownedSamples.append(owned)
             skillSamples.append(Double(skillTime.components.attoseconds) / 1e9)
         }
     }
     let turns = Run(samples: turnSamples)
+    let owned = Run(samples: ownedSamples)
     let skill = Run(samples: skillSamples)
     print("")
     print(
@@ -34,6 +48,11 @@ func agentBenchmarks(registry: SkillRegistry) async {
                 + "p10 %.1f µs, p90 %.1f µs → %.1f µs per step; of which the skill call (await invoke) median %.1f µs",
             turns.percentile(0.5) / 1000, turns.percentile(0.1) / 1000, turns.percentile(0.9) / 1000,
             turns.percentile(0.5) / 2000, skill.percentile(0.5) / 1000))
+    print(
+        String(
+            format: "the same turn through the conversation's owner (as every front end runs it): median %.1f µs, "
+                + "p10 %.1f µs, p90 %.1f µs",
+            owned.percentile(0.5) / 1000, owned.percentile(0.1) / 1000, owned.percentile(0.9) / 1000))
 
     // 2. SSE parsing: a 16 MB stream of chat-completion content deltas with CRLF line ends, fed in 16 KB pieces.
     let event =
