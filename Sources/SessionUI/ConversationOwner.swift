@@ -200,8 +200,10 @@ package final class ConversationOwner: Sendable {
         }
         // The history holds a conversation from its first message on (one opened and left empty is not kept).
         if first { stored?.begin(agent, model: agent.provider.displayName) }
-        // Started here, not in the task, so that a stop that follows at once finds the turn.
+        // Started here, not in the task, so that a stop that follows at once finds the turn; one that came while it
+        // was being started (the history written first) found none, and stops it now.
         let events = start(agent)
+        if state.withLock({ $0.turn.state == .cancelling }) { agent.stopTurn() }
         Task { [self] in
             var recorder = TurnRecorder(stored)
             var reason = FinishReason.cancelled
@@ -226,6 +228,7 @@ package final class ConversationOwner: Sendable {
     func end(_ reason: FinishReason, _ continuation: AsyncStream<ConversationEvent>.Continuation) {
         let left = state.withLock { state -> [Question] in
             state.turn.finish(reason)
+            for (id, question) in state.questions where question.shown { state.events?.yield(.settled(id)) }
             state.events = nil
             state.operation = nil
             state.reached = [:]
@@ -253,6 +256,9 @@ package final class ConversationOwner: Sendable {
         question.answer.resume(returning: answer)
         return true
     }
+
+    /// Whether the question `id` is open and shown: a front end that queued it may still put it to the person.
+    package func isOpen(_ id: String) -> Bool { state.withLock { $0.questions[id]?.shown == true } }
 
     /// Stops the work that runs: its open questions are answered no, a question it asks from now on as well, its
     /// calls are cancelled, and the stream reports how they ended and then ends. Nothing when nothing runs.

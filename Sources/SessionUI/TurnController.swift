@@ -5,9 +5,9 @@ import Agent
 /// conversation's owner (`ConversationOwner`) keeps it under its lock and carries out the returned actions.
 package struct TurnController {
     package enum TurnState: Equatable, CustomStringConvertible {
-        /// No turn: the prompt is waiting.
+        /// Nothing runs.
         case idle
-        /// The turn's task runs; the thread waits for its end, Ctrl-C and confirmations.
+        /// The work runs.
         case running
         /// Confirmations are open (`questions` of them: read-only calls run together and may each be asked about);
         /// the turn waits for the answers.
@@ -28,7 +28,7 @@ package struct TurnController {
         }
     }
 
-    /// What Ctrl-C makes the shell do.
+    /// What a stop (Ctrl-C, the page's Stop) makes the owner do.
     package enum Interruption: Equatable {
         /// Cancel the turn's task and answer a pending confirmation with no.
         case cancelTurn
@@ -42,7 +42,7 @@ package struct TurnController {
 
     package init() {}
 
-    /// Whether the shell's thread can stop waiting.
+    /// Whether nothing runs (any more).
     package var isOver: Bool {
         if case .finished = state { return true }
         return state == .idle

@@ -23,6 +23,8 @@ extension Shell {
     /// no longer waits for — the work was stopped meanwhile — is dropped there).
     func askQuestions(cancel: () -> Void) {
         while let request = shared.withLock({ $0.questions.isEmpty ? nil : $0.questions.removeFirst() }) {
+            // A question of work stopped meanwhile (its withdrawal not yet seen) is not asked.
+            guard owner.isOpen(request.callID) else { continue }
             owner.confirm(id: request.callID, answer: ask(request, cancel: cancel))
         }
     }

@@ -16,6 +16,8 @@ let asking = null;
 let askedAt = 0;
 let running = false;
 let undoable = false;
+// The rewind plan shown in its dialog ({message, plan, token}), until answered or made stale by a reset.
+let rewinding = null;
 // Delays from the server's event to this page having shown it, in milliseconds; the deltas received; when the page
 // became interactive (signed in, its event stream open). Read by the benchmark and the tests.
 window.skillhostDelays = [];
@@ -186,7 +188,12 @@ async function answer(choice) {
 }
 
 const handlers = {
-  reset() { conversation.replaceChildren(); cards.clear(); turn = null; segment = null; },
+  reset() {
+    conversation.replaceChildren(); cards.clear(); turn = null; segment = null;
+    // A plan shown for what this tab showed before is no plan for what it shows now.
+    rewinding = null;
+    if ($("#rewind").open) $("#rewind").close();
+  },
   user(event) {
     newTurn();
     turn.append(element("div", "user", event.text));
@@ -466,7 +473,6 @@ $("#confirm").addEventListener("keydown", (key) => {
   // Any other letter is no: a message still being typed must not reach a y or an a later on.
   else if (key.key.length === 1) { key.preventDefault(); answer("no"); }
 });
-let rewinding = null;
 conversation.addEventListener("click", async (click) => {
   const back = click.target.closest(".rewind-to");
   if (!back) return;

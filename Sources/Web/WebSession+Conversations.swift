@@ -76,7 +76,7 @@ extension WebSession {
     private func replace(
         _ make: (Set<String>) -> (owner: ConversationOwner, events: [JSONValue])
     ) throws(WebRefusal) -> ConversationOwner {
-        let disabled = state.withLock { $0.owner.isBusy ? nil : $0.owner.agent.disabledSkills }
+        let disabled = state.withLock { $0.showing ? nil : $0.owner.agent.disabledSkills }
         guard let disabled else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
@@ -84,7 +84,7 @@ extension WebSession {
         let lines = next.events.map(Self.line)
         let swapped = state.withLock { state -> Bool in
             // Retired, the old conversation starts nothing more (a send that got it before the swap is refused).
-            guard state.owner.retire() else { return false }
+            guard !state.showing, state.owner.retire() else { return false }
             state.owner = next.owner
             Self.show(lines, &state)
             return true

@@ -10,7 +10,10 @@ extension WebSession {
     package func rewindPlan(_ number: Int) throws(WebRefusal) -> JSONValue {
         let owner = self.owner
         guard let plan = owner.rewindPlan(to: number) else { throw Self.noMessage(number, owner) }
-        return ["message": .int(Int64(number)), "plan": .string(plan.description), "token": .string(Self.token(plan))]
+        return [
+            "message": .int(Int64(number)), "plan": .string(plan.description),
+            "token": .string(Self.token(plan, of: owner)),
+        ]
     }
 
     /// Goes back to before message `number`, as the plan `token` named said: its changes undone newest first (the
@@ -18,11 +21,13 @@ extension WebSession {
     /// tab. Refused while a turn runs, and when the conversation changed since the plan was shown.
     package func rewind(_ number: Int, token: String) throws(WebRefusal) {
         // Not under the session's lock (as `send`): a swap cannot cross it, the owner being retired first.
+        guard let owner = startShowing() else {
+            throw WebRefusal(status: 409, sentence: ConversationOwner.Busy.running.description)
+        }
         let started = { () -> Result<(owner: ConversationOwner, stream: AsyncStream<ConversationEvent>), WebRefusal> in
-            let owner = self.owner
             guard let plan = owner.rewindPlan(to: number) else { return .failure(Self.noMessage(number, owner)) }
             // The plan carried out is the plan that was shown, or none.
-            guard Self.token(plan) == token else {
+            guard Self.token(plan, of: owner) == token else {
                 return .failure(WebRefusal(status: 409, sentence: ConversationOwner.Busy.changed.description))
             }
             do throws(ConversationOwner.Busy) { return .success((owner, try owner.rewind(plan))) } catch {
@@ -30,7 +35,9 @@ extension WebSession {
             }
         }()
         switch started {
-        case .failure(let refusal): throw refusal
+        case .failure(let refusal):
+            stopShowing()
+            throw refusal
         case .success(let started):
             publish(WebEvent.running(true))
             follow(started.stream, of: started.owner)
@@ -67,9 +74,12 @@ extension WebSession {
                 : "there is no message \(number) of yours; choose one from 1 to \(count)")
     }
 
-    /// Names a plan: the message it goes back to and every change it undoes or cannot (in this process only).
-    private static func token(_ plan: RewindPlan) -> String {
+    /// Names a plan: the conversation, the message it goes back to and every change it undoes or cannot (in this
+    /// process only: the conversation is its owner, which another conversation shown never is).
+    private static func token(_ plan: RewindPlan, of owner: ConversationOwner) -> String {
         var hasher = Hasher()
+        hasher.combine(ObjectIdentifier(owner))
+        hasher.combine(owner.id)
         hasher.combine(plan.number)
         hasher.combine(plan.target.sequence)
         hasher.combine(plan.description)

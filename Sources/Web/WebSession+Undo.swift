@@ -10,11 +10,16 @@ extension WebSession {
     /// turn runs, or when there is nothing to undo.
     package func undo() throws(WebRefusal) {
         // Not under the session's lock (as `send`): a swap cannot cross it, the owner being retired first.
-        let owner = self.owner
+        guard let owner = startShowing() else {
+            throw WebRefusal(status: 409, sentence: ConversationOwner.Busy.running.description)
+        }
         let started = (owner: owner, stream: Result { () throws(ConversationOwner.Busy) in try owner.undo() })
         switch started.stream {
-        case .failure(let busy): throw WebRefusal(status: 409, sentence: busy.description)
+        case .failure(let busy):
+            stopShowing()
+            throw WebRefusal(status: 409, sentence: busy.description)
         case .success(nil):
+            stopShowing()
             throw WebRefusal(status: 409, sentence: "nothing to undo: no mutating call registered a way back")
         case .success(let stream?):
             publish(WebEvent.running(true))

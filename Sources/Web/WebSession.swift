@@ -26,6 +26,10 @@ package final class WebSession: Sendable {
     struct State {
         /// The conversation shown.
         var owner: ConversationOwner
+        /// Whether work is being shown to the tabs: from its start until its last event (the answer, the turn's end)
+        /// was sent — after its owner is free again. Nothing else starts, and no other conversation is shown, until
+        /// then, so no tab sees an ended turn's last events land in the next one.
+        var showing = false
         var watchers: [Int: Delivery] = [:]
         var nextWatcher = 1
         /// What a new tab is sent first: the events so far, as stream lines, oldest first.
@@ -96,7 +100,7 @@ package final class WebSession: Sendable {
             // Under the lock, so no event slips between the replay and the live ones.
             _ = deliver(Self.line(WebEvent.reset()))
             for line in state.replay { _ = deliver(line) }
-            _ = deliver(Self.line(WebEvent.running(state.owner.isBusy)))
+            _ = deliver(Self.line(WebEvent.running(state.showing)))
             _ = deliver(Self.line(WebEvent.view(view.json)))
             _ = deliver(Self.line(WebEvent.undoable(state.owner.agent.canUndo)))
             defer { state.nextWatcher += 1 }
@@ -117,10 +121,13 @@ package final class WebSession: Sendable {
         // Not under the session's lock: the turn writes to the history at once, and a failed write is said to every
         // tab. A swap of the conversation shown cannot cross the start: it retires the owner first, which refuses
         // to start anything once retired and to retire while it works.
-        let owner = self.owner
+        guard let owner = startShowing() else { return .busy(ConversationOwner.Busy.running.description) }
         let first = !owner.isBegun
         let stream: AsyncStream<ConversationEvent>
-        do throws(ConversationOwner.Busy) { stream = try owner.send(text) } catch { return .busy(error.description) }
+        do throws(ConversationOwner.Busy) { stream = try owner.send(text) } catch {
+            stopShowing()
+            return .busy(error.description)
+        }
         // The message is the conversation's from `send` on: its number is what a rewind goes back to before.
         let started = (owner: owner, first: first, number: owner.agent.userMessages.count, stream: stream)
         publish(WebEvent.user(text, number: started.number))
@@ -156,8 +163,21 @@ package final class WebSession: Sendable {
             if !answer.isEmpty { publish(WebEvent.answer(answer, markdown: provider.answersInMarkdown)) }
             publish(WebEvent.running(false))
             publish(WebEvent.undoable(owner.agent.canUndo))
+            stopShowing()
         }
     }
+
+    /// Takes the tabs for work of the conversation shown; nil while other work is shown.
+    func startShowing() -> ConversationOwner? {
+        state.withLock { state in
+            guard !state.showing else { return nil }
+            state.showing = true
+            return state.owner
+        }
+    }
+
+    /// The work's last event was sent (or it never started).
+    func stopShowing() { state.withLock { $0.showing = false } }
 
     /// What `/trace` shows of the last turn: each step's request and the calls with their timings.
     package var traceReport: String { owner.trace.report() }

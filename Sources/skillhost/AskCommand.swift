@@ -6,6 +6,7 @@ import SessionUI
 import Shell
 import SkillHost
 import SkillJSON
+import Synchronization
 
 /// `skillhost ask "…"`: one agent turn; the answer on stdout, tool activity on stderr (or every event as a JSON
 /// line with `--json`). Non-interactive: destructive calls are denied unless a policy rule allows them.
@@ -52,12 +53,23 @@ enum AskCommand {
         // The piped shell lays a model's markdown answer out as plain text once it is complete.
         let layOut = markdown && !json && provider.answersInMarkdown
 
+        // Ctrl-C stops the turn — also one pressed before it started, which the owner (idle then) would not see.
         signal(SIGINT, SIG_IGN)
+        let interrupted = Interrupted()
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler {
+            interrupted.flag.store(true, ordering: .sequentiallyConsistent)
+            owner.stop()
+        }
+        interrupt.resume()
         let turn = Task { () -> FinishReason in
             var reason = FinishReason.cancelled
             var answeredText = false
             var held = ""
-            guard let stream = try? owner.send(text) else { return reason }
+            guard !interrupted.flag.load(ordering: .sequentiallyConsistent), let stream = try? owner.send(text) else {
+                return reason
+            }
+            if interrupted.flag.load(ordering: .sequentiallyConsistent) { owner.stop() }
             for await case .agent(let event) in stream {
                 if json {
                     writeOut(eventJSON(event).jsonText + "\n")
@@ -92,9 +104,6 @@ enum AskCommand {
             }
             return reason
         }
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler { owner.stop() }
-        interrupt.resume()
         let reason = await turn.value
         interrupt.cancel()
         if let failure = recorder?.failure { printError("skillhost: \(failure)") }
@@ -178,4 +187,9 @@ enum AskCommand {
             return .object(object)
         }
     }
+}
+
+/// Whether Ctrl-C was pressed, for the turn's task to read.
+private final class Interrupted: Sendable {
+    let flag = Atomic<Bool>(false)
 }

@@ -90,6 +90,35 @@ struct MCPControlPathsTests {
         #expect(notes.stdout.contains("keep me"), "\(notes.stdout)")
     }
 
+    /// The same for a client that can ask its user (issue #65: decided once, in the registry): one round trip names
+    /// one call, so a step's question cannot be put to the user — refused as before, not "you said no".
+    @Test func aRuleAboutAStepsArgumentsHoldsForAClientThatCanAsk() throws {
+        try configure(
+            #"{"policy": [{"skill": "*", "then": "allow"}, {"skill": "notes_delete", "arguments": "#
+                + #"{"properties": {"id": {"const": 1}}, "required": ["id"]}, "then": "ask"}]}"#)
+        let composite =
+            #"{"id": "del_one", "description": "Deletes a note.", "input_schema": {"type": "object", "#
+            + #""properties": {"id": {"type": "integer"}}}, "steps": [{"call": "notes_delete", "with": "#
+            + #"{"id": "${input.id}"}}]}"#
+        try composite.write(
+            toFile: home + "/data/skillhost/plugins/del_one.skill.json", atomically: true, encoding: .utf8)
+        let add = try runProcess(
+            Paths.skillhost, ["call", "notes_add", #"{"title":"keep me"}"#], environment: cliEnvironment(home: home))
+        #expect(add.status == 0, "\(add.stderr)")
+        let server = try MCPProcess(environment: cliEnvironment(home: home))
+        defer { server.close() }
+        let meta =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#
+        let refused = text(server.request(1, "tools/call", #"{"name":"del_one","arguments":{"id":1},\#(meta)}"#))
+        #expect(
+            refused
+                == "del_one stopped at step 1 of 1 (notes_delete): not run: notes_delete is set to ask; allow it for MCP "
+                + #"clients with a policy rule in config.json ("policy": {"notes_delete": "allow"})"#,
+            "\(refused ?? "nil")")
+        let notes = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: home))
+        #expect(notes.stdout.contains("keep me"), "\(notes.stdout)")
+    }
+
     /// A failed composite undoes its own changes with the consent its caller gave: `--yes` covers a rule that says
     /// ask about the reversing call (it was refused as if no one could answer).
     @Test func aFailedCompositesUndoingRunsWithItsCallersYes() throws {

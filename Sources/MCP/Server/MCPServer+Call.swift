@@ -36,8 +36,8 @@ extension MCPServer {
         let confirmer =
             question.map { question in
                 Confirmer.caller(.mcpClient) { [confirmations] skill, arguments in
-                    // One round trip names one call: a composite's step is covered by the yes to the composite, or not
-                    // run (no state could name it).
+                    // One round trip names one call: a composite's step is covered by the yes to the composite, or
+                    // refused as needing a confirmation (no state could name it).
                     guard skill.id == name else { return question.covered }
                     return question.put(
                         confirmations.answer(
@@ -74,7 +74,8 @@ extension MCPServer {
         let quick = http ? quickCalls.record(of: name) : nil
         let runHere = quick?.isQuick ?? !context.onPool
         beforeCall()
-        // The registry applies the policy: nobody can confirm for an MCP client unless it was asked above.
+        // The registry applies the policy, in the call's one decision: nobody can confirm for an MCP client, unless
+        // it can ask its user (the confirmer above).
         var invocation = SkillInvocation(skill: name, arguments: given, confirmer: confirmer, onProgress: onProgress)
         // The definition looked up above is the one decided and run (a reload in between is refused).
         invocation.definition = skill
@@ -87,22 +88,25 @@ extension MCPServer {
             // stdio: a cancelled request gets no response (the client stopped waiting for it).
             let stillWanted = admission.release(client: client, key: key) != nil || key == nil
             guard let self else { return }
-            quick?.record(took: outcome.duration)
-            // A call that may have changed something: the state resources watched are checked at once.
-            if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
+            // A call that ended at its question did not run: it costs nothing, changed nothing, and says nothing of
+            // how long the skill takes.
+            if question?.ended == true {
+                self.callBudget.refund(spender)
+            } else {
+                quick?.record(took: outcome.duration)
+                // A call that may have changed something: the state resources watched are checked at once.
+                if skill.risk != .readOnly { self.mutatingCallEnded(skill) }
+            }
             guard stillWanted else { return }
             // The call ended at its question: the client asks its user, or is told why the answer cannot be used.
             switch question?.answer {
             case .ask(let inputRequired)?:
-                self.callBudget.refund(spender)
                 finish(inputRequired)
                 return
             case .declined(let sentence)?:
-                self.callBudget.refund(spender)
                 finish(Self.errorResult(sentence))
                 return
             case .invalid(let sentence)?:
-                self.callBudget.refund(spender)
                 self.respond(id, code: .invalidParams, message: "Invalid params: \(sentence)", to: exchange)
                 return
             case .confirmed?, nil: break
@@ -162,11 +166,19 @@ final class MCPQuestion: Sendable {
     /// Nil until an answer kept the call from running.
     var answer: MCPConfirmation.Answer? { state.withLock { $0 } }
 
-    /// Yes when the user's yes to the call was given (it covers the call's steps), else no.
-    var covered: ConfirmationAnswer {
+    /// Yes when the user's yes to the call was given (it covers the call's steps); nil (nobody to ask) otherwise.
+    var covered: ConfirmationAnswer? {
         state.withLock { state in
             if case .confirmed? = state { return .allowOnce }
-            return .deny
+            return nil
+        }
+    }
+
+    /// Whether the call ended at its question (nothing ran): the answer the client gets instead of a result.
+    var ended: Bool {
+        state.withLock { state in
+            if case .confirmed? = state { return false }
+            return state != nil
         }
     }
 

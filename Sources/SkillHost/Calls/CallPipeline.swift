@@ -92,13 +92,20 @@ public struct CallPipeline: Sendable {
 
     /// Asks the person behind `confirmer` about a call `decide` said to ask about; nil when they agree.
     func ask(_ skill: SkillInfo, arguments: JSONValue, _ confirmer: Confirmer) async -> Refusal? {
-        let ask: @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer
+        let answer: ConfirmationAnswer
         switch confirmer.answerer.kind {
-        case .person(let person): ask = person
-        case .caller(_, let caller): ask = caller
+        case .person(let person): answer = await person(skill, arguments)
+        case .caller(_, let caller):
+            // Nobody can be asked about this one: refused as no one to ask refuses it — under a consent (a
+            // composite's step), what still asks is a rule, whatever the skill's risk ("set to ask"), as in `decide`.
+            guard let given = await caller(skill, arguments) else {
+                if case .consented = confirmer.kind { return .needsConfirmation(skill: skill.id, risk: .mutating) }
+                return .needsConfirmation(skill: skill.id, risk: skill.risk)
+            }
+            answer = given
         case .confirmed, .consented, .nobody: return nil
         }
-        switch await ask(skill, arguments) {
+        switch answer {
         case .allowOnce, .allowForSession: return nil
         case .deny: return .declined(skill: skill.id)
         }

@@ -276,7 +276,7 @@ public struct Confirmer: Sendable {
         case confirmed
         indirect case consented(Consent, then: Confirmer)
         case nobody(Audience)
-        case caller(Audience, ask: @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer)
+        case caller(Audience, ask: @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer?)
     }
 
     let kind: Kind
@@ -302,9 +302,11 @@ public struct Confirmer: Sendable {
 
     /// Nobody at hand, but the caller can put a question to someone (an MCP client, to its user by elicitation):
     /// what `.nobody(audience)` lets run runs unasked; what it would refuse for want of a yes is put to `ask`, with
-    /// the skill and its validated arguments — the very call the registry then runs or refuses.
+    /// the skill and its validated arguments — the very call the registry then runs or refuses. `ask` answers nil
+    /// for what it cannot put to anyone (a composite's step, when only the call itself can be asked about): refused
+    /// as `.nobody(audience)` refuses it.
     public static func caller(
-        _ audience: Audience, ask: @escaping @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer
+        _ audience: Audience, ask: @escaping @Sendable (SkillInfo, JSONValue) async -> ConfirmationAnswer?
     ) -> Confirmer {
         Confirmer(kind: .caller(audience, ask: ask))
     }
