@@ -36,13 +36,13 @@ enum WebAssets {
   <span id="status" role="status">connecting…</span>
   <button id="new-conversation" type="button">New</button>
   <button id="conversations-toggle" class="panel-toggle" data-panel="conversations" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
-  <button id="theme-toggle" type="button" aria-label="Switch between light and dark">Theme</button>
+  <button id="theme-toggle" type="button" title="Switch between light and dark">Theme</button>
   <button id="skills-toggle" class="panel-toggle" data-panel="skills" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
   <button id="trace-toggle" class="panel-toggle" data-panel="trace" type="button" aria-expanded="false" aria-controls="trace">Trace</button>
   <button id="state-toggle" class="panel-toggle" data-panel="state" type="button" aria-expanded="false" aria-controls="state">State</button>
 </header>
 <div id="layout">
-  <main id="conversation" aria-live="polite"></main>
+  <main id="conversation"></main>
   <aside id="conversations" hidden>
     <h2>Conversations</h2>
     <p class="note">The shell's and this window's, newest first.</p>
@@ -72,7 +72,8 @@ enum WebAssets {
     <div id="state-list"></div>
   </aside>
 </div>
-<form id="composer" autocomplete="off">
+<div id="announcer" class="visually-hidden" aria-live="polite"></div>
+<form id="composer" autocomplete="off" aria-label="Your message">
   <textarea id="message" rows="2" placeholder="Ask something — Enter sends, Shift+Enter starts a new line" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
   <button id="stop" type="button" disabled>Stop</button>
@@ -89,6 +90,17 @@ enum WebAssets {
     <button type="button" data-answer="always"><kbd>a</kbd> Always this session</button>
   </div>
   <p class="hint">Enter and Esc answer no; a yes comes a moment after the question appears.</p>
+</dialog>
+<dialog id="shortcuts" aria-labelledby="shortcuts-title">
+  <h2 id="shortcuts-title">Keyboard shortcuts</h2>
+  <dl>
+    <dt><kbd>Enter</kbd></dt><dd>send the message (<kbd>Shift</kbd>+<kbd>Enter</kbd>: a new line)</dd>
+    <dt><kbd>Esc</kbd></dt><dd>stop the turn that runs</dd>
+    <dt><kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>O</kbd></dt><dd>a new conversation</dd>
+    <dt><kbd>Ctrl</kbd>+<kbd>/</kbd></dt><dd>this list</dd>
+    <dt><kbd>y</kbd> <kbd>n</kbd> <kbd>a</kbd></dt><dd>answer a confirmation: yes, no, always this session (<kbd>Esc</kbd>: no)</dd>
+  </dl>
+  <div class="buttons"><button type="button" id="shortcuts-close">Close</button></div>
 </dialog>
 <dialog id="rewind" aria-labelledby="rewind-title">
   <h2 id="rewind-title">Go back to before this message?</h2>

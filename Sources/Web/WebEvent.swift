@@ -62,13 +62,17 @@ enum WebEvent {
     }
 
     /// `event` for the page; `plan`: a composite call's steps, which its card lists when it starts.
-    static func encode(_ event: AgentEvent, plan: [String]? = nil) -> JSONValue {
+    /// - Parameters:
+    ///   - plan: a composite's steps, for its card when it starts.
+    ///   - words: a finished call's result as a person reads it, for its card's one line.
+    static func encode(_ event: AgentEvent, plan: [String]? = nil, words: String? = nil) -> JSONValue {
         switch event {
         case .thinking(let step): return stamped(["type": "thinking", "step": .int(Int64(step))])
         case .textDelta(let text): return stamped(["type": "delta", "text": .string(text)])
         case .toolCall(let call):
             var card = card(call)
             if let plan, case .started = call.phase { card["plan"] = .array(plan.map { .string(bounded($0)) }) }
+            if let words { card["words"] = .string(bounded(words)) }
             return stamped(.object(card))
         case .confirmationNeeded(let request): return stamped(.object(confirmation(request)))
         case .usage(let usage):
@@ -104,7 +108,11 @@ enum WebEvent {
             card["result"] = .string(bounded(result.displayText))
             card["ms"] = .double(duration.milliseconds)
         case .failed(let failure, let duration):
-            card["phase"] = failure == .cancelledByTheUser ? "cancelled" : "failed"
+            // A no from the person is not a failure: the card says "Declined", the sentence one click away.
+            let declined =
+                failure.code == .notPermitted
+                && failure.message == Refusal.declined(skill: call.skill).sentence(for: .embedder)
+            card["phase"] = failure == .cancelledByTheUser ? "cancelled" : declined ? "declined" : "failed"
             card["error"] = .string(bounded(failure.message))
             card["code"] = .string(failure.code.rawValue)
             card["ms"] = .double(duration.milliseconds)

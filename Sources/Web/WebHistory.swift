@@ -8,7 +8,11 @@ import SkillJSON
 /// messages, each answer laid out, each call's card with its arguments, outcome and timing.
 enum WebHistory {
     /// The events that draw `messages` (and the recorded calls among them), oldest first.
-    static func events(_ messages: [Message], calls records: [ToolCallRecord]) -> [JSONValue] {
+    /// - Parameter words: a finished call's result in words (skill, result, arguments), for its card's one line.
+    static func events(
+        _ messages: [Message], calls records: [ToolCallRecord],
+        words: (String, JSONValue, JSONValue?) -> String? = { _, _, _ in nil }
+    ) -> [JSONValue] {
         let outcomes = Dictionary(records.map { ($0.callID, $0) }, uniquingKeysWith: { first, _ in first })
         var events: [JSONValue] = []
         var asked = 0
@@ -23,7 +27,7 @@ enum WebHistory {
                     let plain = message.content.hasPrefix(OfflineRouter.label)
                     events.append(WebEvent.answer(message.content, markdown: !plain, fresh: true))
                 }
-                for call in message.toolCalls { events += cards(call, outcomes[call.id]) }
+                for call in message.toolCalls { events += cards(call, outcomes[call.id], words: words) }
             case .system where message.content.hasPrefix("[undo] "):
                 events.append(WebEvent.notice(message.content))
             case .system, .tool: break
@@ -33,21 +37,28 @@ enum WebHistory {
     }
 
     /// A call's card: started with its arguments, then how it ended (or that it never did).
-    private static func cards(_ call: ToolCall, _ record: ToolCallRecord?) -> [JSONValue] {
+    private static func cards(
+        _ call: ToolCall, _ record: ToolCallRecord?, words: (String, JSONValue, JSONValue?) -> String?
+    ) -> [JSONValue] {
         let arguments =
             (try? JSONValue(parsing: record?.arguments ?? call.arguments))
             .map(SkillInvocation.Arguments.value) ?? .text(record?.arguments ?? call.arguments)
         let duration = Duration.microseconds(Int64((record?.durationMilliseconds ?? 0) * 1000))
         let ending: ToolCallEvent.Phase
+        var said: String?
         if let record, let result = record.result {
-            ending = .finished(result: (try? JSONValue(parsing: result)) ?? .string(result), duration: duration)
+            let value = (try? JSONValue(parsing: result)) ?? .string(result)
+            ending = .finished(result: value, duration: duration)
+            if case .value(let given) = arguments { said = words(call.name, value, given) }
         } else {
             let message = record?.error ?? "interrupted before it ran"
             ending = .failed(SkillFailure(code: .failed, message: message), duration: duration)
         }
-        return [.started(arguments: arguments), ending].map {
-            WebEvent.encode(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: $0)))
-        }
+        return [
+            WebEvent.encode(
+                .toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .started(arguments: arguments)))),
+            WebEvent.encode(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: ending)), words: said),
+        ]
     }
 
     /// The conversations the list shows, newest first: those with something said.

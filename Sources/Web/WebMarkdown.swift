@@ -28,7 +28,16 @@ enum WebMarkdown {
         guard let rendered = cmark_render_html(root, CMARK_OPT_DEFAULT, cmark_parser_get_syntax_extensions(parser))
         else { return "" }
         defer { free(rendered) }
-        return String(cString: rendered)
+        return withoutEmptyLinks(String(cString: rendered))
+    }
+
+    /// A link whose target the safe mode took away (`javascript:` and the like, or none at all) is `<a href="">`:
+    /// it still looks like a link, and clicking it reloads the page. Shown as its text instead.
+    static func withoutEmptyLinks(_ html: String) -> String {
+        guard html.contains(#"<a href="""#) else { return html }
+        // With or without a title; links never nest, so the first `</a>` ends it.
+        let emptyLink = #/<a href=""(?: title="[^"]*")?>(.*?)</a>/#.dotMatchesNewlines()
+        return html.replacing(emptyLink) { match in "<span class=\"dead-link\">" + match.output.1 + "</span>" }
     }
 
     /// Plain text (the offline router's answers) as HTML: escaped, each line kept (markdown would join them and

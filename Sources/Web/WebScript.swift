@@ -119,7 +119,12 @@ function showCard(event) {
   } else if (event.phase === "succeeded") {
     card.outcome = "result";
     card.result = event.result;
-    short.textContent = event.result;
+    // The result in words on the card's line ("Added note 4: call the plumber."); the result itself one click away.
+    short.textContent = event.words || event.result;
+  } else if (event.phase === "declined") {
+    card.outcome = "declined";
+    card.result = event.error;
+    short.textContent = "Declined";
   } else {
     card.outcome = event.phase === "cancelled" ? "cancelled" : `failed (${event.code})`;
     card.result = event.error;
@@ -222,6 +227,7 @@ const handlers = {
     target.classList.remove("streaming");
     target.innerHTML = event.html;
     segment = null;
+    if (!event.fresh) announce(target.textContent);
   },
   finished(event) {
     if (event.reason !== "answered") turn?.append(element("p", "note", event.explanation));
@@ -244,8 +250,14 @@ const handlers = {
 
 function opened() {
   setRunning(running);
+  // Ready to type: the message box has the focus unless the person is somewhere else already.
+  if (document.activeElement === document.body) $("#message").focus();
   window.skillhostReady ??= performance.now();
 }
+
+// A finished answer is announced once to a screen reader (the conversation itself is no live region: every streamed
+// fragment would be read out).
+function announce(text) { $("#announcer").textContent = text; }
 
 function received(text) {
   const event = JSON.parse(text);
@@ -455,6 +467,18 @@ $("#message").addEventListener("keydown", (key) => {
   }
 });
 $("#stop").addEventListener("click", () => post("/api/stop"));
+document.addEventListener("keydown", (key) => {
+  const dialogOpen = document.querySelector("dialog[open]");
+  if (key.key === "Escape" && running && !dialogOpen) { key.preventDefault(); post("/api/stop"); }
+  else if ((key.ctrlKey || key.metaKey) && key.shiftKey && key.key.toLowerCase() === "o") {
+    key.preventDefault();
+    if (!dialogOpen) post("/api/new");
+  } else if ((key.ctrlKey || key.metaKey) && key.key === "/") {
+    key.preventDefault();
+    if (!dialogOpen) $("#shortcuts").showModal();
+  }
+});
+$("#shortcuts-close").addEventListener("click", () => $("#shortcuts").close());
 $("#undo").addEventListener("click", () => post("/api/undo"));
 for (const button of document.querySelectorAll(".panel-toggle")) {
   button.addEventListener("click", () => {

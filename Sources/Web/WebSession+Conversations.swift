@@ -57,7 +57,8 @@ extension WebSession {
         let events: [JSONValue]
         do {
             history = try StoredConversation(resuming: id, journal: journal)
-            events = WebHistory.events(history.resumed?.messages ?? [], calls: try store.toolCalls(session: id))
+            events = WebHistory.events(
+                history.resumed?.messages ?? [], calls: try store.toolCalls(session: id), words: cardWords)
         } catch let refusal as StoredConversation.Refusal {
             if refusal.missing {
                 throw WebRefusal(status: 404, sentence: "no conversation \(id); the list shows those there are")

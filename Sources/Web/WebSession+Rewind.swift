@@ -47,7 +47,7 @@ extension WebSession {
     /// Every tab shows `owner`'s conversation anew as it now is (after a rewind), unless it is no longer shown.
     func reshow(_ owner: ConversationOwner) {
         let calls = owner.id.flatMap { id in try? journal?.store.toolCalls(session: id) } ?? []
-        let lines = WebHistory.events(owner.agent.conversation.messages, calls: calls).map(Self.line)
+        let lines = WebHistory.events(owner.agent.conversation.messages, calls: calls, words: cardWords).map(Self.line)
         state.withLock { state in
             guard state.owner === owner else { return }
             Self.show(lines, &state)

@@ -141,12 +141,24 @@ package final class WebSession: Sendable {
     func follow(_ stream: AsyncStream<ConversationEvent>, of owner: ConversationOwner) {
         Task { [self] in
             var answer = ""
+            // Each running call's arguments, for its result's words.
+            var arguments: [String: JSONValue] = [:]
             for await event in stream {
                 switch event {
                 case .agent(let event):
                     if case .thinking = event { answer = "" }
                     if case .textDelta(let delta) = event { answer += delta }
-                    publish(WebEvent.encode(event, plan: plan(of: event)))
+                    var words: String?
+                    if case .toolCall(let call) = event {
+                        switch call.phase {
+                        case .started(.value(let given)): arguments[call.id] = given
+                        case .finished(let result, _):
+                            words = self.words(
+                                result, arguments: arguments.removeValue(forKey: call.id), of: call.skill)
+                        default: break
+                        }
+                    }
+                    publish(WebEvent.encode(event, plan: plan(of: event), words: words))
                 case .asked(let request): publish(WebEvent.encode(.confirmationNeeded(request)))
                 case .settled(let id): publish(WebEvent.confirmed(id))
                 case .undoing(let shown, _, _): publish(WebEvent.notice("↶ undoing \(shown)"))
@@ -181,6 +193,17 @@ package final class WebSession: Sendable {
 
     /// What `/trace` shows of the last turn: each step's request and the calls with their timings.
     package var traceReport: String { owner.trace.report() }
+
+    /// A result as a person reads it, for its card's one line (nil for a skill no longer there).
+    func words(_ result: JSONValue, arguments: JSONValue?, of skill: String) -> String? {
+        guard let info = skills.skill(skill) else { return nil }
+        return ResultWords.line(result, arguments: arguments ?? .object(JSONObject()), skill: info)
+    }
+
+    /// `words` as `WebHistory.events` takes it.
+    var cardWords: (String, JSONValue, JSONValue?) -> String? {
+        { [self] skill, result, arguments in words(result, arguments: arguments, of: skill) }
+    }
 
     /// The steps of a composite call that starts with `event`, for its card.
     private func plan(of event: AgentEvent) -> [String]? {

@@ -4,7 +4,7 @@
 extension WebAssets {
     static let styles = #"""
 :root { --bg: #fbfbfa; --fg: #1d1d1f; --muted: #6b6b70; --line: #e2e2e0; --card: #ffffff; --accent: #2f6fde;
-  --ok: #1f8a4c; --bad: #c4372c; --warn: #b7791f; --user: #eef3fd; --code: #f3f3f1;
+  --ok: #18753f; --bad: #c4372c; --warn: #b7791f; --user: #eef3fd; --code: #f3f3f1;
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color-scheme: light; }
 :root[data-theme="dark"] { --bg: #151517; --fg: #e8e8ea; --muted: #9a9aa2; --line: #2c2c31; --card: #1d1d21;
   --accent: #7aa7ff; --ok: #5cc98b; --bad: #ff7b6e; --warn: #f0b45a; --user: #1f2a3d; --code: #232327;
@@ -48,6 +48,9 @@ aside .runs { color: var(--muted); font-size: 12px; }
   max-width: 85%; white-space: pre-wrap; }
 .rewind-to { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
 .segment.streaming { white-space: pre-wrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+#shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }
+.dead-link { text-decoration: none; }
 .segment { margin: 6px 0; overflow-wrap: anywhere; }
 .segment pre, .segment code { background: var(--code); border-radius: 6px; }
 .segment pre { padding: 8px 10px; overflow-x: auto; } .segment code { padding: 1px 4px; }
@@ -59,6 +62,7 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .card .state { font-size: 12px; font-weight: 600; min-width: 74px; }
 .card[data-phase="running"] .state { color: var(--accent); } .card[data-phase="succeeded"] .state { color: var(--ok); }
 .card[data-phase="failed"] .state { color: var(--bad); } .card[data-phase="cancelled"] .state { color: var(--muted); }
+.card[data-phase="declined"] .state { color: var(--muted); }
 .card .skill { font-family: ui-monospace, monospace; font-weight: 600; }
 .card .short { color: var(--muted); flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .card .time { color: var(--muted); font-size: 12px; }

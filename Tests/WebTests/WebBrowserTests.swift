@@ -82,8 +82,9 @@ struct WebBrowserTests {
         // What will happen in words, and the focus on No (Enter or a message being typed runs nothing).
         #expect(seen["asked"]?["title"] == "Delete a note: id 5?", "\(seen)")
         #expect(seen["asked"]?["focused"] == "no" && seen["focused_again"] == "no", "\(seen)")
-        #expect(seen["declined"]?["phase"] == "failed")
-        #expect(seen["declined"]?["summary"]?.stringValue?.contains("not run") == true, "\(seen)")
+        // Issue #66: a no is not a red failure — the card says "Declined" (it said "failed … not run" before).
+        #expect(seen["declined"]?["phase"] == "declined")
+        #expect(seen["declined"]?["summary"]?.stringValue?.contains("Declined") == true, "\(seen)")
         #expect(seen["accepted"]?["phase"] != "running")
         #expect(seen["accepted"]?["summary"]?.stringValue?.contains("not run") == false, "\(seen)")
         #expect(seen["dialog_open"] == false)
@@ -97,6 +98,32 @@ struct WebBrowserTests {
         #expect(seen["note"] == "interrupted")
         let answer = seen["answer"]?.stringValue ?? ""
         #expect(answer.hasPrefix("word1") && !answer.contains("word60"), "\(answer)")
+    }
+
+    /// Issue #66: Esc stops a turn as Stop does.
+    @Test func escapeStopsATurn() async throws {
+        let words = (1...60).map { "word\($0) " }
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(words, delay: .milliseconds(100))])
+        defer { model.stop() }
+        let seen = try await Self.run("escape", model: model)
+        #expect(seen["note"] == "interrupted", "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #66: a card's line is a sentence a person reads (the skill's own), the result one click away; a no
+    /// is "Declined", not a red failure; the message box has the focus at load; a finished answer is announced
+    /// once; Ctrl+/ lists the shortcuts and Ctrl+Shift+O starts a new conversation.
+    @Test func cardsSayInWordsWhatHappened() async throws {
+        let seen = try await Self.run("words")
+        #expect(seen["focus_at_load"] == "message", "\(seen)")
+        #expect(seen["added"] == "Added note 1: call the plumber.", "\(seen)")
+        #expect(seen["added_detail"]?.stringValue?.contains(#""title":"call the plumber""#) == true, "\(seen)")
+        #expect(seen["declined"] == "Declined", "\(seen)")
+        #expect(seen["declined_state"] == "declined", "\(seen)")
+        #expect(seen["announced"]?.stringValue?.isEmpty == false, "\(seen)")
+        #expect(seen["shortcuts"]?.stringValue?.contains("a new conversation") == true, "\(seen)")
+        #expect(seen["after_new"] == 0, "\(seen)")
+        #expect(seen["page_errors"] == [])
     }
 
     @Test func aPluginDroppedInAppearsAndABrokenFileShowsItsReasons() async throws {
@@ -251,7 +278,9 @@ struct WebBrowserTests {
         #expect(seen["answer"]?.stringValue?.hasPrefix("Hello") == true, "\(seen)")
         #expect(seen["active"] == 0)
         #expect(seen["alerts"] == 0)
-        #expect(seen["links"] == ["", "https://example.org"])
+        // Issue #66: the javascript: link is its text, no longer an `<a href="">` that reloads the page.
+        #expect(seen["links"] == ["https://example.org"], "\(seen)")
+        #expect(seen["dead_links"] == ["click"], "\(seen)")
         #expect(seen["page_errors"] == [])
     }
 }

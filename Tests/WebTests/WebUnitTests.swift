@@ -23,8 +23,21 @@ struct WebUnitTests {
         #expect(!html.contains("<script"), "\(html)")
         #expect(!html.contains("onerror"), "\(html)")
         #expect(!html.contains("javascript:"), "\(html)")
-        #expect(html.contains(#"<a href="">click</a>"#), "the unsafe link keeps its text, loses its target: \(html)")
+        // Issue #66: a link without its target still looked like one and reloaded the page; it is its text now.
+        #expect(html.contains(#"<span class="dead-link">click</span>"#), "the unsafe link is its text: \(html)")
+        #expect(!html.contains(#"<a href="""#), "\(html)")
         #expect(html.contains(#"<a href="https://example.org">fine</a>"#))
+    }
+
+    /// A link with no target, or one with a title, is its text too; links elsewhere in the answer are kept.
+    @Test func aLinkThatLostItsTargetIsText() {
+        let html = WebMarkdown.html(
+            "[a](vbscript:x \"t\") then [b]() then [c](https://example.org \"ok\")\n\n[d\nacross](javascript:y)")
+        #expect(!html.contains(#"<a href="""#), "\(html)")
+        #expect(html.contains(#"<span class="dead-link">a</span>"#), "\(html)")
+        #expect(html.contains(#"<span class="dead-link">b</span>"#), "\(html)")
+        #expect(html.contains(#"<a href="https://example.org" title="ok">c</a>"#), "\(html)")
+        #expect(html.contains("<span class=\"dead-link\">d\nacross</span>"), "\(html)")
     }
 
     /// The offline router's plain answers keep their lines and are escaped scalar by scalar: a prepended mark

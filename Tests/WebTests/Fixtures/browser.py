@@ -89,7 +89,7 @@ def confirm(page, seen):
                      "arguments": page.inner_text("#confirm-arguments"), "title": page.inner_text("#confirm-title"),
                      "focused": page.evaluate("document.activeElement?.dataset.answer || ''")}
     page.keyboard.press("w")  # any key but y or a is no (a message being typed)
-    page.wait_for_selector('.card[data-phase="failed"]', timeout=WAIT)
+    page.wait_for_selector('.card[data-phase="declined"]', timeout=WAIT)
     ready(page)
     seen["declined"] = card_state(page.locator(".card").last)
     send(page, "delete note 5")
@@ -114,6 +114,48 @@ def stop(page, seen):
     ready(page)
     seen["note"] = page.locator("#conversation p.note").last.inner_text()
     seen["answer"] = page.locator(".segment").last.inner_text()
+
+
+def escape(page, seen):
+    """Esc stops a turn, from wherever the focus is (issue #66)."""
+    ready(page)
+    send(page, "tell me slowly")
+    until(page, "document.querySelector('.segment')?.textContent.length > 0")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#conversation p.note", timeout=WAIT)
+    ready(page)
+    seen["note"] = page.locator("#conversation p.note").last.inner_text()
+
+
+def words(page, seen):
+    """Cards say in words what happened (issue #66), the JSON one click away; a no is "Declined"; the keyboard."""
+    ready(page)
+    seen["focus_at_load"] = page.evaluate("document.activeElement.id")
+    send(page, 'add a note titled "call the plumber"')
+    yes_when_asked(page)
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    ready(page)
+    card = page.locator(".card").last
+    seen["added"] = card.locator(".short").inner_text()
+    card.locator("summary").click()
+    seen["added_detail"] = card.locator(".detail").inner_text()
+    send(page, "delete note 1")
+    page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+    page.keyboard.press("n")
+    page.wait_for_selector('.card[data-phase="declined"]', timeout=WAIT)
+    ready(page)
+    declined = page.locator('.card[data-phase="declined"]').last
+    seen["declined"] = declined.locator(".short").inner_text()
+    seen["declined_state"] = declined.locator(".state").inner_text()
+    seen["announced"] = page.inner_text("#announcer")
+    page.keyboard.press("Control+/")
+    page.locator("#shortcuts").wait_for(state="visible", timeout=WAIT)
+    seen["shortcuts"] = page.inner_text("#shortcuts dl")
+    page.keyboard.press("Escape")
+    page.locator("#shortcuts").wait_for(state="hidden", timeout=WAIT)
+    page.keyboard.press("Control+Shift+O")
+    until(page, "document.querySelectorAll('.user').length === 0")
+    seen["after_new"] = page.locator(".card").count()
 
 
 def plugins(page, seen):
@@ -359,6 +401,7 @@ def hostile(page, seen):
         "document.querySelectorAll('#conversation script, #conversation [onerror], #conversation iframe, "
         "#conversation a[href^=\"javascript\"]').length")
     seen["links"] = page.evaluate("[...document.querySelectorAll('#conversation a')].map(a => a.getAttribute('href'))")
+    seen["dead_links"] = page.evaluate("[...document.querySelectorAll('#conversation .dead-link')].map(s => s.textContent)")
 
 
 with sync_playwright() as playwright:
@@ -371,7 +414,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
