@@ -13,6 +13,8 @@ package struct SessionSummary: Sendable, Equatable {
     package let messageCount: Int
     /// The first user message, shortened.
     package let title: String
+    /// The person's messages: the conversation's turns as a person counts them.
+    package var turns = 0
 }
 
 /// One recorded skill call (for `/trace` and for resuming a turn that was killed mid-way).
@@ -290,13 +292,16 @@ package final class HistoryStore: Sendable {
             """
             SELECT s.id, s.started, s.model,
                    (SELECT COUNT(*) FROM messages m WHERE m.session = s.id AND m.role != 'system'),
-                   (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user' ORDER BY sequence LIMIT 1)
+                   (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user' ORDER BY sequence LIMIT 1),
+                   (SELECT COUNT(*) FROM messages m WHERE m.session = s.id AND m.role = 'user')
             FROM sessions s ORDER BY s.started DESC
             """
         ).map { row in
-            SessionSummary(
+            var summary = SessionSummary(
                 id: row[0].text ?? "", started: Date(timeIntervalSince1970: row[1].real ?? 0), model: row[2].text ?? "",
                 messageCount: Int(row[3].integer ?? 0), title: String((row[4].text ?? "").prefix(60)))
+            summary.turns = Int(row[5].integer ?? 0)
+            return summary
         }
     }
 

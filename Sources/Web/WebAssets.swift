@@ -72,6 +72,7 @@ enum WebAssets {
     <div id="state-list"></div>
   </aside>
 </div>
+<button id="jump" type="button" hidden>↓ Jump to latest</button>
 <div id="announcer" class="visually-hidden" aria-live="polite"></div>
 <form id="composer" autocomplete="off" aria-label="Your message">
   <textarea id="message" rows="2" placeholder="Ask something — Enter sends, Shift+Enter starts a new line" aria-label="Message"></textarea>

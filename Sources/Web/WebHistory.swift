@@ -72,7 +72,7 @@ enum WebHistory {
                     [
                         "id": .string($0.id), "title": .string($0.title.isEmpty ? "(nothing said yet)" : $0.title),
                         "started": .string(formatter.string(from: $0.started)), "model": .string($0.model),
-                        "messages": .int(Int64($0.messageCount)),
+                        "messages": .int(Int64($0.messageCount)), "turns": .int(Int64($0.turns)),
                     ]
                 }),
         ]

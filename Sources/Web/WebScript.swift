@@ -31,15 +31,28 @@ function element(tag, className, text) {
   return node;
 }
 
-// Keeps the newest at the bottom in view, once a frame (reading the height on every event forces a layout each time).
+// Follows the newest at the bottom while the reader is there, once a frame (reading the height on every event forces
+// a layout each time); a reader who scrolled up stays where they read, and "Jump to latest" takes them down.
 let following = false;
+let pinned = true;
 function follow() {
   if (following) return;
   following = true;
   requestAnimationFrame(() => {
     following = false;
-    conversation.scrollTop = conversation.scrollHeight;
+    if (pinned) conversation.scrollTop = conversation.scrollHeight;
+    else $("#jump").hidden = false;
   });
+}
+function atBottom() { return conversation.scrollHeight - conversation.scrollTop - conversation.clientHeight < 48; }
+conversation.addEventListener("scroll", () => {
+  pinned = atBottom();
+  if (pinned) $("#jump").hidden = true;
+});
+function jumpToLatest() {
+  pinned = true;
+  $("#jump").hidden = true;
+  conversation.scrollTop = conversation.scrollHeight;
 }
 
 function newTurn() {
@@ -198,6 +211,8 @@ const handlers = {
     // A plan shown for what this tab showed before is no plan for what it shows now.
     rewinding = null;
     if ($("#rewind").open) $("#rewind").close();
+    pinned = true;
+    $("#jump").hidden = true;
   },
   user(event) {
     newTurn();
@@ -404,7 +419,9 @@ async function loadConversations() {
     entry.dataset.id = item.id;
     entry.tabIndex = 0;
     if (item.id === current) entry.setAttribute("aria-current", "true");
-    entry.append(element("span", "when", `${new Date(item.started).toLocaleString()} · ${item.messages} messages`));
+    // Turns, as a person counts them (the calls' results are messages too: 5 questions read "20 messages").
+    const turns = `${item.turns} turn${item.turns === 1 ? "" : "s"}`;
+    entry.append(element("span", "when", `${new Date(item.started).toLocaleString()} · ${turns}`));
     const open = () => { if (item.id !== current) post("/api/open", { id: item.id }); };
     entry.addEventListener("click", open);
     entry.addEventListener("keydown", (key) => { if (key.key === "Enter") open(); });
@@ -467,6 +484,7 @@ $("#message").addEventListener("keydown", (key) => {
   }
 });
 $("#stop").addEventListener("click", () => post("/api/stop"));
+$("#jump").addEventListener("click", jumpToLatest);
 document.addEventListener("keydown", (key) => {
   const dialogOpen = document.querySelector("dialog[open]");
   if (key.key === "Escape" && running && !dialogOpen) { key.preventDefault(); post("/api/stop"); }

@@ -51,6 +51,8 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }
 .dead-link { text-decoration: none; }
+#jump { position: fixed; left: 50%; transform: translateX(-50%); bottom: 96px; z-index: 2; border-radius: 16px;
+  padding: 4px 12px; box-shadow: 0 2px 8px rgb(0 0 0 / .2); }
 .segment { margin: 6px 0; overflow-wrap: anywhere; }
 .segment pre, .segment code { background: var(--code); border-radius: 6px; }
 .segment pre { padding: 8px 10px; overflow-x: auto; } .segment code { padding: 1px 4px; }

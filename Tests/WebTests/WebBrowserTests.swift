@@ -100,6 +100,20 @@ struct WebBrowserTests {
         #expect(answer.hasPrefix("word1") && !answer.contains("word60"), "\(answer)")
     }
 
+    /// Issue #66: a reader who scrolled up during a stream stays where they read (it was back at the bottom after a
+    /// second); "Jump to latest" takes them down and the stream is followed again.
+    @Test func readingWhileItStreamsStaysPut() async throws {
+        let words = (1...200).map { "line \($0) of the story\n\n" }
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(words, delay: .milliseconds(40))])
+        defer { model.stop() }
+        let seen = try await Self.run("reading", model: model)
+        #expect(seen["scroll_after_a_second"] == 0, "\(seen)")
+        #expect(seen["jump_shown"] == true, "\(seen)")
+        #expect(seen["at_bottom"] == true, "\(seen)")
+        #expect(seen["jump_after"] == false, "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
     /// Issue #66: Esc stops a turn as Stop does.
     @Test func escapeStopsATurn() async throws {
         let words = (1...60).map { "word\($0) " }
@@ -190,6 +204,8 @@ struct WebBrowserTests {
         #expect(seen["opened"]?["answer_html"] == "<p>It is <strong>42</strong>.</p>\n")
         #expect(seen["continued"]?.stringValue?.contains("42") == true, "\(seen)")
         #expect(seen["after"] == ["what is 3*3", "what is 6*7"], "\(seen)")
+        // Issue #66: counted in turns (the shell's conversation, continued here, holds 2 questions and 7 messages).
+        #expect(seen["counts"] == ["1 turn", "2 turns"], "\(seen)")
         // The opened conversation was continued in the history (the shell's --resume sees the new turn).
         let messages = try store.messages(session: id).map(\.content)
         #expect(messages.contains("what is 20+22"), "\(messages)")

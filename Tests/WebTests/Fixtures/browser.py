@@ -116,6 +116,24 @@ def stop(page, seen):
     seen["answer"] = page.locator(".segment").last.inner_text()
 
 
+def reading(page, seen):
+    """Scrolled up during a stream, the reader stays where they read; "Jump to latest" takes them down (issue #66)."""
+    ready(page)
+    send(page, "tell me a long story")
+    until(page, "document.querySelector('#conversation').scrollHeight > document.querySelector('#conversation').clientHeight + 200")
+    page.evaluate("document.querySelector('#conversation').scrollTop = 0")
+    page.wait_for_timeout(1000)
+    seen["scroll_after_a_second"] = page.evaluate("document.querySelector('#conversation').scrollTop")
+    seen["jump_shown"] = page.is_visible("#jump")
+    page.click("#jump")
+    page.wait_for_timeout(300)
+    seen["at_bottom"] = page.evaluate(
+        "(c => c.scrollHeight - c.scrollTop - c.clientHeight < 48)(document.querySelector('#conversation'))")
+    seen["jump_after"] = page.is_visible("#jump")
+    page.click("#stop")
+    ready(page)
+
+
 def escape(page, seen):
     """Esc stops a turn, from wherever the focus is (issue #66)."""
     ready(page)
@@ -239,6 +257,7 @@ def conversations(page, seen):
     until(page, "[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)"
                 ".includes('what is 3*3')")
     seen["after"] = page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
+    seen["counts"] = page.evaluate("[...document.querySelectorAll('#conversation-list li .when')].map(w => w.textContent.split(' · ').pop())")
     page.screenshot(path=f"{shots}/web-conversations-1280x800.png")
 
 
@@ -414,7 +433,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
