@@ -26,6 +26,12 @@ enum WebEvent {
         stamped(["type": "answer", "html": .string(WebMarkdown.html(text)), "fresh": .bool(fresh)])
     }
 
+    /// The answer so far laid out while it streams (a model's markdown), so the page never shows raw table pipes and
+    /// fences and does not jump at the end: sent to the tabs watching, never kept for later ones.
+    static func partial(markdown text: String) -> JSONValue {
+        stamped(["type": "partial", "html": .string(WebMarkdown.html(text))])
+    }
+
     /// An answer written as plain text (the offline router's), its lines kept; otherwise as `answer(markdown:)`.
     static func answer(_ text: String, markdown: Bool, fresh: Bool = false) -> JSONValue {
         guard !markdown else { return answer(markdown: text, fresh: fresh) }

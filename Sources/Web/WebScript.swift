@@ -64,8 +64,11 @@ function newTurn() {
 function currentSegment() {
   if (!turn) newTurn();
   if (!segment) {
+    // What is laid out so far (a model's markdown, as the server laid it out), then the text that came after it.
     segment = element("div", "segment streaming");
-    segment.append(document.createTextNode(""));
+    const tail = element("span", "tail");
+    tail.append(document.createTextNode(""));
+    segment.append(element("div", "laid"), tail);
     turn.append(segment);
   }
   return segment;
@@ -228,7 +231,13 @@ const handlers = {
     }
   },
   thinking() { segment = null; },
-  delta(event) { currentSegment().firstChild.appendData(event.text); },
+  delta(event) { currentSegment().lastChild.firstChild.appendData(event.text); },
+  partial(event) {
+    // The answer so far laid out: it replaces the text it covers (the tail starts again after it).
+    const current = currentSegment();
+    current.firstChild.innerHTML = event.html;
+    current.lastChild.firstChild.data = "";
+  },
   card: showCard,
   confirm: ask,
   confirmed(event) { closeQuestion(event.id); },

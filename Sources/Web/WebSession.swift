@@ -37,6 +37,9 @@ package final class WebSession: Sendable {
         var replayBytes = 0
     }
 
+    /// How often a streaming answer is laid out anew (`WebEvent.partial`).
+    static let layoutInterval = Duration.milliseconds(150)
+
     /// The most of the past a new tab is sent (older events are dropped from the replay first).
     static let replayLimit = 8 << 20
 
@@ -143,6 +146,9 @@ package final class WebSession: Sendable {
             var answer = ""
             // Each running call's arguments, for its result's words.
             var arguments: [String: JSONValue] = [:]
+            // A model's markdown answer is laid out as it streams, at most every `layoutInterval`.
+            let layOut = provider.answersInMarkdown
+            var laidOut = ContinuousClock.now
             for await event in stream {
                 switch event {
                 case .agent(let event):
@@ -159,6 +165,10 @@ package final class WebSession: Sendable {
                         }
                     }
                     publish(WebEvent.encode(event, plan: plan(of: event), words: words))
+                    if layOut, case .textDelta = event, ContinuousClock.now - laidOut >= Self.layoutInterval {
+                        laidOut = .now
+                        broadcast(Self.line(WebEvent.partial(markdown: answer)))
+                    }
                 case .asked(let request): publish(WebEvent.encode(.confirmationNeeded(request)))
                 case .settled(let id): publish(WebEvent.confirmed(id))
                 case .undoing(let shown, _, _): publish(WebEvent.notice("↶ undoing \(shown)"))

@@ -47,7 +47,7 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .user { background: var(--user); border-radius: 12px; padding: 8px 12px; margin: 14px 0 8px auto; width: fit-content;
   max-width: 85%; white-space: pre-wrap; }
 .rewind-to { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
-.segment.streaming { white-space: pre-wrap; }
+.segment.streaming .tail { white-space: pre-wrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }
 .dead-link { text-decoration: none; }

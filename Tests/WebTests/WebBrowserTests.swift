@@ -114,6 +114,19 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// Issue #66: the answer is laid out as it streams — no raw table pipes until the end, and no jump then.
+    @Test func markdownIsLaidOutWhileItStreams() async throws {
+        let chunks =
+            ["Here:\n\n", "| city | zone |\n", "|---|---|\n", "| Tokyo | UTC+9 |\n", "\n"]
+            + (1...30).map { "more \($0) " }
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(chunks, delay: .milliseconds(60))])
+        defer { model.stop() }
+        let seen = try await Self.run("layout", model: model)
+        #expect(seen["cells"]?.arrayValue?.first == "Tokyo", "\(seen)")
+        #expect(seen["streaming_text"]?.stringValue?.contains("|---|") == false, "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
     /// Issue #66: Esc stops a turn as Stop does.
     @Test func escapeStopsATurn() async throws {
         let words = (1...60).map { "word\($0) " }

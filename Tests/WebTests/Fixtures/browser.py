@@ -134,6 +134,17 @@ def reading(page, seen):
     ready(page)
 
 
+def layout(page, seen):
+    """A model's markdown is laid out while it streams (issue #66): a table is a table before the answer ends."""
+    ready(page)
+    send(page, "a table please")
+    until(page, "document.querySelector('.segment.streaming td') !== null")
+    seen["streaming_text"] = page.evaluate("document.querySelector('.segment.streaming').textContent")
+    seen["cells"] = page.evaluate("[...document.querySelectorAll('.segment.streaming td')].map(td => td.textContent)")
+    page.wait_for_selector(".segment:not(.streaming) table", timeout=WAIT)
+    ready(page)
+
+
 def escape(page, seen):
     """Esc stops a turn, from wherever the focus is (issue #66)."""
     ready(page)
@@ -433,7 +444,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
