@@ -98,6 +98,11 @@ def answer_done(count):
     return f"window.skillhostDeltas >= {count} && !document.querySelector('#send').disabled"
 
 
+# Every API request carries the page key the sign-in handed out (as the page's own requests do).
+NEW_CONVERSATION = ("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json', "
+                    "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: '{}'})")
+
+
 def main():
     model = start_model()
     process, url = start_web(model.server_address[1])
@@ -113,7 +118,7 @@ def main():
             for run in range(runs):
                 # Event → DOM over one streamed answer (new conversation each run, so the replay stays small).
                 Model.deltas, Model.pause = 300, 0.005
-                page.evaluate("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'})")
+                page.evaluate(NEW_CONVERSATION)
                 wait(page, "document.querySelectorAll('.user').length === 0")
                 page.evaluate("window.skillhostDelays = []; window.skillhostDeltas = 0")
                 page.fill("#message", f"stream please {run}")
@@ -132,7 +137,7 @@ def main():
 
                 # Ten tabs watching one answer of 1,000 deltas.
                 Model.deltas, Model.pause = 1000, 0.001
-                page.evaluate("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'})")
+                page.evaluate(NEW_CONVERSATION)
                 wait(page, "document.querySelectorAll('.user').length === 0")
                 tabs = [signed.new_page() for _ in range(10)]
                 for other in tabs:

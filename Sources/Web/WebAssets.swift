@@ -34,21 +34,26 @@ enum WebAssets {
 <header>
   <h1>skillhost</h1>
   <span id="status" role="status">connecting…</span>
+  <button id="menu-toggle" type="button" aria-expanded="false" aria-controls="header-actions">Menu</button>
+  <nav id="header-actions" aria-label="Conversation and panels">
   <button id="new-conversation" type="button">New</button>
   <button id="conversations-toggle" class="panel-toggle" data-panel="conversations" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
   <button id="theme-toggle" type="button" title="Switch between light and dark">Theme</button>
   <button id="skills-toggle" class="panel-toggle" data-panel="skills" type="button" aria-expanded="false" aria-controls="skills">Skills</button>
   <button id="trace-toggle" class="panel-toggle" data-panel="trace" type="button" aria-expanded="false" aria-controls="trace">Trace</button>
   <button id="state-toggle" class="panel-toggle" data-panel="state" type="button" aria-expanded="false" aria-controls="state">State</button>
+  </nav>
 </header>
 <div id="layout">
   <main id="conversation"></main>
   <aside id="conversations" hidden>
+    <button type="button" class="close-panel" aria-label="Close the conversations panel">×</button>
     <h2>Conversations</h2>
     <p class="note">The shell's and this window's, newest first.</p>
     <ul id="conversation-list"></ul>
   </aside>
   <aside id="skills" hidden>
+    <button type="button" class="close-panel" aria-label="Close the skills panel">×</button>
     <h2>Skills</h2>
     <ul id="skill-list"></ul>
     <section id="folders" hidden>
@@ -62,11 +67,13 @@ enum WebAssets {
     </section>
   </aside>
   <aside id="trace" hidden>
+    <button type="button" class="close-panel" aria-label="Close the trace panel">×</button>
     <h2>Trace</h2>
     <p class="note">The last turn: each step's request, and the calls with their timings.</p>
     <pre id="trace-report"></pre>
   </aside>
   <aside id="state" hidden>
+    <button type="button" class="close-panel" aria-label="Close the state panel">×</button>
     <h2>State</h2>
     <p class="note">What the agent sees of each plugin, refreshed after every call.</p>
     <div id="state-list"></div>
@@ -75,7 +82,7 @@ enum WebAssets {
 <button id="jump" type="button" hidden>↓ Jump to latest</button>
 <div id="announcer" class="visually-hidden" aria-live="polite"></div>
 <form id="composer" autocomplete="off" aria-label="Your message">
-  <textarea id="message" rows="2" placeholder="Ask something — Enter sends, Shift+Enter starts a new line" aria-label="Message"></textarea>
+  <textarea id="message" rows="2" placeholder="Ask something — Enter sends" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
   <button id="stop" type="button" disabled>Stop</button>
   <button id="undo" type="button" disabled title="Reverse the last change a skill made">Undo</button>

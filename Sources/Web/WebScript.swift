@@ -513,6 +513,16 @@ for (const button of document.querySelectorAll(".panel-toggle")) {
   });
 }
 $("#new-conversation").addEventListener("click", () => post("/api/new"));
+// The phone's one-row header: the actions behind a menu that closes once one is chosen.
+function setMenu(open) {
+  document.querySelector("header").classList.toggle("menu-open", open);
+  $("#menu-toggle").setAttribute("aria-expanded", String(open));
+}
+$("#menu-toggle").addEventListener("click", () => setMenu($("#menu-toggle").getAttribute("aria-expanded") !== "true"));
+$("#header-actions").addEventListener("click", (click) => { if (click.target.closest("button")) setMenu(false); });
+for (const close of document.querySelectorAll(".close-panel")) {
+  close.addEventListener("click", () => post("/api/view", { panel: "none" }));
+}
 $("#theme-toggle").addEventListener("click", () => post("/api/view", { theme: dark() ? "light" : "dark" }));
 for (const button of document.querySelectorAll("#confirm button")) {
   button.addEventListener("click", () => answer(button.dataset.answer));

@@ -14,7 +14,10 @@ extension WebAssets {
   --warn: #f0b45a; --user: #1f2a3d; --code: #232327; color-scheme: dark; } }
 :root[data-text-size="small"] { font-size: 13px; } :root[data-text-size="large"] { font-size: 18px; }
 * { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--fg); display: flex; flex-direction: column; height: 100vh; }
+body { margin: 0; background: var(--bg); color: var(--fg); display: flex; flex-direction: column; height: 100vh;
+  height: 100dvh; }
+#header-actions { display: contents; } #menu-toggle { display: none; }
+aside { position: relative; } .close-panel { position: absolute; top: 8px; right: 8px; padding: 2px 10px; }
 header { display: flex; align-items: center; gap: 12px; padding: 10px 16px; border-bottom: 1px solid var(--line); }
 header h1 { font-size: 17px; margin: 0; }
 #status { color: var(--muted); font-size: 13px; flex: 1; }
@@ -87,8 +90,16 @@ dialog .hint { color: var(--muted); font-size: 12px; margin: 8px 0 0; }
 #confirm-risk.destructive { color: var(--bad); } #confirm-risk.mutating { color: var(--warn); }
 kbd { font-family: ui-monospace, monospace; font-size: 12px; border: 1px solid var(--line); border-radius: 4px;
   padding: 0 4px; }
-@media (max-width: 700px) { header { flex-wrap: wrap; gap: 6px; } header button { padding: 4px 8px; font-size: 13px; }
-  #status { flex-basis: 100%; order: 1; } aside { position: fixed; inset: 112px 0 64px auto; width: 86vw; background: var(--bg); }
-  #conversation { padding: 10px; } }
+@media (max-width: 700px) {
+  header { position: relative; gap: 8px; padding: 8px 12px; } header h1 { font-size: 16px; }
+  #status { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  #menu-toggle { display: inline-block; padding: 4px 10px; }
+  #header-actions { display: none; } header.menu-open #header-actions { display: flex; flex-direction: column;
+    gap: 6px; position: absolute; top: 100%; right: 8px; z-index: 3; padding: 8px; background: var(--card);
+    border: 1px solid var(--line); border-radius: 10px; box-shadow: 0 4px 16px rgb(0 0 0 / .2); }
+  aside { position: fixed; inset: 0; z-index: 4; width: auto; border: 0; background: var(--bg); padding-top: 44px; }
+  #conversation { padding: 10px; }
+  form#composer { flex-wrap: wrap; padding: 8px 10px; } form#composer textarea { flex-basis: 100%; }
+  form#composer button { flex: 1; } }
 """#
 }

@@ -127,6 +127,19 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// Issue #66: at 390×844 the header is one row with a menu (it wrapped to three, 112 px), the message box is
+    /// full width (145 px), and a panel is a sheet with a close button (it overlapped the message box).
+    @Test func aPhoneGetsOneRowAFullWidthBoxAndSheets() async throws {
+        let seen = try await Self.run("phone")
+        #expect((seen["header_height"]?.doubleValue ?? 999) <= 56, "\(seen)")
+        #expect((seen["message_width"]?.doubleValue ?? 0) >= 360, "\(seen)")
+        #expect(seen["menu_items_hidden"] == true, "\(seen)")
+        #expect(seen["sheet"] == [0, 0, 390], "\(seen)")
+        #expect(seen["menu_closed"] == true, "\(seen)")
+        #expect(seen["sheet_closed"] == true, "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
     /// Issue #66: Esc stops a turn as Stop does.
     @Test func escapeStopsATurn() async throws {
         let words = (1...60).map { "word\($0) " }

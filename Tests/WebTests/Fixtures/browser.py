@@ -47,6 +47,8 @@ def turn(page, seen):
     page.screenshot(path=f"{shots}/web-1280x800.png")
     page.set_viewport_size({"width": 390, "height": 844})
     page.screenshot(path=f"{shots}/web-390x844.png")
+    # Back to the desktop (on a phone the panels' buttons are behind the menu: the phone scenario drives that).
+    page.set_viewport_size({"width": 1280, "height": 800})
     seen["delays"] = page.evaluate("window.skillhostDelays.length")
     # A second tab watching the same conversation sees it as it is.
     other = page.context.new_page()
@@ -143,6 +145,28 @@ def layout(page, seen):
     seen["cells"] = page.evaluate("[...document.querySelectorAll('.segment.streaming td')].map(td => td.textContent)")
     page.wait_for_selector(".segment:not(.streaming) table", timeout=WAIT)
     ready(page)
+
+
+def phone(page, seen):
+    """At 390×844 (issue #66): a one-row header with a menu, a full-width message box, panels as sheets that close."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    ready(page)
+    send(page, "what is (23+7)*2")
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    ready(page)
+    seen["header_height"] = page.evaluate("document.querySelector('header').getBoundingClientRect().height")
+    seen["message_width"] = page.evaluate("document.querySelector('#message').getBoundingClientRect().width")
+    seen["menu_items_hidden"] = not page.is_visible("#skills-toggle")
+    page.screenshot(path=f"{shots}/web-phone-390x844.png")
+    page.click("#menu-toggle")
+    page.click("#skills-toggle")
+    page.locator("#skills").wait_for(state="visible", timeout=WAIT)
+    seen["sheet"] = page.evaluate("(r => [r.left, r.top, r.width])(document.querySelector('#skills').getBoundingClientRect())")
+    seen["menu_closed"] = not page.is_visible("#new-conversation")
+    page.screenshot(path=f"{shots}/web-phone-skills-390x844.png")
+    page.click("#skills .close-panel")
+    page.locator("#skills").wait_for(state="hidden", timeout=WAIT)
+    seen["sheet_closed"] = True
 
 
 def escape(page, seen):
@@ -444,7 +468,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
