@@ -2,9 +2,9 @@ import Foundation
 
 /// A real browser for the front end's tests: Debian's chromium (installed by `.ci/run`) driven by Playwright from
 /// PyPI, installed once into the same environment as `PythonPeers` and launched with `executable_path` (Playwright
-/// downloads no browser).
+/// downloads no browser), with axe-core (bundled by axe-playwright-python) for the accessibility scans.
 package enum BrowserPeer {
-    package static let requirement = "playwright==1.65.2"
+    package static let requirements = ["playwright==1.65.2", "axe-playwright-python==0.1.8"]
     package static let chromium = "/usr/bin/chromium"
 
     /// The python executable with Playwright, installing it if needed (on a thread of its own).
@@ -20,13 +20,13 @@ package enum BrowserPeer {
         guard FileManager.default.isExecutableFile(atPath: chromium) else {
             throw FixtureError.compileFailed("\(chromium) is missing: apt-get install chromium (.ci/run does)")
         }
-        let marker = PythonPeers.folder + "/.installed-" + requirement
+        let marker = PythonPeers.folder + "/.installed-" + requirements.joined(separator: "+")
         if FileManager.default.fileExists(atPath: marker) { return }
         let pip = try runProcess(
-            PythonPeers.folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check", requirement],
+            PythonPeers.folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements,
             environment: userEnvironment())
         guard pip.status == 0 else {
-            throw FixtureError.compileFailed("pip install \(requirement) failed: \(pip.stderr)")
+            throw FixtureError.compileFailed("pip install \(requirements.joined(separator: " ")) failed: \(pip.stderr)")
         }
         _ = FileManager.default.createFile(atPath: marker, contents: Data())
     }

@@ -169,6 +169,64 @@ def phone(page, seen):
     seen["sheet_closed"] = True
 
 
+def a11y(page, seen):
+    """axe-core scans (issue #66): the serious and critical violations of each state — the empty page, a conversation
+    with cards, a confirmation, each panel — light and dark, desktop and phone."""
+    from axe_playwright_python.sync_playwright import Axe
+    axe = Axe()
+    found = []
+    scans = []
+    minor = set()
+
+    def scan(state):
+        results = axe.run(page)
+        scans.append(state)
+        for violation in results.response["violations"]:
+            minor.add(f"{violation['id']} ({violation['impact']})")
+            if violation["impact"] in ("serious", "critical"):
+                found.append(f"{state}: {violation['id']} ({violation['impact']}): "
+                             + "; ".join(node["target"][0] if isinstance(node["target"][0], str) else str(node["target"])
+                                         for node in violation["nodes"][:3]))
+
+    def panels(prefix):
+        for panel in ["conversations", "skills", "trace", "state"]:
+            page.evaluate(f"fetch('/api/view', {{method: 'POST', headers: {{'Content-Type': 'application/json', "
+                          f"'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}, body: JSON.stringify({{panel: '{panel}'}})}})")
+            page.locator(f"#{panel}").wait_for(state="visible", timeout=WAIT)
+            page.wait_for_timeout(200)
+            scan(f"{prefix} {panel} panel")
+        page.evaluate("fetch('/api/view', {method: 'POST', headers: {'Content-Type': 'application/json', "
+                      "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: JSON.stringify({panel: 'none'})})")
+        page.locator("#state").wait_for(state="hidden", timeout=WAIT)
+
+    ready(page)
+    for theme in ["light", "dark"]:
+        page.evaluate("fetch('/api/view', {method: 'POST', headers: {'Content-Type': 'application/json', "
+                      "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: JSON.stringify({theme: '"
+                      + theme + "'})})")
+        until(page, f"document.documentElement.dataset.theme === '{theme}'")
+        for size in [(1280, 800), (390, 844)]:
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            where = f"{theme} {size[0]}x{size[1]}"
+            page.evaluate("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json', "
+                          "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: '{}'})")
+            until(page, "document.querySelectorAll('.user').length === 0")
+            scan(f"{where} empty page")
+            send(page, "what is (23+7)*2")
+            page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+            ready(page)
+            scan(f"{where} conversation with cards")
+            send(page, "delete note 5")
+            page.locator("#confirm").wait_for(state="visible", timeout=WAIT)
+            scan(f"{where} confirmation")
+            page.keyboard.press("n")
+            ready(page)
+            panels(where)
+    seen["violations"] = found
+    seen["scans"] = len(scans)
+    seen["all_kinds"] = sorted(minor)
+
+
 def escape(page, seen):
     """Esc stops a turn, from wherever the focus is (issue #66)."""
     ready(page)
@@ -468,7 +526,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
