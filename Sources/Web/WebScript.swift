@@ -216,8 +216,11 @@ const handlers = {
     if ($("#rewind").open) $("#rewind").close();
     pinned = true;
     $("#jump").hidden = true;
+    // An empty conversation says what this is until its first message (a replay that follows removes it).
+    showWelcome();
   },
   user(event) {
+    document.querySelector("#conversation .welcome")?.remove();
     newTurn();
     turn.append(element("div", "user", event.text));
     if (event.number) {
@@ -251,6 +254,7 @@ const handlers = {
     target.classList.remove("streaming");
     target.innerHTML = event.html;
     segment = null;
+    addCopies(target);
     if (!event.fresh) announce(target.textContent);
   },
   finished(event) {
@@ -268,6 +272,7 @@ const handlers = {
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
     loadSkills();
+    loadWelcome();
   },
   usage() {},
 };
@@ -277,6 +282,60 @@ function opened() {
   // Ready to type: the message box has the focus unless the person is somewhere else already.
   if (document.activeElement === document.body) $("#message").focus();
   window.skillhostReady ??= performance.now();
+}
+
+// Copy buttons: one under an answer (its text), one on each of its code blocks.
+function copyButton(label, text) {
+  const button = element("button", "copy", label);
+  button.type = "button";
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
+  });
+  return button;
+}
+function addCopies(answer) {
+  for (const pre of answer.querySelectorAll("pre")) {
+    const code = pre.textContent;
+    pre.before(copyButton("Copy code", () => code));
+  }
+  if (!answer.nextElementSibling?.classList.contains("copy-answer")) {
+    const button = copyButton("Copy", () => answer.innerText);
+    button.classList.add("copy-answer");
+    answer.after(button);
+  }
+}
+
+// What an empty conversation shows: who answers (and how to add a model when none is), and requests that work with
+// the skills loaded; a click on one sends it.
+let welcome = null;
+async function loadWelcome() {
+  const response = await api("/api/welcome");
+  if (!response.ok) return;
+  welcome = await response.json();
+  document.querySelector("#conversation .welcome")?.remove();
+  showWelcome();
+}
+function showWelcome() {
+  if (!welcome || conversation.querySelector(".user, .welcome")) return;
+  const block = element("section", "welcome");
+  block.append(element("h2", "", "Ask for something your skills can do"),
+    element("p", "", `${welcome.skills} skills are loaded on this machine. Answering: ${welcome.answering}.`));
+  if (welcome.how_to_add) block.append(element("p", "note", welcome.how_to_add));
+  const list = element("div", "examples");
+  for (const request of welcome.examples) {
+    const example = element("button", "example", request);
+    example.type = "button";
+    example.addEventListener("click", () => { $("#message").value = request; $("#composer").requestSubmit(); });
+    list.append(example);
+  }
+  block.append(list);
+  conversation.prepend(block);
 }
 
 // A finished answer is announced once to a screen reader (the conversation itself is no live region: every streamed
@@ -476,6 +535,7 @@ async function signIn() {
   }
   // The panels load what they show when the view (the stream's first events) opens them.
   connect();
+  loadWelcome();
 }
 
 $("#composer").addEventListener("submit", async (submitted) => {

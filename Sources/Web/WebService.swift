@@ -155,6 +155,10 @@ package final class WebService: Sendable {
         case ("GET", "/api/events"): events(exchange)
         case ("GET", let path) where path.hasPrefix("/api/events/"): events(exchange)
         case ("GET", "/api/skills"): json(exchange, 200, skillsPanel())
+        case ("GET", "/api/welcome"):
+            json(
+                exchange, 200,
+                WebWelcome.json(provider: session.provider, skills: registry.skills, disabled: session.disabledSkills))
         case ("POST", "/api/skill"):
             guard let id = body["id"]?.stringValue, case .bool(let enabled)? = body["enabled"] else {
                 refuse(exchange, 400, "switching a skill needs \"id\" and \"enabled\": true or false")

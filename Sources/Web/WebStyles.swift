@@ -54,6 +54,11 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }
 .dead-link { text-decoration: none; }
+.copy { font-size: 12px; padding: 1px 8px; color: var(--muted); } .segment pre { position: relative; }
+.segment button.copy { display: block; margin: 4px 0 -2px auto; }
+.welcome { margin: 32px auto; max-width: 560px; } .welcome h2 { font-size: 18px; margin: 0 0 6px; }
+.welcome .note { color: var(--muted); font-size: 13px; }
+.welcome .examples { display: flex; flex-wrap: wrap; gap: 8px; margin-top: 12px; }
 #jump { position: fixed; left: 50%; transform: translateX(-50%); bottom: 96px; z-index: 2; border-radius: 16px;
   padding: 4px 12px; box-shadow: 0 2px 8px rgb(0 0 0 / .2); }
 .segment { margin: 6px 0; overflow-wrap: anywhere; }

@@ -118,12 +118,13 @@ struct WebBrowserTests {
     @Test func markdownIsLaidOutWhileItStreams() async throws {
         let chunks =
             ["Here:\n\n", "| city | zone |\n", "|---|---|\n", "| Tokyo | UTC+9 |\n", "\n"]
-            + (1...30).map { "more \($0) " }
+            + (1...30).map { "more \($0) " } + ["\n\n```\nprint(1)\n```\n"]
         let model = try LoopbackServer([LoopbackServer.Reply.chatText(chunks, delay: .milliseconds(60))])
         defer { model.stop() }
         let seen = try await Self.run("layout", model: model)
         #expect(seen["cells"]?.arrayValue?.first == "Tokyo", "\(seen)")
         #expect(seen["streaming_text"]?.stringValue?.contains("|---|") == false, "\(seen)")
+        #expect(seen["code_copied"] == "print(1)\n", "a code block's own Copy: \(seen)")
         #expect(seen["page_errors"] == [])
     }
 
@@ -148,6 +149,21 @@ struct WebBrowserTests {
         #expect(seen["violations"] == [], "\(seen["violations"] ?? .null)")
         // Anything lesser axe reports is printed, to see (not a failure).
         print("axe, every kind reported: \(seen["all_kinds"] ?? .null)")
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #66: an empty page says what this is and who answers — with no model configured, how to add one — and
+    /// offers requests that work with the skills loaded; one click sends it; an answer can be copied.
+    @Test func anEmptyPageOffersRequestsThatWork() async throws {
+        let seen = try await Self.run("welcome")
+        let text = seen["welcome"]?.stringValue ?? ""
+        #expect(text.contains("Answering: the offline router."), "\(text)")
+        #expect(text.contains("OPENAI_BASE_URL and SKILLHOST_MODEL"), "\(text)")
+        #expect(seen["examples"]?.arrayValue?.first == "what is (23+7)*2", "\(seen)")
+        #expect(seen["examples"]?.arrayValue?.count == 4, "\(seen)")
+        #expect(seen["welcome_after"] == 0, "\(seen)")
+        #expect(seen["first_user"] == "what is (23+7)*2", "\(seen)")
+        #expect(seen["copied"]?.stringValue?.contains("(23+7)*2 = 60") == true, "\(seen)")
         #expect(seen["page_errors"] == [])
     }
 

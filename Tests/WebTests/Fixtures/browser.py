@@ -145,6 +145,11 @@ def layout(page, seen):
     seen["cells"] = page.evaluate("[...document.querySelectorAll('.segment.streaming td')].map(td => td.textContent)")
     page.wait_for_selector(".segment:not(.streaming) table", timeout=WAIT)
     ready(page)
+    # A code block is copied by its own button.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click(".segment button.copy")
+    until(page, "document.querySelector('.segment button.copy').textContent === 'Copied'")
+    seen["code_copied"] = page.evaluate("navigator.clipboard.readText()")
 
 
 def phone(page, seen):
@@ -225,6 +230,24 @@ def a11y(page, seen):
     seen["violations"] = found
     seen["scans"] = len(scans)
     seen["all_kinds"] = sorted(minor)
+
+
+def welcome(page, seen):
+    """An empty page says what this is, who answers and how to add a model, and offers requests that work; an
+    answer and its code blocks can be copied (issue #66)."""
+    ready(page)
+    page.wait_for_selector(".welcome .example", timeout=WAIT)
+    seen["welcome"] = page.inner_text(".welcome")
+    seen["examples"] = page.evaluate("[...document.querySelectorAll('.welcome .example')].map(b => b.textContent)")
+    page.locator(".welcome .example").first.click()
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+    seen["welcome_after"] = page.locator(".welcome").count()
+    seen["first_user"] = page.locator(".user").first.inner_text()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click(".copy-answer")
+    until(page, "document.querySelector('.copy-answer').textContent === 'Copied'")
+    seen["copied"] = page.evaluate("navigator.clipboard.readText()")
 
 
 def escape(page, seen):
@@ -526,7 +549,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
