@@ -271,9 +271,11 @@ package final class ConversationOwner: Sendable {
             return (Array(state.questions.values), state.agent, state.operation)
         }
         guard let stopped else { return }
-        for question in stopped.questions { question.answer.resume(returning: .deny) }
+        // Cancelled first, answered after: the work that resumes with the no finds itself cancelled (answered
+        // first, a turn could carry on to its next step — the offline router answers at once — and end as answered).
         stopped.agent.stopTurn()
         stopped.operation?.cancel()
+        for question in stopped.questions { question.answer.resume(returning: .deny) }
     }
 
     /// The one way a question is asked (a turn's call, an undo's, a rewind's, a direct call's): the wait is

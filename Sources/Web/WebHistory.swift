@@ -52,7 +52,10 @@ enum WebHistory {
             if case .value(let given) = arguments { said = words(call.name, value, given) }
         } else {
             let message = record?.error ?? "interrupted before it ran"
-            ending = .failed(SkillFailure(code: .failed, message: message), duration: duration)
+            // A no is shown as one when the conversation is opened again, as it was live.
+            let declined = message == Refusal.declined(skill: call.name).sentence(for: .embedder)
+            ending = .failed(
+                SkillFailure(code: declined ? .notPermitted : .failed, message: message), duration: duration)
         }
         return [
             WebEvent.encode(

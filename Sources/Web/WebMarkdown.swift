@@ -1,4 +1,5 @@
 import CMarkGFM
+import Foundation
 import Glibc
 
 /// A model's answer as HTML for the page: CommonMark with GitHub's tables, strikethrough, autolinks and task lists,
@@ -24,20 +25,45 @@ enum WebMarkdown {
         }
         guard let root = cmark_parser_finish(parser) else { return "" }
         defer { cmark_node_free(root) }
+        unwrapLinksWithoutTarget(root)
         // CMARK_OPT_DEFAULT without CMARK_OPT_UNSAFE: the safe rendering.
         guard let rendered = cmark_render_html(root, CMARK_OPT_DEFAULT, cmark_parser_get_syntax_extensions(parser))
         else { return "" }
         defer { free(rendered) }
-        return withoutEmptyLinks(String(cString: rendered))
+        return String(cString: rendered)
     }
 
-    /// A link whose target the safe mode took away (`javascript:` and the like, or none at all) is `<a href="">`:
-    /// it still looks like a link, and clicking it reloads the page. Shown as its text instead.
-    static func withoutEmptyLinks(_ html: String) -> String {
-        guard html.contains(#"<a href="""#) else { return html }
-        // With or without a title; links never nest, so the first `</a>` ends it.
-        let emptyLink = #/<a href=""(?: title="[^"]*")?>(.*?)</a>/#.dotMatchesNewlines()
-        return html.replacing(emptyLink) { match in "<span class=\"dead-link\">" + match.output.1 + "</span>" }
+    /// A link whose target the safe mode would take away (`javascript:`, `vbscript:`, `file:`, a `data:` that is no
+    /// image, or none at all) would render as `<a href="">`: it still looks like a link, and clicking it reloads the
+    /// page. Such a link is replaced in the tree by what it holds (an autolink nested in it is looked at on its own).
+    static func unwrapLinksWithoutTarget(_ root: OpaquePointer) {
+        var dead: [OpaquePointer] = []
+        guard let iterator = cmark_iter_new(root) else { return }
+        while cmark_iter_next(iterator) != CMARK_EVENT_DONE {
+            guard cmark_iter_get_event_type(iterator) == CMARK_EVENT_ENTER, let node = cmark_iter_get_node(iterator),
+                cmark_node_get_type(node) == CMARK_NODE_LINK
+            else { continue }
+            let url = cmark_node_get_url(node).map { String(cString: $0) } ?? ""
+            if !hasTarget(url) { dead.append(node) }
+        }
+        cmark_iter_free(iterator)
+        // Innermost first: a link's children are moved out before the link itself goes.
+        for link in dead.reversed() {
+            while let child = cmark_node_first_child(link) { _ = cmark_node_insert_before(link, child) }
+            cmark_node_free(link)
+        }
+    }
+
+    /// Whether cmark's safe mode keeps `url` as a link's target (its `scan_dangerous_url`, plus: not empty).
+    static func hasTarget(_ url: String) -> Bool {
+        let lowered = url.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !lowered.isEmpty else { return false }
+        if lowered.hasPrefix("data:") {
+            return ["data:image/png", "data:image/gif", "data:image/jpeg", "data:image/webp"].contains {
+                lowered.hasPrefix($0)
+            }
+        }
+        return !["javascript:", "vbscript:", "file:"].contains { lowered.hasPrefix($0) }
     }
 
     /// Plain text (the offline router's answers) as HTML: escaped, each line kept (markdown would join them and

@@ -35,24 +35,37 @@ function element(tag, className, text) {
 // a layout each time); a reader who scrolled up stays where they read, and "Jump to latest" takes them down.
 let following = false;
 let pinned = true;
+// Where the page last put the view: only a reader moving up from there stops the following (content that grows
+// between the page's scroll and its event does not).
+let placedAt = 0;
 function follow() {
   if (following) return;
   following = true;
   requestAnimationFrame(() => {
     following = false;
-    if (pinned) conversation.scrollTop = conversation.scrollHeight;
-    else $("#jump").hidden = false;
+    if (pinned) {
+      conversation.scrollTop = conversation.scrollHeight;
+      placedAt = conversation.scrollTop;
+    } else if (!atBottom()) {
+      $("#jump").hidden = false;
+    }
   });
 }
 function atBottom() { return conversation.scrollHeight - conversation.scrollTop - conversation.clientHeight < 48; }
 conversation.addEventListener("scroll", () => {
-  pinned = atBottom();
-  if (pinned) $("#jump").hidden = true;
+  if (atBottom()) {
+    pinned = true;
+    $("#jump").hidden = true;
+  } else if (conversation.scrollTop < placedAt - 2) {
+    pinned = false;
+  }
+  placedAt = Math.min(placedAt, conversation.scrollTop);
 });
 function jumpToLatest() {
   pinned = true;
   $("#jump").hidden = true;
   conversation.scrollTop = conversation.scrollHeight;
+  placedAt = conversation.scrollTop;
 }
 
 function newTurn() {
@@ -255,10 +268,13 @@ const handlers = {
     target.innerHTML = event.html;
     segment = null;
     addCopies(target);
-    if (!event.fresh) announce(target.textContent);
+    if (!event.fresh) announce(target.textContent, event);
   },
   finished(event) {
-    if (event.reason !== "answered") turn?.append(element("p", "note", event.explanation));
+    if (event.reason !== "answered") {
+      turn?.append(element("p", "note", event.explanation));
+      announce(event.explanation, event);
+    }
     segment = null;
   },
   running(event) {
@@ -267,7 +283,10 @@ const handlers = {
   },
   view(event) { showView(event.view); },
   undoable(event) { undoable = event.available; setRunning(running); },
-  notice(event) { conversation.append(element("p", "notice", event.text)); },
+  notice(event) {
+    conversation.append(element("p", "notice", event.text));
+    announce(event.text, event);
+  },
   conversation() { if (view.panel === "conversations") loadConversations(); },
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
@@ -305,7 +324,12 @@ function addCopies(answer) {
     pre.before(copyButton("Copy code", () => code));
   }
   if (!answer.nextElementSibling?.classList.contains("copy-answer")) {
-    const button = copyButton("Copy", () => answer.innerText);
+    const button = copyButton("Copy", () => {
+      // The answer's text, without the code blocks' own buttons.
+      const text = answer.cloneNode(true);
+      for (const inner of text.querySelectorAll(".copy")) inner.remove();
+      return text.innerText || text.textContent;
+    });
     button.classList.add("copy-answer");
     answer.after(button);
   }
@@ -325,13 +349,18 @@ function showWelcome() {
   if (!welcome || conversation.querySelector(".user, .welcome")) return;
   const block = element("section", "welcome");
   block.append(element("h2", "", "Ask for something your skills can do"),
-    element("p", "", `${welcome.skills} skills are loaded on this machine. Answering: ${welcome.answering}.`));
+    element("p", "", `${welcome.skills} skill${welcome.skills === 1 ? " is" : "s are"} loaded on this machine. `
+      + `Answering: ${welcome.answering}.`));
   if (welcome.how_to_add) block.append(element("p", "note", welcome.how_to_add));
   const list = element("div", "examples");
   for (const request of welcome.examples) {
     const example = element("button", "example", request);
     example.type = "button";
-    example.addEventListener("click", () => { $("#message").value = request; $("#composer").requestSubmit(); });
+    example.addEventListener("click", () => {
+      // Sent as it is: a draft in the message box stays, and the box gets the focus the removed button had.
+      post("/api/send", { text: request });
+      $("#message").focus();
+    });
     list.append(example);
   }
   block.append(list);
@@ -340,7 +369,11 @@ function showWelcome() {
 
 // A finished answer is announced once to a screen reader (the conversation itself is no live region: every streamed
 // fragment would be read out).
-function announce(text) { $("#announcer").textContent = text; }
+function announce(text, event) {
+  // Only what happens now: a tab that opens or reconnects is sent the past, which is not news.
+  if (event?.t && Date.now() - event.t > 3000) return;
+  $("#announcer").textContent = text.length > 2000 ? text.slice(0, 2000) + "…" : text;
+}
 
 function received(text) {
   const event = JSON.parse(text);
@@ -364,6 +397,8 @@ let joined = false;
 let streamOpen = false;
 
 function keep(text) {
+  // A partial layout is for the moment it arrives (the server keeps none for later tabs either).
+  if (text.startsWith('{"type":"partial"')) return;
   if (text.startsWith('{"type":"reset"')) { kept.length = 0; keptSize = 0; }
   kept.push(text);
   keptSize += text.length;
@@ -467,6 +502,10 @@ function showView(next) {
     $("#" + button.dataset.panel).hidden = !open;
     button.setAttribute("aria-expanded", String(open));
   }
+  if (focusPanel && focusPanel === view.panel && matchMedia("(max-width: 700px)").matches) {
+    $(`#${view.panel} .close-panel`).focus();
+  }
+  if (focusPanel === view.panel) focusPanel = null;
   if (view.panel === "conversations") loadConversations();
   if (view.panel === "skills") loadSkills();
   if (view.panel === "state") loadState();
@@ -556,7 +595,18 @@ $("#stop").addEventListener("click", () => post("/api/stop"));
 $("#jump").addEventListener("click", jumpToLatest);
 document.addEventListener("keydown", (key) => {
   const dialogOpen = document.querySelector("dialog[open]");
-  if (key.key === "Escape" && running && !dialogOpen) { key.preventDefault(); post("/api/stop"); }
+  if (key.key === "Escape") {
+    // Esc closes what is open first (the phone's menu, a panel sheet); held down or while composing, it stops
+    // nothing; otherwise it stops the turn.
+    if (key.repeat || key.isComposing || dialogOpen) return;
+    if (document.querySelector("header.menu-open")) { key.preventDefault(); setMenu(false); return; }
+    if (view.panel !== "none" && matchMedia("(max-width: 700px)").matches) {
+      key.preventDefault();
+      post("/api/view", { panel: "none" });
+      return;
+    }
+    if (running) { key.preventDefault(); post("/api/stop"); }
+  }
   else if ((key.ctrlKey || key.metaKey) && key.shiftKey && key.key.toLowerCase() === "o") {
     key.preventDefault();
     if (!dialogOpen) post("/api/new");
@@ -567,8 +617,11 @@ document.addEventListener("keydown", (key) => {
 });
 $("#shortcuts-close").addEventListener("click", () => $("#shortcuts").close());
 $("#undo").addEventListener("click", () => post("/api/undo"));
+// A panel this tab opened gets the focus once shown on a phone (a sheet over the page); one another tab opened does not.
+let focusPanel = null;
 for (const button of document.querySelectorAll(".panel-toggle")) {
   button.addEventListener("click", () => {
+    focusPanel = view.panel === button.dataset.panel ? null : button.dataset.panel;
     post("/api/view", { panel: view.panel === button.dataset.panel ? "none" : button.dataset.panel });
   });
 }
@@ -581,7 +634,11 @@ function setMenu(open) {
 $("#menu-toggle").addEventListener("click", () => setMenu($("#menu-toggle").getAttribute("aria-expanded") !== "true"));
 $("#header-actions").addEventListener("click", (click) => { if (click.target.closest("button")) setMenu(false); });
 for (const close of document.querySelectorAll(".close-panel")) {
-  close.addEventListener("click", () => post("/api/view", { panel: "none" }));
+  close.addEventListener("click", () => {
+    post("/api/view", { panel: "none" });
+    // The focus goes back where the panel was opened from (the Menu on a phone).
+    ($("#menu-toggle").offsetParent ? $("#menu-toggle") : $("#message")).focus();
+  });
 }
 $("#theme-toggle").addEventListener("click", () => post("/api/view", { theme: dark() ? "light" : "dark" }));
 for (const button of document.querySelectorAll("#confirm button")) {

@@ -37,8 +37,11 @@ package final class WebSession: Sendable {
         var replayBytes = 0
     }
 
-    /// How often a streaming answer is laid out anew (`WebEvent.partial`).
+    /// How often a streaming answer is laid out anew (`WebEvent.partial`), at most.
     static let layoutInterval = Duration.milliseconds(150)
+    /// The longest answer laid out while it streams (each layout renders it whole): longer, it is laid out once
+    /// complete.
+    static let layoutLimit = 128 << 10
 
     /// The most of the past a new tab is sent (older events are dropped from the replay first).
     static let replayLimit = 8 << 20
@@ -149,6 +152,7 @@ package final class WebSession: Sendable {
             // A model's markdown answer is laid out as it streams, at most every `layoutInterval`.
             let layOut = provider.answersInMarkdown
             var laidOut = ContinuousClock.now
+            var layoutWait = Self.layoutInterval
             for await event in stream {
                 switch event {
                 case .agent(let event):
@@ -165,9 +169,15 @@ package final class WebSession: Sendable {
                         }
                     }
                     publish(WebEvent.encode(event, plan: plan(of: event), words: words))
-                    if layOut, case .textDelta = event, ContinuousClock.now - laidOut >= Self.layoutInterval {
-                        laidOut = .now
+                    // Each layout costs what the answer so far costs to render: the next waits four times as long
+                    // as this one took, and past `layoutLimit` the rest streams as text until the answer ends.
+                    if layOut, case .textDelta = event, answer.utf8.count <= Self.layoutLimit,
+                        ContinuousClock.now - laidOut >= layoutWait
+                    {
+                        let started = ContinuousClock.now
                         broadcast(Self.line(WebEvent.partial(markdown: answer)))
+                        laidOut = .now
+                        layoutWait = max(Self.layoutInterval, (laidOut - started) * 4)
                     }
                 case .asked(let request): publish(WebEvent.encode(.confirmationNeeded(request)))
                 case .settled(let id): publish(WebEvent.confirmed(id))

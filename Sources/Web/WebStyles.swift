@@ -53,7 +53,6 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .segment.streaming .tail { white-space: pre-wrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }
-.dead-link { text-decoration: none; }
 .copy { font-size: 12px; padding: 1px 8px; color: var(--muted); } .segment pre { position: relative; }
 .segment button.copy { display: block; margin: 4px 0 -2px auto; }
 .welcome { margin: 32px auto; max-width: 560px; } .welcome h2 { font-size: 18px; margin: 0 0 6px; }

@@ -24,20 +24,24 @@ struct WebUnitTests {
         #expect(!html.contains("onerror"), "\(html)")
         #expect(!html.contains("javascript:"), "\(html)")
         // Issue #66: a link without its target still looked like one and reloaded the page; it is its text now.
-        #expect(html.contains(#"<span class="dead-link">click</span>"#), "the unsafe link is its text: \(html)")
+        #expect(html.contains(#"click and <a href="https://example.org">fine</a>"#), "the unsafe link is text: \(html)")
         #expect(!html.contains(#"<a href="""#), "\(html)")
         #expect(html.contains(#"<a href="https://example.org">fine</a>"#))
     }
 
-    /// A link with no target, or one with a title, is its text too; links elsewhere in the answer are kept.
+    /// A link with no target, or one with a title, is its text too; links nested in one (an autolink) are looked
+    /// at on their own; links elsewhere in the answer are kept.
     @Test func aLinkThatLostItsTargetIsText() {
         let html = WebMarkdown.html(
-            "[a](vbscript:x \"t\") then [b]() then [c](https://example.org \"ok\")\n\n[d\nacross](javascript:y)")
+            "[a](vbscript:x \"t\") then [b]() then [c](https://example.org \"ok\")\n\n[d\nacross](javascript:y)\n\n"
+                + "[<javascript:e>](javascript:f) and [<http://x.example> tail](javascript:g) and "
+                + "[img](data:image/png;base64,AA) and [doc](DATA:text/html,x)")
         #expect(!html.contains(#"<a href="""#), "\(html)")
-        #expect(html.contains(#"<span class="dead-link">a</span>"#), "\(html)")
-        #expect(html.contains(#"<span class="dead-link">b</span>"#), "\(html)")
-        #expect(html.contains(#"<a href="https://example.org" title="ok">c</a>"#), "\(html)")
-        #expect(html.contains("<span class=\"dead-link\">d\nacross</span>"), "\(html)")
+        #expect(html.contains("<p>a then b then <a href=\"https://example.org\" title=\"ok\">c</a></p>"), "\(html)")
+        #expect(html.contains("<p>d\nacross</p>"), "\(html)")
+        #expect(
+            html.contains("<p>javascript:e and <a href=\"http://x.example\">http://x.example</a> tail and "), "\(html)")
+        #expect(html.contains(#"<a href="data:image/png;base64,AA">img</a> and doc</p>"#), "\(html)")
     }
 
     /// The offline router's plain answers keep their lines and are escaped scalar by scalar: a prepended mark

@@ -536,7 +536,7 @@ def hostile(page, seen):
         "document.querySelectorAll('#conversation script, #conversation [onerror], #conversation iframe, "
         "#conversation a[href^=\"javascript\"]').length")
     seen["links"] = page.evaluate("[...document.querySelectorAll('#conversation a')].map(a => a.getAttribute('href'))")
-    seen["dead_links"] = page.evaluate("[...document.querySelectorAll('#conversation .dead-link')].map(s => s.textContent)")
+    seen["text"] = page.locator(".segment").last.inner_text()
 
 
 with sync_playwright() as playwright:
