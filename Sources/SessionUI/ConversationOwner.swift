@@ -35,7 +35,7 @@ package struct ConversationSetup: Sendable {
 /// front end renders; `confirm(id:answer:)` answers a question the stream asked and `stop()` stops the work. A front
 /// end keeps only its own: a terminal and Ctrl-C, tabs to fan out to, exit codes.
 ///
-/// Thread-safe: any thread may call any verb; the stream is ordered (a question comes after its call's card).
+/// Thread-safe: any thread may call any verb; the stream is in the order things happened.
 package final class ConversationOwner: Sendable {
     /// Why a verb could not start: other work runs.
     package struct Busy: Error, Sendable, Equatable, CustomStringConvertible {
@@ -280,8 +280,8 @@ package final class ConversationOwner: Sendable {
 
     /// The one way a question is asked (a turn's call, an undo's, a rewind's, a direct call's): the wait is
     /// registered first and the question sent on the stream after — for a turn's call once the stream has passed
-    /// the call's card (`announced`: its `confirmationNeeded` event) — so no answer comes before something waits
-    /// for it, nor a question before its card. A second question by the same id withdraws the first (answered
+    /// its `confirmationNeeded` event (`announced`) — so no answer comes before something waits for it, nor a
+    /// question before the events that led to it. A second question by the same id withdraws the first (answered
     /// no); a stopped turn's question is answered no without being asked.
     func ask(_ request: ConfirmationRequest, announced: Bool) async -> ConfirmationAnswer {
         await withCheckedContinuation { continuation in
