@@ -34,6 +34,7 @@ enum WebAssets {
 <header>
   <h1>skillhost</h1>
   <span id="status" role="status">connecting…</span>
+  <select id="model" aria-label="Who answers" title="Who answers" hidden></select>
   <button id="menu-toggle" type="button" aria-expanded="false" aria-controls="header-actions">Menu</button>
   <nav id="header-actions" aria-label="Conversation and panels">
   <button id="new-conversation" type="button">New</button>

@@ -38,6 +38,9 @@ enum WebEvent {
         return stamped(["type": "answer", "html": .string(WebMarkdown.plain(text)), "fresh": .bool(fresh)])
     }
 
+    /// Who answers now (the person picked another): the page's picker follows it.
+    static func model(_ name: String) -> JSONValue { stamped(["type": "model", "name": .string(name)]) }
+
     /// Whether the last mutating call can be undone (the Undo button follows it).
     static func undoable(_ available: Bool) -> JSONValue {
         stamped(["type": "undoable", "available": .bool(available)])

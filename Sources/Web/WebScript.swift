@@ -282,6 +282,7 @@ const handlers = {
     if (!event.running && view.panel === "trace") loadTrace();
   },
   view(event) { showView(event.view); },
+  model() { loadWelcome(); },
   undoable(event) { undoable = event.available; setRunning(running); },
   notice(event) {
     conversation.append(element("p", "notice", event.text));
@@ -344,6 +345,15 @@ async function loadWelcome() {
   welcome = await response.json();
   document.querySelector("#conversation .welcome")?.remove();
   showWelcome();
+  // Who answers, and the others configured to: a choice only when there is one.
+  const picker = $("#model");
+  picker.replaceChildren(...welcome.models.map((name) => {
+    const option = element("option", "", name);
+    option.value = name;
+    return option;
+  }));
+  picker.value = welcome.model;
+  picker.hidden = welcome.models.length < 2;
 }
 function showWelcome() {
   if (!welcome || conversation.querySelector(".user, .welcome")) return;
@@ -593,6 +603,11 @@ $("#message").addEventListener("keydown", (key) => {
 });
 $("#stop").addEventListener("click", () => post("/api/stop"));
 $("#jump").addEventListener("click", jumpToLatest);
+$("#model").addEventListener("change", async () => {
+  const response = await post("/api/model", { name: $("#model").value });
+  // Refused (a turn runs): the picker goes back to who answers.
+  if (!response.ok) loadWelcome();
+});
 document.addEventListener("keydown", (key) => {
   const dialogOpen = document.querySelector("dialog[open]");
   if (key.key === "Escape") {

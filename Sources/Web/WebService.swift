@@ -158,7 +158,18 @@ package final class WebService: Sendable {
         case ("GET", "/api/welcome"):
             json(
                 exchange, 200,
-                WebWelcome.json(provider: session.provider, skills: registry.skills, disabled: session.disabledSkills))
+                WebWelcome.json(
+                    provider: session.provider, providers: session.providers, skills: registry.skills,
+                    disabled: session.disabledSkills))
+        case ("POST", "/api/model"):
+            guard let name = body["name"]?.stringValue else {
+                refuse(exchange, 400, "a model choice needs \"name\": one of the names the page offers")
+                return
+            }
+            do throws(WebRefusal) {
+                try session.choose(model: name)
+                json(exchange, 200, ["model": .string(name)])
+            } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/skill"):
             guard let id = body["id"]?.stringValue, case .bool(let enabled)? = body["enabled"] else {
                 refuse(exchange, 400, "switching a skill needs \"id\" and \"enabled\": true or false")

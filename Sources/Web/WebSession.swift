@@ -26,6 +26,8 @@ package final class WebSession: Sendable {
     struct State {
         /// The conversation shown.
         var owner: ConversationOwner
+        /// Who answers in it, and in the conversations started from now on (`choose(model:)`).
+        var provider: any ModelProvider
         /// Whether work is being shown to the tabs: from its start until its last event (the answer, the turn's end)
         /// was sent — after its owner is free again. Nothing else starts, and no other conversation is shown, until
         /// then, so no tab sees an ended turn's last events land in the next one.
@@ -51,7 +53,8 @@ package final class WebSession: Sendable {
     /// The view every tab renders (registered in the registry by whoever made it).
     package let view: WebView
     let skills: any AgentSkills
-    let provider: any ModelProvider
+    /// Who may answer, the configured one first: a model and the offline router, or the router alone.
+    let providers: [any ModelProvider]
     let configuration: AgentConfiguration
     /// Where conversations are kept; nil without a history (none could be opened).
     let journal: HistoryJournal?
@@ -64,7 +67,7 @@ package final class WebSession: Sendable {
     ) {
         self.view = view
         self.skills = skills
-        self.provider = provider
+        providers = provider is OfflineRouter ? [provider] : [provider, OfflineRouter()]
         var configuration = configuration
         configuration.preapproved.formUnion(WebView.skillIDs.map { WebView.source + "/" + $0 })
         self.configuration = configuration
@@ -74,7 +77,7 @@ package final class WebSession: Sendable {
         let owner = Self.owner(
             journal.map { StoredConversation(journal: $0) }, skills: skills, provider: provider,
             configuration: configuration, disabled: configuration.disabledSkills)
-        state = Mutex(State(owner: owner))
+        state = Mutex(State(owner: owner, provider: provider))
         notices.connect { [weak self] notice in self?.publish(WebEvent.notice(notice)) }
         view.showing(conversation: owner.id)
         view.follow { [weak self] view in self?.broadcast(Self.line(WebEvent.view(view))) }
@@ -84,6 +87,29 @@ package final class WebSession: Sendable {
     /// its `problem` is what the tabs are to be told once it is shown (its earlier changes cannot be read).
     func owner(_ history: StoredConversation?, disabled: Set<String>) -> ConversationOwner {
         Self.owner(history, skills: skills, provider: provider, configuration: configuration, disabled: disabled)
+    }
+
+    /// Who answers now.
+    var provider: any ModelProvider { state.withLock { $0.provider } }
+
+    /// The person picks who answers (`providers`, by name): from the next turn of the conversation shown on, and in
+    /// the ones started after it; every tab is told. Refused while work is shown, or for a name not offered.
+    package func choose(model name: String) throws(WebRefusal) {
+        guard let chosen = providers.first(where: { $0.displayName == name }) else {
+            throw WebRefusal(
+                status: 404,
+                sentence: "no model \(name) is configured; "
+                    + providers.map { "\"\($0.displayName)\"" }.joined(separator: " and ") + " can answer")
+        }
+        guard let owner = startShowing() else {
+            throw WebRefusal(status: 409, sentence: ConversationOwner.Busy.running.description)
+        }
+        defer { stopShowing() }
+        do throws(ConversationOwner.Busy) { try owner.switchProvider(chosen) } catch {
+            throw WebRefusal(status: 409, sentence: error.description)
+        }
+        state.withLock { $0.provider = chosen }
+        broadcast(Self.line(WebEvent.model(chosen.displayName)))
     }
 
     private static func owner(
@@ -150,7 +176,7 @@ package final class WebSession: Sendable {
             // Each running call's arguments, for its result's words.
             var arguments: [String: JSONValue] = [:]
             // A model's markdown answer is laid out as it streams, at most every `layoutInterval`.
-            let layOut = provider.answersInMarkdown
+            let layOut = owner.agent.provider.answersInMarkdown
             var laidOut = ContinuousClock.now
             var layoutWait = Self.layoutInterval
             for await event in stream {
@@ -192,7 +218,7 @@ package final class WebSession: Sendable {
                 case .undid, .called: break
                 }
             }
-            if !answer.isEmpty { publish(WebEvent.answer(answer, markdown: provider.answersInMarkdown)) }
+            if !answer.isEmpty { publish(WebEvent.answer(answer, markdown: owner.agent.provider.answersInMarkdown)) }
             publish(WebEvent.running(false))
             publish(WebEvent.undoable(owner.agent.canUndo))
             stopShowing()

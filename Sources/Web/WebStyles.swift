@@ -17,6 +17,8 @@ extension WebAssets {
 body { margin: 0; background: var(--bg); color: var(--fg); display: flex; flex-direction: column; height: 100vh;
   height: 100dvh; }
 #header-actions { display: contents; } #menu-toggle { display: none; }
+#model { font: inherit; font-size: 13px; color: var(--fg); background: var(--card); border: 1px solid var(--line);
+  border-radius: 8px; padding: 4px 6px; max-width: 40vw; }
 aside { position: relative; } .close-panel { position: absolute; top: 8px; right: 8px; padding: 2px 10px; }
 header { display: flex; align-items: center; gap: 12px; padding: 10px 16px; border-bottom: 1px solid var(--line); }
 header h1 { font-size: 17px; margin: 0; }

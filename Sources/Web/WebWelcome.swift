@@ -15,13 +15,17 @@ enum WebWelcome {
         ("text_stats", "how many words are in: the quick brown fox"),
     ]
 
-    static func json(provider: any ModelProvider, skills: [SkillInfo], disabled: Set<String>) -> JSONValue {
+    static func json(
+        provider: any ModelProvider, providers: [any ModelProvider], skills: [SkillInfo], disabled: Set<String>
+    ) -> JSONValue {
         let loaded = Set(skills.map(\.id)).subtracting(disabled)
         let offline = provider is OfflineRouter
         return [
             "answering": .string(offline ? "the offline router" : provider.displayName),
+            "model": .string(provider.displayName),
+            "models": .array(providers.map { .string($0.displayName) }),
             "offline": .bool(offline),
-            "how_to_add": offline
+            "how_to_add": providers.count == 1
                 ? .string(
                     "No model is configured, so the offline router answers: it calls one skill a request names. "
                         + "For a model, set OPENAI_BASE_URL and SKILLHOST_MODEL (any OpenAI-compatible server), "

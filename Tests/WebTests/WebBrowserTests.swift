@@ -167,6 +167,21 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// Issue #66: the page says which model answers and lets the person pick among the configured ones (a model
+    /// and the offline router); the pick holds from the next turn on.
+    @Test func thePersonPicksWhoAnswers() async throws {
+        let model = try LoopbackServer([LoopbackServer.Reply.chatText(["never asked"])])
+        defer { model.stop() }
+        let seen = try await Self.run("models", model: model)
+        let options = seen["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(options.count == 2 && options.last == "offline router", "\(seen)")
+        #expect(seen["chosen"]?.stringValue == options.first, "the configured model answers at first: \(seen)")
+        #expect(seen["answer"]?.stringValue?.contains("[offline router] 2+2 = 4") == true, "\(seen)")
+        #expect(seen["chosen_after"] == "offline router", "\(seen)")
+        #expect(model.requests.isEmpty, "the model was not asked once the router was picked")
+        #expect(seen["page_errors"] == [])
+    }
+
     /// Issue #66: Esc stops a turn as Stop does.
     @Test func escapeStopsATurn() async throws {
         let words = (1...60).map { "word\($0) " }

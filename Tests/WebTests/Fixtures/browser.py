@@ -250,6 +250,21 @@ def welcome(page, seen):
     seen["copied"] = page.evaluate("navigator.clipboard.readText()")
 
 
+def models(page, seen):
+    """Who answers is shown, and the person picks among those configured (issue #66)."""
+    ready(page)
+    page.wait_for_selector("#model:not([hidden])", timeout=WAIT)
+    seen["options"] = page.evaluate("[...document.querySelectorAll('#model option')].map(o => o.value)")
+    seen["chosen"] = page.input_value("#model")
+    page.select_option("#model", "offline router")
+    until(page, "document.querySelector('.welcome')?.textContent.includes('Answering: the offline router')")
+    send(page, "what is 2+2")
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+    seen["answer"] = page.locator(".segment").last.inner_text()
+    seen["chosen_after"] = page.input_value("#model")
+
+
 def escape(page, seen):
     """Esc stops a turn, from wherever the focus is (issue #66)."""
     ready(page)
@@ -549,7 +564,7 @@ with sync_playwright() as playwright:
     seen = {}
     {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
-     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome,
+     "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome, "models": models,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
