@@ -247,12 +247,18 @@ const handlers = {
     }
   },
   thinking() { segment = null; },
-  delta(event) { currentSegment().lastChild.firstChild.appendData(event.text); },
+  delta(event) { currentSegment().querySelector(".tail").firstChild.appendData(event.text); },
   partial(event) {
-    // The answer so far laid out: it replaces the text it covers (the tail starts again after it).
+    // The answer so far laid out: it replaces the text it covers, and the text after it goes on where it ends —
+    // inside its last paragraph, so nothing jumps to a line of its own.
     const current = currentSegment();
-    current.firstChild.innerHTML = event.html;
-    current.lastChild.firstChild.data = "";
+    const laid = current.firstChild;
+    laid.innerHTML = event.html;
+    const tail = element("span", "tail");
+    tail.append(document.createTextNode(""));
+    current.querySelector(":scope > .tail")?.remove();
+    const last = laid.lastElementChild;
+    (last && last.tagName === "P" ? last : current).append(tail);
   },
   card: showCard,
   confirm: ask,
