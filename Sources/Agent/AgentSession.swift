@@ -210,6 +210,21 @@ package final class AgentSession: Sendable {
     /// Whether the last mutating call registered an undo not taken yet.
     package var canUndo: Bool { state.withLock { $0.lastUndo != nil } }
 
+    /// Takes over what `previous` — the same conversation with another model — knows of the person and the session:
+    /// its changes (rewind) and the last way back (undo), the "always" answers, the budgets lifted for the session,
+    /// and what it used.
+    package func carryOn(from previous: AgentSession) {
+        let carried = previous.state.withLock { ($0.changes, $0.lastUndo, $0.allowedForSession, $0.waivedForSession) }
+        let used = previous.use.session
+        state.withLock { state in
+            state.changes = carried.0 + state.changes
+            state.lastUndo = carried.1
+            state.allowedForSession = carried.2
+            state.waivedForSession = carried.3
+        }
+        restoreUse(toolCalls: used.toolCalls, promptTokens: used.promptTokens, completionTokens: used.completionTokens)
+    }
+
     /// Puts back an undo taken but not carried out (its first reversing call was declined or refused), unless a
     /// newer change registered one since: a no to `/undo`'s question does not lose the way back.
     package func putBackUndo(_ undo: UndoAction, skill: String) {

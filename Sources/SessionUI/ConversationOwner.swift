@@ -151,8 +151,8 @@ package final class ConversationOwner: Sendable {
         if let agent { stored?.begin(agent, model: agent.provider.displayName) }
     }
 
-    /// Another model for the same conversation (`/model`): the messages, the changes (undo and rewind reach them)
-    /// and what was used (the budgets) go on.
+    /// Another model for the same conversation (`/model`, the browser's picker): the messages, the changes (undo and
+    /// rewind reach them), the person's "always" answers and lifted budgets, and what was used go on.
     package func switchProvider(_ provider: any ModelProvider) throws(Busy) {
         try state.withLock { state throws(Busy) in
             guard state.turn.isOver else { throw .running }
@@ -162,10 +162,7 @@ package final class ConversationOwner: Sendable {
             let next = Self.agent(
                 skills, provider, configuration, previous.conversation, stored: stored, person: person, link: link,
                 recording: recording)
-            next.restoreChanges(previous.allChanges)
-            let used = previous.use.session
-            next.restoreUse(
-                toolCalls: used.toolCalls, promptTokens: used.promptTokens, completionTokens: used.completionTokens)
+            next.carryOn(from: previous)
             if let stored { stored.journal.keepUse(of: next, session: stored.id, resumed: false) }
             state.agent = next
         }

@@ -118,15 +118,18 @@ enum WebEvent {
             card["ms"] = .double(duration.milliseconds)
         case .failed(let failure, let duration):
             // A no from the person is not a failure: the card says "Declined", the sentence one click away.
-            let declined =
-                failure.code == .notPermitted
-                && failure.message == Refusal.declined(skill: call.skill).sentence(for: .embedder)
+            let declined = failure.code == .notPermitted && isDeclined(failure.message, skill: call.skill)
             card["phase"] = failure == .cancelledByTheUser ? "cancelled" : declined ? "declined" : "failed"
             card["error"] = .string(bounded(failure.message))
             card["code"] = .string(failure.code.rawValue)
             card["ms"] = .double(duration.milliseconds)
         }
         return card
+    }
+
+    /// Whether `message` is the sentence of a call of `skill` the person said no to (live, or as the history kept it).
+    static func isDeclined(_ message: String, skill: String) -> Bool {
+        message == Refusal.declined(skill: skill).sentence(for: .embedder)
     }
 
     /// The exact call a person is asked about: skill, arguments, risk, and a composite's plan.

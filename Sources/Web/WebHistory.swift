@@ -53,9 +53,8 @@ enum WebHistory {
         } else {
             let message = record?.error ?? "interrupted before it ran"
             // A no is shown as one when the conversation is opened again, as it was live.
-            let declined = message == Refusal.declined(skill: call.name).sentence(for: .embedder)
-            ending = .failed(
-                SkillFailure(code: declined ? .notPermitted : .failed, message: message), duration: duration)
+            let code: FailureCode = WebEvent.isDeclined(message, skill: call.name) ? .notPermitted : .failed
+            ending = .failed(SkillFailure(code: code, message: message), duration: duration)
         }
         return [
             WebEvent.encode(

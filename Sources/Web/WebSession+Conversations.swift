@@ -77,15 +77,17 @@ extension WebSession {
     private func replace(
         _ make: (Set<String>) -> (owner: ConversationOwner, events: [JSONValue])
     ) throws(WebRefusal) -> ConversationOwner {
-        let disabled = state.withLock { $0.showing ? nil : $0.owner.agent.disabledSkills }
-        guard let disabled else {
+        // The tabs are taken for the swap, as for any work: no turn starts and no other model is chosen meanwhile
+        // (the next owner is made with the model chosen now).
+        guard let current = startShowing() else {
             throw WebRefusal(status: 409, sentence: "a turn is running; wait for its answer or stop it first")
         }
-        let next = make(disabled)
+        defer { stopShowing() }
+        let next = make(current.agent.disabledSkills)
         let lines = next.events.map(Self.line)
         let swapped = state.withLock { state -> Bool in
             // Retired, the old conversation starts nothing more (a send that got it before the swap is refused).
-            guard !state.showing, state.owner.retire() else { return false }
+            guard state.owner.retire() else { return false }
             state.owner = next.owner
             Self.show(lines, &state)
             return true

@@ -110,6 +110,7 @@ package final class WebSession: Sendable {
         }
         state.withLock { $0.provider = chosen }
         broadcast(Self.line(WebEvent.model(chosen.displayName)))
+        broadcast(Self.line(WebEvent.undoable(owner.agent.canUndo)))
     }
 
     private static func owner(

@@ -62,9 +62,9 @@ struct MCPControlPathsTests {
         #expect(notes.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(notes.stdout)")
     }
 
-    /// A composite's confirmation (or a rule naming it) covers its plan, not what a rule about a step's arguments
-    /// says: that still asks, so an MCP client (no one to ask) is refused — the step ran as confirmed.
-    @Test func aRuleAboutAStepsArgumentsHoldsInsideAComposite() throws {
+    /// A rule that says ask about `notes_delete` of note 1, a composite `del_one` that deletes the note it is given,
+    /// and note 1 to keep.
+    func deleteOneInsideAComposite() throws {
         try configure(
             #"{"policy": [{"skill": "*", "then": "allow"}, {"skill": "notes_delete", "arguments": "#
                 + #"{"properties": {"id": {"const": 1}}, "required": ["id"]}, "then": "ask"}]}"#)
@@ -77,10 +77,10 @@ struct MCPControlPathsTests {
         let add = try runProcess(
             Paths.skillhost, ["call", "notes_add", #"{"title":"keep me"}"#], environment: cliEnvironment(home: home))
         #expect(add.status == 0, "\(add.stderr)")
-        let server = try MCPProcess(environment: cliEnvironment(home: home))
-        defer { server.close() }
-        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
-        let refused = text(server.request(2, "tools/call", #"{"name":"del_one","arguments":{"id":1}}"#))
+    }
+
+    /// `del_one`'s step was refused as set to ask, and note 1 is still there.
+    func expectTheStepRefused(_ refused: String?) throws {
         #expect(
             refused
                 == "del_one stopped at step 1 of 1 (notes_delete): not run: notes_delete is set to ask; allow it for MCP "
@@ -90,33 +90,27 @@ struct MCPControlPathsTests {
         #expect(notes.stdout.contains("keep me"), "\(notes.stdout)")
     }
 
+    /// A composite's confirmation (or a rule naming it) covers its plan, not what a rule about a step's arguments
+    /// says: that still asks, so an MCP client (no one to ask) is refused — the step ran as confirmed.
+    @Test func aRuleAboutAStepsArgumentsHoldsInsideAComposite() throws {
+        try deleteOneInsideAComposite()
+        let server = try MCPProcess(environment: cliEnvironment(home: home))
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        let refused = text(server.request(2, "tools/call", #"{"name":"del_one","arguments":{"id":1}}"#))
+        try expectTheStepRefused(refused)
+    }
+
     /// The same for a client that can ask its user (issue #65: decided once, in the registry): one round trip names
     /// one call, so a step's question cannot be put to the user — refused as before, not "you said no".
     @Test func aRuleAboutAStepsArgumentsHoldsForAClientThatCanAsk() throws {
-        try configure(
-            #"{"policy": [{"skill": "*", "then": "allow"}, {"skill": "notes_delete", "arguments": "#
-                + #"{"properties": {"id": {"const": 1}}, "required": ["id"]}, "then": "ask"}]}"#)
-        let composite =
-            #"{"id": "del_one", "description": "Deletes a note.", "input_schema": {"type": "object", "#
-            + #""properties": {"id": {"type": "integer"}}}, "steps": [{"call": "notes_delete", "with": "#
-            + #"{"id": "${input.id}"}}]}"#
-        try composite.write(
-            toFile: home + "/data/skillhost/plugins/del_one.skill.json", atomically: true, encoding: .utf8)
-        let add = try runProcess(
-            Paths.skillhost, ["call", "notes_add", #"{"title":"keep me"}"#], environment: cliEnvironment(home: home))
-        #expect(add.status == 0, "\(add.stderr)")
+        try deleteOneInsideAComposite()
         let server = try MCPProcess(environment: cliEnvironment(home: home))
         defer { server.close() }
         let meta =
             #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#
         let refused = text(server.request(1, "tools/call", #"{"name":"del_one","arguments":{"id":1},\#(meta)}"#))
-        #expect(
-            refused
-                == "del_one stopped at step 1 of 1 (notes_delete): not run: notes_delete is set to ask; allow it for MCP "
-                + #"clients with a policy rule in config.json ("policy": {"notes_delete": "allow"})"#,
-            "\(refused ?? "nil")")
-        let notes = try runProcess(Paths.skillhost, ["call", "notes_list"], environment: cliEnvironment(home: home))
-        #expect(notes.stdout.contains("keep me"), "\(notes.stdout)")
+        try expectTheStepRefused(refused)
     }
 
     /// A failed composite undoes its own changes with the consent its caller gave: `--yes` covers a rule that says

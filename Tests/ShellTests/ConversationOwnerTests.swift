@@ -166,4 +166,25 @@ struct ConversationOwnerTests {
         }
         #expect(owner.agent.userMessages.isEmpty)
     }
+
+    /// Another model for the same conversation keeps the way back of the last change, and what was used.
+    @Test func anotherModelKeepsTheWayBackAndTheUse() async throws {
+        let owner = try Self.owner([])
+        let add = SkillInvocation(skill: "notes_add", argumentText: #"{"title":"milk"}"#)
+        _ = await Self.follow(try owner.call(add, id: "call"), owner: owner)
+        let used = owner.agent.use.session.toolCalls
+        try owner.switchProvider(ScriptedProvider([]))
+        #expect(owner.agent.provider.displayName == "scripted")
+        #expect(owner.agent.canUndo, "the added note can still be undone")
+        #expect(owner.agent.use.session.toolCalls == used)
+        guard let undo = try owner.undo() else {
+            Issue.record("nothing to undo after the switch")
+            return
+        }
+        let events = await Self.follow(undo, owner: owner)
+        guard case .undid(.undone, _, _) = events.last(where: { if case .undid = $0 { true } else { false } }) else {
+            Issue.record("not undone: \(events)")
+            return
+        }
+    }
 }
