@@ -69,6 +69,11 @@ package final class HistoryStore: Sendable {
         """
         CREATE TABLE session_use (session TEXT PRIMARY KEY, tool_calls INTEGER NOT NULL);
         """,
+        // A name the person gave a conversation, and when they deleted it (gone for good a moment later).
+        """
+        ALTER TABLE sessions ADD COLUMN title TEXT;
+        ALTER TABLE sessions ADD COLUMN deleted REAL;
+        """,
     ]
 
     /// What opening had to tighten (files other users could read), one sentence each; the shell shows them.
@@ -292,9 +297,10 @@ package final class HistoryStore: Sendable {
             """
             SELECT s.id, s.started, s.model,
                    (SELECT COUNT(*) FROM messages m WHERE m.session = s.id AND m.role != 'system'),
-                   (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user' ORDER BY sequence LIMIT 1),
+                   COALESCE(s.title, (SELECT content FROM messages m WHERE m.session = s.id AND m.role = 'user'
+                                      ORDER BY sequence LIMIT 1)),
                    (SELECT COUNT(*) FROM messages m WHERE m.session = s.id AND m.role = 'user')
-            FROM sessions s ORDER BY s.started DESC
+            FROM sessions s WHERE s.deleted IS NULL ORDER BY s.started DESC
             """
         ).map { row in
             var summary = SessionSummary(
@@ -305,9 +311,9 @@ package final class HistoryStore: Sendable {
         }
     }
 
-    /// Whether a session with this id exists.
+    /// Whether a session with this id exists (and was not deleted).
     package func hasSession(_ id: String) throws(StoreError) -> Bool {
-        try !connection.query("SELECT 1 FROM sessions WHERE id = ?", [.text(id)]).isEmpty
+        try !connection.query("SELECT 1 FROM sessions WHERE id = ? AND deleted IS NULL", [.text(id)]).isEmpty
     }
 
     /// The session's messages in order.

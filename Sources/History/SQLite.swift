@@ -82,6 +82,20 @@ final class SQLiteConnection: @unchecked Sendable {
         _ = try query(sql, parameters)
     }
 
+    /// Runs `sql` (statements without parameters) as one transaction: all of it, or — rolled back before another
+    /// thread can write — none of it.
+    func transaction(_ sql: String) throws(StoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        var error: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, "BEGIN IMMEDIATE; " + sql + "; COMMIT;", nil, nil, &error) == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(error)
+            if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw StoreError(message: "\(path): \(message)")
+        }
+    }
+
     /// Runs one statement and returns its rows.
     func query(_ sql: String, _ parameters: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
         lock.lock()

@@ -50,8 +50,8 @@ enum WebAssets {
   <aside id="conversations" hidden>
     <button type="button" class="close-panel" aria-label="Close the conversations panel">×</button>
     <h2>Conversations</h2>
-    <p class="note">The shell's and this window's, newest first.</p>
-    <ul id="conversation-list"></ul>
+    <input id="conversation-search" type="search" placeholder="Search conversations" aria-label="Search conversations" maxlength="200">
+    <div id="conversation-list"></div>
   </aside>
   <aside id="skills" hidden>
     <button type="button" class="close-panel" aria-label="Close the skills panel">×</button>
@@ -81,6 +81,7 @@ enum WebAssets {
   </aside>
 </div>
 <button id="jump" type="button" hidden>↓ Jump to latest</button>
+<div id="deleted" role="status" hidden><span id="deleted-text"></span> <button id="deleted-undo" type="button">Undo</button></div>
 <div id="announcer" class="visually-hidden" aria-live="polite"></div>
 <form id="composer" autocomplete="off" aria-label="Your message">
   <textarea id="message" rows="2" placeholder="Ask something — Enter sends" aria-label="Message"></textarea>

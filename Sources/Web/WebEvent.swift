@@ -54,6 +54,9 @@ enum WebEvent {
         stamped(["type": "conversation", "id": id.map { .string($0) } ?? .null])
     }
 
+    /// The conversation was deleted: the tabs showing it go to a new one.
+    static func deleted(_ id: String) -> JSONValue { stamped(["type": "deleted", "id": .string(id)]) }
+
     /// Whether a turn runs now (the send button and stop follow it).
     static func running(_ running: Bool) -> JSONValue { stamped(["type": "running", "running": .bool(running)]) }
 

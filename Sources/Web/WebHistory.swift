@@ -63,18 +63,18 @@ enum WebHistory {
         ]
     }
 
-    /// The conversations the list shows, newest first: those with something said.
-    static func list(_ sessions: [SessionSummary], current: String?) -> JSONValue {
+    /// The conversations the list shows, most recently active first (the page groups them by day).
+    static func list(_ conversations: [ConversationListing], current: String?) -> JSONValue {
         let formatter = ISO8601DateFormatter()
-        let shown = sessions.filter { $0.messageCount > 0 || $0.id == current }.prefix(200)
         return [
             "current": current.map { .string($0) } ?? .null,
             "conversations": .array(
-                shown.map {
+                conversations.map {
                     [
-                        "id": .string($0.id), "title": .string($0.title.isEmpty ? "(nothing said yet)" : $0.title),
-                        "started": .string(formatter.string(from: $0.started)), "model": .string($0.model),
-                        "messages": .int(Int64($0.messageCount)), "turns": .int(Int64($0.turns)),
+                        "id": .string($0.id), "title": .string($0.title), "named": .bool($0.named),
+                        "started": .string(formatter.string(from: $0.started)),
+                        "updated": .string(formatter.string(from: $0.updated)), "turns": .int(Int64($0.turns)),
+                        "match": $0.match.map { .string($0) } ?? .null,
                     ]
                 }),
         ]

@@ -96,6 +96,7 @@ function setRunning(value) {
   $("#undo").disabled = value || !undoable;
   for (const back of document.querySelectorAll(".rewind-to")) back.disabled = value;
   status(value ? "working…" : "ready");
+  lastActions();
 }
 
 function cardFor(event) {
@@ -198,7 +199,9 @@ function pageKey() {
 }
 
 function api(path, options = {}) {
-  return fetch(path, { ...options, headers: { ...(options.headers || {}), "X-Skillhost-Page": pageKey() } });
+  const headers = { ...(options.headers || {}), "X-Skillhost-Page": pageKey() };
+  if (mine) headers["X-Skillhost-Conversation"] = mine;
+  return fetch(path, { ...options, headers });
 }
 
 async function post(path, body) {
@@ -235,7 +238,9 @@ const handlers = {
   user(event) {
     document.querySelector("#conversation .welcome")?.remove();
     newTurn();
-    turn.append(element("div", "user", event.text));
+    const message = element("div", "user", event.text);
+    if (event.number) message.dataset.number = event.number;
+    turn.append(message);
     if (event.number) {
       // Going back to before this message (the shell's /rewind N): the plan is shown before anything is undone.
       const back = element("button", "rewind-to", "↶ Rewind to here");
@@ -294,7 +299,11 @@ const handlers = {
     conversation.append(element("p", "notice", event.text));
     announce(event.text, event);
   },
-  conversation() { if (view.panel === "conversations") loadConversations(); },
+  conversation() { if (listShown()) loadConversations(); },
+  deleted() {
+    // Deleted (here or in another tab): this tab goes on in a new conversation.
+    show(null, "/api/new");
+  },
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
     loadSkills();
@@ -391,77 +400,121 @@ function announce(text, event) {
   $("#announcer").textContent = text.length > 2000 ? text.slice(0, 2000) + "…" : text;
 }
 
+
+// Each tab shows one conversation (its key kept for the tab's life, a reload included) and names it in every
+// request. The server's events name their conversation ("c") and, unless they are of the moment only, carry a
+// number ("s") never used twice: a tab catching up with its conversation (`show`) is sent it so far with the number
+// of its last event, and drops what it receives numbered up to that.
+let mine = null;
+try { mine = sessionStorage.getItem("skillhost_conversation"); } catch { /* storage off: the one used last */ }
+let synced = -1;
+// While a tab catches up, the events that arrive wait here.
+let syncing = null;
+const pending = [];
+
 function received(text) {
   const event = JSON.parse(text);
+  if (event.c !== undefined) {
+    if (syncing) { pending.push(event); return; }
+    if (event.c !== mine) return;
+    if (event.s !== undefined) {
+      if (event.s <= synced) return;
+      synced = event.s;
+    }
+  }
+  apply(event);
+}
+
+function apply(event) {
   handlers[event.type]?.(event);
   follow();
   if (event.type === "delta") window.skillhostDeltas += 1;
   if (event.t) window.skillhostDelays.push(performance.timeOrigin + performance.now() - event.t);
 }
 
-// The event stream. A browser opens at most six connections to one server and every stream holds one, so the tabs
-// of one browser share a single stream: the tab holding the lock "skillhost-events" opens it and passes every event
-// on through a broadcast channel; a tab that joins asks it for what happened so far (the stream since its last
-// `reset`, which the server sends first on every connection). When that tab closes, another takes the lock and
-// opens the stream anew. Without locks (a page not served from loopback or HTTPS) each tab opens its own.
-const tabID = Math.random().toString(36).slice(2);
-const channel = window.BroadcastChannel && navigator.locks ? new BroadcastChannel("skillhost-events") : null;
-const kept = [];
-let keptSize = 0;
-let leading = false;
-let joined = false;
-let streamOpen = false;
+// Shows conversation `id` in this tab (null: the one used last), or a new one (`path` "/api/new"): what it holds so
+// far, then its events as they come.
+async function show(id, path = "/api/open") {
+  const mark = {};
+  syncing = mark;
+  pending.length = 0;
+  const response = await post(path, path === "/api/open" && id ? { id } : {});
+  if (syncing !== mark) return;
+  if (!response.ok) {
+    syncing = null;
+    // Gone (deleted, or kept nowhere and closed): the one used last instead.
+    if (id && response.status === 404) show(null);
+    return;
+  }
+  const caught = await response.json();
+  if (syncing !== mark) return;
+  mine = caught.id;
+  try { sessionStorage.setItem("skillhost_conversation", mine); } catch { /* this tab's memory only */ }
+  synced = caught.s;
+  for (const event of caught.events) apply(event);
+  syncing = null;
+  for (const event of pending.splice(0)) {
+    if (event.c !== mine || event.s === undefined || event.s <= synced) continue;
+    synced = event.s;
+    apply(event);
+  }
+  markCurrent();
+  if (view.panel === "skills") loadSkills();
+  if (view.panel === "trace") loadTrace();
+}
 
-function keep(text) {
-  // A partial layout is for the moment it arrives (the server keeps none for later tabs either).
-  if (text.startsWith('{"type":"partial"')) return;
-  if (text.startsWith('{"type":"reset"')) { kept.length = 0; keptSize = 0; }
-  kept.push(text);
-  keptSize += text.length;
-  while (keptSize > 8 * 1024 * 1024 && kept.length > 1) keptSize -= kept.shift().length;
+// The event stream. A browser opens at most six connections to one server and every stream holds one, so the tabs
+// of one browser share a single stream (it carries every conversation's events): the tab holding the lock
+// "skillhost-events" opens it and passes every event on through a broadcast channel. When that tab closes, another
+// takes the lock and opens the stream anew. Without locks (a page not served from loopback or HTTPS) each tab opens
+// its own. A tab catches up with its conversation when it starts and whenever the stream opens again.
+const channel = window.BroadcastChannel && navigator.locks ? new BroadcastChannel("skillhost-events") : null;
+let leading = false;
+let streamOpened = false;
+let streamLive = false;
+
+function streamOpen() {
+  // The first opening finds this tab catching up already; a later one may have missed events.
+  if (streamOpened) show(mine);
+  streamOpened = true;
+  opened();
 }
 
 function openStream(pass) {
   const source = new EventSource(`/api/events/${encodeURIComponent(pageKey())}`);
-  source.onopen = () => { streamOpen = true; opened(); pass({ kind: "open" }); };
+  source.onopen = () => { streamLive = true; streamOpen(); pass({ kind: "open" }); };
   source.onerror = () => {
-    streamOpen = false;
+    streamLive = false;
     status("disconnected — reconnecting…");
     pass({ kind: "error" });
   };
   source.onmessage = ({ data }) => {
-    keep(data);
     received(data);
     pass({ kind: "event", text: data });
   };
 }
 
 function connect() {
+  show(mine);
   if (!channel) {
     openStream(() => {});
     return;
   }
   channel.onmessage = ({ data }) => {
     if (leading) {
-      if (data.kind === "hello") channel.postMessage({ kind: "replay", to: data.from, texts: kept, open: streamOpen });
+      if (data.kind === "hello" && streamLive) channel.postMessage({ kind: "live" });
       return;
     }
-    if (data.kind === "leader" && !joined) channel.postMessage({ kind: "hello", from: tabID });
-    else if (data.kind === "replay" && data.to === tabID && !joined) {
-      joined = true;
-      for (const text of data.texts) received(text);
-      if (data.open) opened();
-    } else if (!joined) return;
-    else if (data.kind === "event") received(data.text);
-    else if (data.kind === "open") opened();
+    if (data.kind === "event") received(data.text);
+    else if (data.kind === "open") streamOpen();
+    else if (data.kind === "live" && !streamOpened) { streamOpened = true; opened(); }
     else if (data.kind === "error") status("disconnected — reconnecting…");
   };
-  channel.postMessage({ kind: "hello", from: tabID });
+  // Joining a stream open already: the tab leading it says so.
+  channel.postMessage({ kind: "hello" });
   navigator.locks.request("skillhost-events", () => {
     leading = true;
-    joined = true;
     openStream((message) => channel.postMessage(message));
-    channel.postMessage({ kind: "leader" });
     return new Promise(() => {});  // held while this tab lives
   });
 }
@@ -522,7 +575,7 @@ function showView(next) {
     $(`#${view.panel} .close-panel`).focus();
   }
   if (focusPanel === view.panel) focusPanel = null;
-  if (view.panel === "conversations") loadConversations();
+  if (view.panel === "conversations" && !wide.matches) loadConversations();
   if (view.panel === "skills") loadSkills();
   if (view.panel === "state") loadState();
   if (view.panel === "trace") loadTrace();
@@ -533,25 +586,6 @@ async function loadTrace() {
   if (response.ok) $("#trace-report").textContent = (await response.json()).report;
 }
 
-async function loadConversations() {
-  const response = await api("/api/conversations");
-  if (!response.ok) return;
-  const { conversations, current } = await response.json();
-  $("#conversation-list").replaceChildren(...conversations.map((item) => {
-    const entry = element("li", "", item.title);
-    entry.dataset.id = item.id;
-    entry.tabIndex = 0;
-    if (item.id === current) entry.setAttribute("aria-current", "true");
-    // Turns, as a person counts them (the calls' results are messages too: 5 questions read "20 messages").
-    const turns = `${item.turns} turn${item.turns === 1 ? "" : "s"}`;
-    entry.append(element("span", "when", `${new Date(item.started).toLocaleString()} · ${turns}`));
-    const open = () => { if (item.id !== current) post("/api/open", { id: item.id }); };
-    entry.addEventListener("click", open);
-    entry.addEventListener("keydown", (key) => { if (key.key === "Enter") open(); });
-    return entry;
-  }));
-}
-
 async function loadState() {
   const response = await api("/api/state");
   if (!response.ok) return;
@@ -559,6 +593,216 @@ async function loadState() {
   $("#state-list").replaceChildren(...plugins.flatMap((plugin) => [
     element("h3", "", plugin.plugin), element("pre", "", plugin.state ?? plugin.error),
   ]));
+}
+
+// The conversations: a list beside the conversation on a wide screen, a panel on a narrow one; grouped by the day
+// each was last active, searchable, each renamed or deleted in place (a deletion can be taken back for a moment).
+const wide = matchMedia("(min-width: 1100px)");
+let searching = "";
+let searchTimer = null;
+let listed = [];
+
+function listShown() { return wide.matches || view.panel === "conversations"; }
+
+async function loadConversations() {
+  const response = searching
+    ? await post("/api/conversations", { search: searching })
+    : await api("/api/conversations");
+  if (!response.ok) return;
+  listed = (await response.json()).conversations;
+  drawConversations();
+}
+
+function dayGroup(date, now) {
+  const day = (when) => new Date(when.getFullYear(), when.getMonth(), when.getDate()).getTime();
+  const days = Math.round((day(now) - day(date)) / 86400000);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days < 7) return "Previous 7 days";
+  if (days < 30) return "Previous 30 days";
+  return date.toLocaleDateString(undefined, { year: "numeric", month: "long" });
+}
+
+function drawConversations() {
+  const list = $("#conversation-list");
+  const now = new Date();
+  const groups = [];
+  for (const item of listed) {
+    const name = dayGroup(new Date(item.updated), now);
+    if (groups.at(-1)?.name !== name) groups.push({ name, items: [] });
+    groups.at(-1).items.push(item);
+  }
+  list.replaceChildren(...groups.flatMap((group) => {
+    const entries = element("ul");
+    entries.append(...group.items.map(conversationEntry));
+    return [element("h3", "", group.name), entries];
+  }));
+  if (!listed.length) list.append(element("p", "note", searching ? `Nothing said matches “${searching}”.` : "Nothing said yet."));
+}
+
+function conversationEntry(item) {
+  const entry = element("li", "", item.title);
+  entry.dataset.id = item.id;
+  entry.tabIndex = 0;
+  if (item.id === mine) entry.setAttribute("aria-current", "true");
+  // Turns, as a person counts them (the calls' results are messages too: 5 questions read "20 messages").
+  const turns = `${item.turns} turn${item.turns === 1 ? "" : "s"}`;
+  entry.append(element("span", "when", `${new Date(item.updated).toLocaleString()} · ${turns}`));
+  if (item.match) entry.append(element("span", "match", item.match));
+  const actions = element("span", "entry-actions");
+  const rename = element("button", "rename", "Rename");
+  rename.type = "button";
+  rename.setAttribute("aria-label", `Rename “${item.title}”`);
+  rename.addEventListener("click", (click) => { click.stopPropagation(); startRenaming(entry, item); });
+  const remove = element("button", "delete", "Delete");
+  remove.type = "button";
+  remove.setAttribute("aria-label", `Delete “${item.title}”`);
+  remove.addEventListener("click", (click) => { click.stopPropagation(); deleteConversation(item); });
+  actions.append(rename, remove);
+  entry.append(actions);
+  const open = () => {
+    if (item.id !== mine) show(item.id);
+    // On a phone the sheet gives way to the conversation chosen.
+    if (!wide.matches && view.panel === "conversations" && matchMedia("(max-width: 700px)").matches) {
+      post("/api/view", { panel: "none" });
+    }
+  };
+  entry.addEventListener("click", open);
+  entry.addEventListener("keydown", (key) => { if (key.key === "Enter" && key.target === entry) open(); });
+  return entry;
+}
+
+function markCurrent() {
+  for (const entry of document.querySelectorAll("#conversation-list li")) {
+    if (entry.dataset.id === mine) entry.setAttribute("aria-current", "true"); else entry.removeAttribute("aria-current");
+  }
+  if (listShown()) loadConversations();
+}
+
+function startRenaming(entry, item) {
+  const input = element("input", "rename-box");
+  input.value = item.named ? item.title : "";
+  input.placeholder = item.title;
+  input.maxLength = 120;
+  input.setAttribute("aria-label", `New name for “${item.title}” (empty: its first message)`);
+  entry.replaceChildren(input);
+  input.focus();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return;
+    done = true;
+    if (save) await post("/api/rename", { id: item.id, title: input.value });
+    loadConversations();
+  };
+  input.addEventListener("click", (click) => click.stopPropagation());
+  input.addEventListener("keydown", (key) => {
+    key.stopPropagation();
+    if (key.key === "Enter") { key.preventDefault(); finish(true); }
+    else if (key.key === "Escape") { key.preventDefault(); finish(false); }
+  });
+  input.addEventListener("blur", () => finish(true));
+}
+
+// A deletion: gone from the list at once, for good once the moment to take it back has passed.
+let undoDeletion = null;
+async function deleteConversation(item) {
+  const response = await post("/api/delete", { id: item.id });
+  if (!response.ok) return;
+  const toast = $("#deleted");
+  $("#deleted-text").textContent = `Deleted “${item.title}”.`;
+  toast.hidden = false;
+  clearTimeout(undoDeletion?.timer);
+  undoDeletion = { id: item.id, timer: setTimeout(() => { toast.hidden = true; undoDeletion = null; }, 7000) };
+}
+$("#deleted-undo").addEventListener("click", async () => {
+  const deleted = undoDeletion;
+  if (!deleted) return;
+  clearTimeout(deleted.timer);
+  undoDeletion = null;
+  $("#deleted").hidden = true;
+  const response = await post("/api/restore", { id: deleted.id });
+  if (response.ok) show(deleted.id);
+});
+$("#conversation-search").addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    searching = $("#conversation-search").value.trim();
+    loadConversations();
+  }, 200);
+});
+wide.addEventListener("change", () => { if (wide.matches) loadConversations(); });
+
+// The last message can be edited and sent again, and its answer written anew: both go back to before it first
+// (the plan shown when that undoes or leaves a change), then send.
+function lastActions() {
+  for (const old of conversation.querySelectorAll(".last-action")) old.remove();
+  if (running) return;
+  const last = [...conversation.querySelectorAll(".user")].pop();
+  const number = Number(last?.dataset.number);
+  if (!number || last.querySelector("textarea")) return;
+  const edit = element("button", "last-action edit", "✎ Edit");
+  edit.type = "button";
+  edit.title = "Edit this message and send it again";
+  edit.addEventListener("click", () => startEditing(last, number));
+  const again = element("button", "last-action regenerate", "↻ Regenerate");
+  again.type = "button";
+  again.title = "Write the answer to this message anew";
+  again.addEventListener("click", () => resend(number, null));
+  last.after(edit);
+  last.closest(".turn").append(again);
+}
+
+function startEditing(message, number) {
+  const text = message.textContent;
+  const box = element("textarea", "edit-box");
+  box.value = text;
+  box.rows = Math.min(8, text.split("\n").length + 1);
+  box.setAttribute("aria-label", `Edit message ${number}`);
+  const send = element("button", "", "Send");
+  send.type = "button";
+  const cancel = element("button", "", "Cancel");
+  cancel.type = "button";
+  const buttons = element("div", "edit-buttons");
+  buttons.append(send, cancel);
+  message.replaceChildren(box, buttons);
+  message.classList.add("editing");
+  for (const old of conversation.querySelectorAll(".last-action")) old.remove();
+  const restore = () => {
+    message.classList.remove("editing");
+    message.textContent = text;
+    lastActions();
+  };
+  send.addEventListener("click", async () => {
+    const edited = box.value.trim();
+    if (!edited) return;
+    if (await resend(number, edited, restore) === false) restore();
+  });
+  cancel.addEventListener("click", restore);
+  box.addEventListener("keydown", (key) => {
+    if (key.key === "Enter" && !key.shiftKey && !key.isComposing) { key.preventDefault(); send.click(); }
+    else if (key.key === "Escape") { key.preventDefault(); key.stopPropagation(); restore(); }
+  });
+  box.focus();
+}
+
+// Sends message `number` again — `text`, or as it was (a new answer) — after going back to before it. False when
+// nothing was started (refused); a plan the person declines calls `restore`.
+async function resend(number, text, restore = null) {
+  const response = await post("/api/resend", { message: number });
+  if (!response.ok) return false;
+  const plan = await response.json();
+  if (plan.undoes === 0 && plan.keeps === 0) {
+    return (await post("/api/resend", { message: number, token: plan.token, text })).ok;
+  }
+  // Something was changed since: the person sees what going back does first.
+  rewinding = { ...plan, resend: true, text, restore };
+  $("#rewind-title").textContent = text === null
+    ? `Write the answer to message ${number} anew?` : `Send message ${number} again, edited?`;
+  $("#rewind-plan").textContent = plan.plan;
+  $('#rewind button[data-rewind="yes"]').textContent = "Undo and send";
+  $("#rewind").showModal();
+  $('#rewind button[data-rewind="no"]').focus();
+  return true;
 }
 
 function dark() {
@@ -630,7 +874,7 @@ document.addEventListener("keydown", (key) => {
   }
   else if ((key.ctrlKey || key.metaKey) && key.shiftKey && key.key.toLowerCase() === "o") {
     key.preventDefault();
-    if (!dialogOpen) post("/api/new");
+    if (!dialogOpen) show(null, "/api/new");
   } else if ((key.ctrlKey || key.metaKey) && key.key === "/") {
     key.preventDefault();
     if (!dialogOpen) $("#shortcuts").showModal();
@@ -646,7 +890,7 @@ for (const button of document.querySelectorAll(".panel-toggle")) {
     post("/api/view", { panel: view.panel === button.dataset.panel ? "none" : button.dataset.panel });
   });
 }
-$("#new-conversation").addEventListener("click", () => post("/api/new"));
+$("#new-conversation").addEventListener("click", () => show(null, "/api/new"));
 // The phone's one-row header: the actions behind a menu that closes once one is chosen.
 function setMenu(open) {
   document.querySelector("header").classList.toggle("menu-open", open);
@@ -679,6 +923,7 @@ conversation.addEventListener("click", async (click) => {
   if (!response.ok) return;
   rewinding = await response.json();
   $("#rewind-title").textContent = `Go back to before message ${rewinding.message}?`;
+  $('#rewind button[data-rewind="yes"]').textContent = "Rewind";
   $("#rewind-plan").textContent = rewinding.plan;
   $("#rewind").showModal();
   $('#rewind button[data-rewind="no"]').focus();
@@ -689,7 +934,13 @@ for (const button of document.querySelectorAll("#rewind button")) {
     rewinding = null;
     $("#rewind").close();
     // The token names the plan shown: the server refuses it if the conversation changed since.
-    if (button.dataset.rewind === "yes" && plan) post("/api/rewind", { message: plan.message, token: plan.token });
+    if (button.dataset.rewind !== "yes" || !plan) {
+      // An edit not sent goes back to the message as it was.
+      if (plan?.restore) plan.restore();
+      return;
+    }
+    if (plan.resend) post("/api/resend", { message: plan.message, token: plan.token, text: plan.text });
+    else post("/api/rewind", { message: plan.message, token: plan.token });
   });
 }
 signIn();

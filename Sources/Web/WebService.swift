@@ -151,23 +151,35 @@ package final class WebService: Sendable {
             return
         }
         let body = (try? JSONValue(parsing: request.body)) ?? .object(JSONObject())
+        // The conversation the tab shows (`X-Skillhost-Conversation`; the one used last when it names none),
+        // opened from the history if it was closed meanwhile.
+        let room = { () -> WebRoom? in
+            do throws(WebRefusal) { return try self.session.room(request.header("x-skillhost-conversation")) } catch {
+                self.refuse(exchange, error.status, error.sentence)
+                return nil
+            }
+        }
         switch (request.method, request.path) {
         case ("GET", "/api/events"): events(exchange)
         case ("GET", let path) where path.hasPrefix("/api/events/"): events(exchange)
-        case ("GET", "/api/skills"): json(exchange, 200, skillsPanel())
+        case ("GET", "/api/skills"):
+            guard let room = room() else { return }
+            json(exchange, 200, skillsPanel(room))
         case ("GET", "/api/welcome"):
+            guard let room = room() else { return }
             json(
                 exchange, 200,
                 WebWelcome.json(
-                    provider: session.provider, providers: session.providers, skills: registry.skills,
-                    disabled: session.disabledSkills))
+                    provider: session.provider(in: room), providers: session.providers, skills: registry.skills,
+                    disabled: session.disabledSkills(in: room)))
         case ("POST", "/api/model"):
             guard let name = body["name"]?.stringValue else {
                 refuse(exchange, 400, "a model choice needs \"name\": one of the names the page offers")
                 return
             }
+            guard let room = room() else { return }
             do throws(WebRefusal) {
-                try session.choose(model: name)
+                try session.choose(model: name, in: room)
                 json(exchange, 200, ["model": .string(name)])
             } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/skill"):
@@ -179,22 +191,25 @@ package final class WebService: Sendable {
                 refuse(exchange, 404, "no skill is called \(id); the skills panel lists those there are")
                 return
             }
-            session.setEnabled(id, enabled)
+            guard let room = room() else { return }
+            session.setEnabled(id, enabled, in: room)
             json(exchange, 200, ["enabled": .bool(enabled)])
         case ("POST", "/api/use"):
             let name = body["name"]?.stringValue ?? ""
             let activate = activateSkill
             let session = session
+            guard let room = room() else { return }
             Task {
                 switch await activate(name) {
                 case .success(let text):
-                    session.use(name, instructions: text)
+                    session.use(name, instructions: text, in: room)
                     self.json(exchange, 200, ["activated": .string(name)])
                 case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
                 }
             }
         case ("POST", "/api/send"):
-            switch session.send(body["text"]?.stringValue ?? "") {
+            guard let room = room() else { return }
+            switch session.send(body["text"]?.stringValue ?? "", in: room) {
             case .started: json(exchange, 202, ["started": true])
             case .busy(let sentence): refuse(exchange, 409, sentence)
             case .empty: refuse(exchange, 400, "the message is empty: write something first")
@@ -213,49 +228,77 @@ package final class WebService: Sendable {
             }
             json(exchange, 200, session.view.json)
         case ("GET", "/api/state"): json(exchange, 200, pluginStates())
-        case ("GET", "/api/trace"): json(exchange, 200, ["report": .string(session.traceReport)])
-        case ("GET", "/api/conversations"):
-            do throws(WebRefusal) { json(exchange, 200, try session.conversations()) } catch {
-                refuse(exchange, error.status, error.sentence)
-            }
-        case ("POST", "/api/new"):
+        case ("GET", "/api/trace"):
+            guard let room = room() else { return }
+            json(exchange, 200, ["report": .string(session.traceReport(in: room))])
+        case ("GET", "/api/conversations"), ("POST", "/api/conversations"):
+            // {"search": TEXT}: those that contain it.
+            let search = body["search"]?.stringValue.map { $0.trimmingCharacters(in: .whitespaces) }
             do throws(WebRefusal) {
-                try session.startConversation()
-                json(exchange, 200, ["id": session.conversationID.map { .string($0) } ?? .null])
+                json(exchange, 200, try session.conversations(search: search?.isEmpty == false ? search : nil))
             } catch { refuse(exchange, error.status, error.sentence) }
+        case ("POST", "/api/new"):
+            // The skills switched off in the tab's conversation stay off (when it is still there).
+            let from = try? session.room(request.header("x-skillhost-conversation"))
+            raw(exchange, session.startConversation(from: from).sync(view: session.view.json))
         case ("POST", "/api/open"):
+            // {"id": ID}: that conversation; {}: the one used last (a tab that shows none yet).
+            let id = body["id"]?.stringValue
+            do throws(WebRefusal) {
+                let opened = try session.room(id)
+                if id != nil { session.used(opened) }
+                raw(exchange, opened.sync(view: session.view.json))
+            } catch { refuse(exchange, error.status, error.sentence) }
+        case ("POST", "/api/rename"), ("POST", "/api/delete"), ("POST", "/api/restore"):
             guard let id = body["id"]?.stringValue else {
-                refuse(exchange, 400, "opening a conversation needs its \"id\" (the list gives them)")
+                refuse(exchange, 400, "this needs the conversation's \"id\" (the list gives them)")
                 return
             }
             do throws(WebRefusal) {
-                try session.openConversation(id)
+                switch request.path {
+                case "/api/rename":
+                    guard let title = body["title"]?.stringValue else {
+                        refuse(exchange, 400, "a new name needs \"title\" (empty: its first message again)")
+                        return
+                    }
+                    try session.rename(id, to: title)
+                case "/api/delete": try session.delete(id)
+                default: try session.restore(id)
+                }
                 json(exchange, 200, ["id": .string(id)])
             } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/undo"):
+            guard let room = room() else { return }
             do throws(WebRefusal) {
-                try session.undo()
+                try session.undo(in: room)
                 json(exchange, 202, ["undoing": true])
             } catch { refuse(exchange, error.status, error.sentence) }
-        case ("POST", "/api/rewind"):
-            // {"message": N}: the plan; {"message": N, "token": T}: carry out the plan T named.
+        case ("POST", "/api/rewind"), ("POST", "/api/resend"):
+            // {"message": N}: the plan; {"message": N, "token": T}: carry out the plan T named (and for a resend,
+            // send "text" — or the message as it was — after it).
             // Range-checked before it becomes an integer: a stranger's 1e300 is no message number.
             guard let number = body["message"]?.doubleValue, number >= 1, number <= 1_000_000,
                 let message = Int(exactly: number)
             else {
-                refuse(exchange, 400, "a rewind needs \"message\": the number of your message to go back to before")
+                refuse(exchange, 400, "this needs \"message\": the number of your message to go back to before")
                 return
             }
+            guard let room = room() else { return }
             do throws(WebRefusal) {
                 if let token = body["token"]?.stringValue {
-                    try session.rewind(message, token: token)
+                    if request.path == "/api/resend" {
+                        try session.resend(message, token: token, text: body["text"]?.stringValue, in: room)
+                    } else {
+                        try session.rewind(message, token: token, in: room)
+                    }
                     json(exchange, 202, ["rewinding": true])
                 } else {
-                    json(exchange, 200, try session.rewindPlan(message))
+                    json(exchange, 200, try session.rewindPlan(message, in: room))
                 }
             } catch { refuse(exchange, error.status, error.sentence) }
         case ("POST", "/api/stop"):
-            session.stop()
+            guard let room = room() else { return }
+            session.stop(in: room)
             json(exchange, 202, ["stopping": true])
         case ("POST", "/api/confirm"):
             guard let id = body["id"]?.stringValue,
@@ -264,7 +307,8 @@ package final class WebService: Sendable {
                 refuse(exchange, 400, "a confirmation needs \"id\" and \"answer\": \"yes\", \"no\" or \"always\"")
                 return
             }
-            if session.confirm(id, answer) {
+            guard let room = room() else { return }
+            if session.confirm(id, answer, in: room) {
                 json(exchange, 200, ["answered": true])
             } else {
                 refuse(exchange, 409, "that question was answered already or withdrawn")
@@ -370,6 +414,13 @@ package final class WebService: Sendable {
             body: Array(value.jsonText.utf8))
     }
 
+    /// A JSON text made elsewhere (a conversation as a tab catches up with it).
+    private func raw(_ exchange: HTTPExchange, _ text: String) {
+        exchange.respond(
+            200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: Array(text.utf8))
+    }
+
     /// A refusal: its status and one sentence saying what to do.
     private func refuse(_ exchange: HTTPExchange, _ status: Int, _ sentence: String) {
         json(exchange, status, ["error": .string(sentence)])
@@ -390,10 +441,10 @@ package final class WebService: Sendable {
 
     /// The skills panel: every skill with its plugin, risk, where it runs and whether the model sees it in this
     /// session, then the files that could not be loaded with their reasons.
-    private func skillsPanel() -> JSONValue {
+    private func skillsPanel(_ room: WebRoom) -> JSONValue {
         var runs: [String: String] = [:]
         for plugin in registry.plugins { runs[plugin.name] = plugin.placementText }
-        let disabled = session.disabledSkills
+        let disabled = session.disabledSkills(in: room)
         let skills = registry.skills.map { skill -> JSONValue in
             [
                 "id": .string(skill.id), "description": .string(skill.description), "plugin": .string(skill.plugin),

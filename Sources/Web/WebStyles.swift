@@ -38,7 +38,20 @@ aside li code { font-weight: 600; }
 aside label { cursor: pointer; } aside input { margin: 0 6px 0 0; vertical-align: -1px; }
 #conversation-list li { cursor: pointer; } #conversation-list li:hover { color: var(--accent); }
 #conversation-list li[aria-current="true"] { font-weight: 600; }
-#conversation-list .when { display: block; color: var(--muted); font-size: 12px; font-weight: normal; }
+#conversation-list .when, #conversation-list .match { display: block; color: var(--muted); font-size: 12px;
+  font-weight: normal; }
+#conversation-list h3 { font-size: 12px; color: var(--muted); margin: 14px 0 2px; font-weight: 600; }
+#conversation-list .entry-actions { display: flex; gap: 6px; margin-top: 4px; font-weight: normal; }
+#conversation-list .entry-actions button { font-size: 12px; padding: 1px 8px; }
+@media (hover: hover) { #conversation-list li:not(:hover):not(:focus-within) .entry-actions { visibility: hidden; } }
+#conversation-search, .rename-box { width: 100%; font: inherit; font-size: 13px; color: var(--fg); background: var(--card);
+  border: 1px solid var(--line); border-radius: 8px; padding: 5px 8px; }
+#deleted { position: fixed; left: 50%; transform: translateX(-50%); bottom: 96px; z-index: 5; background: var(--card);
+  border: 1px solid var(--line); border-radius: 10px; padding: 6px 8px 6px 14px; box-shadow: 0 2px 8px rgb(0 0 0 / .2); }
+.last-action { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
+.turn > .last-action.regenerate { margin: 4px 0 8px; }
+.user.editing { width: 85%; } .edit-box { width: 100%; min-height: 3em; }
+.edit-buttons { display: flex; gap: 6px; justify-content: flex-end; margin-top: 6px; }
 #trace-report { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
   overflow-wrap: anywhere; font-size: 12px; }
 #state-list h3 { font-size: 13px; margin: 10px 0 4px; font-family: ui-monospace, monospace; }
@@ -96,6 +109,10 @@ dialog .hint { color: var(--muted); font-size: 12px; margin: 8px 0 0; }
 #confirm-risk.destructive { color: var(--bad); } #confirm-risk.mutating { color: var(--warn); }
 kbd { font-family: ui-monospace, monospace; font-size: 12px; border: 1px solid var(--line); border-radius: 4px;
   padding: 0 4px; }
+@media (min-width: 1100px) {
+  #conversations, #conversations[hidden] { display: block; order: -1; border-left: 0;
+    border-right: 1px solid var(--line); width: 280px; }
+  #conversations .close-panel, #conversations-toggle { display: none; } }
 @media (max-width: 700px) {
   header { position: relative; gap: 8px; padding: 8px 12px; } header h1 { font-size: 16px; }
   #status { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

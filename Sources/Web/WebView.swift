@@ -3,11 +3,11 @@ import SkillHost
 import SkillJSON
 import Synchronization
 
-/// The browser front end's own view — theme, open panel, text size, the conversation shown — as state the agent
-/// reads and changes: it is published as the state snapshot of the built-in `ui` source, and changed only through
-/// its skills (`ui_set_theme`, `ui_show_panel`, `ui_set_text_size`). The conversation shown is the person's to
-/// change (a turn cannot replace the conversation it runs in), so the agent reads it but has no skill for it. Every tab renders from it, so "switch to dark mode" in the chat turns every
-/// open tab dark. The agent never touches the page; it changes this state, and the page follows.
+/// The browser front end's own view — theme, open panel, text size, the conversation used last — as state the
+/// agent reads and changes: it is published as the state snapshot of the built-in `ui` source, and changed only
+/// through its skills (`ui_set_theme`, `ui_show_panel`, `ui_set_text_size`). The conversation is the person's to
+/// change (a turn cannot replace the conversation it runs in), so the agent reads it but has no skill for it. Every
+/// tab renders from it, so "switch to dark mode" in the chat turns every open tab dark. The agent never touches the page; it changes this state, and the page follows.
 package final class WebView: Sendable {
     /// The source name the skills and the snapshot are registered under.
     package static let source = "ui"
@@ -81,7 +81,7 @@ package final class WebView: Sendable {
         return true
     }
 
-    /// The conversation the tabs show now (its id in the history; nil without one).
+    /// The conversation used last (its id in the history; nil without one).
     func showing(conversation id: String?) { update { $0.conversation = id } }
 
     private func update(_ change: (inout State) -> Void) {

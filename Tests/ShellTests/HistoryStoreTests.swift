@@ -195,7 +195,7 @@ struct HistoryStoreTests {
         do { _ = try HistoryStore(path: path) } catch {
             #expect(
                 error.description
-                    == "\(path) was written by a newer skillhost (schema 99, this one knows 4); update skillhost or move the file away"
+                    == "\(path) was written by a newer skillhost (schema 99, this one knows 5); update skillhost or move the file away"
             )
         }
     }
@@ -204,7 +204,7 @@ struct HistoryStoreTests {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("BEGIN; \(HistoryStore.migrations[0]) PRAGMA user_version = 1; COMMIT;")
         let store = try HistoryStore(path: path)
-        #expect(store.schemaVersion == 4)
+        #expect(store.schemaVersion == 5)
         try store.setSetting("disabled_skills", "[\"gcd\"]")
         #expect(try store.setting("disabled_skills") == "[\"gcd\"]")
         let undo = UndoAction(json: ["skill": "notes_delete", "arguments": ["id": 1]])

@@ -265,6 +265,7 @@ struct WebBrowserTests {
                 callID: "c1", skill: "calculator", arguments: #"{"expression":"6*7"}"#, result: "42", error: nil,
                 durationMilliseconds: 1.5), session: id)
         let seen = try await Self.run("conversations", home: home)
+        #expect(seen["toggle_shown"] == false, "a wide window lists the conversations beside the one shown")
         #expect(seen["listed"] == ["what is 6*7"], "\(seen)")
         #expect(seen["opened"]?["user"] == "what is 6*7")
         #expect(seen["opened"]?["card"]?["phase"] == "succeeded")
@@ -278,6 +279,67 @@ struct WebBrowserTests {
         let messages = try store.messages(session: id).map(\.content)
         #expect(messages.contains("what is 20+22"), "\(messages)")
         #expect(try store.sessions().count == 2)
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #66: each tab its own conversation ("New" in one tab emptied every tab before).
+    @Test func eachTabHasItsOwnConversation() async throws {
+        let seen = try await Self.run("tabs")
+        #expect(seen["second_shows"] == ["what is 6*7"], "a new tab shows the conversation used last: \(seen)")
+        #expect(seen["first"] == ["what is 6*7", "what is 2+3"], "\(seen)")
+        #expect(seen["second"] == ["what is 3*3"], "\(seen)")
+        #expect(seen["first_reloaded"] == seen["first"], "a reload keeps the tab's conversation")
+        #expect(seen["second_reloaded"] == seen["second"])
+        #expect(seen["list_visible"] == true)
+        #expect(seen["groups"] == ["Today"], "\(seen)")
+        #expect(seen["marked"] == ["what is 3*3"], "\(seen)")
+        #expect(seen["together"] == ["what is 6*7", "what is 2+3", "what is 1+1"], "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #66: search, rename, delete with a moment to take it back — and then really gone from history.db.
+    @Test func conversationsAreSearchedRenamedAndDeleted() async throws {
+        let home = Paths.temporaryDirectory("web-browser-manage")
+        let history = home + "/data/skillhost/history.db"
+        let seen = try await Self.run(
+            "manage", home: home, scriptEnvironment: ["SKILLHOST_TEST_HISTORY": history])
+        #expect(seen["listed"] == ["what time is it in Tokyo", "what is 6*7"], "\(seen)")
+        #expect(seen["found"] == ["what time is it in Tokyo"], "\(seen)")
+        #expect(seen["match"] == ["what time is it in Tokyo"], "\(seen)")
+        #expect(seen["none_found"] == "Nothing said matches “nothing like this”.", "\(seen)")
+        #expect(seen["renamed"] == ["what time is it in Tokyo", "Arithmetic"], "\(seen)")
+        #expect(seen["toast"] == "Deleted “what time is it in Tokyo”.", "\(seen)")
+        #expect(seen["after_delete"] == ["Arithmetic"], "\(seen)")
+        #expect(seen["back"] == ["what time is it in Tokyo"], "\(seen)")
+        #expect(seen["rows_left"] == ["sessions": 0, "messages": 0, "tool_calls": 0], "\(seen)")
+        let late = seen["late_undo"]?.arrayValue ?? []
+        #expect(late.first == 410, "\(seen)")
+        #expect(late.last?.stringValue?.hasSuffix("cannot be brought back: it was removed for good") == true, "\(seen)")
+        #expect(seen["kept"] == ["what time is it in Tokyo"], "\(seen)")
+        // Whatever was kept is still whole in the file.
+        let store = try HistoryStore(path: history)
+        #expect(try store.listing().map(\.title) == ["what time is it in Tokyo"])
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #66: edit and resend the last message, regenerate its answer; going back shows what it undoes first.
+    @Test func theLastMessageIsEditedAndItsAnswerWrittenAnew() async throws {
+        let seen = try await Self.run("edit")
+        #expect(seen["actions"] == ["✎ Edit", "↻ Regenerate"], "\(seen)")
+        #expect(seen["edited"]?["users"] == ["what is 6*8"], "\(seen)")
+        #expect(seen["edited"]?["answer"]?.stringValue?.contains("6*8 = 48") == true, "\(seen)")
+        #expect(seen["edited"]?["cards"] == 1, "\(seen)")
+        #expect(seen["regenerated"]?["users"] == ["what is 6*8"], "\(seen)")
+        #expect(seen["regenerated"]?["cards"] == 1, "\(seen)")
+        #expect(seen["plan_title"] == "Write the answer to message 2 anew?", "\(seen)")
+        #expect(seen["plan"]?.stringValue?.contains("notes_add") == true, "\(seen)")
+        #expect(seen["plan_button"] == "Undo and send")
+        #expect(seen["users_after"] == ["what is 6*8", #"add a note titled "milk""#], "\(seen)")
+        let state = seen["state_after"]?.stringValue ?? ""
+        #expect(state.components(separatedBy: "milk").count == 2, "one note milk, not two: \(state)")
+        #expect(
+            seen["notices"]?.arrayValue?.contains { $0.stringValue?.hasPrefix("rewound") == true } == false,
+            "an edit is not announced as a rewind: \(seen)")
         #expect(seen["page_errors"] == [])
     }
 

@@ -231,6 +231,78 @@ struct WebServiceTests {
         await server.stop()
     }
 
+    /// Issue #66: a tab names its conversation; each request acts on that one, a new one leaves the others be, and
+    /// the list's requests take only what they know.
+    @Test func eachRequestActsOnTheConversationItNames() async throws {
+        let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-rooms"))
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let token = try #require(server.url.components(separatedBy: "#token=").last)
+        let headers = Self.json + [("Authorization", "Bearer \(token)")]
+        func post(_ path: String, _ body: String, in conversation: String? = nil) async throws -> (Int, JSONValue) {
+            let named = conversation.map { [("X-Skillhost-Conversation", $0)] } ?? []
+            let answer = try await Self.fetch(base + path, method: "POST", headers: headers + named, body: body)
+            return (answer.status, try JSONValue(parsing: answer.body))
+        }
+        func settled(_ id: String) async -> Bool {
+            await eventually {
+                (try? await post("/api/open", #"{"id":"\#(id)"}"#).1["events"]?.arrayValue?.last {
+                    $0["type"] == "running"
+                }?["running"]) == false
+            }
+        }
+        let (_, first) = try await post("/api/open", "{}")
+        let one = try #require(first["id"]?.stringValue)
+        #expect(first["events"]?.arrayValue?.first?["type"] == "reset")
+        #expect(try await post("/api/send", #"{"text":"what is 6*7"}"#, in: one).0 == 202)
+        #expect(await settled(one))
+        let (_, second) = try await post("/api/new", "{}", in: one)
+        let two = try #require(second["id"]?.stringValue)
+        #expect(two != one)
+        #expect(try await post("/api/send", #"{"text":"what is 3*3"}"#, in: two).0 == 202)
+        #expect(await settled(two))
+        let users = { (caught: JSONValue) in
+            caught["events"]?.arrayValue?.filter { $0["type"] == "user" }.compactMap { $0["text"]?.stringValue } ?? []
+        }
+        #expect(users(try await post("/api/open", #"{"id":"\#(one)"}"#).1) == ["what is 6*7"])
+        #expect(users(try await post("/api/open", #"{"id":"\#(two)"}"#).1) == ["what is 3*3"])
+        // Every event of a conversation names it and carries a number that only grows.
+        let events = try #require(try await post("/api/open", #"{"id":"\#(two)"}"#).1["events"]?.arrayValue)
+        let numbers = events.compactMap { $0["s"]?.doubleValue }
+        #expect(!numbers.isEmpty && numbers == numbers.sorted())
+        #expect(events.dropFirst().allSatisfy { $0["c"]?.stringValue == two || $0["type"] == "view" })
+
+        let (renamed, _) = try await post("/api/rename", #"{"id":"\#(one)","title":"Arithmetic"}"#)
+        #expect(renamed == 200)
+        let listed = try JSONValue(parsing: try await Self.fetch(base + "/api/conversations", headers: headers).body)
+        #expect(listed["conversations"]?.arrayValue?.map { $0["title"] } == ["what is 3*3", "Arithmetic"])
+        let (found, search) = try await post("/api/conversations", #"{"search":"6*7"}"#)
+        #expect(found == 200)
+        #expect(search["conversations"]?.arrayValue?.map { $0["match"] } == ["what is 6*7"])
+        // What names nothing, in one sentence each.
+        #expect(
+            try await post("/api/send", #"{"text":"hi"}"#, in: "../../etc")
+                == (404, ["error": "no conversation has that name; the list shows those there are"]))
+        #expect(
+            try await post("/api/open", #"{"id":"0badc0de"}"#)
+                == (404, ["error": "no conversation 0badc0de; the list shows those there are"]))
+        #expect(
+            try await post("/api/delete", #"{"id":"0badc0de"}"#)
+                == (404, ["error": "no conversation 0badc0de; the list shows those there are"]))
+        #expect(
+            try await post("/api/rename", #"{"id":"\#(one)"}"#)
+                == (400, ["error": "a new name needs \"title\" (empty: its first message again)"]))
+        #expect(
+            try await post("/api/delete", "{}")
+                == (400, ["error": "this needs the conversation's \"id\" (the list gives them)"]))
+        #expect(
+            try await post("/api/restore", #"{"id":"\#(one)"}"#)
+                == (410, ["error": .string("conversation \(one) cannot be brought back: it was removed for good")]))
+        #expect(try await post("/api/delete", #"{"id":"\#(two)"}"#).0 == 200)
+        #expect(try await post("/api/restore", #"{"id":"\#(two)"}"#).0 == 200)
+        await server.stop()
+    }
+
     @Test func aNetworkFacingFrontEndNeedsItsOwnToken() async throws {
         let result = try await runProcessOffPool(
             Paths.skillhost, ["web", "--http", "0.0.0.0:0"], environment: try Self.home("web-network"))

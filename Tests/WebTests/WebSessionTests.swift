@@ -1,5 +1,6 @@
 import Agent
 import Foundation
+import SessionUI
 import Synchronization
 import TestSupport
 import Testing
@@ -29,5 +30,79 @@ struct WebSessionTests {
         #expect(await eventually { lines.withLock { $0.contains { $0.contains("history: could not save to") } } })
         try other.execute("COMMIT")
         #expect(await eventually { lines.withLock { $0.contains { $0.contains(#""running":false"#) } } })
+    }
+
+    private static func session(_ name: String, deletionDelay: Duration = .seconds(8)) throws -> WebSession {
+        WebSession(
+            skills: try agentRegistry(), provider: OfflineRouter(), configuration: AgentConfiguration(),
+            view: WebView(), history: try HistoryStore(path: Paths.temporaryDirectory(name) + "/history.db"),
+            deletionDelay: deletionDelay)
+    }
+
+    /// Waits until `room`'s work was shown to the end.
+    private static func settled(_ room: WebRoom) async -> Bool {
+        await eventually { room.isIdle }
+    }
+
+    /// Each conversation is one room with one owner, however many tabs open it; past the limit the least used
+    /// idle one is closed, and a tab that names it again gets it back from the history, whole.
+    @Test func aConversationHasOneOwnerAndClosedOnesComeBack() async throws {
+        let session = try Self.session("web-rooms")
+        let first = session.latest
+        #expect(session.send("what is 6*7", in: first) == .started)
+        #expect(await Self.settled(first))
+        let key = try #require(first.owner.id)
+        #expect(try session.room(key) === first)
+        var others: [WebRoom] = []
+        for _ in 0..<WebSession.roomLimit { others.append(session.startConversation()) }
+        let open = session.state.withLock { $0.rooms }
+        #expect(open.count == WebSession.roomLimit)
+        #expect(open[key] == nil, "the least used was closed")
+        let back = try session.room(key)
+        #expect(back !== first)
+        #expect(back.owner.agent.userMessages.map(\.content) == ["what is 6*7"])
+        #expect(try session.room(key) === back)
+        #expect(throws: ConversationOwner.Busy.self, "the closed one's owner starts nothing more") {
+            _ = try first.owner.send("what is 1+1")
+        }
+        // A name no conversation has, or that no conversation could have, is one sentence.
+        for name in ["nope", "../../etc", String(repeating: "a", count: 65), "a b"] {
+            #expect(throws: WebRefusal.self) { try session.room(name) }
+        }
+        do {
+            _ = try session.room("../x")
+        } catch {
+            #expect(error.sentence == "no conversation has that name; the list shows those there are")
+        }
+    }
+
+    /// A conversation whose turn waits for a question cannot be deleted; once idle, it can, and its tabs are told.
+    @Test func aRunningConversationIsNotDeleted() async throws {
+        let session = try Self.session("web-delete-running", deletionDelay: .milliseconds(100))
+        let lines = Mutex<[String]>([])
+        _ = session.watch { line in
+            lines.withLock { $0.append(line) }
+            return true
+        }
+        let room = session.latest
+        #expect(session.send("delete note 5", in: room) == .started)
+        #expect(await eventually { lines.withLock { $0.contains { $0.contains(#""type":"confirm""#) } } })
+        let id = try #require(room.owner.id)
+        do {
+            try session.delete(id)
+            Issue.record("deleted while its turn ran")
+        } catch {
+            #expect(
+                error
+                    == WebRefusal(
+                        status: 409, sentence: "a turn is running in it; wait for its answer or stop it first"))
+        }
+        session.stop(in: room)
+        #expect(await Self.settled(room))
+        try session.delete(id)
+        #expect(lines.withLock { $0.contains { $0.contains(#""type":"deleted""#) } })
+        #expect(session.latest !== room, "a request naming no conversation gets a new one")
+        let store = try #require(session.journal?.store)
+        #expect(await eventually { (try? store.restore(session: id)) == false }, "gone for good after the moment")
     }
 }

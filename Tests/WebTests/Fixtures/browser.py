@@ -213,8 +213,7 @@ def a11y(page, seen):
         for size in [(1280, 800), (390, 844)]:
             page.set_viewport_size({"width": size[0], "height": size[1]})
             where = f"{theme} {size[0]}x{size[1]}"
-            page.evaluate("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json', "
-                          "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: '{}'})")
+            page.keyboard.press("Control+Shift+O")
             until(page, "document.querySelectorAll('.user').length === 0")
             scan(f"{where} empty page")
             send(page, "what is (23+7)*2")
@@ -363,7 +362,8 @@ def conversations(page, seen):
     """A conversation the shell left in the history is listed, opened as it was shown, and continued; a new one
     starts empty and is listed too."""
     ready(page)
-    page.click("#conversations-toggle")
+    # A wide window shows the list beside the conversation: no button to press.
+    seen["toggle_shown"] = page.is_visible("#conversations-toggle")
     page.wait_for_selector("#conversation-list li", timeout=WAIT)
     seen["listed"] = page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
     page.locator("#conversation-list li").first.click()
@@ -452,6 +452,160 @@ def rewind(page, seen):
     seen["users_after"] = page.locator(".user").count()
     seen["notices"] = page.evaluate("[...document.querySelectorAll('#conversation .notice')].map(n => n.textContent)")
     seen["state_after"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+
+
+def lines(page, selector):
+    return page.evaluate(f"[...document.querySelectorAll({json.dumps(selector)})].map(e => e.textContent)")
+
+
+def titles(page):
+    return page.evaluate("[...document.querySelectorAll('#conversation-list li')].map(li => li.firstChild.textContent)")
+
+
+def answered(page):
+    page.wait_for_selector(".segment:not(.streaming)", timeout=WAIT)
+    ready(page)
+
+
+def tabs(page, seen):
+    """Each tab its own conversation: a second tab shows the first one's and follows it live until it starts one of
+    its own; a reload keeps each tab's; the list beside it marks the one shown."""
+    ready(page)
+    send(page, "what is 6*7")
+    answered(page)
+    other = page.context.new_page()
+    other.goto(url.split("#")[0])
+    other.wait_for_selector(".user", timeout=WAIT)
+    ready(other)
+    seen["second_shows"] = lines(other, ".user")
+    send(page, "what is 2+3")
+    until(other, "document.querySelectorAll('.user').length === 2")
+    ready(page)
+    ready(other)
+    other.click("#new-conversation")
+    until(other, "document.querySelectorAll('.user').length === 0")
+    send(other, "what is 3*3")
+    answered(other)
+    page.wait_for_timeout(500)
+    seen["first"] = lines(page, ".user")
+    seen["second"] = lines(other, ".user")
+    page.reload()
+    ready(page)
+    until(page, "document.querySelectorAll('.user').length === 2")
+    seen["first_reloaded"] = lines(page, ".user")
+    other.reload()
+    ready(other)
+    until(other, "document.querySelectorAll('.user').length === 1")
+    seen["second_reloaded"] = lines(other, ".user")
+    until(other, "document.querySelectorAll('#conversation-list li').length === 2")
+    seen["list_visible"] = other.is_visible("#conversations")
+    seen["groups"] = lines(other, "#conversation-list h3")
+    seen["marked"] = other.evaluate(
+        "[...document.querySelectorAll('#conversation-list li[aria-current=true]')].map(li => li.firstChild.textContent)")
+    # Opening the first tab's conversation from the list: both tabs show it, and follow it together.
+    other.locator("#conversation-list li", has_text="what is 6*7").click()
+    until(other, "document.querySelectorAll('.user').length === 2")
+    send(other, "what is 1+1")
+    until(page, "document.querySelectorAll('.user').length === 3")
+    seen["together"] = lines(page, ".user")
+    page.screenshot(path=f"{shots}/web-tabs-1280x800.png")
+
+
+def manage(page, seen):
+    """Search, rename and delete in the list: a deletion taken back brings the conversation back; one not taken back
+    is gone from history.db once the moment has passed."""
+    import sqlite3
+    ready(page)
+    for text in ["what is 6*7", "what time is it in Tokyo"]:
+        page.keyboard.press("Control+Shift+O")
+        until(page, "document.querySelectorAll('.user').length === 0")
+        send(page, text)
+        answered(page)
+    until(page, "document.querySelectorAll('#conversation-list li').length === 2")
+    seen["listed"] = titles(page)
+    page.fill("#conversation-search", "tokyo")
+    until(page, "document.querySelectorAll('#conversation-list li').length === 1")
+    seen["found"] = titles(page)
+    seen["match"] = lines(page, "#conversation-list li .match")
+    page.fill("#conversation-search", "nothing like this")
+    until(page, "document.querySelectorAll('#conversation-list li').length === 0")
+    seen["none_found"] = page.inner_text("#conversation-list")
+    page.fill("#conversation-search", "")
+    until(page, "document.querySelectorAll('#conversation-list li').length === 2")
+    entry = page.locator("#conversation-list li", has_text="what is 6*7")
+    entry.hover()
+    entry.locator(".rename").click()
+    page.fill(".rename-box", "Arithmetic")
+    page.press(".rename-box", "Enter")
+    until(page, "[...document.querySelectorAll('#conversation-list li')].some(li => li.firstChild.textContent === 'Arithmetic')")
+    seen["renamed"] = titles(page)
+    # The conversation shown is deleted: the tab goes on in a new one; Undo brings it back, shown again.
+    entry = page.locator("#conversation-list li", has_text="Tokyo")
+    entry.hover()
+    entry.locator(".delete").click()
+    until(page, "!document.querySelector('#deleted').hidden")
+    seen["toast"] = page.inner_text("#deleted-text")
+    until(page, "document.querySelectorAll('.user').length === 0")
+    until(page, "document.querySelectorAll('#conversation-list li').length === 1")
+    seen["after_delete"] = titles(page)
+    page.click("#deleted-undo")
+    until(page, "document.querySelectorAll('#conversation-list li').length === 2")
+    until(page, "document.querySelectorAll('.user').length === 1")
+    seen["back"] = lines(page, ".user")
+    # Deleted for good: after the moment, nothing of it is left in the file, and it cannot be brought back.
+    entry = page.locator("#conversation-list li", has_text="Arithmetic")
+    gone = entry.get_attribute("data-id")
+    entry.hover()
+    entry.locator(".delete").click()
+    until(page, "document.querySelectorAll('#conversation-list li').length === 1")
+    page.wait_for_timeout(9500)
+    database = sqlite3.connect(os.environ["SKILLHOST_TEST_HISTORY"])
+    seen["rows_left"] = {table: database.execute(f"SELECT COUNT(*) FROM {table} WHERE {key} = ?", (gone,)).fetchone()[0]
+                         for table, key in [("sessions", "id"), ("messages", "session"), ("tool_calls", "session")]}
+    seen["late_undo"] = page.evaluate(
+        "fetch('/api/restore', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Skillhost-Page': "
+        f"localStorage.getItem('skillhost_page')}}, body: JSON.stringify({{id: {json.dumps(gone)}}})}})"
+        ".then(r => r.json().then(j => [r.status, j.error]))")
+    seen["kept"] = titles(page)
+
+
+def edit(page, seen):
+    """The last message edited and sent again, its answer written anew; when its turn changed something, what going
+    back undoes is shown first."""
+    ready(page)
+    send(page, "what is 6*7")
+    answered(page)
+    seen["actions"] = lines(page, ".last-action")
+    page.click(".last-action.edit")
+    page.fill(".edit-box", "what is 6*8")
+    page.press(".edit-box", "Enter")
+    until(page, "[...document.querySelectorAll('.user')].map(u => u.textContent).join() === 'what is 6*8'"
+                " && document.querySelector('.segment:not(.streaming)')?.textContent.includes('48')")
+    ready(page)
+    seen["edited"] = {"users": lines(page, ".user"), "answer": page.locator(".segment").last.inner_text(),
+                      "cards": page.locator(".card").count()}
+    page.evaluate("document.querySelector('.segment').dataset.old = 'yes'")
+    page.click(".last-action.regenerate")
+    until(page, "!document.querySelector('.segment[data-old]') && document.querySelector('.segment:not(.streaming)')"
+                " && document.querySelector('#status').textContent === 'ready'")
+    seen["regenerated"] = {"users": lines(page, ".user"), "answer": page.locator(".segment").last.inner_text(),
+                           "cards": page.locator(".card").count()}
+    send(page, 'add a note titled "milk"')
+    yes_when_asked(page)
+    ready(page)
+    page.click(".last-action.regenerate")
+    page.locator("#rewind").wait_for(state="visible", timeout=WAIT)
+    seen["plan_title"] = page.inner_text("#rewind-title")
+    seen["plan"] = page.inner_text("#rewind-plan")
+    seen["plan_button"] = page.inner_text('#rewind button[data-rewind="yes"]')
+    page.click('#rewind button[data-rewind="yes"]')
+    yes_when_asked(page)
+    yes_when_asked(page)
+    until(page, "document.querySelectorAll('.user').length === 2 && document.querySelector('#status').textContent === 'ready'"
+                " && document.querySelectorAll('.card[data-phase=\"succeeded\"]').length === 2")
+    seen["users_after"] = lines(page, ".user")
+    seen["state_after"] = page.evaluate("fetch('/api/state', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.plugins.find(p => p.plugin === 'notes').state)")
+    seen["notices"] = lines(page, "#conversation .notice")
 
 
 def composite(page, seen):
@@ -562,7 +716,7 @@ with sync_playwright() as playwright:
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url)
     seen = {}
-    {"turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
+    {"tabs": tabs, "manage": manage, "edit": edit, "turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
      "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome, "models": models,
      "composite": composite, "foreign": foreign}[scenario](page, seen)
