@@ -107,6 +107,8 @@ enum WebAssets {
     <dt><kbd>Enter</kbd></dt><dd>send the message (<kbd>Shift</kbd>+<kbd>Enter</kbd>: a new line)</dd>
     <dt><kbd>Esc</kbd></dt><dd>stop the turn that runs</dd>
     <dt><kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>O</kbd></dt><dd>a new conversation</dd>
+    <dt><kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>K</kbd></dt><dd>search the conversations</dd>
+    <dt><kbd>Ctrl</kbd>+<kbd>Shift</kbd>+<kbd>1</kbd> … <kbd>4</kbd></dt><dd>open or close a panel: conversations, skills, trace, state</dd>
     <dt><kbd>Ctrl</kbd>+<kbd>/</kbd></dt><dd>this list</dd>
     <dt><kbd>y</kbd> <kbd>n</kbd> <kbd>a</kbd></dt><dd>answer a confirmation: yes, no, always this session (<kbd>Esc</kbd>: no)</dd>
   </dl>

@@ -248,7 +248,9 @@ const handlers = {
       back.dataset.message = event.number;
       back.title = "Go back to before this message, undoing the changes made since";
       back.disabled = running;
-      turn.append(back);
+      const actions = element("div", "message-actions");
+      actions.append(back);
+      turn.append(actions);
     }
   },
   thinking() { segment = null; },
@@ -647,7 +649,12 @@ function conversationEntry(item) {
   if (item.id === mine) entry.setAttribute("aria-current", "true");
   // Turns, as a person counts them (the calls' results are messages too: 5 questions read "20 messages").
   const turns = `${item.turns} turn${item.turns === 1 ? "" : "s"}`;
-  entry.append(element("span", "when", `${new Date(item.updated).toLocaleString()} · ${turns}`));
+  // Within its day's group the time says enough; further back, the date.
+  const updated = new Date(item.updated);
+  const recent = ["Today", "Yesterday"].includes(dayGroup(updated, new Date()));
+  const when = recent ? updated.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" })
+    : updated.toLocaleDateString(undefined, { month: "short", day: "numeric" });
+  entry.append(element("span", "when", `${when} · ${turns}`));
   if (item.match) entry.append(element("span", "match", item.match));
   const actions = element("span", "entry-actions");
   const rename = element("button", "rename", "Rename");
@@ -748,7 +755,8 @@ function lastActions() {
   again.type = "button";
   again.title = "Write the answer to this message anew";
   again.addEventListener("click", () => resend(number, null));
-  last.after(edit);
+  const row = last.nextElementSibling?.classList.contains("message-actions") ? last.nextElementSibling : null;
+  if (row) row.prepend(edit); else last.after(edit);
   last.closest(".turn").append(again);
 }
 
@@ -878,6 +886,19 @@ document.addEventListener("keydown", (key) => {
   } else if ((key.ctrlKey || key.metaKey) && key.key === "/") {
     key.preventDefault();
     if (!dialogOpen) $("#shortcuts").showModal();
+  } else if ((key.ctrlKey || key.metaKey) && key.shiftKey && key.key.toLowerCase() === "k") {
+    // Search the conversations (on a narrow window their panel opens first).
+    key.preventDefault();
+    if (dialogOpen) return;
+    if (!wide.matches && view.panel !== "conversations") post("/api/view", { panel: "conversations" });
+    $("#conversation-search").focus();
+  } else if ((key.ctrlKey || key.metaKey) && key.shiftKey && /^Digit[1-4]$/.test(key.code)) {
+    // The panels by number, in the header's order; the same keys close the one open.
+    key.preventDefault();
+    if (dialogOpen) return;
+    const panel = ["conversations", "skills", "trace", "state"][Number(key.code.slice(5)) - 1];
+    focusPanel = view.panel === panel ? null : panel;
+    post("/api/view", { panel: view.panel === panel ? "none" : panel });
   }
 });
 $("#shortcuts-close").addEventListener("click", () => $("#shortcuts").close());

@@ -37,19 +37,20 @@ aside li { padding: 6px 0; border-bottom: 1px solid var(--line); font-size: 13px
 aside li code { font-weight: 600; }
 aside label { cursor: pointer; } aside input { margin: 0 6px 0 0; vertical-align: -1px; }
 #conversation-list li { cursor: pointer; } #conversation-list li:hover { color: var(--accent); }
-#conversation-list li[aria-current="true"] { font-weight: 600; }
+#conversation-list li { padding: 6px 8px; border-radius: 8px; border-bottom: 0; }
+#conversation-list li[aria-current="true"] { font-weight: 600; background: var(--user); }
 #conversation-list .when, #conversation-list .match { display: block; color: var(--muted); font-size: 12px;
   font-weight: normal; }
 #conversation-list h3 { font-size: 12px; color: var(--muted); margin: 14px 0 2px; font-weight: 600; }
 #conversation-list .entry-actions { display: flex; gap: 6px; margin-top: 4px; font-weight: normal; }
 #conversation-list .entry-actions button { font-size: 12px; padding: 1px 8px; }
-@media (hover: hover) { #conversation-list li:not(:hover):not(:focus-within) .entry-actions { visibility: hidden; } }
+@media (hover: hover) { #conversation-list li:not(:hover):not(:focus-within) .entry-actions { display: none; } }
 #conversation-search, .rename-box { width: 100%; font: inherit; font-size: 13px; color: var(--fg); background: var(--card);
   border: 1px solid var(--line); border-radius: 8px; padding: 5px 8px; }
 #deleted { position: fixed; left: 50%; transform: translateX(-50%); bottom: 96px; z-index: 5; background: var(--card);
   border: 1px solid var(--line); border-radius: 10px; padding: 6px 8px 6px 14px; box-shadow: 0 2px 8px rgb(0 0 0 / .2); }
-.last-action { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
-.turn > .last-action.regenerate { margin: 4px 0 8px; }
+.last-action { font-size: 12px; padding: 1px 8px; color: var(--muted); }
+.turn > .last-action.regenerate { margin: 4px 0 8px 6px; } .turn > .last-action.regenerate:not(.copy + *) { margin-left: 0; }
 .user.editing { width: 85%; } .edit-box { width: 100%; min-height: 3em; }
 .edit-buttons { display: flex; gap: 6px; justify-content: flex-end; margin-top: 6px; }
 #trace-report { background: var(--code); padding: 6px 8px; border-radius: 6px; white-space: pre-wrap;
@@ -64,7 +65,8 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .risk.destructive { color: var(--bad); } .risk.mutating { color: var(--warn); }
 .user { background: var(--user); border-radius: 12px; padding: 8px 12px; margin: 14px 0 8px auto; width: fit-content;
   max-width: 85%; white-space: pre-wrap; }
-.rewind-to { display: block; margin: -4px 0 8px auto; font-size: 12px; padding: 2px 8px; color: var(--muted); }
+.message-actions { display: flex; justify-content: flex-end; gap: 6px; margin: -4px 0 8px; }
+.rewind-to { font-size: 12px; padding: 1px 8px; color: var(--muted); }
 .segment.streaming .tail { white-space: pre-wrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 #shortcuts dl { display: grid; grid-template-columns: auto 1fr; gap: 6px 12px; margin: 0; } #shortcuts dd { margin: 0; }

@@ -194,7 +194,8 @@ struct WebBrowserTests {
 
     /// Issue #66: a card's line is a sentence a person reads (the skill's own), the result one click away; a no
     /// is "Declined", not a red failure; the message box has the focus at load; a finished answer is announced
-    /// once; Ctrl+/ lists the shortcuts and Ctrl+Shift+O starts a new conversation.
+    /// once; Ctrl+/ lists the shortcuts, Ctrl+Shift+O starts a new conversation, Ctrl+Shift+1…4 open the panels and
+    /// Ctrl+Shift+K searches the conversations.
     @Test func cardsSayInWordsWhatHappened() async throws {
         let seen = try await Self.run("words")
         #expect(seen["focus_at_load"] == "message", "\(seen)")
@@ -205,6 +206,7 @@ struct WebBrowserTests {
         #expect(seen["announced"]?.stringValue?.isEmpty == false, "\(seen)")
         #expect(seen["shortcuts"]?.stringValue?.contains("a new conversation") == true, "\(seen)")
         #expect(seen["after_new"] == 0, "\(seen)")
+        #expect(seen["panel_keys"] == true, "Ctrl+Shift+2 opens and closes the skills, Ctrl+Shift+K searches")
         #expect(seen["page_errors"] == [])
     }
 

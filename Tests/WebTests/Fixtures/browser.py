@@ -304,6 +304,13 @@ def words(page, seen):
     page.keyboard.press("Control+Shift+O")
     until(page, "document.querySelectorAll('.user').length === 0")
     seen["after_new"] = page.locator(".card").count()
+    page.keyboard.press("Control+Shift+2")
+    page.locator("#skills").wait_for(state="visible", timeout=WAIT)
+    page.keyboard.press("Control+Shift+2")
+    page.locator("#skills").wait_for(state="hidden", timeout=WAIT)
+    page.keyboard.press("Control+Shift+K")
+    until(page, "document.activeElement.id === 'conversation-search'")
+    seen["panel_keys"] = True
 
 
 def plugins(page, seen):
