@@ -25,7 +25,9 @@ extension HistoryStore {
     /// The conversations with something said, most recently active first, at most `limit`; with `search`, only
     /// those whose name or messages (the person's and the answers) contain it, ignoring ASCII case.
     package func listing(search: String? = nil, limit: Int = 200) throws(StoreError) -> [ConversationListing] {
-        let pattern = search.map { "%" + Self.likeEscaped(String($0.prefix(Self.searchLimit))) + "%" }
+        // Cut by Unicode scalars: a "character" may be a base with any number of marks on it.
+        let search = search.map { Self.scalars($0, Self.searchLimit) }
+        let pattern = search.map { "%" + Self.likeEscaped($0) + "%" }
         let matching = "m.session = s.id AND m.role IN ('user', 'assistant') AND m.content LIKE ?1 ESCAPE '\\'"
         let rows = try connection.query(
             """
@@ -60,12 +62,19 @@ extension HistoryStore {
         return true
     }
 
-    /// A name as kept: one line, no control characters, at most `titleLimit` characters.
+    /// A name as kept: one line, no control characters, at most `titleLimit` Unicode scalars.
     package static func cleanTitle(_ title: String) -> String {
         let line = String(
             String.UnicodeScalarView(
-                title.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : $0 }))
-        return String(line.trimmingCharacters(in: .whitespaces).prefix(titleLimit))
+                title.unicodeScalars.prefix(titleLimit * 4).map {
+                    CharacterSet.controlCharacters.contains($0) ? " " : $0
+                }))
+        return scalars(line.trimmingCharacters(in: .whitespaces), titleLimit)
+    }
+
+    /// `text` cut to at most `limit` Unicode scalars (a character may hold any number of them).
+    static func scalars(_ text: String, _ limit: Int) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit)))
     }
 
     /// Deletes conversation `id` for the moment: it leaves every list and cannot be opened; `restore` brings it
@@ -76,22 +85,40 @@ extension HistoryStore {
         return true
     }
 
-    /// Takes back `markDeleted` (false when it was not deleted, or is gone for good).
-    package func restore(session id: String) throws(StoreError) -> Bool {
-        let deleted = try connection.query(
-            "SELECT 1 FROM sessions WHERE id = ? AND deleted IS NOT NULL", [.text(id)])
-        guard !deleted.isEmpty else { return false }
+    /// What `restore` found.
+    package enum Restoring: Sendable, Equatable {
+        case restored
+        /// It is there and was not deleted.
+        case notDeleted
+        /// There is no such conversation (any more).
+        case gone
+    }
+
+    /// Takes back `markDeleted`.
+    package func restore(session id: String) throws(StoreError) -> Restoring {
+        let rows = try connection.query("SELECT deleted IS NOT NULL FROM sessions WHERE id = ?", [.text(id)])
+        guard let deleted = rows.first?.first?.integer else { return .gone }
+        guard deleted != 0 else { return .notDeleted }
         try connection.execute("UPDATE sessions SET deleted = NULL WHERE id = ?", [.text(id)])
-        return true
+        return .restored
     }
 
     /// Removes for good, from every table and in one transaction, the conversations deleted (`markDeleted`) before
-    /// `cutoff` (all of them without one).
-    package func purgeDeleted(before cutoff: Date? = nil) throws(StoreError) {
-        // A number this code formats: no text from anywhere else goes into the statement.
+    /// `cutoff` (all of them without one), or `only` those of them (ids of letters, digits, '-' and '_'; others are
+    /// ignored).
+    package func purgeDeleted(before cutoff: Date? = nil, only ids: [String]? = nil) throws(StoreError) {
+        // Numbers this code formats and ids of known characters: no other text goes into the statement.
+        let safe = ids?.filter { id in
+            !id.isEmpty && id.utf8.count <= 64
+                && id.utf8.allSatisfy {
+                    $0 == 45 || $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0)
+                }
+        }
+        if let safe, safe.isEmpty { return }
         let doomed =
             "SELECT id FROM sessions WHERE deleted IS NOT NULL"
             + (cutoff.map { " AND deleted < \($0.timeIntervalSince1970)" } ?? "")
+            + (safe.map { " AND id IN (" + $0.map { "'\($0)'" }.joined(separator: ", ") + ")" } ?? "")
         let statements =
             ["messages", "tool_calls", "usage", "drafts", "changes", "session_use"].map {
                 "DELETE FROM \($0) WHERE session IN (\(doomed))"
@@ -105,19 +132,30 @@ extension HistoryStore {
             .replacingOccurrences(of: "_", with: "\\_")
     }
 
-    /// One line of at most `limit` characters.
+    /// One line of at most `limit` Unicode scalars.
     static func shortened(_ text: String, _ limit: Int) -> String {
-        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return line.count > limit ? String(line.prefix(limit - 1)) + "…" : line
+        let line = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.prefix(limit + 1).map { CharacterSet.newlines.contains($0) ? " " : $0 }))
+        return line.unicodeScalars.count > limit ? scalars(line, limit - 1) + "…" : line
     }
 
-    /// Some 80 characters of `text` around the first place it contains `search`, on one line.
+    /// Some 80 Unicode scalars of `text` around the first place it contains `search` (ASCII letter case aside, as
+    /// the search itself), on one line.
     static func excerpt(_ text: String, around search: String) -> String {
-        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
-        guard let found = line.range(of: search, options: .caseInsensitive) else { return shortened(line, 80) }
-        let before = line[..<found.lowerBound].suffix(30)
-        let after = line[found.upperBound...].prefix(max(10, 80 - before.count - line[found].count))
-        return (before.startIndex > line.startIndex ? "…" : "") + before + line[found] + after
-            + (after.endIndex < line.endIndex ? "…" : "")
+        func folded(_ scalar: Unicode.Scalar) -> UInt32 {
+            (65...90).contains(scalar.value) ? scalar.value + 32 : scalar.value
+        }
+        let scalars = Array(text.unicodeScalars.prefix(20_000))
+        let values = scalars.map(folded)
+        let wanted = search.unicodeScalars.map(folded)
+        let start =
+            wanted.isEmpty || wanted.count > values.count
+            ? nil : (0...(values.count - wanted.count)).first { values[$0..<($0 + wanted.count)].elementsEqual(wanted) }
+        guard let start else { return shortened(text, 80) }
+        let from = max(0, start - 30)
+        let to = min(scalars.count, max(start + wanted.count, from + 80))
+        let piece = scalars[from..<to].map { CharacterSet.newlines.contains($0) ? " " : $0 }
+        return (from > 0 ? "…" : "") + String(String.UnicodeScalarView(piece)) + (to < scalars.count ? "…" : "")
     }
 }

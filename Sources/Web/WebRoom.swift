@@ -59,6 +59,9 @@ package final class WebRoom: Sendable {
         var replayBytes = 0
         /// The number of the last event it sent.
         var last = 0
+        /// What its last `running` event said (a tab catching up is told so; `showing` is also taken for a moment
+        /// by what shows nothing, such as a choice of model).
+        var running = false
         /// When a tab last used it (the session's count of uses): the least used idle one is closed first.
         var used = 0
     }
@@ -96,18 +99,27 @@ package final class WebRoom: Sendable {
             let sent = tabs.send { number in self.tagged(text, number: number) }
             Self.keep(sent.text, &state)
             state.last = sent.number
+            if event["type"] == "running", case .bool(let running)? = event["running"] { state.running = running }
         }
     }
 
     /// Sends `event` to its tabs now, keeping nothing: it is of the moment (a streaming answer's layout).
     func transient(_ event: JSONValue) { tabs.broadcast(tagged(event.jsonText, number: nil)) }
 
-    /// Replaces what its tabs show, and what a tab coming later is sent, by `events`: a `reset`, then them.
+    /// Replaces what its tabs show, and what a tab coming later is sent, by `events`: a `reset`, then them — the
+    /// newest of them within half the replay's limit (every stream is sent them at once).
     func show(_ events: [JSONValue]) {
+        var shown: [JSONValue] = []
+        var bytes = 0
+        for event in events.reversed() {
+            bytes += event.jsonText.utf8.count
+            guard bytes <= Self.replayLimit / 2 else { break }
+            shown.append(event)
+        }
         state.withLock { state in
             state.replay = []
             state.replayBytes = 0
-            for event in [WebEvent.reset()] + events {
+            for event in [WebEvent.reset()] + shown.reversed() {
                 let text = event.jsonText
                 let sent = tabs.send { number in self.tagged(text, number: number) }
                 Self.keep(sent.text, &state)
@@ -122,7 +134,7 @@ package final class WebRoom: Sendable {
         state.withLock { state in
             let now =
                 [
-                    WebEvent.running(state.showing), WebEvent.undoable(owner.agent.canUndo),
+                    WebEvent.running(state.running), WebEvent.undoable(owner.agent.canUndo),
                     WebEvent.model(owner.agent.provider.displayName),
                 ].map { tagged($0.jsonText, number: nil) } + [WebEvent.view(view).jsonText]
             let events = [WebEvent.reset().jsonText] + state.replay + now
@@ -139,7 +151,7 @@ package final class WebRoom: Sendable {
             tabs.state.withLock { tabs in
                 _ = deliver(WebTabs.line(tagged(WebEvent.reset().jsonText, number: 0)))
                 for text in state.replay { _ = deliver(WebTabs.line(text)) }
-                _ = deliver(WebTabs.line(tagged(WebEvent.running(state.showing).jsonText, number: state.last)))
+                _ = deliver(WebTabs.line(tagged(WebEvent.running(state.running).jsonText, number: state.last)))
                 _ = deliver(WebTabs.line(WebEvent.view(view).jsonText))
                 defer { tabs.nextStream += 1 }
                 tabs.streams[tabs.nextStream] = deliver

@@ -204,13 +204,19 @@ function api(path, options = {}) {
   return fetch(path, { ...options, headers });
 }
 
-async function post(path, body) {
+async function post(path, body, again = false) {
   const response = await api(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
   });
   if (!response.ok) {
     const reason = await response.json().catch(() => ({ error: response.statusText }));
     status(reason.error || `HTTP ${response.status}`);
+    // The conversation this tab showed is gone (deleted, or closed with nothing said): it goes on in a new one,
+    // and a message is sent there.
+    if (response.headers.get("X-Skillhost-Conversation-Gone") && !again) {
+      await show(null, "/api/new");
+      if (path === "/api/send") return post(path, body, true);
+    }
   }
   return response;
 }
@@ -302,9 +308,9 @@ const handlers = {
     announce(event.text, event);
   },
   conversation() { if (listShown()) loadConversations(); },
-  deleted() {
-    // Deleted (here or in another tab): this tab goes on in a new conversation.
-    show(null, "/api/new");
+  deleted(event) {
+    // Deleted (here or in another tab): a tab that showed it goes on in a new conversation.
+    if (event.id === mine) show(null, "/api/new");
   },
   skills(event) {
     if (event.line) conversation.append(element("p", "notice", event.line));
@@ -440,16 +446,26 @@ async function show(id, path = "/api/open") {
   const mark = {};
   syncing = mark;
   pending.length = 0;
-  const response = await post(path, path === "/api/open" && id ? { id } : {});
+  let caught = null;
+  let gone = false;
+  try {
+    const response = await post(path, path === "/api/open" && id ? { id } : {}, true);
+    gone = response.status === 404;
+    if (response.ok) caught = await response.json();
+  } catch { /* the stream's next opening catches up */ }
   if (syncing !== mark) return;
-  if (!response.ok) {
+  if (!caught) {
+    // Not caught up: what waited is shown as it would have been, and a conversation that is gone gives way to the
+    // one used last.
     syncing = null;
-    // Gone (deleted, or kept nowhere and closed): the one used last instead.
-    if (id && response.status === 404) show(null);
+    for (const event of pending.splice(0)) {
+      if (event.c !== mine || (event.s !== undefined && event.s <= synced)) continue;
+      if (event.s !== undefined) synced = event.s;
+      apply(event);
+    }
+    if (id && gone) show(null);
     return;
   }
-  const caught = await response.json();
-  if (syncing !== mark) return;
   mine = caught.id;
   try { sessionStorage.setItem("skillhost_conversation", mine); } catch { /* this tab's memory only */ }
   synced = caught.s;
@@ -476,8 +492,8 @@ let streamOpened = false;
 let streamLive = false;
 
 function streamOpen() {
-  // The first opening finds this tab catching up already; a later one may have missed events.
-  if (streamOpened) show(mine);
+  // Events may have been missed before the stream (re)opened: the tab catches up, unless it is doing so already.
+  if (!syncing) show(mine);
   streamOpened = true;
   opened();
 }
@@ -509,7 +525,7 @@ function connect() {
     }
     if (data.kind === "event") received(data.text);
     else if (data.kind === "open") streamOpen();
-    else if (data.kind === "live" && !streamOpened) { streamOpened = true; opened(); }
+    else if (data.kind === "live" && !streamOpened) { streamOpened = true; opened(); if (!syncing) show(mine); }
     else if (data.kind === "error") status("disconnected — reconnecting…");
   };
   // Joining a stream open already: the tab leading it says so.
@@ -603,10 +619,13 @@ const wide = matchMedia("(min-width: 1100px)");
 let searching = "";
 let searchTimer = null;
 let listed = [];
+let redrawWaits = false;
 
 function listShown() { return wide.matches || view.panel === "conversations"; }
 
 async function loadConversations() {
+  // Not while a name is being typed: the list is drawn again once it is saved or dropped.
+  if (document.activeElement?.classList.contains("rename-box")) { redrawWaits = true; return; }
   const response = searching
     ? await post("/api/conversations", { search: searching })
     : await api("/api/conversations");
@@ -698,7 +717,9 @@ function startRenaming(entry, item) {
   const finish = async (save) => {
     if (done) return;
     done = true;
+    input.blur();
     if (save) await post("/api/rename", { id: item.id, title: input.value });
+    redrawWaits = false;
     loadConversations();
   };
   input.addEventListener("click", (click) => click.stopPropagation());
@@ -707,7 +728,8 @@ function startRenaming(entry, item) {
     if (key.key === "Enter") { key.preventDefault(); finish(true); }
     else if (key.key === "Escape") { key.preventDefault(); finish(false); }
   });
-  input.addEventListener("blur", () => finish(true));
+  // Leaving the box saves what it says (a box taken away with the list saves nothing).
+  input.addEventListener("blur", () => { if (input.isConnected) finish(true); });
 }
 
 // A deletion: gone from the list at once, for good once the moment to take it back has passed.
@@ -931,6 +953,12 @@ for (const button of document.querySelectorAll("#confirm button")) {
   button.addEventListener("click", () => answer(button.dataset.answer));
 }
 $("#confirm").addEventListener("cancel", (cancel) => { cancel.preventDefault(); answer("no"); });
+// Esc on a plan is Cancel: an edit not sent goes back to the message as it was.
+$("#rewind").addEventListener("cancel", () => {
+  const plan = rewinding;
+  rewinding = null;
+  if (plan?.restore) plan.restore();
+});
 $("#confirm").addEventListener("keydown", (key) => {
   const choice = { y: "yes", n: "no", a: "always" }[key.key.toLowerCase()];
   if (choice) { key.preventDefault(); answer(choice); }

@@ -155,7 +155,10 @@ package final class WebService: Sendable {
         // opened from the history if it was closed meanwhile.
         let room = { () -> WebRoom? in
             do throws(WebRefusal) { return try self.session.room(request.header("x-skillhost-conversation")) } catch {
-                self.refuse(exchange, error.status, error.sentence)
+                // The page goes on in the conversation used last when the one it shows is gone.
+                self.json(
+                    exchange, error.status, ["error": .string(error.sentence)],
+                    headers: [("X-Skillhost-Conversation-Gone", "1")])
                 return nil
             }
         }
@@ -202,8 +205,10 @@ package final class WebService: Sendable {
             Task {
                 switch await activate(name) {
                 case .success(let text):
-                    session.use(name, instructions: text, in: room)
-                    self.json(exchange, 200, ["activated": .string(name)])
+                    do throws(WebRefusal) {
+                        try session.use(name, instructions: text, in: room.key)
+                        self.json(exchange, 200, ["activated": .string(name)])
+                    } catch { self.refuse(exchange, error.status, error.sentence) }
                 case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
                 }
             }
@@ -408,9 +413,11 @@ package final class WebService: Sendable {
             body: Array(text.utf8))
     }
 
-    private func json(_ exchange: HTTPExchange, _ status: Int, _ value: JSONValue) {
+    private func json(
+        _ exchange: HTTPExchange, _ status: Int, _ value: JSONValue, headers: [(String, String)] = []
+    ) {
         exchange.respond(
-            status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers,
             body: Array(value.jsonText.utf8))
     }
 

@@ -35,6 +35,8 @@ package final class WebSession: Sendable {
         var uses = 0
         /// The last number given to a conversation kept nowhere (without a history).
         var unnamed = 0
+        /// The conversations deleted here and not brought back: never opened again, removed for good at the end.
+        var deleted: Set<String> = []
     }
 
     /// How often a streaming answer is laid out anew (`WebEvent.partial`), at most.
@@ -77,7 +79,9 @@ package final class WebSession: Sendable {
         let notices = NoticeRelay()
         let journal = history.map { store in HistoryJournal(store: store) { notices.send($0) } }
         self.journal = journal
-        try? history?.purgeDeleted()
+        // Those deleted longer ago than the moment to bring them back (by an earlier run: another running now may
+        // still be offering its Undo).
+        try? history?.purgeDeleted(before: Date().addingTimeInterval(-Self.seconds(deletionDelay)))
         let tabs = WebTabs()
         self.tabs = tabs
         let owner = Self.owner(
@@ -155,19 +159,26 @@ package final class WebSession: Sendable {
     package func send(_ text: String, in room: WebRoom? = nil) -> SendResult {
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return .empty }
-        let room = room ?? latest
+        var room = room ?? latest
         // Not under the session's lock: the turn writes to the history at once, and a failed write is said to every
         // tab. Closing the conversation cannot cross the start: it retires the owner first, which refuses to start
         // anything once retired and to retire while it works.
-        guard room.startShowing() != nil else { return .busy(ConversationOwner.Busy.running.description) }
-        switch start(text, in: room) {
-        case .success(let stream):
-            follow(stream, in: room)
-            return .started
-        case .failure(let busy):
-            room.stopShowing()
-            return .busy(busy.description)
+        for attempt in 1...2 {
+            guard room.startShowing() != nil else { return .busy(ConversationOwner.Busy.running.description) }
+            switch start(text, in: room) {
+            case .success(let stream):
+                follow(stream, in: room)
+                return .started
+            case .failure(let busy):
+                room.stopShowing()
+                // Closed meanwhile (past the limit of conversations open): opened again from the history, once.
+                guard busy == .retired, attempt == 1, let again = try? self.room(room.key), again !== room else {
+                    return .busy(busy.description)
+                }
+                room = again
+            }
         }
+        return .busy(ConversationOwner.Busy.retired.description)
     }
 
     /// Starts a turn with `text` in `room`, taken for it already, and tells its tabs.
@@ -295,10 +306,10 @@ package final class WebSession: Sendable {
         for line in definitions { publishEverywhere(WebEvent.notice(line)) }
     }
 
-    /// A skill folder the person chose in the panel: its instructions go into `room`'s conversation (as `/use` does
-    /// in the shell), said in its tabs.
-    package func use(_ name: String, instructions: String, in room: WebRoom? = nil) {
-        let room = room ?? latest
+    /// A skill folder the person chose in the panel: its instructions go into conversation `key`'s (as `/use` does
+    /// in the shell), said in its tabs — looked up now, after the activation, which may have taken a while.
+    package func use(_ name: String, instructions: String, in key: String?) throws(WebRefusal) {
+        let room = try room(key)
         room.owner.agent.addContext("[the person activated skill \(name)]\n" + instructions)
         room.publish(WebEvent.notice("activated skill \(name): its instructions are part of the conversation now"))
     }
@@ -337,7 +348,7 @@ package final class WebSession: Sendable {
     /// A tab asked something of `room` now: it is the last to be closed.
     func touch(_ room: WebRoom) { state.withLock { Self.touch(room, &$0) } }
 
-    private static func touch(_ room: WebRoom, _ state: inout State) {
+    static func touch(_ room: WebRoom, _ state: inout State) {
         state.uses += 1
         room.state.withLock { $0.used = state.uses }
     }

@@ -54,6 +54,23 @@ struct HistoryListingTests {
         #expect(try store.rename(session: id, to: ""))
         #expect(try store.listing().first?.title == "what is 6*7")
         #expect(try store.rename(session: "nope", to: "x") == false)
+        // A "character" may carry any number of marks: the name is cut by Unicode scalars.
+        #expect(try store.rename(session: id, to: "A" + String(repeating: "\u{301}", count: 400_000)))
+        #expect(try store.listing().first?.title.unicodeScalars.count == 60)
+        #expect(try store.listing(search: String(repeating: "\u{301}", count: 100_000)).isEmpty)
+    }
+
+    @Test func aMatchIsShownWhereItIsInALongMessage() throws {
+        let store = try HistoryStore(path: path)
+        let long =
+            String(repeating: "lorem ipsum ", count: 50) + "the PLUMBER comes at nine\n"
+            + String(repeating: "x", count: 500)
+        let id = try conversation(store, [long], at: 1000)
+        let match = try #require(try store.listing(search: "plumber").first?.match)
+        #expect(match.hasPrefix("…") && match.hasSuffix("…"), "\(match)")
+        #expect(match.contains("the PLUMBER comes at nine x"), "\(match)")
+        #expect(match.unicodeScalars.count <= 82, "\(match)")
+        #expect(try store.listing(search: "plumber").map(\.id) == [id])
     }
 
     @Test func aDeletionCanBeTakenBackUntilItIsPurged() throws {
@@ -67,15 +84,17 @@ struct HistoryListingTests {
         #expect(try store.listing().map(\.id) == [kept])
         #expect(try store.sessions().map(\.id) == [kept], "gone from the shell's list too")
         #expect(try store.resume(session: gone) == nil, "and cannot be resumed")
-        #expect(try store.restore(session: gone))
+        #expect(try store.restore(session: gone) == .restored)
+        #expect(try store.restore(session: gone) == .notDeleted)
         #expect(try store.listing().map(\.id) == [gone, kept])
         #expect(try store.markDeleted(session: gone))
         // Deleted later than the cutoff: not yet.
         try store.purgeDeleted(before: Date(timeIntervalSince1970: 0))
-        #expect(try store.restore(session: gone))
+        try store.purgeDeleted(only: [kept, "x' OR 1=1 --"])
+        #expect(try store.restore(session: gone) == .restored)
         #expect(try store.markDeleted(session: gone))
         try store.purgeDeleted()
-        #expect(try store.restore(session: gone) == false)
+        #expect(try store.restore(session: gone) == .gone)
         for table in ["sessions", "messages", "tool_calls", "drafts", "changes", "usage", "session_use"] {
             let column = table == "sessions" ? "id" : "session"
             let rows = try store.connection.query("SELECT COUNT(*) FROM \(table) WHERE \(column) = ?", [.text(gone)])

@@ -318,9 +318,20 @@ struct WebBrowserTests {
         #expect(late.first == 410, "\(seen)")
         #expect(late.last?.stringValue?.hasSuffix("cannot be brought back: it was removed for good") == true, "\(seen)")
         #expect(seen["kept"] == ["what time is it in Tokyo"], "\(seen)")
+        #expect(seen["while_typing"] == "half typed", "the box stays while the list would be drawn again: \(seen)")
+        #expect(seen["after_escape"] == ["what is 2+2", "what time is it in Tokyo"], "nothing renamed: \(seen)")
         // Whatever was kept is still whole in the file.
         let store = try HistoryStore(path: history)
-        #expect(try store.listing().map(\.title) == ["what time is it in Tokyo"])
+        #expect(try store.listing().map(\.title) == ["what is 2+2", "what time is it in Tokyo"])
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// A tab whose empty conversation was closed (more were opened than are kept) sends into a new one.
+    @Test func aMessageToAClosedEmptyConversationLandsInANewOne() async throws {
+        let seen = try await Self.run("gone")
+        #expect(seen["users"] == ["what is 6*7"], "\(seen)")
+        #expect(seen["box"] == "", "\(seen)")
+        #expect(seen["status"] == "ready", "\(seen)")
         #expect(seen["page_errors"] == [])
     }
 

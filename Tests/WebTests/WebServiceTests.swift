@@ -297,7 +297,7 @@ struct WebServiceTests {
                 == (400, ["error": "this needs the conversation's \"id\" (the list gives them)"]))
         #expect(
             try await post("/api/restore", #"{"id":"\#(one)"}"#)
-                == (410, ["error": .string("conversation \(one) cannot be brought back: it was removed for good")]))
+                == (409, ["error": .string("conversation \(one) is not deleted; the list shows it")]))
         #expect(try await post("/api/delete", #"{"id":"\#(two)"}"#).0 == 200)
         #expect(try await post("/api/restore", #"{"id":"\#(two)"}"#).0 == 200)
         await server.stop()

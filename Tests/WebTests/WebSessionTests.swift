@@ -53,15 +53,23 @@ struct WebSessionTests {
         #expect(await Self.settled(first))
         let key = try #require(first.owner.id)
         #expect(try session.room(key) === first)
-        var others: [WebRoom] = []
-        for _ in 0..<WebSession.roomLimit { others.append(session.startConversation()) }
+        for index in 0..<WebSession.roomLimit {
+            let other = session.startConversation()
+            #expect(session.send("what is \(index)+1", in: other) == .started)
+            #expect(await Self.settled(other))
+        }
         let open = session.state.withLock { $0.rooms }
         #expect(open.count == WebSession.roomLimit)
         #expect(open[key] == nil, "the least used was closed")
         let back = try session.room(key)
         #expect(back !== first)
         #expect(back.owner.agent.userMessages.map(\.content) == ["what is 6*7"])
-        #expect(try session.room(key) === back)
+        #expect(try session.room(key) === back, "the one just opened again stays open")
+        // One nothing was said in goes before one that would have to come back from the history.
+        let empty = session.startConversation()
+        let newer = session.startConversation()
+        let now = session.state.withLock { $0.rooms }
+        #expect(now[empty.key] == nil && now[newer.key] === newer && now[key] === back)
         #expect(throws: ConversationOwner.Busy.self, "the closed one's owner starts nothing more") {
             _ = try first.owner.send("what is 1+1")
         }
@@ -103,6 +111,10 @@ struct WebSessionTests {
         #expect(lines.withLock { $0.contains { $0.contains(#""type":"deleted""#) } })
         #expect(session.latest !== room, "a request naming no conversation gets a new one")
         let store = try #require(session.journal?.store)
-        #expect(await eventually { (try? store.restore(session: id)) == false }, "gone for good after the moment")
+        #expect(
+            await eventually {
+                let rows = try? store.connection.query("SELECT COUNT(*) FROM sessions WHERE id = ?", [.text(id)])
+                return rows?.first?.first?.integer == 0
+            }, "gone for good after the moment")
     }
 }
