@@ -98,9 +98,10 @@ def answer_done(count):
     return f"window.skillhostDeltas >= {count} && !document.querySelector('#send').disabled"
 
 
-# Every API request carries the page key the sign-in handed out (as the page's own requests do).
-NEW_CONVERSATION = ("fetch('/api/new', {method: 'POST', headers: {'Content-Type': 'application/json', "
-                    "'X-Skillhost-Page': localStorage.getItem('skillhost_page')}, body: '{}'})")
+def new_conversation(page):
+    """The page's own gesture for a new conversation (each tab shows its own: a new one is this tab's)."""
+    page.keyboard.press("Control+Shift+O")
+    wait(page, "document.querySelectorAll('.user').length === 0 && !document.querySelector('#send').disabled")
 
 
 def main():
@@ -118,8 +119,7 @@ def main():
             for run in range(runs):
                 # Event → DOM over one streamed answer (new conversation each run, so the replay stays small).
                 Model.deltas, Model.pause = 300, 0.005
-                page.evaluate(NEW_CONVERSATION)
-                wait(page, "document.querySelectorAll('.user').length === 0")
+                new_conversation(page)
                 page.evaluate("window.skillhostDelays = []; window.skillhostDeltas = 0")
                 page.fill("#message", f"stream please {run}")
                 page.press("#message", "Enter")
@@ -137,8 +137,7 @@ def main():
 
                 # Ten tabs watching one answer of 1,000 deltas.
                 Model.deltas, Model.pause = 1000, 0.001
-                page.evaluate(NEW_CONVERSATION)
-                wait(page, "document.querySelectorAll('.user').length === 0")
+                new_conversation(page)
                 tabs = [signed.new_page() for _ in range(10)]
                 for other in tabs:
                     other.goto(base)

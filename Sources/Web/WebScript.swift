@@ -324,7 +324,13 @@ function opened() {
   setRunning(running);
   // Ready to type: the message box has the focus unless the person is somewhere else already.
   if (document.activeElement === document.body) $("#message").focus();
-  window.skillhostReady ??= performance.now();
+  interactive();
+}
+
+// The page is interactive once its stream is open and it caught up with its conversation.
+let caughtUp = false;
+function interactive() {
+  if (streamOpened && caughtUp) window.skillhostReady ??= performance.now();
 }
 
 // Copy buttons: one under an answer (its text), one on each of its code blocks.
@@ -476,6 +482,8 @@ async function show(id, path = "/api/open") {
     synced = event.s;
     apply(event);
   }
+  caughtUp = true;
+  interactive();
   markCurrent();
   if (view.panel === "skills") loadSkills();
   if (view.panel === "trace") loadTrace();
