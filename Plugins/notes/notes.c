@@ -5,6 +5,7 @@
  */
 #include "skill_json.h"
 #include "skill_sdk.h"
+#include "notes_view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -431,9 +432,9 @@ static const skill_descriptor skills[] = {
                "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},"
                "\"body\":{\"type\":\"string\",\"default\":\"\"}},\"required\":[\"title\"],\"additionalProperties\":false}",
                NOTE, "Added note {id}: {title}.", SKILL_RISK_MUTATING, 0, notes_add),
-    SKILL_JSON_OUTPUT("notes_list", "List notes", "Lists every saved note (id, title, body, dates).",
-               "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NOTES, SKILL_RISK_READ_ONLY,
-               SKILL_IDEMPOTENT, notes_list),
+    SKILL_JSON_VIEW("notes_list", "List notes", "Lists every saved note (id, title, body, dates).",
+               "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", NOTES, NULL,
+               SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, notes_list, "list", 0u),
     SKILL_JSON_OUTPUT("notes_search", "Search notes", "Finds notes whose title or body contains the query text.",
                "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"minLength\":1}},"
                "\"required\":[\"query\"],\"additionalProperties\":false}",
@@ -496,5 +497,10 @@ static int notes_snapshot(void *state, const skill_snapshot_api *api, skill_snap
     return SKILL_OK;
 }
 
-SKILL_PLUGIN_EX("notes", "1.1.0", "Notes kept in SQLite, with undo", skills, notes_init, notes_deinit, NULL, 0u, NULL,
-                notes_snapshot)
+/* The list as a small app (ABI 1.4): hosts that render MCP Apps show it where notes_list's result is. */
+static const skill_view views[] = {
+    SKILL_VIEW("list", "Notes", notes_view_html, NULL, NULL, 0u),
+};
+
+SKILL_PLUGIN_VIEWS("notes", "1.2.0", "Notes kept in SQLite, with undo", skills, notes_init, notes_deinit, NULL, 0u,
+                   NULL, notes_snapshot, views)

@@ -44,6 +44,11 @@ public protocol SwiftSkill {
     /// How a result reads as a sentence for people (since ABI 1.3), such as `"{args.expression} = {result}"`;
     /// nil declares none. The slots and filters are those of `skill_descriptor.answer`.
     static var answer: String? { get }
+    /// The name of one of the plugin's views (`SwiftSkillView`, since ABI 1.4) that shows this skill's results; nil:
+    /// none.
+    static var view: String? { get }
+    /// Who may call it (since ABI 1.4); both by default.
+    static var audience: SwiftSkillAudience { get }
 
     /// Runs the skill. [thread-safe]: may run on several threads at once unless `flags` contains `.serial`.
     /// Throw `SkillFailure` for a sentence the user sees; other errors are reported by their description.
@@ -56,6 +61,43 @@ extension SwiftSkill {
     public static var timeoutMilliseconds: UInt32 { 0 }
     public static var outputSchema: String? { nil }
     public static var answer: String? { nil }
+    public static var view: String? { nil }
+    public static var audience: SwiftSkillAudience { [.model, .view] }
+}
+
+/// `SKILL_AUDIENCE_*` (since ABI 1.4): who may call a skill.
+public struct SwiftSkillAudience: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Offered to models.
+    public static let model = SwiftSkillAudience(rawValue: 1 << 0)
+    /// Callable from the plugin's views, through the host.
+    public static let view = SwiftSkillAudience(rawValue: 1 << 1)
+}
+
+/// A view (`skill_view`, since ABI 1.4): an MCP App — a static HTML page a host shows where a skill's result is. Its
+/// data arrives through the host's bridge, never in the page.
+public struct SwiftSkillView: Sendable {
+    public let name: String
+    public let title: String
+    public let html: String
+    /// JSON: `{"connectDomains": [...], "resourceDomains": [...]}`; nil: none.
+    public let csp: String?
+    /// JSON: any of `{"camera": {}, "microphone": {}, "geolocation": {}, "clipboardWrite": {}}`; nil: none.
+    public let permissions: String?
+    public let prefersBorder: Bool
+
+    public init(
+        name: String, title: String, html: String, csp: String? = nil, permissions: String? = nil,
+        prefersBorder: Bool = false
+    ) {
+        self.name = name
+        self.title = title
+        self.html = html
+        self.csp = csp
+        self.permissions = permissions
+        self.prefersBorder = prefersBorder
+    }
 }
 
 /// `SKILL_CAP_*`: what a plugin's code needs beyond computing (since ABI 1.1). Empty — the default — is none.

@@ -21,12 +21,13 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
     /// Call it from your `@_cdecl("skill_plugin_entry")` function. Later calls return the same pointer.
     public static func export(
         name: String, version: String, description: String, skills: [any SwiftSkill.Type],
-        capabilities: SwiftPluginCapabilities = []
+        capabilities: SwiftPluginCapabilities = [], views: [SwiftSkillView] = []
     ) -> UnsafePointer<skill_plugin>? {
         exported.withLock { current in
             if let current { return UnsafePointer(current.plugin) }
             let built = SwiftSkillPlugin(
-                name: name, version: version, description: description, skills: skills, capabilities: capabilities)
+                name: name, version: version, description: description, skills: skills, capabilities: capabilities,
+                views: views)
             current = built
             return UnsafePointer(built.plugin)
         }
@@ -34,7 +35,7 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
 
     private init(
         name: String, version: String, description: String, skills: [any SwiftSkill.Type],
-        capabilities: SwiftPluginCapabilities
+        capabilities: SwiftPluginCapabilities, views: [SwiftSkillView]
     ) {
         let descriptors = UnsafeMutablePointer<skill_descriptor>.allocate(capacity: max(1, skills.count))
         var handlers: [String: Handler] = [:]
@@ -43,6 +44,13 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
             handlers[skill.id] = Self.handler(for: skill)
         }
         self.handlers = handlers
+        let records = UnsafeMutablePointer<skill_view>.allocate(capacity: max(1, views.count))
+        for (index, view) in views.enumerated() {
+            records[index] = skill_view(
+                struct_size: UInt32(MemoryLayout<skill_view>.size), name: Self.keep(view.name),
+                title: Self.keep(view.title), html: Self.keep(view.html), csp: view.csp.flatMap(Self.keep),
+                permissions: view.permissions.flatMap(Self.keep), flags: view.prefersBorder ? 1 : 0)
+        }
         plugin = .allocate(capacity: 1)
         plugin.initialize(
             to: skill_plugin(
@@ -50,7 +58,8 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
                 abi_minor: UInt16(SKILL_ABI_MINOR), name: Self.keep(name), version: Self.keep(version),
                 description: Self.keep(description), skill_count: UInt32(skills.count),
                 skills: UnsafePointer(descriptors), init: nil, deinit: nil, free_string: nil,
-                capabilities: capabilities.rawValue, read_paths: nil, snapshot: nil))
+                capabilities: capabilities.rawValue, read_paths: nil, snapshot: nil, view_count: UInt32(views.count),
+                views: views.isEmpty ? nil : UnsafePointer(records)))
     }
 
     /// A C string that lives for the rest of the process.
@@ -62,7 +71,7 @@ public final class SwiftSkillPlugin: @unchecked Sendable {
             description: keep(skill.description), input_schema: keep(skill.inputSchema), risk: skill.risk.rawValue,
             flags: skill.flags.rawValue, timeout_ms: skill.timeoutMilliseconds, invoke: invokeTrampoline,
             signature: nil, function: nil, output_schema: skill.outputSchema.flatMap(keep),
-            answer: skill.answer.flatMap(keep))
+            answer: skill.answer.flatMap(keep), view: skill.view.flatMap(keep), audience: skill.audience.rawValue)
     }
 
     /// The one C entry point for every Swift skill: finds the skill by `skill_id(call)` and runs it.

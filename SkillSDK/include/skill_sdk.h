@@ -47,7 +47,7 @@ extern "C" {
 
 /** ABI version implemented by this header. */
 #define SKILL_ABI_MAJOR 1
-#define SKILL_ABI_MINOR 3
+#define SKILL_ABI_MINOR 4
 
 /** Marks the plugin's entry point as exported (plugins build with -fvisibility=hidden). */
 #if defined(_WIN32)
@@ -144,6 +144,43 @@ typedef struct skill_call_api {
  */
 typedef int (*skill_invoke_fn)(void *state, const skill_call_api *api, skill_call *call, const char *args_json);
 
+/** Who may call a skill (skill_descriptor.audience, since 1.4). 0 — the default — is both. */
+enum {
+    SKILL_AUDIENCE_MODEL = 1 << 0, /**< offered to models (an agent's, an MCP client's) */
+    SKILL_AUDIENCE_VIEW = 1 << 1   /**< callable from the plugin's own views (an MCP App), through the host */
+};
+
+/** View flags (skill_view.flags, since 1.4). */
+enum {
+    SKILL_VIEW_PREFERS_BORDER = 1 << 0 /**< the host draws a border around it */
+};
+
+/**
+ * Since 1.4: a view — an MCP App: a small HTML page a host shows where a skill's result is (skillhost's browser, and
+ * any MCP host that renders apps, through `skillhost mcp`, as the resource ui://PLUGIN/NAME). Owned by the plugin;
+ * every string must stay valid until deinit returns. A view is static: the host copies it at load and pins it with
+ * the plugin's definition. Whatever it shows of the person's data arrives through the host's bridge (the call's
+ * arguments and result, and the skills it calls — each an ordinary call: rules, confirmations, records), never baked
+ * into the page.
+ */
+typedef struct skill_view {
+    uint32_t struct_size;    /**< sizeof(skill_view) */
+    const char *name;        /**< ^[a-z][a-z0-9_-]{0,63}$, unique in the plugin */
+    const char *title;       /**< short, for people; may be NULL (the name is shown) */
+    /** The page: a whole UTF-8 HTML document, at most 512 KB, with its script and styles inside (the host lets it load
+        nothing else unless `csp` says so). */
+    const char *html;
+    /** Optional JSON object: the origins the page may reach, as MCP Apps declare them — {"connectDomains": [...],
+        "resourceDomains": [...], "frameDomains": [...], "baseUriDomains": [...]}, each at most 32 origins such as
+        "https://api.example.com" (a host may start with "*." for its subdomains). NULL: none (a page that reaches
+        nothing). */
+    const char *csp;
+    /** Optional JSON object: what the page may use, as MCP Apps declare it — any of {"camera": {}, "microphone": {},
+        "geolocation": {}, "clipboardWrite": {}}. NULL: none. */
+    const char *permissions;
+    uint32_t flags; /**< SKILL_VIEW_PREFERS_BORDER */
+} skill_view;
+
 /**
  * Describes one skill. Owned by the plugin; every string must stay valid until deinit returns.
  *
@@ -179,6 +216,12 @@ typedef struct skill_descriptor {
         slots, not empty; checked at load, and pinned with the rest of the definition. A result missing a slot's
         value is shown the router's own way; a failure never goes through it. NULL: none. */
     const char *answer;
+    /** Since 1.4, optional: the name of one of the plugin's views (skill_plugin.views) that shows this skill's
+        results; checked at load. NULL: none. */
+    const char *view;
+    /** Since 1.4: SKILL_AUDIENCE_* bits, who may call it; 0 means both. A skill only for views (a list's refresh, a
+        form's submit) is never offered to a model; a skill only for models cannot be called from a view. */
+    uint32_t audience;
 } skill_descriptor;
 
 /**
@@ -273,6 +316,9 @@ typedef struct skill_plugin {
         a model should know before acting, e.g. {"notes": 3, "recent": ["milk"]} — set with api->set. Returns
         SKILL_OK or an error code. Keep it short: the host trims it to a budget. */
     int (*snapshot)(void *state, const skill_snapshot_api *api, skill_snapshot *out);
+    /** Since 1.4, optional: the plugin's views (at most 16), which its skills name in skill_descriptor.view. */
+    uint32_t view_count;
+    const skill_view *views;
 } skill_plugin;
 
 /** The one symbol a plugin exports. [load-thread] Returns a pointer valid until the plugin is unloaded, or NULL
@@ -289,31 +335,42 @@ typedef const skill_plugin *(*skill_plugin_entry_fn)(void);
 /** A JSON skill descriptor that declares the JSON Schema of its result (since 1.1). */
 #define SKILL_JSON_OUTPUT(id, title, description, input_schema, output_schema, risk, flags, invoke_fn)              \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
-      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), NULL }
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), NULL, NULL, 0u }
 
 /** A typed, read-only, idempotent skill descriptor; the schema is generated from the signature. */
 #define SKILL_TYPED(id, title, description, signature, fn)                                                          \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), NULL, (uint32_t)SKILL_RISK_READ_ONLY,     \
-      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, NULL }
+      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, NULL, NULL, 0u }
 
 /** A typed skill with a declared input schema (adds descriptions, enums, bounds); it must agree with the
     signature: the same properties, compatible types, all required. */
 #define SKILL_TYPED_SCHEMA(id, title, description, input_schema, signature, fn)                                     \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema),                           \
       (uint32_t)SKILL_RISK_READ_ONLY, (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, \
-      NULL }
+      NULL, NULL, 0u }
 
 /** A JSON skill descriptor with every field but the timeout (since 1.3): the result's schema (or NULL) and how a
     result reads as a sentence (or NULL). */
 #define SKILL_JSON_ANSWER(id, title, description, input_schema, output_schema, answer, risk, flags, invoke_fn)       \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
-      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), (answer) }
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), (answer), NULL, 0u }
 
 /** A typed, read-only, idempotent skill descriptor with how its result reads as a sentence (since 1.3), such as
     "{args.date1} to {args.date2} is {result} days". */
 #define SKILL_TYPED_ANSWER(id, title, description, signature, fn, answer)                                           \
     { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), NULL, (uint32_t)SKILL_RISK_READ_ONLY,     \
-      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, (answer) }
+      (uint32_t)SKILL_IDEMPOTENT, 0u, NULL, (signature), (void (*)(void))(fn), NULL, (answer), NULL, 0u }
+
+/** A JSON skill descriptor with a view (since 1.4): every field but the timeout, then the name of the plugin's view
+    that shows its results (or NULL) and who may call it (SKILL_AUDIENCE_* bits; 0: both). */
+#define SKILL_JSON_VIEW(id, title, description, input_schema, output_schema, answer, risk, flags, invoke_fn, view,     \
+                        audience)                                                                                   \
+    { (uint32_t)sizeof(skill_descriptor), (id), (title), (description), (input_schema), (uint32_t)(risk),         \
+      (uint32_t)(flags), 0u, (invoke_fn), NULL, NULL, (output_schema), (answer), (view), (uint32_t)(audience) }
+
+/** A view (since 1.4): its name, title, page, and the CSP and permissions JSON (or NULL). */
+#define SKILL_VIEW(name, title, html, csp, permissions, flags)                                                      \
+    { (uint32_t)sizeof(skill_view), (name), (title), (html), (csp), (permissions), (uint32_t)(flags) }
 
 /** Number of elements of a static array. */
 #define SKILL_COUNT(array) ((uint32_t)(sizeof(array) / sizeof((array)[0])))
@@ -326,7 +383,20 @@ typedef const skill_plugin *(*skill_plugin_entry_fn)(void);
         static const skill_plugin plugin = { (uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,    \
                                              (name), (version), (description), SKILL_COUNT(skills_array),          \
                                              (skills_array), (init_fn), (deinit_fn), (free_string_fn),             \
-                                             (uint32_t)(caps), (read_paths_array), (snapshot_fn) };               \
+                                             (uint32_t)(caps), (read_paths_array), (snapshot_fn), 0u, NULL };      \
+        return &plugin;                                                                                            \
+    }
+
+/** Defines and exports skill_plugin_entry with every field (since 1.4): SKILL_PLUGIN_EX's, then the plugin's views
+    (a static array of SKILL_VIEW records). */
+#define SKILL_PLUGIN_VIEWS(name, version, description, skills_array, init_fn, deinit_fn, free_string_fn, caps,       \
+                           read_paths_array, snapshot_fn, views_array)                                              \
+    SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {                                                    \
+        static const skill_plugin plugin = { (uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR,    \
+                                             (name), (version), (description), SKILL_COUNT(skills_array),          \
+                                             (skills_array), (init_fn), (deinit_fn), (free_string_fn),             \
+                                             (uint32_t)(caps), (read_paths_array), (snapshot_fn),                  \
+                                             SKILL_COUNT(views_array), (views_array) };                            \
         return &plugin;                                                                                            \
     }
 

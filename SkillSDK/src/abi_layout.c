@@ -22,7 +22,7 @@ _Static_assert(offsetof(skill_host, log) == 32, "skill_host.log moved");
 _Static_assert(offsetof(skill_plugin, capabilities) == 72, "skill_plugin.capabilities moved");
 _Static_assert(offsetof(skill_plugin, read_paths) == 80, "skill_plugin.read_paths moved");
 _Static_assert(offsetof(skill_plugin, snapshot) == 88, "skill_plugin.snapshot moved");
-_Static_assert(sizeof(skill_plugin) == 96, "skill_plugin v1.1 size changed");
+/* (skill_plugin's v1.1 end: 96, where 1.4's fields start) */
 _Static_assert(offsetof(skill_descriptor, output_schema) == 80, "skill_descriptor.output_schema moved");
 _Static_assert(offsetof(skill_call_api, context) == 64, "skill_call_api.context moved");
 _Static_assert(sizeof(skill_call_api) == 72, "skill_call_api v1.1 size changed");
@@ -34,5 +34,15 @@ _Static_assert(offsetof(skill_error, message) == 8, "skill_error.message moved")
 _Static_assert(sizeof(skill_error) == 520, "skill_error size changed");
 /* since 1.3: at the v1.2 end of skill_descriptor (88) */
 _Static_assert(offsetof(skill_descriptor, answer) == 88, "skill_descriptor.answer moved");
-_Static_assert(sizeof(skill_descriptor) == 96, "skill_descriptor v1.3 size changed");
+/* since 1.4: views — at the v1.3 ends of skill_descriptor (96) and skill_plugin (96), and a new record whose
+   minimum (ViewValidator.minimumViewSize) is its 1.4 end up to flags */
+_Static_assert(offsetof(skill_descriptor, view) == 96, "skill_descriptor.view moved");
+_Static_assert(offsetof(skill_descriptor, audience) == 104, "skill_descriptor.audience moved");
+_Static_assert(sizeof(skill_descriptor) == 112, "skill_descriptor v1.4 size changed");
+_Static_assert(offsetof(skill_plugin, view_count) == 96, "skill_plugin.view_count moved");
+_Static_assert(offsetof(skill_plugin, views) == 104, "skill_plugin.views moved");
+_Static_assert(sizeof(skill_plugin) == 112, "skill_plugin v1.4 size changed");
+_Static_assert(offsetof(skill_view, html) == 24, "skill_view.html moved");
+_Static_assert(offsetof(skill_view, flags) == 48, "skill_view.flags moved");
+_Static_assert(offsetof(skill_view, flags) + sizeof(uint32_t) == 52, "skill_view's 1.4 end moved");
 #endif

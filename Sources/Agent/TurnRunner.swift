@@ -177,7 +177,8 @@ struct TurnRunner: Sendable {
     func tools(for conversation: Conversation) -> [ToolDefinition] {
         // An unapproved definition (changed since first seen, not trusted) is not offered: its words reach no model.
         let disabled = session.disabledSkills
-        let skills = registry.offered(registry.skills, disabled: disabled)
+        // A skill only its plugin's views may call (a list's refresh) is never offered to a model.
+        let skills = registry.offered(registry.skills, disabled: disabled).filter { $0.audience.contains(.model) }
         var offered = skills
         if skills.count > configuration.maximumTools {
             let query = conversation.messages.filter { $0.role == .user }.suffix(2).map(\.content).joined(
@@ -258,6 +259,14 @@ struct TurnRunner: Sendable {
         }
         guard !session.disabledSkills.contains(call.name), let definition else {
             return failed(unknownSkill(call.name), shown: .text(call.arguments))
+        }
+        // Never offered, but a model may name it anyway.
+        guard definition.audience.contains(.model) else {
+            return failed(
+                SkillFailure(
+                    code: .notPermitted,
+                    message: "\(call.name) is for plugin \(definition.plugin)'s views only: a model cannot call it"),
+                shown: .text(call.arguments))
         }
         let object: JSONObject
         switch ArgumentRepair.repair(call.arguments) {

@@ -13,7 +13,15 @@
 #include <sys/stat.h>
 
 /* The v1.0 sizes (DescriptorValidator.minimumPluginSize / minimumDescriptorSize) and the limits it applies. */
-enum { MINIMUM_PLUGIN_SIZE = 72, MINIMUM_DESCRIPTOR_SIZE = 80, MAXIMUM_SKILLS = 4096, MAXIMUM_READ_PATHS = 64 };
+enum {
+    MINIMUM_PLUGIN_SIZE = 72,
+    MINIMUM_DESCRIPTOR_SIZE = 80,
+    MAXIMUM_SKILLS = 4096,
+    MAXIMUM_READ_PATHS = 64,
+    MAXIMUM_VIEWS = 16,
+    /* A v1.4 skill_view up to its flags (DescriptorValidator.minimumViewSize). */
+    MINIMUM_VIEW_SIZE = (int)(offsetof(skill_view, flags) + sizeof(uint32_t))
+};
 
 #define HAS(size, type, field) ((size_t)(size) >= offsetof(type, field) + sizeof(((type *)0)->field))
 
@@ -102,8 +110,55 @@ static void describe_skill(struct text *out, const unsigned char *raw, uint32_t 
             memcpy(&answer, raw + offsetof(skill_descriptor, answer), sizeof answer);
             string_member(out, "answer", answer);
         }
+        if (HAS(size, skill_descriptor, audience)) {
+            const char *view;
+            uint32_t audience;
+            memcpy(&view, raw + offsetof(skill_descriptor, view), sizeof view);
+            memcpy(&audience, raw + offsetof(skill_descriptor, audience), sizeof audience);
+            string_member(out, "view", view);
+            number_member(out, "audience", audience);
+        }
     }
     text_cstring(out, "}");
+}
+
+/* The plugin's views (since 1.4), read as the host's validator reads them: none past the limit, the stride the first
+   one's struct_size, a record of another size only by its size. */
+static void describe_views(struct text *out, const unsigned char *raw, uint32_t plugin_size) {
+    if (!HAS(plugin_size, skill_plugin, views)) return;
+    uint32_t count;
+    const unsigned char *first;
+    memcpy(&count, raw + offsetof(skill_plugin, view_count), sizeof count);
+    memcpy(&first, raw + offsetof(skill_plugin, views), sizeof first);
+    text_cstring(out, ",\"view_count\":");
+    text_int(out, count);
+    text_cstring(out, ",\"views\":[");
+    if (count > 0 && count <= MAXIMUM_VIEWS && first) {
+        uint32_t stride;
+        memcpy(&stride, first, sizeof stride);
+        uint32_t shown = stride >= MINIMUM_VIEW_SIZE ? count : 1;
+        for (uint32_t i = 0; i < shown; i++) {
+            const unsigned char *record = first + (size_t)i * stride;
+            uint32_t size;
+            memcpy(&size, record, sizeof size);
+            if (i) text_cstring(out, ",");
+            text_cstring(out, "{");
+            member(out, "struct_size", 1);
+            text_int(out, size);
+            if (size >= MINIMUM_VIEW_SIZE && (i == 0 || size == stride)) {
+                skill_view v = {0};
+                memcpy(&v, record, MINIMUM_VIEW_SIZE);
+                string_member(out, "name", v.name);
+                string_member(out, "title", v.title);
+                string_member(out, "html", v.html);
+                string_member(out, "csp", v.csp);
+                string_member(out, "permissions", v.permissions);
+                number_member(out, "flags", v.flags);
+            }
+            text_cstring(out, "}");
+        }
+    }
+    text_cstring(out, "]");
 }
 
 void plugin_describe(struct text *out) {
@@ -157,6 +212,7 @@ void plugin_describe(struct text *out) {
         memcpy(&snapshot, raw + offsetof(skill_plugin, snapshot), sizeof snapshot);
         flag_member(out, "snapshot", snapshot != NULL);
     }
+    describe_views(out, raw, v1.struct_size);
     text_cstring(out, "},\"descriptors\":[");
     if (v1.skill_count > 0 && v1.skill_count <= MAXIMUM_SKILLS && v1.skills) {
         const unsigned char *first = (const unsigned char *)v1.skills;

@@ -64,6 +64,8 @@ struct NewPlugin: Equatable {
     var sdk: String?
     /// `--kind skill`: an Agent Skills folder (SKILL.md and a script) instead of a plugin.
     var skillFolder = false
+    /// `--with-view`: the greeting skill shows its result in a view of the plugin's (an MCP App, ABI 1.4).
+    var withView = false
 }
 
 /// `skillhost mcp` options: stdio by default; `--http ADDRESS:PORT` serves Streamable HTTP instead.
@@ -273,7 +275,9 @@ enum CommandLineParser {
                 throw UsageError(
                     "--lang \(chosen) is not one of c, cpp, swift", hint: "skillhost new \(plugin) --lang c")
             }
-            line.command = .new(NewPlugin(name: plugin, language: chosen, directory: directory, sdk: sdk))
+            var project = NewPlugin(name: plugin, language: chosen, directory: directory, sdk: sdk)
+            project.withView = flags.contains("--with-view")
+            line.command = .new(project)
         case "list":
             try expectCount(rest, max: 0, command: name)
             line.command = .list(json: json, watch: flags.contains("--watch"))

@@ -34,6 +34,14 @@ enum CheckOutput {
                 "declares: compute\(capabilities.isEmpty ? " only" : ", " + capabilities.joined(separator: ", "))"
                 + (plugin.readPaths.isEmpty ? "" : "; also read \(plugin.readPaths.joined(separator: ", "))") + "\n"
             out += "runs: \(plugin.placementText)\n"
+            var views: [SkillView] = []
+            for view in skills.compactMap(\.view) where !views.contains(view) { views.append(view) }
+            for view in views {
+                let reach = view.csp.map { "may reach what its csp declares: \($0.jsonText)" } ?? "reaches nothing"
+                out +=
+                    "view: \(view.uri) — \(view.title), \(view.html.utf8.count) bytes, \(reach)"
+                    + (view.permissions.map { "; asks for \($0.jsonText)" } ?? "") + "\n"
+            }
             if let extra = report?.extraExports, !extra.isEmpty {
                 let shown = extra.prefix(5).joined(separator: ", ") + (extra.count > 5 ? ", …" : "")
                 out +=
@@ -62,6 +70,9 @@ enum CheckOutput {
             out += skill.kind.isExternal ? "  external tool\n" : "  JSON skill\n"
         }
         out += "  \(skill.description)\n"
+        if let view = skill.view { out += "  shows its results in \(view.uri)\n" }
+        if skill.audience == .view { out += "  only for its plugin's views: never offered to a model\n" }
+        if skill.audience == .model { out += "  only for models: its plugin's views cannot call it\n" }
         out += "  arguments: \(skill.argumentSummary)\n"
         out += "  input schema (\(skill.schemaIsGenerated ? "generated from the signature" : "declared")):\n"
         for line in skill.inputSchema.prettyJSONText.split(separator: "\n") { out += "    \(line)\n" }

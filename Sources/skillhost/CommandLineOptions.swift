@@ -105,6 +105,7 @@ struct CommandLineOption: Sendable {
         CommandLineOption(name: "--dir", value: .path, placeholder: "<dir>"),
         CommandLineOption(name: "--sdk", value: .path, placeholder: "<prefix>"),
         CommandLineOption(name: "--kind", value: .choice(["plugin", "skill"]), placeholder: "plugin|skill"),
+        CommandLineOption(name: "--with-view", value: .none),
         CommandLineOption(name: "--skills", value: .choice(["recorded", "live"]), placeholder: "recorded|live"),
         CommandLineOption(name: "--answers-from-record", value: .none),
         CommandLineOption(name: "--man", value: .none),

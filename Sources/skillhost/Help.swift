@@ -144,11 +144,13 @@ enum Help {
 
     static let new = """
         Usage: skillhost new <name> [--lang c|cpp|swift] [--dir <dir>] [--sdk <prefix>] [--kind plugin|skill]
+                             [--with-view]
 
         --kind skill writes an Agent Skills folder (SKILL.md and a script) instead of a plugin. Otherwise writes a
         plugin project (default: ./<name>) with one typed and one JSON skill, a Makefile (C, C++) or a
         Package.swift (Swift) that builds against the installed SDK, and a README with the build, check and
-        install lines. --sdk names the prefix skillhost was installed into (default: the one this skillhost runs
+        install lines. --with-view adds a view (an MCP App, view.html) that shows the greeting skill's result and
+        greets again through it. --sdk names the prefix skillhost was installed into (default: the one this skillhost runs
         from); Swift projects need an installed SDK (make install), C and C++ also build against a source tree.
         """
 

@@ -38,9 +38,9 @@ enum NewCommand {
                     "the Swift helper package is not installed beside \(sdk.include); install skillhost with make "
                         + "install and pass its prefix (--sdk ~/.local)")
             }
-            files = NewTemplates.swift(name: name, package: package)
-        case "cpp": files = NewTemplates.c(name: name, include: sdk.include, cpp: true)
-        default: files = NewTemplates.c(name: name, include: sdk.include, cpp: false)
+            files = NewTemplates.swift(name: name, package: package, view: plugin.withView)
+        case "cpp": files = NewTemplates.c(name: name, include: sdk.include, cpp: true, view: plugin.withView)
+        default: files = NewTemplates.c(name: name, include: sdk.include, cpp: false, view: plugin.withView)
         }
         try write(files, into: directory)
         let build = plugin.language == "swift" ? "swift build -c release" : "make"

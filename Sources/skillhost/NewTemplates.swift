@@ -3,14 +3,14 @@ enum NewTemplates {
     /// `my-tools` → `my_tools`: the prefix of the skill ids.
     static func prefix(_ name: String) -> String { name.replacingOccurrences(of: "-", with: "_") }
 
-    static func c(name: String, include: String, cpp: Bool) -> [(String, String)] {
+    static func c(name: String, include: String, cpp: Bool, view: Bool = false) -> [(String, String)] {
         let id = prefix(name)
         let source = cpp ? "\(name).cpp" : "\(name).c"
         let code = """
-            /* \(name) — a skillhost plugin with one typed skill and one JSON skill. See README.md. */
+            /* \(name) — a skillhost plugin with one typed skill and one JSON skill\(view ? " shown in a view" : ""). See README.md. */
             #include <\(cpp ? "cstdio" : "stdio.h")>
             #include "skill_sdk.h"
-            #include "skill_json.h"
+            #include "skill_json.h"\(view ? "\n#include \"view.h\" /* view_html: view.html as bytes (the Makefile makes it) */" : "")
 
             /* A typed skill: a plain C function. The host generates its JSON Schema from the signature below and
                calls it through libffi; wrong argument types are refused before it runs. */
@@ -28,12 +28,10 @@ enum NewTemplates {
             static const skill_descriptor skills[] = {
                 SKILL_TYPED("\(id)_add", "Add", "Adds two numbers a and b.", "double \(id)_add(double a, double b)",
                             \(id)_add),
-                SKILL_JSON("\(id)_greet", "Greet", "Greets someone by name.",
-                           "{\\"type\\":\\"object\\",\\"properties\\":{\\"name\\":{\\"type\\":\\"string\\",\\"maxLength\\":60}},\\"required\\":[\\"name\\"]}",
-                           SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, \(id)_greet),
+            \(view ? cGreetWithView(id) : cGreet(id))
             };
 
-            SKILL_PLUGIN("\(name)", "0.1.0", "\(name) skills", skills)
+            \(view ? cViews(name) : "SKILL_PLUGIN(\"\(name)\", \"0.1.0\", \"\(name) skills\", skills)")
 
             """
         let compiler =
@@ -45,8 +43,9 @@ enum NewTemplates {
             \(compiler)
             SDK_CFLAGS ?= $(shell pkg-config --cflags skillsdk 2>/dev/null || echo -I\(include))
 
-            \(name).so: \(source)
+            \(name).so: \(source)\(view ? " view.h" : "")
             \t\(rule) -shared -fPIC -fvisibility=hidden $(SDK_CFLAGS) $< -o $@
+            \(view ? viewRule : "")
 
             check: \(name).so
             \tskillhost check ./\(name).so
@@ -55,18 +54,55 @@ enum NewTemplates {
             \tskillhost plugin install ./\(name).so
 
             clean:
-            \trm -f \(name).so
+            \trm -f \(name).so\(view ? " view.h" : "")
 
             .PHONY: check install clean
 
             """
         return [
             (source, code), ("Makefile", makefile),
-            ("README.md", readme(name: name, build: "make", library: "\(name).so", id: id)),
-        ]
+            ("README.md", readme(name: name, build: "make", library: "\(name).so", id: id, view: view)),
+        ] + (view ? [("view.html", NewViewTemplate.page(name: name, skill: "\(id)_greet"))] : [])
     }
 
-    static func swift(name: String, package: String) -> [(String, String)] {
+    private static func cGreet(_ id: String) -> String {
+        """
+            SKILL_JSON("\(id)_greet", "Greet", "Greets someone by name.",
+                       "{\\"type\\":\\"object\\",\\"properties\\":{\\"name\\":{\\"type\\":\\"string\\",\\"maxLength\\":60}},\\"required\\":[\\"name\\"]}",
+                       SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, \(id)_greet),
+        """
+    }
+
+    /// The greeting skill, shown in the view `greeting` (which models and the view may both call it from).
+    private static func cGreetWithView(_ id: String) -> String {
+        """
+            SKILL_JSON_VIEW("\(id)_greet", "Greet", "Greets someone by name.",
+                            "{\\"type\\":\\"object\\",\\"properties\\":{\\"name\\":{\\"type\\":\\"string\\",\\"maxLength\\":60}},\\"required\\":[\\"name\\"]}",
+                            NULL, NULL, SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, \(id)_greet, "greeting", 0u),
+        """
+    }
+
+    /// The plugin with its view: a page hosts that render MCP Apps show where the greeting's result is.
+    private static func cViews(_ name: String) -> String {
+        """
+        /* The view (ABI 1.4): static; the greeting arrives through the host, and its form calls the skill through the
+           host too (an ordinary call: rules, confirmations, records). */
+        static const skill_view views[] = {
+            SKILL_VIEW("greeting", "Greeting", view_html, NULL, NULL, 0u),
+        };
+
+        SKILL_PLUGIN_VIEWS("\(name)", "0.1.0", "\(name) skills", skills, NULL, NULL, NULL, 0u, NULL, NULL, views)
+        """
+    }
+
+    /// make's rule for view.h: view.html as a C array of bytes, NUL-terminated (od is in every POSIX system).
+    private static let viewRule = """
+
+        view.h: view.html
+        \t{ printf 'static const char view_html[] = {'; od -An -v -tx1 view.html | sed 's/\\([0-9a-f][0-9a-f]\\)/0x\\1,/g'; printf '0};\\n'; } > $@
+        """
+
+    static func swift(name: String, package: String, view: Bool = false) -> [(String, String)] {
         let id = prefix(name)
         let target = "Plugin" + id.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         let manifest = """
@@ -111,13 +147,13 @@ enum NewTemplates {
                     #"{"type":"object","properties":{"name":{"type":"string","maxLength":60}},"required":["name"]}"#
                 static func call(_ arguments: Arguments, context: SkillContext) throws -> String {
                     "Hello, \\(arguments.name)!"
-                }
+                }\(view ? "\n    /// Shows its result in the plugin's view (below).\n    static let view: String? = \"greeting\"" : "")
             }
-
+            \(view ? swiftView(name: name, skill: "\(id)_greet") : "")
             @_cdecl("skill_plugin_entry")
             public func skillPluginEntry() -> UnsafePointer<skill_plugin>? {
                 SwiftSkillPlugin.export(
-                    name: "\(name)", version: "0.1.0", description: "\(name) skills", skills: [Add.self, Greet.self])
+                    name: "\(name)", version: "0.1.0", description: "\(name) skills", skills: [Add.self, Greet.self]\(view ? ",\n        views: [SwiftSkillView(name: \"greeting\", title: \"Greeting\", html: page)]" : ""))
             }
 
             """
@@ -125,9 +161,18 @@ enum NewTemplates {
             ("Package.swift", manifest), ("Sources/\(target)/\(target).swift", code),
             (
                 "README.md",
-                readme(name: name, build: "swift build -c release", library: ".build/release/lib\(name).so", id: id)
+                readme(
+                    name: name, build: "swift build -c release", library: ".build/release/lib\(name).so", id: id,
+                    view: view)
             ),
         ]
+    }
+
+    /// The view in Swift: the page as a raw string (static; its data arrives through the host).
+    private static func swiftView(name: String, skill: String) -> String {
+        let page = NewViewTemplate.page(name: name, skill: skill)
+        return "\n/// The view (an MCP App, ABI 1.4) \\(Greet.id) shows its result in.\nlet page = ##\"\"\"\n" + page
+            + "\"\"\"##\n"
     }
 
     /// Commands with their comments in one column, two spaces after the longest command (the names in them vary,
@@ -139,7 +184,7 @@ enum NewTemplates {
         }.joined(separator: "\n")
     }
 
-    static func readme(name: String, build: String, library: String, id: String) -> String {
+    static func readme(name: String, build: String, library: String, id: String, view: Bool = false) -> String {
         let commands = aligned([
             (build, "builds \(library)"), ("skillhost check \(library)", "validates it as the host loads it"),
             ("skillhost plugin install \(library)", "into $XDG_DATA_HOME/skillhost/plugins"),
@@ -156,7 +201,7 @@ enum NewTemplates {
             ```
 
             A running skillhost (the shell, `skillhost mcp`) picks the plugin up as soon as it is installed.
-
+            \(view ? "\n`\(id)_greet` shows its result in a view, `view.html` (an MCP App): `skillhost check` lists it as `ui://\(name)/greeting`, and `skillhost mcp` serves it to hosts that render apps. It holds no data: the result arrives through the host, and its form calls `\(id)_greet` through the host too.\n" : "")
             """
     }
 }

@@ -23,7 +23,7 @@ enum VersionInfo {
     static var text: String {
         """
         skillhost \(SkillRegistry.hostVersion)
-        plugin ABI \(SKILL_ABI_MAJOR).\(SKILL_ABI_MINOR) (skill_sdk.h; plugins built against 1.0, 1.1, 1.2 or 1.3 load)
+        plugin ABI \(SKILL_ABI_MAJOR).\(SKILL_ABI_MINOR) (skill_sdk.h; plugins built against 1.0, 1.1, 1.2, 1.3 or 1.4 load)
         built with Swift \(swift)
 
         """

@@ -382,7 +382,7 @@ struct MCPOfficialClientTests {
             #expect((run["failed"] as? [Any])?.first as? Bool == true)
             #expect((run["failed"] as? [Any])?.last as? String == "division by zero")
             #expect((run["unknown"] as? String)?.contains("Unknown tool: no_such_tool") == true)
-            #expect(run["resources"] as? [String] == ["skillhost://state/notes"])
+            #expect(run["resources"] as? [String] == ["skillhost://state/notes", "ui://notes/list"])
             #expect((run["state"] as? String)?.hasPrefix(#"{"notes":"#) == true)
         }
         #expect(runs.first?["state_updated"] as? [String] == ["ResourceUpdated", "skillhost://state/notes"])
@@ -565,8 +565,8 @@ extension MCPServerTests {
         let listed = try #require(
             result(server.request(2, "resources/list", "{\(meta)}"))?["resources"] as? [[String: Any]])
         #expect(
-            listed.map { $0["uri"] as? String } == ["skillhost://state/notes"], "the one bundled plugin with a snapshot"
-        )
+            listed.map { $0["uri"] as? String } == ["skillhost://state/notes", "ui://notes/list"],
+            "the one bundled plugin with a snapshot, and its view (an MCP App)")
         #expect(listed.first?["mimeType"] as? String == "application/json")
         let read = result(server.request(3, "resources/read", #"{"uri":"skillhost://state/notes",\#(meta)}"#))
         let contents = read?["contents"] as? [[String: Any]]

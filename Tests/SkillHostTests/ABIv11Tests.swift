@@ -106,6 +106,25 @@ struct ABIv11Tests: DrivesSkillhost {
         #expect(bad.status == .invalidArgs, "\(bad)")
     }
 
+    /// A plugin built against the frozen v1.3 header (descriptors without `view` and `audience`, a plugin record
+    /// without views) keeps loading: no view, and both models and views may call its skills — in process and in a
+    /// worker.
+    @Test(arguments: [false, true])
+    func aPluginBuiltAgainstTheFrozenV1_3HeaderLoads(isolated: Bool) async throws {
+        let registry = try Self.registry(isolated: isolated)
+        defer { registry.shutdown() }
+        let source = try String(contentsOfFile: Paths.fixtures + "/typed_errors.c", encoding: .utf8)
+        let plugin = try Fixture.compile(
+            source, name: "typed_errors", into: Paths.temporaryDirectory("abi13-frozen"),
+            flags: ["-shared", "-fPIC", "-I", Paths.fixtures + "/abi-v1.3"])
+        _ = try registry.load(file: plugin).get()
+        let skill = try #require(registry.skills.first { $0.id == "days_between" })
+        #expect(skill.view == nil)
+        #expect(skill.audience == [.model, .view])
+        let days = await registry.invoke("days_between", arguments: #"{"date1":"2026-01-01","date2":"2026-12-25"}"#)
+        #expect(days.result == .int(358), "\(days)")
+    }
+
     /// The bundled notes plugin describes itself: how many notes and the most recently changed, newest first.
     @Test func theNotesPluginsSnapshot() async throws {
         let registry = try makeRegistry()

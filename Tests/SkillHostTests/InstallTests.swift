@@ -65,11 +65,13 @@ struct InstallTests {
         #expect(try await shell("'\(skillhost)' plugin install twice.so", in: elsewhere).status == 0)
         #expect(try await shell("'\(skillhost)' call twice '{\"x\": 21}'", in: elsewhere).stdout == "42\n")
 
-        // The scaffold, in the three languages: it builds, passes check, installs and answers.
-        for language in ["c", "cpp", "swift"] {
-            let name = "hello-\(language)"
-            let id = "hello_\(language)"
-            let created = try await shell("'\(skillhost)' new \(name) --lang \(language)", in: elsewhere)
+        // The scaffold, in the three languages: it builds, passes check, installs and answers; with a view (an MCP
+        // App, ABI 1.4) in C and in Swift (the Swift one is the one built below with plain swiftc too).
+        for (language, view) in [("c", false), ("cpp", false), ("swift", true), ("c", true)] {
+            let name = "hello-\(language)" + (view && language == "c" ? "-view" : "")
+            let id = name.replacingOccurrences(of: "-", with: "_")
+            let created = try await shell(
+                "'\(skillhost)' new \(name) --lang \(language)" + (view ? " --with-view" : ""), in: elsewhere)
             #expect(created.status == 0, "\(created.stderr)")
             let project = elsewhere + "/" + name
             let build = language == "swift" ? "swift build -c release" : "make"
@@ -79,6 +81,10 @@ struct InstallTests {
             let check = try await shell("'\(skillhost)' check \(library)", in: project)
             #expect(check.status == 0, "\(language): \(check.stdout)")
             #expect(!check.stdout.contains("warning:"), "\(language): \(check.stdout)")
+            #expect(
+                check.stdout.contains("\nview: ui://\(name)/greeting — Greeting, ") == view,
+                "\(language): \(check.stdout)")
+            #expect(check.stdout.contains("  shows its results in ui://\(name)/greeting\n") == view)
             #expect(try await shell("'\(skillhost)' plugin install \(library)", in: project).status == 0)
             #expect(
                 try await shell("'\(skillhost)' call \(id)_add '{\"a\": 2, \"b\": 3}'", in: elsewhere).stdout == "5\n")
@@ -119,7 +125,7 @@ struct InstallTests {
         let removed = try await shell("'\(skillhost)' plugin remove twice", in: elsewhere)
         #expect(removed.stdout.hasPrefix("removed twice 1.0.0"), "\(removed.stderr)")
         let plugins = try await shell("'\(skillhost)' plugin list", in: elsewhere)
-        #expect(plugins.stdout.hasPrefix("9 plugins\n"), "\(plugins.stdout)")
+        #expect(plugins.stdout.hasPrefix("10 plugins\n"), "\(plugins.stdout)")
         #expect(!plugins.stdout.contains("twice"))
         let bundled = try await shell("'\(skillhost)' plugin remove calculator", in: elsewhere)
         #expect(bundled.stderr.contains("calculator is not in the user plugins folder"))

@@ -165,7 +165,7 @@ struct LoaderRejectionTests {
                 == "bad.so: ABI major 2, host 1; rebuild the plugin against this host's skill_sdk.h")
         #expect(
             try rejection(Self.plugin(header: "sizeof(skill_plugin), 1, 5"))
-                == "bad.so: ABI minor 5 is newer than the host's 3; update skillhost or rebuild the plugin against this host's skill_sdk.h"
+                == "bad.so: ABI minor 5 is newer than the host's 4; update skillhost or rebuild the plugin against this host's skill_sdk.h"
         )
         #expect(
             try rejection(Self.plugin(header: "16, 1, 0"))
@@ -265,7 +265,7 @@ struct LoaderRejectionTests {
         let error = try #require(registry.check(file: file).failureValue)
         #expect(
             error.problems.map(\.description) == [
-                "ABI minor 9 is newer than the host's 3; update skillhost or rebuild the plugin against this host's skill_sdk.h",
+                "ABI minor 9 is newer than the host's 4; update skillhost or rebuild the plugin against this host's skill_sdk.h",
                 "plugin name \"Bad Name\" is invalid; use 1-48 characters of a-z, 0-9, _ and -",
                 "skill \"x\": description is missing; the model needs it to decide when to call the skill",
                 "skill \"x\": risk 5 is unknown; use SKILL_RISK_READ_ONLY, _MUTATING or _DESTRUCTIVE",

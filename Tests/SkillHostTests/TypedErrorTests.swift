@@ -155,7 +155,7 @@ struct TypedErrorTests {
                     risk: UInt32(SKILL_RISK_READ_ONLY), flags: UInt32(SKILL_IDEMPOTENT), timeout_ms: 0, invoke: nil,
                     signature: text("int64 halve(int64 n, error error)"),
                     function: unsafeBitCast(halve, to: (@convention(c) () -> Void).self), output_schema: nil,
-                    answer: nil))
+                    answer: nil, view: nil, audience: 0))
             return pointer
         }()
 
@@ -167,7 +167,7 @@ struct TypedErrorTests {
                     abi_minor: UInt16(SKILL_ABI_MINOR), name: text("halving"), version: text("1.0.0"),
                     description: text("A typed Swift skill that fails"), skill_count: 1,
                     skills: UnsafePointer(descriptors), init: nil, deinit: nil, free_string: nil, capabilities: 0,
-                    read_paths: nil, snapshot: nil))
+                    read_paths: nil, snapshot: nil, view_count: 0, views: nil))
             return pointer
         }()
 

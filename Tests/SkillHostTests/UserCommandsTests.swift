@@ -13,7 +13,8 @@ struct UserCommandsTests: DrivesSkillhost {
         let lines = version.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "skillhost 0.1.0")
         #expect(
-            lines.dropFirst().first == "plugin ABI 1.3 (skill_sdk.h; plugins built against 1.0, 1.1, 1.2 or 1.3 load)")
+            lines.dropFirst().first
+                == "plugin ABI 1.4 (skill_sdk.h; plugins built against 1.0, 1.1, 1.2, 1.3 or 1.4 load)")
         #expect(lines.last?.hasPrefix("built with Swift 6.") == true)
         #expect(try await skillhostOffPool("--version").stdout == version.stdout)
     }

@@ -23,7 +23,7 @@ extension MCPServer {
                 "mimeType": "application/json",
             ]
         }
-        return ["resources": .array(resources + skillResourceList())]
+        return ["resources": .array(resources + skillResourceList() + viewResourceList())]
     }
 
     /// `resources/read`: the snapshot, taken off the cooperative pool (plugin code); an unknown URI is `-32602`
@@ -37,6 +37,15 @@ extension MCPServer {
             case .failure(let error):
                 respond(id, code: .invalidParams, message: error.message, data: ["uri": .string(uri)], to: exchange)
             }
+            return
+        }
+        if let uri = params["uri"]?.stringValue, uri.hasPrefix(Self.viewScheme) {
+            guard let contents = readViewResource(uri) else {
+                respond(
+                    id, code: .invalidParams, message: "Resource not found", data: ["uri": .string(uri)], to: exchange)
+                return
+            }
+            finish(contents)
             return
         }
         guard let (uri, plugin) = stateResource(params, id: id, exchange: exchange) else { return }

@@ -310,6 +310,7 @@ package final class MCPServer: Sendable {
         // MCP's outputSchema describes structuredContent, which is an object: a result of another type is sent as
         // {"result": …} (the way other servers wrap a scalar or a list), and its schema wrapped to match.
         if let output = skill.outputSchema { tool["outputSchema"] = Self.structuredSchema(output) }
+        if let meta = viewMeta(skill) { tool["_meta"] = meta }
         return .object(tool)
     }
 

@@ -98,7 +98,8 @@ enum NativeWorker {
                     timeout: skill.timeout, inputSchema: skill.schema.document,
                     schemaIsGenerated: skill.schemaIsGenerated, kind: skill.kind, outputSchema: skill.outputSchema,
                     answer: skill.answer,
-                    declares: PluginCapabilities.declared(validated.capabilities, readPaths: validated.readPaths))
+                    declares: PluginCapabilities.declared(validated.capabilities, readPaths: validated.readPaths),
+                    view: validated.views.first { $0.name == skill.view }, audience: skill.audience)
             },
             capabilities: validated.capabilities, readPaths: validated.readPaths, confinement: report,
             hasSnapshot: validated.snapshot != nil)

@@ -104,6 +104,8 @@ enum WorkerProtocol {
                     if let signature = skill.kind.signature { object["signature"] = .string(signature) }
                     if let output = skill.outputSchema { object["output_schema"] = output }
                     if let answer = skill.answer { object["answer"] = .string(answer.text) }
+                    if let view = skill.view { object["view"] = view.json }
+                    object["audience"] = .int(Int64(skill.audience.rawValue))
                     return .object(object)
                 }),
         ]
@@ -135,7 +137,10 @@ enum WorkerProtocol {
                     kind: item["signature"]?.stringValue.map { .typed(signature: $0) } ?? .json,
                     outputSchema: item["output_schema"],
                     // Checked again here: the worker runs a stranger's code.
-                    answer: item["answer"]?.stringValue.flatMap { try? AnswerTemplate($0) }, declares: declares))
+                    answer: item["answer"]?.stringValue.flatMap { try? AnswerTemplate($0) }, declares: declares,
+                    view: item["view"].flatMap { SkillView(json: $0, plugin: name) },
+                    audience: UInt32(exactly: item["audience"]).map { SkillAudience(rawValue: $0 & 3) }
+                        .flatMap { $0.isEmpty ? nil : $0 } ?? [.model, .view]))
         }
         return Description(
             name: name, version: version, description: plugin["description"]?.stringValue ?? "",

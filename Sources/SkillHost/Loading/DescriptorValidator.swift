@@ -15,6 +15,8 @@ enum DescriptorValidator {
         let readPaths: [String]
         /// `snapshot` (since 1.1), if the plugin has one.
         let snapshot: RawFunction<PluginSnapshot.Function>?
+        /// Its views (since 1.4), which its skills name.
+        var views: [SkillView] = []
     }
 
     /// The sizes of the v1.0 structs on LP64 (x86_64, aarch64), written as literals on purpose: a plugin built
@@ -118,11 +120,23 @@ enum DescriptorValidator {
                     .other("read_paths[\(index)] \"\(path)\" is not absolute; use /… or ~/… (the user's home)"))
             }
         }
+        // Since 1.4: the views, and every skill's view among them.
+        let views = ViewValidator.validate(body, plugin: name ?? "")
+        problems += views.problems
+        for (index, skill) in skills.enumerated() {
+            if let view = skill.view, !views.views.contains(where: { $0.name == view }) {
+                problems.append(
+                    .skill(
+                        index: index, id: skill.id,
+                        reason: "names view \"\(view.prefix(80))\", which the plugin does not declare in views"))
+            }
+        }
         guard problems.isEmpty, let name else { return .failure(ProblemList(problems)) }
-        return .success(
-            Validated(
-                name: name, version: version, description: body.description ?? "",
-                skills: skills, capabilities: capabilities, readPaths: readPaths, snapshot: body.snapshot))
+        var validated = Validated(
+            name: name, version: version, description: body.description ?? "",
+            skills: skills, capabilities: capabilities, readPaths: readPaths, snapshot: body.snapshot)
+        validated.views = views.views
+        return .success(validated)
     }
 
     /// The v1.0 fields of a plugin record, read without touching a byte past them.
@@ -265,17 +279,26 @@ enum DescriptorValidator {
         if let text = descriptor.answer {
             do { answer = try AnswerTemplate(text) } catch { problem(error.description) }
         }
+        // Since 1.4: who may call it (0: both).
+        let audienceBits = descriptor.audience ?? 0
+        if audienceBits & ~UInt32(3) != 0 {
+            problem(
+                "audience 0x\(String(audienceBits, radix: 16)) contains unknown bits; use SKILL_AUDIENCE_MODEL and "
+                    + "SKILL_AUDIENCE_VIEW (0: both)")
+        }
         guard problems.isEmpty, let id, let risk, let schema, let implementation else {
             return .failure(ProblemList(problems))
         }
         let title = descriptor.title ?? ""
-        return .success(
-            ValidatedSkill(
-                id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
-                timeout: descriptor.timeoutMilliseconds == 0 ? nil : .milliseconds(Int(descriptor.timeoutMilliseconds)),
-                schema: schema,
-                schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
-                outputSchema: output?.document, output: output?.schema ?? nil, answer: answer))
+        var validated = ValidatedSkill(
+            id: id, title: title.isEmpty ? id : title, description: description, risk: risk, flags: flags,
+            timeout: descriptor.timeoutMilliseconds == 0 ? nil : .milliseconds(Int(descriptor.timeoutMilliseconds)),
+            schema: schema,
+            schemaIsGenerated: declared == nil, kind: kind, implementation: implementation,
+            outputSchema: output?.document, output: output?.schema ?? nil, answer: answer)
+        validated.view = descriptor.view
+        validated.audience = audienceBits == 0 ? [.model, .view] : SkillAudience(rawValue: audienceBits)
+        return .success(validated)
     }
 
     /// `[a-z0-9_-]{1,48}`

@@ -18,6 +18,8 @@ struct PluginCandidate {
     let capabilities: PluginCapabilities
     let readPaths: [String]
     let snapshot: PluginSnapshot.Function?
+    /// Its views (since 1.4).
+    var views: [SkillView] = []
 }
 
 /// A descriptor that passed validation, with its compiled schema and implementation.
@@ -37,6 +39,9 @@ struct ValidatedSkill {
     let output: JSONSchema?
     /// How a result reads as a sentence (since 1.3), checked.
     let answer: AnswerTemplate?
+    /// The name of the plugin's view that shows its results, and who may call it (since 1.4).
+    var view: String? = nil
+    var audience: SkillAudience = [.model, .view]
 }
 
 /// Opens plugin files from private copies, validates them against the ABI, and initialises them.
@@ -161,13 +166,14 @@ final class PluginLoader: Sendable {
             dlclose(handle)
             return .failure(PluginLoadError(file: file, problems: list.problems))
         case .success(let validated):
-            return .success(
-                PluginCandidate(
-                    file: file, handle: handle, descriptor: descriptor, name: validated.name,
-                    version: validated.version, description: validated.description, skills: validated.skills,
-                    keepsMapped: summary.containsSwift, imageSize: bytes.count,
-                    capabilities: validated.capabilities, readPaths: validated.readPaths,
-                    snapshot: validated.snapshot?.address))
+            var candidate = PluginCandidate(
+                file: file, handle: handle, descriptor: descriptor, name: validated.name,
+                version: validated.version, description: validated.description, skills: validated.skills,
+                keepsMapped: summary.containsSwift, imageSize: bytes.count,
+                capabilities: validated.capabilities, readPaths: validated.readPaths,
+                snapshot: validated.snapshot?.address)
+            candidate.views = validated.views
+            return .success(candidate)
         }
     }
 
@@ -260,7 +266,8 @@ final class PluginLoader: Sendable {
                     timeout: validated.timeout, inputSchema: validated.schema.document,
                     schemaIsGenerated: validated.schemaIsGenerated, kind: validated.kind,
                     outputSchema: validated.outputSchema, answer: validated.answer,
-                    declares: PluginCapabilities.declared(candidate.capabilities, readPaths: candidate.readPaths)),
+                    declares: PluginCapabilities.declared(candidate.capabilities, readPaths: candidate.readPaths),
+                    view: candidate.views.first { $0.name == validated.view }, audience: validated.audience),
                 schema: validated.schema, implementation: validated.implementation, plugin: plugin,
                 output: validated.output)
         }

@@ -36,6 +36,10 @@ struct RawPlugin {
         /// Since 1.1: up to one more entry than the rules accept (nil: no list).
         var readPaths: [String]?
         var snapshot: RawFunction<PluginSnapshot.Function>?
+        /// Since 1.4 (nil: the struct is too short to have them): the views' count, and the records read (none when
+        /// the count is past the limit or the array NULL).
+        var viewCount: UInt32? = nil
+        var views: [RawView] = []
     }
 
     var structSize: UInt32
@@ -89,6 +93,33 @@ struct RawPlugin {
             hasSkills: plugin.skills != nil, descriptors: descriptors, freeString: plugin.free_string,
             capabilities: field(\skill_plugin.capabilities, UInt32.self), readPaths: readPaths,
             snapshot: snapshot.map { .address($0) })
+        if let views = field(\skill_plugin.views, UnsafePointer<skill_view>?.self),
+            let count = field(\skill_plugin.view_count, UInt32.self)
+        {
+            body?.viewCount = count
+            if count > 0, count <= ViewValidator.maximumViews, let first = views {
+                // As the descriptors: the stride is the first record's struct_size.
+                let stride = UnsafeRawPointer(first).load(as: UInt32.self)
+                let shown = Int(stride) >= ViewValidator.minimumViewSize ? Int(count) : 1
+                body?.views = (0..<shown).map { index in
+                    let record = UnsafeRawPointer(first).advanced(by: index * Int(stride))
+                    let size = record.load(as: UInt32.self)
+                    guard Int(size) >= ViewValidator.minimumViewSize, index == 0 || size == stride else {
+                        return RawView(structSize: size, fields: nil)
+                    }
+                    let view = record.assumingMemoryBound(to: skill_view.self).pointee
+                    return RawView(
+                        structSize: size,
+                        fields: RawView.Fields(
+                            name: view.name.map { pluginString($0) }, title: view.title.map { pluginString($0) },
+                            html: view.html.map { boundedPluginString($0, ViewValidator.maximumPage + 1) },
+                            csp: view.csp.map { boundedPluginString($0, ViewValidator.maximumDeclaration + 1) },
+                            permissions: view.permissions.map {
+                                boundedPluginString($0, ViewValidator.maximumDeclaration + 1)
+                            }, flags: view.flags))
+                }
+            }
+        }
     }
 
     /// Reads a worker's `describe` report (`Sources/skillhost-worker/protocol.md`); nil when it is not one.
@@ -119,6 +150,18 @@ struct RawPlugin {
             description: plugin["description"]?.stringValue, skillCount: count, hasSkills: hasSkills,
             descriptors: descriptors, freeString: nil, capabilities: UInt32(exactly: plugin["capabilities"]),
             readPaths: readPaths, snapshot: plugin["snapshot"] == .bool(true) ? .inWorker : nil)
+        if let viewCount = UInt32(exactly: plugin["view_count"]) {
+            // At most the count, and none past the limit: a longer list is forged.
+            guard let list = plugin["views"]?.arrayValue, list.count <= min(viewCount, ViewValidator.maximumViews)
+            else { return nil }
+            var views: [RawView] = []
+            for item in list {
+                guard let view = RawView(report: item) else { return nil }
+                views.append(view)
+            }
+            body?.viewCount = viewCount
+            body?.views = views
+        }
     }
 }
 
@@ -139,6 +182,9 @@ struct RawDescriptor {
         var outputSchema: String?
         /// Since 1.3.
         var answer: String? = nil
+        /// Since 1.4 (nil `audience`: the struct is too short to have them).
+        var view: String? = nil
+        var audience: UInt32? = nil
     }
 
     var structSize: UInt32
@@ -175,6 +221,14 @@ struct RawDescriptor {
             flags: descriptor.flags, timeoutMilliseconds: descriptor.timeout_ms,
             invoke: descriptor.invoke.map { .address($0) }, signature: descriptor.signature.map { pluginString($0) },
             function: descriptor.function.map { .address($0) }, outputSchema: outputSchema, answer: answer)
+        if let offset = MemoryLayout<skill_descriptor>.offset(of: \.audience),
+            DescriptorValidator.has(structSize, offset, MemoryLayout<UInt32>.size),
+            let viewOffset = MemoryLayout<skill_descriptor>.offset(of: \.view)
+        {
+            let raw = UnsafeRawPointer(pointer)
+            fields?.audience = raw.load(fromByteOffset: offset, as: UInt32.self)
+            fields?.view = raw.load(fromByteOffset: viewOffset, as: UnsafePointer<CChar>?.self).map { pluginString($0) }
+        }
     }
 
     init?(report item: JSONValue) {
@@ -191,7 +245,48 @@ struct RawDescriptor {
             risk: risk, flags: flags, timeoutMilliseconds: timeout, invoke: invoke ? .inWorker : nil,
             signature: item["signature"]?.stringValue, function: function ? .inWorker : nil,
             outputSchema: item["output_schema"]?.stringValue, answer: item["answer"]?.stringValue)
+        if let audience = item["audience"] {
+            guard let bits = UInt32(exactly: audience) else { return nil }
+            fields?.audience = bits
+            fields?.view = item["view"]?.stringValue
+        }
     }
+}
+
+/// A `skill_view` (since 1.4) as the rules read it, like `RawDescriptor`.
+struct RawView {
+    struct Fields {
+        var name: String?
+        var title: String?
+        var html: String?
+        var csp: String?
+        var permissions: String?
+        var flags: UInt32
+    }
+
+    var structSize: UInt32
+    /// Nil when only `struct_size` was read: it is under the minimum, or differs from the first record's.
+    var fields: Fields?
+
+    init(structSize: UInt32, fields: Fields?) {
+        self.structSize = structSize
+        self.fields = fields
+    }
+
+    init?(report item: JSONValue) {
+        guard let size = UInt32(exactly: item["struct_size"]) else { return nil }
+        structSize = size
+        guard item["name"] != nil else { return }
+        guard let flags = UInt32(exactly: item["flags"]) else { return nil }
+        fields = Fields(
+            name: item["name"]?.stringValue, title: item["title"]?.stringValue, html: item["html"]?.stringValue,
+            csp: item["csp"]?.stringValue, permissions: item["permissions"]?.stringValue, flags: flags)
+    }
+}
+
+/// At most `limit` bytes of a plugin's string (what is longer is refused by its length, which this keeps).
+func boundedPluginString(_ pointer: UnsafePointer<CChar>, _ limit: Int) -> String {
+    String(decoding: UnsafeRawBufferPointer(start: pointer, count: strnlen(pointer, limit)), as: UTF8.self)
 }
 
 extension FixedWidthInteger {

@@ -34,6 +34,8 @@ public final class DefinitionPins: Sendable {
         var steps: String?
         /// How a result reads (ABI 1.3): "" for none; nil in a pin written before it was recorded.
         var answer: String?
+        /// Its view and who may call it (ABI 1.4; `viewText`): "" for none and both; nil in an older pin.
+        var view: String?
 
         init(_ skill: SkillInfo) {
             title = skill.title
@@ -45,6 +47,23 @@ public final class DefinitionPins: Sendable {
             declares = skill.declares.isEmpty ? "nothing" : skill.declares.joined(separator: ", ")
             steps = skill.compositeSteps?.jsonText
             answer = skill.answer?.text ?? ""
+            view = Self.viewText(skill)
+        }
+
+        /// A skill's view as a pin records it: the view's address, a digest of everything it is (page, CSP,
+        /// permissions, border: a page that changes is a definition that changes), and who may call the skill.
+        static func viewText(_ skill: SkillInfo) -> String {
+            guard skill.view != nil || skill.audience != [.model, .view] else { return "" }
+            var parts: [String] = []
+            if let view = skill.view {
+                let whole =
+                    [view.title, view.html, view.csp?.jsonText ?? "", view.permissions?.jsonText ?? ""]
+                    .joined(separator: "\u{0}") + (view.prefersBorder ? "\u{0}border" : "")
+                let digest = HTTPGuard.sha256(whole).prefix(16).map { String(format: "%02x", $0) }.joined()
+                parts.append("\(view.uri) sha256:\(digest)")
+            }
+            parts.append("callers: " + skill.audience.visibility.joined(separator: ", "))
+            return parts.joined(separator: "; ")
         }
 
         init?(_ value: JSONValue) {
@@ -57,6 +76,7 @@ public final class DefinitionPins: Sendable {
             declares = value["declares"]?.stringValue
             steps = value["steps"]?.stringValue
             answer = value["answer"]?.stringValue
+            view = value["view"]?.stringValue
         }
 
         var json: JSONValue {
@@ -70,6 +90,7 @@ public final class DefinitionPins: Sendable {
             if let declares { object["declares"] = .string(declares) }
             if let steps { object["steps"] = .string(steps) }
             if let answer { object["answer"] = .string(answer) }
+            if let view { object["view"] = .string(view) }
             return .object(object)
         }
 
@@ -79,6 +100,7 @@ public final class DefinitionPins: Sendable {
             if pin.provider == nil { pin.provider = current.provider }
             if pin.declares == nil { pin.declares = current.declares }
             if pin.answer == nil { pin.answer = current.answer }
+            if pin.view == nil { pin.view = current.view }
             if provider == nil { pin.steps = current.steps }
             return pin
         }
@@ -98,11 +120,13 @@ public final class DefinitionPins: Sendable {
         let declares: [String]
         let kind: SkillKind
         let answer: AnswerTemplate?
+        let view: SkillView?
+        let audience: SkillAudience
         let change: Change?
 
         func matches(_ skill: SkillInfo) -> Bool {
             description == skill.description && input == skill.inputSchema && title == skill.title
-                && answer == skill.answer
+                && answer == skill.answer && view == skill.view && audience == skill.audience
                 && risk == skill.risk && output == skill.outputSchema && plugin == skill.plugin && file == skill.file
                 && declares == skill.declares && kind == skill.kind
         }
@@ -250,7 +274,8 @@ public final class DefinitionPins: Sendable {
         state.seen[skill.id] = Seen(
             serial: skill.serial, title: skill.title, description: skill.description, input: skill.inputSchema,
             output: skill.outputSchema, risk: skill.risk, plugin: skill.plugin, file: skill.file,
-            declares: skill.declares, kind: skill.kind, answer: skill.answer, change: change)
+            declares: skill.declares, kind: skill.kind, answer: skill.answer, view: skill.view,
+            audience: skill.audience, change: change)
         return (change, save)
     }
 
@@ -298,6 +323,7 @@ public final class DefinitionPins: Sendable {
         differ("declared capabilities", old.declares, new.declares)
         differ("steps", old.steps, new.steps)
         differ("answer", old.answer.flatMap { $0.isEmpty ? nil : $0 }, new.answer.flatMap { $0.isEmpty ? nil : $0 })
+        differ("view", old.view.flatMap { $0.isEmpty ? nil : $0 }, new.view.flatMap { $0.isEmpty ? nil : $0 })
         return parts.isEmpty ? nil : Change(skill: id, parts: parts, diff: diff)
     }
 

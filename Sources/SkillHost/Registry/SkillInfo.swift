@@ -169,6 +169,10 @@ public struct SkillInfo: Sendable {
     /// How a result reads as a sentence for people (`skill_descriptor.answer`, since 1.3), nil when none is
     /// declared.
     package let answer: AnswerTemplate?
+    /// The plugin's view that shows its results (`skill_descriptor.view`, since 1.4): an MCP App; nil when none.
+    package let view: SkillView?
+    /// Who may call it (`skill_descriptor.audience`, since 1.4): models, its plugin's views, or both.
+    package let audience: SkillAudience
     /// What the skill's plugin declares it may reach (`network`, `read:/path`…; empty for other kinds): part of
     /// what a pin approves (`DefinitionPins`).
     public let declares: [String]
@@ -190,8 +194,11 @@ public struct SkillInfo: Sendable {
     package init(
         id: String, title: String, description: String, plugin: String, pluginVersion: String, file: String,
         risk: SkillRisk, flags: SkillFlags, timeout: Duration?, inputSchema: JSONValue, schemaIsGenerated: Bool,
-        kind: SkillKind, outputSchema: JSONValue?, answer: AnswerTemplate?, declares: [String]
+        kind: SkillKind, outputSchema: JSONValue?, answer: AnswerTemplate?, declares: [String],
+        view: SkillView? = nil, audience: SkillAudience = [.model, .view]
     ) {
+        self.view = view
+        self.audience = audience
         self.answer = answer
         self.outputSchema = outputSchema
         self.declares = declares

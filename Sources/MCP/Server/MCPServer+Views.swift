@@ -1,0 +1,53 @@
+import Foundation
+import SkillHost
+import SkillJSON
+
+/// The plugins' views (ABI 1.4) as MCP Apps: each a `ui://PLUGIN/NAME` resource of type `text/html;profile=mcp-app`,
+/// with its declared `csp` and `permissions` under `_meta.ui`; a skill that shows its results in one names it in its
+/// tool's `_meta.ui.resourceUri` (and the flat key older hosts read), with who may call it as `visibility`.
+extension MCPServer {
+    static let viewScheme = "ui://"
+    static let appType = "text/html;profile=mcp-app"
+
+    /// The views of the skills offered, each once.
+    func views() -> [SkillView] {
+        var seen: Set<String> = []
+        return registry.offered(registry.skills).compactMap(\.view).filter { seen.insert($0.uri).inserted }
+    }
+
+    /// `resources/list`'s view part.
+    func viewResourceList() -> [JSONValue] {
+        views().map { view in
+            [
+                "uri": .string(view.uri), "name": .string("\(view.plugin)-\(view.name)"), "title": .string(view.title),
+                "description": .string(
+                    "An MCP App of plugin \(view.plugin): the view its skills show their results in."),
+                "mimeType": .string(Self.appType), "_meta": ["ui": view.resourceMeta],
+            ]
+        }
+    }
+
+    /// `resources/read` of a `ui://` URI: the page, with its declared CSP and permissions; nil for no such view.
+    func readViewResource(_ uri: String) -> JSONValue? {
+        guard let view = views().first(where: { $0.uri == uri }) else { return nil }
+        return [
+            "contents": [
+                [
+                    "uri": .string(uri), "mimeType": .string(Self.appType), "text": .string(view.html),
+                    "_meta": ["ui": view.resourceMeta],
+                ]
+            ]
+        ]
+    }
+
+    /// A tool's `_meta` for MCP Apps: its view and who may call it; nil for a skill with neither.
+    static func viewMeta(_ skill: SkillInfo) -> JSONValue? {
+        guard skill.view != nil || skill.audience != [.model, .view] else { return nil }
+        var ui = JSONObject()
+        if let view = skill.view { ui["resourceUri"] = .string(view.uri) }
+        ui["visibility"] = .array(skill.audience.visibility.map { .string($0) })
+        var meta = JSONObject([(key: "ui", value: .object(ui))])
+        if let view = skill.view { meta["ui/resourceUri"] = .string(view.uri) }
+        return .object(meta)
+    }
+}

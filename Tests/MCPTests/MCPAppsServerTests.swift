@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `skillhost mcp` serves the plugins' views as MCP Apps (2026-01-26): a tool names its view in `_meta.ui` (and the
+/// flat key older hosts read) with who may call it; the view is a `ui://` resource with its declared CSP and
+/// permissions.
+struct MCPAppsServerTests {
+    let home = Paths.temporaryDirectory("mcp-apps-home")
+
+    var environment: [String: String] {
+        var environment = cliEnvironment(home: home)
+        for key in ["SKILLHOST_PLUGINS", "OPENAI_BASE_URL"] { environment[key] = nil }
+        return environment
+    }
+
+    private func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    @Test func viewsAreResourcesAndToolsNameThem() throws {
+        let folder = Paths.temporaryDirectory("mcp-apps-plugins")
+        _ = try Fixture.compileFile("views.c", into: folder)
+        let server = try MCPProcess(arguments: ["--plugins", folder], environment: environment)
+        defer { server.close() }
+        _ = server.request(
+            1, "initialize",
+            #"{"protocolVersion":"2025-11-25","capabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}"#
+        )
+        let tools = try #require(
+            (server.request(2, "tools/list")?["result"] as? [String: Any])?["tools"] as? [[String: Any]])
+        func meta(_ name: String) -> NSDictionary? {
+            tools.first { $0["name"] as? String == name }?["_meta"] as? NSDictionary
+        }
+        #expect(
+            meta("notes_list")
+                == (json(
+                    #"{"ui":{"resourceUri":"ui://notes/list","visibility":["model","app"]},"ui/resourceUri":"ui://notes/list"}"#
+                )
+                    as? NSDictionary))
+        #expect(
+            meta("board_show")
+                == (json(
+                    #"{"ui":{"resourceUri":"ui://board/board","visibility":["model","app"]},"ui/resourceUri":"ui://board/board"}"#
+                )
+                    as? NSDictionary))
+        #expect(meta("board_refresh") == (json(#"{"ui":{"visibility":["app"]}}"#) as? NSDictionary))
+        #expect(meta("board_model") == (json(#"{"ui":{"visibility":["model"]}}"#) as? NSDictionary))
+        #expect(meta("calculator") == nil, "a skill with no view and both callers carries nothing")
+
+        let resources = try #require(
+            (server.request(3, "resources/list")?["result"] as? [String: Any])?["resources"] as? [[String: Any]])
+        let views = resources.filter { ($0["uri"] as? String)?.hasPrefix("ui://") == true }
+        #expect(views.map { $0["uri"] as? String } == ["ui://board/board", "ui://notes/list"])
+        #expect(views.allSatisfy { $0["mimeType"] as? String == "text/html;profile=mcp-app" })
+
+        let read = server.request(4, "resources/read", #"{"uri":"ui://board/board"}"#)
+        let contents = try #require((read?["result"] as? [String: Any])?["contents"] as? [[String: Any]])
+        #expect(contents.count == 1)
+        #expect(contents.first?["mimeType"] as? String == "text/html;profile=mcp-app")
+        #expect(contents.first?["text"] as? String == "<!doctype html><title>Board</title><ul id=items></ul>")
+        #expect(
+            contents.first?["_meta"] as? NSDictionary
+                == (json(
+                    #"{"ui":{"csp":{"connectDomains":["https://api.example.com"],"resourceDomains":["https://*.example.com"]},"permissions":{"clipboardWrite":{}},"prefersBorder":true}}"#
+                ) as? NSDictionary))
+        let notes = server.request(5, "resources/read", #"{"uri":"ui://notes/list"}"#)
+        let page = ((notes?["result"] as? [String: Any])?["contents"] as? [[String: Any]])?.first?["text"] as? String
+        #expect(page?.hasPrefix("<!doctype html>") == true)
+        #expect(page?.contains(#"request("ui/initialize""#) == true, "the notes view speaks the bridge")
+        let missing = server.request(6, "resources/read", #"{"uri":"ui://board/nothing"}"#)
+        #expect(((missing?["error"] as? [String: Any])?["code"] as? Int) == -32602)
+    }
+}
