@@ -102,3 +102,43 @@ struct WebUnitTests {
         #expect(!rules.hostAllowed("evil.example:8780"), "DNS rebinding")
     }
 }
+
+/// A view's frame may do what its resource declares and nothing more (MCP Apps 2026-01-26).
+struct WebAppPolicyTests {
+    @Test func nothingDeclaredIsTheRestrictiveDefault() {
+        #expect(
+            WebAppPolicy.contentSecurityPolicy(nil)
+                == "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+                + "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; "
+                + "object-src 'none'; base-uri 'self'")
+        #expect(WebAppPolicy.allowAttribute(nil) == "")
+    }
+
+    @Test func declaredDomainsGoWhereTheyBelong() throws {
+        let csp = try JSONValue(
+            parsing: #"{"connectDomains":["https://api.example.com"],"resourceDomains":["https://*.cdn.example"]}"#)
+        #expect(
+            WebAppPolicy.contentSecurityPolicy(csp)
+                == "default-src 'none'; script-src 'self' 'unsafe-inline' https://*.cdn.example; "
+                + "style-src 'self' 'unsafe-inline' https://*.cdn.example; connect-src 'self' https://api.example.com; "
+                + "img-src 'self' data: https://*.cdn.example; font-src 'self' https://*.cdn.example; "
+                + "media-src 'self' data: https://*.cdn.example; frame-src 'none'; object-src 'none'; base-uri 'self'")
+        #expect(
+            WebAppPolicy.allowAttribute(try JSONValue(parsing: #"{"microphone":{},"clipboardWrite":{},"usb":{}}"#))
+                == "microphone; clipboard-write")
+    }
+
+    /// What a hostile server declares cannot widen the policy: keywords, wildcards, injected directives are dropped.
+    @Test func whatIsNotAnOriginNeverReachesThePolicy() throws {
+        let csp = try JSONValue(
+            parsing: #"""
+                {"connectDomains":["*","'unsafe-eval'","https://a.example; script-src *","data:","https://a.example 'self'",
+                "javascript://x","HTTPS://UPPER.example","https://ok.example:8443"],
+                "frameDomains":["https://evil.example,https://x"],"baseUriDomains":["'none'"]}
+                """#)
+        let policy = WebAppPolicy.contentSecurityPolicy(csp)
+        #expect(policy.contains("connect-src 'self' https://ok.example:8443;"), "\(policy)")
+        #expect(policy.contains("frame-src 'none'") && policy.contains("base-uri 'self'"), "\(policy)")
+        #expect(!policy.contains("unsafe-eval") && !policy.contains("evil") && !policy.contains("*;"), "\(policy)")
+    }
+}

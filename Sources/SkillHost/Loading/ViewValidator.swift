@@ -73,7 +73,7 @@ public struct SkillAudience: OptionSet, Sendable, Hashable {
 }
 
 /// Checks a plugin's views (ABI 1.4) and the skills' references to them.
-enum ViewValidator {
+package enum ViewValidator {
     /// A v1.4 `skill_view` up to its `flags` (every later version is longer).
     static let minimumViewSize = 52
     static let maximumViews: UInt32 = 16
@@ -190,30 +190,23 @@ enum ViewValidator {
         return nil
     }
 
-    /// `https://host[:port]` or `http://localhost[:port]`-like origins, a leading `*.` allowed in the host: nothing
-    /// a content security policy would read as more (no spaces, quotes, semicolons, paths or keywords).
-    static func isOrigin(_ text: String) -> Bool {
-        guard text.utf8.count <= 200 else { return false }
-        let scheme: Substring
-        if text.hasPrefix("https://") {
-            scheme = text.dropFirst(8)
-        } else if text.hasPrefix("http://") || text.hasPrefix("wss://") {
-            scheme = text.drop { $0 != "/" }.dropFirst(2)
-        } else {
-            return false
-        }
-        var host = scheme
+    /// `scheme://host[:port]` — scheme http, https, ws or wss; a host of ASCII letters, digits, dots and dashes, a
+    /// leading `*.` allowed — nothing a content security policy would read as more (no spaces, quotes, semicolons,
+    /// commas, paths or keywords). The browser builds a view's policy from these alone.
+    package static func isOrigin(_ text: String) -> Bool {
+        guard text.utf8.count <= 200, let separator = text.range(of: "://") else { return false }
+        guard ["http", "https", "ws", "wss"].contains(text[..<separator.lowerBound]) else { return false }
+        var host = text[separator.upperBound...]
         if let colon = host.lastIndex(of: ":") {
             let port = host[host.index(after: colon)...]
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else {
-                return false
-            }
+            guard !port.isEmpty, port.count <= 5, port.utf8.allSatisfy({ (48...57).contains($0) }) else { return false }
             host = host[..<colon]
         }
         if host.hasPrefix("*.") { host = host.dropFirst(2) }
-        return !host.isEmpty && host.count <= 190
-            && host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
-            && !host.hasPrefix(".") && !host.hasSuffix(".") && !host.contains("..")
+        return !host.isEmpty && !host.hasPrefix(".") && !host.hasSuffix(".") && !host.contains("..")
+            && host.utf8.allSatisfy {
+                (97...122).contains($0) || (65...90).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 46
+            }
     }
 
     static func isValidName(_ name: String) -> Bool {
