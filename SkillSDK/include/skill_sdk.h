@@ -156,8 +156,8 @@ enum {
 };
 
 /**
- * Since 1.4: a view — an MCP App: a small HTML page a host shows where a skill's result is (skillhost's browser, and
- * any MCP host that renders apps, through `skillhost mcp`, as the resource ui://PLUGIN/NAME). Owned by the plugin;
+ * Since 1.4: a view — an MCP App: a small HTML page a host shows where a skill's result is (any MCP host that renders
+ * apps, through `skillhost mcp`, as the resource ui://PLUGIN/NAME). Owned by the plugin;
  * every string must stay valid until deinit returns. A view is static: the host copies it at load and pins it with
  * the plugin's definition. Whatever it shows of the person's data arrives through the host's bridge (the call's
  * arguments and result, and the skills it calls — each an ordinary call: rules, confirmations, records), never baked

@@ -364,9 +364,11 @@ struct TurnRunner: Sendable {
 
     /// The model's failure for a name no skill it may call has: the nearest it may call, or all of them.
     func unknownSkill(_ name: String) -> SkillFailure {
-        // Only what the model may call: never a disabled or unapproved skill, nor a composite of a disabled one.
+        // Only what the model may call: never a disabled or unapproved skill, nor a composite of a disabled one, nor
+        // a skill only for its plugin's views.
         let disabled = session.disabledSkills
-        let available = registry.offered(registry.skills, disabled: disabled).map(\.id)
+        let available = registry.offered(registry.skills, disabled: disabled).filter { $0.audience.contains(.model) }
+            .map(\.id)
         return SkillFailure(.unknown(name, among: available), for: .model(available: available))
     }
 }

@@ -20,8 +20,15 @@ enum {
     MAXIMUM_READ_PATHS = 64,
     MAXIMUM_VIEWS = 16,
     /* A v1.4 skill_view up to its flags (DescriptorValidator.minimumViewSize). */
-    MINIMUM_VIEW_SIZE = (int)(offsetof(skill_view, flags) + sizeof(uint32_t))
+    MINIMUM_VIEW_SIZE = (int)(offsetof(skill_view, flags) + sizeof(uint32_t)),
+    MAXIMUM_VIEW_SIZE = 1024
 };
+
+/* A view record's size the host reads (ViewValidator.isReadableSize): at least the 1.4 record, at most
+   MAXIMUM_VIEW_SIZE, a multiple of 8. */
+static int readable_view_size(uint32_t size) {
+    return size >= MINIMUM_VIEW_SIZE && size <= MAXIMUM_VIEW_SIZE && size % 8 == 0;
+}
 
 #define HAS(size, type, field) ((size_t)(size) >= offsetof(type, field) + sizeof(((type *)0)->field))
 
@@ -136,7 +143,7 @@ static void describe_views(struct text *out, const unsigned char *raw, uint32_t 
     if (count > 0 && count <= MAXIMUM_VIEWS && first) {
         uint32_t stride;
         memcpy(&stride, first, sizeof stride);
-        uint32_t shown = stride >= MINIMUM_VIEW_SIZE ? count : 1;
+        uint32_t shown = readable_view_size(stride) ? count : 1;
         for (uint32_t i = 0; i < shown; i++) {
             const unsigned char *record = first + (size_t)i * stride;
             uint32_t size;
@@ -145,7 +152,7 @@ static void describe_views(struct text *out, const unsigned char *raw, uint32_t 
             text_cstring(out, "{");
             member(out, "struct_size", 1);
             text_int(out, size);
-            if (size >= MINIMUM_VIEW_SIZE && (i == 0 || size == stride)) {
+            if (readable_view_size(size) && (i == 0 || size == stride)) {
                 skill_view v = {0};
                 memcpy(&v, record, MINIMUM_VIEW_SIZE);
                 string_member(out, "name", v.name);
@@ -154,6 +161,19 @@ static void describe_views(struct text *out, const unsigned char *raw, uint32_t 
                 string_member(out, "csp", v.csp);
                 string_member(out, "permissions", v.permissions);
                 number_member(out, "flags", v.flags);
+                /* The host refuses a view whose text is not UTF-8, as it does reading the record itself: the
+                   replacement characters of the report would otherwise make another page than the host reads. */
+                /* Each within the host's limit for it plus one byte, as the host reads it (a longer text is refused
+                   for its length, and not judged here). */
+                const char *texts[] = {v.name, v.title, v.html, v.csp, v.permissions};
+                const size_t limits[] = {256, 201, 512 * 1024 + 1, 16 * 1024 + 1, 16 * 1024 + 1};
+                int valid = 1;
+                for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+                    if (!texts[t]) continue;
+                    size_t length = strnlen(texts[t], limits[t]);
+                    if (length < limits[t] && !text_is_utf8(texts[t], length)) valid = 0;
+                }
+                flag_member(out, "utf8", valid);
             }
             text_cstring(out, "}");
         }

@@ -266,6 +266,11 @@ enum CommandLineParser {
                         "--kind \(kind) is not one of plugin, skill", hint: "skillhost new \(plugin) --kind skill")
                 }
                 if kind == "skill" {
+                    guard !flags.contains("--with-view") else {
+                        throw UsageError(
+                            "--with-view makes a plugin's view; a skill folder declares none",
+                            hint: "skillhost new \(plugin) --with-view")
+                    }
                     line.command = .new(NewPlugin(name: plugin, directory: directory, skillFolder: true))
                     return line
                 }

@@ -95,11 +95,12 @@ enum NewTemplates {
         """
     }
 
-    /// make's rule for view.h: view.html as a C array of bytes, NUL-terminated (od is in every POSIX system).
+    /// make's rule for view.h: view.html as an array of bytes, NUL-terminated, and `view_html` the page as a C
+    /// string (od is in every POSIX system; unsigned bytes: C++ refuses to narrow one over 127 into a char).
     private static let viewRule = """
 
         view.h: view.html
-        \t{ printf 'static const char view_html[] = {'; od -An -v -tx1 view.html | sed 's/\\([0-9a-f][0-9a-f]\\)/0x\\1,/g'; printf '0};\\n'; } > $@
+        \t{ printf 'static const unsigned char view_html_bytes[] = {'; od -An -v -tx1 view.html | sed 's/\\([0-9a-f][0-9a-f]\\)/0x\\1,/g'; printf '0};\\n#define view_html ((const char *)view_html_bytes)\\n'; } > $@
         """
 
     static func swift(name: String, package: String, view: Bool = false) -> [(String, String)] {

@@ -69,4 +69,33 @@ struct MCPAppsServerTests {
         let missing = server.request(6, "resources/read", #"{"uri":"ui://board/nothing"}"#)
         #expect(((missing?["error"] as? [String: Any])?["code"] as? Int) == -32602)
     }
+
+    /// A client that announces no MCP Apps is never listed a skill only views may call (its model would be offered
+    /// it), and cannot call it — over stdio and in the stateless generation alike.
+    @Test func aClientThatRendersNoAppsIsNotOfferedViewOnlySkills() throws {
+        let folder = Paths.temporaryDirectory("mcp-apps-plain")
+        _ = try Fixture.compileFile("views.c", into: folder)
+        let server = try MCPProcess(arguments: ["--plugins", folder], environment: environment)
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        let names = { (message: [String: Any]?) in
+            ((message?["result"] as? [String: Any])?["tools"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+                ?? []
+        }
+        let listed = names(server.request(2, "tools/list"))
+        #expect(listed.contains("board_show") && listed.contains("board_model"))
+        #expect(!listed.contains("board_refresh"))
+        let call = server.request(3, "tools/call", #"{"name":"board_refresh","arguments":{}}"#)
+        #expect(
+            (call?["error"] as? [String: Any])?["message"] as? String
+                == "Invalid params: board_refresh is for plugin board's views only, and this client renders no MCP Apps"
+        )
+        // The stateless generation: per request.
+        let plain =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+        let apps =
+            #""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}"#
+        #expect(!names(server.request(4, "tools/list", "{\(plain)}")).contains("board_refresh"))
+        #expect(names(server.request(5, "tools/list", "{\(apps)}")).contains("board_refresh"))
+    }
 }

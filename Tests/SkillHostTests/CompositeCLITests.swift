@@ -24,6 +24,24 @@ struct CompositeCLITests: DrivesSkillhost {
         try json.write(toFile: plugins + "/\(name).skill.json", atomically: true, encoding: .utf8)
     }
 
+    /// A composite (which a model calls) cannot reach a skill only its plugin's views may call (ABI 1.4).
+    @Test func aCompositeCannotCallASkillForViewsOnly() async throws {
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        _ = rename(
+            try Fixture.compileFile("views.c", into: Paths.temporaryDirectory("composite-views")), plugins + "/views.so"
+        )
+        try install(
+            "wrap_refresh",
+            #"{"id": "wrap_refresh", "title": "Refresh", "description": "Refreshes the board.", "input_schema": {"type": "object"}, "steps": [{"call": "board_refresh"}]}"#
+        )
+        let refused = try await skillhostOffPool("call", "wrap_refresh", "{}")
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains(
+                "wrap_refresh did not run: step 1 calls board_refresh, which is for plugin board's views only (remove the step from "
+            ), "\(refused.stderr)")
+    }
+
     @Test func aCompositeRunsOverTheBundledSkills() async throws {
         try install("mark_done", Self.markDone)
         for title in ["milk", "oat milk", "eggs"] {

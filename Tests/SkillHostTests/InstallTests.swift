@@ -67,8 +67,8 @@ struct InstallTests {
 
         // The scaffold, in the three languages: it builds, passes check, installs and answers; with a view (an MCP
         // App, ABI 1.4) in C and in Swift (the Swift one is the one built below with plain swiftc too).
-        for (language, view) in [("c", false), ("cpp", false), ("swift", true), ("c", true)] {
-            let name = "hello-\(language)" + (view && language == "c" ? "-view" : "")
+        for (language, view) in [("c", false), ("cpp", false), ("swift", true), ("c", true), ("cpp", true)] {
+            let name = "hello-\(language)" + (view && language != "swift" ? "-view" : "")
             let id = name.replacingOccurrences(of: "-", with: "_")
             let created = try await shell(
                 "'\(skillhost)' new \(name) --lang \(language)" + (view ? " --with-view" : ""), in: elsewhere)
@@ -125,7 +125,7 @@ struct InstallTests {
         let removed = try await shell("'\(skillhost)' plugin remove twice", in: elsewhere)
         #expect(removed.stdout.hasPrefix("removed twice 1.0.0"), "\(removed.stderr)")
         let plugins = try await shell("'\(skillhost)' plugin list", in: elsewhere)
-        #expect(plugins.stdout.hasPrefix("10 plugins\n"), "\(plugins.stdout)")
+        #expect(plugins.stdout.hasPrefix("11 plugins\n"), "\(plugins.stdout)")
         #expect(!plugins.stdout.contains("twice"))
         let bundled = try await shell("'\(skillhost)' plugin remove calculator", in: elsewhere)
         #expect(bundled.stderr.contains("calculator is not in the user plugins folder"))

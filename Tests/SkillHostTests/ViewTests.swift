@@ -67,6 +67,14 @@ struct ViewTests {
             "BIG_PAGE",
             "views[0]: view board's page is longer than 512 KB; keep it small, its data comes through the bridge"
         ),
+        (
+            "BAD_UTF8",
+            "views[0]: its text (name, title, page, csp or permissions) is not UTF-8; write the page in UTF-8"
+        ),
+        (
+            "ODD_SIZE",
+            "views[0]: struct_size 60 is not the size of a view record (a multiple of 8, at most 1024); build with skill_sdk.h and SKILL_VIEW"
+        ),
     ])
     func everyBrokenRuleIsOneSentence(flag: String, sentence: String) async throws {
         let folder = Paths.temporaryDirectory("views-\(flag)")
@@ -74,9 +82,25 @@ struct ViewTests {
         let plugin = try Fixture.compile(
             source, name: "views", into: folder, flags: ["-shared", "-fPIC", "-D\(flag)", "-I", Paths.sdkInclude])
         let home = Paths.temporaryDirectory("views-home-\(flag)")
-        let result = try await runProcessOffPool(
-            Paths.skillhost, ["check", plugin], environment: cliEnvironment(home: home))
-        #expect(result.status != 0)
-        #expect(result.stdout.contains("  - " + sentence + "\n"), "\(result.stdout)")
+        // In a worker (the default) and in process: the same sentence.
+        for isolation in [[], ["--isolate", "none"]] {
+            let result = try await runProcessOffPool(
+                Paths.skillhost, ["check", plugin] + isolation, environment: cliEnvironment(home: home))
+            #expect(result.status != 0)
+            #expect(result.stdout.contains("  - " + sentence + "\n"), "\(isolation): \(result.stdout)")
+        }
+    }
+
+    /// Records a plugin spaced at an odd stride are read where they are, never trapping the host (a misaligned load
+    /// stopped a debug build of it before): it answers, in process as in a worker.
+    @Test func recordsAtOddAddressesAreReadWithoutTrapping() async throws {
+        let plugin = try Fixture.compileFile("odd_stride.c", into: Paths.temporaryDirectory("odd-stride"))
+        let home = Paths.temporaryDirectory("odd-stride-home")
+        for isolation in [["--isolate", "all"], ["--isolate", "none"]] {
+            let result = try await runProcessOffPool(
+                Paths.skillhost, ["check", plugin] + isolation, environment: cliEnvironment(home: home))
+            #expect(result.status == 0 || result.status == 1, "\(isolation): \(result.status) \(result.stderr)")
+            #expect(result.stdout.hasPrefix(plugin + ": "), "\(isolation): \(result.stdout)")
+        }
     }
 }

@@ -68,11 +68,12 @@ struct MCPMethod: Sendable {
             context.finish(MCPServer.discovery)
         },
         "ping": MCPMethod(generations: .handshake) { _, _, context, _ in context.finish(.object(JSONObject())) },
-        "tools/list": MCPMethod(generations: .both, cacheable: true) { server, _, context, _ in
+        "tools/list": MCPMethod(generations: .both, cacheable: true) { server, request, context, _ in
             // An unapproved definition (changed since first seen, not trusted) reaches no model, here as in `ask`;
-            // nor does a disabled skill, or a composite that calls one.
-            let approved = server.registry.offered(server.registry.skills)
-            context.finish(["tools": .array(approved.map { server.tool($0) })])
+            // nor does a disabled skill, or a composite that calls one; nor, for a client that renders no apps, a
+            // skill only views may call.
+            let offered = server.offeredTools(request, context.exchange)
+            context.finish(["tools": .array(offered.map { server.tool($0) })])
         },
         "tools/call": MCPMethod(generations: .both, mirroredName: "name", http: .call) {
             server, request, context, beforeCall in

@@ -24,6 +24,14 @@ extension MCPServer {
                 data: suggestion.map { ["suggestion": .string($0)] }, to: exchange)
             return
         }
+        // A skill only views may call is for a client that renders apps (whose host keeps it from its model).
+        guard skill.audience.contains(.model) || hostsApps(request, exchange) else {
+            respond(
+                id, code: .invalidParams,
+                message: "Invalid params: \(name) is for plugin \(skill.plugin)'s views only, and this client renders "
+                    + "no MCP Apps", to: exchange)
+            return
+        }
         let given = params["arguments"] ?? .object(JSONObject())
         guard given.objectValue != nil else {
             respond(id, code: .invalidParams, message: "Invalid params: arguments must be an object", to: exchange)

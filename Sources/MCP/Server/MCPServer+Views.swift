@@ -9,6 +9,33 @@ extension MCPServer {
     static let viewScheme = "ui://"
     static let appType = "text/html;profile=mcp-app"
 
+    /// The extension a client announces when it renders MCP Apps.
+    static let appsExtension = "io.modelcontextprotocol/ui"
+
+    /// Whether `capabilities` (a client's) announce that it renders MCP Apps: the extension with the app type.
+    static func hostsApps(_ capabilities: JSONValue?) -> Bool {
+        let types = capabilities?["extensions"]?[appsExtension]?["mimeTypes"]?.arrayValue ?? []
+        return types.contains(.string(appType))
+    }
+
+    /// Whether the client of `request` renders MCP Apps: a 2026-07-28 request's own capabilities, an HTTP session's
+    /// or the stdio client's `initialize`.
+    func hostsApps(_ request: MCPRequest, _ exchange: MCPExchange) -> Bool {
+        if request.stateless {
+            return Self.hostsApps(request.params["_meta"]?[MCPProtocol.Meta.clientCapabilities])
+        }
+        if let session = exchange.hostsApps { return session }
+        return exchange.isStdio && state.withLock { $0.hostsApps }
+    }
+
+    /// The tools a client is offered: a skill only its plugin's views may call goes only to a client that renders
+    /// apps (it keeps it from its model, as `visibility` says); another client's model would be offered it.
+    func offeredTools(_ request: MCPRequest, _ exchange: MCPExchange) -> [SkillInfo] {
+        let approved = registry.offered(registry.skills)
+        guard !hostsApps(request, exchange) else { return approved }
+        return approved.filter { $0.audience.contains(.model) }
+    }
+
     /// The views of the skills offered, each once.
     func views() -> [SkillView] {
         var seen: Set<String> = []

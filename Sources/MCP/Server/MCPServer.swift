@@ -39,6 +39,8 @@ package final class MCPServer: Sendable {
         var handshaken = false
         /// The revision `initialize` settled on (batches exist in 2025-03-26 only).
         var negotiated: String?
+        /// Whether the stdio client announced it renders MCP Apps.
+        var hostsApps = false
         /// stdio: the handshake client's stream of `notifications/resources/updated`, once it subscribed.
         var resourceStream: Int?
     }
@@ -204,9 +206,11 @@ package final class MCPServer: Sendable {
         let requested = request.params["protocolVersion"]?.stringValue ?? ""
         let chosen = MCPProtocol.handshakeVersions.contains(requested) ? requested : MCPProtocol.latestHandshakeVersion
         if context.exchange.isStdio {
+            let apps = Self.hostsApps(request.params["capabilities"])
             state.withLock {
                 $0.handshaken = true
                 $0.negotiated = chosen
+                $0.hostsApps = apps
             }
         }
         context.finish([
@@ -349,6 +353,8 @@ struct MCPExchange: Sendable {
     /// Who asks, as far as the transport knows (a bearer token's hash, else the peer's address): a confirmation
     /// round trip's state is honoured only for the same principal.
     var principal = MCPExchange.stdioClient
+    /// HTTP: whether the session's client renders MCP Apps (nil: no session; stdio keeps it in the server).
+    var hostsApps: Bool?
 
     var isStdio: Bool { call == nil }
 

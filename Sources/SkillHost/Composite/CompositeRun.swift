@@ -133,6 +133,13 @@ struct CompositeRun {
                     "\(id) did not run: step \(offset + 1) calls \(call.skill), which is not registered (load the "
                         + "plugin or server that provides it, or fix the step in \(file))")
             }
+            // A skill only its plugin's views may call is no step of a composite (which a model calls).
+            guard entry.info.audience.contains(.model) else {
+                return .failure(
+                    code: .notPermitted,
+                    "\(id) did not run: step \(offset + 1) calls \(call.skill), which is for plugin "
+                        + "\(entry.info.plugin)'s views only (remove the step from \(file))")
+            }
             skills[call.skill] = (entry.info.risk, entry.timeout ?? invoker.configuration.defaultTimeout)
             guard call.needsOnlyInput, let schema = entry.schema else { continue }
             // Under the composite's deadline, as the invoker validates a call's arguments under the call's.

@@ -81,7 +81,12 @@ enum WorkerProtocol {
     static func encode(_ plugin: PluginSummary, _ skills: [SkillInfo], confined: WorkerConfinement.Confined?)
         -> JSONValue
     {
-        [
+        // Each view once, at the plugin's level: its skills name it (a page sent with every skill that shows in it
+        // made the report of a plugin with many such skills too long to send).
+        var views: [SkillView] = []
+        for view in skills.compactMap(\.view) where !views.contains(view) { views.append(view) }
+        return [
+            "views": .array(views.map(\.json)),
             "plugin": [
                 "name": .string(plugin.name), "version": .string(plugin.version),
                 "description": .string(plugin.description), "keeps_mapped": .bool(plugin.keepsMapped),
@@ -104,7 +109,7 @@ enum WorkerProtocol {
                     if let signature = skill.kind.signature { object["signature"] = .string(signature) }
                     if let output = skill.outputSchema { object["output_schema"] = output }
                     if let answer = skill.answer { object["answer"] = .string(answer.text) }
-                    if let view = skill.view { object["view"] = view.json }
+                    if let view = skill.view { object["view"] = .string(view.name) }
                     object["audience"] = .int(Int64(skill.audience.rawValue))
                     return .object(object)
                 }),
@@ -121,6 +126,12 @@ enum WorkerProtocol {
             rawValue: UInt32(truncatingIfNeeded: Int64(exactly: plugin["capabilities"]) ?? 0))
         let readPaths = (plugin["read_paths"]?.arrayValue ?? []).compactMap(\.stringValue)
         let declares = PluginCapabilities.declared(capabilities, readPaths: readPaths)
+        // Checked again here, as at load: the worker runs a stranger's code.
+        var views: [String: SkillView] = [:]
+        for item in (value["views"]?.arrayValue ?? []).prefix(Int(ViewValidator.maximumViews)) {
+            guard let view = SkillView(json: item, plugin: name) else { return nil }
+            views[view.name] = view
+        }
         var skills: [SkillInfo] = []
         for item in list {
             guard let id = item["id"]?.stringValue, let risk = item["risk"]?.stringValue.flatMap(SkillRisk.init),
@@ -138,7 +149,7 @@ enum WorkerProtocol {
                     outputSchema: item["output_schema"],
                     // Checked again here: the worker runs a stranger's code.
                     answer: item["answer"]?.stringValue.flatMap { try? AnswerTemplate($0) }, declares: declares,
-                    view: item["view"].flatMap { SkillView(json: $0, plugin: name) },
+                    view: item["view"]?.stringValue.flatMap { views[$0] },
                     audience: UInt32(exactly: item["audience"]).map { SkillAudience(rawValue: $0 & 3) }
                         .flatMap { $0.isEmpty ? nil : $0 } ?? [.model, .view]))
         }

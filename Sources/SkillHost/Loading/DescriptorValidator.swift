@@ -123,6 +123,12 @@ enum DescriptorValidator {
         // Since 1.4: the views, and every skill's view among them.
         let views = ViewValidator.validate(body, plugin: name ?? "")
         problems += views.problems
+        if body.viewCount == nil, skills.contains(where: { $0.view != nil }) {
+            problems.append(
+                .other(
+                    "its skills name views, but its skill_plugin record (struct_size \(plugin.structSize)) is too short "
+                        + "to declare them; build it with skill_sdk.h 1.4 or later"))
+        }
         for (index, skill) in skills.enumerated() {
             if let view = skill.view, !views.views.contains(where: { $0.name == view }) {
                 problems.append(

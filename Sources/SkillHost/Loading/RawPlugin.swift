@@ -61,17 +61,17 @@ struct RawPlugin {
             guard let offset = MemoryLayout<skill_plugin>.offset(of: key),
                 DescriptorValidator.has(structSize, offset, MemoryLayout<T>.size)
             else { return nil }
-            return raw.load(fromByteOffset: offset, as: T.self)
+            return raw.loadUnaligned(fromByteOffset: offset, as: T.self)
         }
         var descriptors: [RawDescriptor] = []
         if plugin.skill_count > 0, plugin.skill_count <= DescriptorValidator.maximumSkills, let first = plugin.skills {
             // The array's stride is the size the plugin was compiled with (its first descriptor's struct_size),
             // not this host's sizeof: a v1.0 plugin's descriptors are 80 bytes apart.
-            let stride = UnsafeRawPointer(first).load(as: UInt32.self)
+            let stride = UnsafeRawPointer(first).loadUnaligned(as: UInt32.self)
             let count = Int(stride) >= DescriptorValidator.minimumDescriptorSize ? Int(plugin.skill_count) : 1
             for index in 0..<count {
                 let descriptor = UnsafeRawPointer(first).advanced(by: index * Int(stride))
-                let size = descriptor.load(as: UInt32.self)
+                let size = descriptor.loadUnaligned(as: UInt32.self)
                 descriptors.append(
                     index > 0 && size != stride
                         ? RawDescriptor(structSize: size, fields: nil)
@@ -98,25 +98,39 @@ struct RawPlugin {
         {
             body?.viewCount = count
             if count > 0, count <= ViewValidator.maximumViews, let first = views {
-                // As the descriptors: the stride is the first record's struct_size.
-                let stride = UnsafeRawPointer(first).load(as: UInt32.self)
-                let shown = Int(stride) >= ViewValidator.minimumViewSize ? Int(count) : 1
+                // As the descriptors: the stride is the first record's struct_size — one the rules accept
+                // (`ViewValidator.isReadableSize`), else only the first record's size is read.
+                let stride = UnsafeRawPointer(first).loadUnaligned(as: UInt32.self)
+                let shown = ViewValidator.isReadableSize(stride) ? Int(count) : 1
                 body?.views = (0..<shown).map { index in
                     let record = UnsafeRawPointer(first).advanced(by: index * Int(stride))
-                    let size = record.load(as: UInt32.self)
-                    guard Int(size) >= ViewValidator.minimumViewSize, index == 0 || size == stride else {
+                    let size = record.loadUnaligned(as: UInt32.self)
+                    guard ViewValidator.isReadableSize(size), index == 0 || size == stride else {
                         return RawView(structSize: size, fields: nil)
                     }
-                    let view = record.assumingMemoryBound(to: skill_view.self).pointee
+                    // Each text at most its limit and a byte (longer is refused for its length, not judged for its
+                    // encoding), as the C worker reads it; one that is not UTF-8 is refused.
+                    var utf8 = true
+                    func text(_ pointer: UnsafePointer<CChar>?, _ limit: Int) -> String? {
+                        guard let pointer else { return nil }
+                        let bytes = UnsafeRawBufferPointer(start: pointer, count: strnlen(pointer, limit))
+                        if bytes.count < limit, String(validating: bytes, as: UTF8.self) == nil { utf8 = false }
+                        return String(decoding: bytes, as: UTF8.self)
+                    }
+                    // Copied byte by byte: a stride that is not a multiple of 8 leaves the record unaligned.
+                    var view = skill_view()
+                    withUnsafeMutableBytes(of: &view) { target in
+                        target.copyMemory(
+                            from: UnsafeRawBufferPointer(start: record, count: MemoryLayout<skill_view>.size))
+                    }
                     return RawView(
                         structSize: size,
                         fields: RawView.Fields(
-                            name: view.name.map { pluginString($0) }, title: view.title.map { pluginString($0) },
-                            html: view.html.map { boundedPluginString($0, ViewValidator.maximumPage + 1) },
-                            csp: view.csp.map { boundedPluginString($0, ViewValidator.maximumDeclaration + 1) },
-                            permissions: view.permissions.map {
-                                boundedPluginString($0, ViewValidator.maximumDeclaration + 1)
-                            }, flags: view.flags))
+                            name: text(view.name, 256), title: text(view.title, ViewValidator.maximumTitle + 1),
+                            html: text(view.html, ViewValidator.maximumPage + 1),
+                            csp: text(view.csp, ViewValidator.maximumDeclaration + 1),
+                            permissions: text(view.permissions, ViewValidator.maximumDeclaration + 1),
+                            flags: view.flags, utf8: utf8))
                 }
             }
         }
@@ -203,14 +217,14 @@ struct RawDescriptor {
         var outputSchema: String?
         if let offset = MemoryLayout<skill_descriptor>.offset(of: \.output_schema),
             DescriptorValidator.has(structSize, offset),
-            let text = UnsafeRawPointer(pointer).load(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
+            let text = UnsafeRawPointer(pointer).loadUnaligned(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
         {
             outputSchema = pluginString(text)
         }
         var answer: String?
         if let offset = MemoryLayout<skill_descriptor>.offset(of: \.answer),
             DescriptorValidator.has(structSize, offset),
-            let text = UnsafeRawPointer(pointer).load(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
+            let text = UnsafeRawPointer(pointer).loadUnaligned(fromByteOffset: offset, as: UnsafePointer<CChar>?.self)
         {
             answer = pluginString(text)
         }
@@ -226,8 +240,10 @@ struct RawDescriptor {
             let viewOffset = MemoryLayout<skill_descriptor>.offset(of: \.view)
         {
             let raw = UnsafeRawPointer(pointer)
-            fields?.audience = raw.load(fromByteOffset: offset, as: UInt32.self)
-            fields?.view = raw.load(fromByteOffset: viewOffset, as: UnsafePointer<CChar>?.self).map { pluginString($0) }
+            fields?.audience = raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+            fields?.view = raw.loadUnaligned(fromByteOffset: viewOffset, as: UnsafePointer<CChar>?.self).map {
+                pluginString($0)
+            }
         }
     }
 
@@ -262,6 +278,8 @@ struct RawView {
         var csp: String?
         var permissions: String?
         var flags: UInt32
+        /// False when any of its texts is not UTF-8 (refused: the readers would make different pages of it).
+        var utf8 = true
     }
 
     var structSize: UInt32
@@ -280,7 +298,8 @@ struct RawView {
         guard let flags = UInt32(exactly: item["flags"]) else { return nil }
         fields = Fields(
             name: item["name"]?.stringValue, title: item["title"]?.stringValue, html: item["html"]?.stringValue,
-            csp: item["csp"]?.stringValue, permissions: item["permissions"]?.stringValue, flags: flags)
+            csp: item["csp"]?.stringValue, permissions: item["permissions"]?.stringValue, flags: flags,
+            utf8: item["utf8"] != .bool(false))
     }
 }
 

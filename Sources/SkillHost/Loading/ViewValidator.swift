@@ -46,7 +46,8 @@ extension SkillView {
     /// A worker's report, checked again as at load (the worker runs a stranger's code); nil when it fails a rule.
     init?(json: JSONValue, plugin: String) {
         guard let name = json["name"]?.stringValue, ViewValidator.isValidName(name),
-            let html = json["html"]?.stringValue, html.utf8.count <= ViewValidator.maximumPage
+            let html = json["html"]?.stringValue, html.utf8.count <= ViewValidator.maximumPage,
+            (json["title"]?.stringValue ?? "").utf8.count <= ViewValidator.maximumTitle
         else { return nil }
         let csp = json["csp"].flatMap { $0 == .null ? nil : $0 }
         let permissions = json["permissions"].flatMap { $0 == .null ? nil : $0 }
@@ -77,8 +78,18 @@ package enum ViewValidator {
     /// A v1.4 `skill_view` up to its `flags` (every later version is longer).
     static let minimumViewSize = 52
     static let maximumViews: UInt32 = 16
+    /// The largest `skill_view.struct_size` read (a later header's record may be longer than today's, never this).
+    static let maximumViewSize: UInt32 = 1024
+
+    /// Whether a record of `size` bytes is read: at least the 1.4 record, at most `maximumViewSize`, a multiple of
+    /// 8 (what any compiler makes of a record of pointers).
+    static func isReadableSize(_ size: UInt32) -> Bool {
+        Int(size) >= minimumViewSize && size <= maximumViewSize && size % 8 == 0
+    }
     /// The largest page, in bytes.
     static let maximumPage = 512 << 10
+    /// The longest title, in bytes.
+    static let maximumTitle = 200
     /// The largest `csp` or `permissions` declaration, in bytes.
     static let maximumDeclaration = 16 << 10
     static let cspLists = ["connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"]
@@ -103,8 +114,15 @@ package enum ViewValidator {
                 problem(
                     Int(raw.structSize) < minimumViewSize
                         ? "struct_size \(raw.structSize) is less than \(minimumViewSize); build with skill_sdk.h 1.4 or later"
-                        : "struct_size \(raw.structSize) differs from the first view's \(stride); build every view with the same header"
+                        : !isReadableSize(raw.structSize)
+                            ? "struct_size \(raw.structSize) is not the size of a view record (a multiple of 8, at most "
+                                + "\(maximumViewSize)); build with skill_sdk.h and SKILL_VIEW"
+                            : "struct_size \(raw.structSize) differs from the first view's \(stride); build every view with the same header"
                 )
+                continue
+            }
+            guard fields.utf8 else {
+                problem("its text (name, title, page, csp or permissions) is not UTF-8; write the page in UTF-8")
                 continue
             }
             let name = fields.name ?? ""
@@ -113,6 +131,14 @@ package enum ViewValidator {
                 continue
             }
             if views.contains(where: { $0.name == name }) { problem("the name \(name) is used twice") }
+            let title = fields.title ?? ""
+            if title.utf8.count > maximumTitle
+                || title.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
+                problem(
+                    "view \(name)'s title is longer than \(maximumTitle) bytes or holds control characters; keep it a "
+                        + "short line")
+            }
             let html = fields.html ?? ""
             if html.utf8.count > maximumPage {
                 problem(
@@ -148,7 +174,12 @@ package enum ViewValidator {
             problem("view \(view)'s \(field) is longer than \(maximumDeclaration >> 10) KB")
             return nil
         }
-        guard let value = try? JSONValue(parsing: text), case .object = value else {
+        let value: JSONValue
+        do { value = try JSONValue(parsing: text) } catch {
+            problem("view \(view)'s \(field) is not JSON: \(error)")
+            return nil
+        }
+        guard case .object = value else {
             problem("view \(view)'s \(field) is not a JSON object")
             return nil
         }
@@ -199,10 +230,16 @@ package enum ViewValidator {
         var host = text[separator.upperBound...]
         if let colon = host.lastIndex(of: ":") {
             let port = host[host.index(after: colon)...]
-            guard !port.isEmpty, port.count <= 5, port.utf8.allSatisfy({ (48...57).contains($0) }) else { return false }
+            guard !port.isEmpty, port.count <= 5, port.utf8.allSatisfy({ (48...57).contains($0) }),
+                let number = Int(port), number <= 65535
+            else { return false }
             host = host[..<colon]
         }
-        if host.hasPrefix("*.") { host = host.dropFirst(2) }
+        if host.hasPrefix("*.") {
+            host = host.dropFirst(2)
+            // Subdomains of a name, not of a whole top-level domain (`*.com`).
+            guard host.contains(".") else { return false }
+        }
         return !host.isEmpty && !host.hasPrefix(".") && !host.hasSuffix(".") && !host.contains("..")
             && host.utf8.allSatisfy {
                 (97...122).contains($0) || (65...90).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 46

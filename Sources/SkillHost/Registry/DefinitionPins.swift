@@ -50,17 +50,18 @@ public final class DefinitionPins: Sendable {
             view = Self.viewText(skill)
         }
 
-        /// A skill's view as a pin records it: the view's address, a digest of everything it is (page, CSP,
-        /// permissions, border: a page that changes is a definition that changes), and who may call the skill.
+        /// A skill's view as a pin records it: the view's address and title, what it may reach and use (in words:
+        /// `list` shows a change of them as it is), its page by size and digest, and who may call the skill.
         static func viewText(_ skill: SkillInfo) -> String {
             guard skill.view != nil || skill.audience != [.model, .view] else { return "" }
             var parts: [String] = []
             if let view = skill.view {
-                let whole =
-                    [view.title, view.html, view.csp?.jsonText ?? "", view.permissions?.jsonText ?? ""]
-                    .joined(separator: "\u{0}") + (view.prefersBorder ? "\u{0}border" : "")
-                let digest = HTTPGuard.sha256(whole).prefix(16).map { String(format: "%02x", $0) }.joined()
-                parts.append("\(view.uri) sha256:\(digest)")
+                // What a person approves in words — what the page may reach and use — and the page by its digest.
+                let digest = HTTPGuard.sha256(view.html).prefix(16).map { String(format: "%02x", $0) }.joined()
+                parts.append(
+                    "\(view.uri) \"\(view.title)\", page \(view.html.utf8.count) bytes sha256:\(digest), "
+                        + "reaches \(view.csp?.jsonText ?? "nothing"), uses \(view.permissions?.jsonText ?? "nothing")"
+                        + (view.prefersBorder ? ", bordered" : ""))
             }
             parts.append("callers: " + skill.audience.visibility.joined(separator: ", "))
             return parts.joined(separator: "; ")

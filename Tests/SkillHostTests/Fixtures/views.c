@@ -54,9 +54,13 @@ static const skill_descriptor skills[] = {
 #define NAME "board"
 #endif
 
+#ifdef BAD_UTF8
+static char page[600 * 1024] = "<!doctype html><title>Board</title><p>caf\xe2\x82</p>";
+#else
 static char page[600 * 1024] = "<!doctype html><title>Board</title><ul id=items></ul>";
+#endif
 
-static const skill_view views[] = {
+static skill_view views[] = {
     SKILL_VIEW(NAME, "Board", page, CSP, PERMISSIONS, SKILL_VIEW_PREFERS_BORDER),
 };
 
@@ -64,6 +68,10 @@ SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {
     static const skill_plugin plugin = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR, "board",
                                         "1.0.0", "A board with a view", SKILL_COUNT(skills), skills, NULL, NULL, NULL,
                                         0u, NULL, NULL, SKILL_COUNT(views), views};
+#ifdef ODD_SIZE
+    /* A record size no compiler makes of a skill_view. */
+    views[0].struct_size = 60;
+#endif
 #ifdef BIG_PAGE
     /* A page longer than the host takes. */
     size_t start = strlen(page);

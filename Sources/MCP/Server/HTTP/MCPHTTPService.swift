@@ -402,7 +402,11 @@ package final class MCPHTTPService: Sendable {
                 reply: respond, notify: { _ in }, call: slot, admission: admission, principal: principal)
         }
         exchangeToServer.sessionStream = session?.subscription
-        if let session, role == .opensSession { session.initialized() }
+        if let session, role == .opensSession {
+            session.initialized()
+            session.hostsApps = MCPServer.hostsApps(request.params["capabilities"])
+        }
+        exchangeToServer.hostsApps = session?.hostsApps
         server.handle(request, exchange: exchangeToServer, onPool: true)
     }
 

@@ -22,9 +22,17 @@ final class MCPHTTPSession: Sendable {
         var subscription: Int?
         var calls: [String: CallSlot] = [:]
         var lastUsed = ContinuousClock.now
+        /// Whether its client announced it renders MCP Apps (`initialize`'s capabilities).
+        var hostsApps = false
     }
     private let state = Mutex(State())
     static let kept = 256
+
+    /// Whether its client renders MCP Apps, as its `initialize` said.
+    var hostsApps: Bool {
+        get { state.withLock { $0.hostsApps } }
+        set { state.withLock { $0.hostsApps = newValue } }
+    }
 
     init(id: String, principal: String, owner: String) {
         self.id = id
