@@ -129,7 +129,8 @@ package final class WebRoom: Sendable {
     }
 
     /// What a tab showing it is sent to catch up — `{"id", "s", "events"}`: a reset, the events so far and the
-    /// state now (with `view`, the window's), and the number of the last event among them (the tab drops what it receives numbered up to it).
+    /// state now (with `view`, the window's), and the number of the last event among them (the tab drops what it
+    /// receives numbered up to it).
     func sync(view: JSONValue) -> String {
         state.withLock { state in
             let now =
@@ -144,7 +145,7 @@ package final class WebRoom: Sendable {
     }
 
     /// Adds a stream, first sent this conversation so far (numbered, so a tab that showed it drops it), then
-    /// every event of every conversation. Returns its number for `detach`.
+    /// every event of every conversation. Returns its number (`WebSession.unwatch` forgets it).
     func attach(_ deliver: @escaping WebTabs.Delivery, view: JSONValue) -> Int {
         state.withLock { state in
             // Under both locks, so no event slips between the replay and the live ones.
