@@ -483,6 +483,9 @@ async function show(id, path = "/api/open") {
     apply(event);
   }
   caughtUp = true;
+  // Ready to type once it shows its conversation (the stream may open later): the message box has the focus unless
+  // the person is somewhere else already.
+  if (document.activeElement === document.body) $("#message").focus();
   interactive();
   markCurrent();
   if (view.panel === "skills") loadSkills();
@@ -552,14 +555,19 @@ async function loadSkills() {
   $("#skill-list").replaceChildren(...skills.map((skill) => {
     const item = element("li");
     item.dataset.skill = skill.id;
-    const toggle = element("input");
-    toggle.type = "checkbox";
-    toggle.checked = skill.enabled;
-    toggle.title = "the model may call it in this session";
-    toggle.setAttribute("aria-label", `${skill.id}: the model may call it`);
-    toggle.addEventListener("change", () => post("/api/skill", { id: skill.id, enabled: toggle.checked }));
     const name = element("label");
-    name.append(toggle, element("code", "", skill.id));
+    if (skill.callers.includes("model")) {
+      const toggle = element("input");
+      toggle.type = "checkbox";
+      toggle.checked = skill.enabled;
+      toggle.title = "the model may call it in this session";
+      toggle.setAttribute("aria-label", `${skill.id}: the model may call it`);
+      toggle.addEventListener("change", () => post("/api/skill", { id: skill.id, enabled: toggle.checked }));
+      name.append(toggle);
+    }
+    name.append(element("code", "", skill.id));
+    // A skill only its plugin's views may call is never the model's to switch.
+    if (!skill.callers.includes("model")) name.append(element("span", "note", " · for its views only"));
     item.append(name, element("span", `risk ${skill.risk}`, skill.risk),
       element("div", "note", skill.description), element("div", "runs", `${skill.plugin} · ${skill.runs}`));
     return item;

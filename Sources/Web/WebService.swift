@@ -446,8 +446,8 @@ package final class WebService: Sendable {
         return ["plugins": .array(states)]
     }
 
-    /// The skills panel: every skill with its plugin, risk, where it runs and whether the model sees it in this
-    /// session, then the files that could not be loaded with their reasons.
+    /// The skills panel: every skill with its plugin, risk, where it runs, who may call it and whether the model sees
+    /// it in this conversation, then the files that could not be loaded with their reasons.
     private func skillsPanel(_ room: WebRoom) -> JSONValue {
         var runs: [String: String] = [:]
         for plugin in registry.plugins { runs[plugin.name] = plugin.placementText }
@@ -457,6 +457,8 @@ package final class WebService: Sendable {
                 "id": .string(skill.id), "description": .string(skill.description), "plugin": .string(skill.plugin),
                 "risk": .string(skill.risk.rawValue), "runs": .string(runs[skill.plugin] ?? ""),
                 "enabled": .bool(!disabled.contains(skill.id)),
+                // Who may call it (ABI 1.4): "model", "app" (its plugin's views), both.
+                "callers": .array(skill.audience.visibility.map { .string($0) }),
             ]
         }
         let folders = skillFolders().map { folder -> JSONValue in

@@ -215,6 +215,10 @@ struct WebBrowserTests {
         let folder = home + "/data/skillhost/plugins"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let staging = Paths.temporaryDirectory("web-browser-staging")
+        // Installed before the start: a plugin with a view and a skill only that view may call (ABI 1.4).
+        _ = rename(
+            try Fixture.compileFile("views.c", into: Paths.temporaryDirectory("web-browser-views")),
+            folder + "/views.so")
         let plugin = try Fixture.compileFile("typed.c", into: staging)
         try "not a plugin".write(toFile: staging + "/broken.so", atomically: true, encoding: .utf8)
         let drops = JSONValue.array([
@@ -230,6 +234,9 @@ struct WebBrowserTests {
         #expect(seen["notice"]?.stringValue?.hasPrefix("+ typed 1.0.0: 9 skills added (add, ") == true, "\(seen)")
         #expect(seen["failure"]?.stringValue?.hasPrefix("broken.so: ") == true, "\(seen)")
         #expect(seen["enabled_after_switch"] == false)
+        // A skill only for its plugin's views has no switch for the model: it is never the model's.
+        #expect(seen["view_only"] == "board_refresh · for its views only", "\(seen)")
+        #expect(seen["view_only_switch"] == 0)
         #expect(seen["page_errors"] == [])
     }
 

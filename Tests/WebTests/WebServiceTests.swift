@@ -218,6 +218,7 @@ struct WebServiceTests {
         let theme = try JSONValue(parsing: skills.body)["skills"]?.arrayValue?.first { $0["id"] == "ui_set_theme" }
         #expect(theme?["runs"] == "built in · changes only the front end's view")
         #expect(theme?["risk"] == "mutating")
+        #expect(theme?["callers"] == ["model", "app"], "who may call it (ABI 1.4): both, for a skill of no view")
         let unknown = try await Self.fetch(
             base + "/api/skill", method: "POST", headers: headers, body: #"{"id":"nope","enabled":false}"#)
         #expect(unknown.status == 404)

@@ -336,6 +336,8 @@ def plugins(page, seen):
     other.wait_for_selector('#skill-list li[data-skill="twice64"] input:checked', timeout=WAIT)
     page.locator('#skill-list li[data-skill="twice64"] input').uncheck()
     other.wait_for_selector('#skill-list li[data-skill="twice64"] input:not(:checked)', timeout=WAIT)
+    seen["view_only"] = page.locator('#skill-list li[data-skill="board_refresh"] label').inner_text()
+    seen["view_only_switch"] = page.locator('#skill-list li[data-skill="board_refresh"] input').count()
     seen["enabled_after_switch"] = page.evaluate(
         "fetch('/api/skills', {headers: {'X-Skillhost-Page': localStorage.getItem('skillhost_page')}}).then(r => r.json()).then(j => j.skills.find(s => s.id === 'twice64').enabled)")
     page.screenshot(path=f"{shots}/web-skills-1280x800.png")
