@@ -96,9 +96,7 @@ package final class WebRoom: Sendable {
     func publish(_ event: JSONValue) {
         let text = event.jsonText
         state.withLock { state in
-            let sent = tabs.send { number in self.tagged(text, number: number) }
-            Self.keep(sent.text, &state)
-            state.last = sent.number
+            send(text, &state)
             if event["type"] == "running", case .bool(let running)? = event["running"] { state.running = running }
         }
     }
@@ -109,23 +107,27 @@ package final class WebRoom: Sendable {
     /// Replaces what its tabs show, and what a tab coming later is sent, by `events`: a `reset`, then them — the
     /// newest of them within half the replay's limit (every stream is sent them at once).
     func show(_ events: [JSONValue]) {
-        var shown: [JSONValue] = []
+        var shown: [String] = []
         var bytes = 0
         for event in events.reversed() {
-            bytes += event.jsonText.utf8.count
+            let text = event.jsonText
+            bytes += text.utf8.count
             guard bytes <= Self.replayLimit / 2 else { break }
-            shown.append(event)
+            shown.append(text)
         }
         state.withLock { state in
             state.replay = []
             state.replayBytes = 0
-            for event in [WebEvent.reset()] + shown.reversed() {
-                let text = event.jsonText
-                let sent = tabs.send { number in self.tagged(text, number: number) }
-                Self.keep(sent.text, &state)
-                state.last = sent.number
-            }
+            for text in [WebEvent.reset().jsonText] + shown.reversed() { send(text, &state) }
         }
+    }
+
+    /// Sends an event's text to its tabs under the next number, and keeps it for those that come later. Room lock
+    /// held.
+    private func send(_ text: String, _ state: inout State) {
+        let sent = tabs.send { number in self.tagged(text, number: number) }
+        Self.keep(sent.text, &state)
+        state.last = sent.number
     }
 
     /// What a tab showing it is sent to catch up — `{"id", "s", "events"}`: a reset, the events so far and the

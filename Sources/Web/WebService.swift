@@ -155,10 +155,10 @@ package final class WebService: Sendable {
         // opened from the history if it was closed meanwhile.
         let room = { () -> WebRoom? in
             do throws(WebRefusal) { return try self.session.room(request.header("x-skillhost-conversation")) } catch {
-                // The page goes on in the conversation used last when the one it shows is gone.
+                // The page goes on in a new conversation when the one it shows is gone (not when it cannot be read).
                 self.json(
                     exchange, error.status, ["error": .string(error.sentence)],
-                    headers: [("X-Skillhost-Conversation-Gone", "1")])
+                    headers: error.status == 404 ? [("X-Skillhost-Conversation-Gone", "1")] : [])
                 return nil
             }
         }

@@ -91,9 +91,10 @@ extension WebSession {
         }
     }
 
-    /// What the history could not save, once the front end ends (after a last try), as a sentence; nil when all
-    /// was saved. The conversations deleted here and not brought back are removed for good now.
-    package var unsavedHistory: String? {
+    /// Ends the session's use of the history: the conversations deleted here and not brought back are removed for
+    /// good, and what could not be saved is tried once more. Returns what is still unsaved as a sentence; nil when
+    /// all was saved.
+    package func closeHistory() -> String? {
         let deleted = state.withLock { Array($0.deleted) }
         try? journal?.store.purgeDeleted(only: deleted)
         guard let journal, journal.unsaved > 0, !journal.retry() else { return nil }

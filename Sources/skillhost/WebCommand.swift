@@ -64,7 +64,7 @@ enum WebCommand {
         await MCPCommand.waitForTermination()
         session.stop()
         service.stop()
-        if let unsaved = session.unsavedHistory {
+        if let unsaved = session.closeHistory() {
             StandardStreams.error("skillhost: \(unsaved)\n")
         }
         return ExitCode.ok.rawValue

@@ -320,6 +320,7 @@ struct WebBrowserTests {
         #expect(seen["toast"] == "Deleted “what time is it in Tokyo”.", "\(seen)")
         #expect(seen["after_delete"] == ["Arithmetic"], "\(seen)")
         #expect(seen["back"] == ["what time is it in Tokyo"], "\(seen)")
+        #expect(seen["rows_at_first"] == 1, "kept while it can be brought back: \(seen)")
         #expect(seen["rows_left"] == ["sessions": 0, "messages": 0, "tool_calls": 0], "\(seen)")
         let late = seen["late_undo"]?.arrayValue ?? []
         #expect(late.first == 410, "\(seen)")

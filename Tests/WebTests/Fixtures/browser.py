@@ -567,10 +567,18 @@ def manage(page, seen):
     entry.hover()
     entry.locator(".delete").click()
     until(page, "document.querySelectorAll('#conversation-list li').length === 1")
-    page.wait_for_timeout(9500)
     database = sqlite3.connect(os.environ["SKILLHOST_TEST_HISTORY"])
-    seen["rows_left"] = {table: database.execute(f"SELECT COUNT(*) FROM {table} WHERE {key} = ?", (gone,)).fetchone()[0]
-                         for table, key in [("sessions", "id"), ("messages", "session"), ("tool_calls", "session")]}
+
+    def rows_left():
+        return {table: database.execute(f"SELECT COUNT(*) FROM {table} WHERE {key} = ?", (gone,)).fetchone()[0]
+                for table, key in [("sessions", "id"), ("messages", "session"), ("tool_calls", "session")]}
+    # Still there for the moment to take it back (8 s), then gone: waited for, with a generous cap (a busy machine).
+    seen["rows_at_first"] = rows_left()["sessions"]
+    for _ in range(WAIT // 250):
+        if not any(rows_left().values()):
+            break
+        page.wait_for_timeout(250)
+    seen["rows_left"] = rows_left()
     seen["late_undo"] = page.evaluate(
         "fetch('/api/restore', {method: 'POST', headers: {'Content-Type': 'application/json', 'X-Skillhost-Page': "
         f"localStorage.getItem('skillhost_page')}}, body: JSON.stringify({{id: {json.dumps(gone)}}})}})"
