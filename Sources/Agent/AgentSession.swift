@@ -313,6 +313,31 @@ package final class AgentSession: Sendable {
     /// calls it cancels are reported, and `.finished(.cancelled)` comes last. Nothing when no turn runs.
     package func stopTurn() { state.withLock { $0.turn }?.cancel() }
 
+    /// Runs one call a view (an MCP App) of `plugin` asked for, as the call `id`: through the pipeline a model's
+    /// call goes through, reported as its card's events and then `.finished(.answered)`; refused — a failed card —
+    /// unless `skill` is of `plugin` and lets views call it. The conversation's messages are left as they are (the
+    /// plugins' state tells the model what changed); the change is kept for undo and rewind.
+    package func callFromView(_ skill: String, arguments: JSONValue, id: String, plugin: String) -> AsyncStream<
+        AgentEvent
+    > {
+        let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
+        let recorder = recording?.recorder
+        let yield: @Sendable (AgentEvent) -> Void = { event in
+            recorder?.record(event)
+            continuation.yield(event)
+        }
+        let call = ToolCall(id: id, name: skill, arguments: arguments.jsonText)
+        let task = Task {
+            defer { self.state.withLock { $0.turn = nil } }
+            await TurnRunner(session: self, emit: yield).runViewCall(call, plugin: plugin)
+            yield(.finished(Task.isCancelled ? .cancelled : .answered))
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        state.withLock { $0.turn = task }
+        return stream
+    }
+
     private func runTurn() -> AsyncStream<AgentEvent> {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
         let recorder = recording?.recorder

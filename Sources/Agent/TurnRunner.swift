@@ -230,6 +230,38 @@ struct TurnRunner: Sendable {
         return results.map { $0 ?? CallResult(content: "cancelled before it ran", isError: true) }
     }
 
+    /// Who asked for a call.
+    enum Caller: Equatable {
+        case model
+        /// A view (an MCP App) of `plugin`, the plugin or MCP server whose page it is.
+        case view(plugin: String)
+    }
+
+    /// Why a view of `plugin` may not call `name` (`definition`: its skill, nil: none), or nil when it may.
+    static func viewRefusal(_ name: String, _ definition: SkillInfo?, plugin: String) -> String? {
+        guard let definition else { return "a view of \(plugin) called \(name), which is no skill here" }
+        guard definition.plugin == plugin else {
+            return "a view of \(plugin) called \(name), a skill of \(definition.plugin): a view may call only its own "
+                + "plugin's skills"
+        }
+        guard definition.audience.contains(.view) else {
+            return
+                "a view of \(plugin) called \(name), which is for the model only: its plugin does not let views call it"
+        }
+        return nil
+    }
+
+    /// One call a view asked for, through the pipeline a model's goes through (the registry's one decision with the
+    /// person as confirmer, hooks, the budgets of skill calls, the card's events, the change kept for undo and
+    /// rewind), refused unless it is a skill of the view's own `plugin` that views may call.
+    func runViewCall(_ call: ToolCall, plugin: String) async {
+        let definition = registry.skill(call.name)
+        switch await prepare(call, definition, caller: .view(plugin: plugin)) {
+        case .failure: return
+        case .success(let prepared): _ = await run(prepared, changes: (definition?.risk ?? .readOnly) != .readOnly)
+        }
+    }
+
     /// A call that may run: the registry's prepared call, and when it was first seen.
     struct Prepared: Sendable {
         let call: ToolCall
@@ -245,7 +277,9 @@ struct TurnRunner: Sendable {
     /// Everything before the skill runs, for `definition` (the skill as the turn looked it up, nil: none): argument
     /// repair, then the registry's one preparation of that very definition (validation, policy, confirmation), then
     /// the `toolCallStarted` event. Never throws: every problem becomes a tool result the model can correct from.
-    private func prepare(_ call: ToolCall, _ definition: SkillInfo?) async -> Result<Prepared, Refused> {
+    private func prepare(_ call: ToolCall, _ definition: SkillInfo?, caller: Caller = .model) async -> Result<
+        Prepared, Refused
+    > {
         let start = ContinuousClock.now
         func failed(_ failure: SkillFailure, shown arguments: SkillInvocation.Arguments) -> Result<Prepared, Refused> {
             emit(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .started(arguments: arguments))))
@@ -257,17 +291,32 @@ struct TurnRunner: Sendable {
                     result: CallResult(
                         content: "error: \(failure.message)", isError: true, refused: failure.code == .notPermitted)))
         }
-        guard !session.disabledSkills.contains(call.name), let definition else {
-            return failed(unknownSkill(call.name), shown: .text(call.arguments))
+        switch caller {
+        case .model:
+            guard !session.disabledSkills.contains(call.name), let definition else {
+                return failed(unknownSkill(call.name), shown: .text(call.arguments))
+            }
+            // Never offered, but a model may name it anyway.
+            guard definition.audience.contains(.model) else {
+                return failed(
+                    SkillFailure(
+                        code: .notPermitted,
+                        message: "\(call.name) is for plugin \(definition.plugin)'s views only: a model cannot call it"),
+                    shown: .text(call.arguments))
+            }
+        case .view(let plugin):
+            // A view reaches only its own plugin's (or MCP server's) skills that name views among their callers; the
+            // switches of the skills panel are the model's, not the view's.
+            if let refusal = Self.viewRefusal(call.name, definition, plugin: plugin) {
+                return failed(SkillFailure(code: .notPermitted, message: refusal), shown: .text(call.arguments))
+            }
+            // Counted before it runs, as a model's call is.
+            if let spent = session.takeToolCall() {
+                return failed(
+                    SkillFailure(code: .notPermitted, message: "not run: \(spent)"), shown: .text(call.arguments))
+            }
         }
-        // Never offered, but a model may name it anyway.
-        guard definition.audience.contains(.model) else {
-            return failed(
-                SkillFailure(
-                    code: .notPermitted,
-                    message: "\(call.name) is for plugin \(definition.plugin)'s views only: a model cannot call it"),
-                shown: .text(call.arguments))
-        }
+        guard let definition else { return failed(unknownSkill(call.name), shown: .text(call.arguments)) }
         let object: JSONObject
         switch ArgumentRepair.repair(call.arguments) {
         case .failure(let error):

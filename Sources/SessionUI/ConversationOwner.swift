@@ -180,7 +180,17 @@ package final class ConversationOwner: Sendable {
         try turn { $0.continueTurn() }
     }
 
-    private func turn(_ start: (AgentSession) -> AsyncStream<AgentEvent>) throws(Busy) -> AsyncStream<ConversationEvent>
+    /// Runs one call a view (an MCP App) of `plugin` asked for, as the call `id`: as a turn's call runs — asked
+    /// about in the front end (never in the view), hooks, budgets, its card, its record in the history, kept for undo
+    /// — refused unless `skill` is of `plugin` and lets views call it. The turn's trace (`/trace`) is left as it was.
+    package func viewCall(_ skill: String, arguments: JSONValue, id: String, plugin: String) throws(Busy)
+        -> AsyncStream<ConversationEvent>
+    {
+        try turn(traced: false) { $0.callFromView(skill, arguments: arguments, id: id, plugin: plugin) }
+    }
+
+    private func turn(traced: Bool = true, _ start: (AgentSession) -> AsyncStream<AgentEvent>) throws(Busy)
+        -> AsyncStream<ConversationEvent>
     {
         let (stream, continuation) = AsyncStream<ConversationEvent>.makeStream()
         let trace = TraceRecorder()
@@ -191,7 +201,7 @@ package final class ConversationOwner: Sendable {
             state.work += 1
             state.events = continuation
             state.reached = [:]
-            state.trace = trace
+            if traced { state.trace = trace }
             defer { state.begun = true }
             return (state.agent, !state.begun)
         }

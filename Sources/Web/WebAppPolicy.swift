@@ -13,12 +13,15 @@ enum WebAppPolicy {
         + "base-uri 'self'"
 
     /// The policy for a view that declares `csp`: each list's origins in its directives, nothing undeclared. An
-    /// entry that could be read as more than an origin (a space, quote, semicolon, comma, a keyword) is dropped —
+    /// entry that could be read as more than an origin (a space, quote, semicolon, comma, a keyword, a scheme — but
+    /// `blob:` among the resources: the view's own blobs, which bundled apps load their code from) is dropped —
     /// a plugin's were checked at load, an MCP server's arrive unchecked.
     static func contentSecurityPolicy(_ csp: JSONValue?) -> String {
         guard let csp, case .object = csp else { return restrictive }
         func origins(_ key: String) -> [String] {
-            (csp[key]?.arrayValue ?? []).prefix(32).compactMap(\.stringValue).filter(ViewValidator.isOrigin)
+            (csp[key]?.arrayValue ?? []).prefix(32).compactMap(\.stringValue).filter {
+                ViewValidator.isOrigin($0) || (key == "resourceDomains" && $0 == "blob:")
+            }
         }
         func directive(_ name: String, _ base: [String], _ key: String) -> String {
             ([name] + base + origins(key)).joined(separator: " ")

@@ -11,6 +11,7 @@ enum WebAssets {
     /// content security policy that lets exactly these run: their SHA-256 digests, nothing else inline.
     static let document: (html: String, policy: String) = {
         func digest(_ text: String) -> String { "'sha256-" + Data(HTTPGuard.sha256(text)).base64EncodedString() + "'" }
+        let script = Self.script + appsScript
         let html = page.replacingOccurrences(of: "/*styles*/", with: styles)
             .replacingOccurrences(of: "/*script*/", with: script)
         let policy =

@@ -77,12 +77,16 @@ enum WebEvent {
     /// - Parameters:
     ///   - plan: a composite's steps, for its card when it starts.
     ///   - words: a finished call's result as a person reads it, for its card's one line.
-    static func encode(_ event: AgentEvent, plan: [String]? = nil, words: String? = nil) -> JSONValue {
+    ///   - extra: more of a card: its view, its result for the view, the card of the view that made the call.
+    static func encode(
+        _ event: AgentEvent, plan: [String]? = nil, words: String? = nil, extra: JSONObject = JSONObject()
+    ) -> JSONValue {
         switch event {
         case .thinking(let step): return stamped(["type": "thinking", "step": .int(Int64(step))])
         case .textDelta(let text): return stamped(["type": "delta", "text": .string(text)])
         case .toolCall(let call):
             var card = card(call)
+            for (key, value) in extra.members { card[key] = value }
             if let plan, case .started = call.phase { card["plan"] = .array(plan.map { .string(bounded($0)) }) }
             if let words { card["words"] = .string(bounded(words)) }
             return stamped(.object(card))

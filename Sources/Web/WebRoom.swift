@@ -64,6 +64,9 @@ package final class WebRoom: Sendable {
         var running = false
         /// When a tab last used it (the session's count of uses): the least used idle one is closed first.
         var used = 0
+        /// Who waits for the work shown to end (a view's call), by number.
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     let state = Mutex(State())
@@ -86,8 +89,38 @@ package final class WebRoom: Sendable {
         }
     }
 
-    /// The work's last event was sent (or it never started).
-    func stopShowing() { state.withLock { $0.showing = false } }
+    /// The work's last event was sent (or it never started): whoever waits for that is woken.
+    func stopShowing() {
+        let waiting = state.withLock { state in
+            state.showing = false
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Waits until no work of it is shown, or `limit` passed. Another may take it first: try again.
+    func waitUntilFree(limit: Duration) async {
+        let id = state.withLock { state -> Int? in
+            guard state.showing else { return nil }
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        guard let id else { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                guard state.showing else { return true }
+                state.waiters[id] = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
 
     /// Whether nothing of it runs or waits: it may be closed (its owner retired).
     var isIdle: Bool { state.withLock { !$0.showing } && !owner.isBusy }

@@ -131,6 +131,7 @@ function drawDetail(card) {
 }
 
 function showCard(event) {
+  if (event.by && appCall(event)) return;
   const card = cardFor(event);
   const [stateNode, , short, time] = card.summary.children;
   if (event.phase === "progress") {
@@ -162,6 +163,8 @@ function showCard(event) {
   }
   if (event.ms !== undefined) time.textContent = event.ms < 1000 ? `${event.ms.toFixed(1)} ms` : `${(event.ms / 1000).toFixed(2)} s`;
   drawDetail(card);
+  if (event.view) openApp(card, event);
+  if (event.phase !== "running") appCardEnded(event);
   if (event.phase !== "running" && view.panel === "state") loadState();
 }
 
@@ -232,6 +235,7 @@ async function answer(choice) {
 
 const handlers = {
   reset() {
+    appsReset();
     conversation.replaceChildren(); cards.clear(); turn = null; segment = null;
     // A plan shown for what this tab showed before is no plan for what it shows now.
     rewinding = null;
@@ -600,6 +604,7 @@ function showView(next) {
   const root = document.documentElement;
   if (view.theme === "system") delete root.dataset.theme; else root.dataset.theme = view.theme;
   root.dataset.textSize = view.text_size;
+  appsThemed();
   for (const button of document.querySelectorAll(".panel-toggle")) {
     const open = button.dataset.panel === view.panel;
     $("#" + button.dataset.panel).hidden = !open;

@@ -56,11 +56,13 @@ package final class WebService: Sendable {
     /// `loginLimit`; the oldest is forgotten first).
     private let logins = Mutex<[(cookie: [UInt8], page: [UInt8])]>([])
     private static let loginLimit = 64
-    private let registry: SkillRegistry
+    let registry: SkillRegistry
     private let skillFolders: @Sendable () -> [SkillFolderSummary]
     private let activateSkill: @Sendable (String) async -> Result<String, WebRefusal>
     /// Passes the registry's changes on to the tabs until `stop()`.
     private let following: Task<Void, Never>
+    /// The views the page shows, and their sandbox (another port: another origin).
+    let apps: WebApps
     /// The port served (the system's choice when the configuration said 0).
     package let port: UInt16
     /// The address to open, token included.
@@ -100,6 +102,14 @@ package final class WebService: Sendable {
                     + "choose another with --http ADDRESS:PORT")
         }
         port = http.port
+        do throws(WebError) {
+            apps = try WebApps(address: configuration.address) { [session] key, line in
+                (try? session.room(key))?.publish(WebEvent.notice(line))
+            }
+        } catch {
+            http.stop()
+            throw error
+        }
         rules = HTTPGuard(
             isLoopback: configuration.isLoopback, port: http.port, allowedHosts: configuration.allowedHosts,
             allowedOrigins: [], originPort: http.port)
@@ -116,6 +126,7 @@ package final class WebService: Sendable {
 
     package func stop() {
         following.cancel()
+        apps.stop()
         http.stop()
     }
 
@@ -132,8 +143,12 @@ package final class WebService: Sendable {
         }
         switch (request.method, request.path) {
         case ("GET", "/"), ("GET", "/index.html"):
+            // The views' frames come from the sandbox's port of the name the page was opened by, and from nowhere
+            // else.
+            let name = pageOrigin(request).flatMap(Self.hostName) ?? "127.0.0.1"
             asset(
-                exchange, WebAssets.document.html, type: "text/html; charset=utf-8", policy: WebAssets.document.policy)
+                exchange, WebAssets.document.html, type: "text/html; charset=utf-8",
+                policy: WebAssets.document.policy + "; frame-src http://\(name):\(apps.port)")
         case ("POST", "/api/login"): login(request, exchange)
         case (_, let path) where path.hasPrefix("/api/"):
             guard authorized(request) else {
@@ -212,8 +227,15 @@ package final class WebService: Sendable {
                 case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
                 }
             }
+        case ("POST", "/api/app"), ("POST", "/api/view-call"), ("POST", "/api/view-context"):
+            guard let room = room() else { return }
+            app(request, body, room, exchange)
         case ("POST", "/api/send"):
             guard let room = room() else { return }
+            // What its views set for the model since the last turn goes in before the message.
+            if !room.owner.isBusy {
+                for text in apps.takeContexts(room: room.key) { room.owner.agent.addContext(text) }
+            }
             switch session.send(body["text"]?.stringValue ?? "", in: room) {
             case .started: json(exchange, 202, ["started": true])
             case .busy(let sentence): refuse(exchange, 409, sentence)
@@ -413,7 +435,7 @@ package final class WebService: Sendable {
             body: Array(text.utf8))
     }
 
-    private func json(
+    func json(
         _ exchange: HTTPExchange, _ status: Int, _ value: JSONValue, headers: [(String, String)] = []
     ) {
         exchange.respond(
@@ -429,7 +451,7 @@ package final class WebService: Sendable {
     }
 
     /// A refusal: its status and one sentence saying what to do.
-    private func refuse(_ exchange: HTTPExchange, _ status: Int, _ sentence: String) {
+    func refuse(_ exchange: HTTPExchange, _ status: Int, _ sentence: String) {
         json(exchange, status, ["error": .string(sentence)])
     }
 

@@ -211,7 +211,13 @@ package final class WebSession: Sendable {
     }
 
     /// Shows what `stream` reports to `room`'s tabs as it happens; true when it was a rewind that went through.
-    func show(_ stream: AsyncStream<ConversationEvent>, in room: WebRoom, quietly: Bool = false) async -> Bool {
+    /// - Parameters:
+    ///   - card: the card whose view made the calls of `stream` (they are listed under it and show no view).
+    ///   - observe: sees each event first.
+    func show(
+        _ stream: AsyncStream<ConversationEvent>, in room: WebRoom, quietly: Bool = false, by card: String? = nil,
+        observe: (ConversationEvent) -> Void = { _ in }
+    ) async -> Bool {
         let owner = room.owner
         var answer = ""
         var rewound = false
@@ -222,11 +228,13 @@ package final class WebSession: Sendable {
         var laidOut = ContinuousClock.now
         var layoutWait = Self.layoutInterval
         for await event in stream {
+            observe(event)
             switch event {
             case .agent(let event):
                 if case .thinking = event { answer = "" }
                 if case .textDelta(let delta) = event { answer += delta }
                 var words: String?
+                var extra = JSONObject()
                 if case .toolCall(let call) = event {
                     switch call.phase {
                     case .started(.value(let given)): arguments[call.id] = given
@@ -234,8 +242,9 @@ package final class WebSession: Sendable {
                         words = self.words(result, arguments: arguments.removeValue(forKey: call.id), of: call.skill)
                     default: break
                     }
+                    extra = viewFields(call, by: card)
                 }
-                room.publish(WebEvent.encode(event, plan: plan(of: event), words: words))
+                room.publish(WebEvent.encode(event, plan: plan(of: event), words: words, extra: extra))
                 // Each layout costs what the answer so far costs to render: the next waits four times as long
                 // as this one took, and past `layoutLimit` the rest streams as text until the answer ends.
                 if layOut, case .textDelta = event, answer.utf8.count <= Self.layoutLimit,

@@ -82,6 +82,13 @@ aside .runs { color: var(--muted); font-size: 12px; }
 .segment pre { padding: 8px 10px; overflow-x: auto; } .segment code { padding: 1px 4px; }
 .segment table { border-collapse: collapse; } .segment td, .segment th { border: 1px solid var(--line); padding: 3px 8px; }
 .note { color: var(--muted); font-size: 13px; margin: 4px 0; }
+.app { margin: 4px 0 10px; }
+.app iframe { display: block; width: 100%; border: 0; background: transparent; }
+.app.bordered iframe { border: 1px solid var(--line); border-radius: 10px; background: var(--card); }
+.app-label { font-size: 12px; color: var(--muted); margin: 0 0 4px; }
+.app-calls { font-size: 12px; color: var(--muted); margin-top: 4px; }
+.app-call { padding: 2px 0; overflow-wrap: anywhere; }
+.app-ask { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; padding: 6px 0; }
 .card { border: 1px solid var(--line); background: var(--card); border-radius: 10px; margin: 8px 0; font-size: 14px; }
 .card summary { padding: 7px 10px; cursor: pointer; display: flex; gap: 8px; align-items: baseline; list-style: none; }
 .card summary::-webkit-details-marker { display: none; }

@@ -26,4 +26,60 @@ struct ViewAudienceTests {
         #expect(!offered.contains("board_refresh"))
         #expect(results == ["board_refresh is for plugin board's views only: a model cannot call it"], "\(results)")
     }
+
+    /// A view's call (MCP Apps' `tools/call` from a view) goes through the pipeline a model's does, and only to its
+    /// own plugin's skills that let views call them; each refusal is one sentence, and each call counts against the
+    /// budgets of skill calls.
+    @Test func aViewCallsOnlyItsOwnPluginsSkillsForViews() async throws {
+        let registry = try makeRegistry()
+        defer { registry.shutdown() }
+        _ = try registry.load(file: try Fixture.compileFile("views.c", into: Paths.temporaryDirectory("views-call")))
+            .get()
+        var configuration = AgentConfiguration()
+        configuration.budgets.session.toolCalls = 4
+        let session = AgentSession(
+            skills: registry, provider: ScriptedProvider([]), configuration: configuration)
+        func call(_ skill: String, from plugin: String) async -> (phases: [String], finished: [FinishReason]) {
+            var phases: [String] = []
+            var finished: [FinishReason] = []
+            let id = "view-\(skill)-\(plugin)"
+            for await event in session.callFromView(skill, arguments: [:], id: id, plugin: plugin) {
+                switch event {
+                case .toolCall(let call) where call.id == id:
+                    switch call.phase {
+                    case .started: phases.append("started")
+                    case .finished: phases.append("finished")
+                    case .failed(let failure, _): phases.append(failure.message)
+                    case .progress: break
+                    }
+                case .finished(let reason): finished.append(reason)
+                default: break
+                }
+            }
+            return (phases, finished)
+        }
+        let refresh = await call("board_refresh", from: "board")
+        #expect(refresh.phases == ["started", "finished"] && refresh.finished == [.answered], "\(refresh)")
+        #expect(await call("board_show", from: "board").phases == ["started", "finished"])
+        #expect(
+            await call("board_model", from: "board").phases == [
+                "started",
+                "a view of board called board_model, which is for the model only: its plugin does not let views call it",
+            ])
+        #expect(
+            await call("board_refresh", from: "notes").phases == [
+                "started",
+                "a view of notes called board_refresh, a skill of board: a view may call only its own plugin's skills",
+            ])
+        #expect(
+            await call("nothing_here", from: "board").phases == [
+                "started", "a view of board called nothing_here, which is no skill here",
+            ])
+        // Two calls ran, two more may; the fifth is refused before it runs.
+        #expect(await call("board_refresh", from: "board").phases == ["started", "finished"])
+        #expect(await call("board_refresh", from: "board").phases == ["started", "finished"])
+        let spent = await call("board_refresh", from: "board").phases
+        #expect(spent.last?.hasPrefix("not run: the session's budget of 4 skill calls is used up") == true, "\(spent)")
+        #expect(session.conversation.messages.count == 1, "a view's calls leave the conversation's messages be")
+    }
 }

@@ -68,6 +68,62 @@ struct WebBrowserTests {
         #expect(FileManager.default.fileExists(atPath: Self.screenshots + "/web-390x844.png"))
     }
 
+    /// Issue #67: the notes list shows in its view (an MCP App) under its card, from the sandbox's origin; the
+    /// view's edits are ordinary calls, asked about in the page and listed under the view.
+    @Test func aSkillsViewShowsUnderItsCardAndItsEditsAreAskedAbout() async throws {
+        let seen = try await Self.run("views")
+        #expect(seen["titles"] == ["milk"], "\(seen)")
+        #expect(seen["outer_sandbox"] == "allow-scripts allow-same-origin allow-forms")
+        #expect(seen["outer_origin"] != seen["page_origin"], "the view's frame is of another origin: \(seen)")
+        #expect(seen["label"] == "Notes · view of notes")
+        #expect(seen["asked"] == "notes_delete", "the view's delete was asked about in the page: \(seen)")
+        #expect(seen["after"] == ["bread"], "\(seen)")
+        let calls = seen["calls"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(calls.first == "notes_add · succeeded · Added note 2: bread.", "\(calls)")
+        #expect(calls.contains("notes_delete · succeeded · Deleted note 1."), "\(calls)")
+        #expect(seen["cards"] == ["notes_add", "notes_list"], "the view's calls are not cards of the turn: \(seen)")
+        #expect((seen["rendered_ms"]?.doubleValue ?? -1) >= 0)
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// Issue #67's hostile list: a stranger's views try the page's cookie and DOM, top navigation, a window, posting
+    /// to other frames, a fetch and a script beyond their policy, another plugin's skill, a destructive call,
+    /// growing without bound, a link without a click, a flood. The browser's sandbox refuses what it enforces (the
+    /// view's own record says so); the host refuses the rest with a sentence the person reads.
+    @Test func aHostileViewReachesNothingOfThePage() async throws {
+        let home = Paths.temporaryDirectory("web-browser-hostile-views")
+        try FileManager.default.createDirectory(
+            atPath: home + "/data/skillhost/plugins", withIntermediateDirectories: true)
+        _ = try Fixture.compileFile("hostile_view.c", into: home + "/data/skillhost/plugins")
+        let seen = try await Self.run("hostile_views", home: home)
+        let results = seen["results"]
+        for attempt in ["cookie", "top_dom", "parent_dom", "storage", "navigate_top"] {
+            #expect(results?[attempt] == "blocked: SecurityError", "\(attempt): \(seen)")
+        }
+        #expect(results?["open"] == "blocked: null" && seen["pages"] == 1, "no window opened: \(seen)")
+        #expect(seen["url"] == "/", "the page was not navigated away")
+        #expect(results?["fetch"] == "blocked: TypeError")
+        // Its forged call, posted to every frame, reached only its own proxy: asked about as its own call, as its
+        // asked-for one was; the person said no to both, and neither ran.
+        #expect(seen["asked"] == ["hostile_wipe", "hostile_wipe"], "\(seen)")
+        #expect(results?["wipe"] == "not run: the user declined this call")
+        #expect(
+            results?["other"]
+                == "a view of hostile called notes_list, a skill of notes: a view may call only its own plugin's skills"
+        )
+        #expect(seen["link_asked"] == "The view asks to open http://127.0.0.1:9/elsewhere")
+        #expect(results?["link"] == "Link opening denied by user")
+        let notices = seen["notices"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(
+            notices.contains(
+                "the view ui://hostile/probe tried to reach http://127.0.0.1:9/evil.js; its declared content security "
+                    + "policy does not allow it (script-src-elem), so it was blocked"), "\(notices)")
+        #expect(seen["height"] == 800, "it grew no taller than the page allows")
+        #expect(seen["flood"] == ["The view Flood sent more than 200 messages in a second: it was closed."])
+        #expect(seen["closed"] == ["it sent too many messages"] && seen["frames_left"] == 1)
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func withoutTheTokenNothingIsShown() async throws {
         let seen = try await Self.run("anonymous", signedIn: false)
         #expect(seen["status"] == "not signed in: open the address skillhost web printed (it carries the token)")

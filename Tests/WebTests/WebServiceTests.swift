@@ -155,6 +155,77 @@ struct WebServiceTests {
         await server.stop()
     }
 
+    /// Issue #67: a view is opened for a card (a token naming it), its proxy served from the sandbox's port under the
+    /// view's own policy, and its calls refused beyond its plugin's skills for views.
+    @Test func aViewIsServedFromItsSandboxAndCallsOnlyItsOwnSkills() async throws {
+        let environment = try Self.home("web-apps")
+        let server = try await HTTPServerProcess.startWeb(environment: environment)
+        defer { server.terminate() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let token = try #require(server.url.components(separatedBy: "#token=").last)
+        let auth = Self.json + [("Authorization", "Bearer \(token)")]
+
+        let opened = try await Self.fetch(
+            base + "/api/app", method: "POST", headers: auth, body: #"{"uri": "ui://notes/list", "card": "c1"}"#)
+        #expect(opened.status == 200, "\(opened.body)")
+        let app = try JSONValue(parsing: opened.body)
+        let view = try #require(app["token"]?.stringValue)
+        let sandbox = try #require(app["sandbox"]?.stringValue)
+        let sandboxPort = try #require(URL(string: sandbox)?.port)
+        #expect(sandboxPort != server.port && sandbox == "http://127.0.0.1:\(sandboxPort)/sandbox/\(view)")
+        #expect(app["html"]?.stringValue?.contains("ui/initialize") == true)
+        #expect(app["allow"] == "" && app["permissions"] == [:])
+
+        // The page may frame the sandbox's port, and nothing else.
+        let page = try await Self.fetch(base + "/")
+        #expect(
+            page.headers["content-security-policy"]?.hasSuffix("; frame-src http://127.0.0.1:\(sandboxPort)") == true)
+
+        let proxy = try await Self.fetch(sandbox)
+        #expect(proxy.status == 200)
+        #expect(
+            proxy.headers["content-security-policy"]
+                == "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+                + "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; "
+                + "object-src 'none'; base-uri 'self'; form-action 'none'; frame-ancestors http://127.0.0.1:\(server.port); "
+                + "report-uri /report/\(view)")
+        #expect(proxy.headers["cache-control"] == "no-store" && proxy.headers["referrer-policy"] == "no-referrer")
+        #expect(proxy.body.contains(#"const host = "http://127.0.0.1:\#(server.port)";"#))
+        // Nothing else is served there: not another token, not the page, not its API.
+        for path in ["/sandbox/0123", "/", "/api/skills", "/sandbox/\(view)/x"] {
+            #expect(try await Self.fetch("http://127.0.0.1:\(sandboxPort)\(path)").status == 404, "\(path)")
+        }
+
+        let unknown = try await Self.fetch(
+            base + "/api/app", method: "POST", headers: auth, body: #"{"uri": "ui://notes/other", "card": "c2"}"#)
+        #expect(unknown.status == 404)
+        #expect(
+            unknown.body
+                == #"{"error":"no view ui://notes/other is served here now (its plugin was removed or replaced)"}"#)
+
+        func call(_ name: String, token: String = view) async throws -> (status: Int, body: JSONValue) {
+            let answer = try await Self.fetch(
+                base + "/api/view-call", method: "POST", headers: auth,
+                body: #"{"token": "\#(token)", "name": "\#(name)", "arguments": {}}"#)
+            return (answer.status, try JSONValue(parsing: answer.body))
+        }
+        let listed = try await call("notes_list")
+        #expect(listed.status == 200 && listed.body["structuredContent"] == ["result": []], "\(listed)")
+        #expect(listed.body["content"]?.arrayValue?.first?["type"] == "text")
+        let other = try await call("calculator")
+        #expect(other.body["isError"] == true)
+        #expect(
+            other.body["content"]?.arrayValue?.first?["text"]
+                == "a view of notes called calculator, a skill of calculator: a view may call only its own plugin's skills"
+        )
+        let closed = try await call("notes_list", token: "feed")
+        #expect(closed.status == 410)
+        #expect(
+            closed.body["error"]
+                == "this view was closed (too many were open, or the host restarted); run its skill again to show it anew"
+        )
+    }
+
     @Test func foreignPagesAndNamesAreRefused() async throws {
         let server = try await HTTPServerProcess.startWeb(environment: try Self.home("web-guards"))
         defer { server.terminate() }

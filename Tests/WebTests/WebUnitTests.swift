@@ -140,5 +140,10 @@ struct WebAppPolicyTests {
         #expect(policy.contains("connect-src 'self' https://ok.example:8443;"), "\(policy)")
         #expect(policy.contains("frame-src 'none'") && policy.contains("base-uri 'self'"), "\(policy)")
         #expect(!policy.contains("unsafe-eval") && !policy.contains("evil") && !policy.contains("*;"), "\(policy)")
+        // The view's own blobs (what bundled apps load their code from) among its resources, and only there.
+        let blobs = WebAppPolicy.contentSecurityPolicy(
+            try JSONValue(parsing: #"{"resourceDomains":["blob:","https:"],"connectDomains":["blob:"]}"#))
+        #expect(blobs.contains("script-src 'self' 'unsafe-inline' blob:;") && blobs.contains("connect-src 'self';"))
+        #expect(!blobs.contains("https:"), "\(blobs)")
     }
 }

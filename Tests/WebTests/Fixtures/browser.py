@@ -7,7 +7,7 @@ import sys
 from playwright.sync_api import sync_playwright
 
 scenario, url, chromium, shots = sys.argv[1:5]
-WAIT = 60_000  # generous caps: the test machine may be busy
+WAIT = int(os.environ.get("WAITMS", "60000"))  # generous caps: the test machine may be busy
 
 
 def until(page, expression):
@@ -17,7 +17,7 @@ def until(page, expression):
         if page.evaluate(expression):
             return
         page.wait_for_timeout(50)
-    raise TimeoutError(f"still false after {WAIT} ms: {expression}")
+    raise TimeoutError(f"still false after {WAIT} ms: {expression} (status: {page.inner_text('#status')})")
 
 
 def ready(page):
@@ -760,6 +760,85 @@ def hostile(page, seen):
     seen["text"] = page.locator(".segment").last.inner_text()
 
 
+def view_frame(page, index=0):
+    """The view inside the sandbox's proxy under a card."""
+    return page.frame_locator(".app iframe").nth(index).frame_locator("iframe")
+
+
+def views(page, seen):
+    """Issue #67: the notes list shows in its view under its card; the view's edits are calls the page asks about."""
+    ready(page)
+    send(page, 'add a note titled "milk"')
+    yes_when_asked(page)
+    page.wait_for_selector('.card[data-phase="succeeded"]', timeout=WAIT)
+    ready(page)
+    send(page, "list my notes")
+    page.wait_for_selector(".app iframe", timeout=WAIT)
+    view = view_frame(page)
+    view.locator('input[aria-label="Note 1\'s title"]').wait_for(timeout=WAIT)
+    until(page, "window.skillhostApps.rendered.length > 0")
+    seen["rendered_ms"] = page.evaluate("window.skillhostApps.rendered[0].ms")
+    seen["titles"] = view.locator("#notes input").evaluate_all("inputs => inputs.map(i => i.value)")
+    frame = page.locator(".app iframe").first
+    seen["outer_sandbox"] = frame.get_attribute("sandbox")
+    seen["outer_origin"] = page.evaluate("new URL(document.querySelector('.app iframe').src).origin")
+    seen["page_origin"] = page.evaluate("location.origin")
+    seen["label"] = page.locator(".app-label").first.inner_text()
+    # The view adds a note: an ordinary call, asked about in the page as the model's is, listed under the view.
+    view.locator("#title").fill("bread")
+    view.locator("#add button").click()
+    yes_when_asked(page)
+    view.locator('input[aria-label="Note 2\'s title"]').wait_for(timeout=WAIT)
+    # The view deletes one: destructive, so the page asks, not the view.
+    view.locator('button[aria-label="Delete note 1"]').click()
+    page.wait_for_selector("#confirm[open]", timeout=WAIT)
+    seen["asked"] = page.locator("#confirm-skill").inner_text()
+    yes_when_asked(page)
+    view.locator('input[aria-label="Note 1\'s title"]').wait_for(state="detached", timeout=WAIT)
+    seen["after"] = view.locator("#notes input").evaluate_all("inputs => inputs.map(i => i.value)")
+    until(page, "document.querySelector('#status').textContent === 'ready'")
+    seen["calls"] = page.locator(".app-call").evaluate_all("rows => rows.map(r => r.textContent)")
+    seen["cards"] = page.locator(".card .skill").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    page.screenshot(path=f"{shots}/web-view.png")
+
+
+def hostile_views(page, seen):
+    """Issue #67: a hostile plugin's views try what a stranger's page would; the page stays as it was."""
+    ready(page)
+    send(page, "show the hostile probe page")
+    page.wait_for_selector(".app iframe", timeout=WAIT)
+    # Its destructive calls (the one it asks for, and the one it posts to every frame: its own proxy passes that one
+    # on as its own) are asked about in the page, never in the frame: the person says no to each.
+    seen["asked"] = []
+    while not page.locator(".app-ask").count():
+        if page.evaluate("document.querySelector('#confirm').open"):
+            seen["asked"].append(page.locator("#confirm-skill").inner_text())
+            page.wait_for_timeout(700)
+            page.keyboard.press("n")
+            until(page, "!document.querySelector('#confirm').open || document.querySelector('.app-ask')")
+        page.wait_for_timeout(50)
+    # Its link waits for the person's click: the person does not open it.
+    seen["link_asked"] = page.locator(".app-ask span").inner_text()
+    page.locator(".app-ask button", has_text="Don't open").click()
+    results = view_frame(page).locator("#results")
+    until(page, "true")
+    results.filter(has_text="link").wait_for(timeout=WAIT)
+    seen["results"] = json.loads(results.inner_text())
+    until(page, "[...document.querySelectorAll('#conversation .notice')].some(n => n.textContent.includes('tried to reach'))")
+    seen["notices"] = lines(page, "#conversation .notice")
+    seen["height"] = page.evaluate("document.querySelector('.app iframe').getBoundingClientRect().height")
+    seen["url"] = page.evaluate("location.pathname")
+    seen["pages"] = len(page.context.pages)
+    seen["calls"] = page.locator(".app-call").evaluate_all("rows => rows.map(r => r.textContent)")
+    ready(page)
+    send(page, "show the flooding page")
+    until(page, "[...document.querySelectorAll('.app .note, #conversation .note')].some(n => n.textContent.includes('messages in a second'))")
+    seen["flood"] = page.evaluate("[...document.querySelectorAll('.note')].map(n => n.textContent).filter(t => t.includes('second'))")
+    until(page, "window.skillhostApps.closed.length > 0")
+    seen["closed"] = page.evaluate("window.skillhostApps.closed.map(c => c.reason)")
+    seen["frames_left"] = page.locator(".app iframe").count()
+
+
 with sync_playwright() as playwright:
     browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -771,7 +850,8 @@ with sync_playwright() as playwright:
     {"tabs": tabs, "manage": manage, "gone": gone, "edit": edit, "turn": turn, "anonymous": anonymous, "confirm": confirm, "stop": stop, "hostile": hostile,
      "plugins": plugins, "theme": theme,
      "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome, "models": models,
-     "composite": composite, "foreign": foreign}[scenario](page, seen)
+     "composite": composite, "foreign": foreign, "views": views,
+     "hostile_views": hostile_views}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))

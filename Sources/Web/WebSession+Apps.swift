@@ -1,0 +1,100 @@
+import Agent
+import Foundation
+import SessionUI
+import SkillHost
+import SkillJSON
+import Support
+
+/// The calls views (MCP Apps) make, run in the conversation whose card shows them.
+extension WebSession {
+    /// How long a view's call waits for other work of its conversation (a turn, another call) to end.
+    static let viewCallWait = Duration.seconds(120)
+    /// The largest result a view is sent as structured content (beyond it, the text alone).
+    static let structuredLimit = 1 << 20
+
+    /// Runs `skill` with `arguments` for a view of `plugin` shown by card `card` in conversation `key`, through the
+    /// pipeline a model's call goes through (`ConversationOwner.viewCall`: confirmations asked in the page, hooks,
+    /// budgets, its card, its record), once other work of it has ended; the call's end as MCP's `CallToolResult`.
+    func viewCall(
+        _ skill: String, arguments: JSONValue, plugin: String, card: String, in key: String
+    ) async -> Result<JSONValue, WebRefusal> {
+        let id = "view-\(HTTPGuard.randomHex(8))"
+        let deadline = ContinuousClock.now + Self.viewCallWait
+        var taken: (room: WebRoom, stream: AsyncStream<ConversationEvent>)?
+        while taken == nil {
+            let room: WebRoom
+            do throws(WebRefusal) { room = try self.room(key) } catch { return .failure(error) }
+            if let owner = room.startShowing() {
+                do throws(ConversationOwner.Busy) {
+                    taken = (room, try owner.viewCall(skill, arguments: arguments, id: id, plugin: plugin))
+                    break
+                } catch {
+                    room.stopShowing()
+                    // Closed meanwhile: opened again from the history on the next round.
+                    if error != .retired { await room.waitUntilFree(limit: .milliseconds(200)) }
+                }
+            }
+            guard ContinuousClock.now < deadline else {
+                return .failure(
+                    WebRefusal(
+                        status: 409,
+                        sentence: "the view's call of \(skill) waited two minutes for the conversation's work to end; "
+                            + "try again once it has"))
+            }
+            await room.waitUntilFree(limit: deadline - .now)
+        }
+        guard let (room, stream) = taken else { return .failure(WebRefusal(status: 409, sentence: "not started")) }
+        var ending: ToolCallEvent.Phase?
+        _ = await show(stream, in: room, by: card) { event in
+            if case .agent(.toolCall(let call)) = event, call.id == id {
+                switch call.phase {
+                case .finished, .failed: ending = call.phase
+                default: break
+                }
+            }
+        }
+        end(in: room)
+        switch ending {
+        case .finished(let result, _)?:
+            return .success(Self.toolResult(result, external: skills.skill(skill)?.kind == .external))
+        case .failed(let failure, _)?:
+            return .success(["content": [["type": "text", "text": .string(failure.message)]], "isError": true])
+        default:
+            return .success(["content": [["type": "text", "text": "the call was cancelled"]], "isError": true])
+        }
+    }
+
+    /// What a card of `call` carries for views: a call made by a view names the card of that view (`by`); a call
+    /// of a skill with a view names it (`view`, when it starts) and gives its result as the view takes it
+    /// (`toolResult`, when it ends).
+    func viewFields(_ call: ToolCallEvent, by card: String?) -> JSONObject {
+        if let card { return JSONObject([(key: "by", value: .string(card))]) }
+        guard let skill = skills.skill(call.skill), let view = skill.view else { return JSONObject() }
+        switch call.phase {
+        case .started: return JSONObject([(key: "view", value: .string(view.uri))])
+        case .finished(let result, _):
+            return JSONObject([(key: "toolResult", value: Self.toolResult(result, external: skill.kind == .external))])
+        default: return JSONObject()
+        }
+    }
+
+    /// A skill's result as MCP's `CallToolResult`: its text, and the value itself as structured content (an object
+    /// as it is, anything else as `{"result": …}`) unless it is larger than `structuredLimit`.
+    /// An MCP server's skill with a view (`external`) gives the server's result whole, as it came.
+    static func toolResult(_ result: JSONValue, external: Bool) -> JSONValue {
+        let text = result.displayText
+        if external, result["content"]?.arrayValue != nil, text.utf8.count <= structuredLimit { return result }
+        let shown =
+            text.utf8.count <= structuredLimit
+            ? text : String(decoding: text.utf8.prefix(structuredLimit), as: UTF8.self)
+        var members = JSONObject([(key: "content", value: [["type": "text", "text": .string(shown)]])])
+        if text.utf8.count <= structuredLimit {
+            if case .object = result {
+                members["structuredContent"] = result
+            } else {
+                members["structuredContent"] = ["result": result]
+            }
+        }
+        return .object(members)
+    }
+}
