@@ -37,7 +37,12 @@ enum MCPProtocol {
     static var initializeParams: JSONObject {
         JSONObject([
             (key: "protocolVersion", value: .string(latestHandshakeVersion)),
-            (key: "capabilities", value: .object(JSONObject())), (key: "clientInfo", value: implementation),
+            // MCP Apps: skillhost's browser renders servers' views (ui:// resources).
+            (
+                key: "capabilities",
+                value: ["extensions": ["io.modelcontextprotocol/ui": ["mimeTypes": ["text/html;profile=mcp-app"]]]]
+            ),
+            (key: "clientInfo", value: implementation),
         ])
     }
 

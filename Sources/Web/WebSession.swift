@@ -281,6 +281,10 @@ package final class WebSession: Sendable {
     /// A result as a person reads it, for its card's one line (nil for a skill no longer there).
     func words(_ result: JSONValue, arguments: JSONValue?, of skill: String) -> String? {
         guard let info = skills.skill(skill) else { return nil }
+        // An MCP server's result kept whole for its view: its text is what a person reads.
+        if info.kind == .external, let content = result["content"]?.arrayValue {
+            return content.compactMap { $0["text"]?.stringValue }.joined(separator: " ")
+        }
         return ResultWords.line(result, arguments: arguments ?? .object(JSONObject()), skill: info)
     }
 

@@ -124,6 +124,40 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// Issue #67: a third-party MCP App server from PyPI (anywidget-mcp serving wigglystuff's ColorPicker, offline)
+    /// works end to end: skillhost announces MCP Apps, reads the tool's view, the page shows it, and the view fetches
+    /// its widget through the server's app-only tools, called through the host's pipeline.
+    @Test func aThirdPartyAppServerWorksEndToEnd() async throws {
+        let server = try await AppsPeer.ensure()
+        let home = Paths.temporaryDirectory("web-browser-widget")
+        try FileManager.default.createDirectory(atPath: home + "/config/skillhost", withIntermediateDirectories: true)
+        // The server marks none of its tools read-only: each would be asked about as destructive. Its app-only
+        // tools are allowed by a rule — the same rules decide a view's calls as any other.
+        let configuration: JSONValue = [
+            "policy": ["anywidget_*": "allow"],
+            "mcpServers": [
+                "widgets": [
+                    "command": .string(server),
+                    "args": ["serve", "wigglystuff:ColorPicker", "--transport", "stdio", "--log-level", "WARNING"],
+                ]
+            ],
+        ]
+        try configuration.jsonText.write(
+            toFile: home + "/config/skillhost/config.json", atomically: true, encoding: .utf8)
+        let model = try LoopbackServer([
+            .chatToolCalls([("c1", "color_picker", ##"{"color":"#ff5733"}"##)]), .chatText(["Here is the picker."]),
+        ])
+        defer { model.stop() }
+        let seen = try await Self.run("widget", model: model, home: home)
+        #expect(seen["inputs"]?.arrayValue?.isEmpty == false, "the widget drew its inputs: \(seen)")
+        let calls = seen["calls"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(calls.contains("anywidget_bootstrap · succeeded"), "\(calls)")
+        #expect(calls.contains("anywidget_read · succeeded"), "\(calls)")
+        #expect(seen["cards"] == ["color_picker"], "\(seen)")
+        #expect(seen["label"] == "anywidget-mcp/app.html · view of mcp:widgets")
+        #expect(seen["page_errors"] == [])
+    }
+
     @Test func withoutTheTokenNothingIsShown() async throws {
         let seen = try await Self.run("anonymous", signedIn: false)
         #expect(seen["status"] == "not signed in: open the address skillhost web printed (it carries the token)")

@@ -139,6 +139,8 @@ package final class MCPSkillSource: Sendable {
     }
 
     private let serverVersion = Mutex("")
+    /// The server's views read at the last refresh, by address.
+    private let viewPages = Mutex<[String: SkillView]>([:])
 
     func setServerVersion(_ version: String) { serverVersion.withLock { $0 = version } }
 
@@ -163,6 +165,8 @@ package final class MCPSkillSource: Sendable {
         if await refreshSkills(connection) {
             tools.removeAll { SkillFolderTools.toolIDs.contains($0["name"]?.stringValue ?? "") }
         }
+        let views = await readViews(tools, connection)
+        viewPages.withLock { $0 = views }
         register(tools, description: "MCP server \(name)")
         if let cache,
             let problem = cache.store(Array(tools.prefix(Self.maximumTools)), version: serverVersion.withLock { $0 })
@@ -334,18 +338,24 @@ package final class MCPSkillSource: Sendable {
             schema = .object(object)
         }
         let title = tool["title"]?.stringValue ?? annotations?["title"]?.stringValue ?? toolName
+        let view = Self.viewURI(tool).flatMap { uri in viewPages.withLock { $0[uri] } }
         let info = SkillInfo(
             id: id, title: title, description: tool["description"]?.stringValue ?? title, plugin: sourceName,
             pluginVersion: serverVersion.withLock { $0 }, file: "mcp server \(name) (\(configuration.location))",
             risk: risk, flags: flags, timeout: configuration.callTimeout, inputSchema: schema, schemaIsGenerated: false,
-            kind: .external)
+            kind: .external, outputSchema: nil, answer: nil, declares: [], view: view, audience: Self.audience(tool))
+        // A server with views: its results reach its views as they came (an app's own tools carry what it needs in
+        // `_meta`), so each of its skills' results is the whole result.
+        let whole = view != nil || !viewPages.withLock { $0.isEmpty }
         return ExternalSkill(info: info) { [weak self] arguments in
             guard let self else { return .failure(code: .failed, "the MCP server is gone") }
-            return await self.call(toolName, arguments)
+            return await self.call(toolName, arguments, whole: whole)
         }
     }
 
-    func call(_ tool: String, _ arguments: JSONValue) async -> SkillOutcome {
+    /// Calls `tool`. `whole`: the server has views, which take its results as they came (every content item, the
+    /// structured content, `_meta`): that is the skill's result.
+    func call(_ tool: String, _ arguments: JSONValue, whole: Bool = false) async -> SkillOutcome {
         if state.withLock({ $0.deferred }), let failure = await startDeferred() {
             return .failure(code: .failed, failure.message)
         }
@@ -362,6 +372,12 @@ package final class MCPSkillSource: Sendable {
                 separator: "\n")
             if result["isError"] == .bool(true) {
                 return .failure(code: .failed, text.isEmpty ? "the tool failed without a message" : text)
+            }
+            if whole, case .object(let members) = result {
+                return SkillOutcome.success(
+                    .object(
+                        JSONObject(
+                            members.members.filter { ["content", "structuredContent", "_meta"].contains($0.key) })))
             }
             if let structured = result["structuredContent"], structured != .null {
                 // A scalar or list sent as {"result": …} (skillhost and others wrap them so): the value itself,

@@ -21,8 +21,36 @@ public struct SkillView: Sendable, Equatable {
     /// The host draws a border around it.
     public let prefersBorder: Bool
 
+    /// An MCP server's own address for it (`ui://…`, as the server names it); nil for a plugin's.
+    package var resource: String? = nil
+
     /// Where MCP hosts read it.
-    public var uri: String { "ui://\(plugin)/\(name)" }
+    public var uri: String { resource ?? "ui://\(plugin)/\(name)" }
+
+    /// A view an MCP server serves as `resource` for its tools (`plugin`: the source its tools are registered
+    /// under): its page and declarations as the server gave them.
+    package init(
+        resource: String, plugin: String, title: String, html: String, csp: JSONValue?, permissions: JSONValue?,
+        prefersBorder: Bool
+    ) {
+        self.init(
+            name: String(resource.dropFirst("ui://".count).prefix(64)), plugin: plugin, title: title, html: html,
+            csp: csp, permissions: permissions, prefersBorder: prefersBorder)
+        self.resource = resource
+    }
+
+    init(
+        name: String, plugin: String, title: String, html: String, csp: JSONValue?, permissions: JSONValue?,
+        prefersBorder: Bool
+    ) {
+        self.name = name
+        self.plugin = plugin
+        self.title = title
+        self.html = html
+        self.csp = csp
+        self.permissions = permissions
+        self.prefersBorder = prefersBorder
+    }
 
     /// The resource's `_meta.ui`, as MCP Apps read it.
     public var resourceMeta: JSONValue {

@@ -839,6 +839,25 @@ def hostile_views(page, seen):
     seen["frames_left"] = page.locator(".app iframe").count()
 
 
+def widget(page, seen):
+    """Issue #67: a third-party MCP App server (anywidget-mcp serving wigglystuff's ColorPicker, from PyPI) shows its
+    view under its card; the view fetches its widget through app-only tools called through the host."""
+    ready(page)
+    send(page, "open the color picker")
+    # The server says nothing of the tool's risk: it is asked about as the worst.
+    yes_when_asked(page)
+    page.wait_for_selector(".app iframe", timeout=WAIT)
+    view = view_frame(page)
+    view.locator("#widget-root input").first.wait_for(timeout=WAIT)
+    seen["inputs"] = view.locator("#widget-root input").evaluate_all("nodes => nodes.map(n => n.type)")
+    until(page, "window.skillhostApps.rendered.length > 0")
+    seen["rendered_ms"] = page.evaluate("window.skillhostApps.rendered[0].ms")
+    seen["calls"] = page.locator(".app-call").evaluate_all("rows => rows.map(r => r.textContent.split(' · ').slice(0, 2).join(' · '))")
+    seen["cards"] = page.locator(".card .skill").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    seen["label"] = page.locator(".app-label").first.inner_text()
+    page.screenshot(path=f"{shots}/web-widget.png")
+
+
 with sync_playwright() as playwright:
     browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -851,7 +870,7 @@ with sync_playwright() as playwright:
      "plugins": plugins, "theme": theme,
      "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome, "models": models,
      "composite": composite, "foreign": foreign, "views": views,
-     "hostile_views": hostile_views}[scenario](page, seen)
+     "hostile_views": hostile_views, "widget": widget}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))
