@@ -282,7 +282,9 @@ package final class WebSession: Sendable {
     func words(_ result: JSONValue, arguments: JSONValue?, of skill: String) -> String? {
         guard let info = skills.skill(skill) else { return nil }
         // An MCP server's result kept whole for its view: its text is what a person reads.
-        if info.kind == .external, let content = result["content"]?.arrayValue {
+        if info.kind == .external, info.view != nil || info.audience == [.view],
+            let content = result["content"]?.arrayValue
+        {
             return content.compactMap { $0["text"]?.stringValue }.joined(separator: " ")
         }
         return ResultWords.line(result, arguments: arguments ?? .object(JSONObject()), skill: info)

@@ -165,6 +165,39 @@ struct MCPClientTests {
         #expect(served < 1000, "10,000 notifications made \(served) tools/list requests")
     }
 
+    /// Issue #67: a server's views (MCP Apps) are read once and bounded — a 50 MB page and a page of the wrong type
+    /// are left out with a sentence, their tools working without them — and its tools' visibility is honoured.
+    @Test func aServersViewsAreReadBoundedAndItsVisibilityHonoured() async throws {
+        let python = try await PythonPeers.ensure()
+        let registry = try makeRegistry()
+        let logged = Mutex<[String]>([])
+        let apps = MCPSkillSource(
+            name: "apps", configuration: .patient(command: python, arguments: [Paths.fixtures + "/apps_mcp_server.py"]),
+            registry: registry, log: { record in logged.withLock { $0.append(record.message) } })
+        try await apps.start()
+        defer { apps.stop() }
+        #expect(await registry.invoke("announced", arguments: "{}").result == "yes", "the client announced MCP Apps")
+        let small = try #require(registry.skill("show_small")?.view)
+        #expect(small.uri == "ui://apps/small" && small.plugin == "mcp:apps" && small.prefersBorder)
+        #expect(small.html == "<!doctype html><title>small</title><p>small</p>")
+        #expect(small.csp == ["connectDomains": ["https://api.example.com"]])
+        #expect(registry.skill("show_big")?.view == nil && registry.skill("show_typed")?.view == nil)
+        #expect(
+            logged.withLock { $0 }.sorted() == [
+                "MCP server apps's view ui://apps/big is 50.0 MB; a view is at most 4 MB; its tools are shown without it",
+                "MCP server apps's view ui://apps/typed is text/html, not text/html;profile=mcp-app; its tools are "
+                    + "shown without it",
+            ], "\(logged.withLock { $0 })")
+        #expect(registry.skill("refresh")?.audience == [.view])
+        #expect(registry.skill("model_only")?.audience == [.model])
+        #expect(registry.skill("announced")?.audience == [.model, .view])
+        // A tool with a view, or only for views, gives the whole result, as its view takes it; another the value.
+        let shown = await registry.invoke("show_small", arguments: "{}").result
+        #expect(shown?["content"] == [["type": "text", "text": "show_small"]], "\(String(describing: shown))")
+        #expect(await registry.invoke("refresh", arguments: "{}").result?["content"] != nil)
+        #expect(await registry.invoke("model_only", arguments: "{}").result == "model_only")
+    }
+
     @Test func listChangedRefreshesTheTools() async throws {
         let folder = Paths.temporaryDirectory("mcp-served")
         let home = Paths.temporaryDirectory("mcp-served-home")

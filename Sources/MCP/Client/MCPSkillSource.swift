@@ -339,21 +339,22 @@ package final class MCPSkillSource: Sendable {
         }
         let title = tool["title"]?.stringValue ?? annotations?["title"]?.stringValue ?? toolName
         let view = Self.viewURI(tool).flatMap { uri in viewPages.withLock { $0[uri] } }
+        let audience = Self.audience(tool)
         let info = SkillInfo(
             id: id, title: title, description: tool["description"]?.stringValue ?? title, plugin: sourceName,
             pluginVersion: serverVersion.withLock { $0 }, file: "mcp server \(name) (\(configuration.location))",
             risk: risk, flags: flags, timeout: configuration.callTimeout, inputSchema: schema, schemaIsGenerated: false,
-            kind: .external, outputSchema: nil, answer: nil, declares: [], view: view, audience: Self.audience(tool))
-        // A server with views: its results reach its views as they came (an app's own tools carry what it needs in
-        // `_meta`), so each of its skills' results is the whole result.
-        let whole = view != nil || !viewPages.withLock { $0.isEmpty }
+            kind: .external, outputSchema: nil, answer: nil, declares: [], view: view, audience: audience)
+        // A tool that shows its result in a view, or that only views call: its result reaches the view as it came
+        // (an app's own tools carry what it needs in `_meta`), so the whole result is the skill's.
+        let whole = view != nil || audience == [.view]
         return ExternalSkill(info: info) { [weak self] arguments in
             guard let self else { return .failure(code: .failed, "the MCP server is gone") }
             return await self.call(toolName, arguments, whole: whole)
         }
     }
 
-    /// Calls `tool`. `whole`: the server has views, which take its results as they came (every content item, the
+    /// Calls `tool`. `whole`: the tool's result is for a view, which takes it as it came (every content item, the
     /// structured content, `_meta`): that is the skill's result.
     func call(_ tool: String, _ arguments: JSONValue, whole: Bool = false) async -> SkillOutcome {
         if state.withLock({ $0.deferred }), let failure = await startDeferred() {

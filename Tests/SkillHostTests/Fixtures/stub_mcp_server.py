@@ -4,7 +4,8 @@ Run as a program: `stub_mcp_server.py TOOLS` where TOOLS is JSON text or a JSON 
 `tools/list` sends them, each with an optional "x-stub" member (never listed) saying how a call is answered:
 {"echo": "ARG"} (the text of argument ARG, the default with ARG "text"), {"text": "…"} (a fixed text), or
 {"exit": N} (the process ends with status N). Imported, `serve(tools, name, on_initialized=None, on_list=None)`
-serves the same to a server with a behaviour of its own (a flood of notifications, a count of lists)."""
+serves the same to a server with a behaviour of its own (a flood of notifications, a count of lists, resources to
+read by address)."""
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ def send(message):
     sys.stdout.flush()
 
 
-def serve(tools, name="stub", on_initialized=None, on_list=None, list_changed=False):
+def serve(tools, name="stub", on_initialized=None, on_list=None, list_changed=False, resources=None, on_initialize=None):
     listed = [{k: v for k, v in tool.items() if k != "x-stub"} for tool in tools]
     behaviour = {tool["name"]: tool.get("x-stub", {"echo": "text"}) for tool in tools}
     for line in sys.stdin:
@@ -26,6 +27,8 @@ def serve(tools, name="stub", on_initialized=None, on_list=None, list_changed=Fa
         if ident is None:
             continue
         if method == "initialize":
+            if on_initialize:
+                on_initialize(message["params"])
             capabilities = {"tools": {"listChanged": True} if list_changed else {}}
             result = {"protocolVersion": "2025-06-18", "capabilities": capabilities,
                       "serverInfo": {"name": name, "version": "9.9"}}
@@ -33,6 +36,8 @@ def serve(tools, name="stub", on_initialized=None, on_list=None, list_changed=Fa
             if on_list:
                 on_list()
             result = {"tools": listed}
+        elif method == "resources/read" and message["params"].get("uri") in (resources or {}):
+            result = {"contents": resources[message["params"]["uri"]]}
         elif method == "tools/call" and message["params"].get("name") in behaviour:
             stub = behaviour[message["params"]["name"]]
             arguments = message["params"].get("arguments") or {}
