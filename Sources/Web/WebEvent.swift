@@ -90,7 +90,10 @@ enum WebEvent {
             if let plan, case .started = call.phase { card["plan"] = .array(plan.map { .string(bounded($0)) }) }
             if let words { card["words"] = .string(bounded(words)) }
             return stamped(.object(card))
-        case .confirmationNeeded(let request): return stamped(.object(confirmation(request)))
+        case .confirmationNeeded(let request):
+            var question = confirmation(request)
+            for (key, value) in extra.members { question[key] = value }
+            return stamped(.object(question))
         case .usage(let usage):
             return stamped([
                 "type": "usage", "prompt": .int(Int64(usage.promptTokens)),

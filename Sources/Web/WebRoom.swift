@@ -67,6 +67,8 @@ package final class WebRoom: Sendable {
         /// Who waits for the work shown to end (a view's call), by number.
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
+        /// Waits whose time ran out before they were registered (they end at once).
+        var expired: Set<Int> = []
     }
 
     let state = Mutex(State())
@@ -109,17 +111,25 @@ package final class WebRoom: Sendable {
         guard let id else { return }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: limit)
-            self?.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            let waiter = self?.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.waiters.removeValue(forKey: id) else {
+                    state.expired.insert(id)
+                    return nil
+                }
+                return waiter
+            }
+            waiter?.resume()
         }
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
-                guard state.showing else { return true }
+                guard state.showing, state.expired.remove(id) == nil else { return true }
                 state.waiters[id] = continuation
                 return false
             }
             if now { continuation.resume() }
         }
         timer.cancel()
+        state.withLock { _ = $0.expired.remove(id) }
     }
 
     /// Whether nothing of it runs or waits: it may be closed (its owner retired).

@@ -172,7 +172,9 @@ function ask(event) {
   asking = event.id;
   askedAt = performance.now();
   // What will happen, in words (the skill's title and which thing), then exactly what runs below.
-  $("#confirm-title").textContent = `${event.title || event.skill}?`;
+  // A view's call says so: the view asks, not the model.
+  const viewTitle = event.by ? apps.get(event.by)?.info?.title : null;
+  $("#confirm-title").textContent = (viewTitle ? `The view ${viewTitle} asks: ` : "") + `${event.title || event.skill}?`;
   $("#confirm-skill").textContent = event.skill;
   const risk = $("#confirm-risk");
   risk.textContent = event.risk;

@@ -255,7 +255,10 @@ package final class WebSession: Sendable {
                     laidOut = .now
                     layoutWait = max(Self.layoutInterval, (laidOut - started) * 4)
                 }
-            case .asked(let request): room.publish(WebEvent.encode(.confirmationNeeded(request)))
+            case .asked(let request):
+                // A view's call says whose it is: the person answers knowing a view asked, not the model.
+                let by = card.map { JSONObject([(key: "by", value: .string($0))]) } ?? JSONObject()
+                room.publish(WebEvent.encode(.confirmationNeeded(request), extra: by))
             case .settled(let id): room.publish(WebEvent.confirmed(id))
             case .undoing(let shown, _, _): room.publish(WebEvent.notice("↶ undoing \(shown)"))
             case .undid(.declined, _, _): room.publish(WebEvent.notice("↶ not undone: you said no"))

@@ -77,6 +77,7 @@ struct WebBrowserTests {
         #expect(seen["outer_origin"] != seen["page_origin"], "the view's frame is of another origin: \(seen)")
         #expect(seen["label"] == "Notes · view of notes")
         #expect(seen["asked"] == "notes_delete", "the view's delete was asked about in the page: \(seen)")
+        #expect(seen["asked_title"] == "The view Notes asks: Delete a note: id 1?", "\(seen)")
         #expect(seen["after"] == ["bread"], "\(seen)")
         let calls = seen["calls"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(calls.first == "notes_add · succeeded · Added note 2: bread.", "\(calls)")

@@ -793,6 +793,7 @@ def views(page, seen):
     view.locator('button[aria-label="Delete note 1"]').click()
     page.wait_for_selector("#confirm[open]", timeout=WAIT)
     seen["asked"] = page.locator("#confirm-skill").inner_text()
+    seen["asked_title"] = page.locator("#confirm-title").inner_text()
     yes_when_asked(page)
     view.locator('input[aria-label="Note 1\'s title"]').wait_for(state="detached", timeout=WAIT)
     seen["after"] = view.locator("#notes input").evaluate_all("inputs => inputs.map(i => i.value)")
