@@ -262,3 +262,35 @@ package final class SkillFolderTools: Sendable {
         return ExternalSkill(info: info, call: call)
     }
 }
+
+/// Skill folders' views (MCP Apps): a folder declares one in its front matter (`metadata: {skillhost-view: FILE}`,
+/// a page in its folder), and skillhost's browser shows it where that folder's scripts ran (`skill_run` calls of
+/// it). A folder's view declares no origins or permissions: the restrictive default holds.
+extension SkillFolderTools {
+    /// The front matter's `metadata` key that names a folder's view.
+    package static let viewKey = "skillhost-view"
+
+    /// The view skill folder `name` declares, read now (at most `SkillFolderFiles.maximumReadBytes`, text, inside
+    /// its folder); nil when there is no such folder or it declares none; a failure says why it cannot be shown.
+    package func view(named name: String) -> Result<SkillView, SkillFolderError>? {
+        guard let skill = scan.skill(name),
+            let file = skill.metadata.first(where: { $0.key == Self.viewKey })?.value
+        else { return nil }
+        switch SkillFolderFiles.read(file, in: skill) {
+        case .failure(let error): return .failure(SkillFolderError("skill \(name)'s view: \(error.message)"))
+        case .success(let html):
+            return .success(
+                SkillView(
+                    resource: "ui://\(Self.source)/\(name)", plugin: Self.source, title: name, html: html, csp: nil,
+                    permissions: nil, prefersBorder: false))
+        }
+    }
+
+    /// Every folder's view that can be shown now.
+    package func views() -> [SkillView] {
+        scan.skills.compactMap { skill in
+            if case .success(let view)? = view(named: skill.name) { return view }
+            return nil
+        }
+    }
+}

@@ -22,6 +22,26 @@ extension WebService {
                 refuse(exchange, 410, Self.closed)
                 return
             }
+            // A skill folder's view reaches its own folder's scripts and files, no other folder's.
+            if frame.view.uri.hasPrefix(Self.folderViews) {
+                let folder = String(frame.view.uri.dropFirst(Self.folderViews.count))
+                guard ["skill_run", "skill_read"].contains(name), arguments["name"]?.stringValue == folder else {
+                    json(
+                        exchange, 200,
+                        [
+                            "content": [
+                                [
+                                    "type": "text",
+                                    "text": .string(
+                                        "a view of skill folder \(folder) called \(name): it may call only skill_run and "
+                                            + "skill_read with \"name\": \"\(folder)\""),
+                                ]
+                            ],
+                            "isError": true,
+                        ])
+                    return
+                }
+            }
             let session = session
             Task {
                 switch await session.viewCall(
@@ -51,6 +71,9 @@ extension WebService {
         }
     }
 
+    /// Where skill folders' views are (`ui://skills/NAME`).
+    static let folderViews = "ui://skills/"
+
     static let closed =
         "this view was closed (too many were open, or the host restarted); run its skill again to show it anew"
 
@@ -60,7 +83,10 @@ extension WebService {
             refuse(exchange, 400, "opening a view needs \"uri\" (ui://…) and \"card\" (the call's id)")
             return
         }
-        guard let view = registry.offered(registry.skills).lazy.compactMap(\.view).first(where: { $0.uri == uri })
+        let folder = uri.hasPrefix(Self.folderViews) ? String(uri.dropFirst(Self.folderViews.count)) : nil
+        guard
+            let view = registry.offered(registry.skills).lazy.compactMap(\.view).first(where: { $0.uri == uri })
+                ?? folder.flatMap({ session.folderView.withLock { $0 }($0) })
         else {
             refuse(exchange, 404, "no view \(uri) is served here now (its plugin was removed or replaced)")
             return

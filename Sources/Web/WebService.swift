@@ -22,6 +22,9 @@ package struct WebConfiguration: Sendable {
         .failure(WebRefusal(status: 404, sentence: "there is no skill \(name)"))
     }
 
+    /// The view a skill folder declares (shown for its `skill_run` calls), by the folder's name; nil: none.
+    package var folderView: @Sendable (String) -> SkillView? = { _ in nil }
+
     package init() {}
 
     /// Whether `address` reaches only this machine.
@@ -121,6 +124,7 @@ package final class WebService: Sendable {
                 session.registryChanged(change, definitions: registry.definitionChanges(change).flatMap(\.lines))
             }
         }
+        session.folderView.withLock { $0 = configuration.folderView }
         box.withLock { $0 = self }
     }
 

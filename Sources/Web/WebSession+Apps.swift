@@ -67,15 +67,26 @@ extension WebSession {
     /// What a card of `call` carries for views: a call made by a view names the card of that view (`by`); a call
     /// of a skill with a view names it (`view`, when it starts) and gives its result as the view takes it
     /// (`toolResult`, when it ends).
-    func viewFields(_ call: ToolCallEvent, by card: String?) -> JSONObject {
+    /// A skill folder's `skill_run` calls (`arguments`) show the folder's view.
+    func viewFields(_ call: ToolCallEvent, by card: String?, arguments: JSONValue?) -> JSONObject {
         if let card { return JSONObject([(key: "by", value: .string(card))]) }
-        guard let skill = skills.skill(call.skill), let view = skill.view else { return JSONObject() }
+        guard let skill = skills.skill(call.skill),
+            let view = skill.view ?? folderView(of: skill, arguments: arguments)
+        else { return JSONObject() }
         switch call.phase {
         case .started: return JSONObject([(key: "view", value: .string(view.uri))])
         case .finished(let result, _):
             return JSONObject([(key: "toolResult", value: Self.toolResult(result, external: skill.kind == .external))])
         default: return JSONObject()
         }
+    }
+
+    /// The view of the skill folder a `skill_run` call runs a script of, when it declares one.
+    func folderView(of skill: SkillInfo, arguments: JSONValue?) -> SkillView? {
+        guard skill.id == "skill_run", skill.kind == .external, let name = arguments?["name"]?.stringValue else {
+            return nil
+        }
+        return folderView.withLock { $0 }(name)
     }
 
     /// A skill's result as MCP's `CallToolResult`: its text, and the value itself as structured content (an object

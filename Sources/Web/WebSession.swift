@@ -50,6 +50,8 @@ package final class WebSession: Sendable {
 
     let state: Mutex<State>
     let tabs: WebTabs
+    /// The view a skill folder declares, by its name (set by the service).
+    let folderView = Mutex<@Sendable (String) -> SkillView?>({ _ in nil })
 
     /// The view every tab renders (registered in the registry by whoever made it).
     package let view: WebView
@@ -236,13 +238,15 @@ package final class WebSession: Sendable {
                 var words: String?
                 var extra = JSONObject()
                 if case .toolCall(let call) = event {
+                    var given = arguments[call.id]
+                    if case .started(.value(let value)) = call.phase { given = value }
+                    extra = viewFields(call, by: card, arguments: given)
                     switch call.phase {
                     case .started(.value(let given)): arguments[call.id] = given
                     case .finished(let result, _):
                         words = self.words(result, arguments: arguments.removeValue(forKey: call.id), of: call.skill)
                     default: break
                     }
-                    extra = viewFields(call, by: card)
                 }
                 room.publish(WebEvent.encode(event, plan: plan(of: event), words: words, extra: extra))
                 // Each layout costs what the answer so far costs to render: the next waits four times as long

@@ -34,6 +34,10 @@ enum WebCommand {
                         frontMatter: $0.frontMatter, files: [])
                 }
         }
+        configuration.folderView = { name in
+            if case .success(let view)? = folders.view(named: name) { return view }
+            return nil
+        }
         configuration.activateSkill = { name in
             switch await folders.activate(named: name) {
             case .success(let text): return .success(text)

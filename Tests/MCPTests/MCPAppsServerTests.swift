@@ -72,6 +72,29 @@ struct MCPAppsServerTests {
 
     /// A client that announces no MCP Apps is never listed a skill only views may call (its model would be offered
     /// it), and cannot call it — over stdio and in the stateless generation alike.
+    /// A skill folder's view (`metadata: {skillhost-view: FILE}`) is a resource too, `ui://skills/NAME`.
+    @Test func aSkillFoldersViewIsAResource() throws {
+        let home = Paths.temporaryDirectory("mcp-apps-folder-home")
+        let folder = home + "/data/skillhost/skills/tally"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "---\nname: tally\ndescription: Counts words.\nmetadata:\n  skillhost-view: view.html\n---\nCount.\n".write(
+            toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "<!doctype html><title>Tally</title>".write(
+            toFile: folder + "/view.html", atomically: true, encoding: .utf8)
+        var environment = cliEnvironment(home: home)
+        for key in ["SKILLHOST_PLUGINS", "OPENAI_BASE_URL"] { environment[key] = nil }
+        let server = try MCPProcess(arguments: [], environment: environment)
+        defer { server.close() }
+        _ = server.request(1, "initialize", #"{"protocolVersion":"2025-11-25","capabilities":{}}"#)
+        let listed = try #require(
+            (server.request(2, "resources/list")?["result"] as? [String: Any])?["resources"] as? [[String: Any]])
+        #expect(listed.contains { $0["uri"] as? String == "ui://skills/tally" }, "\(listed)")
+        let read = server.request(3, "resources/read", #"{"uri":"ui://skills/tally"}"#)
+        let content = ((read?["result"] as? [String: Any])?["contents"] as? [[String: Any]])?.first
+        #expect(content?["text"] as? String == "<!doctype html><title>Tally</title>")
+        #expect(content?["mimeType"] as? String == "text/html;profile=mcp-app")
+    }
+
     @Test func aClientThatRendersNoAppsIsNotOfferedViewOnlySkills() throws {
         let folder = Paths.temporaryDirectory("mcp-apps-plain")
         _ = try Fixture.compileFile("views.c", into: folder)

@@ -159,6 +159,73 @@ struct WebBrowserTests {
         #expect(seen["page_errors"] == [])
     }
 
+    /// Issue #67: a skill folder's view (`metadata: {skillhost-view: view.html}`) shows where its script ran; its own
+    /// runs go through the pipeline (asked about in the page) and another folder is out of its reach.
+    @Test func aSkillFoldersViewShowsWhereItsScriptRan() async throws {
+        let home = Paths.temporaryDirectory("web-browser-folder-view")
+        let folder = home + "/data/skillhost/skills/tally"
+        try FileManager.default.createDirectory(atPath: folder + "/scripts", withIntermediateDirectories: true)
+        try """
+        ---
+        name: tally
+        description: Counts the words it is given.
+        metadata:
+          skillhost-view: view.html
+        ---
+        Run scripts/count.sh with the words.
+        """.write(toFile: folder + "/SKILL.md", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\necho \"words: $#\"\n".write(
+            toFile: folder + "/scripts/count.sh", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder + "/scripts/count.sh")
+        try Self.tallyView.write(toFile: folder + "/view.html", atomically: true, encoding: .utf8)
+        let model = try LoopbackServer([
+            .chatToolCalls([("c1", "skill_run", #"{"name":"tally","script":"scripts/count.sh","arguments":["x","y"]}"#)]
+            ),
+            .chatText(["Counted."]),
+        ])
+        defer { model.stop() }
+        let seen = try await Self.run("folder_view", model: model, home: home)
+        #expect(seen["first"]?.stringValue?.contains("words: 2") == true, "\(seen)")
+        let again = seen["again"]?.stringValue ?? ""
+        #expect(again.contains("words: 3"), "\(again)")
+        #expect(
+            again.contains(
+                #"other: a view of skill folder tally called skill_read: it may call only skill_run and skill_read with "name": "tally""#
+            ), "\(again)")
+        #expect(seen["label"] == "tally · view of skills")
+        #expect(seen["calls"] == ["skill_run · succeeded"], "\(seen)")
+        #expect(seen["page_errors"] == [])
+    }
+
+    /// A skill folder's view: it shows the result's text, and runs the script again with three words when asked.
+    static let tallyView = """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Tally</title></head>
+        <body><pre id="out"></pre><button id="again" type="button">Again</button><script>
+        let next = 1;
+        const waiting = new Map();
+        const send = (message) => window.parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
+        const request = (method, params) => new Promise((resolve) => {
+          const id = next++;
+          waiting.set(id, resolve);
+          send({ id, method, params });
+        });
+        const text = (result) => (result.content || []).map((part) => part.text).join(" ");
+        window.addEventListener("message", (event) => {
+          const message = event.data;
+          if (!message || message.jsonrpc !== "2.0") return;
+          if (message.id !== undefined && !message.method) { waiting.get(message.id)?.(message); return; }
+          if (message.method === "ui/notifications/tool-result") document.getElementById("out").textContent = text(message.params);
+        });
+        document.getElementById("again").addEventListener("click", async () => {
+          const ran = await request("tools/call", { name: "skill_run", arguments: { name: "tally", script: "scripts/count.sh", arguments: ["a", "b", "c"] } });
+          const other = await request("tools/call", { name: "skill_read", arguments: { name: "other", path: "SKILL.md" } });
+          document.getElementById("out").textContent = text(ran.result) + "\\nother: " + text(other.result);
+        });
+        request("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "tally", version: "1" }, appCapabilities: {} })
+          .then(() => send({ method: "ui/notifications/initialized" }));
+        </script></body></html>
+        """
+
     @Test func withoutTheTokenNothingIsShown() async throws {
         let seen = try await Self.run("anonymous", signedIn: false)
         #expect(seen["status"] == "not signed in: open the address skillhost web printed (it carries the token)")

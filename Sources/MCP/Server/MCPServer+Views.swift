@@ -37,9 +37,13 @@ extension MCPServer {
     }
 
     /// The views of the skills offered, each once.
+    /// Skill folders' views too (`ui://skills/NAME`): listed and read, though no tool names them (a host cannot
+    /// tie a folder's view to the one `skill_run` tool; skillhost's browser does).
     func views() -> [SkillView] {
         var seen: Set<String> = []
-        return registry.offered(registry.skills).compactMap(\.view).filter { seen.insert($0.uri).inserted }
+        return (registry.offered(registry.skills).compactMap(\.view) + (skillFolders?.views() ?? [])).filter {
+            seen.insert($0.uri).inserted
+        }
     }
 
     /// `resources/list`'s view part.

@@ -859,6 +859,24 @@ def widget(page, seen):
     page.screenshot(path=f"{shots}/web-widget.png")
 
 
+def folder_view(page, seen):
+    """Issue #67: a skill folder declares a view; it shows where the folder's script ran, and its own runs are
+    asked about in the page; another folder is out of its reach."""
+    ready(page)
+    send(page, "count the words x y")
+    yes_when_asked(page)
+    page.wait_for_selector(".app iframe", timeout=WAIT)
+    view = view_frame(page)
+    view.locator("#out").filter(has_text="words").wait_for(timeout=WAIT)
+    seen["first"] = view.locator("#out").inner_text()
+    view.locator("#again").click()
+    yes_when_asked(page)
+    view.locator("#out").filter(has_text="other:").wait_for(timeout=WAIT)
+    seen["again"] = view.locator("#out").inner_text()
+    seen["label"] = page.locator(".app-label").first.inner_text()
+    seen["calls"] = page.locator(".app-call").evaluate_all("rows => rows.map(r => r.textContent.split(' · ').slice(0, 2).join(' · '))")
+
+
 with sync_playwright() as playwright:
     browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -871,7 +889,7 @@ with sync_playwright() as playwright:
      "plugins": plugins, "theme": theme,
      "conversations": conversations, "undo": undo, "rewind": rewind, "words": words, "escape": escape, "reading": reading, "layout": layout, "phone": phone, "a11y": a11y, "welcome": welcome, "models": models,
      "composite": composite, "foreign": foreign, "views": views,
-     "hostile_views": hostile_views, "widget": widget}[scenario](page, seen)
+     "hostile_views": hostile_views, "widget": widget, "folder_view": folder_view}[scenario](page, seen)
     seen["page_errors"] = errors
     browser.close()
 print(json.dumps(seen))
