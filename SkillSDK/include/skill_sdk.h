@@ -172,8 +172,8 @@ typedef struct skill_view {
     const char *html;
     /** Optional JSON object: the origins the page may reach, as MCP Apps declare them — {"connectDomains": [...],
         "resourceDomains": [...], "frameDomains": [...], "baseUriDomains": [...]}, each at most 32 origins such as
-        "https://api.example.com" (a host may start with "*." for its subdomains). NULL: none (a page that reaches
-        nothing). */
+        "https://api.example.com" (a host may start with "*." for its subdomains). NULL: none (the host's restrictive
+        policy: no fetch, script or style from anywhere). */
     const char *csp;
     /** Optional JSON object: what the page may use, as MCP Apps declare it — any of {"camera": {}, "microphone": {},
         "geolocation": {}, "clipboardWrite": {}}. NULL: none. */

@@ -279,10 +279,11 @@ extension SkillFolderTools {
         switch SkillFolderFiles.read(file, in: skill) {
         case .failure(let error): return .failure(SkillFolderError("skill \(name)'s view: \(error.message)"))
         case .success(let html):
-            return .success(
-                SkillView(
-                    resource: "ui://\(Self.source)/\(name)", plugin: Self.source, title: name, html: html, csp: nil,
-                    permissions: nil, prefersBorder: false))
+            var view = SkillView(
+                resource: "ui://\(Self.source)/\(name)", plugin: Self.source, title: name, html: html, csp: nil,
+                permissions: nil, prefersBorder: false)
+            view.folder = name
+            return .success(view)
         }
     }
 

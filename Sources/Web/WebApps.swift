@@ -96,12 +96,17 @@ final class WebApps: Sendable {
             var taken: [String] = []
             for index in frames.indices where frames[index].room == room {
                 guard let text = frames[index].context else { continue }
-                taken.append("[view \(frames[index].view.uri) says, for the model]\n" + text)
+                taken.append(
+                    "[context from the view \(frames[index].view.uri) of \(frames[index].view.plugin): a page's words, "
+                        + "not the person's]\n" + text)
                 frames[index].context = nil
             }
-            return taken
+            return Array(taken.suffix(Self.contextsPerMessage))
         }
     }
+
+    /// The views' contexts that go with one message, the latest.
+    static let contextsPerMessage = 8
 
     // MARK: The sandbox's requests
 
@@ -133,6 +138,9 @@ final class WebApps: Sendable {
     /// A CSP violation the browser reports for a view: said to its conversation (the first few), in words.
     private func report(_ request: HTTPServer.Request, _ frame: Frame, _ exchange: HTTPExchange) {
         exchange.respond(204)
+        // What the browser sends; a page can send neither type without a preflight, which this server refuses.
+        let type = request.header("content-type") ?? ""
+        guard type.hasPrefix("application/csp-report") || type.hasPrefix("application/reports+json") else { return }
         let said = frames.withLock { frames -> Bool in
             guard let index = frames.firstIndex(where: { $0.token == frame.token }),
                 frames[index].reports < Self.reportLimit

@@ -110,7 +110,7 @@ package final class WebRoom: Sendable {
         }
         guard let id else { return }
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
+            do { try await Task.sleep(for: limit) } catch { return }
             let waiter = self?.state.withLock { state -> CheckedContinuation<Void, Never>? in
                 guard let waiter = state.waiters.removeValue(forKey: id) else {
                     state.expired.insert(id)
@@ -120,13 +120,24 @@ package final class WebRoom: Sendable {
             }
             waiter?.resume()
         }
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                guard state.showing, state.expired.remove(id) == nil else { return true }
-                state.waiters[id] = continuation
-                return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    guard state.showing, state.expired.remove(id) == nil, !Task.isCancelled else { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.waiters.removeValue(forKey: id) else {
+                    state.expired.insert(id)
+                    return nil
+                }
+                return waiter
+            }
+            waiter?.resume()
         }
         timer.cancel()
         state.withLock { _ = $0.expired.remove(id) }

@@ -174,7 +174,8 @@ function ask(event) {
   // What will happen, in words (the skill's title and which thing), then exactly what runs below.
   // A view's call says so: the view asks, not the model.
   const viewTitle = event.by ? apps.get(event.by)?.info?.title : null;
-  $("#confirm-title").textContent = (viewTitle ? `The view ${viewTitle} asks: ` : "") + `${event.title || event.skill}?`;
+  const asker = viewTitle ? `The view ${viewTitle} asks: ` : event.by ? "A view asks: " : "";
+  $("#confirm-title").textContent = asker + `${event.title || event.skill}?`;
   $("#confirm-skill").textContent = event.skill;
   const risk = $("#confirm-risk");
   risk.textContent = event.risk;

@@ -14,6 +14,8 @@ const appWindows = new Map();    // the proxy's window → app
 const APP_MAX_HEIGHT = 800;      // a view grows to this height at most (then it scrolls inside)
 const APP_FLOOD = 200;           // messages a view may send in a second; past it, it is closed
 const APP_PROTOCOL = "2026-01-26";
+const APP_QUEUE = 32;            // calls one view may have waiting
+const APP_NOTES = 5;             // lines one view may add to the conversation
 const leaving = element("div");  // views being torn down, kept alive (moved, not reloaded) until they answer
 leaving.hidden = true;
 document.body.append(leaving);
@@ -30,7 +32,7 @@ async function openApp(card, event) {
     initialized: false, sent: { input: false, ending: false }, pending: new Map(), next: 1, second: 0, count: 0,
     frame: null, holder: null, info: null, calls: null, opened: performance.now() };
   apps.set(event.id, app);
-  const response = await post("/api/app", { uri: event.view, card: event.id });
+  const response = await post("/api/app", { uri: event.view, card: event.id, skill: event.skill });
   if (!apps.has(event.id)) return;
   if (!response.ok) { apps.delete(event.id); return; }
   const info = await response.json();
@@ -99,8 +101,10 @@ function appContext(app) {
   };
 }
 
-// A line about the view, under it in the conversation (it stays when the view is closed).
+// A line about the view, under it in the conversation (it stays when the view is closed); a few per view.
 function appNote(app, text) {
+  app.notes = (app.notes || 0) + 1;
+  if (app.notes > APP_NOTES) return;
   app.holder?.after(element("p", "note", text));
   announce(text, {});
 }
@@ -118,12 +122,9 @@ const appRequests = {
     };
   },
   ping() { return {}; },
-  async "tools/call"(app, params) {
+  "tools/call"(app, params) {
     const name = params && typeof params.name === "string" ? params.name : "";
-    const response = await post("/api/view-call", { token: app.info.token, name, arguments: params?.arguments ?? {} });
-    const body = await response.json().catch(() => ({ error: response.statusText }));
-    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
-    return body;
+    return queueViewCall(app, { token: app.info.token, name, arguments: params?.arguments ?? {} });
   },
   "resources/read"(app, params) {
     // A view reads its own page; it has no other resource here.
@@ -136,14 +137,16 @@ const appRequests = {
     let url;
     try { url = new URL(params?.url); } catch { throw new Error("Invalid URL"); }
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("Invalid URL");
-    // Opened only by the person's click here: the view asked, the page shows where it leads.
+    // Opened only by the person's click here: the view asked, the page shows where it leads — one question at a time.
+    if (app.linkAsked) throw new Error("Link opening denied by user");
+    app.linkAsked = true;
     return new Promise((resolve, reject) => {
       const bar = element("div", "app-ask");
       bar.append(element("span", "", `The view asks to open ${url.href}`));
       const open = element("button", "", "Open"); open.type = "button";
       const no = element("button", "", "Don't open"); no.type = "button";
-      open.onclick = () => { bar.remove(); window.open(url.href, "_blank", "noopener,noreferrer"); resolve({}); };
-      no.onclick = () => { bar.remove(); reject(new Error("Link opening denied by user")); };
+      open.onclick = () => { bar.remove(); app.linkAsked = false; window.open(url.href, "_blank", "noopener,noreferrer"); resolve({}); };
+      no.onclick = () => { bar.remove(); app.linkAsked = false; reject(new Error("Link opening denied by user")); };
       bar.append(open, no);
       app.holder.append(bar);
     });
@@ -153,8 +156,10 @@ const appRequests = {
     const text = parts.filter((part) => part && part.type === "text" && typeof part.text === "string")
       .map((part) => part.text).join("\n");
     if (!text || text.length > 16384) throw new Error("Invalid message format");
-    // The person sends it (or changes it): a view never speaks in the person's name by itself.
+    // The person sends it (or changes it): a view never speaks in the person's name by itself, nor writes over what
+    // the person is typing.
     const box = $("#message");
+    if (box.value.trim()) throw new Error("Message sending denied");
     box.value = text;
     box.dispatchEvent(new Event("input"));
     box.focus();
@@ -216,8 +221,11 @@ window.addEventListener("message", async (event) => {
     return;
   }
   if (typeof data.method !== "string") return;
-  if (data.id === undefined) { appNotifications[data.method]?.(app, data.params); return; }
-  const handler = appRequests[data.method];
+  if (data.id === undefined) {
+    if (Object.hasOwn(appNotifications, data.method)) appNotifications[data.method](app, data.params);
+    return;
+  }
+  const handler = Object.hasOwn(appRequests, data.method) ? appRequests[data.method] : null;
   if (!handler) { appRefuse(app, data.id, `Method not found: ${String(data.method).slice(0, 80)}`, -32601); return; }
   try { appReply(app, data.id, await handler(app, data.params)); }
   catch (error) { appRefuse(app, data.id, String(error.message || error)); }
@@ -228,6 +236,9 @@ window.addEventListener("message", async (event) => {
 async function appTeardown(app, reason, now = false) {
   if (!apps.has(app.id)) return;
   apps.delete(app.id);
+  // Its calls go with it: the one running is stopped (the server cancels it), those waiting are dropped.
+  app.controller?.abort();
+  for (let index = viewCalls.length - 1; index >= 0; index--) if (viewCalls[index].app === app) viewCalls.splice(index, 1);
   window.skillhostApps.closed.push({ id: app.id, reason });
   if (app.holder && app.initialized && !now) {
     if (leaving.moveBefore) leaving.moveBefore(app.holder, null);
@@ -245,6 +256,46 @@ function appsThemed() {
 }
 
 function appsReset() { for (const app of [...apps.values()]) appTeardown(app, "the conversation shown changed"); }
+
+// One view call in flight for the whole page: the browser keeps six connections to this server, the event stream
+// holds one, and the person's answer to a view's question must never wait behind the view's other calls. The rest
+// wait here, at most APP_QUEUE per view.
+const viewCalls = [];
+let viewCalling = false;
+
+function queueViewCall(app, request) {
+  if ((app.queued || 0) >= APP_QUEUE) {
+    return Promise.reject(new Error(`the view has ${APP_QUEUE} calls waiting already; wait for their results`));
+  }
+  app.queued = (app.queued || 0) + 1;
+  return new Promise((resolve, reject) => {
+    viewCalls.push({ app, request, resolve, reject });
+    nextViewCall();
+  });
+}
+
+async function nextViewCall() {
+  if (viewCalling || !viewCalls.length) return;
+  viewCalling = true;
+  const { app, request, resolve, reject } = viewCalls.shift();
+  app.queued -= 1;
+  try {
+    app.controller = new AbortController();
+    // Not `post`: a refusal is the view's to read, not the page's status line.
+    const response = await api("/api/view-call", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(request),
+      signal: app.controller.signal,
+    });
+    const body = await response.json().catch(() => ({ error: response.statusText }));
+    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+    resolve(body);
+  } catch (error) {
+    reject(error);
+  } finally {
+    viewCalling = false;
+    nextViewCall();
+  }
+}
 
 // A card's end reaches its view.
 function appCardEnded(event) {

@@ -23,8 +23,7 @@ extension WebService {
                 return
             }
             // A skill folder's view reaches its own folder's scripts and files, no other folder's.
-            if frame.view.uri.hasPrefix(Self.folderViews) {
-                let folder = String(frame.view.uri.dropFirst(Self.folderViews.count))
+            if let folder = frame.view.folder {
                 guard ["skill_run", "skill_read"].contains(name), arguments["name"]?.stringValue == folder else {
                     json(
                         exchange, 200,
@@ -43,7 +42,7 @@ extension WebService {
                 }
             }
             let session = session
-            Task {
+            let task = Task {
                 switch await session.viewCall(
                     name, arguments: arguments, plugin: frame.view.plugin, card: frame.card, in: frame.room)
                 {
@@ -51,6 +50,8 @@ extension WebService {
                 case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
                 }
             }
+            // The page gave up on it (its view closed, the tab went away): the call is stopped, or never starts.
+            exchange.onAbort { task.cancel() }
         default:
             guard let token = body["token"]?.stringValue, let text = body["text"]?.stringValue else {
                 refuse(exchange, 400, "a view's context needs \"token\" and \"text\" (empty: none)")
@@ -79,16 +80,18 @@ extension WebService {
 
     /// Opens the view `uri` for a card: its sandbox's address, its page and what it may do.
     private func openApp(_ request: HTTPServer.Request, _ body: JSONValue, _ room: WebRoom, _ exchange: HTTPExchange) {
-        guard let uri = body["uri"]?.stringValue, let card = body["card"]?.stringValue, card.utf8.count <= 200 else {
-            refuse(exchange, 400, "opening a view needs \"uri\" (ui://…) and \"card\" (the call's id)")
+        guard let uri = body["uri"]?.stringValue, let card = body["card"]?.stringValue, card.utf8.count <= 200,
+            let skillID = body["skill"]?.stringValue
+        else {
+            refuse(
+                exchange, 400,
+                "opening a view needs \"uri\" (ui://…), \"card\" (the call's id) and \"skill\" (the card's skill)")
             return
         }
-        let folder = uri.hasPrefix(Self.folderViews) ? String(uri.dropFirst(Self.folderViews.count)) : nil
-        guard
-            let view = registry.offered(registry.skills).lazy.compactMap(\.view).first(where: { $0.uri == uri })
-                ?? folder.flatMap({ session.folderView.withLock { $0 }($0) })
-        else {
-            refuse(exchange, 404, "no view \(uri) is served here now (its plugin was removed or replaced)")
+        // The view of the card's own skill — never another source's that uses the same address.
+        guard let view = cardView(skillID, uri) else {
+            refuse(
+                exchange, 404, "no view \(uri) is served here now for \(skillID) (its plugin was removed or replaced)")
             return
         }
         guard let origin = pageOrigin(request), let name = Self.hostName(origin) else {
@@ -109,6 +112,18 @@ extension WebService {
                 "allow": .string(WebAppPolicy.allowAttribute(view.permissions)),
                 "prefersBorder": .bool(view.prefersBorder),
             ])
+    }
+
+    /// The view `uri` of skill `id` as a card shows it: the skill's own, or — for the skill folders' `skill_run` —
+    /// the folder's it names; nil when neither is `uri`.
+    private func cardView(_ id: String, _ uri: String) -> SkillView? {
+        guard let skill = registry.skill(id) else { return nil }
+        if let view = skill.view { return view.uri == uri ? view : nil }
+        guard uri.hasPrefix(Self.folderViews),
+            let view = session.folderView(
+                of: skill, arguments: ["name": .string(String(uri.dropFirst(Self.folderViews.count)))])
+        else { return nil }
+        return view.uri == uri ? view : nil
     }
 
     /// The page's origin as the request shows it (its `Origin`, else `http://` and its `Host`), when it is one a

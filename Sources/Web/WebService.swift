@@ -237,7 +237,9 @@ package final class WebService: Sendable {
         case ("POST", "/api/send"):
             guard let room = room() else { return }
             // What its views set for the model since the last turn goes in before the message.
-            if !room.owner.isBusy {
+            if !room.owner.isBusy,
+                body["text"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty == false
+            {
                 for text in apps.takeContexts(room: room.key) { room.owner.agent.addContext(text) }
             }
             switch session.send(body["text"]?.stringValue ?? "", in: room) {

@@ -22,6 +22,9 @@ extension WebSession {
         let deadline = ContinuousClock.now + Self.viewCallWait
         var taken: (room: WebRoom, stream: AsyncStream<ConversationEvent>)?
         while taken == nil {
+            if Task.isCancelled {
+                return .failure(WebRefusal(status: 409, sentence: "the view went away before its call of \(skill) ran"))
+            }
             let room: WebRoom
             do throws(WebRefusal) { room = try self.room(key) } catch { return .failure(error) }
             if let owner = room.startShowing() {
@@ -44,14 +47,21 @@ extension WebSession {
             await room.waitUntilFree(limit: deadline - .now)
         }
         guard let (room, stream) = taken else { return .failure(WebRefusal(status: 409, sentence: "not started")) }
+        // Work of the conversation, as a turn's: the tabs say so, and Stop stops it. The page that asked going away
+        // (its view closed) stops it too — nothing else can run in the conversation meanwhile.
+        room.publish(WebEvent.running(true))
         var ending: ToolCallEvent.Phase?
-        _ = await show(stream, in: room, by: card) { event in
-            if case .agent(.toolCall(let call)) = event, call.id == id {
-                switch call.phase {
-                case .finished, .failed: ending = call.phase
-                default: break
+        await withTaskCancellationHandler {
+            _ = await show(stream, in: room, by: card) { event in
+                if case .agent(.toolCall(let call)) = event, call.id == id {
+                    switch call.phase {
+                    case .finished, .failed: ending = call.phase
+                    default: break
+                    }
                 }
             }
+        } onCancel: {
+            room.owner.stop()
         }
         end(in: room)
         switch ending {
@@ -83,7 +93,9 @@ extension WebSession {
 
     /// The view of the skill folder a `skill_run` call runs a script of, when it declares one.
     func folderView(of skill: SkillInfo, arguments: JSONValue?) -> SkillView? {
-        guard skill.id == "skill_run", skill.kind == .external, let name = arguments?["name"]?.stringValue else {
+        guard skill.id == "skill_run", skill.plugin == "skills", skill.kind == .external,
+            let name = arguments?["name"]?.stringValue
+        else {
             return nil
         }
         return folderView.withLock { $0 }(name)

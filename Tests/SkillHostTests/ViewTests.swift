@@ -72,6 +72,10 @@ struct ViewTests {
             "views[0]: its text (name, title, page, csp or permissions) is not UTF-8; write the page in UTF-8"
         ),
         (
+            "RESERVED_NAME",
+            #"plugin name "skills" is skillhost's own (its skill folders' and its window's tools use it); choose another name"#
+        ),
+        (
             "ODD_SIZE",
             "views[0]: struct_size 60 is not the size of a view record (a multiple of 8, at most 1024); build with skill_sdk.h and SKILL_VIEW"
         ),

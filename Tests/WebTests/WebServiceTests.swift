@@ -166,7 +166,8 @@ struct WebServiceTests {
         let auth = Self.json + [("Authorization", "Bearer \(token)")]
 
         let opened = try await Self.fetch(
-            base + "/api/app", method: "POST", headers: auth, body: #"{"uri": "ui://notes/list", "card": "c1"}"#)
+            base + "/api/app", method: "POST", headers: auth,
+            body: #"{"uri": "ui://notes/list", "card": "c1", "skill": "notes_list"}"#)
         #expect(opened.status == 200, "\(opened.body)")
         let app = try JSONValue(parsing: opened.body)
         let view = try #require(app["token"]?.stringValue)
@@ -191,17 +192,36 @@ struct WebServiceTests {
                 + "report-uri /report/\(view)")
         #expect(proxy.headers["cache-control"] == "no-store" && proxy.headers["referrer-policy"] == "no-referrer")
         #expect(proxy.body.contains(#"const host = "http://127.0.0.1:\#(server.port)";"#))
+        // A violation the browser reports is said in the conversation; a page's forged one (no report type) is not.
+        for type in ["text/plain", "application/csp-report"] {
+            let report = try await Self.fetch(
+                "http://127.0.0.1:\(sandboxPort)/report/\(view)", method: "POST", headers: [("Content-Type", type)],
+                body:
+                    #"{"csp-report":{"blocked-uri":"https://\#(type == "text/plain" ? "forged" : "real").example/x.js","effective-directive":"script-src-elem"}}"#
+            )
+            #expect(report.status == 204)
+        }
+        let shown = try await Self.fetch(base + "/api/open", method: "POST", headers: auth, body: "{}").body
+        #expect(shown.contains("the view ui://notes/list tried to reach https://real.example/x.js"), "\(shown)")
+        #expect(!shown.contains("forged"), "\(shown)")
         // Nothing else is served there: not another token, not the page, not its API.
         for path in ["/sandbox/0123", "/", "/api/skills", "/sandbox/\(view)/x"] {
             #expect(try await Self.fetch("http://127.0.0.1:\(sandboxPort)\(path)").status == 404, "\(path)")
         }
 
+        // A card opens the view of its own skill, never one of the same address another skill names.
+        let another = try await Self.fetch(
+            base + "/api/app", method: "POST", headers: auth,
+            body: #"{"uri": "ui://notes/list", "card": "c3", "skill": "calculator"}"#)
+        #expect(another.status == 404, "\(another.body)")
         let unknown = try await Self.fetch(
-            base + "/api/app", method: "POST", headers: auth, body: #"{"uri": "ui://notes/other", "card": "c2"}"#)
+            base + "/api/app", method: "POST", headers: auth,
+            body: #"{"uri": "ui://notes/other", "card": "c2", "skill": "notes_list"}"#)
         #expect(unknown.status == 404)
         #expect(
             unknown.body
-                == #"{"error":"no view ui://notes/other is served here now (its plugin was removed or replaced)"}"#)
+                == #"{"error":"no view ui://notes/other is served here now for notes_list (its plugin was removed or replaced)"}"#
+        )
 
         func call(_ name: String, token: String = view) async throws -> (status: Int, body: JSONValue) {
             let answer = try await Self.fetch(

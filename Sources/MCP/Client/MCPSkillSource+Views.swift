@@ -76,27 +76,23 @@ extension MCPSkillSource {
                         "MCP server \(name)'s view \(uri) is \(type.prefix(80)), not text/html;profile=mcp-app\(without)"
                 ))
         }
-        var html: String?
-        if let text = content["text"]?.stringValue {
-            html = text
-        } else if let blob = content["blob"]?.stringValue, blob.utf8.count <= Self.maximumViewPage / 3 * 4 + 4,
-            let data = Data(base64Encoded: blob)
-        {
-            html = String(data: data, encoding: .utf8)
-        } else if let blob = content["blob"]?.stringValue {
-            html = String(repeating: " ", count: blob.utf8.count / 4 * 3)
-        }
-        guard let html else {
-            return .failure(
-                ViewRefusal(
-                    sentence: "MCP server \(name)'s view \(uri) is neither text nor base64 of UTF-8 text\(without)"))
-        }
-        guard html.utf8.count <= Self.maximumViewPage else {
-            let megabytes = String(format: "%.1f", Double(html.utf8.count) / 1_048_576)
+        // The page's size before it is decoded: a blob's from its length.
+        let text = content["text"]?.stringValue
+        let blob = content["blob"]?.stringValue
+        let size = text?.utf8.count ?? (blob?.utf8.count ?? 0) / 4 * 3
+        guard size <= Self.maximumViewPage else {
+            let megabytes = String(format: "%.1f", Double(size) / 1_048_576)
             return .failure(
                 ViewRefusal(
                     sentence: "MCP server \(name)'s view \(uri) is \(megabytes) MB; a view is at most "
                         + "\(Self.maximumViewPage >> 20) MB\(without)"))
+        }
+        guard
+            let html = text ?? blob.flatMap({ Data(base64Encoded: $0) }).flatMap({ String(data: $0, encoding: .utf8) })
+        else {
+            return .failure(
+                ViewRefusal(
+                    sentence: "MCP server \(name)'s view \(uri) is neither text nor base64 of UTF-8 text\(without)"))
         }
         // What the server declares arrives unchecked: the browser builds the frame's policy only from entries that
         // are origins (WebAppPolicy), and grants only the permissions it knows.

@@ -39,11 +39,12 @@ extension MCPServer {
     /// The views of the skills offered, each once.
     /// Skill folders' views too (`ui://skills/NAME`): listed and read, though no tool names them (a host cannot
     /// tie a folder's view to the one `skill_run` tool; skillhost's browser does).
+    /// An MCP server's views are not served on: their addresses are the server's to choose, and one could take
+    /// another's (`ui://notes/list`); skillhost's browser shows them beside their own tools only.
     func views() -> [SkillView] {
         var seen: Set<String> = []
-        return (registry.offered(registry.skills).compactMap(\.view) + (skillFolders?.views() ?? [])).filter {
-            seen.insert($0.uri).inserted
-        }
+        let own = registry.offered(registry.skills).filter { $0.kind != .external }.compactMap(\.view)
+        return (own + (skillFolders?.views() ?? [])).filter { seen.insert($0.uri).inserted }
     }
 
     /// `resources/list`'s view part.
@@ -73,12 +74,14 @@ extension MCPServer {
 
     /// A tool's `_meta` for MCP Apps: its view and who may call it; nil for a skill with neither.
     static func viewMeta(_ skill: SkillInfo) -> JSONValue? {
-        guard skill.view != nil || skill.audience != [.model, .view] else { return nil }
+        // An MCP server's view is not served on (`views`): its tool names none.
+        let view = skill.kind == .external ? nil : skill.view
+        guard view != nil || skill.audience != [.model, .view] else { return nil }
         var ui = JSONObject()
-        if let view = skill.view { ui["resourceUri"] = .string(view.uri) }
+        if let view { ui["resourceUri"] = .string(view.uri) }
         ui["visibility"] = .array(skill.audience.visibility.map { .string($0) })
         var meta = JSONObject([(key: "ui", value: .object(ui))])
-        if let view = skill.view { meta["ui/resourceUri"] = .string(view.uri) }
+        if let view { meta["ui/resourceUri"] = .string(view.uri) }
         return .object(meta)
     }
 }

@@ -308,7 +308,12 @@ enum DescriptorValidator {
     }
 
     /// `[a-z0-9_-]{1,48}`
+    /// Names skillhost's own sources use (its skill folders' tools, its browser window's): a plugin of the same
+    /// name would be taken for them (a view's reach and a folder's view are decided by the source's name).
+    static let reservedPluginNames: Set<String> = ["skills", "ui"]
+
     static func isValidPluginName(_ name: String) -> Bool {
+        guard !reservedPluginNames.contains(name) else { return false }
         let bytes = Array(name.utf8)
         return (1...48).contains(bytes.count)
             && bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }

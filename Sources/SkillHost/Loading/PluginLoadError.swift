@@ -270,6 +270,10 @@ public struct PluginProblem: Error, Equatable, Sendable, CustomStringConvertible
             return "ABI minor \(plugin) is newer than the host's \(host); update skillhost or rebuild the plugin "
                 + "against this host's skill_sdk.h"
         case .invalidPluginName(let name):
+            if let name, DescriptorValidator.reservedPluginNames.contains(name) {
+                return "plugin name \"\(name)\" is skillhost's own (its skill folders' and its window's tools use it); "
+                    + "choose another name"
+            }
             if let name { return "plugin name \"\(name)\" is invalid; use 1-48 characters of a-z, 0-9, _ and -" }
             return "plugin name is missing; set skill_plugin.name"
         case .duplicatePluginName(let name, let otherFile):

@@ -23,6 +23,9 @@ public struct SkillView: Sendable, Equatable {
 
     /// An MCP server's own address for it (`ui://…`, as the server names it); nil for a plugin's.
     package var resource: String? = nil
+    /// The skill folder whose view it is (set only by the skill folders' tools): it may run only that folder's
+    /// scripts. Nil for a plugin's or a server's.
+    package var folder: String? = nil
 
     /// Where MCP hosts read it.
     public var uri: String { resource ?? "ui://\(plugin)/\(name)" }

@@ -64,8 +64,15 @@ static skill_view views[] = {
     SKILL_VIEW(NAME, "Board", page, CSP, PERMISSIONS, SKILL_VIEW_PREFERS_BORDER),
 };
 
+#ifdef RESERVED_NAME
+/* The name of skillhost's own skill folders' tools: a plugin of it would be taken for them. */
+#define PLUGIN_NAME "skills"
+#else
+#define PLUGIN_NAME "board"
+#endif
+
 SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {
-    static const skill_plugin plugin = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR, "board",
+    static const skill_plugin plugin = {(uint32_t)sizeof(skill_plugin), SKILL_ABI_MAJOR, SKILL_ABI_MINOR, PLUGIN_NAME,
                                         "1.0.0", "A board with a view", SKILL_COUNT(skills), skills, NULL, NULL, NULL,
                                         0u, NULL, NULL, SKILL_COUNT(views), views};
 #ifdef ODD_SIZE

@@ -810,13 +810,16 @@ def hostile_views(page, seen):
     page.wait_for_selector(".app iframe", timeout=WAIT)
     # Its destructive calls (the one it asks for, and the one it posts to every frame: its own proxy passes that one
     # on as its own) are asked about in the page, never in the frame: the person says no to each.
+    # The two questions are alike (the dialog may show the second as soon as the first is answered): each answer is
+    # counted by its declined call under the view.
     seen["asked"] = []
+    declined = "[...document.querySelectorAll('.app-call')].filter(r => r.dataset.phase === 'declined').length"
     while not page.locator(".app-ask").count():
-        if page.evaluate("document.querySelector('#confirm').open"):
+        if page.evaluate("document.querySelector('#confirm').open") and page.evaluate(declined) == len(seen["asked"]):
             seen["asked"].append(page.locator("#confirm-skill").inner_text())
             page.wait_for_timeout(700)
             page.keyboard.press("n")
-            until(page, "!document.querySelector('#confirm').open || document.querySelector('.app-ask')")
+            until(page, f"{declined} >= {len(seen['asked'])} || document.querySelector('.app-ask')")
         page.wait_for_timeout(50)
     # Its link waits for the person's click: the person does not open it.
     seen["link_asked"] = page.locator(".app-ask span").inner_text()
