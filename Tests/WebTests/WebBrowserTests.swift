@@ -71,7 +71,14 @@ struct WebBrowserTests {
     /// Issue #67: the notes list shows in its view (an MCP App) under its card, from the sandbox's origin; the
     /// view's edits are ordinary calls, asked about in the page and listed under the view.
     @Test func aSkillsViewShowsUnderItsCardAndItsEditsAreAskedAbout() async throws {
-        let seen = try await Self.run("views")
+        let home = Paths.temporaryDirectory("web-browser-views")
+        let seen = try await Self.run("views", home: home)
+        // The view's calls are recorded in the history as the model's are.
+        let store = try HistoryStore(path: home + "/data/skillhost/history.db")
+        let session = try #require(try store.sessions().first?.id)
+        let recorded = try store.toolCalls(session: session).map { "\($0.skill) \($0.arguments)" }
+        #expect(recorded.contains(#"notes_add {"title":"bread","body":""}"#), "\(recorded)")
+        #expect(recorded.contains(#"notes_delete {"id":1}"#), "\(recorded)")
         #expect(seen["titles"] == ["milk"], "\(seen)")
         #expect(seen["outer_sandbox"] == "allow-scripts allow-same-origin allow-forms")
         #expect(seen["outer_origin"] != seen["page_origin"], "the view's frame is of another origin: \(seen)")
