@@ -33,8 +33,9 @@ extension WebSession {
                     break
                 } catch {
                     room.stopShowing()
-                    // Closed meanwhile: opened again from the history on the next round.
-                    if error != .retired { await room.waitUntilFree(limit: .milliseconds(200)) }
+                    // Closed meanwhile: opened again from the history on the next round. Busy without being shown
+                    // (its work's end not yet shown): a moment, not a spin.
+                    if error != .retired { try? await Task.sleep(for: .milliseconds(50)) }
                 }
             }
             guard ContinuousClock.now < deadline else {
