@@ -96,8 +96,8 @@ struct WebBrowserTests {
 
     /// Issue #67's hostile list: a stranger's views try the page's cookie and DOM, top navigation, a window, posting
     /// to other frames, a fetch and a script beyond their policy, another plugin's skill, a destructive call,
-    /// growing without bound, a link without a click, a flood. The browser's sandbox refuses what it enforces (the
-    /// view's own record says so); the host refuses the rest with a sentence the person reads.
+    /// growing without bound, a link without a click, a flood, a call that never ends. The browser's sandbox refuses
+    /// what it enforces (the view's own record says so); the host refuses the rest with a sentence the person reads.
     @Test func aHostileViewReachesNothingOfThePage() async throws {
         let home = Paths.temporaryDirectory("web-browser-hostile-views")
         try FileManager.default.createDirectory(
@@ -129,6 +129,9 @@ struct WebBrowserTests {
         #expect(seen["height"] == 800, "it grew no taller than the page allows")
         #expect(seen["flood"] == ["The view Flood sent more than 200 messages in a second: it was closed."])
         #expect(seen["closed"] == ["it sent too many messages"] && seen["frames_left"] == 1)
+        // A view's long call showed as work of the conversation, and Stop stopped it.
+        #expect(seen["slow"] == "ended: cancelled by the user", "\(seen)")
+        #expect(seen["slow_call"] == "hostile_slow · cancelled · cancelled by the user")
         #expect(seen["page_errors"] == [])
     }
 

@@ -2,13 +2,24 @@
  * top navigation, a window, posting to other frames, a fetch and a script its policy does not allow, another
  * plugin's skill, a destructive call, growing without bound, a link without a click — and writes down what
  * happened; the flood sends the bridge 5,000 messages at once. */
+#define _POSIX_C_SOURCE 200809L
 #include "skill_sdk.h"
+
+#include <time.h>
 
 static int answer(void *state, const skill_call_api *api, skill_call *call, const char *args) {
     (void)state;
     (void)args;
     api->set_result(call, "{\"probed\":true}", 15);
     return SKILL_OK;
+}
+
+/* Takes a minute, unless stopped. */
+static int slow(void *state, const skill_call_api *api, skill_call *call, const char *args) {
+    (void)args;
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 1200; i++) nanosleep(&tick, NULL);
+    return answer(state, api, call, "{}");
 }
 
 #define EMPTY "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
@@ -18,6 +29,10 @@ static const skill_descriptor skills[] = {
                     SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, answer, "probe", 0u),
     SKILL_JSON_VIEW("hostile_flood", "Show the flood", "Shows the flooding page.", EMPTY, NULL, NULL,
                     SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, answer, "flood", 0u),
+    SKILL_JSON_VIEW("hostile_slow_show", "Show the slow page", "Shows the slow page.", EMPTY, NULL, NULL,
+                    SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, answer, "slow", 0u),
+    SKILL_JSON_VIEW("hostile_slow", "Take a minute", "Takes a minute, for the slow page.", EMPTY, NULL, NULL,
+                    SKILL_RISK_READ_ONLY, 0u, slow, NULL, SKILL_AUDIENCE_VIEW),
     SKILL_JSON_VIEW("hostile_wipe", "Wipe everything", "Wipes everything, for the probe's view.", EMPTY, NULL, NULL,
                     SKILL_RISK_DESTRUCTIVE, 0u, answer, NULL, SKILL_AUDIENCE_VIEW),
 };
@@ -103,9 +118,31 @@ static const char flood[] =
     "</script></body></html>\n"
     "\n";
 
+static const char slow_page[] =
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Slow</title></head><body><p id=\"state\">idle</p>\n"
+    "<script>\n"
+    "// A view whose call takes a minute: the person stops it from the page.\n"
+    "function send(message) { window.parent.postMessage({ jsonrpc: \"2.0\", ...message }, \"*\"); }\n"
+    "window.addEventListener(\"message\", (event) => {\n"
+    "  const message = event.data;\n"
+    "  if (!message || message.jsonrpc !== \"2.0\") return;\n"
+    "  if (message.id === 1 && !message.method) send({ method: \"ui/notifications/initialized\" });\n"
+    "  if (message.method === \"ui/notifications/tool-result\") {\n"
+    "    document.getElementById(\"state\").textContent = \"calling\";\n"
+    "    send({ id: 2, method: \"tools/call\", params: { name: \"hostile_slow\", arguments: {} } });\n"
+    "  }\n"
+    "  if (message.id === 2 && !message.method) {\n"
+    "    const text = message.result ? message.result.content[0].text : message.error.message;\n"
+    "    document.getElementById(\"state\").textContent = \"ended: \" + text;\n"
+    "  }\n"
+    "});\n"
+    "send({ id: 1, method: \"ui/initialize\", params: { protocolVersion: \"2026-01-26\", appInfo: { name: \"slow\", version: \"1\" }, appCapabilities: {} } });\n"
+    "</script></body></html>\n";
+
 static const skill_view views[] = {
     SKILL_VIEW("probe", "Probe", probe, NULL, NULL, 0u),
     SKILL_VIEW("flood", "Flood", flood, NULL, NULL, 0u),
+    SKILL_VIEW("slow", "Slow", slow_page, NULL, NULL, 0u),
 };
 
 SKILL_EXPORT const skill_plugin *skill_plugin_entry(void) {

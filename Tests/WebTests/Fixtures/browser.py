@@ -841,6 +841,16 @@ def hostile_views(page, seen):
     until(page, "window.skillhostApps.closed.length > 0")
     seen["closed"] = page.evaluate("window.skillhostApps.closed.map(c => c.reason)")
     seen["frames_left"] = page.locator(".app iframe").count()
+    # A view's call that takes a minute is work of the conversation: the page says so, and Stop stops it.
+    send(page, "show the slow page")
+    slow = view_frame(page, 1)
+    slow.locator("#state").filter(has_text="calling").wait_for(timeout=WAIT)
+    until(page, "document.querySelector('#status').textContent === 'working…' && !document.querySelector('#stop').disabled")
+    page.locator("#stop").click()
+    slow.locator("#state").filter(has_text="ended").wait_for(timeout=WAIT)
+    seen["slow"] = slow.locator("#state").inner_text()
+    ready(page)
+    seen["slow_call"] = page.locator(".app-call").last.text_content()
 
 
 def widget(page, seen):
