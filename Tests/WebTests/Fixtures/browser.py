@@ -845,7 +845,10 @@ def hostile_views(page, seen):
     send(page, "show the slow page")
     slow = view_frame(page, 1)
     slow.locator("#state").filter(has_text="calling").wait_for(timeout=WAIT)
-    until(page, "document.querySelector('#status').textContent === 'working…' && !document.querySelector('#stop').disabled")
+    # Its call runs (the turn that showed the view may still be ending: its Stop would stop the turn instead).
+    until(page, "[...document.querySelectorAll('.app-call')].some(r => r.dataset.phase === 'running' && "
+                "r.textContent.startsWith('hostile_slow ')) && document.querySelector('#status').textContent === "
+                "'working…' && !document.querySelector('#stop').disabled")
     page.locator("#stop").click()
     slow.locator("#state").filter(has_text="ended").wait_for(timeout=WAIT)
     seen["slow"] = slow.locator("#state").inner_text()
