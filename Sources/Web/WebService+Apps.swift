@@ -95,7 +95,10 @@ extension WebService {
             return
         }
         guard let origin = pageOrigin(request), let name = Self.hostName(origin) else {
-            refuse(exchange, 400, "the page's address is not one views can be shown for")
+            refuse(
+                exchange, 400,
+                "views are shown only on a page opened by a plain host name or address (as skillhost web printed it); "
+                    + "open that address")
             return
         }
         let token = apps.open(view, room: room.key, card: card, pageOrigin: origin)

@@ -19,35 +19,17 @@ extension WebSession {
         _ skill: String, arguments: JSONValue, plugin: String, card: String, in key: String
     ) async -> Result<JSONValue, WebRefusal> {
         let id = "view-\(HTTPGuard.randomHex(8))"
-        let deadline = ContinuousClock.now + Self.viewCallWait
-        var taken: (room: WebRoom, stream: AsyncStream<ConversationEvent>)?
-        while taken == nil {
-            if Task.isCancelled {
-                return .failure(WebRefusal(status: 409, sentence: "the view went away before its call of \(skill) ran"))
-            }
-            let room: WebRoom
-            do throws(WebRefusal) { room = try self.room(key) } catch { return .failure(error) }
-            if let owner = room.startShowing() {
-                do throws(ConversationOwner.Busy) {
-                    taken = (room, try owner.viewCall(skill, arguments: arguments, id: id, plugin: plugin))
-                    break
-                } catch {
-                    room.stopShowing()
-                    // Closed meanwhile: opened again from the history on the next round. Busy without being shown
-                    // (its work's end not yet shown): a moment, not a spin.
-                    if error != .retired { try? await Task.sleep(for: .milliseconds(50)) }
-                }
-            }
-            guard ContinuousClock.now < deadline else {
-                return .failure(
-                    WebRefusal(
-                        status: 409,
-                        sentence: "the view's call of \(skill) waited two minutes for the conversation's work to end; "
-                            + "try again once it has"))
-            }
-            await room.waitUntilFree(limit: deadline - .now)
+        let room: WebRoom
+        let stream: AsyncStream<ConversationEvent>
+        switch await take(
+            key, skill: skill,
+            { owner throws(ConversationOwner.Busy) in
+                try owner.viewCall(skill, arguments: arguments, id: id, plugin: plugin)
+            })
+        {
+        case .success(let taken): (room, stream) = taken
+        case .failure(let refusal): return .failure(refusal)
         }
-        guard let (room, stream) = taken else { return .failure(WebRefusal(status: 409, sentence: "not started")) }
         // Work of the conversation, as a turn's: the tabs say so, and Stop stops it. The page that asked going away
         // (its view closed) stops it too — nothing else can run in the conversation meanwhile.
         room.publish(WebEvent.running(true))
@@ -72,6 +54,41 @@ extension WebSession {
             return .success(["content": [["type": "text", "text": .string(failure.message)]], "isError": true])
         default:
             return .success(["content": [["type": "text", "text": "the call was cancelled"]], "isError": true])
+        }
+    }
+
+    /// Starts `work` in conversation `key` once other work of it has ended (waiting at most `viewCallWait`): the
+    /// room, taken for it, and the work's stream; or why not (the conversation is gone, the wait ran out, the
+    /// request went away).
+    private func take(
+        _ key: String, skill: String,
+        _ work: (ConversationOwner) throws(ConversationOwner.Busy) -> AsyncStream<ConversationEvent>
+    ) async -> Result<(WebRoom, AsyncStream<ConversationEvent>), WebRefusal> {
+        let deadline = ContinuousClock.now + Self.viewCallWait
+        while true {
+            if Task.isCancelled {
+                return .failure(WebRefusal(status: 409, sentence: "the view went away before its call of \(skill) ran"))
+            }
+            let room: WebRoom
+            do throws(WebRefusal) { room = try self.room(key) } catch { return .failure(error) }
+            if let owner = room.startShowing() {
+                do throws(ConversationOwner.Busy) {
+                    return .success((room, try work(owner)))
+                } catch {
+                    room.stopShowing()
+                    // Closed meanwhile: opened again from the history on the next round. Busy without being shown
+                    // (its work's end not yet shown): a moment, not a spin.
+                    if error != .retired { try? await Task.sleep(for: .milliseconds(50)) }
+                }
+            }
+            guard ContinuousClock.now < deadline else {
+                return .failure(
+                    WebRefusal(
+                        status: 409,
+                        sentence: "the view's call of \(skill) waited two minutes for the conversation's work to end; "
+                            + "try again once it has"))
+            }
+            await room.waitUntilFree(limit: deadline - .now)
         }
     }
 

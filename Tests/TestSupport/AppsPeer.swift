@@ -24,14 +24,7 @@ package enum AppsPeer {
         let executable = folder + "/bin/anywidget-mcp"
         let marker = folder + "/.installed-" + requirements.joined(separator: "+")
         if FileManager.default.fileExists(atPath: marker) { return executable }
-        let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: userEnvironment())
-        guard venv.status == 0 else { throw FixtureError.compileFailed("python3 -m venv failed: \(venv.stderr)") }
-        let pip = try runProcess(
-            folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements,
-            environment: userEnvironment())
-        guard pip.status == 0 else {
-            throw FixtureError.compileFailed("pip install \(requirements.joined(separator: " ")) failed: \(pip.stderr)")
-        }
+        try PythonPeers.makeEnvironment(folder, requirements)
         _ = FileManager.default.createFile(atPath: marker, contents: Data())
         return executable
     }

@@ -345,15 +345,22 @@ package enum PythonPeers {
 
     private static func installBlocking() throws -> String {
         if FileManager.default.fileExists(atPath: marker) { return python }
+        try makeEnvironment(folder, requirements)
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
+        return python
+    }
+
+    /// A virtual environment at `folder` with `requirements` installed from PyPI, or throws with pip's words.
+    package static func makeEnvironment(_ folder: String, _ requirements: [String]) throws {
         // Package managers run with the person's own home: their caches are theirs (pyenv's shim writes there too).
         let venv = try runProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: userEnvironment())
         guard venv.status == 0 else { throw FixtureError.compileFailed("python3 -m venv failed: \(venv.stderr)") }
         let pip = try runProcess(
             folder + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check"] + requirements,
             environment: userEnvironment())
-        guard pip.status == 0 else { throw FixtureError.compileFailed("pip install failed: \(pip.stderr)") }
-        _ = FileManager.default.createFile(atPath: marker, contents: Data())
-        return python
+        guard pip.status == 0 else {
+            throw FixtureError.compileFailed("pip install \(requirements.joined(separator: " ")) failed: \(pip.stderr)")
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SkillFolders
 import SkillHost
 import SkillJSON
 
@@ -61,7 +62,13 @@ extension MCPServer {
 
     /// `resources/read` of a `ui://` URI: the page, with its declared CSP and permissions; nil for no such view.
     func readViewResource(_ uri: String) -> JSONValue? {
-        guard let view = views().first(where: { $0.uri == uri }) else { return nil }
+        // A folder's page is read from its folder alone, not every folder's to find it.
+        let folder = "ui://\(SkillFolderTools.source)/"
+        let found =
+            uri.hasPrefix(folder)
+            ? (try? skillFolders?.view(named: String(uri.dropFirst(folder.count)))?.get())
+            : registry.offered(registry.skills).first { $0.kind != .external && $0.view?.uri == uri }?.view
+        guard let view = found, view.uri == uri else { return nil }
         return [
             "contents": [
                 [

@@ -31,8 +31,9 @@ static const skill_descriptor skills[] = {
                     SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, answer, "flood", 0u),
     SKILL_JSON_VIEW("hostile_slow_show", "Show the slow page", "Shows the slow page.", EMPTY, NULL, NULL,
                     SKILL_RISK_READ_ONLY, SKILL_IDEMPOTENT, answer, "slow", 0u),
-    SKILL_JSON_VIEW("hostile_slow", "Take a minute", "Takes a minute, for the slow page.", EMPTY, NULL, NULL,
-                    SKILL_RISK_READ_ONLY, 0u, slow, NULL, SKILL_AUDIENCE_VIEW),
+    /* Its deadline (2 minutes) is past the test's: Stop ends it, however slow the machine. */
+    {(uint32_t)sizeof(skill_descriptor), "hostile_slow", "Take a minute", "Takes a minute, for the slow page.", EMPTY,
+     (uint32_t)SKILL_RISK_READ_ONLY, 0u, 120000u, slow, NULL, NULL, NULL, NULL, NULL, (uint32_t)SKILL_AUDIENCE_VIEW},
     SKILL_JSON_VIEW("hostile_wipe", "Wipe everything", "Wipes everything, for the probe's view.", EMPTY, NULL, NULL,
                     SKILL_RISK_DESTRUCTIVE, 0u, answer, NULL, SKILL_AUDIENCE_VIEW),
 };
