@@ -317,9 +317,10 @@ package final class AgentSession: Sendable {
     /// call goes through, reported as its card's events and then `.finished(.answered)`; refused — a failed card —
     /// unless `skill` is of `plugin` and lets views call it. The conversation's messages are left as they are (the
     /// plugins' state tells the model what changed); the change is kept for undo and rewind.
-    package func callFromView(_ skill: String, arguments: JSONValue, id: String, plugin: String) -> AsyncStream<
-        AgentEvent
-    > {
+    /// `mayAsk` false: a call that needs the person's yes is refused without asking (they said no to this view).
+    package func callFromView(
+        _ skill: String, arguments: JSONValue, id: String, plugin: String, mayAsk: Bool = true
+    ) -> AsyncStream<AgentEvent> {
         let (stream, continuation) = AsyncStream<AgentEvent>.makeStream()
         let recorder = recording?.recorder
         let yield: @Sendable (AgentEvent) -> Void = { event in
@@ -329,7 +330,7 @@ package final class AgentSession: Sendable {
         let call = ToolCall(id: id, name: skill, arguments: arguments.jsonText)
         let task = Task {
             defer { self.state.withLock { $0.turn = nil } }
-            await TurnRunner(session: self, emit: yield).runViewCall(call, plugin: plugin)
+            await TurnRunner(session: self, emit: yield).runViewCall(call, plugin: plugin, mayAsk: mayAsk)
             yield(.finished(Task.isCancelled ? .cancelled : .answered))
             continuation.finish()
         }

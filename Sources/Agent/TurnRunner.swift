@@ -233,8 +233,9 @@ struct TurnRunner: Sendable {
     /// Who asked for a call.
     enum Caller: Equatable {
         case model
-        /// A view (an MCP App) of `plugin`, the plugin or MCP server whose page it is.
-        case view(plugin: String)
+        /// A view (an MCP App) of `plugin`, the plugin or MCP server whose page it is; `mayAsk` false: the person
+        /// said no to it already, and a call of it that needs a yes is refused without asking again.
+        case view(plugin: String, mayAsk: Bool)
     }
 
     /// Why a view of `plugin` may not call `name` (`definition`: its skill, nil: none), or nil when it may.
@@ -254,9 +255,10 @@ struct TurnRunner: Sendable {
     /// One call a view asked for, through the pipeline a model's goes through (the registry's one decision with the
     /// person as confirmer, hooks, the budgets of skill calls, the card's events, the change kept for undo and
     /// rewind), refused unless it is a skill of the view's own `plugin` that views may call.
-    func runViewCall(_ call: ToolCall, plugin: String) async {
+    /// `mayAsk` false: a call that needs the person's yes is refused without asking (they said no to this view).
+    func runViewCall(_ call: ToolCall, plugin: String, mayAsk: Bool) async {
         let definition = registry.skill(call.name)
-        switch await prepare(call, definition, caller: .view(plugin: plugin)) {
+        switch await prepare(call, definition, caller: .view(plugin: plugin, mayAsk: mayAsk)) {
         case .failure: return
         case .success(let prepared): _ = await run(prepared, changes: (definition?.risk ?? .readOnly) != .readOnly)
         }
@@ -304,7 +306,7 @@ struct TurnRunner: Sendable {
                         message: "\(call.name) is for plugin \(definition.plugin)'s views only: a model cannot call it"),
                     shown: .text(call.arguments))
             }
-        case .view(let plugin):
+        case .view(let plugin, _):
             // A view reaches only its own plugin's (or MCP server's) skills that name views among their callers; the
             // switches of the skills panel are the model's, not the view's.
             if let refusal = Self.viewRefusal(call.name, definition, plugin: plugin) {
@@ -327,8 +329,12 @@ struct TurnRunner: Sendable {
         case .success(let repaired): object = repaired
         }
         let report = self.emit
+        // A view the person said no to already is asked nothing more: what needs a yes is refused.
+        var asksNoMore = false
+        if case .view(_, mayAsk: false) = caller { asksNoMore = true }
         var invocation = SkillInvocation(
-            skill: call.name, arguments: .object(object), confirmer: confirmer(for: call),
+            skill: call.name, arguments: .object(object),
+            confirmer: asksNoMore ? .person { _, _ in .deny } : confirmer(for: call),
             onProgress: { progress in
                 report(.toolCall(ToolCallEvent(id: call.id, skill: call.name, phase: .progress(progress))))
             })

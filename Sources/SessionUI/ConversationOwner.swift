@@ -183,10 +183,13 @@ package final class ConversationOwner: Sendable {
     /// Runs one call a view (an MCP App) of `plugin` asked for, as the call `id`: as a turn's call runs — asked
     /// about in the front end (never in the view), hooks, budgets, its card, its record in the history, kept for undo
     /// — refused unless `skill` is of `plugin` and lets views call it. The turn's trace (`/trace`) is left as it was.
-    package func viewCall(_ skill: String, arguments: JSONValue, id: String, plugin: String) throws(Busy)
-        -> AsyncStream<ConversationEvent>
-    {
-        try turn(traced: false) { $0.callFromView(skill, arguments: arguments, id: id, plugin: plugin) }
+    /// `mayAsk` false: a call that needs the person's yes is refused without asking (they said no to this view).
+    package func viewCall(
+        _ skill: String, arguments: JSONValue, id: String, plugin: String, mayAsk: Bool = true
+    ) throws(Busy) -> AsyncStream<ConversationEvent> {
+        try turn(traced: false) {
+            $0.callFromView(skill, arguments: arguments, id: id, plugin: plugin, mayAsk: mayAsk)
+        }
     }
 
     private func turn(traced: Bool = true, _ start: (AgentSession) -> AsyncStream<AgentEvent>) throws(Busy)

@@ -27,6 +27,8 @@ final class WebApps: Sendable {
         var context: String?
         /// CSP violations said to the person so far (at most `reportLimit`).
         var reports = 0
+        /// The person said no to one of its calls: it is asked nothing more.
+        var declined = false
     }
 
     /// The most views open at once: past it, the oldest is forgotten (its calls are refused as closed).
@@ -90,6 +92,13 @@ final class WebApps: Sendable {
         }
     }
 
+    /// The person said no to a call of view `token`: its calls that need a yes are refused from now on.
+    func declined(_ token: String) {
+        frames.withLock { frames in
+            if let index = frames.firstIndex(where: { $0.token == token }) { frames[index].declined = true }
+        }
+    }
+
     /// What the views of conversation `room` told the model since its last turn, each once, as system messages.
     func takeContexts(room: String) -> [String] {
         frames.withLock { frames in
@@ -138,9 +147,10 @@ final class WebApps: Sendable {
     /// A CSP violation the browser reports for a view: said to its conversation (the first few), in words.
     private func report(_ request: HTTPServer.Request, _ frame: Frame, _ exchange: HTTPExchange) {
         exchange.respond(204)
-        // What the browser sends; a page can send neither type without a preflight, which this server refuses.
+        // What the browser sends for `report-uri`; a page cannot send that type without a preflight, which this
+        // server refuses.
         let type = request.header("content-type") ?? ""
-        guard type.hasPrefix("application/csp-report") || type.hasPrefix("application/reports+json") else { return }
+        guard type.hasPrefix("application/csp-report") else { return }
         let said = frames.withLock { frames -> Bool in
             guard let index = frames.firstIndex(where: { $0.token == frame.token }),
                 frames[index].reports < Self.reportLimit

@@ -69,6 +69,10 @@ package final class WebRoom: Sendable {
         var nextWaiter = 0
         /// Waits whose time ran out before they were registered (they end at once).
         var expired: Set<Int> = []
+        /// The work shown is a view's call.
+        var viewWork = false
+        /// Messages of the person waiting for a view's call to end: no other view's call starts before them.
+        var personWaiting = 0
     }
 
     let state = Mutex(State())
@@ -83,13 +87,24 @@ package final class WebRoom: Sendable {
     }
 
     /// Takes the room for work of its conversation; nil while other work is shown.
-    func startShowing() -> ConversationOwner? {
+    /// `forView`: for a view's call, which never goes before a message of the person's waiting for the room.
+    func startShowing(forView: Bool = false) -> ConversationOwner? {
         state.withLock { state in
-            guard !state.showing else { return nil }
+            guard !state.showing, !forView || state.personWaiting == 0 else { return nil }
             state.showing = true
+            state.viewWork = forView
             return owner
         }
     }
+
+    /// Whether work is being shown now.
+    var isShowing: Bool { state.withLock { $0.showing } }
+
+    /// Whether the work shown now is a view's call.
+    var showsViewWork: Bool { state.withLock { $0.showing && $0.viewWork } }
+
+    /// A message of the person's starts (`true`) or ends (`false`) waiting for a view's call to end.
+    func personWaits(_ waiting: Bool) { state.withLock { $0.personWaiting += waiting ? 1 : -1 } }
 
     /// The work's last event was sent (or it never started): whoever waits for that is woken.
     func stopShowing() {

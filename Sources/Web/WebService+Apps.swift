@@ -42,11 +42,17 @@ extension WebService {
                 }
             }
             let session = session
+            let apps = apps
             let task = Task {
+                // Once the person said no to a view, it asks no more: its calls that need a yes are refused (a view
+                // asking again and again would hold the page under its question).
                 switch await session.viewCall(
-                    name, arguments: arguments, plugin: frame.view.plugin, card: frame.card, in: frame.room)
+                    name, arguments: arguments, plugin: frame.view.plugin, card: frame.card, mayAsk: !frame.declined,
+                    in: frame.room)
                 {
-                case .success(let result): self.json(exchange, 200, result)
+                case .success(let (result, declined)):
+                    if declined { apps.declined(token) }
+                    self.json(exchange, 200, result)
                 case .failure(let refusal): self.refuse(exchange, refusal.status, refusal.sentence)
                 }
             }

@@ -242,10 +242,13 @@ package final class WebService: Sendable {
             {
                 for text in apps.takeContexts(room: room.key) { room.owner.agent.addContext(text) }
             }
-            switch session.send(body["text"]?.stringValue ?? "", in: room) {
-            case .started: json(exchange, 202, ["started": true])
-            case .busy(let sentence): refuse(exchange, 409, sentence)
-            case .empty: refuse(exchange, 400, "the message is empty: write something first")
+            let session = session
+            Task {
+                switch await session.sendAfterViews(body["text"]?.stringValue ?? "", in: room) {
+                case .started: self.json(exchange, 202, ["started": true])
+                case .busy(let sentence): self.refuse(exchange, 409, sentence)
+                case .empty: self.refuse(exchange, 400, "the message is empty: write something first")
+                }
             }
         case ("POST", "/api/view"):
             guard case .object(let change) = body, change.members.count == 1,

@@ -15,16 +15,18 @@ extension WebSession {
     /// Runs `skill` with `arguments` for a view of `plugin` shown by card `card` in conversation `key`, through the
     /// pipeline a model's call goes through (`ConversationOwner.viewCall`: confirmations asked in the page, hooks,
     /// budgets, its card, its record), once other work of it has ended; the call's end as MCP's `CallToolResult`.
+    /// `mayAsk` false: a call that needs the person's yes is refused without asking (they said no to this view);
+    /// `declined`: the person said no to this one.
     func viewCall(
-        _ skill: String, arguments: JSONValue, plugin: String, card: String, in key: String
-    ) async -> Result<JSONValue, WebRefusal> {
+        _ skill: String, arguments: JSONValue, plugin: String, card: String, mayAsk: Bool = true, in key: String
+    ) async -> Result<(result: JSONValue, declined: Bool), WebRefusal> {
         let id = "view-\(HTTPGuard.randomHex(8))"
         let room: WebRoom
         let stream: AsyncStream<ConversationEvent>
         switch await take(
             key, skill: skill,
             { owner throws(ConversationOwner.Busy) in
-                try owner.viewCall(skill, arguments: arguments, id: id, plugin: plugin)
+                try owner.viewCall(skill, arguments: arguments, id: id, plugin: plugin, mayAsk: mayAsk)
             })
         {
         case .success(let taken): (room, stream) = taken
@@ -49,11 +51,16 @@ extension WebSession {
         end(in: room)
         switch ending {
         case .finished(let result, _)?:
-            return .success(Self.toolResult(result, external: skills.skill(skill)?.kind == .external))
+            return .success((Self.toolResult(result, external: skills.skill(skill)?.kind == .external), false))
         case .failed(let failure, _)?:
-            return .success(["content": [["type": "text", "text": .string(failure.message)]], "isError": true])
+            return .success(
+                (
+                    ["content": [["type": "text", "text": .string(failure.message)]], "isError": true],
+                    mayAsk && WebEvent.isDeclined(failure.message, skill: skill)
+                ))
         default:
-            return .success(["content": [["type": "text", "text": "the call was cancelled"]], "isError": true])
+            return .success(
+                (["content": [["type": "text", "text": "the call was cancelled"]], "isError": true], false))
         }
     }
 
@@ -71,7 +78,7 @@ extension WebSession {
             }
             let room: WebRoom
             do throws(WebRefusal) { room = try self.room(key) } catch { return .failure(error) }
-            if let owner = room.startShowing() {
+            if let owner = room.startShowing(forView: true) {
                 do throws(ConversationOwner.Busy) {
                     return .success((room, try work(owner)))
                 } catch {
@@ -87,6 +94,26 @@ extension WebSession {
                         status: 409,
                         sentence: "the view's call of \(skill) waited two minutes for the conversation's work to end; "
                             + "try again once it has"))
+            }
+            // A message of the person's goes first (the room is free, and kept for it): a moment, not a spin.
+            if !room.isShowing { try? await Task.sleep(for: .milliseconds(20)) }
+            await room.waitUntilFree(limit: deadline - .now)
+        }
+    }
+
+    /// As `send`, but when a view's call holds the conversation the message waits for it (at most 30 s), and no
+    /// other view's call starts before it: a view that polls never makes the person's message fail.
+    package func sendAfterViews(_ text: String, in room: WebRoom? = nil) async -> SendResult {
+        let room = room ?? latest
+        let deadline = ContinuousClock.now + .seconds(30)
+        var waiting = false
+        defer { if waiting { room.personWaits(false) } }
+        while true {
+            let result = send(text, in: room)
+            guard case .busy = result, room.showsViewWork, ContinuousClock.now < deadline else { return result }
+            if !waiting {
+                room.personWaits(true)
+                waiting = true
             }
             await room.waitUntilFree(limit: deadline - .now)
         }

@@ -1,6 +1,8 @@
 import Agent
 import Foundation
 import SkillHost
+import SkillJSON
+import Synchronization
 import TestSupport
 import Testing
 
@@ -81,5 +83,39 @@ struct ViewAudienceTests {
         let spent = await call("board_refresh", from: "board").phases
         #expect(spent.last?.hasPrefix("not run: the session's budget of 4 skill calls is used up") == true, "\(spent)")
         #expect(session.conversation.messages.count == 1, "a view's calls leave the conversation's messages be")
+    }
+
+    /// Once the person said no to a view, it asks no more: its calls that need a yes are refused without a question
+    /// (a view asking again and again would hold the page under its question); what needs none still runs.
+    @Test func aViewThePersonRefusedAsksNoMore() async throws {
+        let registry = try agentRegistry()
+        defer { registry.shutdown() }
+        let asked = Mutex(0)
+        let session = AgentSession(
+            skills: registry, provider: ScriptedProvider([]), configuration: AgentConfiguration(),
+            confirm: { _ in
+                asked.withLock { $0 += 1 }
+                return .allowOnce
+            })
+        func ending(_ skill: String, _ arguments: JSONValue, mayAsk: Bool) async -> String {
+            var ending = ""
+            for await event in session.callFromView(
+                skill, arguments: arguments, id: "v-\(skill)-\(mayAsk)", plugin: "notes", mayAsk: mayAsk)
+            {
+                if case .toolCall(let call) = event {
+                    switch call.phase {
+                    case .finished: ending = "finished"
+                    case .failed(let failure, _): ending = failure.message
+                    default: break
+                    }
+                }
+            }
+            return ending
+        }
+        #expect(await ending("notes_add", ["title": "milk"], mayAsk: true) == "finished")
+        #expect(asked.withLock { $0 } == 1)
+        #expect(await ending("notes_add", ["title": "eggs"], mayAsk: false) == "not run: the user declined this call")
+        #expect(asked.withLock { $0 } == 1, "not asked again")
+        #expect(await ending("notes_list", [:], mayAsk: false) == "finished")
     }
 }

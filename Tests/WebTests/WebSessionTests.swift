@@ -117,4 +117,34 @@ struct WebSessionTests {
                 return rows?.first?.first?.integer == 0
             }, "gone for good after the moment")
     }
+
+    /// A view that polls never makes the person's message fail: a message that finds a view's call running waits
+    /// for it, and no other view's call starts before the message.
+    @Test func aMessageWaitsForAViewsCallAndGoesFirst() async throws {
+        let session = try Self.session("web-session-view-first")
+        let room = session.latest
+        #expect(room.startShowing(forView: true) != nil, "a view's call holds the conversation")
+        let sent = Task { await session.sendAfterViews("what is 6*7", in: room) }
+        #expect(await eventually { room.state.withLock { $0.personWaiting == 1 } }, "the message waits")
+        room.stopShowing()
+        #expect(await sent.value == .started)
+        #expect(await Self.settled(room))
+        // Meanwhile no view's call went first: the conversation was kept for the message.
+        #expect(room.state.withLock { $0.personWaiting } == 0)
+        // Work that is no view's call is not waited for: the person is told at once.
+        #expect(room.startShowing() != nil)
+        #expect(
+            await session.sendAfterViews("what is 2+2", in: room) == .busy(ConversationOwner.Busy.running.description))
+        room.stopShowing()
+    }
+
+    @Test func aViewsCallDoesNotStartBeforeAWaitingMessage() throws {
+        let session = try Self.session("web-session-view-waits")
+        let room = session.latest
+        room.personWaits(true)
+        #expect(room.startShowing(forView: true) == nil)
+        room.personWaits(false)
+        #expect(room.startShowing(forView: true) != nil)
+        room.stopShowing()
+    }
 }
